@@ -1,0 +1,21 @@
+import type { Command } from 'commander';
+import { describeConfig } from '../../config/describe.js';
+import { loadRuntimeConfig } from '../runtime.js';
+import { printResult } from '../io.js';
+
+export function registerConfigCommands(program: Command): void {
+  const config = program.command('config').description('inspect the configuration');
+  config
+    .command('check')
+    .description('validate every variable and print the resolved configuration with secrets masked; connects to nothing')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  $ eventops config check --json\n\nExit 0 when valid, 78 listing every problem when not.')
+    .action((options: { json?: boolean }) => {
+      const { config: resolved } = loadRuntimeConfig();
+      const described = describeConfig(resolved);
+      printResult(options, { valid: true, config: described }, [
+        'Configuration is valid.',
+        ...Object.entries(described).map(([key, value]) => `  ${key}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`),
+      ]);
+    });
+}

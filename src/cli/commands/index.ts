@@ -1,0 +1,11 @@
+import type { Command } from 'commander';
+import { registerConfigCommands } from './config.js';
+import { registerInitCommand } from './init.js';
+import { registerMigrateCommand } from './migrate.js';
+
+/** Every subcommand, one file each. Heavy modules are imported inside actions, never here. */
+export function registerCommands(program: Command): void {
+  registerInitCommand(program);
+  registerConfigCommands(program);
+  registerMigrateCommand(program);
+}

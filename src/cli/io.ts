@@ -1,0 +1,32 @@
+import { loadRuntimeConfig, openContext, type OpenContext } from './runtime.js';
+
+export interface OutputOptions {
+  json?: boolean;
+}
+
+/** Prints a command's result: its JSON form with --json, else the human lines. */
+export function printResult(options: OutputOptions, data: unknown, human: string | string[]): void {
+  if (options.json) {
+    process.stdout.write(JSON.stringify(data, null, 2) + '\n');
+    return;
+  }
+  const lines = Array.isArray(human) ? human : [human];
+  process.stdout.write(lines.join('\n') + (lines.length > 0 ? '\n' : ''));
+}
+
+/** Loads configuration, opens the context for one command and always closes it. */
+export async function withContext<T>(
+  fn: (ctx: OpenContext) => Promise<T>,
+  options: { migrate?: boolean } = {},
+): Promise<T> {
+  const ctx = await openContext(loadRuntimeConfig(), options);
+  try {
+    return await fn(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+export function isInteractive(): boolean {
+  return Boolean(process.stdout.isTTY) && process.env.CI !== 'true';
+}

@@ -1,0 +1,65 @@
+import { Command, CommanderError, Option } from 'commander';
+import { ConfigError } from '../config/load.js';
+import { loadEnvFile } from '../config/env-file.js';
+import { AppError, EXIT, errorMessage } from '../errors.js';
+import { registerCommands } from './commands/index.js';
+import { readVersion } from './version.js';
+
+export function buildProgram(): Command {
+  const program = new Command('eventops')
+    .description('Event operations for a church: background jobs, card payments and administration')
+    .version(readVersion(process.env), '-V, --version', 'print the version (NEXT_PUBLIC_APP_VERSION and NEXT_PUBLIC_GIT_SHA when set)')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  program.addHelpText(
+    'after',
+    `
+Examples:
+  $ eventops init                  write a .env with fresh secrets for local use
+  $ eventops demo                  load a demo church and run every job once
+  $ eventops config check          validate the configuration (exit 78 when invalid)
+  $ eventops send-reminders --json run a job and print its summary as JSON
+
+Exit codes: 0 ok, 1 failure, 2 usage, 75 another run holds the lease, 78 configuration.`,
+  );
+  registerCommands(program);
+  return program;
+}
+
+/** The single error handler at the edge: maps every failure to a message and an exit code. */
+export async function main(argv: string[]): Promise<number> {
+  loadEnvFile(process.cwd()); // so --version sees NEXT_PUBLIC_* from .env; missing values are reported by each command
+  const program = buildProgram();
+  let code: number = EXIT.ok;
+  try {
+    await program.parseAsync(argv);
+    code = typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
+  } catch (error) {
+    code = reportError(error);
+  }
+  process.exitCode = code;
+  return code;
+}
+
+function reportError(error: unknown): number {
+  if (error instanceof CommanderError) {
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
+      return EXIT.ok;
+    }
+    return EXIT.usage;
+  }
+  if (error instanceof ConfigError) {
+    process.stderr.write(`eventops: ${error.message}\n`);
+    return EXIT.config;
+  }
+  if (error instanceof AppError) {
+    process.stderr.write(`eventops: ${error.message}\n`);
+    if (error.suggestion) process.stderr.write(`  suggestion: ${error.suggestion}\n`);
+    return error.exitCode;
+  }
+  process.stderr.write(`eventops: unexpected error: ${errorMessage(error)}\n`);
+  if (process.env.LOG_LEVEL === 'debug' && error instanceof Error && error.stack) process.stderr.write(error.stack + '\n');
+  return EXIT.failure;
+}
+
+export { Option };

@@ -1,0 +1,92 @@
+import { ConfigError, loadConfig, loadEnvFile, type AppConfig } from '../config/index.js';
+import { systemClock, type Clock } from '../clock.js';
+import { connectDb, type Db } from '../db/connect.js';
+import { startDevDatabase } from '../db/embedded.js';
+import { migrateLatest } from '../db/migrate.js';
+import { createFieldCipher } from '../crypto/field-cipher.js';
+import { createLogger, type Logger } from '../logger.js';
+import type { AppContext } from '../context.js';
+import type { Mailer } from '../mail/types.js';
+import { AppError } from '../errors.js';
+
+export interface LoadedRuntimeConfig {
+  config: AppConfig;
+  logger: Logger;
+}
+
+/** Reads .env and the environment, validates everything, and logs the warnings. Throws ConfigError. */
+export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): LoadedRuntimeConfig {
+  const missing = loadEnvFile(cwd);
+  const logger = createLogger({ level: env.LOG_LEVEL ?? 'info' });
+  try {
+    const { config, warnings } = loadConfig(env, { cwd });
+    if (missing.length > 0) throw new ConfigError(missing);
+    for (const warning of warnings) logger.warn(warning);
+    return { config, logger };
+  } catch (error) {
+    if (error instanceof ConfigError && missing.length > 0) {
+      const named = new Set(error.problems.map((p) => p.variable));
+      throw new ConfigError([...error.problems, ...missing.filter((p) => !named.has(p.variable))]);
+    }
+    throw error;
+  }
+}
+
+export interface OpenContext extends AppContext {
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database (the embedded server when DATABASE_URL is unset outside
+ * production), migrates when MIGRATE_ON_START allows, and builds the context.
+ */
+export async function openContext(
+  loaded: LoadedRuntimeConfig,
+  options: { clock?: Clock; migrate?: boolean; poolMax?: number } = {},
+): Promise<OpenContext> {
+  const { config, logger } = loaded;
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  let url = config.databaseUrl;
+  if (!url) {
+    if (config.isProduction) throw new AppError('config_invalid', 'DATABASE_URL is required in production', { exitCode: 78 });
+    const dev = await startDevDatabase(config.stateDir, logger);
+    url = dev.url;
+    stopEmbedded = dev.stop;
+  }
+  const db: Db = connectDb({ url, poolMax: options.poolMax, queryLogFile: config.perfQueryLogFile });
+  try {
+    if (options.migrate ?? config.migrateOnStart) {
+      const migrationDb = config.directUrl && config.directUrl !== url ? connectDb({ url: config.directUrl, poolMax: 1 }) : db;
+      try {
+        const applied = await migrateLatest(migrationDb);
+        if (applied.length > 0) logger.info({ applied }, 'database migrated');
+      } finally {
+        if (migrationDb !== db) await migrationDb.destroy();
+      }
+    }
+  } catch (error) {
+    await db.destroy();
+    await stopEmbedded?.();
+    throw new AppError('database_unavailable', `cannot prepare the database: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+      suggestion: 'check DATABASE_URL and that the server is running',
+    });
+  }
+  let mailer: Promise<Mailer> | undefined;
+  return {
+    config,
+    db,
+    clock: options.clock ?? systemClock,
+    logger,
+    cipher: createFieldCipher(config.keyring),
+    mailer: () => {
+      mailer ??= import('../mail/create.js').then((m) => m.createMailer(config, logger));
+      return mailer;
+    },
+    async close() {
+      if (mailer) await (await mailer).close();
+      await db.destroy();
+      await stopEmbedded?.();
+    },
+  };
+}

@@ -1,0 +1,19 @@
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** A clock tests can set and advance. */
+export class FixedClock implements Clock {
+  constructor(private current: Date) {}
+  now(): Date {
+    return new Date(this.current.getTime());
+  }
+  set(date: Date): void {
+    this.current = new Date(date.getTime());
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}

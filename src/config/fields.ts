@@ -1,0 +1,93 @@
+import { z } from 'zod';
+
+/** Each field rule is a zod schema over the raw string plus the sentence shown when it fails. */
+export interface FieldRule<T> {
+  schema: z.ZodType<T>;
+  expected: string;
+}
+
+const rule = <T>(schema: z.ZodType<T>, expected: string): FieldRule<T> => ({ schema, expected });
+
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isLocale(value: string): boolean {
+  try {
+    return Intl.getCanonicalLocales(value).length === 1;
+  } catch {
+    return false;
+  }
+}
+
+const knownCurrencies = (): Set<string> => new Set(Intl.supportedValuesOf('currency'));
+
+function isBase64Of32Bytes(value: string): boolean {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return false;
+  return Buffer.from(value, 'base64').length === 32;
+}
+
+export const fields = {
+  boolean: rule(
+    z.enum(['true', 'false']).transform((v) => v === 'true'),
+    'true or false',
+  ),
+  postgresUrl: rule(
+    z.string().refine((v) => {
+      try {
+        const url = new URL(v);
+        return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && url.hostname !== '';
+      } catch {
+        return false;
+      }
+    }),
+    'a postgres:// or postgresql:// connection URL with a host',
+  ),
+  httpUrl: rule(
+    z.string().refine((v) => {
+      try {
+        const url = new URL(v);
+        return url.protocol === 'https:' || url.protocol === 'http:';
+      } catch {
+        return false;
+      }
+    }),
+    'an http:// or https:// URL',
+  ),
+  key32: rule(z.string().refine(isBase64Of32Bytes), 'base64 of exactly 32 bytes (openssl rand -base64 32)'),
+  secret32: rule(
+    z.string().refine((v) => Buffer.byteLength(v, 'utf8') >= 32),
+    'at least 32 bytes (openssl rand -base64 32)',
+  ),
+  month: rule(
+    z.string().regex(/^\d{1,2}$/).transform(Number).refine((n) => n >= 1 && n <= 12),
+    'an integer month from 1 to 12',
+  ),
+  timeZone: rule(z.string().refine(isTimeZone), 'an IANA time zone such as Australia/Sydney'),
+  locale: rule(z.string().refine(isLocale), 'a BCP-47 locale tag such as en-AU'),
+  currency: rule(
+    z.string().refine((v) => /^[A-Z]{3}$/.test(v) && knownCurrencies().has(v)),
+    'an ISO-4217 currency code such as AUD',
+  ),
+  colour: rule(z.string().regex(/^#[0-9A-Fa-f]{6}$/), 'a hex colour #RRGGBB'),
+  repo: rule(
+    z.string().regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/),
+    'owner/repo, for example my-church/eventops-issues',
+  ),
+  email: rule(z.email(), 'an email address'),
+  port: rule(
+    z.string().regex(/^\d{1,5}$/).transform(Number).refine((n) => n >= 1 && n <= 65535),
+    'a TCP port from 1 to 65535',
+  ),
+  nonNegativeInt: rule(z.string().regex(/^\d+$/).transform(Number), 'a whole number'),
+  keyId: rule(z.string().regex(/^v[1-9]\d*$/), 'a key version such as v1 or v2'),
+  text: rule(z.string().min(1), 'a non-empty value'),
+  hostname: rule(z.string().regex(/^[A-Za-z0-9.:_-]+$/), 'a host name or IP address'),
+} as const;
+
+export type FieldName = keyof typeof fields;

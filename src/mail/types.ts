@@ -1,0 +1,46 @@
+export interface MailAttachment {
+  filename: string;
+  content: string | Buffer;
+  contentType: string;
+}
+
+export interface MailMessage {
+  to: string[];
+  cc?: string[];
+  replyTo?: string;
+  subject: string;
+  html: string;
+  text: string;
+  attachments?: MailAttachment[];
+}
+
+export interface SendResult {
+  messageId?: string;
+  accepted: string[];
+  rejected: string[];
+}
+
+/**
+ * The one mailer every feature uses. `send` resolves when the transport
+ * accepted the message and rejects with a MailSendError otherwise.
+ */
+export interface Mailer {
+  /** "smtp", "mail-api" or "outbox", for logs and `config check`. */
+  readonly kind: 'smtp' | 'mail-api' | 'outbox';
+  send(message: MailMessage): Promise<SendResult>;
+  close(): Promise<void>;
+}
+
+export class MailSendError extends Error {
+  readonly code = 'mail_send_failed';
+  constructor(
+    message: string,
+    /** True when the server may have accepted the message anyway (timeout after DATA, dropped connection). */
+    readonly ambiguous: boolean,
+    readonly rejected: string[] = [],
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'MailSendError';
+  }
+}

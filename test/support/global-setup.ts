@@ -1,0 +1,51 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { startEmbeddedServer, type EmbeddedServer } from '../../src/db/embedded.js';
+import { connectDb } from '../../src/db/connect.js';
+import { migrateLatest } from '../../src/db/migrate.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    adminDatabaseUrl: string;
+    templateDatabase: string;
+  }
+}
+
+const TEMPLATE = 'eventops_template';
+
+/**
+ * One PostgreSQL per test run: the embedded server in a temporary directory, or
+ * TEST_DATABASE_URL. A migrated template database makes each test file's own
+ * database a fast clone.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  let server: EmbeddedServer | undefined;
+  let tmp: string | undefined;
+  let adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-test-pg-'));
+    server = await startEmbeddedServer({ dataDir: path.join(tmp, 'data'), persistent: false });
+    adminUrl = server.adminUrl;
+  }
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${TEMPLATE} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${TEMPLATE}`);
+  await admin.end();
+
+  const templateUrl = new URL(adminUrl);
+  templateUrl.pathname = `/${TEMPLATE}`;
+  const db = connectDb({ url: templateUrl.toString(), poolMax: 1 });
+  await migrateLatest(db);
+  await db.destroy();
+
+  project.provide('adminDatabaseUrl', adminUrl);
+  project.provide('templateDatabase', TEMPLATE);
+  return async () => {
+    await server?.stop();
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  };
+}
