@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import type { Db } from './db/connect.js';
+
+/**
+ * Application settings (key/value rows in app_settings). Each key has a schema;
+ * `eventops settings set` and every reader go through these definitions.
+ */
+export const SETTING_SCHEMAS = {
+  'church.name': z.string().min(1),
+  'church.address': z.string().min(1),
+  'church.abn': z.string().min(1),
+  'church.website': z.url(),
+  'cardFee.percent': z.number().min(0).max(10),
+  'cardFee.fixed': z.number().int().min(0).max(10_000),
+  'celebrations.birthdays': z.boolean(),
+  'celebrations.anniversaries': z.boolean(),
+  membershipSecretaryEmail: z.email(),
+  'bank.accountName': z.string().min(1),
+  'bank.bsb': z.string().min(1),
+  'bank.accountNumber': z.string().min(1),
+  // Written by the clearance digest job, not by hand.
+  clearanceDigestLastMonth: z.string().regex(/^\d{4}-\d{2}$/),
+  clearanceDigestDelivered: z.object({ month: z.string(), addresses: z.array(z.string()) }),
+} as const;
+
+export type SettingKey = keyof typeof SETTING_SCHEMAS;
+export type SettingValue<K extends SettingKey> = z.infer<(typeof SETTING_SCHEMAS)[K]>;
+
+/** Keys an administrator may set with `eventops settings set`. */
+export const ADMIN_SETTING_KEYS: SettingKey[] = [
+  'church.name',
+  'church.address',
+  'church.abn',
+  'church.website',
+  'cardFee.percent',
+  'cardFee.fixed',
+  'celebrations.birthdays',
+  'celebrations.anniversaries',
+  'membershipSecretaryEmail',
+  'bank.accountName',
+  'bank.bsb',
+  'bank.accountNumber',
+];
+
+export const DEFAULT_CARD_FEE = { percent: 1.7, fixed: 30 } as const;
+
+export function isSettingKey(key: string): key is SettingKey {
+  return Object.hasOwn(SETTING_SCHEMAS, key);
+}
+
+export async function getSetting<K extends SettingKey>(db: Db, key: K): Promise<SettingValue<K> | undefined> {
+  const row = await db('app_settings').where({ key }).first<{ value: unknown } | undefined>();
+  if (!row) return undefined;
+  const parsed = SETTING_SCHEMAS[key].safeParse(row.value);
+  return parsed.success ? (parsed.data as SettingValue<K>) : undefined;
+}
+
+export async function getSettings<K extends SettingKey>(db: Db, keys: K[]): Promise<Partial<{ [P in K]: SettingValue<P> }>> {
+  const rows = await db('app_settings').whereIn('key', keys).select<Array<{ key: K; value: unknown }>>('key', 'value');
+  const result: Partial<{ [P in K]: SettingValue<P> }> = {};
+  for (const row of rows) {
+    const parsed = SETTING_SCHEMAS[row.key].safeParse(row.value);
+    if (parsed.success) result[row.key] = parsed.data as SettingValue<K>;
+  }
+  return result;
+}
+
+export async function setSetting<K extends SettingKey>(db: Db, key: K, value: SettingValue<K>, now: Date): Promise<void> {
+  const checked = SETTING_SCHEMAS[key].parse(value);
+  await db('app_settings')
+    .insert({ key, value: JSON.stringify(checked), updated_at: now })
+    .onConflict('key')
+    .merge(['value', 'updated_at']);
+}
+
+/** The card fee rate from Settings, default 1.7% + 30 minor units. */
+export async function getCardFeeRate(db: Db): Promise<{ percent: number; fixed: number }> {
+  const s = await getSettings(db, ['cardFee.percent', 'cardFee.fixed']);
+  return { percent: s['cardFee.percent'] ?? DEFAULT_CARD_FEE.percent, fixed: s['cardFee.fixed'] ?? DEFAULT_CARD_FEE.fixed };
+}
