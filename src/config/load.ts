@@ -289,11 +289,11 @@ function readKeyring(
   if (alias && !explicitV1) keys.set('v1', alias);
 
   const currentId = raw('ENCRYPTION_KEY_ID') ?? 'v1';
-  if (!keys.has('v1') && raw('ENCRYPTION_KEY') === undefined && raw('ENCRYPTION_KEY_V1') === undefined) {
-    // ENCRYPTION_KEY is already reported missing; a keyring problem on top would only confuse.
-  } else if (!fields.keyId.schema.safeParse(currentId).success) {
+  if (!fields.keyId.schema.safeParse(currentId).success) {
     problem('ENCRYPTION_KEY_ID', fields.keyId.expected);
-  } else if (currentId !== 'v1' && !explicitV1) {
+  } else if (!keys.has('v1')) {
+    // Key v1 is missing or malformed and already reported; a keyring problem on top would only confuse.
+  } else if (currentId !== 'v1' && raw('ENCRYPTION_KEY_V1') === undefined) {
     problem(
       'ENCRYPTION_KEY_ID',
       `v1 while key v1 exists only as ENCRYPTION_KEY; first set ENCRYPTION_KEY_V1 to the same value as ENCRYPTION_KEY`,

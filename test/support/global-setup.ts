@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +23,8 @@ const TEMPLATE = 'eventops_template';
  * database a fast clone.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // CLI tests run the installed command (compiled JavaScript): build it once, before any file starts.
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   let server: EmbeddedServer | undefined;
   let tmp: string | undefined;
   let adminUrl = process.env.TEST_DATABASE_URL;

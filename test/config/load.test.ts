@@ -1,0 +1,228 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, type EnvSource } from '../../src/config/index.js';
+import { TEST_KEYS, testEnv } from '../support/env.js';
+
+function problemsOf(env: EnvSource): Array<{ variable: string; expected: string }> {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+const variablesOf = (env: EnvSource) => problemsOf(env).map((p) => p.variable);
+const warningsOf = (env: EnvSource) => loadConfig(env).warnings;
+
+const production = (overrides: Record<string, string | undefined> = {}) =>
+  testEnv({
+    NODE_ENV: 'production',
+    DATABASE_URL: 'postgres://app:pw@db.example.org:5432/church',
+    AUTH_URL: 'https://church.example.org',
+    SMTP_USER: 'office@example.org',
+    SMTP_APP_PASSWORD: 'app-password',
+    ...overrides,
+  });
+
+describe('configuration rules', () => {
+  it('a valid development environment loads with the documented defaults', () => {
+    const { config } = loadConfig(testEnv({ NODE_ENV: undefined }));
+    expect(config.env).toBe('development');
+    expect(config.regional).toEqual({ fyStartMonth: 7, timeZone: 'Australia/Sydney', locale: 'en-AU', currency: 'AUD' });
+    expect(config.migrateOnStart).toBe(true);
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.devOutboxDir).toMatch(/\.eventops\/outbox$/);
+    expect(config.jobs.inAppCron).toBe(false);
+    expect(config.smtp).toBeUndefined();
+    expect(config.keyring.currentId).toBe('v1');
+  });
+
+  it('lists every problem at once, each naming its variable, never echoing a value', () => {
+    const secret = 'short-secret-value';
+    const problems = problemsOf(
+      testEnv({ AUTH_SECRET: secret, APP_FY_START_MONTH: '13', APP_TIMEZONE: 'Mars/Olympus', THEME_ACCENT: 'blue' }),
+    );
+    expect(problems.map((p) => p.variable).sort()).toEqual(['APP_FY_START_MONTH', 'APP_TIMEZONE', 'AUTH_SECRET', 'THEME_ACCENT']);
+    const message = new ConfigError(problems).message;
+    expect(message).not.toContain(secret);
+    expect(message).toContain('4 problems');
+  });
+
+  it('requires AUTH_SECRET and ENCRYPTION_KEY', () => {
+    expect(variablesOf(testEnv({ AUTH_SECRET: undefined, ENCRYPTION_KEY: undefined })).sort()).toEqual([
+      'AUTH_SECRET',
+      'ENCRYPTION_KEY',
+    ]);
+  });
+
+  it('production requires DATABASE_URL, an https AUTH_URL and mail credentials', () => {
+    expect(variablesOf(production())).toEqual([]);
+    expect(variablesOf(production({ DATABASE_URL: undefined }))).toEqual(['DATABASE_URL']);
+    expect(variablesOf(production({ AUTH_URL: 'http://church.example.org' }))).toEqual(['AUTH_URL']);
+    expect(variablesOf(production({ AUTH_URL: undefined }))).toEqual(['AUTH_URL']);
+    expect(variablesOf(production({ SMTP_USER: undefined, SMTP_APP_PASSWORD: undefined }))).toEqual(['SMTP_USER']);
+  });
+
+  it('DATABASE_URL must be a postgres URL; sslmode=require is accepted', () => {
+    expect(variablesOf(testEnv({ DATABASE_URL: 'mysql://x@y/z' }))).toEqual(['DATABASE_URL']);
+    expect(variablesOf(testEnv({ DATABASE_URL: 'not a url' }))).toEqual(['DATABASE_URL']);
+    expect(variablesOf(testEnv({ DATABASE_URL: 'postgresql://u:p@h:5432/db?sslmode=require' }))).toEqual([]);
+    expect(variablesOf(testEnv({ DIRECT_URL: 'http://h/db' }))).toEqual(['DIRECT_URL']);
+  });
+
+  it('DIRECT_URL falls back to DATABASE_URL', () => {
+    const { config } = loadConfig(testEnv({ DATABASE_URL: 'postgres://u:p@h/db' }));
+    expect(config.directUrl).toBe('postgres://u:p@h/db');
+  });
+
+  it('ENCRYPTION_KEY and ENCRYPTION_KEY_Vn must be base64 of exactly 32 bytes', () => {
+    expect(variablesOf(testEnv({ ENCRYPTION_KEY: Buffer.alloc(16).toString('base64') }))).toEqual(['ENCRYPTION_KEY']);
+    expect(variablesOf(testEnv({ ENCRYPTION_KEY: 'not base64 !!' }))).toEqual(['ENCRYPTION_KEY']);
+    expect(variablesOf(testEnv({ ENCRYPTION_KEY_V2: Buffer.alloc(31).toString('base64') }))).toEqual(['ENCRYPTION_KEY_V2']);
+  });
+
+  it('AUTH_SECRET must be at least 32 bytes', () => {
+    expect(variablesOf(testEnv({ AUTH_SECRET: 'x'.repeat(31) }))).toEqual(['AUTH_SECRET']);
+    expect(variablesOf(testEnv({ AUTH_SECRET: 'x'.repeat(32) }))).toEqual([]);
+  });
+
+  it('APP_FY_START_MONTH is an integer from 1 to 12', () => {
+    for (const bad of ['0', '13', '7.5', 'July']) expect(variablesOf(testEnv({ APP_FY_START_MONTH: bad }))).toEqual(['APP_FY_START_MONTH']);
+    expect(loadConfig(testEnv({ APP_FY_START_MONTH: '1' })).config.regional.fyStartMonth).toBe(1);
+  });
+
+  it('APP_TIMEZONE must be a real IANA zone, APP_LOCALE a BCP-47 tag, APP_CURRENCY a known ISO-4217 code', () => {
+    expect(variablesOf(testEnv({ APP_TIMEZONE: 'Australia/Narnia' }))).toEqual(['APP_TIMEZONE']);
+    expect(variablesOf(testEnv({ APP_TIMEZONE: 'Pacific/Auckland' }))).toEqual([]);
+    expect(variablesOf(testEnv({ APP_LOCALE: 'en_AU!' }))).toEqual(['APP_LOCALE']);
+    expect(variablesOf(testEnv({ APP_LOCALE: 'fr-CA' }))).toEqual([]);
+    expect(variablesOf(testEnv({ APP_CURRENCY: 'XYZ' }))).toEqual(['APP_CURRENCY']);
+    expect(variablesOf(testEnv({ APP_CURRENCY: 'aud' }))).toEqual(['APP_CURRENCY']);
+    expect(variablesOf(testEnv({ APP_CURRENCY: 'JPY' }))).toEqual([]);
+  });
+
+  it('THEME_* colours are #RRGGBB and THEME_PRIMARY_DARK falls back to THEME_PRIMARY', () => {
+    expect(variablesOf(testEnv({ THEME_PRIMARY: '#12345' }))).toEqual(['THEME_PRIMARY']);
+    expect(variablesOf(testEnv({ THEME_PRIMARY_DARK: 'navy' }))).toEqual(['THEME_PRIMARY_DARK']);
+    const { config } = loadConfig(testEnv({ THEME_PRIMARY: '#1E40AF' }));
+    expect(config.theme.primaryDark).toBe('#1E40AF');
+  });
+
+  it('booleans accept only true or false', () => {
+    for (const name of ['MIGRATE_ON_START', 'IN_APP_CRON', 'CLEARANCE_DIGEST', 'ERROR_DIGEST', 'DISABLE_OTP', 'ALLOW_DEMO_SEED', 'TRUST_PROXY']) {
+      expect(variablesOf(testEnv({ [name]: 'yes' }))).toEqual([name]);
+      expect(variablesOf(testEnv({ [name]: '1' }))).toEqual([name]);
+    }
+    expect(loadConfig(testEnv({ MIGRATE_ON_START: 'false' })).config.migrateOnStart).toBe(false);
+  });
+
+  it('TRACKER_REPO must be owner/repo', () => {
+    expect(variablesOf(testEnv({ TRACKER_REPO: 'just-a-name' }))).toEqual(['TRACKER_REPO']);
+    const { config } = loadConfig(testEnv({ TRACKER_REPO: 'grace/ops', TRACKER_TOKEN: 'tok' }));
+    expect(config.tracker).toMatchObject({ owner: 'grace', name: 'ops', apiUrl: 'https://api.github.com' });
+  });
+
+  it('pairs are set both or neither: captcha keys, query log, website sync', () => {
+    expect(variablesOf(testEnv({ CAPTCHA_SECRET_KEY: 's' }))).toEqual(['CAPTCHA_SITE_KEY']);
+    expect(variablesOf(testEnv({ CAPTCHA_SITE_KEY: 's' }))).toEqual(['CAPTCHA_SECRET_KEY']);
+    expect(variablesOf(testEnv({ PERF_QUERY_LOG: 'true' }))).toEqual(['PERF_QUERY_LOG_FILE']);
+    expect(variablesOf(testEnv({ PERF_QUERY_LOG_FILE: 'q.jsonl' }))).toEqual(['PERF_QUERY_LOG']);
+    expect(variablesOf(testEnv({ WEBSITE_SYNC_URL: 'https://site.example.org/hook' }))).toEqual(['WEBSITE_SYNC_SECRET']);
+    expect(variablesOf(testEnv({ WEBSITE_SYNC_SECRET: 's' }))).toEqual(['WEBSITE_SYNC_URL']);
+    const { config } = loadConfig(testEnv({ WEBSITE_SYNC_URL: 'https://site.example.org/hook', WEBSITE_SYNC_SECRET: 's' }));
+    expect(config.websiteSync?.url).toBe('https://site.example.org/hook');
+  });
+
+  it('card payments are on only when both provider keys are set', () => {
+    expect(loadConfig(testEnv()).config.payments).toBeUndefined();
+    expect(variablesOf(testEnv({ PSP_SECRET_KEY: 'sk_test_x' }))).toEqual(['PSP_WEBHOOK_SECRET']);
+    const { config } = loadConfig(testEnv({ PSP_SECRET_KEY: 'sk_test_x', PSP_WEBHOOK_SECRET: 'whsec_x', PSP_API_BASE: 'http://127.0.0.1:9/' }));
+    expect(config.payments).toEqual({ secretKey: 'sk_test_x', webhookSecret: 'whsec_x', apiBase: 'http://127.0.0.1:9' });
+  });
+
+  it('NEXT_PUBLIC_CAPTCHA_SITE_KEY is accepted as a deprecated alias with a warning', () => {
+    const loaded = loadConfig(testEnv({ CAPTCHA_SECRET_KEY: 'secret', NEXT_PUBLIC_CAPTCHA_SITE_KEY: 'site' }));
+    expect(loaded.config.captcha?.siteKey).toBe('site');
+    expect(loaded.warnings.join('\n')).toMatch(/NEXT_PUBLIC_CAPTCHA_SITE_KEY is deprecated/);
+  });
+
+  it('NEXTAUTH_SECRET and NEXTAUTH_URL are legacy fallbacks; differing secrets stop boot', () => {
+    const secret = 'legacy-secret-that-is-long-enough-32b';
+    const fallback = loadConfig(testEnv({ AUTH_SECRET: undefined, NEXTAUTH_SECRET: secret, AUTH_URL: undefined, NEXTAUTH_URL: 'https://legacy.example.org/' }));
+    expect(fallback.config.authSecret).toBe(secret);
+    expect(fallback.config.authUrl).toBe('https://legacy.example.org');
+    expect(variablesOf(testEnv({ NEXTAUTH_SECRET: secret }))).toEqual(['AUTH_SECRET']);
+    expect(variablesOf(testEnv({ NEXTAUTH_SECRET: testEnv().AUTH_SECRET }))).toEqual([]);
+    expect(variablesOf(production({ AUTH_URL: undefined, NEXTAUTH_URL: 'http://legacy.example.org' }))).toEqual(['NEXTAUTH_URL']);
+  });
+
+  it('DISABLE_OTP is refused in production and waives the SMTP requirement elsewhere', () => {
+    expect(variablesOf(production({ DISABLE_OTP: 'true' }))).toEqual(['DISABLE_OTP']);
+    expect(variablesOf(testEnv({ DISABLE_OTP: 'true' }))).toEqual([]);
+  });
+
+  it('SMTP credentials are required unless the mail API is configured; MAILAPI_KEY needs MAIL_FROM', () => {
+    expect(variablesOf(production({ SMTP_USER: undefined, SMTP_APP_PASSWORD: undefined, MAILAPI_KEY: 're_x', MAIL_FROM: 'office@example.org' }))).toEqual([]);
+    expect(variablesOf(production({ SMTP_USER: undefined, SMTP_APP_PASSWORD: undefined, MAILAPI_KEY: 're_x' }))).toEqual(['MAIL_FROM']);
+    expect(variablesOf(testEnv({ SMTP_USER: 'office@example.org' }))).toEqual(['SMTP_APP_PASSWORD']);
+    const { config } = loadConfig(production());
+    expect(config.smtp).toMatchObject({ host: 'smtp.gmail.com', port: 465, secure: true });
+    expect(config.devOutboxDir).toBeUndefined();
+  });
+
+  it('the mail API switches all mail to it and the outbox is only a development default', () => {
+    const { config } = loadConfig(testEnv({ MAILAPI_KEY: 're_x', MAIL_FROM: 'office@example.org', MAILAPI_URL: 'http://127.0.0.1:1/' }));
+    expect(config.mailApi).toEqual({ key: 're_x', url: 'http://127.0.0.1:1' });
+    expect(config.devOutboxDir).toBeUndefined();
+  });
+
+  it('a value carrying a trailing comment is rejected by name', () => {
+    expect(variablesOf(testEnv({ APP_TIMEZONE: 'Australia/Sydney # local time' }))).toEqual(['APP_TIMEZONE']);
+    const [problem] = problemsOf(testEnv({ CRON_SECRET: 'abc #comment' }));
+    expect(problem?.variable).toBe('CRON_SECRET');
+    expect(problem?.expected).toMatch(/trailing comment/);
+    expect(problem?.expected).not.toContain('abc');
+  });
+
+  it('CONTAINER_APP_REPLICA_COUNT above 1 logs a warning', () => {
+    expect(warningsOf(testEnv({ CONTAINER_APP_REPLICA_COUNT: '3' })).join('\n')).toMatch(/single replica/);
+    expect(warningsOf(testEnv({ CONTAINER_APP_REPLICA_COUNT: '1' }))).toEqual([]);
+  });
+
+  it('IN_APP_CRON defaults on in production only', () => {
+    expect(loadConfig(production()).config.jobs.inAppCron).toBe(true);
+    expect(loadConfig(production({ IN_APP_CRON: 'false' })).config.jobs.inAppCron).toBe(false);
+    expect(loadConfig(testEnv()).config.jobs.inAppCron).toBe(false);
+  });
+});
+
+describe('encryption keyring rules (spec section 9)', () => {
+  it('ENCRYPTION_KEY alone acts as key v1', () => {
+    const { keyring } = loadConfig(testEnv()).config;
+    expect([...keyring.keys.keys()]).toEqual(['v1']);
+    expect(keyring.keys.get('v1')?.toString('base64')).toBe(TEST_KEYS.v1);
+  });
+
+  it('ENCRYPTION_KEY_ID other than v1 is refused while v1 exists only as the ENCRYPTION_KEY alias', () => {
+    const problems = problemsOf(testEnv({ ENCRYPTION_KEY_V2: TEST_KEYS.v2, ENCRYPTION_KEY_ID: 'v2' }));
+    expect(problems.map((p) => p.variable)).toEqual(['ENCRYPTION_KEY_ID']);
+    expect(problems[0]?.expected).toMatch(/ENCRYPTION_KEY_V1/);
+  });
+
+  it('a versioned keyring with ENCRYPTION_KEY_V1 equal to ENCRYPTION_KEY writes with ENCRYPTION_KEY_ID', () => {
+    const { keyring } = loadConfig(
+      testEnv({ ENCRYPTION_KEY_V1: TEST_KEYS.v1, ENCRYPTION_KEY_V2: TEST_KEYS.v2, ENCRYPTION_KEY_ID: 'v2' }),
+    ).config;
+    expect(keyring.currentId).toBe('v2');
+    expect([...keyring.keys.keys()]).toEqual(['v1', 'v2']);
+  });
+
+  it('ENCRYPTION_KEY_V1 must equal ENCRYPTION_KEY (lookup hashes derive from v1)', () => {
+    expect(variablesOf(testEnv({ ENCRYPTION_KEY_V1: TEST_KEYS.v2 }))).toEqual(['ENCRYPTION_KEY_V1']);
+  });
+
+  it('ENCRYPTION_KEY_ID must name a version that has a key', () => {
+    expect(variablesOf(testEnv({ ENCRYPTION_KEY_V1: TEST_KEYS.v1, ENCRYPTION_KEY_ID: 'v3' }))).toEqual(['ENCRYPTION_KEY_ID']);
+    expect(variablesOf(testEnv({ ENCRYPTION_KEY_ID: 'two' }))).toEqual(['ENCRYPTION_KEY_ID']);
+  });
+});
