@@ -9,6 +9,7 @@ export interface FieldCipher {
   readonly currentVersion: string;
   encrypt(plaintext: string): string;
   decrypt(stored: string): string;
+  /** The key version a stored value was written with; throws FieldDecryptError when it is not an encrypted value. */
   versionOf(stored: string): string;
   /** HMAC-SHA256 under key v1 of the normalised value, hex. */
   lookupHash(kind: LookupKind, value: string): string;
@@ -17,6 +18,8 @@ export interface FieldCipher {
 export type LookupKind = 'email' | 'mobile';
 
 const ALGORITHM = 'aes-256-gcm';
+// GCM accepts tags as short as 4 bytes unless told otherwise; a truncated tag would weaken the integrity check.
+const AUTH_TAG_BYTES = 16;
 
 export function normaliseEmail(value: string): string {
   return value.trim().toLowerCase();
@@ -58,17 +61,19 @@ export function createFieldCipher(keyring: Keyring): FieldCipher {
       const parts = stored.split(':');
       if (parts.length !== 4) throw new FieldDecryptError('stored value is not in the encrypted field format');
       const [version, iv, tag, ciphertext] = parts as [string, string, string, string];
+      const key = keyFor(version);
       try {
-        const decipher = crypto.createDecipheriv(ALGORITHM, keyFor(version), Buffer.from(iv, 'base64'));
+        const decipher = crypto.createDecipheriv(ALGORITHM, key, Buffer.from(iv, 'base64'), { authTagLength: AUTH_TAG_BYTES });
         decipher.setAuthTag(Buffer.from(tag, 'base64'));
         return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64')), decipher.final()]).toString('utf8');
-      } catch (error) {
-        if (error instanceof FieldDecryptError) throw error;
+      } catch {
         throw new FieldDecryptError(`cannot decrypt a value written with key ${version}: wrong key or tampered data`);
       }
     },
     versionOf(stored) {
-      return stored.slice(0, stored.indexOf(':'));
+      const end = stored.indexOf(':');
+      if (end <= 0) throw new FieldDecryptError('stored value is not in the encrypted field format');
+      return stored.slice(0, end);
     },
     lookupHash(kind, value) {
       const normalised = kind === 'email' ? normaliseEmail(value) : normaliseMobile(value);
