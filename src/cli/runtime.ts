@@ -17,10 +17,10 @@ export interface LoadedRuntimeConfig {
 /** Reads .env and the environment, validates everything, and logs the warnings. Throws ConfigError. */
 export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): LoadedRuntimeConfig {
   const missing = loadEnvFile(cwd);
-  const logger = createLogger({ level: env.LOG_LEVEL ?? 'info' });
   try {
     const { config, warnings } = loadConfig(env, { cwd });
     if (missing.length > 0) throw new ConfigError(missing);
+    const logger = createLogger({ level: config.logLevel });
     for (const warning of warnings) logger.warn(warning);
     return { config, logger };
   } catch (error) {

@@ -86,6 +86,7 @@ export const fields = {
   ),
   nonNegativeInt: rule(z.string().regex(/^\d+$/).transform(Number), 'a whole number'),
   keyId: rule(z.string().regex(/^v[1-9]\d*$/), 'a key version such as v1 or v2'),
+  logLevel: rule(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'one of fatal, error, warn, info, debug, trace, silent'),
   text: rule(z.string().min(1), 'a non-empty value'),
   hostname: rule(z.string().regex(/^[A-Za-z0-9.:_-]+$/), 'a host name or IP address'),
 } as const;

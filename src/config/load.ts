@@ -198,6 +198,7 @@ export function loadConfig(env: EnvSource, options: { cwd?: string } = {}): Load
   const port = read('PORT', fields.port) ?? 3000;
   const host = read('HOST', fields.hostname) ?? '127.0.0.1';
   const trustProxy = read('TRUST_PROXY', fields.boolean) ?? false;
+  const logLevel = read('LOG_LEVEL', fields.logLevel) ?? 'info';
 
   if (problems.length > 0) throw new ConfigError(dedupe(problems));
 
@@ -251,6 +252,7 @@ export function loadConfig(env: EnvSource, options: { cwd?: string } = {}): Load
     allowDemoSeed,
     perfQueryLogFile: perfOn && perfEnabled && perfFile ? path.resolve(options.cwd ?? process.cwd(), perfFile) : undefined,
     http: { port, host, trustProxy },
+    logLevel,
     stateDir,
   };
   return { config, warnings };

@@ -72,6 +72,7 @@ export interface AppConfig {
   allowDemoSeed: boolean;
   perfQueryLogFile?: string;
   http: { port: number; host: string; trustProxy: boolean };
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Directory for local state: embedded database, dev outbox. */
   stateDir: string;
 }

@@ -1,0 +1,38 @@
+import type { AppContext } from '../context.js';
+import { runRecordedJob } from './run-recorded.js';
+import type { JobOptions, JobSummary } from './types.js';
+
+export interface SweepSummary extends JobSummary {
+  job: 'sweep-checkouts';
+  expired: number;
+}
+
+/**
+ * One set-based UPDATE: OPEN checkout sessions past their expiry become EXPIRED
+ * and their encrypted staged payload is scrubbed. Repeatable; no lease needed.
+ */
+export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions): Promise<SweepSummary> {
+  return runRecordedJob<SweepSummary>(ctx, 'sweep-checkouts', options, async () => {
+    const now = ctx.clock.now();
+    if (options.dryRun) {
+      const due = await ctx.db('checkout_sessions')
+        .where('status', 'OPEN')
+        .andWhere('expires_at', '<=', now)
+        .orderBy('expires_at')
+        .select<Array<{ id: string; expires_at: Date }>>('id', 'expires_at');
+      return {
+        job: 'sweep-checkouts',
+        outcome: 'ok',
+        dryRun: true,
+        expired: due.length,
+        wouldDo: due.map((row) => `expire checkout ${row.id} (expired ${row.expires_at.toISOString()}) and scrub its payload`),
+      };
+    }
+    const expired = await ctx.db('checkout_sessions')
+      .where('status', 'OPEN')
+      .andWhere('expires_at', '<=', now)
+      .update({ status: 'EXPIRED', payload_enc: null, updated_at: now });
+    options.onProgress?.({ expired });
+    return { job: 'sweep-checkouts', outcome: 'ok', dryRun: false, expired };
+  });
+}

@@ -1,0 +1,29 @@
+import type { AppContext } from '../context.js';
+
+export const JOB_NAMES = ['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues'] as const;
+export type JobName = (typeof JOB_NAMES)[number];
+export type JobTrigger = 'cli' | 'http' | 'scheduler';
+export type JobOutcome = 'ok' | 'partial' | 'failed' | 'skipped';
+
+export interface JobOptions {
+  trigger: JobTrigger;
+  /** Report what would happen; claim, send and write nothing. */
+  dryRun?: boolean;
+  /** send-clearance-digest only: send again this month and replace the delivered list. */
+  force?: boolean;
+  /** Live counts for a spinner or log lines. */
+  onProgress?: (counts: Record<string, number>) => void;
+}
+
+/** Every job's summary: these fields plus its own counts. */
+export interface JobSummary {
+  job: JobName;
+  outcome: JobOutcome;
+  dryRun: boolean;
+  /** The job_runs row; absent on a dry run, which writes nothing. */
+  runId?: number;
+  /** Dry run: whom it would email or what it would change. */
+  wouldDo?: string[];
+}
+
+export type JobFunction<S extends JobSummary = JobSummary> = (ctx: AppContext, options: JobOptions) => Promise<S>;

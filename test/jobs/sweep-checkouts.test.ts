@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { insertCheckoutSession, insertEvent } from '../support/factories.js';
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+describe('sweep-checkouts', () => {
+  it('expires OPEN sessions past expiry, scrubs their payload, leaves others alone, and is repeatable', async () => {
+    const clock = new FixedClock(new Date('2026-11-22T01:00:00Z'));
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const event = await insertEvent(tdb.db);
+    const past = await insertCheckoutSession(tdb.db, ctx.cipher, event.id, { expires_at: new Date('2026-11-22T00:59:00Z') });
+    const future = await insertCheckoutSession(tdb.db, ctx.cipher, event.id, { expires_at: new Date('2026-11-22T01:30:00Z') });
+    const done = await insertCheckoutSession(tdb.db, ctx.cipher, event.id, {
+      status: 'COMPLETED',
+      expires_at: new Date('2026-11-22T00:10:00Z'),
+    });
+
+    const dry = await sweepExpiredCheckouts(ctx, { trigger: 'cli', dryRun: true });
+    expect(dry).toMatchObject({ expired: 1, dryRun: true });
+    expect(dry.wouldDo?.[0]).toContain(past.id);
+    expect((await tdb.db('checkout_sessions').where({ id: past.id }).first()).status).toBe('OPEN');
+    expect(await tdb.db('job_runs').count({ n: '*' }).first()).toEqual({ n: 0 });
+
+    const first = await sweepExpiredCheckouts(ctx, { trigger: 'cli' });
+    expect(first).toMatchObject({ job: 'sweep-checkouts', outcome: 'ok', expired: 1 });
+    const rows = await tdb.db('checkout_sessions').select('id', 'status', 'payload_enc');
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(past.id)).toMatchObject({ status: 'EXPIRED', payload_enc: null });
+    expect(byId.get(future.id)).toMatchObject({ status: 'OPEN' });
+    expect(byId.get(future.id)?.payload_enc).not.toBeNull();
+    expect(byId.get(done.id)).toMatchObject({ status: 'COMPLETED' });
+
+    const second = await sweepExpiredCheckouts(ctx, { trigger: 'http' });
+    expect(second.expired).toBe(0);
+    const runs = await tdb.db('job_runs').orderBy('id').select('job', 'trigger', 'outcome', 'summary', 'finished_at');
+    expect(runs).toHaveLength(2);
+    expect(runs[0]).toMatchObject({ job: 'sweep-checkouts', trigger: 'cli', outcome: 'ok', summary: { expired: 1 } });
+    expect(runs[1]).toMatchObject({ trigger: 'http', outcome: 'ok' });
+    expect(runs[1].finished_at).not.toBeNull();
+  });
+});
