@@ -1,0 +1,74 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import type { JobFunction, JobName, JobSummary } from '../../jobs/types.js';
+import { EXIT } from '../../errors.js';
+import { createProgress } from '../progress.js';
+import { isInteractive, printResult, withContext } from '../io.js';
+
+interface JobCommandSpec {
+  name: JobName;
+  description: string;
+  example: string;
+  force?: boolean;
+  load: () => Promise<JobFunction>;
+  /** One human line for the summary. */
+  describe: (summary: JobSummary & Record<string, unknown>) => string;
+}
+
+const optionsSchema = z.object({ json: z.boolean().optional(), dryRun: z.boolean().optional(), force: z.boolean().optional() });
+
+const counts = (summary: Record<string, unknown>): string =>
+  Object.entries(summary)
+    .filter(([key, value]) => typeof value === 'number' && key !== 'runId')
+    .map(([key, value]) => `${key} ${String(value)}`)
+    .join(', ');
+
+const JOBS: JobCommandSpec[] = [
+  {
+    name: 'sweep-checkouts',
+    description: 'expire OPEN checkout sessions past their expiry and scrub their staged payload (suggested: hourly)',
+    example: 'eventops sweep-checkouts --json',
+    load: async () => (await import('../../jobs/sweep-checkouts.js')).sweepExpiredCheckouts as JobFunction,
+    describe: (s) => `sweep-checkouts: ${s.outcome}, expired ${String(s.expired)}`,
+  },
+];
+
+/** One subcommand per job; each calls the same job function as the HTTP endpoint and the scheduler. */
+export function registerJobCommands(program: Command, extra: JobCommandSpec[] = []): void {
+  for (const spec of [...JOBS, ...extra]) {
+    const command = program
+      .command(spec.name)
+      .description(spec.description)
+      .option('--json', 'print the summary as JSON (and JSON log lines)')
+      .option('--dry-run', 'report whom it would email or what it would change; claim, send and write nothing');
+    if (spec.force) command.option('--force', 'send again this month and replace the delivered list');
+    command.addHelpText(
+      'after',
+      `\nExample:\n  $ ${spec.example}\n\nExit codes: 0 ok, 1 failed or partial, 75 another run holds the lease, 78 configuration.`,
+    );
+    command.action(async (raw: unknown) => {
+      const options = optionsSchema.parse(raw);
+      const run = await spec.load();
+      const progress = await createProgress({ interactive: isInteractive(), json: Boolean(options.json), label: spec.name });
+      const summary = await withContext(async (ctx) => {
+        try {
+          return await run(ctx, {
+            trigger: 'cli',
+            dryRun: options.dryRun,
+            force: options.force,
+            onProgress: (c) => progress.update('running', { done: Object.values(c).reduce((a, b) => a + b, 0) }),
+          });
+        } catch (error) {
+          progress.fail(error instanceof Error ? error.message : String(error));
+          throw error;
+        }
+      });
+      const record = summary as JobSummary & Record<string, unknown>;
+      progress.succeed(counts(record) || record.outcome);
+      const lines = [spec.describe(record)];
+      if (summary.dryRun) lines.push(...(summary.wouldDo ?? []).map((line) => `  would ${line}`));
+      printResult(options, summary, lines);
+      if (summary.outcome === 'partial' || summary.outcome === 'failed') process.exitCode = EXIT.failure;
+    });
+  }
+}

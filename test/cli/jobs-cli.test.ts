@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFieldCipher } from '../../src/crypto/field-cipher.js';
+import { runCli } from '../support/cli.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testConfig, testEnv } from '../support/env.js';
+import { insertCheckoutSession, insertEvent } from '../support/factories.js';
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+const ANSI = /\u001b\[/;
+
+describe('job subcommands under cron (no TTY)', () => {
+  it('sweep-checkouts prints a JSON summary, records a cli run, and never writes spinner control characters', async () => {
+    const cipher = createFieldCipher(testConfig().keyring);
+    const event = await insertEvent(tdb.db);
+    await insertCheckoutSession(tdb.db, cipher, event.id, { expires_at: new Date(Date.now() - 60_000) });
+    const env = testEnv({ DATABASE_URL: tdb.url });
+
+    const dry = await runCli(['sweep-checkouts', '--dry-run', '--json'], { env });
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ job: 'sweep-checkouts', dryRun: true, expired: 1 });
+    expect(await tdb.db('checkout_sessions').where({ status: 'OPEN' }).count({ n: '*' }).first()).toEqual({ n: 1 });
+
+    const real = await runCli(['sweep-checkouts', '--json'], { env });
+    expect(real.code).toBe(0);
+    const summary = JSON.parse(real.stdout) as { outcome: string; expired: number; runId: number };
+    expect(summary).toMatchObject({ outcome: 'ok', expired: 1 });
+    expect(await tdb.db('job_runs').where({ id: summary.runId }).first()).toMatchObject({ trigger: 'cli', outcome: 'ok' });
+    for (const output of [dry.stdout, dry.stderr, real.stdout, real.stderr]) expect(output).not.toMatch(ANSI);
+    // JSON log lines on stderr when --json
+    for (const line of real.stderr.trim().split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
+
+    const human = await runCli(['sweep-checkouts'], { env });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toBe('sweep-checkouts: ok, expired 0\n');
+  });
+
+  it('a database that cannot be reached exits 1 with a clear message', async () => {
+    const result = await runCli(['sweep-checkouts'], { env: testEnv({ DATABASE_URL: 'postgres://u:p@127.0.0.1:1/none' }) });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/cannot prepare the database/);
+  });
+});
