@@ -23,7 +23,17 @@ const counts = (summary: Record<string, unknown>): string =>
     .map(([key, value]) => `${key} ${String(value)}`)
     .join(', ');
 
+const describeCounts = (s: JobSummary & Record<string, unknown>): string =>
+  `${s.job}: ${s.outcome}${counts(s) ? `, ${counts(s)}` : ''}`;
+
 const JOBS: JobCommandSpec[] = [
+  {
+    name: 'send-reminders',
+    description: 'email registrants of events whose reminder is due; payment reminders with a pay-now link (suggested: hourly)',
+    example: 'eventops send-reminders --dry-run',
+    load: async () => (await import('../../jobs/send-reminders.js')).sendEventReminders as JobFunction,
+    describe: describeCounts,
+  },
   {
     name: 'sweep-checkouts',
     description: 'expire OPEN checkout sessions past their expiry and scrub their staged payload (suggested: hourly)',
@@ -31,11 +41,36 @@ const JOBS: JobCommandSpec[] = [
     load: async () => (await import('../../jobs/sweep-checkouts.js')).sweepExpiredCheckouts as JobFunction,
     describe: (s) => `sweep-checkouts: ${s.outcome}, expired ${String(s.expired)}`,
   },
+  {
+    name: 'send-celebrations',
+    description: "send today's birthday and wedding-anniversary emails, if enabled in Settings (suggested: daily 07:00)",
+    example: 'eventops send-celebrations --dry-run',
+    load: async () => (await import('../../jobs/send-celebrations.js')).sendCelebrations as JobFunction,
+    describe: describeCounts,
+  },
+  {
+    name: 'send-clearance-digest',
+    description: 'send the monthly clearance-compliance digest to ADMIN and PASTOR users (suggested: 1st of the month 07:00)',
+    example: 'eventops send-clearance-digest --force',
+    force: true,
+    load: async () => (await import('../../jobs/send-clearance-digest.js')).sendClearanceDigest as JobFunction,
+    describe: (s) =>
+      s.status === 'already-sent'
+        ? `send-clearance-digest: already sent for ${String(s.month)} (use --force to send again)`
+        : describeCounts(s),
+  },
+  {
+    name: 'error-issues',
+    description: 'file one tracker issue per new error fingerprint of the last 7 days; purge rows older than 90 days (suggested: weekly)',
+    example: 'eventops error-issues --json',
+    load: async () => (await import('../../jobs/error-issues.js')).fileErrorIssues as JobFunction,
+    describe: describeCounts,
+  },
 ];
 
 /** One subcommand per job; each calls the same job function as the HTTP endpoint and the scheduler. */
-export function registerJobCommands(program: Command, extra: JobCommandSpec[] = []): void {
-  for (const spec of [...JOBS, ...extra]) {
+export function registerJobCommands(program: Command): void {
+  for (const spec of JOBS) {
     const command = program
       .command(spec.name)
       .description(spec.description)
