@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { AppError, EXIT } from '../errors.js';
+
+export const USER_ROLES = ['ADMIN', 'PASTOR', 'STAFF'] as const;
+export type UserRole = (typeof USER_ROLES)[number];
+
+export interface User {
+  id: string;
+  name: string;
+  email: string;
+  role: UserRole;
+  createdBySetup: boolean;
+  createdAt: Date;
+}
+
+export type UserRecipient = Pick<User, 'id' | 'name' | 'email' | 'role'>;
+
+/** What the user services need: shared by the CLI and the HTTP /setup page. */
+export type UsersContext = Pick<AppContext, 'db' | 'cipher'>;
+
+const userInputSchema = z.object({
+  email: z.email({ error: 'not a valid email address' }),
+  name: z.string().trim().min(1, { error: 'must not be empty' }),
+  role: z.enum(USER_ROLES, { error: `must be one of ${USER_ROLES.join(', ')}` }),
+});
+
+interface UserRow {
+  id: string;
+  name: string;
+  email_enc: string;
+  role: UserRole;
+  created_by_setup: boolean;
+  created_at: Date;
+}
+
+const USER_COLUMNS = ['id', 'name', 'email_enc', 'role', 'created_by_setup', 'created_at'] as const;
+const UNIQUE_VIOLATION = '23505';
+
+function validate(input: { email: string; name: string; role: string }): z.infer<typeof userInputSchema> {
+  const parsed = userInputSchema.safeParse({ ...input, email: input.email.trim() });
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new AppError('invalid_user', `invalid user: ${problems.join('; ')}`, { exitCode: EXIT.usage, httpStatus: 400 });
+  }
+  return parsed.data;
+}
+
+function toUser(ctx: UsersContext, row: UserRow): User {
+  return {
+    id: row.id,
+    name: row.name,
+    email: ctx.cipher.decrypt(row.email_enc),
+    role: row.role,
+    createdBySetup: row.created_by_setup,
+    createdAt: row.created_at,
+  };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === UNIQUE_VIOLATION;
+}
+
+function setupClosed(cause?: unknown): AppError {
+  return new AppError('setup_closed', 'setup is closed: users already exist', {
+    httpStatus: 409,
+    suggestion: 'an administrator adds further users with `eventops users add`',
+    cause,
+  });
+}
+
+/**
+ * Creates the first ADMIN, only while the users table is empty. The database
+ * decides: the insert is conditional on no users, and the unique partial index
+ * users_single_setup_admin refuses a second setup row when two calls race.
+ */
+export async function createFirstAdmin(ctx: UsersContext, input: { email: string; name: string }): Promise<User> {
+  const { email, name } = validate({ ...input, role: 'ADMIN' });
+  let rows: UserRow[];
+  try {
+    const result = await ctx.db.raw<{ rows: UserRow[] }>(
+      `INSERT INTO users (name, email_enc, email_hash, role, created_by_setup)
+       SELECT ?, ?, ?, 'ADMIN', true
+       WHERE NOT EXISTS (SELECT 1 FROM users)
+       RETURNING ${USER_COLUMNS.join(', ')}`,
+      [name, ctx.cipher.encrypt(email), ctx.cipher.lookupHash('email', email)],
+    );
+    rows = result.rows;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw setupClosed(error);
+    throw error;
+  }
+  const row = rows[0];
+  if (!row) throw setupClosed();
+  return toUser(ctx, row);
+}
+
+export async function addUser(ctx: UsersContext, input: { email: string; name: string; role: string }): Promise<User> {
+  const { email, name, role } = validate(input);
+  const rows = await ctx.db('users')
+    .insert({ name, email_enc: ctx.cipher.encrypt(email), email_hash: ctx.cipher.lookupHash('email', email), role })
+    .onConflict('email_hash')
+    .ignore()
+    .returning<UserRow[]>([...USER_COLUMNS]);
+  const row = rows[0];
+  if (!row) {
+    throw new AppError('user_exists', `a user with email ${email} already exists`, {
+      httpStatus: 409,
+      suggestion: 'run `eventops users list` to see who has access',
+    });
+  }
+  return toUser(ctx, row);
+}
+
+export async function listUsers(ctx: UsersContext): Promise<User[]> {
+  const rows = await ctx.db('users').select<UserRow[]>([...USER_COLUMNS]).orderBy([{ column: 'created_at' }, { column: 'name' }]);
+  return rows.map((row) => toUser(ctx, row));
+}
+
+/** Recipients by role, e.g. ADMIN and PASTOR for the clearance digest. */
+export async function listUsersByRole(ctx: UsersContext, roles: readonly UserRole[]): Promise<UserRecipient[]> {
+  if (roles.length === 0) return [];
+  const rows = await ctx.db('users')
+    .whereIn('role', [...roles])
+    .select<UserRow[]>([...USER_COLUMNS])
+    .orderBy([{ column: 'created_at' }, { column: 'name' }]);
+  return rows.map((row) => {
+    const { id, name, email, role } = toUser(ctx, row);
+    return { id, name, email, role };
+  });
+}
