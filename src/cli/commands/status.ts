@@ -1,0 +1,35 @@
+import type { Command } from 'commander';
+import { readOperationsStatus } from '../../ops/status.js';
+import { printResult, withContext } from '../io.js';
+
+function formatAge(seconds: number): string {
+  if (seconds < 90) return `${seconds}s ago`;
+  if (seconds < 90 * 60) return `${Math.round(seconds / 60)}m ago`;
+  if (seconds < 36 * 3600) return `${Math.round(seconds / 3600)}h ago`;
+  return `${Math.round(seconds / 86400)}d ago`;
+}
+
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .description("each job's last run, outcome and age; open alerts; pending website deliveries and queued mail")
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  $ eventops status --json')
+    .action(async (options: { json?: boolean }) => {
+      await withContext(async (ctx) => {
+        const status = await readOperationsStatus(ctx.db, ctx.clock.now());
+        const lines = status.jobs.map(({ job, lastRun }) =>
+          lastRun
+            ? `${job.padEnd(22)} ${String(lastRun.outcome ?? 'running').padEnd(8)} ${formatAge(lastRun.ageSeconds).padEnd(9)} via ${lastRun.trigger}${lastRun.error ? `  error: ${lastRun.error}` : ''}`
+            : `${job.padEnd(22)} never run`,
+        );
+        lines.push(
+          '',
+          `open operations alerts: ${status.openAlerts}`,
+          `pending website-sync deliveries: ${status.pendingWebsiteSync}`,
+          `queued mail: ${status.pendingMail} pending, ${status.failedMail} failed`,
+        );
+        printResult(options, status, lines);
+      });
+    });
+}

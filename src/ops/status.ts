@@ -1,0 +1,64 @@
+import type { Db } from '../db/connect.js';
+import { JOB_NAMES, type JobName } from '../jobs/types.js';
+
+export interface JobStatus {
+  job: JobName;
+  lastRun?: {
+    id: number;
+    trigger: string;
+    startedAt: string;
+    finishedAt?: string;
+    outcome?: string;
+    summary?: unknown;
+    error?: string;
+    ageSeconds: number;
+  };
+}
+
+export interface OperationsStatus {
+  jobs: JobStatus[];
+  openAlerts: number;
+  pendingWebsiteSync: number;
+  pendingMail: number;
+  failedMail: number;
+}
+
+/** The last run of each job and the queues an operator should watch, in four queries. */
+export async function readOperationsStatus(db: Db, now: Date): Promise<OperationsStatus> {
+  const lastRuns = await db
+    .select('r.*')
+    .from(db('job_runs').distinctOn('job').orderBy([{ column: 'job' }, { column: 'started_at', order: 'desc' }, { column: 'id', order: 'desc' }]).as('r'))
+    .then((rows: Array<{ id: number; job: JobName; trigger: string; started_at: Date; finished_at: Date | null; outcome: string | null; summary: unknown; error: string | null }>) =>
+      new Map(rows.map((row) => [row.job, row])),
+    );
+  const [alerts, sync, mail] = await Promise.all([
+    db('operations_alerts').whereNull('resolved_at').count<{ n: number }>({ n: '*' }).first(),
+    db('website_sync_outbox').where({ status: 'PENDING' }).count<{ n: number }>({ n: '*' }).first(),
+    db('queued_mail')
+      .select(db.raw(`count(*) FILTER (WHERE status = 'PENDING')::int AS pending, count(*) FILTER (WHERE status = 'FAILED')::int AS failed`))
+      .first<{ pending: number; failed: number }>(),
+  ]);
+  return {
+    jobs: JOB_NAMES.map((job) => {
+      const row = lastRuns.get(job);
+      if (!row) return { job };
+      return {
+        job,
+        lastRun: {
+          id: row.id,
+          trigger: row.trigger,
+          startedAt: row.started_at.toISOString(),
+          finishedAt: row.finished_at?.toISOString(),
+          outcome: row.outcome ?? (row.finished_at ? undefined : 'running'),
+          summary: row.summary ?? undefined,
+          error: row.error ?? undefined,
+          ageSeconds: Math.max(0, Math.round((now.getTime() - row.started_at.getTime()) / 1000)),
+        },
+      };
+    }),
+    openAlerts: Number(alerts?.n ?? 0),
+    pendingWebsiteSync: Number(sync?.n ?? 0),
+    pendingMail: mail?.pending ?? 0,
+    failedMail: mail?.failed ?? 0,
+  };
+}
