@@ -12,6 +12,8 @@ export interface MailMessage {
   html: string;
   text: string;
   attachments?: MailAttachment[];
+  /** Stable per logical message; the mail API uses it to drop duplicate sends of a retried message. */
+  idempotencyKey?: string;
 }
 
 export interface SendResult {
@@ -25,22 +27,25 @@ export interface SendResult {
  * accepted the message and rejects with a MailSendError otherwise.
  */
 export interface Mailer {
-  /** "smtp", "mail-api" or "outbox", for logs and `config check`. */
-  readonly kind: 'smtp' | 'mail-api' | 'outbox';
+  /** "smtp", "mail-api" or "outbox", for logs and `config check`; "none" when no transport is configured. */
+  readonly kind: 'smtp' | 'mail-api' | 'outbox' | 'none';
   send(message: MailMessage): Promise<SendResult>;
   close(): Promise<void>;
 }
 
 export class MailSendError extends Error {
   readonly code = 'mail_send_failed';
+  /** True when sending the same message again cannot succeed (recipients refused, request rejected as invalid). */
+  readonly permanent: boolean;
   constructor(
     message: string,
     /** True when the server may have accepted the message anyway (timeout after DATA, dropped connection). */
     readonly ambiguous: boolean,
     readonly rejected: string[] = [],
-    options?: { cause?: unknown },
+    options: { cause?: unknown; permanent?: boolean } = {},
   ) {
-    super(message, options);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'MailSendError';
+    this.permanent = options.permanent ?? false;
   }
 }

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/logger.js';
+import { createMailer } from '../../src/mail/create.js';
+import { MailSendError, type Mailer, type MailMessage } from '../../src/mail/types.js';
+import { testConfig } from '../support/env.js';
+import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+
+let sink: SmtpSink;
+let mailer: Mailer;
+
+beforeAll(async () => {
+  sink = await startSmtpSink({
+    rejectRecipient: (address) => address.startsWith('nobody'),
+    dropOnRecipient: (address) => address.startsWith('hangup'),
+    dropAfterData: (message) => message.subject.includes('[drop]'),
+    stallAfterData: (message) => message.subject.includes('[stall]'),
+  });
+  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 1_000 });
+});
+afterAll(async () => {
+  await mailer.close();
+  await sink.close();
+});
+beforeEach(() => sink.clear());
+
+const message = (overrides: Partial<MailMessage> = {}): MailMessage => ({
+  to: ['alice@example.org'],
+  subject: 'Your receipt',
+  html: '<p>Thank you for <strong>registering</strong>.</p>',
+  text: 'Thank you for registering.',
+  ...overrides,
+});
+
+async function sendError(m: MailMessage): Promise<MailSendError> {
+  const error: unknown = await mailer.send(m).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(MailSendError);
+  return error as MailSendError;
+}
+
+describe('SMTP mailer', () => {
+  it('is chosen when SMTP credentials are configured', () => {
+    expect(mailer.kind).toBe('smtp');
+  });
+
+  it('delivers an HTML part, a plain-text part and an attachment from MAIL_FROM', async () => {
+    const result = await mailer.send(
+      message({
+        cc: ['bob@example.org'],
+        replyTo: 'office@example.org',
+        attachments: [{ filename: 'receipt.pdf', content: Buffer.from('%PDF-1.4 test'), contentType: 'application/pdf' }],
+      }),
+    );
+    expect(result.accepted).toEqual(['alice@example.org', 'bob@example.org']);
+    expect(result.rejected).toEqual([]);
+    const [received] = await sink.waitFor(1);
+    expect(received?.envelope).toEqual({ from: 'events@example.org', to: ['alice@example.org', 'bob@example.org'] });
+    expect(received?.subject).toBe('Your receipt');
+    expect(received?.html).toContain('<strong>registering</strong>');
+    expect(received?.text.trim()).toBe('Thank you for registering.');
+    expect(received?.attachments).toHaveLength(1);
+    expect(received?.attachments[0]).toMatchObject({ filename: 'receipt.pdf', contentType: 'application/pdf' });
+    expect(received?.attachments[0]?.content.toString()).toBe('%PDF-1.4 test');
+    expect(received?.raw.toString()).toMatch(/^Reply-To: office@example\.org/m);
+  });
+
+  it('a refused only recipient fails permanently, not ambiguous, naming the address', async () => {
+    const error = await sendError(message({ to: ['nobody@example.org'] }));
+    expect(error.ambiguous).toBe(false);
+    expect(error.permanent).toBe(true);
+    expect(error.rejected).toEqual(['nobody@example.org']);
+    expect(sink.messages).toHaveLength(0);
+  });
+
+  it('a partly refused recipient list is sent to the others and reports the refused one', async () => {
+    const result = await mailer.send(message({ to: ['alice@example.org', 'nobody@example.org'] }));
+    expect(result.accepted).toEqual(['alice@example.org']);
+    expect(result.rejected).toEqual(['nobody@example.org']);
+    const [received] = await sink.waitFor(1);
+    expect(received?.envelope.to).toEqual(['alice@example.org']);
+  });
+
+  it('a connection dropped after the message was sent is ambiguous', async () => {
+    const error = await sendError(message({ subject: 'Receipt [drop]' }));
+    expect(error.ambiguous).toBe(true);
+    expect(sink.unanswered.map((m) => m.subject)).toEqual(['Receipt [drop]']);
+  });
+
+  it('a server that never answers the message times out as ambiguous instead of hanging', async () => {
+    const started = Date.now();
+    const error = await sendError(message({ subject: 'Receipt [stall]' }));
+    expect(error.ambiguous).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('a connection dropped before the message was sent is not ambiguous', async () => {
+    const error = await sendError(message({ to: ['hangup@example.org'] }));
+    expect(error.ambiguous).toBe(false);
+    expect(error.permanent).toBe(false);
+    expect(sink.unanswered).toHaveLength(0);
+  });
+
+  it('the pool keeps working after a failed send', async () => {
+    await sendError(message({ subject: 'Receipt [drop]' }));
+    await mailer.send(message({ subject: 'After the drop' }));
+    const [received] = await sink.waitFor(1);
+    expect(received?.subject).toBe('After the drop');
+  });
+});
+
+describe('SMTP failures before the message is sent', () => {
+  it('an unreachable server fails without ambiguity', async () => {
+    const closed = await startSmtpSink();
+    const env = closed.configEnv();
+    await closed.close();
+    const unreachable = await createMailer(testConfig(env), silentLogger(), { timeoutMs: 1_000 });
+    try {
+      const error: unknown = await unreachable.send(message()).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MailSendError);
+      expect((error as MailSendError).ambiguous).toBe(false);
+    } finally {
+      await unreachable.close();
+    }
+  });
+});

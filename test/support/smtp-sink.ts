@@ -1,0 +1,164 @@
+import type net from 'node:net';
+import { simpleParser, type Attachment } from 'mailparser';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+
+export interface SinkMessage {
+  envelope: { from: string; to: string[] };
+  subject: string;
+  html: string;
+  text: string;
+  attachments: Attachment[];
+  raw: Buffer;
+}
+
+export interface SmtpSinkOptions {
+  /** Recipients for which RCPT TO is answered 550. */
+  rejectRecipient?: (address: string) => boolean;
+  /** Recipients at whose RCPT TO the server closes the connection, before any message content is sent. */
+  dropOnRecipient?: (address: string) => boolean;
+  /** Messages after whose DATA the server closes the connection without answering. */
+  dropAfterData?: (message: SinkMessage) => boolean;
+  /** Messages after whose DATA the server never answers. */
+  stallAfterData?: (message: SinkMessage) => boolean;
+}
+
+export interface SmtpSink {
+  host: string;
+  port: number;
+  /** Messages the server accepted (250 after DATA). */
+  messages: SinkMessage[];
+  /** Messages the server received in full but dropped or stalled on. */
+  unanswered: SinkMessage[];
+  waitFor(count: number, timeoutMs?: number): Promise<SinkMessage[]>;
+  clear(): void;
+  close(): Promise<void>;
+  /** SMTP_* and MAIL_FROM variables that point the application at this sink. */
+  configEnv(): Record<string, string>;
+}
+
+interface ServerConnection {
+  id: string;
+  _socket?: net.Socket;
+}
+
+/** A real SMTP server on 127.0.0.1 (port 0) that keeps what it receives, parsed. */
+export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<SmtpSink> {
+  const messages: SinkMessage[] = [];
+  const unanswered: SinkMessage[] = [];
+  const waiters = new Set<() => void>();
+  const notify = () => waiters.forEach((w) => w());
+
+  const server: SMTPServer = new SMTPServer({
+    secure: false,
+    disabledCommands: ['STARTTLS'],
+    authOptional: true,
+    logger: false,
+    onAuth(_auth, _session, callback) {
+      callback(null, { user: 'sink' });
+    },
+    onRcptTo(address, session, callback) {
+      if (options.dropOnRecipient?.(address.address)) {
+        socketOf(session)?.destroy();
+        return;
+      }
+      if (options.rejectRecipient?.(address.address)) {
+        callback(Object.assign(new Error(`mailbox ${address.address} unavailable`), { responseCode: 550 }));
+        return;
+      }
+      callback();
+    },
+    onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
+      void receive(stream, session).then(
+        (message) => {
+          if (options.dropAfterData?.(message)) {
+            unanswered.push(message);
+            socketOf(session)?.destroy();
+            return;
+          }
+          if (options.stallAfterData?.(message)) {
+            unanswered.push(message);
+            return;
+          }
+          messages.push(message);
+          callback(null, 'queued');
+          notify();
+        },
+        (error: Error) => callback(error),
+      );
+    },
+  });
+
+  const socketOf = (session: SMTPServerSession): net.Socket | undefined => {
+    for (const connection of server.connections as Set<ServerConnection>) {
+      if (connection.id === session.id) return connection._socket;
+    }
+    return undefined;
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = server.server.address();
+  if (address === null || typeof address === 'string') throw new Error('SMTP sink has no TCP address');
+  const host = '127.0.0.1';
+  const port = address.port;
+
+  return {
+    host,
+    port,
+    messages,
+    unanswered,
+    waitFor(count, timeoutMs = 10_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (messages.length < count) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve(messages);
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`SMTP sink received ${messages.length} of ${count} messages in ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiters.add(check);
+        check();
+      });
+    },
+    clear() {
+      messages.length = 0;
+      unanswered.length = 0;
+    },
+    async close() {
+      // Stalled sessions would otherwise keep close() waiting for its 30 s grace period.
+      for (const connection of server.connections as Set<ServerConnection>) connection._socket?.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+    configEnv() {
+      return {
+        SMTP_HOST: host,
+        SMTP_PORT: String(port),
+        SMTP_SECURE: 'false',
+        SMTP_USER: 'sink-user@example.org',
+        SMTP_APP_PASSWORD: 'sink-app-password',
+        MAIL_FROM: 'events@example.org',
+      };
+    },
+  };
+}
+
+async function receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<SinkMessage> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  const raw = Buffer.concat(chunks);
+  const parsed = await simpleParser(raw);
+  const from = session.envelope.mailFrom;
+  return {
+    envelope: { from: from ? from.address : '', to: session.envelope.rcptTo.map((r) => r.address) },
+    subject: parsed.subject ?? '',
+    html: typeof parsed.html === 'string' ? parsed.html : '',
+    text: parsed.text ?? '',
+    attachments: parsed.attachments,
+    raw,
+  };
+}
