@@ -1,0 +1,146 @@
+import { z } from 'zod';
+import { AppError, EXIT } from '../errors.js';
+
+/**
+ * The event file of `eventops events create|update FILE.json` (a public
+ * interface: see "Admin interface" in the decisions). Every object is strict,
+ * so a misspelt key is rejected by name instead of silently ignored.
+ */
+
+export interface EventTier {
+  id: string;
+  label: string;
+  /** Minor units of APP_CURRENCY. */
+  price: number;
+}
+
+export interface FamilyWaiver {
+  /** A family registration pays for at most this many tickets, the most expensive ones. */
+  maxChargedTickets: number;
+}
+
+/** Event-level discount, applied after the family waiver to the registration total. */
+export type EventDiscount = { percent: number } | { amount: number };
+
+export interface EventPricing {
+  tiers: EventTier[];
+  familyWaiver?: FamilyWaiver;
+  discount?: EventDiscount;
+}
+
+export interface EventFile {
+  slug: string;
+  title: string;
+  description?: string | null;
+  startsAt: Date;
+  location?: string | null;
+  capacity: number | null;
+  published?: boolean;
+  onlinePayment?: boolean;
+  passCardFee?: boolean;
+  reminderAt?: Date | null;
+  pricing: EventPricing;
+}
+
+const isoWithOffset = z.iso
+  .datetime({ offset: true, error: 'an ISO 8601 time with an offset, e.g. 2027-03-12T18:00:00+11:00' })
+  .transform((value) => new Date(value));
+
+const minorUnits = z.int({ error: 'an integer amount in minor units' }).min(0, { error: 'at least 0' });
+
+const tierSchema = z.strictObject({
+  id: z.string().trim().min(1, { error: 'a non-empty tier id' }),
+  label: z.string().trim().min(1, { error: 'a non-empty label' }),
+  price: minorUnits,
+});
+
+const discountSchema = z
+  .strictObject({
+    percent: z.number().min(0, { error: 'a percentage 0–100' }).max(100, { error: 'a percentage 0–100' }).optional(),
+    amount: minorUnits.optional(),
+  })
+  .superRefine((discount, ctx) => {
+    if ((discount.percent === undefined) === (discount.amount === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'exactly one of "percent" or "amount"' });
+    }
+  })
+  .transform((discount): EventDiscount =>
+    discount.percent !== undefined ? { percent: discount.percent } : { amount: discount.amount ?? 0 },
+  );
+
+export const eventPricingSchema = z.strictObject({
+  tiers: z
+    .array(tierSchema)
+    .min(1, { error: 'at least one ticket tier' })
+    .superRefine((tiers, ctx) => {
+      const seen = new Set<string>();
+      tiers.forEach((tier, index) => {
+        if (seen.has(tier.id)) ctx.addIssue({ code: 'custom', path: [index, 'id'], message: `duplicate tier id "${tier.id}"` });
+        seen.add(tier.id);
+      });
+    }),
+  familyWaiver: z
+    .strictObject({ maxChargedTickets: z.int({ error: 'an integer' }).min(1, { error: 'at least 1' }) })
+    .optional(),
+  discount: discountSchema.optional(),
+});
+
+export const eventFileSchema = z.strictObject({
+  slug: z
+    .string()
+    .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, { error: 'lowercase letters, digits and single hyphens, e.g. family-camp' }),
+  title: z.string().trim().min(1, { error: 'a non-empty title' }),
+  description: z.string().nullable().optional(),
+  startsAt: isoWithOffset,
+  location: z.string().nullable().optional(),
+  capacity: z.int({ error: 'an integer, or null for unlimited' }).min(0, { error: 'at least 0' }).nullable(),
+  published: z.boolean().optional(),
+  onlinePayment: z.boolean().optional(),
+  passCardFee: z.boolean().optional(),
+  reminderAt: isoWithOffset.nullable().optional(),
+  pricing: eventPricingSchema,
+});
+
+// Keeps the hand-written types above and the schema from drifting apart.
+type Assert<T extends true> = T;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export type EventFileMatchesSchema = Assert<Same<z.output<typeof eventFileSchema>, EventFile>>;
+
+export class EventFileError extends AppError {
+  constructor(readonly problems: string[]) {
+    super('event_invalid', `the event file is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`, {
+      exitCode: EXIT.usage,
+      httpStatus: 400,
+      suggestion: 'see "Event file" in the README for every key and its format',
+    });
+    this.name = 'EventFileError';
+  }
+}
+
+/** Validates an already-parsed event file; throws EventFileError listing every problem. */
+export function parseEventFile(input: unknown): EventFile {
+  const parsed = eventFileSchema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  throw new EventFileError(parsed.error.issues.map(describeIssue));
+}
+
+/** Parses the text of an event file (JSON) and validates it. */
+export function parseEventFileText(text: string): EventFile {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new EventFileError([`not valid JSON (${error instanceof Error ? error.message : String(error)})`]);
+  }
+  return parseEventFile(json);
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const where = issue.path.length > 0 ? issue.path.map(String).join('.') : '(top level)';
+  if (issue.code === 'unrecognized_keys') {
+    const names = issue.keys.map((key) => (issue.path.length > 0 ? `${where}.${key}` : key));
+    return `unknown key${names.length === 1 ? '' : 's'} ${names.map((n) => `"${n}"`).join(', ')}`;
+  }
+  if (issue.code === 'invalid_type' && issue.message.endsWith('received undefined')) return `${where}: required`;
+  return `${where}: ${issue.message}`;
+}

@@ -1,0 +1,241 @@
+import type { AppContext } from '../context.js';
+import type { Db } from '../db/connect.js';
+import { AppError, NotFoundError } from '../errors.js';
+import type { EventFile, EventPricing } from './event-file.js';
+import { enqueueWebsiteSync, type WebsiteSyncType } from './website-sync.js';
+
+/**
+ * Event administration. Every write runs in one transaction together with its
+ * website-sync outbox row (when website sync is on), so a change is never
+ * committed without its notification, nor the reverse.
+ */
+
+export interface EventRecord {
+  id: string;
+  slug: string;
+  title: string;
+  description: string | null;
+  location: string | null;
+  startsAt: Date;
+  /** null = unlimited. */
+  capacity: number | null;
+  published: boolean;
+  deletedAt: Date | null;
+  onlinePayment: boolean;
+  passCardFee: boolean;
+  pricing: EventPricing;
+  reminderAt: Date | null;
+  reminderClaimedAt: Date | null;
+  reminderSentAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface EventRow {
+  id: string;
+  slug: string;
+  title: string;
+  description: string | null;
+  location: string | null;
+  starts_at: Date;
+  capacity: number | null;
+  published: boolean;
+  deleted_at: Date | null;
+  online_payment: boolean;
+  pass_card_fee: boolean;
+  pricing: EventPricing;
+  reminder_at: Date | null;
+  reminder_claimed_at: Date | null;
+  reminder_sent_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function eventFromRow(row: EventRow): EventRecord {
+  return {
+    id: row.id,
+    slug: row.slug,
+    title: row.title,
+    description: row.description,
+    location: row.location,
+    startsAt: row.starts_at,
+    capacity: row.capacity,
+    published: row.published,
+    deletedAt: row.deleted_at,
+    onlinePayment: row.online_payment,
+    passCardFee: row.pass_card_fee,
+    pricing: row.pricing,
+    reminderAt: row.reminder_at,
+    reminderClaimedAt: row.reminder_claimed_at,
+    reminderSentAt: row.reminder_sent_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export type EventChangeKind = 'created' | 'updated' | 'published' | 'deleted' | 'unchanged';
+
+export interface EventChange {
+  event: EventRecord;
+  change: EventChangeKind;
+  /** The website-sync delivery id queued with the change; null when sync is off or nothing changed. */
+  deliveryId: string | null;
+}
+
+type WriteContext = Pick<AppContext, 'config' | 'db' | 'clock'>;
+
+/** The event with this slug; deleted events only when asked for. */
+export async function getEventBySlug(
+  db: Db,
+  slug: string,
+  options: { includeDeleted?: boolean } = {},
+): Promise<EventRecord | undefined> {
+  const query = db('events').where({ slug });
+  if (!options.includeDeleted) query.whereNull('deleted_at');
+  const row = await query.first<EventRow | undefined>();
+  return row ? eventFromRow(row) : undefined;
+}
+
+export async function listEvents(
+  ctx: Pick<AppContext, 'db'>,
+  options: { includeDeleted?: boolean } = {},
+): Promise<EventRecord[]> {
+  const query = ctx.db('events').orderBy([{ column: 'starts_at' }, { column: 'slug' }]);
+  if (!options.includeDeleted) query.whereNull('deleted_at');
+  const rows = await query.select<EventRow[]>('*');
+  return rows.map(eventFromRow);
+}
+
+/**
+ * Creates an event from a validated event file (parseEventFile / parseEventFileText).
+ * A slug already in use, even by a deleted event, is refused.
+ */
+export async function createEvent(ctx: WriteContext, file: EventFile): Promise<EventChange> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction(async (trx) => {
+    const inserted = await trx('events')
+      .insert({
+        slug: file.slug,
+        title: file.title,
+        description: file.description ?? null,
+        location: file.location ?? null,
+        starts_at: file.startsAt,
+        capacity: file.capacity,
+        published: file.published ?? false,
+        online_payment: file.onlinePayment ?? false,
+        pass_card_fee: file.passCardFee ?? false,
+        pricing: JSON.stringify(file.pricing),
+        reminder_at: file.reminderAt ?? null,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict('slug')
+      .ignore()
+      .returning<EventRow[]>('*');
+    const row = inserted[0];
+    if (!row) {
+      const existing = await getEventBySlug(trx, file.slug, { includeDeleted: true });
+      throw new AppError('event_exists', `an event with slug "${file.slug}" already exists${existing?.deletedAt ? ' (deleted)' : ''}`, {
+        httpStatus: 409,
+        suggestion: existing?.deletedAt
+          ? 'slugs stay reserved after deletion so old links never point at a different event; choose another slug'
+          : 'use `eventops events update FILE.json` to change it',
+      });
+    }
+    const event = eventFromRow(row);
+    return { event, change: 'created', deliveryId: await enqueueWebsiteSync(trx, ctx, 'event.created', event) };
+  });
+}
+
+/**
+ * Updates the event named by the file's slug. Required keys are always
+ * replaced; an optional key replaces the stored value when present (null
+ * clears it) and leaves it as it is when absent; `pricing` is replaced whole.
+ * A reminder that was sent or claimed is re-armed only when `reminderAt`
+ * actually moves, so re-running the same file never sends a reminder twice.
+ */
+export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<EventChange> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction(async (trx) => {
+    const current = await lockLiveEvent(trx, file.slug);
+    const changes: Omit<Partial<EventRow>, 'pricing'> & { pricing: string } = {
+      title: file.title,
+      starts_at: file.startsAt,
+      capacity: file.capacity,
+      pricing: JSON.stringify(file.pricing),
+      updated_at: now,
+      ...optional('description', file.description),
+      ...optional('location', file.location),
+      ...optional('published', file.published),
+      ...optional('online_payment', file.onlinePayment),
+      ...optional('pass_card_fee', file.passCardFee),
+    };
+    if (file.reminderAt !== undefined) {
+      changes.reminder_at = file.reminderAt;
+      if (!sameInstant(file.reminderAt, current.reminder_at)) {
+        changes.reminder_sent_at = null;
+        changes.reminder_claimed_at = null;
+      }
+    }
+    const [row] = await trx('events').where({ id: current.id }).update(changes).returning<EventRow[]>('*');
+    if (!row) throw new NotFoundError(`event "${file.slug}"`);
+    return recordChange(trx, ctx, 'updated', 'event.updated', eventFromRow(row));
+  });
+}
+
+/** Publishes the event. Publishing a published event changes nothing and queues nothing. */
+export async function publishEvent(ctx: WriteContext, slug: string): Promise<EventChange> {
+  return ctx.db.transaction(async (trx) => {
+    const current = await lockLiveEvent(trx, slug);
+    if (current.published) return { event: eventFromRow(current), change: 'unchanged', deliveryId: null };
+    const [row] = await trx('events')
+      .where({ id: current.id })
+      .update({ published: true, updated_at: ctx.clock.now() })
+      .returning<EventRow[]>('*');
+    if (!row) throw new NotFoundError(`event "${slug}"`);
+    return recordChange(trx, ctx, 'published', 'event.published', eventFromRow(row));
+  });
+}
+
+/**
+ * Soft-deletes the event (deleted_at), keeping its registrations and its slug.
+ * Deleting an already deleted event succeeds without queuing anything.
+ */
+export async function deleteEvent(ctx: WriteContext, slug: string): Promise<EventChange> {
+  return ctx.db.transaction(async (trx) => {
+    const current = await trx('events').where({ slug }).forUpdate().first<EventRow | undefined>();
+    if (!current) throw new NotFoundError(`event "${slug}"`, 'run `eventops events list --all` to see every slug');
+    if (current.deleted_at) return { event: eventFromRow(current), change: 'unchanged', deliveryId: null };
+    const now = ctx.clock.now();
+    const [row] = await trx('events')
+      .where({ id: current.id })
+      .update({ deleted_at: now, updated_at: now })
+      .returning<EventRow[]>('*');
+    if (!row) throw new NotFoundError(`event "${slug}"`);
+    return recordChange(trx, ctx, 'deleted', 'event.deleted', eventFromRow(row));
+  });
+}
+
+async function lockLiveEvent(trx: Db, slug: string): Promise<EventRow> {
+  const row = await trx('events').where({ slug }).whereNull('deleted_at').forUpdate().first<EventRow | undefined>();
+  if (!row) throw new NotFoundError(`event "${slug}"`, 'run `eventops events list` to see the slugs; create it with `eventops events create`');
+  return row;
+}
+
+async function recordChange(
+  trx: Db,
+  ctx: WriteContext,
+  change: EventChangeKind,
+  type: WebsiteSyncType,
+  event: EventRecord,
+): Promise<EventChange> {
+  return { event, change, deliveryId: await enqueueWebsiteSync(trx, ctx, type, event) };
+}
+
+function optional<K extends keyof EventRow, V>(column: K, value: V | undefined): Partial<Record<K, V>> {
+  return value === undefined ? {} : ({ [column]: value } as Partial<Record<K, V>>);
+}
+
+function sameInstant(a: Date | null, b: Date | null): boolean {
+  return a === null || b === null ? a === b : a.getTime() === b.getTime();
+}

@@ -1,0 +1,241 @@
+import crypto from 'node:crypto';
+import type { AppContext } from '../context.js';
+import type { Db } from '../db/connect.js';
+import { errorMessage } from '../errors.js';
+import type { EventPricing } from './event-file.js';
+import type { EventRecord } from './events.js';
+
+/**
+ * The outbound website webhook ("Website webhook (outbound)" in the decisions).
+ * Event changes insert an outbox row in their own transaction; delivery signs
+ * and POSTs pending rows, retrying with backoff until the receiver answers 2xx.
+ * Receivers dedupe by the body's `id`, so a repeated delivery is harmless.
+ */
+
+export type WebsiteSyncType = 'event.created' | 'event.updated' | 'event.published' | 'event.deleted';
+
+export const WEBSITE_SIGNATURE_HEADER = 'X-Eventops-Signature';
+
+/** The public fields of an event, as the website sees them. Times are UTC ISO strings. */
+export interface WebsiteEventFields {
+  slug: string;
+  title: string;
+  description: string | null;
+  startsAt: string;
+  location: string | null;
+  capacity: number | null;
+  published: boolean;
+  onlinePayment: boolean;
+  pricing: EventPricing;
+  deleted: boolean;
+}
+
+export interface WebsiteSyncBody {
+  /** The delivery id (the outbox row id). */
+  id: string;
+  type: WebsiteSyncType;
+  occurredAt: string;
+  event: WebsiteEventFields;
+}
+
+export function websiteEventFields(event: EventRecord): WebsiteEventFields {
+  return {
+    slug: event.slug,
+    title: event.title,
+    description: event.description,
+    startsAt: event.startsAt.toISOString(),
+    location: event.location,
+    capacity: event.capacity,
+    published: event.published,
+    onlinePayment: event.onlinePayment,
+    pricing: event.pricing,
+    deleted: event.deletedAt !== null,
+  };
+}
+
+/**
+ * Queues one notification inside the caller's transaction (pass the transaction
+ * as `db`), so the change and its notification commit or roll back together.
+ * Returns the delivery id, or null when website sync is off.
+ */
+export async function enqueueWebsiteSync(
+  db: Db,
+  ctx: Pick<AppContext, 'config' | 'clock'>,
+  type: WebsiteSyncType,
+  event: EventRecord,
+): Promise<string | null> {
+  if (!ctx.config.websiteSync) return null;
+  const now = ctx.clock.now();
+  const id = crypto.randomUUID();
+  const body: WebsiteSyncBody = { id, type, occurredAt: now.toISOString(), event: websiteEventFields(event) };
+  await db('website_sync_outbox').insert({ id, type, body: JSON.stringify(body), created_at: now, next_attempt_at: now });
+  return id;
+}
+
+export interface WebsiteSyncResult {
+  /** False when WEBSITE_SYNC_URL/WEBSITE_SYNC_SECRET are unset: nothing was attempted. */
+  enabled: boolean;
+  delivered: number;
+  failed: number;
+  /** Rows still PENDING after this run (failed ones included). */
+  pending: number;
+  failures: Array<{ id: string; type: string; attempts: number; error: string; nextAttemptAt: Date }>;
+}
+
+export interface DeliverOptions {
+  /** Most rows claimed in this run. */
+  limit?: number;
+  /** Per-request timeout. */
+  timeoutMs?: number;
+}
+
+const CLAIM_MS = 2 * 60_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
+const BACKOFF_BASE_MS = 60_000;
+const BACKOFF_CAP_MS = 60 * 60_000;
+
+/** Delay before the next try after the given number of attempts: 1 min, 2, 4, … capped at 1 h. */
+export function websiteSyncBackoffMs(attempts: number): number {
+  return Math.min(BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1), BACKOFF_CAP_MS);
+}
+
+interface ClaimedRow {
+  id: string;
+  type: string;
+  body: unknown;
+  attempts: number;
+  created_at: Date;
+}
+
+/**
+ * Claims due rows (SKIP LOCKED, so concurrent runs never share a row) and
+ * delivers them oldest first. At the first failure the run stops and hands the
+ * untried rows back: a later change must not overtake an earlier one that the
+ * receiver has not taken yet, and a receiver that is down is not hammered.
+ */
+export async function deliverWebsiteSync(
+  ctx: Pick<AppContext, 'config' | 'db' | 'clock' | 'logger'>,
+  options: DeliverOptions = {},
+): Promise<WebsiteSyncResult> {
+  const target = ctx.config.websiteSync;
+  if (!target) return { enabled: false, delivered: 0, failed: 0, pending: await countPendingWebsiteSync(ctx.db), failures: [] };
+
+  const claimedAt = ctx.clock.now();
+  const claimedUntil = new Date(claimedAt.getTime() + CLAIM_MS);
+  const claimed = await ctx.db.raw<{ rows: ClaimedRow[] }>(
+    `UPDATE website_sync_outbox SET claimed_until = ?, attempts = attempts + 1
+     WHERE id IN (
+       SELECT id FROM website_sync_outbox
+       WHERE status = 'PENDING' AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
+       ORDER BY created_at, id
+       LIMIT ?
+       FOR UPDATE SKIP LOCKED)
+     RETURNING id, type, body, attempts, created_at`,
+    [claimedUntil, claimedAt, claimedAt, options.limit ?? 50],
+  );
+  const rows = claimed.rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.id.localeCompare(b.id));
+
+  const result: WebsiteSyncResult = { enabled: true, delivered: 0, failed: 0, pending: 0, failures: [] };
+  for (const [index, row] of rows.entries()) {
+    const outcome = await postSigned(target, JSON.stringify(row.body), ctx.clock.now(), options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const now = ctx.clock.now();
+    if (outcome.ok) {
+      await ctx.db('website_sync_outbox')
+        .where({ id: row.id, status: 'PENDING' })
+        .update({ status: 'DELIVERED', delivered_at: now, claimed_until: null, last_error: null });
+      result.delivered += 1;
+      ctx.logger.info({ deliveryId: row.id, type: row.type }, 'website sync delivered');
+      continue;
+    }
+    const nextAttemptAt = new Date(now.getTime() + websiteSyncBackoffMs(row.attempts));
+    await ctx.db('website_sync_outbox')
+      .where({ id: row.id, status: 'PENDING' })
+      .update({ next_attempt_at: nextAttemptAt, claimed_until: null, last_error: outcome.error });
+    result.failed += 1;
+    result.failures.push({ id: row.id, type: row.type, attempts: row.attempts, error: outcome.error, nextAttemptAt });
+    ctx.logger.warn({ deliveryId: row.id, type: row.type, attempts: row.attempts, error: outcome.error }, 'website sync failed; will retry');
+    await releaseUntried(ctx.db, rows.slice(index + 1).map((r) => r.id), claimedUntil);
+    break;
+  }
+  result.pending = await countPendingWebsiteSync(ctx.db);
+  return result;
+}
+
+async function releaseUntried(db: Db, ids: string[], claimedUntil: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db('website_sync_outbox')
+    .whereIn('id', ids)
+    .where({ status: 'PENDING', claimed_until: claimedUntil })
+    .update({ claimed_until: null, attempts: db.raw('attempts - 1') });
+}
+
+type PostOutcome = { ok: true } | { ok: false; error: string };
+
+async function postSigned(target: { url: string; secret: string }, body: string, now: Date, timeoutMs: number): Promise<PostOutcome> {
+  try {
+    const response = await fetch(target.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'eventops-website-sync',
+        [WEBSITE_SIGNATURE_HEADER]: signWebsiteBody(target.secret, body, Math.floor(now.getTime() / 1000)),
+      },
+      body,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await response.text();
+    if (response.ok) return { ok: true };
+    return { ok: false, error: `HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}` };
+  } catch (error) {
+    return { ok: false, error: describeFetchError(error, timeoutMs) };
+  }
+}
+
+function describeFetchError(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error && error.name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
+  const cause = error instanceof Error ? error.cause : undefined;
+  return cause === undefined ? errorMessage(error) : `${errorMessage(error)} (${errorMessage(cause)})`;
+}
+
+/** The signature header value: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
+export function signWebsiteBody(secret: string, body: string, unixSeconds: number): string {
+  return `t=${unixSeconds},v1=${hmacHex(secret, `${unixSeconds}.${body}`)}`;
+}
+
+function hmacHex(secret: string, payload: string): string {
+  return crypto.createHmac('sha256', secret).update(payload, 'utf8').digest('hex');
+}
+
+/**
+ * For receivers and tests: true when the header carries a v1 signature of
+ * `<t>.<body>` under the secret and t is within the tolerance of now.
+ * `body` must be the raw request body, byte for byte.
+ */
+export function verifyWebsiteSignature(
+  secret: string,
+  header: string | null | undefined,
+  body: string,
+  nowSeconds: number,
+  toleranceSeconds = 300,
+): boolean {
+  if (!header) return false;
+  let timestamp: number | undefined;
+  const signatures: string[] = [];
+  for (const part of header.split(',')) {
+    const [key, value] = part.trim().split('=', 2);
+    if (key === 't' && value && /^\d+$/.test(value)) timestamp = Number(value);
+    if (key === 'v1' && value) signatures.push(value);
+  }
+  if (timestamp === undefined || signatures.length === 0) return false;
+  if (Math.abs(nowSeconds - timestamp) > toleranceSeconds) return false;
+  const expected = Buffer.from(hmacHex(secret, `${timestamp}.${body}`), 'utf8');
+  return signatures.some((signature) => {
+    const given = Buffer.from(signature, 'utf8');
+    return given.length === expected.length && crypto.timingSafeEqual(given, expected);
+  });
+}
+
+export async function countPendingWebsiteSync(db: Db): Promise<number> {
+  const row = await db('website_sync_outbox').where({ status: 'PENDING' }).count<{ count: number }[]>({ count: '*' }).first();
+  return Number(row?.count ?? 0);
+}

@@ -1,0 +1,321 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import { EventFileError, parseEventFile, parseEventFileText, type EventFile } from '../../src/admin/event-file.js';
+import {
+  createEvent,
+  deleteEvent,
+  getEventBySlug,
+  listEvents,
+  publishEvent,
+  updateEvent,
+} from '../../src/admin/events.js';
+import { AppError, NotFoundError } from '../../src/errors.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+
+const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures');
+const fixtureJson = (name: string): Record<string, unknown> =>
+  JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
+
+const SYNC_ENV = { WEBSITE_SYNC_URL: 'http://127.0.0.1:9/hooks/eventops', WEBSITE_SYNC_SECRET: 'website-sync-test-secret' };
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+let counter = 0;
+function eventFile(overrides: Record<string, unknown> = {}): EventFile {
+  counter += 1;
+  return parseEventFile({ ...fixtureJson('event-family-camp.json'), slug: `family-camp-${counter}`, ...overrides });
+}
+
+function syncContext(clock = new FixedClock(new Date('2026-11-22T00:00:00Z'))) {
+  return createTestContext({ db: tdb.db, env: SYNC_ENV, clock });
+}
+
+interface OutboxRow {
+  id: string;
+  type: string;
+  status: string;
+  attempts: number;
+  body: { id: string; type: string; occurredAt: string; event: Record<string, unknown> };
+}
+
+async function outboxFor(slug: string): Promise<OutboxRow[]> {
+  return tdb.db('website_sync_outbox').whereRaw(`body->'event'->>'slug' = ?`, [slug]).orderBy('created_at').select<OutboxRow[]>('*');
+}
+
+function problemsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof EventFileError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected the event file to be rejected');
+}
+
+describe('event file', () => {
+  it('accepts the documented example and converts times with offsets to instants', () => {
+    const file = parseEventFileText(fs.readFileSync(path.join(FIXTURES, 'event-family-camp.json'), 'utf8'));
+    expect(file.startsAt.toISOString()).toBe('2027-03-12T07:00:00.000Z');
+    expect(file.reminderAt?.toISOString()).toBe('2027-03-09T22:00:00.000Z');
+    expect(file.pricing).toEqual({
+      tiers: [
+        { id: 'adult', label: 'Adult', price: 12000 },
+        { id: 'child', label: 'Child', price: 6000 },
+      ],
+      familyWaiver: { maxChargedTickets: 3 },
+      discount: { percent: 10 },
+    });
+  });
+
+  it('rejects unknown keys naming each key, at the top level and nested', () => {
+    const topLevel = problemsOf(() => parseEventFileText(fs.readFileSync(path.join(FIXTURES, 'event-unknown-key.json'), 'utf8')));
+    expect(topLevel).toEqual(['unknown key "colour"']);
+    const nested = problemsOf(() =>
+      eventFile({ pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 100, colour: 'red' }], extra: true } }),
+    );
+    expect(nested).toEqual(expect.arrayContaining(['unknown key "pricing.tiers.0.colour"', 'unknown key "pricing.extra"']));
+  });
+
+  it('capacity null means unlimited, but capacity may not be left out', () => {
+    expect(eventFile({ capacity: null }).capacity).toBeNull();
+    const { capacity: _omitted, ...withoutCapacity } = fixtureJson('event-family-camp.json');
+    expect(problemsOf(() => parseEventFile(withoutCapacity))).toEqual([expect.stringMatching(/^capacity: /)]);
+  });
+
+  it('lists every problem at once with its path', () => {
+    const problems = problemsOf(() =>
+      eventFile({
+        slug: 'Family Camp',
+        startsAt: '2027-03-12T18:00:00',
+        capacity: -1,
+        pricing: {
+          tiers: [
+            { id: 'adult', label: 'Adult', price: 12000 },
+            { id: 'child', label: 'Child', price: 10.5 },
+          ],
+          familyWaiver: { maxChargedTickets: 0 },
+          discount: { percent: 10, amount: 500 },
+        },
+      }),
+    );
+    for (const where of ['slug', 'startsAt', 'capacity', 'pricing.tiers.1.price', 'pricing.familyWaiver.maxChargedTickets', 'pricing.discount']) {
+      expect(problems.some((p) => p.startsWith(`${where}: `)), `a problem for ${where} in ${problems.join(' | ')}`).toBe(true);
+    }
+  });
+
+  it('rejects duplicate tier ids', () => {
+    const problems = problemsOf(() =>
+      eventFile({ pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 1 }, { id: 'adult', label: 'Adult again', price: 2 }] } }),
+    );
+    expect(problems).toEqual(['pricing.tiers.1.id: duplicate tier id "adult"']);
+  });
+
+  it('rejects a pricing without tiers and a percentage above 100', () => {
+    const problems = problemsOf(() => eventFile({ pricing: { tiers: [], discount: { percent: 150 } } }));
+    expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/^pricing\.tiers: /), expect.stringMatching(/^pricing\.discount\.percent: /)]));
+  });
+
+  it('the error is an event_invalid usage error (exit 2)', () => {
+    try {
+      eventFile({ nope: 1 });
+      throw new Error('not rejected');
+    } catch (error) {
+      expect(error).toBeInstanceOf(AppError);
+      expect((error as AppError).code).toBe('event_invalid');
+      expect((error as AppError).exitCode).toBe(2);
+      expect((error as AppError).message).toContain('"nope"');
+    }
+  });
+});
+
+describe('event administration', () => {
+  it('create stores the event and queues exactly one event.created notification carrying its public fields', async () => {
+    const ctx = syncContext();
+    const file = eventFile();
+    const result = await createEvent(ctx, file);
+    expect(result.change).toBe('created');
+
+    const stored = await getEventBySlug(tdb.db, file.slug);
+    expect(stored).toMatchObject({
+      slug: file.slug,
+      title: 'Family Camp',
+      capacity: 120,
+      published: false,
+      onlinePayment: true,
+      passCardFee: true,
+      deletedAt: null,
+      startsAt: new Date('2027-03-12T07:00:00Z'),
+      reminderAt: new Date('2027-03-09T22:00:00Z'),
+    });
+
+    const rows = await outboxFor(file.slug);
+    expect(rows).toHaveLength(1);
+    const [row] = rows;
+    expect(row).toMatchObject({ id: result.deliveryId, type: 'event.created', status: 'PENDING', attempts: 0 });
+    expect(row?.body).toEqual({
+      id: row?.id,
+      type: 'event.created',
+      occurredAt: '2026-11-22T00:00:00.000Z',
+      event: {
+        slug: file.slug,
+        title: 'Family Camp',
+        description: 'A weekend away for the whole church family.',
+        startsAt: '2027-03-12T07:00:00.000Z',
+        location: 'Camp Grounds, Kangaroo Valley',
+        capacity: 120,
+        published: false,
+        onlinePayment: true,
+        pricing: file.pricing,
+        deleted: false,
+      },
+    });
+  });
+
+  it('a slug already in use is refused and queues nothing more', async () => {
+    const ctx = syncContext();
+    const file = eventFile();
+    await createEvent(ctx, file);
+    await expect(createEvent(ctx, { ...file, title: 'Other' })).rejects.toMatchObject({ code: 'event_exists' });
+    expect(await outboxFor(file.slug)).toHaveLength(1);
+    expect((await getEventBySlug(tdb.db, file.slug))?.title).toBe('Family Camp');
+  });
+
+  it('update replaces the given fields, keeps absent optional ones, and queues one event.updated', async () => {
+    const clock = new FixedClock(new Date('2026-11-22T00:00:00Z'));
+    const ctx = syncContext(clock);
+    const file = eventFile({ published: true });
+    await createEvent(ctx, file);
+    clock.advance(60_000);
+
+    const { description: _d, location: _l, published: _p, ...rest } = fixtureJson('event-family-camp.json');
+    const changed = parseEventFile({
+      ...rest,
+      slug: file.slug,
+      title: 'Family Camp 2027',
+      capacity: null,
+      location: null,
+      pricing: { tiers: [{ id: 'everyone', label: 'Everyone', price: 5000 }] },
+    });
+    const result = await updateEvent(ctx, changed);
+    expect(result.change).toBe('updated');
+
+    const stored = await getEventBySlug(tdb.db, file.slug);
+    expect(stored).toMatchObject({
+      title: 'Family Camp 2027',
+      capacity: null,
+      location: null,
+      description: 'A weekend away for the whole church family.',
+      published: true,
+      pricing: { tiers: [{ id: 'everyone', label: 'Everyone', price: 5000 }] },
+      updatedAt: clock.now(),
+    });
+
+    const rows = await outboxFor(file.slug);
+    expect(rows.map((r) => r.type)).toEqual(['event.created', 'event.updated']);
+    expect(rows[1]?.body).toMatchObject({
+      id: result.deliveryId,
+      type: 'event.updated',
+      occurredAt: clock.now().toISOString(),
+      event: { title: 'Family Camp 2027', capacity: null, location: null, published: true, pricing: { tiers: [{ id: 'everyone' }] } },
+    });
+  });
+
+  it('update or publish of an unknown slug is NotFound and queues nothing', async () => {
+    const ctx = syncContext();
+    await expect(updateEvent(ctx, eventFile({ slug: 'no-such-event' }))).rejects.toBeInstanceOf(NotFoundError);
+    await expect(publishEvent(ctx, 'no-such-event')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(deleteEvent(ctx, 'no-such-event')).rejects.toBeInstanceOf(NotFoundError);
+    expect(await outboxFor('no-such-event')).toHaveLength(0);
+  });
+
+  it('publish queues one event.published; publishing again changes nothing', async () => {
+    const ctx = syncContext();
+    const file = eventFile({ published: false });
+    await createEvent(ctx, file);
+    const first = await publishEvent(ctx, file.slug);
+    expect(first.change).toBe('published');
+    expect((await getEventBySlug(tdb.db, file.slug))?.published).toBe(true);
+    const again = await publishEvent(ctx, file.slug);
+    expect(again).toMatchObject({ change: 'unchanged', deliveryId: null });
+
+    const rows = await outboxFor(file.slug);
+    expect(rows.map((r) => r.type)).toEqual(['event.created', 'event.published']);
+    expect(rows[1]?.body).toMatchObject({ id: first.deliveryId, type: 'event.published', event: { published: true, deleted: false } });
+  });
+
+  it('delete is soft, queues one event.deleted, hides the event, and deleting again succeeds without a new notification', async () => {
+    const ctx = syncContext();
+    const file = eventFile();
+    const created = await createEvent(ctx, file);
+    const deleted = await deleteEvent(ctx, file.slug);
+    expect(deleted.change).toBe('deleted');
+
+    const row = await tdb.db('events').where({ slug: file.slug }).first();
+    expect(row.id).toBe(created.event.id);
+    expect(row.deleted_at).toEqual(ctx.clock.now());
+    expect(await getEventBySlug(tdb.db, file.slug)).toBeUndefined();
+    expect((await listEvents(ctx)).map((e) => e.slug)).not.toContain(file.slug);
+    expect((await listEvents(ctx, { includeDeleted: true })).map((e) => e.slug)).toContain(file.slug);
+
+    expect(await deleteEvent(ctx, file.slug)).toMatchObject({ change: 'unchanged', deliveryId: null });
+    await expect(publishEvent(ctx, file.slug)).rejects.toBeInstanceOf(NotFoundError);
+    const rows = await outboxFor(file.slug);
+    expect(rows.map((r) => r.type)).toEqual(['event.created', 'event.deleted']);
+    expect(rows[1]?.body).toMatchObject({ id: deleted.deliveryId, type: 'event.deleted', event: { slug: file.slug, deleted: true } });
+  });
+
+  it('with website sync off, changes queue no notification', async () => {
+    const ctx = createTestContext({ db: tdb.db });
+    expect(ctx.config.websiteSync).toBeUndefined();
+    const file = eventFile();
+    const created = await createEvent(ctx, file);
+    await updateEvent(ctx, { ...file, title: 'Renamed' });
+    await publishEvent(ctx, file.slug);
+    await deleteEvent(ctx, file.slug);
+    expect(created.deliveryId).toBeNull();
+    expect(await outboxFor(file.slug)).toHaveLength(0);
+  });
+
+  it('moving reminderAt re-arms a sent reminder; the same instant written differently does not', async () => {
+    const ctx = syncContext();
+    const file = eventFile({ reminderAt: '2027-03-10T09:00:00+11:00' });
+    await createEvent(ctx, file);
+    const markSent = () =>
+      tdb.db('events').where({ slug: file.slug }).update({ reminder_sent_at: new Date('2027-03-09T22:00:05Z'), reminder_claimed_at: new Date('2027-03-09T22:00:00Z') });
+
+    await markSent();
+    await updateEvent(ctx, eventFile({ slug: file.slug, reminderAt: '2027-03-09T22:00:00Z' }));
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ reminderSentAt: new Date('2027-03-09T22:00:05Z') });
+
+    await updateEvent(ctx, eventFile({ slug: file.slug, reminderAt: '2027-03-11T09:00:00+11:00' }));
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({
+      reminderAt: new Date('2027-03-10T22:00:00Z'),
+      reminderSentAt: null,
+      reminderClaimedAt: null,
+    });
+
+    await markSent();
+    await updateEvent(ctx, eventFile({ slug: file.slug, reminderAt: null }));
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ reminderAt: null, reminderSentAt: null });
+  });
+
+  it('list orders events by start time', async () => {
+    const ctx = syncContext();
+    const later = eventFile({ startsAt: '2030-02-01T10:00:00+11:00' });
+    const sooner = eventFile({ startsAt: '2030-01-01T10:00:00+11:00' });
+    await createEvent(ctx, later);
+    await createEvent(ctx, sooner);
+    const slugs = (await listEvents(ctx)).map((e) => e.slug);
+    expect(slugs.indexOf(sooner.slug)).toBeLessThan(slugs.indexOf(later.slug));
+  });
+});
