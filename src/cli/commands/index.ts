@@ -2,10 +2,14 @@ import type { Command } from 'commander';
 import { registerConfigCommands } from './config.js';
 import { registerInitCommand } from './init.js';
 import { registerMigrateCommand } from './migrate.js';
+import { registerEventsCommands } from './events.js';
+import { registerSyncWebsiteCommand } from './sync-website.js';
 
 /** Every subcommand, one file each. Heavy modules are imported inside actions, never here. */
 export function registerCommands(program: Command): void {
   registerInitCommand(program);
   registerConfigCommands(program);
   registerMigrateCommand(program);
+  registerEventsCommands(program);
+  registerSyncWebsiteCommand(program);
 }

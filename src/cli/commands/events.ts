@@ -1,0 +1,167 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { parseEventFileText, type EventFile } from '../../admin/event-file.js';
+import {
+  createEvent,
+  deleteEvent,
+  listEvents,
+  publishEvent,
+  updateEvent,
+  type EventChange,
+  type EventRecord,
+} from '../../admin/events.js';
+import { deliverWebsiteSync } from '../../admin/website-sync.js';
+import type { AppContext } from '../../context.js';
+import { UsageError, errorMessage } from '../../errors.js';
+import { printResult, withContext } from '../io.js';
+
+interface JsonOption {
+  json?: boolean;
+}
+
+const jsonOptionSchema = z.object({ json: z.boolean().optional() });
+const listOptionsSchema = z.object({ json: z.boolean().optional(), all: z.boolean().optional() });
+const slugSchema = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/);
+
+const FILE_HELP = `
+The event file (JSON; unknown keys are rejected):
+  {"slug": "family-camp", "title": "Family Camp", "startsAt": "2027-03-12T18:00:00+11:00",
+   "location": "Camp Grounds", "capacity": 120, "published": true, "onlinePayment": true,
+   "passCardFee": true, "reminderAt": "2027-03-10T09:00:00+11:00",
+   "pricing": {"tiers": [{"id": "adult", "label": "Adult", "price": 12000}],
+               "familyWaiver": {"maxChargedTickets": 3}, "discount": {"percent": 10}}}
+Prices in minor units of APP_CURRENCY; capacity null = unlimited.`;
+
+export function registerEventsCommands(program: Command): void {
+  const events = program
+    .command('events')
+    .description('create, update, publish, delete and list events (changes are pushed to the website when sync is on)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ eventops events create family-camp.json\n  $ eventops events publish family-camp\n  $ eventops events list --json',
+    );
+
+  events
+    .command('create')
+    .description('create an event from an event file')
+    .argument('<file>', 'event file (JSON)')
+    .option('--json', 'print JSON')
+    .addHelpText('after', `\nExample:\n  $ eventops events create family-camp.json\n${FILE_HELP}`)
+    .action(async (file: string, rawOptions: unknown) => {
+      const options = jsonOptionSchema.parse(rawOptions);
+      const input = await readEventFile(file);
+      await withContext((ctx) => applyChange(ctx, options, () => createEvent(ctx, input)));
+    });
+
+  events
+    .command('update')
+    .description('update the event named by the file\'s slug; optional keys left out keep their value, null clears them')
+    .argument('<file>', 'event file (JSON)')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      `\nExample:\n  $ eventops events update family-camp.json\n\nChanging reminderAt re-arms the reminder only when the time actually moves.\n${FILE_HELP}`,
+    )
+    .action(async (file: string, rawOptions: unknown) => {
+      const options = jsonOptionSchema.parse(rawOptions);
+      const input = await readEventFile(file);
+      await withContext((ctx) => applyChange(ctx, options, () => updateEvent(ctx, input)));
+    });
+
+  events
+    .command('publish')
+    .description('publish an event (publishing a published event changes nothing)')
+    .argument('<slug>', 'the event slug')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  $ eventops events publish family-camp')
+    .action(async (slug: string, rawOptions: unknown) => {
+      const options = jsonOptionSchema.parse(rawOptions);
+      const valid = parseSlug(slug);
+      await withContext((ctx) => applyChange(ctx, options, () => publishEvent(ctx, valid)));
+    });
+
+  events
+    .command('delete')
+    .description('delete an event (kept with its registrations, hidden everywhere; deleting twice is fine)')
+    .argument('<slug>', 'the event slug')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  $ eventops events delete family-camp')
+    .action(async (slug: string, rawOptions: unknown) => {
+      const options = jsonOptionSchema.parse(rawOptions);
+      const valid = parseSlug(slug);
+      await withContext((ctx) => applyChange(ctx, options, () => deleteEvent(ctx, valid)));
+    });
+
+  events
+    .command('list')
+    .description('list events by start time')
+    .option('--json', 'print JSON')
+    .option('--all', 'include deleted events')
+    .addHelpText('after', '\nExamples:\n  $ eventops events list\n  $ eventops events list --all --json')
+    .action(async (rawOptions: unknown) => {
+      const options = listOptionsSchema.parse(rawOptions);
+      await withContext(async (ctx) => {
+        const found = await listEvents(ctx, { includeDeleted: options.all });
+        const { formatInTimeZone } = await import('date-fns-tz');
+        const when = (date: Date) => formatInTimeZone(date, ctx.config.regional.timeZone, 'yyyy-MM-dd HH:mm');
+        printResult(options, { events: found }, found.length === 0 ? 'no events' : found.map((event) => describeEvent(event, when)));
+      });
+    });
+}
+
+async function readEventFile(file: string): Promise<EventFile> {
+  let text: string;
+  try {
+    text = await fs.readFile(path.resolve(file), 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read the event file "${file}": ${errorMessage(error)}`);
+  }
+  return parseEventFileText(text);
+}
+
+function parseSlug(slug: string): string {
+  if (!slugSchema.safeParse(slug).success) {
+    throw new UsageError(`"${slug}" is not an event slug`, 'slugs are lowercase letters, digits and hyphens, e.g. family-camp');
+  }
+  return slug;
+}
+
+type SyncReport =
+  | { status: 'off' }
+  | { status: 'delivered'; delivered: number }
+  | { status: 'queued'; delivered: number; pending?: number; error?: string };
+
+/** Applies one change, then tries to deliver the website notification at once; a receiver that is down never fails the command. */
+async function applyChange(ctx: AppContext, options: JsonOption, change: () => Promise<EventChange>): Promise<void> {
+  const result = await change();
+  const sync = result.deliveryId === null && !ctx.config.websiteSync ? { status: 'off' as const } : await deliverNow(ctx);
+  printResult(options, { change: result.change, event: result.event, deliveryId: result.deliveryId, websiteSync: sync }, [
+    `${result.change}: ${result.event.slug} (${result.event.title})`,
+    describeSync(sync),
+  ]);
+}
+
+async function deliverNow(ctx: AppContext): Promise<SyncReport> {
+  try {
+    const outcome = await deliverWebsiteSync(ctx, { limit: 20 });
+    if (outcome.pending === 0) return { status: 'delivered', delivered: outcome.delivered };
+    return { status: 'queued', delivered: outcome.delivered, pending: outcome.pending, error: outcome.failures[0]?.error };
+  } catch (error) {
+    ctx.logger.warn({ error: errorMessage(error) }, 'website sync delivery could not run; the notification stays queued');
+    return { status: 'queued', delivered: 0, error: errorMessage(error) };
+  }
+}
+
+function describeSync(sync: SyncReport): string {
+  if (sync.status === 'off') return 'website sync: off';
+  if (sync.status === 'delivered') return `website sync: delivered${sync.delivered > 1 ? ` (${sync.delivered} notifications)` : ''}`;
+  return `website sync: queued, will retry${sync.error ? ` (${sync.error})` : ''}; \`eventops sync-website\` delivers it now`;
+}
+
+function describeEvent(event: EventRecord, when: (date: Date) => string): string {
+  const state = event.deletedAt ? 'deleted' : event.published ? 'published' : 'draft';
+  const capacity = event.capacity === null ? 'unlimited' : `capacity ${event.capacity}`;
+  return `${event.slug}  ${when(event.startsAt)}  ${state}  ${capacity}  ${event.title}`;
+}

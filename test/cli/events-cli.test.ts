@@ -1,0 +1,154 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyWebsiteSignature } from '../../src/admin/website-sync.js';
+import { ROOT, runCli } from '../support/cli.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testEnv } from '../support/env.js';
+import { startWebsiteReceiver, type WebsiteReceiver } from '../support/website-receiver.js';
+
+const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures');
+const SECRET = 'website-sync-cli-secret';
+
+let tdb: TestDatabase;
+let receiver: WebsiteReceiver;
+let workDir: string;
+
+// The global setup builds the command once per run; rebuilding here would rewrite dist/ under other CLI tests.
+beforeAll(async () => {
+  if (!fs.existsSync(path.join(ROOT, 'dist/src/cli/commands/events.js'))) {
+    throw new Error('dist/ has no events command: the build in test/support/global-setup.ts did not emit it');
+  }
+  tdb = await createTestDatabase();
+  receiver = await startWebsiteReceiver();
+  workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-events-cli-'));
+});
+afterAll(async () => {
+  await receiver?.close();
+  await tdb?.drop();
+});
+
+function env(overrides: Record<string, string | undefined> = {}) {
+  return {
+    ...testEnv(),
+    DATABASE_URL: tdb.url,
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'warn',
+    WEBSITE_SYNC_URL: receiver.url,
+    WEBSITE_SYNC_SECRET: SECRET,
+    ...overrides,
+  };
+}
+
+function writeEventFile(name: string, content: Record<string, unknown>): string {
+  const file = path.join(workDir, name);
+  fs.writeFileSync(file, JSON.stringify(content, null, 2));
+  return file;
+}
+
+function fixture(name: string): Record<string, unknown> {
+  return JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
+}
+
+describe('eventops events', () => {
+  it('create exits 0 and the website receiver gets one signed POST for it', async () => {
+    const before = receiver.requests.length;
+    const file = writeEventFile('camp.json', { ...fixture('event-family-camp.json'), slug: 'cli-family-camp' });
+    const result = await runCli(['events', 'create', file], { env: env(), cwd: workDir });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('created: cli-family-camp');
+    expect(result.stdout).toContain('website sync: delivered');
+
+    const received = receiver.requests.slice(before);
+    expect(received).toHaveLength(1);
+    const [request] = received;
+    const body = request?.body ?? '';
+    const header = String(request?.headers['x-eventops-signature']);
+    expect(verifyWebsiteSignature(SECRET, header, body, Math.floor(Date.now() / 1000), 300)).toBe(true);
+    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header) ?? [];
+    expect(v1).toBe(crypto.createHmac('sha256', SECRET).update(`${t}.${body}`).digest('hex'));
+    expect(JSON.parse(body)).toMatchObject({ type: 'event.created', event: { slug: 'cli-family-camp', capacity: 120 } });
+
+    const row = await tdb.db('website_sync_outbox').where({ id: (JSON.parse(body) as { id: string }).id }).first();
+    expect(row.status).toBe('DELIVERED');
+  });
+
+  it('an invalid event file exits 2 naming the unknown key, and creates nothing', async () => {
+    const result = await runCli(['events', 'create', path.join(FIXTURES, 'event-unknown-key.json')], { env: env(), cwd: workDir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('"colour"');
+    expect(await tdb.db('events').where({ slug: 'youth-night' }).first()).toBeUndefined();
+  });
+
+  it('a receiver that answers 500 does not fail the command: it reports "queued, will retry" and exits 0', async () => {
+    receiver.answerWith(500);
+    try {
+      const result = await runCli(['events', 'publish', 'cli-family-camp', '--json'], { env: env(), cwd: workDir });
+      expect(result.code).toBe(0);
+      const output = JSON.parse(result.stdout) as { change: string; websiteSync: { status: string } };
+      expect(output).toMatchObject({ change: 'published', websiteSync: { status: 'queued' } });
+      const human = await runCli(['events', 'delete', 'cli-family-camp'], { env: env(), cwd: workDir });
+      expect(human.code).toBe(0);
+      expect(human.stdout).toContain('queued, will retry');
+    } finally {
+      receiver.answerWith(200);
+    }
+    const pending = await tdb.db('website_sync_outbox').where({ status: 'PENDING' }).select('type');
+    expect(pending.map((r: { type: string }) => r.type).sort()).toEqual(['event.deleted', 'event.published']);
+  });
+
+  it('sync-website exits 1 while deliveries fail and 0 with the counts once the receiver takes them', async () => {
+    await tdb.db('website_sync_outbox').where({ status: 'PENDING' }).update({ next_attempt_at: new Date(Date.now() - 1000) });
+    receiver.answerWith(503);
+    const failing = await runCli(['sync-website', '--json'], { env: env(), cwd: workDir });
+    expect(failing.code).toBe(1);
+    expect(JSON.parse(failing.stdout)).toMatchObject({ delivered: 0, failed: 1, pending: 2 });
+
+    receiver.answerWith(200);
+    await tdb.db('website_sync_outbox').where({ status: 'PENDING' }).update({ next_attempt_at: new Date(Date.now() - 1000) });
+    const ok = await runCli(['sync-website', '--json'], { env: env(), cwd: workDir });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ delivered: 2, failed: 0, pending: 0 });
+  });
+
+  it('list --json parses and --all includes deleted events', async () => {
+    const file = writeEventFile('picnic.json', {
+      slug: 'cli-picnic',
+      title: 'Church Picnic',
+      startsAt: '2027-01-20T11:00:00+11:00',
+      capacity: null,
+      pricing: { tiers: [{ id: 'free', label: 'Free', price: 0 }] },
+    });
+    expect((await runCli(['events', 'create', file], { env: env({ WEBSITE_SYNC_URL: undefined, WEBSITE_SYNC_SECRET: undefined }), cwd: workDir })).code).toBe(0);
+
+    const live = await runCli(['events', 'list', '--json'], { env: env(), cwd: workDir });
+    expect(live.code).toBe(0);
+    const parsed = JSON.parse(live.stdout) as { events: Array<{ slug: string; capacity: number | null; startsAt: string }> };
+    expect(parsed.events.map((e) => e.slug)).toEqual(['cli-picnic']);
+    expect(parsed.events[0]).toMatchObject({ capacity: null, startsAt: '2027-01-20T00:00:00.000Z' });
+
+    const all = await runCli(['events', 'list', '--all', '--json'], { env: env(), cwd: workDir });
+    expect((JSON.parse(all.stdout) as { events: Array<{ slug: string }> }).events.map((e) => e.slug).sort()).toEqual([
+      'cli-family-camp',
+      'cli-picnic',
+    ]);
+
+    const human = await runCli(['events', 'list'], { env: env(), cwd: workDir });
+    expect(human.stdout).toContain('cli-picnic  2027-01-20 11:00  draft  unlimited  Church Picnic');
+  });
+
+  it('publish of an unknown slug exits 1 and a malformed slug exits 2', async () => {
+    expect((await runCli(['events', 'publish', 'no-such-event'], { env: env(), cwd: workDir })).code).toBe(1);
+    expect((await runCli(['events', 'publish', 'Not A Slug'], { env: env(), cwd: workDir })).code).toBe(2);
+  });
+
+  it('--help shows an example', async () => {
+    const result = await runCli(['events', 'create', '--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('$ eventops events create family-camp.json');
+  });
+});
