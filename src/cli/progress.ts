@@ -29,9 +29,18 @@ function withCounts(text: string, counts?: ProgressCounts): string {
   return counts.total === undefined ? `${text} (${counts.done})` : `${text} (${counts.done}/${counts.total})`;
 }
 
+/**
+ * A terminal that reports no width (some pseudo-terminals: `script`, `docker -t`)
+ * makes ora compute infinitely many lines to clear and hang, so it gets plain lines.
+ */
+function canAnimate(stream: NodeJS.WritableStream): boolean {
+  const terminal = stream as Partial<Pick<NodeJS.WriteStream, 'isTTY' | 'columns'>>;
+  return terminal.isTTY === true && (terminal.columns ?? 0) > 0;
+}
+
 export async function createProgress(options: ProgressOptions): Promise<Progress> {
   const stream = options.stream ?? process.stderr;
-  if (options.interactive && !options.json) {
+  if (options.interactive && !options.json && canAnimate(stream)) {
     const { default: ora } = await import('ora');
     const spinner = ora({ text: options.label, stream }).start();
     return {

@@ -108,6 +108,7 @@ export async function rotateKeys(ctx: RotationContext, options: RotateOptions = 
   if (!Number.isInteger(batchSize) || batchSize < 1) throw new AppError('invalid_batch_size', 'batch size must be a positive integer');
   const plan = await planRotation(ctx);
   const target = plan.targetVersion;
+  if (plan.missingKeys.length > 0) throw missingKeysError(plan);
   const columns: ColumnRotation[] = [];
   let rotated = 0;
 
@@ -145,6 +146,18 @@ export async function rotateKeys(ctx: RotationContext, options: RotateOptions = 
     }
   }
   return { targetVersion: target, columns, rotated, skipped: columns.reduce((sum, c) => sum + c.skipped, 0) };
+}
+
+function missingKeysError(plan: RotationPlan): AppError {
+  const variables = plan.missingKeys.map((version) => `ENCRYPTION_KEY_${version.toUpperCase()}`);
+  const where = plan.columns
+    .filter((c) => plan.missingKeys.some((version) => c.byVersion[version]))
+    .map((c) => `${c.table}.${c.column}`);
+  return new AppError(
+    'rotation_missing_keys',
+    `stored values use key ${plan.missingKeys.join(', ')}, which the keyring lacks (${where.join(', ')}); nothing was changed`,
+    { suggestion: `set ${variables.join(', ')} to the key those values were written with, then run again` },
+  );
 }
 
 function reencrypt(ctx: RotationContext, spec: EncryptedColumn, row: { key: string | number; value: string }): string {

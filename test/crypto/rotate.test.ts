@@ -155,7 +155,7 @@ describe('key rotation', () => {
     }
   });
 
-  it('values under a key version missing from the keyring are listed by the plan and named in the error', async () => {
+  it('values under a key version missing from the keyring are listed by the plan and stop the run before it changes anything', async () => {
     const v3 = createTestContext({
       db: tdb.db,
       env: { ...V2_ENV, ENCRYPTION_KEY_V3: TEST_KEYS.v2, ENCRYPTION_KEY_ID: 'v3' },
@@ -163,13 +163,27 @@ describe('key rotation', () => {
     const [row] = (await tdb.db('queued_mail').insert({ kind: 'reminder', message_enc: v3.cipher.encrypt('{}') }).returning('id')) as {
       id: number;
     }[];
+    const [pending] = (await tdb.db('people')
+      .insert({ first_name: 'Still', last_name: 'V1', email_enc: v1.cipher.encrypt('still@example.org') })
+      .returning('id')) as { id: string }[];
     try {
       const plan = await planRotation(v2);
       expect(plan.missingKeys).toEqual(['v3']);
+      expect(plan.total).toBe(2);
       expect(plan.columns.find((c) => c.table === 'queued_mail')?.byVersion).toEqual({ v3: 1 });
-      await expect(rotateKeys(v2)).rejects.toThrow(new RegExp(`queued_mail\\.message_enc of id ${row?.id}: .*ENCRYPTION_KEY_V3`));
+      const before = await readStoredValues(tdb.db);
+      const error = await rotateKeys(v2).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(AppError);
+      expect((error as AppError).code).toBe('rotation_missing_keys');
+      expect((error as AppError).message).toContain('queued_mail.message_enc');
+      expect((error as AppError).suggestion).toContain('ENCRYPTION_KEY_V3');
+      expect(await readStoredValues(tdb.db)).toEqual(before);
     } finally {
       await tdb.db('queued_mail').where({ id: row?.id }).delete();
+      await tdb.db('people').where({ id: pending?.id }).delete();
     }
   });
 

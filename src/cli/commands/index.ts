@@ -4,6 +4,7 @@ import { registerInitCommand } from './init.js';
 import { registerMigrateCommand } from './migrate.js';
 import { registerEventsCommands } from './events.js';
 import { registerSyncWebsiteCommand } from './sync-website.js';
+import { registerRotateKeysCommand } from './rotate-keys.js';
 
 /** Every subcommand, one file each. Heavy modules are imported inside actions, never here. */
 export function registerCommands(program: Command): void {
@@ -12,4 +13,5 @@ export function registerCommands(program: Command): void {
   registerMigrateCommand(program);
   registerEventsCommands(program);
   registerSyncWebsiteCommand(program);
+  registerRotateKeysCommand(program);
 }
