@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import type { JobFunction, JobName, JobSummary } from '../../jobs/types.js';
+import type { JobName, JobSummary } from '../../jobs/types.js';
+import { loadJobFunction } from '../../jobs/registry.js';
 import { EXIT } from '../../errors.js';
 import { createProgress } from '../progress.js';
 import { isInteractive, printResult, withContext } from '../io.js';
@@ -10,7 +11,6 @@ interface JobCommandSpec {
   description: string;
   example: string;
   force?: boolean;
-  load: () => Promise<JobFunction>;
   /** One human line for the summary. */
   describe: (summary: JobSummary & Record<string, unknown>) => string;
 }
@@ -31,21 +31,18 @@ const JOBS: JobCommandSpec[] = [
     name: 'send-reminders',
     description: 'email registrants of events whose reminder is due; payment reminders with a pay-now link (suggested: hourly)',
     example: 'eventops send-reminders --dry-run',
-    load: async () => (await import('../../jobs/send-reminders.js')).sendEventReminders as JobFunction,
     describe: describeCounts,
   },
   {
     name: 'sweep-checkouts',
     description: 'expire OPEN checkout sessions past their expiry and scrub their staged payload (suggested: hourly)',
     example: 'eventops sweep-checkouts --json',
-    load: async () => (await import('../../jobs/sweep-checkouts.js')).sweepExpiredCheckouts as JobFunction,
     describe: (s) => `sweep-checkouts: ${s.outcome}, expired ${String(s.expired)}`,
   },
   {
     name: 'send-celebrations',
     description: "send today's birthday and wedding-anniversary emails, if enabled in Settings (suggested: daily 07:00)",
     example: 'eventops send-celebrations --dry-run',
-    load: async () => (await import('../../jobs/send-celebrations.js')).sendCelebrations as JobFunction,
     describe: describeCounts,
   },
   {
@@ -53,7 +50,6 @@ const JOBS: JobCommandSpec[] = [
     description: 'send the monthly clearance-compliance digest to ADMIN and PASTOR users (suggested: 1st of the month 07:00)',
     example: 'eventops send-clearance-digest --force',
     force: true,
-    load: async () => (await import('../../jobs/send-clearance-digest.js')).sendClearanceDigest as JobFunction,
     describe: (s) =>
       s.status === 'already-sent'
         ? `send-clearance-digest: already sent for ${String(s.month)} (use --force to send again)`
@@ -63,7 +59,6 @@ const JOBS: JobCommandSpec[] = [
     name: 'error-issues',
     description: 'file one tracker issue per new error fingerprint of the last 7 days; purge rows older than 90 days (suggested: weekly)',
     example: 'eventops error-issues --json',
-    load: async () => (await import('../../jobs/error-issues.js')).fileErrorIssues as JobFunction,
     describe: describeCounts,
   },
 ];
@@ -83,7 +78,7 @@ export function registerJobCommands(program: Command): void {
     );
     command.action(async (raw: unknown) => {
       const options = optionsSchema.parse(raw);
-      const run = await spec.load();
+      const run = await loadJobFunction(spec.name);
       const progress = await createProgress({ interactive: isInteractive(), json: Boolean(options.json), label: spec.name });
       const summary = await withContext(async (ctx) => {
         try {
