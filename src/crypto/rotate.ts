@@ -72,7 +72,8 @@ export interface RotateOptions {
   onProgress?: (progress: RotationProgress) => void | Promise<void>;
 }
 
-const notUnder = (version: string): string => `${version}:%`;
+/** LIKE pattern matching values stored under a key version. */
+const storedUnder = (version: string): string => `${version}:%`;
 
 /** What a rotation would do: per encrypted column, how many values are not yet under the current key version. */
 export async function planRotation(ctx: RotationContext): Promise<RotationPlan> {
@@ -84,7 +85,7 @@ export async function planRotation(ctx: RotationContext): Promise<RotationPlan> 
       .select(ctx.db.raw(`split_part(??, ':', 1) AS version`, [column]))
       .count({ count: '*' })
       .whereNotNull(column)
-      .andWhere(column, 'not like', notUnder(target))
+      .andWhere(column, 'not like', storedUnder(target))
       .groupByRaw('1')
       .orderByRaw('1')) as unknown as { version: string; count: number | string }[];
     const byVersion: Record<string, number> = {};
@@ -121,7 +122,7 @@ export async function rotateKeys(ctx: RotationContext, options: RotateOptions = 
       const query = ctx.db(spec.table)
         .select({ key: spec.key, value: spec.column })
         .whereNotNull(spec.column)
-        .andWhere(spec.column, 'not like', notUnder(target))
+        .andWhere(spec.column, 'not like', storedUnder(target))
         .orderBy(spec.key)
         .limit(batchSize);
       if (after !== undefined) query.andWhere(spec.key, '>', after);
