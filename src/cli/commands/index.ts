@@ -4,6 +4,10 @@ import { registerInitCommand } from './init.js';
 import { registerMigrateCommand } from './migrate.js';
 import { registerEventsCommands } from './events.js';
 import { registerSyncWebsiteCommand } from './sync-website.js';
+import { registerSetupCommand } from './setup.js';
+import { registerUsersCommands } from './users.js';
+import { registerPeopleCommands } from './people.js';
+import { registerSettingsCommands } from './settings.js';
 import { registerRotateKeysCommand } from './rotate-keys.js';
 
 /** Every subcommand, one file each. Heavy modules are imported inside actions, never here. */
@@ -13,5 +17,9 @@ export function registerCommands(program: Command): void {
   registerMigrateCommand(program);
   registerEventsCommands(program);
   registerSyncWebsiteCommand(program);
+  registerSetupCommand(program);
+  registerUsersCommands(program);
+  registerPeopleCommands(program);
+  registerSettingsCommands(program);
   registerRotateKeysCommand(program);
 }

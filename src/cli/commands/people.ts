@@ -1,0 +1,78 @@
+import fs from 'node:fs/promises';
+import type { Command } from 'commander';
+import { PEOPLE_CSV_COLUMNS, importPeople } from '../../admin/people-import.js';
+import { listPeople } from '../../admin/people/list.js';
+import { UsageError } from '../../errors.js';
+import { printResult, withContext } from '../io.js';
+
+async function readCsvFile(file: string): Promise<string> {
+  try {
+    return await fs.readFile(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+export function registerPeopleCommands(program: Command): void {
+  const people = program.command('people').description('the church’s people: import from CSV and list');
+  people
+    .command('import')
+    .description('import or update people from a CSV file; every row is checked first and one bad row imports nothing')
+    .argument('<file>', 'CSV file with the header row below')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      `
+Header row (required, in this order):
+  ${PEOPLE_CSV_COLUMNS.join(',')}
+
+Dates are YYYY-MM-DD; an empty cell means none. Email is required: re-importing
+matches people by email (ignoring case), so importing the same file twice
+changes nothing. spouse_email must name someone in the file or already imported;
+both people are linked. ministry_role may list several roles separated by ";".
+Import adds and updates, never removes roles, clearances or spouse links.
+
+Example:
+  $ eventops people import people.csv --json
+
+Exit 0 when imported, 1 when the file has problems (every bad row is listed), 2 when the file cannot be read.`,
+    )
+    .action(async (file: string, options: { json?: boolean }) => {
+      const csvText = await readCsvFile(file);
+      await withContext(async (ctx) => {
+        const summary = await importPeople(ctx, csvText);
+        printResult(
+          options,
+          summary,
+          `imported ${summary.rows} rows: ${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged`,
+        );
+      });
+    });
+  people
+    .command('list')
+    .description('list people with birth and wedding dates, spouse and ministry roles (never clearance numbers)')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  $ eventops people list --json')
+    .action(async (options: { json?: boolean }) => {
+      await withContext(async (ctx) => {
+        const all = await listPeople(ctx);
+        printResult(
+          options,
+          { people: all },
+          all.length === 0
+            ? 'no people yet; run `eventops people import FILE.csv`'
+            : all.map((p) =>
+                [
+                  `${p.firstName} ${p.lastName}`,
+                  p.birthDate ? `born ${p.birthDate}` : '',
+                  p.weddingDate ? `married ${p.weddingDate}` : '',
+                  p.spouse ? `spouse ${p.spouse}` : '',
+                  p.ministryRoles.length ? `roles ${p.ministryRoles.join(', ')}` : '',
+                ]
+                  .filter(Boolean)
+                  .join('  '),
+              ),
+        );
+      });
+    });
+}
