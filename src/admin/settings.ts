@@ -21,10 +21,12 @@ export interface AdminSettingView {
   source: 'setting' | 'default' | 'unset';
 }
 
-/** Built-in values used when nothing is stored (the card fee rate of the spec). */
+/** Built-in values used when nothing is stored: the spec's card fee rate; celebrations stay off until enabled (README). */
 const DEFAULTS: Partial<Record<SettingKey, unknown>> = {
   'cardFee.percent': DEFAULT_CARD_FEE.percent,
   'cardFee.fixed': DEFAULT_CARD_FEE.fixed,
+  'celebrations.birthdays': false,
+  'celebrations.anniversaries': false,
 };
 
 export function requireAdminSettingKey(key: string): SettingKey {

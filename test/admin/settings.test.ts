@@ -29,7 +29,7 @@ async function usageErrorOf(promise: Promise<unknown>): Promise<UsageError> {
 }
 
 describe('settings get', () => {
-  it('lists every admin key; the card fee shows its default 1.7% + 30 when unset, others show unset', async () => {
+  it('lists every admin key; unset card fee shows its default 1.7% + 30, celebrations default off, the rest unset', async () => {
     const views = await getAdminSettings(ctx);
     expect(views.map((v) => v.key)).toEqual([
       'church.name',
@@ -47,6 +47,7 @@ describe('settings get', () => {
     ]);
     expect(views.find((v) => v.key === 'cardFee.percent')).toEqual({ key: 'cardFee.percent', value: 1.7, source: 'default' });
     expect(views.find((v) => v.key === 'cardFee.fixed')).toEqual({ key: 'cardFee.fixed', value: 30, source: 'default' });
+    expect(views.find((v) => v.key === 'celebrations.birthdays')).toEqual({ key: 'celebrations.birthdays', value: false, source: 'default' });
     expect(views.find((v) => v.key === 'church.name')).toEqual({ key: 'church.name', value: null, source: 'unset' });
   });
 
