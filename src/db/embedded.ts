@@ -26,6 +26,19 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** As root the embedded server runs as "postgres": every parent directory must let others pass through. */
+function assertTraversableByOthers(dir: string): void {
+  for (let current = path.resolve(dir); ; current = path.dirname(current)) {
+    if ((fs.statSync(current).mode & 0o001) === 0) {
+      throw new Error(
+        `the embedded PostgreSQL runs as the "postgres" user, which cannot enter ${current}; ` +
+          `run from another directory, chmod o+x ${current}, or set DATABASE_URL`,
+      );
+    }
+    if (path.dirname(current) === current) return;
+  }
+}
+
 function urlFor(port: number, database: string): string {
   return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
 }
@@ -46,6 +59,7 @@ export async function startEmbeddedServer(options: {
   if (isRoot) {
     // The server runs as the unprivileged "postgres" user, which must reach the data directory.
     fs.chmodSync(path.dirname(options.dataDir), 0o755);
+    assertTraversableByOthers(path.dirname(path.dirname(options.dataDir)));
   }
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
