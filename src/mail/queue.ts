@@ -1,0 +1,180 @@
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import type { FieldCipher } from '../crypto/field-cipher.js';
+import type { Db } from '../db/connect.js';
+import { errorMessage } from '../errors.js';
+import { MailSendError, type Mailer, type MailMessage } from './types.js';
+
+/**
+ * Mail that must not be lost with the request that caused it (receipts and
+ * alerts from a webhook) is written in the caller's transaction and delivered
+ * afterwards by deliverQueuedMail, with retries. Delivery is at least once: a
+ * send whose outcome is unknown (ambiguous) is retried, because a duplicate
+ * receipt does less harm than a missing one.
+ */
+
+export const QUEUED_MAIL_MAX_ATTEMPTS = 10;
+const CLAIM_MS = 5 * 60_000;
+const MAX_BACKOFF_MS = 60 * 60_000;
+const SEND_CONCURRENCY = 3;
+
+const storedMessageSchema = z.object({
+  to: z.array(z.string()).min(1),
+  cc: z.array(z.string()).optional(),
+  replyTo: z.string().optional(),
+  subject: z.string(),
+  html: z.string(),
+  text: z.string(),
+  idempotencyKey: z.string(),
+  attachments: z
+    .array(z.object({ filename: z.string(), contentType: z.string(), contentBase64: z.string() }))
+    .optional(),
+});
+type StoredMessage = z.infer<typeof storedMessageSchema>;
+
+export interface QueuedMailInput {
+  /** What the mail is (e.g. "receipt", "operations-alert"), for logs and counts; never an address. */
+  kind: string;
+  message: MailMessage;
+}
+
+/** Stores the whole message, recipients included, encrypted. Returns the queued mail id. */
+export async function enqueueMail(db: Db | Knex.Transaction, cipher: FieldCipher, input: QueuedMailInput, now: Date): Promise<number> {
+  const { message } = input;
+  const stored: StoredMessage = {
+    to: message.to,
+    cc: message.cc,
+    replyTo: message.replyTo,
+    subject: message.subject,
+    html: message.html,
+    text: message.text,
+    // Fixed now so every retry of this message carries the same key.
+    idempotencyKey: message.idempotencyKey ?? crypto.randomUUID(),
+    attachments: message.attachments?.map((a) => ({
+      filename: a.filename,
+      contentType: a.contentType,
+      contentBase64: Buffer.from(a.content).toString('base64'),
+    })),
+  };
+  const [row] = await db('queued_mail')
+    .insert({ kind: input.kind, message_enc: cipher.encrypt(JSON.stringify(stored)), next_attempt_at: now, created_at: now })
+    .returning<Array<{ id: number }>>('id');
+  if (!row) throw new Error('queued_mail insert returned no row');
+  return row.id;
+}
+
+export interface DeliverQueuedMailResult {
+  sent: number;
+  retried: number;
+  failed: number;
+}
+
+interface ClaimedRow {
+  id: number;
+  kind: string;
+  message_enc: string;
+  attempts: number;
+}
+
+type DeliveryContext = Pick<AppContext, 'db' | 'clock' | 'cipher' | 'logger' | 'mailer'>;
+
+/** Sends due queued mail; safe to run concurrently (each row is claimed by one run). */
+export async function deliverQueuedMail(ctx: DeliveryContext, options: { limit?: number } = {}): Promise<DeliverQueuedMailResult> {
+  const limit = options.limit ?? 20;
+  const mailer = await ctx.mailer();
+  const rows = await claimDue(ctx.db, ctx.clock.now(), limit);
+  const result: DeliverQueuedMailResult = { sent: 0, retried: 0, failed: 0 };
+  let next = 0;
+  const worker = async () => {
+    for (let row = rows[next++]; row; row = rows[next++]) {
+      result[await deliverOne(ctx, mailer, row)] += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, rows.length) }, worker));
+  return result;
+}
+
+export async function countPendingMail(db: Db): Promise<number> {
+  const row = await db('queued_mail').where({ status: 'PENDING' }).count<{ count: number }>({ count: '*' }).first();
+  return Number(row?.count ?? 0);
+}
+
+async function claimDue(db: Db, now: Date, limit: number): Promise<ClaimedRow[]> {
+  const claimedUntil = new Date(now.getTime() + CLAIM_MS);
+  const result = await db.raw<{ rows: ClaimedRow[] }>(
+    `UPDATE queued_mail SET claimed_until = ?, attempts = attempts + 1
+      WHERE id IN (
+        SELECT id FROM queued_mail
+         WHERE status = 'PENDING' AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)
+         ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
+      RETURNING id, kind, message_enc, attempts`,
+    [claimedUntil, now, now, limit],
+  );
+  return result.rows.sort((a, b) => a.id - b.id);
+}
+
+async function deliverOne(ctx: DeliveryContext, mailer: Mailer, row: ClaimedRow): Promise<keyof DeliverQueuedMailResult> {
+  const log = { queuedMailId: row.id, kind: row.kind, attempts: row.attempts };
+  let message: MailMessage;
+  try {
+    message = decodeMessage(ctx.cipher.decrypt(row.message_enc));
+  } catch (error) {
+    ctx.logger.error({ ...log, err: errorMessage(error) }, 'queued mail is unreadable; marked FAILED');
+    await finish(ctx.db, row.id, { status: 'FAILED', last_error: `unreadable: ${safeError(error)}`, claimed_until: null });
+    return 'failed';
+  }
+  try {
+    const sent = await mailer.send(message);
+    await finish(ctx.db, row.id, { status: 'SENT', sent_at: ctx.clock.now(), claimed_until: null, last_error: null });
+    if (sent.rejected.length > 0) ctx.logger.warn({ ...log, rejectedCount: sent.rejected.length }, 'queued mail sent; some recipients refused');
+    return 'sent';
+  } catch (error) {
+    const lastError = safeError(error);
+    const permanent = error instanceof MailSendError && error.permanent;
+    if (permanent || row.attempts >= QUEUED_MAIL_MAX_ATTEMPTS) {
+      ctx.logger.error({ ...log, error: lastError }, 'queued mail could not be delivered; marked FAILED');
+      await finish(ctx.db, row.id, { status: 'FAILED', last_error: lastError, claimed_until: null });
+      return 'failed';
+    }
+    const nextAttemptAt = new Date(ctx.clock.now().getTime() + backoffMs(row.attempts));
+    ctx.logger.warn({ ...log, error: lastError, nextAttemptAt }, 'queued mail not delivered; will retry');
+    await finish(ctx.db, row.id, { last_error: lastError, next_attempt_at: nextAttemptAt, claimed_until: null });
+    return 'retried';
+  }
+}
+
+/** 1, 2, 4 … minutes after the nth failed attempt, at most an hour. */
+export function backoffMs(attempts: number): number {
+  return Math.min(60_000 * 2 ** Math.max(0, attempts - 1), MAX_BACKOFF_MS);
+}
+
+async function finish(db: Db, id: number, changes: Record<string, unknown>): Promise<void> {
+  await db('queued_mail').where({ id, status: 'PENDING' }).update(changes);
+}
+
+function decodeMessage(json: string): MailMessage {
+  const stored = storedMessageSchema.parse(JSON.parse(json));
+  return {
+    to: stored.to,
+    cc: stored.cc,
+    replyTo: stored.replyTo,
+    subject: stored.subject,
+    html: stored.html,
+    text: stored.text,
+    idempotencyKey: stored.idempotencyKey,
+    attachments: stored.attachments?.map((a) => ({
+      filename: a.filename,
+      contentType: a.contentType,
+      content: Buffer.from(a.contentBase64, 'base64'),
+    })),
+  };
+}
+
+const ADDRESS = /[^\s<>()[\]"',;:@]+@[^\s<>()[\]"',;:@]+/g;
+
+/** An error message fit to store next to encrypted mail: addresses removed, length bounded. */
+export function safeError(error: unknown): string {
+  return errorMessage(error).replace(ADDRESS, '[address]').slice(0, 500);
+}

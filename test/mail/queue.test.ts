@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import { silentLogger } from '../../src/logger.js';
+import { createMailer } from '../../src/mail/create.js';
+import { countPendingMail, deliverQueuedMail, enqueueMail, QUEUED_MAIL_MAX_ATTEMPTS } from '../../src/mail/queue.js';
+import type { Mailer, MailMessage } from '../../src/mail/types.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testConfig } from '../support/env.js';
+import { startMailApiServer, type MailApiServer } from '../support/mail-api-server.js';
+import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+
+let tdb: TestDatabase;
+let sink: SmtpSink;
+let smtpMailer: Mailer;
+let api: MailApiServer;
+let apiMailer: Mailer;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  sink = await startSmtpSink({ rejectRecipient: (address) => address.startsWith('nobody') });
+  smtpMailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 2_000 });
+  api = await startMailApiServer();
+  apiMailer = await createMailer(testConfig(api.configEnv()), silentLogger(), { timeoutMs: 2_000 });
+});
+afterAll(async () => {
+  await smtpMailer.close();
+  await sink.close();
+  await api.close();
+  await tdb.drop();
+});
+beforeEach(async () => {
+  sink.clear();
+  api.requests.length = 0;
+  await tdb.db('queued_mail').delete();
+});
+
+const t0 = new Date('2026-11-22T10:00:00Z');
+const minute = 60_000;
+
+function context(mailer: Mailer, clock = new FixedClock(t0)) {
+  return createTestContext({ db: tdb.db, clock, mailer });
+}
+
+const receipt = (to: string, subject = 'Your receipt'): MailMessage => ({
+  to: [to],
+  subject,
+  html: '<p>Paid in full</p>',
+  text: 'Paid in full',
+  attachments: [{ filename: 'receipt.txt', content: Buffer.from('paid'), contentType: 'text/plain' }],
+});
+
+describe('queued mail', () => {
+  it('enqueued mail is delivered and marked SENT', async () => {
+    const ctx = context(smtpMailer);
+    const id = await enqueueMail(tdb.db, ctx.cipher, { kind: 'receipt', message: receipt('alice@example.org') }, t0);
+    expect(await countPendingMail(tdb.db)).toBe(1);
+
+    expect(await deliverQueuedMail(ctx, { limit: 10 })).toEqual({ sent: 1, retried: 0, failed: 0 });
+
+    const [received] = await sink.waitFor(1);
+    expect(received?.envelope.to).toEqual(['alice@example.org']);
+    expect(received?.text.trim()).toBe('Paid in full');
+    expect(received?.attachments[0]?.content.toString()).toBe('paid');
+    const row = await tdb.db('queued_mail').where({ id }).first();
+    expect(row).toMatchObject({ status: 'SENT', attempts: 1, sent_at: t0, claimed_until: null });
+    expect(await countPendingMail(tdb.db)).toBe(0);
+  });
+
+  it('stores the message encrypted: no address or subject in plain text', async () => {
+    const ctx = context(smtpMailer);
+    await tdb.db.transaction((trx) =>
+      enqueueMail(trx, ctx.cipher, { kind: 'receipt', message: receipt('carol.secret@example.org', 'Receipt for Carol') }, t0),
+    );
+    const row = await tdb.db('queued_mail').first();
+    expect(row.kind).toBe('receipt');
+    expect(row.message_enc).not.toContain('carol');
+    expect(row.message_enc).not.toContain('Receipt');
+    expect(ctx.cipher.decrypt(row.message_enc)).toContain('carol.secret@example.org');
+  });
+
+  it('mail enqueued in a transaction that rolls back is never sent', async () => {
+    const ctx = context(smtpMailer);
+    await tdb.db
+      .transaction(async (trx) => {
+        await enqueueMail(trx, ctx.cipher, { kind: 'receipt', message: receipt('alice@example.org') }, t0);
+        throw new Error('payment handling failed');
+      })
+      .catch(() => undefined);
+    expect(await countPendingMail(tdb.db)).toBe(0);
+  });
+
+  it('a failing server schedules a retry with backoff and the same idempotency key, then it is sent', async () => {
+    const clock = new FixedClock(t0);
+    const ctx = context(apiMailer, clock);
+    const id = await enqueueMail(tdb.db, ctx.cipher, { kind: 'alert', message: receipt('alice@example.org') }, t0);
+    api.failNext(2, 500);
+
+    expect(await deliverQueuedMail(ctx)).toEqual({ sent: 0, retried: 1, failed: 0 });
+    let row = await tdb.db('queued_mail').where({ id }).first();
+    expect(row).toMatchObject({ status: 'PENDING', attempts: 1, claimed_until: null });
+    expect(row.next_attempt_at).toEqual(new Date(t0.getTime() + minute));
+    expect(row.last_error).toContain('500');
+    expect(row.last_error).not.toContain('@');
+
+    // Not due yet: nothing is sent.
+    expect(await deliverQueuedMail(ctx)).toEqual({ sent: 0, retried: 0, failed: 0 });
+
+    clock.advance(minute);
+    expect(await deliverQueuedMail(ctx)).toEqual({ sent: 0, retried: 1, failed: 0 });
+    row = await tdb.db('queued_mail').where({ id }).first();
+    expect(row.attempts).toBe(2);
+    expect(row.next_attempt_at).toEqual(new Date(t0.getTime() + 3 * minute));
+
+    clock.advance(2 * minute);
+    expect(await deliverQueuedMail(ctx)).toEqual({ sent: 1, retried: 0, failed: 0 });
+    expect(await tdb.db('queued_mail').where({ id }).first()).toMatchObject({ status: 'SENT', attempts: 3 });
+    const keys = api.requests.map((r) => r.idempotencyKey);
+    expect(keys).toHaveLength(3);
+    expect(new Set(keys).size).toBe(1);
+    expect(keys[0]).toBeTruthy();
+  });
+
+  it(`after ${QUEUED_MAIL_MAX_ATTEMPTS} attempts the mail is marked FAILED`, async () => {
+    const ctx = context(apiMailer);
+    const id = await enqueueMail(tdb.db, ctx.cipher, { kind: 'alert', message: receipt('alice@example.org') }, t0);
+    await tdb.db('queued_mail').where({ id }).update({ attempts: QUEUED_MAIL_MAX_ATTEMPTS - 1 });
+    api.failNext(1, 429);
+    expect(await deliverQueuedMail(ctx)).toEqual({ sent: 0, retried: 0, failed: 1 });
+    expect(await tdb.db('queued_mail').where({ id }).first()).toMatchObject({ status: 'FAILED', attempts: QUEUED_MAIL_MAX_ATTEMPTS });
+  });
+
+  it('a permanently refused recipient fails at once, with no address in last_error', async () => {
+    const ctx = context(smtpMailer);
+    const id = await enqueueMail(tdb.db, ctx.cipher, { kind: 'receipt', message: receipt('nobody@example.org') }, t0);
+    expect(await deliverQueuedMail(ctx)).toEqual({ sent: 0, retried: 0, failed: 1 });
+    const row = await tdb.db('queued_mail').where({ id }).first();
+    expect(row.status).toBe('FAILED');
+    expect(row.last_error).toContain('550');
+    expect(row.last_error).not.toContain('nobody');
+  });
+
+  it('two concurrent deliveries send each message exactly once', async () => {
+    const ctx = context(smtpMailer);
+    const subjects = Array.from({ length: 12 }, (_, i) => `Receipt ${i}`);
+    for (const subject of subjects) {
+      await enqueueMail(tdb.db, ctx.cipher, { kind: 'receipt', message: receipt('alice@example.org', subject) }, t0);
+    }
+    const [a, b] = await Promise.all([deliverQueuedMail(ctx, { limit: 50 }), deliverQueuedMail(ctx, { limit: 50 })]);
+    expect((a?.sent ?? 0) + (b?.sent ?? 0)).toBe(12);
+    await sink.waitFor(12);
+    expect(sink.messages.map((m) => m.subject).sort()).toEqual([...subjects].sort());
+    expect(await tdb.db('queued_mail').where({ status: 'SENT', attempts: 1 }).count<{ count: number }[]>({ count: '*' })).toEqual([{ count: 12 }]);
+  });
+
+  it('a claim held by another run is skipped until it expires', async () => {
+    const clock = new FixedClock(t0);
+    const ctx = context(smtpMailer, clock);
+    const id = await enqueueMail(tdb.db, ctx.cipher, { kind: 'receipt', message: receipt('alice@example.org') }, t0);
+    await tdb.db('queued_mail').where({ id }).update({ claimed_until: new Date(t0.getTime() + 5 * minute), attempts: 1 });
+    expect(await deliverQueuedMail(ctx)).toEqual({ sent: 0, retried: 0, failed: 0 });
+    clock.advance(6 * minute);
+    expect(await deliverQueuedMail(ctx)).toEqual({ sent: 1, retried: 0, failed: 0 });
+    expect(await tdb.db('queued_mail').where({ id }).first()).toMatchObject({ status: 'SENT', attempts: 2 });
+  });
+});
