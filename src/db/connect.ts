@@ -31,6 +31,8 @@ export function connectDb(options: DbOptions): Db {
     },
     pool: { min: 0, max: options.poolMax ?? 5, idleTimeoutMillis: 10_000 },
     acquireConnectionTimeout: 15_000,
+    // Failures reach callers as errors; knex's own console lines would only duplicate them.
+    log: { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined },
   });
   if (options.queryLogFile) attachQueryLog(db, options.queryLogFile);
   return db;

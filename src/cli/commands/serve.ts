@@ -1,0 +1,70 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { UsageError } from '../../errors.js';
+import { loadRuntimeConfig, openContext } from '../runtime.js';
+import { packageVersion } from '../version.js';
+
+const optionsSchema = z.object({
+  port: z.coerce.number().int().min(0).max(65535).optional(),
+  host: z.string().min(1).optional(),
+});
+
+const SHUTDOWN_GRACE_MS = 25_000;
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('run the HTTP server: cron endpoints, first-admin setup, health; the in-app scheduler when IN_APP_CRON is on')
+    .option('--port <port>', 'port to listen on (default PORT or 3000)')
+    .option('--host <host>', 'address to bind (default HOST or 127.0.0.1)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ IN_APP_CRON=true eventops serve --port 3000\n\nStops gracefully on SIGTERM or SIGINT: in-flight requests and a running job finish first.',
+    )
+    .action(async (raw: unknown) => {
+      const parsed = optionsSchema.safeParse(raw);
+      if (!parsed.success) throw new UsageError('--port must be a number from 0 to 65535', 'for example --port 3000');
+      const loaded = loadRuntimeConfig();
+      const ctx = await openContext(loaded, { poolMax: 10 });
+      const { logger, config } = ctx;
+      const { buildServer } = await import('../../http/server.js');
+      const { startDeliveryLoop } = await import('../../ops/delivery-loop.js');
+      const server = await buildServer(ctx, { packageVersion: packageVersion() });
+      const delivery = startDeliveryLoop(ctx);
+      const scheduler = config.jobs.inAppCron ? await (await import('../../scheduler/index.js')).startInAppScheduler(ctx) : undefined;
+      if (!scheduler) logger.info('in-app scheduler off (IN_APP_CRON); use cron or the /api/cron endpoints');
+
+      const port = parsed.data.port ?? config.http.port;
+      const host = parsed.data.host ?? config.http.host;
+      const address = await server.app.listen({ port, host });
+      logger.info({ address }, 'eventops serve listening');
+
+      await new Promise<void>((resolve) => {
+        const shutdown = (signal: string) => {
+          logger.info({ signal }, 'shutting down: finishing in-flight requests and jobs');
+          const force = setTimeout(() => {
+            logger.error('graceful shutdown took too long; closing anyway');
+            resolve();
+          }, SHUTDOWN_GRACE_MS);
+          force.unref();
+          void (async () => {
+            try {
+              await server.app.close();
+              await scheduler?.stop();
+              await server.idle();
+              await delivery.stop();
+            } catch (error) {
+              logger.error({ err: error }, 'error during shutdown');
+            } finally {
+              clearTimeout(force);
+              resolve();
+            }
+          })();
+        };
+        process.once('SIGTERM', () => shutdown('SIGTERM'));
+        process.once('SIGINT', () => shutdown('SIGINT'));
+      });
+      await ctx.close();
+      logger.info('stopped');
+    });
+}

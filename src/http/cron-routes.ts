@@ -1,0 +1,68 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.js';
+import { secretsEqual } from '../crypto/field-cipher.js';
+import { LeaseHeldError } from '../errors.js';
+import { JobFailedError } from '../jobs/run-recorded.js';
+import { loadJobFunction } from '../jobs/registry.js';
+import { JOB_NAMES, type JobName, type JobSummary } from '../jobs/types.js';
+import { sendError } from './errors.js';
+
+export const CRON_SECRET_MISSING_WARNING =
+  'CRON_SECRET is not set: every /api/cron/* call is refused with 503. Set CRON_SECRET in the app and the scheduler.';
+
+/** Bearer check in constant time; the header must be exactly "Bearer <CRON_SECRET>". */
+export function bearerMatches(header: string | undefined, secret: string): boolean {
+  const match = /^Bearer (.+)$/.exec(header ?? '');
+  return secretsEqual(match?.[1] ?? '', secret);
+}
+
+export interface CronRouteOptions {
+  /** Called around each job run so shutdown can wait for it. */
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+/**
+ * POST /api/cron/<job>: the same job functions as the CLI and the scheduler,
+ * trigger "http". 401 wrong bearer, 503 no CRON_SECRET, 409 lease held,
+ * 500 unexpected failure (with the error-log id), 405 any other method.
+ */
+export function registerCronRoutes(app: FastifyInstance, ctx: AppContext, options: CronRouteOptions): void {
+  for (const job of JOB_NAMES) {
+    const url = `/api/cron/${job}`;
+    app.post<{ Querystring: { force?: string } }>(url, async (request, reply) => {
+      const secret = ctx.config.jobs.cronSecret;
+      if (!secret) {
+        request.log.warn(CRON_SECRET_MISSING_WARNING);
+        return sendError(reply, 503, 'cron_secret_unset', 'Cron endpoints are disabled until CRON_SECRET is set.');
+      }
+      if (!bearerMatches(request.headers.authorization, secret)) {
+        reply.header('WWW-Authenticate', 'Bearer');
+        return sendError(reply, 401, 'unauthorized', 'Missing or wrong bearer token.');
+      }
+      try {
+        const run = await loadJobFunction(job as JobName);
+        const summary: JobSummary = await options.track(
+          run(ctx, { trigger: 'http', force: job === 'send-clearance-digest' && request.query.force === '1' }),
+        );
+        return reply.code(200).send(summary);
+      } catch (error) {
+        if (error instanceof LeaseHeldError) {
+          return sendError(reply, 409, 'lease_held', error.message, { heldSince: error.heldSince.toISOString() });
+        }
+        if (error instanceof JobFailedError) {
+          // Already in the error log by the job runner: answer with that row's id.
+          return sendError(reply, 500, 'job_failed', `${job} failed; the error has been recorded.`, { id: error.errorId });
+        }
+        throw error;
+      }
+    });
+    app.route({
+      method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+      url,
+      handler: async (_request, reply) => {
+        reply.header('Allow', 'POST');
+        return sendError(reply, 405, 'method_not_allowed', 'Use POST.');
+      },
+    });
+  }
+}

@@ -1,0 +1,46 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import { AppError } from '../errors.js';
+import { recordError } from '../ops/error-log.js';
+
+export interface ErrorBody {
+  error: { code: string; message: string; id?: number } & Record<string, unknown>;
+}
+
+/** The one error body of every endpoint (decisions.md "HTTP answers"). */
+export function errorBody(code: string, message: string, extra: Record<string, unknown> = {}): ErrorBody {
+  return { error: { code, message, ...extra } };
+}
+
+export function sendError(reply: FastifyReply, status: number, code: string, message: string, extra: Record<string, unknown> = {}) {
+  return reply.code(status).type('application/json; charset=utf-8').send(errorBody(code, message, extra));
+}
+
+interface FrameworkError extends Error {
+  statusCode?: number;
+  code?: string;
+  validation?: unknown;
+}
+
+/**
+ * Every error no route answered itself: client errors keep their status, and
+ * anything else becomes a 500 carrying the id of its error-log row.
+ */
+export function createErrorHandler(ctx: AppContext) {
+  return async (error: FrameworkError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof AppError && error.httpStatus < 500) {
+      return sendError(reply, error.httpStatus, error.code, error.message);
+    }
+    if (!(error instanceof AppError) && error.statusCode && error.statusCode < 500) {
+      const code = error.validation ? 'invalid_request' : (error.code ?? 'bad_request').toLowerCase();
+      return sendError(reply, error.statusCode, code, error.message);
+    }
+    const id = await recordError(ctx.db, error, {
+      source: 'http',
+      now: ctx.clock.now(),
+      context: { method: request.method, route: request.routeOptions.url ?? 'unmatched' },
+    }).catch(() => undefined);
+    request.log.error({ err: error, errorId: id }, 'request failed');
+    return sendError(reply, 500, 'internal_error', 'Something went wrong on our side; the error has been recorded.', id ? { id } : {});
+  };
+}

@@ -1,0 +1,48 @@
+import Handlebars from 'handlebars';
+import type { Theme } from '../config/types.js';
+
+const handlebars = Handlebars.create();
+
+const LAYOUT = handlebars.compile(`<!doctype html>
+<html lang="{{lang}}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+{{#if refreshSeconds}}<meta http-equiv="refresh" content="{{refreshSeconds}}">{{/if}}
+<title>{{title}} · {{churchName}}</title>
+<style>
+  :root { --primary: {{theme.primary}}; --primary-dark: {{theme.primaryDark}}; --accent: {{theme.accent}}; }
+  * { box-sizing: border-box; }
+  body { margin: 0; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #18181b; background: #f4f4f5; line-height: 1.5; }
+  header { background: var(--primary); color: #fff; padding: 14px 20px; font-weight: 600; }
+  main { max-width: 640px; margin: 0 auto; padding: 20px; }
+  .card { background: #fff; border-radius: 8px; padding: 20px; box-shadow: 0 1px 2px rgba(0,0,0,.06); margin-bottom: 16px; }
+  h1 { font-size: 1.4rem; margin: 0 0 12px; }
+  label { display: block; font-weight: 600; margin: 12px 0 4px; }
+  input, select { width: 100%; padding: 10px; font-size: 1rem; border: 1px solid #d4d4d8; border-radius: 6px; }
+  button, .button { display: inline-block; margin-top: 16px; padding: 12px 18px; font-size: 1rem; border: 0; border-radius: 6px; background: var(--primary); color: #fff; text-decoration: none; cursor: pointer; }
+  button:hover, .button:hover { background: var(--primary-dark); }
+  .error { color: #b91c1c; }
+  .muted { color: #71717a; font-size: .9rem; }
+</style>
+</head>
+<body>
+<header>{{churchName}}</header>
+<main>
+{{{body}}}
+</main>
+</body>
+</html>`);
+
+export interface PageShell {
+  churchName: string;
+  theme: Theme;
+  lang: string;
+}
+
+/** A server-rendered page: the body template is compiled with escaping on, the layout adds theme and identity. */
+export function definePage<D extends object>(bodyTemplate: string): (data: D & { title: string; refreshSeconds?: number }, shell: PageShell) => string {
+  const body = handlebars.compile(bodyTemplate);
+  return (data, shell) =>
+    LAYOUT({ ...shell, title: data.title, refreshSeconds: data.refreshSeconds, body: body(data) });
+}

@@ -1,0 +1,97 @@
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
+import type { AppContext } from '../context.js';
+import { loadChurchIdentity } from '../mail/identity.js';
+import { CRON_SECRET_MISSING_WARNING, registerCronRoutes } from './cron-routes.js';
+import { createErrorHandler, sendError } from './errors.js';
+import { registerHealthRoute } from './health.js';
+import { registerSetupRoutes } from './setup-routes.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Public page: record a route-view row (path template only, never the query string). */
+    recordView?: boolean;
+  }
+}
+
+export type PageRenderer = <D extends object>(
+  reply: FastifyReply,
+  render: (data: D & { title: string; refreshSeconds?: number }, shell: { churchName: string; theme: AppContext['config']['theme']; lang: string }) => string,
+  data: D & { title: string; refreshSeconds?: number },
+) => Promise<FastifyReply>;
+
+export interface BuiltServer {
+  app: FastifyInstance;
+  /** Resolves when no tracked job is running (used by graceful shutdown). */
+  idle(): Promise<void>;
+}
+
+/**
+ * The HTTP server: cron endpoints, first-admin setup, health. Fastify with the
+ * context's pino logger; request logs carry no secrets, Authorization headers
+ * or bodies.
+ */
+export async function buildServer(
+  ctx: AppContext,
+  options: { bodyLimit?: number; packageVersion?: string } = {},
+): Promise<BuiltServer> {
+  const { default: Fastify } = await import('fastify');
+  const app: FastifyInstance = Fastify({
+    loggerInstance: ctx.logger as FastifyBaseLogger,
+    trustProxy: ctx.config.http.trustProxy,
+    bodyLimit: options.bodyLimit ?? 256 * 1024,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    disableRequestLogging: false,
+  });
+  await app.register((await import('@fastify/formbody')).default);
+  await app.register((await import('@fastify/rate-limit')).default, {
+    global: false,
+    errorResponseBuilder: (_request, context) => ({
+      statusCode: 429,
+      error: { code: 'rate_limited', message: `Too many requests; try again in ${Math.ceil(context.ttl / 1000)} seconds.` },
+    }),
+  });
+
+  const running = new Set<Promise<unknown>>();
+  const track = <T>(work: Promise<T>): Promise<T> => {
+    running.add(work);
+    void work.then(
+      () => running.delete(work),
+      () => running.delete(work),
+    );
+    return work;
+  };
+
+  const page: PageRenderer = async (reply, render, data) => {
+    const identity = await loadChurchIdentity(ctx.db, ctx.config);
+    const html = render(data, { churchName: identity.name, theme: ctx.config.theme, lang: ctx.config.regional.locale });
+    return reply.type('text/html; charset=utf-8').send(html);
+  };
+
+  app.addHook('onResponse', async (request, reply) => {
+    if (!request.routeOptions.config.recordView || reply.statusCode >= 400) return;
+    const path = request.routeOptions.url ?? request.url.split('?')[0];
+    await ctx.db('route_views').insert({ path, created_at: ctx.clock.now() }).catch((error: unknown) => {
+      request.log.warn({ err: error }, 'could not record a page view');
+    });
+  });
+
+  app.setErrorHandler(createErrorHandler(ctx));
+  app.setNotFoundHandler(async (_request, reply) => sendError(reply, 404, 'not_found', 'Nothing is here.'));
+
+  registerHealthRoute(app, ctx, options.packageVersion);
+  registerCronRoutes(app, ctx, { track });
+  registerSetupRoutes(app, ctx, page);
+
+  if (!ctx.config.jobs.cronSecret) ctx.logger.warn(CRON_SECRET_MISSING_WARNING);
+  if (ctx.config.replicaCount > 1) {
+    ctx.logger.warn(`CONTAINER_APP_REPLICA_COUNT is ${ctx.config.replicaCount}: run a single replica, the rate limiter is in memory`);
+  }
+
+  return {
+    app,
+    idle: async () => {
+      while (running.size > 0) await Promise.allSettled([...running]);
+    },
+  };
+}

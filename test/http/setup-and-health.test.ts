@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDb } from '../../src/db/connect.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { startTestServer } from '../support/http.js';
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+const form = (fields: Record<string, string>) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams(fields).toString(),
+});
+
+describe('first-admin setup', () => {
+  it('is 404 without SETUP_TOKEN, and a form while zero users exist with it', async () => {
+    const off = await startTestServer(createTestContext({ db: tdb.db, env: { SETUP_TOKEN: undefined } }));
+    expect((await fetch(`${off.url}/setup`)).status).toBe(404);
+    await off.close();
+
+    const on = await startTestServer(createTestContext({ db: tdb.db, env: { SETUP_TOKEN: 'setup-token-123' } }));
+    const page = await fetch(`${on.url}/setup`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    const html = await page.text();
+    expect(html).toContain('<label for="token">Setup token</label>');
+    expect(html).toContain('Grace Community Church');
+    await on.close();
+  });
+
+  it('refuses a wrong token, creates exactly one ADMIN from concurrent posts, then disables itself', async () => {
+    const server = await startTestServer(createTestContext({ db: tdb.db, env: { SETUP_TOKEN: 'setup-token-123' } }));
+    const wrong = await fetch(`${server.url}/setup`, form({ token: 'nope', email: 'a@church.example', name: 'A' }));
+    expect(wrong.status).toBe(403);
+    expect(await tdb.db('users').count({ n: '*' }).first()).toEqual({ n: 0 });
+
+    const attempts = await Promise.all(
+      ['one', 'two', 'three'].map((who) =>
+        fetch(`${server.url}/setup`, form({ token: 'setup-token-123', email: `${who}@church.example`, name: who })),
+      ),
+    );
+    expect(attempts.map((r) => r.status).sort()).toEqual([201, 404, 404]);
+    const users = await tdb.db('users').select('role', 'created_by_setup');
+    expect(users).toEqual([{ role: 'ADMIN', created_by_setup: true }]);
+
+    expect((await fetch(`${server.url}/setup`)).status).toBe(404);
+    const views = await tdb.db('route_views').select('path');
+    expect(views.map((v) => v.path)).toEqual(['/setup']);
+    await server.close();
+  });
+
+  it('rate limits setup attempts per client', async () => {
+    const server = await startTestServer(createTestContext({ db: tdb.db, env: { SETUP_TOKEN: 'setup-token-123' } }));
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      statuses.push((await fetch(`${server.url}/setup`, form({ token: 'guess', email: 'x@church.example', name: 'x' }))).status);
+    }
+    expect(statuses.slice(0, 10).every((s) => s !== 429)).toBe(true);
+    expect(statuses[10]).toBe(429);
+    await server.close();
+  });
+});
+
+describe('GET /healthz', () => {
+  it('answers 200 with version, commit and database ok', async () => {
+    const server = await startTestServer(createTestContext({ db: tdb.db, env: { NEXT_PUBLIC_GIT_SHA: 'abc1234' } }));
+    const response = await fetch(`${server.url}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ok', version: '0.0.0-test', gitSha: 'abc1234', database: 'ok' });
+    await server.close();
+  });
+
+  it('answers 503 while the database is unreachable', async () => {
+    const unreachable = connectDb({ url: 'postgres://u:p@127.0.0.1:1/none' });
+    const server = await startTestServer(createTestContext({ db: unreachable }));
+    const response = await fetch(`${server.url}/healthz`);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ status: 'degraded', database: 'unreachable' });
+    await server.close();
+    await unreachable.destroy();
+  });
+});
