@@ -73,14 +73,15 @@ export async function openContext(
     });
   }
   let mailer: Promise<Mailer> | undefined;
+  const clock = options.clock ?? systemClock;
   return {
     config,
     db,
-    clock: options.clock ?? systemClock,
+    clock,
     logger,
     cipher: createFieldCipher(config.keyring),
     mailer: () => {
-      mailer ??= import('../mail/create.js').then((m) => m.createMailer(config, logger));
+      mailer ??= import('../mail/create.js').then((m) => m.createMailer(config, logger, { clock }));
       return mailer;
     },
     async close() {
