@@ -1,0 +1,138 @@
+import type { EventPricing } from '../admin/event-file.js';
+import { AppError } from '../errors.js';
+
+/**
+ * The one pricing function of every path (free, bank transfer, card checkout,
+ * pay-now). Pure and in integer minor units of APP_CURRENCY, so it is correct
+ * for zero-decimal currencies too. Rules: decisions.md "Registrations and pricing".
+ */
+
+export interface AttendeeChoice {
+  name: string;
+  tier: string;
+}
+
+export interface RegistrationChoice {
+  attendees: AttendeeChoice[];
+  /** One household: the family waiver applies. */
+  family: boolean;
+}
+
+export interface CardFeeRate {
+  /** Percent of the charged total, e.g. 1.7. */
+  percent: number;
+  /** Fixed minor units per charge, e.g. 30. */
+  fixed: number;
+}
+
+export type PricedLineKind = 'ticket' | 'waived' | 'registration' | 'fee';
+
+export interface PricedLine {
+  label: string;
+  /** Minor units, never negative. */
+  amount: number;
+  kind: PricedLineKind;
+}
+
+export interface PricedRegistration {
+  /** The order as the payer sees it and as the provider receives it; sums to `total`. */
+  lines: PricedLine[];
+  /** Tickets after the family waiver, before the discount. */
+  subtotal: number;
+  discount: number;
+  /** What the registration costs: subtotal − discount. */
+  net: number;
+  /** Card processing fee passed on (card payments on events that pass the fee on), else 0. */
+  surcharge: number;
+  /** Amount charged: net + surcharge. */
+  total: number;
+  attendeeCount: number;
+  free: boolean;
+}
+
+export const FAMILY_WAIVER_SUFFIX = ' (family waiver)';
+export const DISCOUNTED_LINE_LABEL = 'Registration';
+export const CARD_FEE_LINE_LABEL = 'Card processing fee';
+
+export class PricingError extends AppError {
+  constructor(
+    message: string,
+    readonly field: string,
+  ) {
+    super('pricing_invalid', message, { httpStatus: 400, exitCode: 2 });
+    this.name = 'PricingError';
+  }
+}
+
+/** Half-up rounding of a non-negative rational a/b in integers. */
+function divideHalfUp(a: number, b: number): number {
+  return Math.floor((2 * a + b) / (2 * b));
+}
+
+/** Percent as integer hundredths of a percent (basis points), so 1.7% is exactly 170. */
+function basisPoints(percent: number): number {
+  return Math.round(percent * 100);
+}
+
+/**
+ * Surcharge that makes the fee on the charged total at most what is passed on:
+ * floor((net + fixed) / (1 − rate)) − net, and 0 when net is 0.
+ */
+export function cardSurcharge(net: number, rate: CardFeeRate): number {
+  if (net <= 0) return 0;
+  const bp = basisPoints(rate.percent);
+  if (bp >= 10_000) throw new PricingError('the card fee rate must be below 100%', 'cardFee.percent');
+  return Math.floor(((net + rate.fixed) * 10_000) / (10_000 - bp)) - net;
+}
+
+export function priceRegistration(
+  pricing: EventPricing,
+  choice: RegistrationChoice,
+  options: { cardFee?: CardFeeRate } = {},
+): PricedRegistration {
+  if (choice.attendees.length === 0) throw new PricingError('add at least one attendee', 'attendees');
+  const tiers = new Map(pricing.tiers.map((tier) => [tier.id, tier]));
+  const tickets = choice.attendees.map((attendee, index) => {
+    const tier = tiers.get(attendee.tier);
+    if (!tier) throw new PricingError(`attendee ${index + 1} has an unknown ticket type`, `attendees[${index}].tier`);
+    return { index, label: `${tier.label} — ${attendee.name}`, price: tier.price };
+  });
+
+  // The family pays for its N most expensive tickets; ties keep attendee order.
+  const charged = new Set<number>();
+  const limit = choice.family && pricing.familyWaiver ? pricing.familyWaiver.maxChargedTickets : tickets.length;
+  [...tickets]
+    .sort((a, b) => b.price - a.price || a.index - b.index)
+    .slice(0, limit)
+    .forEach((ticket) => charged.add(ticket.index));
+  const ticketLines: PricedLine[] = tickets.map((ticket) =>
+    charged.has(ticket.index)
+      ? { label: ticket.label, amount: ticket.price, kind: 'ticket' }
+      : { label: `${ticket.label}${FAMILY_WAIVER_SUFFIX}`, amount: 0, kind: 'waived' },
+  );
+  const subtotal = ticketLines.reduce((sum, line) => sum + line.amount, 0);
+
+  let discount = 0;
+  if (pricing.discount && 'percent' in pricing.discount) {
+    discount = divideHalfUp(subtotal * basisPoints(pricing.discount.percent), 10_000);
+  } else if (pricing.discount && 'amount' in pricing.discount) {
+    discount = pricing.discount.amount;
+  }
+  discount = Math.min(discount, subtotal);
+  const net = subtotal - discount;
+
+  const lines: PricedLine[] = pricing.discount ? [{ label: DISCOUNTED_LINE_LABEL, amount: net, kind: 'registration' }] : ticketLines;
+  const surcharge = options.cardFee ? cardSurcharge(net, options.cardFee) : 0;
+  if (surcharge > 0) lines.push({ label: CARD_FEE_LINE_LABEL, amount: surcharge, kind: 'fee' });
+
+  return {
+    lines,
+    subtotal,
+    discount,
+    net,
+    surcharge,
+    total: net + surcharge,
+    attendeeCount: choice.attendees.length,
+    free: net === 0,
+  };
+}
