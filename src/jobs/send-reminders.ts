@@ -1,0 +1,361 @@
+import { createEvent } from 'ics';
+import type { AppContext } from '../context.js';
+import { errorMessage } from '../errors.js';
+import { loadEmailBranding, type EmailBranding } from '../mail/render.js';
+import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
+import { recordError } from '../ops/error-log.js';
+import { cardPaymentPossible, paymentReference, payNowUrl, publicBaseUrl, registrationUrl } from '../payments/links.js';
+import { getSettings } from '../settings.js';
+import { eachLimited } from './each-limited.js';
+import { runRecordedJob } from './run-recorded.js';
+import { eventReminderEmail, paymentReminderEmail, type PaymentReminderData } from './templates/reminders.js';
+import type { JobOptions, JobSummary } from './types.js';
+
+export interface ReminderSummary extends JobSummary {
+  job: 'send-reminders';
+  /** Events claimed by this run (on a dry run: events it would claim). */
+  events: number;
+  /** Emails the mail server accepted, or may have (ambiguous errors); on a dry run, emails it would send. */
+  sent: number;
+  failed: number;
+  /** Due events another run is sending right now. */
+  skipped: number;
+  /** Of `sent`, how many were the payment-reminder variant. */
+  paymentReminders: number;
+}
+
+/** A claim older than this was left by a crashed run and may be taken over. */
+export const REMINDER_CLAIM_STALE_MS = 15 * 60_000;
+const PAGE_SIZE = 500;
+/**
+ * Sends between claim renewals: 30 sends at 3 at a time, each bounded by the
+ * 30 s SMTP timeout, take at most 5 minutes, so renewing after 5 minutes keeps
+ * the claim well inside the stale threshold.
+ */
+const SEND_CHUNK = 30;
+const CLAIM_RENEW_AFTER_MS = 5 * 60_000;
+/** The SMTP pool's size. */
+const SEND_CONCURRENCY = 3;
+/** Calendar entries need an end; events have only a start. */
+const ASSUMED_DURATION_HOURS = 2;
+
+interface DueEvent {
+  id: string;
+  title: string;
+  location: string | null;
+  starts_at: Date;
+  online_payment: boolean;
+  reminder_claimed_at: Date | null;
+}
+
+interface RecipientRow {
+  id: string;
+  status: 'PENDING' | 'PAID';
+  contact_name: string;
+  contact_email_enc: string;
+  total_minor: number;
+}
+
+interface EventResult {
+  recipients: number;
+  /** Another run took the claim over (ours looked stale), so this run stopped sending. */
+  claimLost: boolean;
+  sent: number;
+  failed: number;
+  paymentReminders: number;
+}
+
+/** What every message of one run shares. */
+interface RunMaterials {
+  branding: EmailBranding;
+  bank?: PaymentReminderData['bank'];
+  /** Links are left out when neither AUTH_URL nor APP_URL is set. */
+  linksAvailable: boolean;
+}
+
+/**
+ * Rule 2: the reminder is claimed per event in one statement, so overlapping
+ * runs never both send it. Once any recipient's send succeeds the event is
+ * marked sent (failed recipients are not retried); when every send fails the
+ * claim is released for a later run.
+ */
+export async function sendEventReminders(ctx: AppContext, options: JobOptions): Promise<ReminderSummary> {
+  return runRecordedJob<ReminderSummary>(ctx, 'send-reminders', options, async () => {
+    const now = ctx.clock.now();
+    const staleBefore = new Date(now.getTime() - REMINDER_CLAIM_STALE_MS);
+    const due = await ctx.db('events')
+      .where('reminder_at', '<=', now)
+      .whereNull('reminder_sent_at')
+      .whereNull('deleted_at')
+      .where('starts_at', '>', now)
+      .orderBy([{ column: 'reminder_at' }, { column: 'id' }])
+      .select<DueEvent[]>('id', 'title', 'location', 'starts_at', 'online_payment', 'reminder_claimed_at');
+
+    const summary: Omit<ReminderSummary, 'runId'> = {
+      job: 'send-reminders',
+      outcome: 'ok',
+      dryRun: Boolean(options.dryRun),
+      events: 0,
+      sent: 0,
+      failed: 0,
+      skipped: 0,
+      paymentReminders: 0,
+    };
+    if (due.length === 0) return summary;
+    const materials = await loadRunMaterials(ctx);
+
+    if (options.dryRun) {
+      const wouldDo: string[] = [];
+      for (const event of due) {
+        if (event.reminder_claimed_at && event.reminder_claimed_at >= staleBefore) {
+          summary.skipped++;
+          wouldDo.push(`skip "${event.title}" (${event.id}): another run is sending its reminder`);
+          continue;
+        }
+        summary.events++;
+        for await (const batch of recipientPages(ctx, event.id)) {
+          for (const row of batch) {
+            const payment = isPaymentReminder(row);
+            const address = safeDecrypt(ctx, row.contact_email_enc) ?? '<unreadable address>';
+            wouldDo.push(
+              `email ${row.contact_name} ${address} (${payment ? 'payment reminder' : 'reminder'} for "${event.title}")`,
+            );
+            summary.sent++;
+            if (payment) summary.paymentReminders++;
+          }
+        }
+      }
+      return { ...summary, wouldDo };
+    }
+
+    const mailer = await ctx.mailer();
+    for (const candidate of due) {
+      const claim = { at: ctx.clock.now() };
+      const event = await claimEvent(ctx, candidate.id, claim.at);
+      if (!event) {
+        summary.skipped++;
+        continue;
+      }
+      summary.events++;
+      const result = await sendForEvent(ctx, mailer, event, claim, materials, (counts) =>
+        options.onProgress?.({ sent: summary.sent + counts.sent, failed: summary.failed + counts.failed }),
+      );
+      summary.sent += result.sent;
+      summary.failed += result.failed;
+      summary.paymentReminders += result.paymentReminders;
+      await settleClaim(ctx, event, claim.at, result);
+    }
+    summary.outcome = summary.failed === 0 ? 'ok' : summary.sent > 0 ? 'partial' : 'failed';
+    return summary;
+  });
+}
+
+/** One statement: only one of several overlapping runs gets a row back. */
+async function claimEvent(ctx: AppContext, eventId: string, now: Date): Promise<DueEvent | undefined> {
+  const staleBefore = new Date(now.getTime() - REMINDER_CLAIM_STALE_MS);
+  const [row] = await ctx.db('events')
+    .where({ id: eventId })
+    .where('reminder_at', '<=', now)
+    .whereNull('reminder_sent_at')
+    .whereNull('deleted_at')
+    .where('starts_at', '>', now)
+    .where((q) => q.whereNull('reminder_claimed_at').orWhere('reminder_claimed_at', '<', staleBefore))
+    .update({ reminder_claimed_at: now })
+    .returning<DueEvent[]>(['id', 'title', 'location', 'starts_at', 'online_payment', 'reminder_claimed_at']);
+  return row;
+}
+
+async function renewClaim(ctx: AppContext, eventId: string, claim: { at: Date }): Promise<boolean> {
+  const at = ctx.clock.now();
+  const renewed = await ctx.db('events')
+    .where({ id: eventId, reminder_claimed_at: claim.at })
+    .whereNull('reminder_sent_at')
+    .update({ reminder_claimed_at: at });
+  if (renewed === 0) return false;
+  claim.at = at;
+  return true;
+}
+
+/**
+ * Marks the reminder sent if anyone got it (or nobody was due one); releases
+ * the claim if every send failed. Both only while the claim is still ours.
+ */
+async function settleClaim(ctx: AppContext, event: DueEvent, claimedAt: Date, result: EventResult): Promise<void> {
+  // The run that took the event over finishes it; touching the row would stop it.
+  if (result.claimLost) return;
+  const ours = ctx.db('events').where({ id: event.id, reminder_claimed_at: claimedAt }).whereNull('reminder_sent_at');
+  if (result.recipients === 0 || result.sent > 0) {
+    await ours.update({ reminder_sent_at: ctx.clock.now() });
+    return;
+  }
+  await ours.update({ reminder_claimed_at: null });
+}
+
+async function sendForEvent(
+  ctx: AppContext,
+  mailer: Mailer,
+  event: DueEvent,
+  claim: { at: Date },
+  materials: RunMaterials,
+  onProgress: (counts: { sent: number; failed: number }) => void,
+): Promise<EventResult> {
+  const result: EventResult = { recipients: 0, claimLost: false, sent: 0, failed: 0, paymentReminders: 0 };
+  const calendar = calendarAttachment(event);
+  // One error-log row per distinct failure per event, not one per recipient.
+  const failures = new Map<string, { error: unknown; registrationIds: string[]; count: number }>();
+
+  pages: for await (const page of recipientPages(ctx, event.id)) {
+    for (let start = 0; start < page.length; start += SEND_CHUNK) {
+      // A large event (or a slow mail server) can outlast the stale threshold: keep the claim fresh.
+      if (ctx.clock.now().getTime() - claim.at.getTime() >= CLAIM_RENEW_AFTER_MS && !(await renewClaim(ctx, event.id, claim))) {
+        result.claimLost = true;
+        ctx.logger.warn({ eventId: event.id }, 'another run took over this reminder; stopping');
+        break pages;
+      }
+      await sendChunk(page.slice(start, start + SEND_CHUNK));
+    }
+  }
+
+  for (const failure of failures.values()) {
+    await recordError(ctx.db, failure.error, {
+      source: 'job:send-reminders',
+      now: ctx.clock.now(),
+      context: { eventId: event.id, failedSends: failure.count, registrationIds: failure.registrationIds },
+    }).catch((error: unknown) => ctx.logger.error({ err: errorMessage(error) }, 'could not record a reminder failure'));
+  }
+  ctx.logger.info({ eventId: event.id, ...result }, 'event reminders sent');
+  return result;
+
+  async function sendChunk(batch: RecipientRow[]): Promise<void> {
+    result.recipients += batch.length;
+    const outcomes = await eachLimited(batch, SEND_CONCURRENCY, async (row) => {
+      const payment = isPaymentReminder(row);
+      const message = composeMessage(ctx, event, row, materials, payment ? undefined : calendar);
+      try {
+        await mailer.send(message);
+      } catch (error) {
+        if (error instanceof MailSendError && error.ambiguous) {
+          ctx.logger.warn({ eventId: event.id, registrationId: row.id, err: error.message }, 'reminder send ambiguous; counted as sent');
+          return payment;
+        }
+        throw error;
+      }
+      return payment;
+    });
+    for (const outcome of outcomes) {
+      if (outcome.ok) {
+        result.sent++;
+        if (outcome.value) result.paymentReminders++;
+        continue;
+      }
+      result.failed++;
+      ctx.logger.warn({ eventId: event.id, registrationId: outcome.item.id, err: errorMessage(outcome.error) }, 'reminder send failed');
+      const key = errorMessage(outcome.error);
+      const entry = failures.get(key) ?? { error: outcome.error, registrationIds: [], count: 0 };
+      entry.count++;
+      if (entry.registrationIds.length < 20) entry.registrationIds.push(outcome.item.id);
+      failures.set(key, entry);
+    }
+    onProgress({ sent: result.sent, failed: result.failed });
+  }
+}
+
+/** Keyset pages by id, so memory stays flat however many registrations an event has. */
+async function* recipientPages(ctx: AppContext, eventId: string): AsyncGenerator<RecipientRow[]> {
+  let after: string | undefined;
+  for (;;) {
+    const query = ctx.db('registrations')
+      .where({ event_id: eventId })
+      .whereNot('status', 'CANCELLED')
+      .orderBy('id')
+      .limit(PAGE_SIZE)
+      .select<RecipientRow[]>('id', 'status', 'contact_name', 'contact_email_enc', 'total_minor');
+    if (after !== undefined) query.where('id', '>', after);
+    const rows = await query;
+    if (rows.length === 0) return;
+    yield rows;
+    if (rows.length < PAGE_SIZE) return;
+    after = rows[rows.length - 1]?.id;
+  }
+}
+
+function isPaymentReminder(row: RecipientRow): boolean {
+  return row.status === 'PENDING' && row.total_minor > 0;
+}
+
+function composeMessage(
+  ctx: AppContext,
+  event: DueEvent,
+  row: RecipientRow,
+  materials: RunMaterials,
+  calendar: MailAttachment | undefined,
+): MailMessage {
+  const to = ctx.cipher.decrypt(row.contact_email_enc);
+  const base = {
+    name: row.contact_name,
+    event: { title: event.title, startsAt: event.starts_at, location: event.location },
+    registrationUrl: materials.linksAvailable ? registrationUrl(ctx.config, row.id) : undefined,
+  };
+  const idempotencyKey = `reminder:${event.id}:${row.id}`;
+  if (calendar === undefined) {
+    const rendered = paymentReminderEmail(
+      {
+        ...base,
+        amountMinor: row.total_minor,
+        reference: paymentReference(row.id),
+        bank: materials.bank,
+        payNowUrl: materials.linksAvailable && cardPaymentPossible(ctx.config, event) ? payNowUrl(ctx.config, row.id) : undefined,
+      },
+      materials.branding,
+    );
+    return { to: [to], ...rendered, idempotencyKey };
+  }
+  return { to: [to], ...eventReminderEmail(base, materials.branding), attachments: [calendar], idempotencyKey };
+}
+
+function calendarAttachment(event: DueEvent): MailAttachment {
+  const start = event.starts_at;
+  const { error, value } = createEvent({
+    productId: 'eventops',
+    method: 'PUBLISH',
+    uid: `${event.id}@eventops`,
+    title: event.title,
+    location: event.location ?? undefined,
+    start: [start.getUTCFullYear(), start.getUTCMonth() + 1, start.getUTCDate(), start.getUTCHours(), start.getUTCMinutes()],
+    startInputType: 'utc',
+    startOutputType: 'utc',
+    duration: { hours: ASSUMED_DURATION_HOURS },
+  });
+  if (error || !value) throw error ?? new Error('could not build the calendar attachment');
+  return { filename: 'event.ics', content: value, contentType: 'text/calendar; method=PUBLISH; charset=utf-8' };
+}
+
+async function loadRunMaterials(ctx: AppContext): Promise<RunMaterials> {
+  const [branding, settings] = await Promise.all([
+    loadEmailBranding(ctx.db, ctx.config),
+    getSettings(ctx.db, ['bank.accountName', 'bank.bsb', 'bank.accountNumber']),
+  ]);
+  const accountName = settings['bank.accountName'];
+  const bsb = settings['bank.bsb'];
+  const accountNumber = settings['bank.accountNumber'];
+  let linksAvailable = true;
+  try {
+    publicBaseUrl(ctx.config);
+  } catch {
+    linksAvailable = false;
+    ctx.logger.warn('neither AUTH_URL nor APP_URL is set: reminders go out without registration or pay-now links');
+  }
+  return {
+    branding,
+    bank: accountName && bsb && accountNumber ? { accountName, bsb, accountNumber } : undefined,
+    linksAvailable,
+  };
+}
+
+function safeDecrypt(ctx: AppContext, value: string): string | undefined {
+  try {
+    return ctx.cipher.decrypt(value);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,85 @@
+import { defineEmailTemplate } from '../../mail/render.js';
+
+export interface ReminderEvent {
+  title: string;
+  startsAt: Date;
+  location: string | null;
+}
+
+export interface EventReminderData {
+  name: string;
+  event: ReminderEvent;
+  /** The registration's own page; absent when no public URL is configured. */
+  registrationUrl?: string;
+}
+
+export interface PaymentReminderData extends EventReminderData {
+  amountMinor: number;
+  reference: string;
+  /** Shown when Settings hold all three bank details. */
+  bank?: { accountName: string; bsb: string; accountNumber: string };
+  /** Present only when the event takes card payment and a provider is configured. */
+  payNowUrl?: string;
+}
+
+/** Plain reminder: date and time in APP_TIMEZONE, place, and an .ics attachment added by the job. */
+export const eventReminderEmail = defineEmailTemplate<EventReminderData>({
+  subject: 'Reminder: {{event.title}}',
+  heading: 'See you at {{event.title}}',
+  html: `<p>Hi {{name}},</p>
+<p>This is a reminder that you are registered for <strong>{{event.title}}</strong>.</p>
+<table role="presentation" cellspacing="0" cellpadding="0" style="margin:0 0 16px;">
+<tr><td style="padding:2px 12px 2px 0;color:#71717a;">When</td><td>{{dateTime event.startsAt}}</td></tr>
+{{#if event.location}}<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Where</td><td>{{event.location}}</td></tr>{{/if}}
+</table>
+<p>The attached calendar file adds the event to your calendar.</p>
+{{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}`,
+  text: `Hi {{name}},
+
+This is a reminder that you are registered for {{event.title}}.
+
+When: {{dateTime event.startsAt}}
+{{#if event.location}}Where: {{event.location}}
+{{/if}}
+The attached calendar file adds the event to your calendar.
+{{#if registrationUrl}}
+View your registration: {{registrationUrl}}
+{{/if}}`,
+});
+
+/** Payment reminder for a PENDING registration with an amount owing. */
+export const paymentReminderEmail = defineEmailTemplate<PaymentReminderData>({
+  subject: 'Payment reminder: {{event.title}}',
+  heading: 'Payment still owing for {{event.title}}',
+  html: `<p>Hi {{name}},</p>
+<p>{{event.title}} is coming up on {{dateTime event.startsAt}}{{#if event.location}} at {{event.location}}{{/if}}.
+Our records show <strong>{{money amountMinor}}</strong> still owing for your registration.</p>
+{{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 18px;background:#18181b;color:#ffffff;text-decoration:none;border-radius:4px;">Pay {{money amountMinor}} by card</a></p>{{/if}}
+{{#if bank}}<p>{{#if payNowUrl}}Or pay{{else}}Please pay{{/if}} by bank transfer:</p>
+<table role="presentation" cellspacing="0" cellpadding="0" style="margin:0 0 16px;">
+<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Account name</td><td>{{bank.accountName}}</td></tr>
+<tr><td style="padding:2px 12px 2px 0;color:#71717a;">BSB</td><td>{{bank.bsb}}</td></tr>
+<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Account number</td><td>{{bank.accountNumber}}</td></tr>
+<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Reference</td><td>{{reference}}</td></tr>
+</table>{{/if}}
+<p>If you have paid in the last few days, thank you, and please ignore this reminder.</p>
+{{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}`,
+  text: `Hi {{name}},
+
+{{event.title}} is coming up on {{dateTime event.startsAt}}{{#if event.location}} at {{event.location}}{{/if}}.
+Our records show {{money amountMinor}} still owing for your registration.
+{{#if payNowUrl}}
+Pay by card: {{payNowUrl}}
+{{/if}}
+{{#if bank}}
+{{#if payNowUrl}}Or pay{{else}}Please pay{{/if}} by bank transfer:
+Account name: {{bank.accountName}}
+BSB: {{bank.bsb}}
+Account number: {{bank.accountNumber}}
+Reference: {{reference}}
+{{/if}}
+If you have paid in the last few days, thank you, and please ignore this reminder.
+{{#if registrationUrl}}
+View your registration: {{registrationUrl}}
+{{/if}}`,
+});

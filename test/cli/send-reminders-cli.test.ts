@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createFieldCipher } from '../../src/crypto/field-cipher.js';
+import { runCli } from '../support/cli.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testConfig, testEnv } from '../support/env.js';
+import { insertEvent, insertRegistration } from '../support/factories.js';
+import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+
+let tdb: TestDatabase;
+let sink: SmtpSink;
+let rejectRecipient: (address: string) => boolean = () => false;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  sink = await startSmtpSink({ rejectRecipient: (address) => rejectRecipient(address) });
+});
+afterAll(async () => {
+  await sink.close();
+  await tdb.drop();
+});
+beforeEach(() => {
+  sink.clear();
+  rejectRecipient = () => false;
+});
+
+const ANSI = /\u001b\[/;
+const HOUR = 60 * 60_000;
+
+/** The subprocess runs on the real clock, so "due" is relative to now. */
+async function dueEventWith(addresses: string[]): Promise<{ id: string }> {
+  const cipher = createFieldCipher(testConfig().keyring);
+  const event = await insertEvent(tdb.db, {
+    reminder_at: new Date(Date.now() - HOUR),
+    starts_at: new Date(Date.now() + 48 * HOUR),
+  });
+  for (const email of addresses) await insertRegistration(tdb.db, cipher, event.id, { email });
+  return event;
+}
+
+describe('eventops send-reminders under cron (no TTY)', () => {
+  it('exits 0 and prints the JSON summary when every reminder was sent', async () => {
+    const event = await dueEventWith(['cli-one@example.org', 'cli-two@example.org']);
+    const env = testEnv({ DATABASE_URL: tdb.url, ...sink.configEnv() });
+
+    const result = await runCli(['send-reminders', '--json'], { env });
+
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(summary).toMatchObject({ job: 'send-reminders', outcome: 'ok', dryRun: false, events: 1, sent: 2, failed: 0, skipped: 0 });
+    expect(sink.messages.flatMap((m) => m.envelope.to).sort()).toEqual(['cli-one@example.org', 'cli-two@example.org']);
+    expect(await tdb.db('job_runs').where({ id: summary.runId }).first()).toMatchObject({ trigger: 'cli', outcome: 'ok' });
+    expect((await tdb.db('events').where({ id: event.id }).first()).reminder_sent_at).not.toBeNull();
+    expect(result.stdout + result.stderr).not.toMatch(ANSI);
+  });
+
+  it('exits 1 when some reminders failed (partial) and says so in the summary', async () => {
+    await dueEventWith(['ok-a@example.org', 'ok-b@example.org', 'bounce@example.org']);
+    rejectRecipient = (address) => address === 'bounce@example.org';
+    const env = testEnv({ DATABASE_URL: tdb.url, ...sink.configEnv() });
+
+    const result = await runCli(['send-reminders', '--json'], { env });
+
+    expect(result.code).toBe(1);
+    expect(JSON.parse(result.stdout)).toMatchObject({ outcome: 'partial', sent: 2, failed: 1 });
+    expect(result.stderr).not.toContain('bounce@example.org');
+
+    const human = await runCli(['send-reminders'], { env });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toBe('send-reminders: ok, events 0, sent 0, failed 0, skipped 0, paymentReminders 0\n');
+  });
+});

@@ -1,0 +1,376 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FixedClock, type Clock } from '../../src/clock.js';
+import type { Db } from '../../src/db/connect.js';
+import { sendEventReminders } from '../../src/jobs/send-reminders.js';
+import { silentLogger } from '../../src/logger.js';
+import { createMailer } from '../../src/mail/create.js';
+import type { Mailer, MailMessage } from '../../src/mail/types.js';
+import { verifyRegistrationToken } from '../../src/payments/links.js';
+import { setSetting } from '../../src/settings.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testConfig } from '../support/env.js';
+import { insertEvent, insertRegistration } from '../support/factories.js';
+import { startSmtpSink, type SinkMessage, type SmtpSink } from '../support/smtp-sink.js';
+
+const NOW = new Date('2026-11-22T00:00:00Z');
+// 19:00 on Saturday 5 December in Sydney (AEDT, UTC+11).
+const STARTS_AT = new Date('2026-12-05T08:00:00Z');
+const SYDNEY_START = 'Saturday, 5 December 2026 at 7:00 pm';
+const PSP = { PSP_SECRET_KEY: 'sk_test_reminders', PSP_WEBHOOK_SECRET: 'whsec_reminders' };
+
+let tdb: TestDatabase;
+let sink: SmtpSink;
+let mailer: Mailer;
+let rejectRecipient: (address: string) => boolean = () => false;
+let dropAfterDataTo: (address: string) => boolean = () => false;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  sink = await startSmtpSink({
+    rejectRecipient: (address) => rejectRecipient(address),
+    dropAfterData: (message) => message.envelope.to.some((address) => dropAfterDataTo(address)),
+  });
+  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 2_000 });
+});
+afterAll(async () => {
+  await mailer.close();
+  await sink.close();
+  await tdb.drop();
+});
+beforeEach(async () => {
+  sink.clear();
+  rejectRecipient = () => false;
+  dropAfterDataTo = () => false;
+  await tdb.db.raw('TRUNCATE registrations, checkout_sessions, events, job_runs, error_logs, app_settings CASCADE');
+});
+
+function context(env: Record<string, string | undefined> = {}, clock: Clock = new FixedClock(NOW), via: Mailer = mailer) {
+  return createTestContext({ db: tdb.db, mailer: via, clock, env: { ...sink.configEnv(), APP_TIMEZONE: 'Australia/Sydney', ...env } });
+}
+
+function dueEvent(overrides: Record<string, unknown> = {}) {
+  return insertEvent(tdb.db, {
+    title: 'Family Camp',
+    location: 'Church Hall, 1 Main St',
+    starts_at: STARTS_AT,
+    reminder_at: new Date(NOW.getTime() - 60 * 60_000),
+    ...overrides,
+  });
+}
+
+function register(eventId: string, email: string, overrides: Record<string, unknown> = {}) {
+  const cipher = context().cipher;
+  return insertRegistration(tdb.db, cipher, eventId, { email, contact_name: `Member ${email.split('@')[0]}`, ...overrides });
+}
+
+async function eventRow(db: Db, id: string) {
+  return db('events')
+    .where({ id })
+    .first<{ reminder_claimed_at: Date | null; reminder_sent_at: Date | null }>('reminder_claimed_at', 'reminder_sent_at');
+}
+
+const recipients = (messages: SinkMessage[]) => messages.flatMap((m) => m.envelope.to).sort();
+const messageTo = (address: string) => sink.messages.find((m) => m.envelope.to.includes(address));
+
+describe('send-reminders', () => {
+  it('a due reminder reaches every registration that is not CANCELLED, with date and time in APP_TIMEZONE, the place and an .ics file', async () => {
+    const event = await dueEvent();
+    await register(event.id, 'ann@example.org', { contact_name: 'Ann <Lee> & Co' });
+    await register(event.id, 'bob@example.org');
+    await register(event.id, 'cat@example.org', { status: 'CANCELLED', cancelled_at: NOW });
+
+    const summary = await sendEventReminders(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ job: 'send-reminders', outcome: 'ok', dryRun: false, events: 1, sent: 2, failed: 0, skipped: 0, paymentReminders: 0 });
+    expect(recipients(sink.messages)).toEqual(['ann@example.org', 'bob@example.org']);
+    const ann = messageTo('ann@example.org');
+    expect(ann?.subject).toBe('Reminder: Family Camp');
+    expect(ann?.text).toContain(`When: ${SYDNEY_START}`);
+    expect(ann?.text).toContain('Where: Church Hall, 1 Main St');
+    expect(ann?.text).toContain('Hi Ann <Lee> & Co,');
+    expect(ann?.html).toContain('Ann &lt;Lee&gt; &amp; Co');
+    expect(ann?.html).not.toContain('Ann <Lee>');
+    expect(ann?.attachments).toHaveLength(1);
+    const ics = ann?.attachments[0];
+    expect(ics?.filename).toBe('event.ics');
+    expect(ics?.contentType).toBe('text/calendar');
+    expect(ann?.raw.toString('utf8')).toMatch(/Content-Type: text\/calendar; method=PUBLISH; charset=utf-8/i);
+    const calendar = ics?.content.toString('utf8') ?? '';
+    expect(calendar).toContain('METHOD:PUBLISH');
+    expect(calendar).toContain('DTSTART:20261205T080000Z');
+    expect(calendar).toContain(`UID:${event.id}@eventops`);
+    expect(calendar).toContain('SUMMARY:Family Camp');
+    expect(calendar).toContain('LOCATION:Church Hall\\, 1 Main St');
+
+    const row = await eventRow(tdb.db, event.id);
+    expect(row?.reminder_sent_at).toEqual(NOW);
+    const run = await tdb.db('job_runs').where({ id: summary.runId }).first();
+    expect(run).toMatchObject({ job: 'send-reminders', trigger: 'cli', outcome: 'ok', summary: { sent: 2, events: 1 } });
+  });
+
+  it('events whose reminder is not due, has no reminder, is deleted, has started or was already sent are left alone', async () => {
+    const notDue = await dueEvent({ reminder_at: new Date(NOW.getTime() + 60_000) });
+    const noReminder = await dueEvent({ reminder_at: null });
+    const deleted = await dueEvent({ deleted_at: new Date(NOW.getTime() - 1_000) });
+    const started = await dueEvent({ starts_at: new Date(NOW.getTime() - 1_000) });
+    const alreadySent = await dueEvent({ reminder_sent_at: new Date(NOW.getTime() - 30 * 60_000) });
+    for (const event of [notDue, noReminder, deleted, started, alreadySent]) await register(event.id, `${event.slug}@example.org`);
+
+    const summary = await sendEventReminders(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', events: 0, sent: 0, failed: 0, skipped: 0 });
+    expect(sink.messages).toHaveLength(0);
+    const rows = await tdb.db('events').select('id', 'reminder_claimed_at', 'reminder_sent_at');
+    for (const row of rows) {
+      expect(row.reminder_claimed_at).toBeNull();
+      expect(row.reminder_sent_at).toEqual(row.id === alreadySent.id ? new Date(NOW.getTime() - 30 * 60_000) : null);
+    }
+  });
+
+  it('a PENDING registration with an amount owing gets the payment reminder with the amount, bank details and a pay-now link that verifies', async () => {
+    const ctx = context(PSP);
+    await setSetting(tdb.db, 'bank.accountName', 'Grace Community Church', NOW);
+    await setSetting(tdb.db, 'bank.bsb', '062-000', NOW);
+    await setSetting(tdb.db, 'bank.accountNumber', '1234 5678', NOW);
+    const event = await dueEvent({ online_payment: true });
+    const pending = await register(event.id, 'pat@example.org', { status: 'PENDING', total_minor: 12_500 });
+    await register(event.id, 'paid@example.org', { status: 'PAID' });
+
+    const summary = await sendEventReminders(ctx, { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', sent: 2, paymentReminders: 1 });
+    const pat = messageTo('pat@example.org');
+    expect(pat?.subject).toBe('Payment reminder: Family Camp');
+    expect(pat?.text).toContain('$125.00 still owing');
+    expect(pat?.text).toContain(SYDNEY_START);
+    expect(pat?.text).toContain('BSB: 062-000');
+    expect(pat?.text).toContain('Account number: 1234 5678');
+    const link = /Pay by card: (\S+)/.exec(pat?.text ?? '')?.[1];
+    expect(link).toBeDefined();
+    const url = new URL(link as string);
+    expect(`${url.origin}${url.pathname}`).toBe(`http://127.0.0.1:3000/registrations/${pending.id}/pay`);
+    expect(verifyRegistrationToken(ctx.config.authSecret, pending.id, url.searchParams.get('token') ?? '')).toBe(true);
+    expect(pat?.html).toContain(`/registrations/${pending.id}/pay?token`);
+    expect(pat?.attachments).toHaveLength(0);
+
+    const paid = messageTo('paid@example.org');
+    expect(paid?.subject).toBe('Reminder: Family Camp');
+    expect(paid?.text).not.toContain('/pay?token');
+  });
+
+  it('the payment reminder has no pay-now link when the event takes no online payment or no payment provider is configured', async () => {
+    const offline = await dueEvent({ online_payment: false });
+    await register(offline.id, 'offline@example.org', { status: 'PENDING', total_minor: 5_000 });
+    const first = await sendEventReminders(context(PSP), { trigger: 'cli' });
+    expect(first).toMatchObject({ sent: 1, paymentReminders: 1 });
+
+    const online = await dueEvent({ online_payment: true });
+    await register(online.id, 'noprovider@example.org', { status: 'PENDING', total_minor: 5_000 });
+    const second = await sendEventReminders(context(), { trigger: 'cli' });
+    expect(second).toMatchObject({ sent: 1, paymentReminders: 1 });
+
+    for (const address of ['offline@example.org', 'noprovider@example.org']) {
+      const message = messageTo(address);
+      expect(message?.subject).toBe('Payment reminder: Family Camp');
+      expect(message?.text).toContain('$50.00 still owing');
+      expect(message?.text).not.toContain('/pay?token');
+      expect(message?.html).not.toContain('/pay?token');
+      // Without bank details in Settings none are invented.
+      expect(message?.text).not.toContain('BSB');
+    }
+  });
+
+  it('a PENDING registration with nothing owing gets the plain reminder', async () => {
+    const event = await dueEvent({ online_payment: true });
+    await register(event.id, 'free@example.org', { status: 'PENDING', total_minor: 0, payment_method: 'free' });
+
+    const summary = await sendEventReminders(context(PSP), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ sent: 1, paymentReminders: 0 });
+    expect(sink.messages[0]?.subject).toBe('Reminder: Family Camp');
+    expect(sink.messages[0]?.attachments[0]?.filename).toBe('event.ics');
+  });
+
+  it('rule 2: when some sends fail the event is marked sent, the run is partial, and the failed recipient is not retried', async () => {
+    const event = await dueEvent();
+    for (const name of ['one', 'two', 'bounce']) await register(event.id, `${name}@example.org`);
+    rejectRecipient = (address) => address === 'bounce@example.org';
+
+    const summary = await sendEventReminders(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'partial', events: 1, sent: 2, failed: 1 });
+    expect(recipients(sink.messages)).toEqual(['one@example.org', 'two@example.org']);
+    expect((await eventRow(tdb.db, event.id))?.reminder_sent_at).toEqual(NOW);
+    expect(await tdb.db('job_runs').where({ id: summary.runId }).first()).toMatchObject({ outcome: 'partial' });
+    const errors = await tdb.db('error_logs').select('source', 'message', 'context');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ source: 'job:send-reminders', context: { eventId: event.id, failedSends: 1 } });
+    expect(JSON.stringify(errors)).not.toContain('bounce@example.org');
+
+    rejectRecipient = () => false;
+    const again = await sendEventReminders(context(), { trigger: 'cli' });
+    expect(again).toMatchObject({ outcome: 'ok', events: 0, sent: 0 });
+    expect(sink.messages).toHaveLength(2);
+  });
+
+  it('rule 2: when every send fails the claim is released, the run failed, and a later run sends to everyone', async () => {
+    const event = await dueEvent();
+    await register(event.id, 'first@example.org');
+    await register(event.id, 'second@example.org');
+    rejectRecipient = () => true;
+
+    const failed = await sendEventReminders(context(), { trigger: 'cli' });
+
+    expect(failed).toMatchObject({ outcome: 'failed', events: 1, sent: 0, failed: 2 });
+    expect(await eventRow(tdb.db, event.id)).toEqual({ reminder_claimed_at: null, reminder_sent_at: null });
+
+    rejectRecipient = () => false;
+    const later = new FixedClock(new Date(NOW.getTime() + 30 * 60_000));
+    const retry = await sendEventReminders(context({}, later), { trigger: 'scheduler' });
+    expect(retry).toMatchObject({ outcome: 'ok', events: 1, sent: 2, failed: 0 });
+    expect(recipients(sink.messages)).toEqual(['first@example.org', 'second@example.org']);
+    expect((await eventRow(tdb.db, event.id))?.reminder_sent_at).toEqual(later.now());
+  });
+
+  it('an ambiguous mail-server error counts as sent (the server may have the message)', async () => {
+    const event = await dueEvent();
+    await register(event.id, 'clear@example.org');
+    await register(event.id, 'maybe@example.org');
+    dropAfterDataTo = (address) => address === 'maybe@example.org';
+
+    const summary = await sendEventReminders(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', sent: 2, failed: 0 });
+    expect(sink.unanswered.map((m) => m.envelope.to[0])).toEqual(['maybe@example.org']);
+    expect((await eventRow(tdb.db, event.id))?.reminder_sent_at).toEqual(NOW);
+  });
+
+  it('an event whose registrations are all cancelled is marked sent without sending', async () => {
+    const event = await dueEvent();
+    await register(event.id, 'gone@example.org', { status: 'CANCELLED', cancelled_at: NOW });
+
+    const summary = await sendEventReminders(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', events: 1, sent: 0, failed: 0 });
+    expect(sink.messages).toHaveLength(0);
+    expect((await eventRow(tdb.db, event.id))?.reminder_sent_at).toEqual(NOW);
+  });
+
+  it('two overlapping runs send each reminder exactly once', async () => {
+    const event = await dueEvent();
+    const addresses = Array.from({ length: 7 }, (_, i) => `overlap${i}@example.org`);
+    for (const address of addresses) await register(event.id, address);
+
+    const [a, b] = await Promise.all([
+      sendEventReminders(context(), { trigger: 'cli' }),
+      sendEventReminders(context(), { trigger: 'scheduler' }),
+    ]);
+
+    expect(a.sent + b.sent).toBe(7);
+    expect(a.events + b.events).toBe(1);
+    expect(recipients(sink.messages)).toEqual([...addresses].sort());
+    expect((await eventRow(tdb.db, event.id))?.reminder_sent_at).toEqual(NOW);
+  });
+
+  it('a claim left by a crashed run is reclaimed after the 15-minute stale threshold', async () => {
+    const event = await dueEvent();
+    await register(event.id, 'late@example.org');
+    await tdb.db.raw(`UPDATE events SET reminder_claimed_at = ?::timestamptz - interval '20 minutes' WHERE id = ?`, [NOW, event.id]);
+
+    const summary = await sendEventReminders(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', events: 1, sent: 1, skipped: 0 });
+    expect(recipients(sink.messages)).toEqual(['late@example.org']);
+    expect(await eventRow(tdb.db, event.id)).toEqual({ reminder_claimed_at: NOW, reminder_sent_at: NOW });
+  });
+
+  it('a fresh claim held by another run (1 minute old) is skipped', async () => {
+    const event = await dueEvent();
+    await register(event.id, 'busy@example.org');
+    await tdb.db.raw(`UPDATE events SET reminder_claimed_at = ?::timestamptz - interval '1 minute' WHERE id = ?`, [NOW, event.id]);
+
+    const summary = await sendEventReminders(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', events: 0, sent: 0, skipped: 1 });
+    expect(sink.messages).toHaveLength(0);
+    expect(await eventRow(tdb.db, event.id)).toEqual({ reminder_claimed_at: new Date(NOW.getTime() - 60_000), reminder_sent_at: null });
+  });
+
+  it('a long run renews its claim, and stops sending for an event another run has taken over', async () => {
+    const event = await dueEvent();
+    for (let i = 0; i < 35; i++) await register(event.id, `long${i}@example.org`);
+    // Every reading of this clock is 6 minutes after the last, so the run renews its claim before each chunk of sends.
+    let tick = NOW.getTime();
+    const slowClock: Clock = { now: () => new Date((tick += 6 * 60_000)) };
+    const otherRunsClaim = new Date(NOW.getTime() + 24 * 60 * 60_000);
+    let sends = 0;
+    const takenOverAfterFirstSend: Mailer = {
+      kind: 'smtp',
+      close: async () => undefined,
+      async send(message: MailMessage) {
+        if (++sends === 1) await tdb.db('events').where({ id: event.id }).update({ reminder_claimed_at: otherRunsClaim });
+        return mailer.send(message);
+      },
+    };
+
+    const summary = await sendEventReminders(context({}, slowClock, takenOverAfterFirstSend), { trigger: 'cli' });
+
+    // The first chunk (30) went out under a renewed claim; the next renewal found the claim gone and stopped.
+    expect(summary).toMatchObject({ outcome: 'ok', events: 1, sent: 30, failed: 0 });
+    expect(sink.messages).toHaveLength(30);
+    // The other run's claim is left alone, for it to finish and mark sent.
+    expect(await eventRow(tdb.db, event.id)).toEqual({ reminder_claimed_at: otherRunsClaim, reminder_sent_at: null });
+  });
+
+  it('a dry run lists whom it would email and claims, sends and writes nothing', async () => {
+    const event = await dueEvent({ title: 'Harvest Dinner' });
+    await register(event.id, 'dee@example.org', { contact_name: 'Dee Plain' });
+    await register(event.id, 'eve@example.org', { contact_name: 'Eve Owing', status: 'PENDING', total_minor: 3_000 });
+    await register(event.id, 'fay@example.org', { contact_name: 'Fay Gone', status: 'CANCELLED', cancelled_at: NOW });
+
+    const summary = await sendEventReminders(context(), { trigger: 'cli', dryRun: true });
+
+    expect(summary).toMatchObject({ dryRun: true, outcome: 'ok', events: 1, sent: 2, paymentReminders: 1 });
+    expect(summary.runId).toBeUndefined();
+    expect([...(summary.wouldDo ?? [])].sort()).toEqual([
+      'email Dee Plain dee@example.org (reminder for "Harvest Dinner")',
+      'email Eve Owing eve@example.org (payment reminder for "Harvest Dinner")',
+    ]);
+    expect(sink.messages).toHaveLength(0);
+    expect(await eventRow(tdb.db, event.id)).toEqual({ reminder_claimed_at: null, reminder_sent_at: null });
+    expect(await tdb.db('job_runs').count({ n: '*' }).first()).toEqual({ n: 0 });
+  });
+
+  it('recipients are read in pages, so an event with more registrations than one page reaches each exactly once', async () => {
+    const event = await dueEvent();
+    const cipher = context().cipher;
+    // One page is 500 rows: 501 needs a second page (and a claim renewal between them).
+    const total = 501;
+    const rows = Array.from({ length: total }, (_, i) => {
+      const email = `bulk${i}@example.org`;
+      return {
+        event_id: event.id,
+        status: 'PAID',
+        contact_name: `Bulk ${i}`,
+        contact_email_enc: cipher.encrypt(email),
+        contact_email_hash: cipher.lookupHash('email', email),
+        attendees: JSON.stringify([{ name: `Bulk ${i}`, tier: 'adult' }]),
+        attendee_count: 1,
+        payment_method: 'bank',
+        line_items: JSON.stringify([{ label: 'Adult', amount: 12000 }]),
+        total_minor: 12_000,
+      };
+    });
+    await tdb.db.batchInsert('registrations', rows, 500);
+
+    const dry = await sendEventReminders(context(), { trigger: 'cli', dryRun: true });
+    expect(dry.sent).toBe(total);
+    expect(new Set(dry.wouldDo).size).toBe(total);
+
+    const real = await sendEventReminders(context(), { trigger: 'cli' });
+    expect(real).toMatchObject({ outcome: 'ok', sent: total, failed: 0 });
+    expect(new Set(recipients(sink.messages)).size).toBe(total);
+    expect(sink.messages).toHaveLength(total);
+  }, 120_000);
+});
