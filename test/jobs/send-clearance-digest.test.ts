@@ -1,0 +1,360 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import { LeaseHeldError } from '../../src/errors.js';
+import { JobFailedError } from '../../src/jobs/run-recorded.js';
+import { sendClearanceDigest } from '../../src/jobs/send-clearance-digest.js';
+import { silentLogger } from '../../src/logger.js';
+import { createMailer } from '../../src/mail/create.js';
+import type { Mailer } from '../../src/mail/types.js';
+import { getSetting, setSetting } from '../../src/settings.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testConfig } from '../support/env.js';
+import { insertPerson, insertUser } from '../support/factories.js';
+import { startSmtpSink, type SinkMessage, type SmtpSink } from '../support/smtp-sink.js';
+
+// 01:00 on 1 December in Sydney (AEDT, UTC+11) while it is still 30 November in UTC.
+const NOW = new Date('2026-11-30T14:00:00Z');
+const MONTH = '2026-12';
+const CLEARANCE_NUMBER = 'WWC0123456E';
+
+let tdb: TestDatabase;
+let sink: SmtpSink;
+let mailer: Mailer;
+let rejectRecipient: (address: string) => boolean = () => false;
+let dropAfterDataTo: (address: string) => boolean = () => false;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  sink = await startSmtpSink({
+    rejectRecipient: (address) => rejectRecipient(address),
+    dropAfterData: (message) => message.envelope.to.some((address) => dropAfterDataTo(address)),
+  });
+  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 2_000 });
+});
+afterAll(async () => {
+  await mailer.close();
+  await sink.close();
+  await tdb.drop();
+});
+beforeEach(async () => {
+  sink.clear();
+  rejectRecipient = () => false;
+  dropAfterDataTo = () => false;
+  await tdb.db.raw('TRUNCATE people, ministry_roles, clearances, users, app_settings, leases, job_runs, error_logs CASCADE');
+});
+
+function context(clock = new FixedClock(NOW)) {
+  return createTestContext({ db: tdb.db, mailer, clock, env: { ...sink.configEnv(), APP_TIMEZONE: 'Australia/Sydney' } });
+}
+
+async function volunteer(
+  first: string,
+  last: string,
+  roles: string[],
+  clearances: Array<{ kind: string; expiresOn: string | null; number?: string }> = [],
+): Promise<string> {
+  const ctx = context();
+  const person = await insertPerson(tdb.db, ctx.cipher, { first_name: first, last_name: last });
+  if (roles.length > 0) await tdb.db('ministry_roles').insert(roles.map((role) => ({ person_id: person.id, role })));
+  for (const clearance of clearances) {
+    await tdb.db('clearances').insert({
+      person_id: person.id,
+      kind: clearance.kind,
+      expires_on: clearance.expiresOn,
+      number_enc: ctx.cipher.encrypt(clearance.number ?? CLEARANCE_NUMBER),
+    });
+  }
+  return person.id;
+}
+
+/** One person whose clearance lapsed, so there is something to report. */
+async function somethingToReport(): Promise<void> {
+  await volunteer('Erin', 'Expired', ['Kids Church'], [{ kind: 'WWCC', expiresOn: '2026-10-01' }]);
+}
+
+async function staff(): Promise<void> {
+  const cipher = context().cipher;
+  await insertUser(tdb.db, cipher, { email: 'admin@example.org', name: 'Ada Admin', role: 'ADMIN' });
+  await insertUser(tdb.db, cipher, { email: 'pastor@example.org', name: 'Paul Pastor', role: 'PASTOR' });
+  await insertUser(tdb.db, cipher, { email: 'staff@example.org', name: 'Sam Staff', role: 'STAFF' });
+}
+
+const recipients = (messages: SinkMessage[]) => messages.flatMap((m) => m.envelope.to).sort();
+const delivered = async () => (await getSetting(tdb.db, 'clearanceDigestDelivered')) ?? null;
+const lastMonth = async () => (await getSetting(tdb.db, 'clearanceDigestLastMonth')) ?? null;
+
+describe('send-clearance-digest', () => {
+  it('rule 5: the month is the APP_TIMEZONE month (2026-11-30T14:00Z is December in Sydney) and is recorded when sent', async () => {
+    await staff();
+    // Expired as of 1 December in Sydney, although it is still 30 November in UTC.
+    await volunteer('Nina', 'November', ['Youth'], [{ kind: 'WWCC', expiresOn: '2026-11-30' }]);
+
+    const summary = await sendClearanceDigest(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ job: 'send-clearance-digest', outcome: 'ok', status: 'sent', month: MONTH, sent: 2, people: 1 });
+    expect(await lastMonth()).toBe(MONTH);
+    expect(sink.messages[0]?.subject).toBe('Clearance digest for December 2026: 1 person needs attention');
+    expect(sink.messages[0]?.text).toMatch(/Expired \(1\)\n- Nina November \(Youth\): WWCC, expiry 30 November 2026/);
+  });
+
+  it('content: people with a ministry role grouped as missing, expired and expiring within 60 days, never the clearance number', async () => {
+    await staff();
+    await volunteer('Molly', 'Missing', ['Kids Church', 'Music']);
+    await volunteer('Ed', 'Expired', ['Youth'], [{ kind: 'WWCC', expiresOn: '2026-11-15', number: 'WWC9999999A' }]);
+    await volunteer('Tess', 'Today', ['Welcome'], [{ kind: 'Police check', expiresOn: '2026-12-01' }]);
+    await volunteer('Ella', 'Edge', ['Kids Church'], [{ kind: 'WWCC', expiresOn: '2027-01-30' }]);
+    await volunteer('Olly', 'Outside', ['Kids Church'], [{ kind: 'WWCC', expiresOn: '2027-01-31' }]);
+    await volunteer('Ivy', 'InOrder', ['Music'], [{ kind: 'WWCC', expiresOn: '2029-05-01' }]);
+    // Two clearances: only the lapsed one is listed.
+    await volunteer('Max', 'Mixed', ['Youth'], [
+      { kind: 'WWCC', expiresOn: '2029-05-01' },
+      { kind: 'First aid', expiresOn: '2026-09-01' },
+    ]);
+    // No ministry role: not part of the digest, whatever the clearance.
+    await volunteer('Nora', 'NoRole', []);
+
+    const summary = await sendClearanceDigest(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', status: 'sent', people: 5 });
+    const message = sink.messages.find((m) => m.envelope.to.includes('admin@example.org'));
+    if (!message) throw new Error('the admin got no digest');
+    for (const body of [message.html, message.text]) {
+      expect(body).not.toContain(CLEARANCE_NUMBER);
+      expect(body).not.toContain('WWC9999999A');
+      for (const listed of ['Molly Missing', 'Ed Expired', 'Tess Today', 'Ella Edge', 'Max Mixed']) expect(body).toContain(listed);
+      for (const absent of ['Olly Outside', 'Ivy InOrder', 'Nora NoRole']) expect(body).not.toContain(absent);
+    }
+    expect(message.subject).toBe('Clearance digest for December 2026: 5 people need attention');
+    const text = message.text;
+    const section = (title: string) => text.slice(text.indexOf(`${title} (`)).split('\n\n')[0] ?? '';
+    expect(section('Missing')).toBe('Missing (1)\n- Molly Missing (Kids Church, Music): no clearance on record');
+    expect(section('Expired')).toBe(
+      'Expired (2)\n- Max Mixed (Youth): First aid, expiry 1 September 2026\n- Ed Expired (Youth): WWCC, expiry 15 November 2026',
+    );
+    expect(section('Expiring soon')).toBe(
+      'Expiring soon (2)\n- Tess Today (Welcome): Police check, expiry 1 December 2026\n- Ella Edge (Kids Church): WWCC, expiry 30 January 2027',
+    );
+    expect(message.html).toContain('Expiring soon (2)');
+    expect(message.html).toContain('Molly Missing');
+  });
+
+  it('recipients are ADMIN and PASTOR users only; a STAFF user gets nothing', async () => {
+    await staff();
+    await somethingToReport();
+
+    await sendClearanceDigest(context(), { trigger: 'cli' });
+
+    expect(recipients(sink.messages)).toEqual(['admin@example.org', 'pastor@example.org']);
+    expect(sink.messages.find((m) => m.envelope.to.includes('pastor@example.org'))?.text).toContain('Hi Paul Pastor,');
+    expect(await delivered()).toEqual({ month: MONTH, addresses: expect.arrayContaining(['admin@example.org', 'pastor@example.org']) });
+    expect((await delivered())?.addresses).toHaveLength(2);
+  });
+
+  it('rule 6: once the month went out, a run without force answers already-sent with the month and sends nothing', async () => {
+    await staff();
+    await somethingToReport();
+    await sendClearanceDigest(context(), { trigger: 'cli' });
+    sink.clear();
+
+    const again = await sendClearanceDigest(context(), { trigger: 'http' });
+
+    expect(again).toMatchObject({ job: 'send-clearance-digest', outcome: 'ok', status: 'already-sent', month: MONTH, sent: 0 });
+    expect(sink.messages).toHaveLength(0);
+    const runs = await tdb.db('job_runs').orderBy('id').select('outcome', 'summary');
+    expect(runs[1]).toMatchObject({ outcome: 'ok', summary: { status: 'already-sent', month: MONTH } });
+  });
+
+  it('rule 8: force emails everyone again and replaces the recorded list', async () => {
+    await staff();
+    await somethingToReport();
+    await setSetting(tdb.db, 'clearanceDigestLastMonth', MONTH, NOW);
+    await setSetting(tdb.db, 'clearanceDigestDelivered', { month: MONTH, addresses: ['admin@example.org', 'former@example.org'] }, NOW);
+
+    const summary = await sendClearanceDigest(context(), { trigger: 'cli', force: true });
+
+    expect(summary).toMatchObject({ outcome: 'ok', status: 'sent', sent: 2 });
+    expect(recipients(sink.messages)).toEqual(['admin@example.org', 'pastor@example.org']);
+    expect([...((await delivered())?.addresses ?? [])].sort()).toEqual(['admin@example.org', 'pastor@example.org']);
+    expect(await lastMonth()).toBe(MONTH);
+  });
+
+  it('rule 7: a failed send leaves the month open; the retry emails only the unrecorded address and then marks the month done', async () => {
+    await staff();
+    await somethingToReport();
+    rejectRecipient = (address) => address === 'pastor@example.org';
+
+    const first = await sendClearanceDigest(context(), { trigger: 'cli' });
+
+    expect(first).toMatchObject({ outcome: 'partial', status: 'partial', sent: 1, failed: 1 });
+    expect(await lastMonth()).toBeNull();
+    expect(await delivered()).toEqual({ month: MONTH, addresses: ['admin@example.org'] });
+    expect(recipients(sink.messages)).toEqual(['admin@example.org']);
+    const errors = await tdb.db('error_logs').select('source', 'message', 'context');
+    expect(errors).toEqual([expect.objectContaining({ source: 'job:send-clearance-digest' })]);
+    expect(JSON.stringify(errors)).not.toContain('pastor@example.org');
+
+    rejectRecipient = () => false;
+    sink.clear();
+    const retry = await sendClearanceDigest(context(), { trigger: 'scheduler' });
+
+    expect(retry).toMatchObject({ outcome: 'ok', status: 'sent', sent: 1, failed: 0 });
+    expect(recipients(sink.messages)).toEqual(['pastor@example.org']);
+    expect(await lastMonth()).toBe(MONTH);
+  });
+
+  it('rule 7: when every send fails the run is failed and the month stays open', async () => {
+    await staff();
+    await somethingToReport();
+    rejectRecipient = () => true;
+
+    const summary = await sendClearanceDigest(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'failed', status: 'partial', sent: 0, failed: 2 });
+    expect(await lastMonth()).toBeNull();
+  });
+
+  it('rule 7: an ambiguous mail-server error (connection dropped after DATA) counts as sent', async () => {
+    await staff();
+    await somethingToReport();
+    dropAfterDataTo = (address) => address === 'pastor@example.org';
+
+    const summary = await sendClearanceDigest(context(), { trigger: 'cli' });
+
+    expect(sink.unanswered.map((m) => m.envelope.to[0])).toEqual(['pastor@example.org']);
+    expect(summary).toMatchObject({ outcome: 'ok', status: 'sent', sent: 2, failed: 0 });
+    expect([...((await delivered())?.addresses ?? [])].sort()).toEqual(['admin@example.org', 'pastor@example.org']);
+    expect(await lastMonth()).toBe(MONTH);
+  });
+
+  it('rule 7: a list from an earlier month no longer counts; everyone is emailed this month', async () => {
+    await staff();
+    await somethingToReport();
+    await setSetting(tdb.db, 'clearanceDigestDelivered', { month: '2026-11', addresses: ['admin@example.org', 'pastor@example.org'] }, NOW);
+
+    await sendClearanceDigest(context(), { trigger: 'cli' });
+
+    expect(recipients(sink.messages)).toEqual(['admin@example.org', 'pastor@example.org']);
+    expect((await delivered())?.month).toBe(MONTH);
+  });
+
+  it('rule 7: when the list cannot be saved, failed sends are not retried and the month is marked done anyway; if that fails too, the run fails', async () => {
+    await staff();
+    await somethingToReport();
+    rejectRecipient = (address) => address === 'pastor@example.org';
+    await refuseSettings(['clearanceDigestDelivered']);
+    try {
+      const summary = await sendClearanceDigest(context(), { trigger: 'cli' });
+      expect(summary).toMatchObject({ outcome: 'partial', status: 'sent', sent: 1, failed: 1 });
+      expect(await lastMonth()).toBe(MONTH);
+      expect(await delivered()).toBeNull();
+
+      await tdb.db('app_settings').delete();
+      sink.clear();
+      await refuseSettings(['clearanceDigestDelivered', 'clearanceDigestLastMonth']);
+      await expect(sendClearanceDigest(context(), { trigger: 'cli' })).rejects.toBeInstanceOf(JobFailedError);
+      expect(recipients(sink.messages)).toEqual(['admin@example.org']);
+      expect(await tdb.db('job_runs').orderBy('id', 'desc').first('outcome')).toEqual({ outcome: 'failed' });
+      // The lease is released, so a later run may send again (rule 7's last sentence).
+      expect(await tdb.db('leases').where({ name: 'clearance-digest' }).first()).toBeUndefined();
+    } finally {
+      await tdb.db.raw('DROP TRIGGER IF EXISTS refuse_settings ON app_settings');
+    }
+  });
+
+  it('rule 9: nothing is sent in a month in which every clearance is in order, and the month is marked done', async () => {
+    await staff();
+    await volunteer('Ivy', 'InOrder', ['Music'], [{ kind: 'WWCC', expiresOn: '2029-05-01' }]);
+    await volunteer('Nora', 'NoRole', []);
+
+    const summary = await sendClearanceDigest(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', status: 'nothing-to-report', month: MONTH, sent: 0, people: 0 });
+    expect(sink.messages).toHaveLength(0);
+    expect(await lastMonth()).toBe(MONTH);
+    expect(await sendClearanceDigest(context(), { trigger: 'cli', force: true })).toMatchObject({ status: 'nothing-to-report' });
+    expect(sink.messages).toHaveLength(0);
+  });
+
+  it('rule 5: while another run holds the lease the run fails with LeaseHeldError and sends nothing', async () => {
+    await staff();
+    await somethingToReport();
+    await tdb.db('leases').insert({
+      name: 'clearance-digest',
+      holder: 'other-process',
+      acquired_at: new Date(NOW.getTime() - 5 * 60_000),
+      expires_at: new Date(NOW.getTime() + 25 * 60_000),
+    });
+
+    await expect(sendClearanceDigest(context(), { trigger: 'cli' })).rejects.toBeInstanceOf(LeaseHeldError);
+
+    expect(sink.messages).toHaveLength(0);
+    expect(await lastMonth()).toBeNull();
+    expect(await tdb.db('job_runs').first('outcome')).toEqual({ outcome: 'skipped' });
+  });
+
+  it('rule 5: a lease left by a crashed run more than 30 minutes ago is taken over', async () => {
+    await staff();
+    await somethingToReport();
+    await tdb.db('leases').insert({
+      name: 'clearance-digest',
+      holder: 'crashed-process',
+      acquired_at: new Date(NOW.getTime() - 31 * 60_000),
+      expires_at: new Date(NOW.getTime() - 60_000),
+    });
+
+    const summary = await sendClearanceDigest(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', status: 'sent', sent: 2 });
+    expect(await tdb.db('leases').where({ name: 'clearance-digest' }).first()).toBeUndefined();
+  });
+
+  it('rule 5: two overlapping runs email each recipient once', async () => {
+    await staff();
+    await somethingToReport();
+
+    const settled = await Promise.allSettled([
+      sendClearanceDigest(context(), { trigger: 'cli' }),
+      sendClearanceDigest(context(), { trigger: 'http' }),
+    ]);
+
+    expect(recipients(sink.messages)).toEqual(['admin@example.org', 'pastor@example.org']);
+    const sent = settled.filter((s) => s.status === 'fulfilled' && s.value.status === 'sent');
+    expect(sent).toHaveLength(1);
+    for (const other of settled.filter((s) => !sent.includes(s))) {
+      if (other.status === 'rejected') expect(other.reason).toBeInstanceOf(LeaseHeldError);
+      else expect(other.value.status).toBe('already-sent');
+    }
+  });
+
+  it('dry run: reports whom it would email and sends, claims and writes nothing', async () => {
+    await staff();
+    await somethingToReport();
+    await setSetting(tdb.db, 'clearanceDigestDelivered', { month: MONTH, addresses: ['admin@example.org'] }, NOW);
+
+    const summary = await sendClearanceDigest(context(), { trigger: 'cli', dryRun: true });
+
+    expect(summary).toMatchObject({ dryRun: true, month: MONTH, sent: 1, people: 1 });
+    expect(summary.wouldDo).toEqual([expect.stringMatching(/^email Paul Pastor pastor@example\.org \(clearance digest for 2026-12: 1 person; 1 expired\)$/)]);
+    expect(sink.messages).toHaveLength(0);
+    expect(await lastMonth()).toBeNull();
+    expect(await tdb.db('job_runs').count({ n: '*' }).first()).toEqual({ n: 0 });
+    expect(await tdb.db('leases').count({ n: '*' }).first()).toEqual({ n: 0 });
+  });
+});
+
+/** Makes writes of these settings keys fail, as a database that refuses the write would. */
+async function refuseSettings(keys: string[]): Promise<void> {
+  await tdb.db.raw(`
+    CREATE OR REPLACE FUNCTION refuse_settings() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.key = ANY(TG_ARGV) THEN RAISE EXCEPTION 'settings write refused for %', NEW.key; END IF;
+      RETURN NEW;
+    END $$`);
+  await tdb.db.raw('DROP TRIGGER IF EXISTS refuse_settings ON app_settings');
+  await tdb.db.raw(
+    `CREATE TRIGGER refuse_settings BEFORE INSERT OR UPDATE ON app_settings FOR EACH ROW EXECUTE FUNCTION refuse_settings(${keys
+      .map((key) => `'${key}'`)
+      .join(', ')})`,
+  );
+}
