@@ -1,0 +1,265 @@
+import { formatInTimeZone } from 'date-fns-tz';
+import type { AppContext } from '../context.js';
+import { errorMessage } from '../errors.js';
+import { loadEmailBranding, type EmailBranding, type RenderedEmail } from '../mail/render.js';
+import { MailSendError, type Mailer } from '../mail/types.js';
+import { recordError } from '../ops/error-log.js';
+import { getSettings } from '../settings.js';
+import {
+  STALE_CLAIM_MS,
+  anniversaryPageQuery,
+  birthdayPageQuery,
+  celebrationPages,
+  claimCelebrations,
+  confirmCelebration,
+  isTakenElsewhere,
+  releaseCelebration,
+  type AnniversaryRow,
+  type BirthdayRow,
+  type CelebrationDay,
+  type CelebrationKind,
+  type ClaimState,
+} from './celebration-claims.js';
+import { eachLimited } from './each-limited.js';
+import { runRecordedJob } from './run-recorded.js';
+import { anniversaryEmail, birthdayEmail, ordinal } from './templates/celebrations.js';
+import type { JobOptions, JobSummary } from './types.js';
+
+export interface CelebrationSummary extends JobSummary {
+  job: 'send-celebrations';
+  /** The local day celebrated (YYYY-MM-DD in APP_TIMEZONE). */
+  date: string;
+  /** Birthday emails the mail server accepted (or may have: ambiguous errors); on a dry run, emails it would send. */
+  birthdays: number;
+  /** Anniversary emails, one per couple, counted the same way. */
+  anniversaries: number;
+  /** Sends that certainly failed; their claims are removed so a later run retries them. */
+  failed: number;
+  /** Already sent this year, or being sent by another run right now. */
+  skipped: number;
+}
+
+/** Claimed and sent per page: a page is sent well within STALE_CLAIM_MS even when every send times out. */
+const PAGE_SIZE = 50;
+/** The SMTP pool's size. */
+const SEND_CONCURRENCY = 3;
+
+/** One email to send: a birthday, or an anniversary of a person or a couple. */
+interface Celebration {
+  kind: CelebrationKind;
+  /** The claim's person: for a couple, the spouse with the smaller id. */
+  personId: string;
+  /** Everyone greeted, for the dry-run list: "Tom Nguyen and Lan Nguyen". */
+  names: string;
+  /** Encrypted addresses of whoever greeted has one. */
+  addressesEnc: string[];
+  claimState: ClaimState;
+  reason: string;
+  render(branding: EmailBranding): RenderedEmail;
+}
+
+interface Failure {
+  error: unknown;
+  personIds: string[];
+  count: number;
+}
+
+/**
+ * Rule 1: every celebration is claimed (person, kind, year) in one statement
+ * per page before anything is sent, confirmed after the mail server accepted
+ * it, and released after a send that certainly failed. Overlapping or retried
+ * runs skip what is sent or in flight; a claim older than STALE_CLAIM_MS is
+ * taken over. Birthdays and anniversaries are enabled separately in Settings.
+ */
+export async function sendCelebrations(ctx: AppContext, options: JobOptions): Promise<CelebrationSummary> {
+  return runRecordedJob<CelebrationSummary>(ctx, 'send-celebrations', options, async () => {
+    const now = ctx.clock.now();
+    const day = celebrationDay(now, ctx.config.regional.timeZone);
+    const settings = await getSettings(ctx.db, ['celebrations.birthdays', 'celebrations.anniversaries']);
+    const kinds: CelebrationKind[] = [];
+    if (settings['celebrations.birthdays'] === true) kinds.push('birthday');
+    if (settings['celebrations.anniversaries'] === true) kinds.push('anniversary');
+
+    const summary: Omit<CelebrationSummary, 'runId'> = {
+      job: 'send-celebrations',
+      outcome: 'ok',
+      dryRun: Boolean(options.dryRun),
+      date: day.date,
+      birthdays: 0,
+      anniversaries: 0,
+      failed: 0,
+      skipped: 0,
+    };
+    if (kinds.length === 0) return { ...summary, outcome: 'skipped' };
+
+    const staleBefore = new Date(now.getTime() - STALE_CLAIM_MS);
+    const countSent = (kind: CelebrationKind) => (kind === 'birthday' ? summary.birthdays++ : summary.anniversaries++);
+
+    if (options.dryRun) {
+      const wouldDo: string[] = [];
+      for (const kind of kinds) {
+        for await (const page of celebrationsOf(ctx, kind, day)) {
+          for (const celebration of page) {
+            if (isTakenElsewhere(celebration.claimState, staleBefore)) {
+              summary.skipped++;
+              continue;
+            }
+            countSent(kind);
+            const addresses = celebration.addressesEnc.map((enc) => safeDecrypt(ctx, enc) ?? '<unreadable address>');
+            wouldDo.push(`email ${celebration.names} ${addresses.join(', ')} (${celebration.reason})`);
+          }
+        }
+      }
+      return { ...summary, wouldDo };
+    }
+
+    const branding = await loadEmailBranding(ctx.db, ctx.config);
+    let mailer: Mailer | undefined;
+    const failures = new Map<string, Failure>();
+    for (const kind of kinds) {
+      for await (const page of celebrationsOf(ctx, kind, day)) {
+        const claimedAt = ctx.clock.now();
+        const ours = await claimCelebrations(ctx.db, {
+          kind,
+          year: day.year,
+          personIds: page.map((c) => c.personId),
+          now: claimedAt,
+        });
+        const mine = page.filter((c) => ours.has(c.personId));
+        summary.skipped += page.length - mine.length;
+        if (mine.length === 0) continue;
+        mailer ??= await ctx.mailer();
+        const sendWith = mailer;
+        const outcomes = await eachLimited(mine, SEND_CONCURRENCY, (c) => deliver(ctx, sendWith, c, day, claimedAt, branding));
+        for (const outcome of outcomes) {
+          if (outcome.ok) {
+            countSent(kind);
+            continue;
+          }
+          summary.failed++;
+          const key = errorMessage(outcome.error);
+          const failure = failures.get(key) ?? { error: outcome.error, personIds: [], count: 0 };
+          failure.count++;
+          if (failure.personIds.length < 20) failure.personIds.push(outcome.item.personId);
+          failures.set(key, failure);
+        }
+        options.onProgress?.({ sent: summary.birthdays + summary.anniversaries, failed: summary.failed });
+      }
+    }
+
+    for (const failure of failures.values()) {
+      await recordError(ctx.db, failure.error, {
+        source: 'job:send-celebrations',
+        now: ctx.clock.now(),
+        context: { date: day.date, failedSends: failure.count, personIds: failure.personIds },
+      }).catch((error: unknown) => ctx.logger.error({ err: errorMessage(error) }, 'could not record a celebration failure'));
+    }
+    const sent = summary.birthdays + summary.anniversaries;
+    summary.outcome = summary.failed === 0 ? 'ok' : sent > 0 ? 'partial' : 'failed';
+    ctx.logger.info({ ...summary }, 'celebrations sent');
+    return summary;
+  });
+}
+
+/**
+ * The local day in `timeZone`. On 28 February of a year without a 29th, people
+ * born (or married) on 29 February are celebrated too (decisions "Time").
+ */
+export function celebrationDay(now: Date, timeZone: string): CelebrationDay {
+  const date = formatInTimeZone(now, timeZone, 'yyyy-MM-dd');
+  const [year, month, dayOfMonth] = date.split('-').map(Number) as [number, number, number];
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  return { date, year, month, days: month === 2 && dayOfMonth === 28 && !leap ? [28, 29] : [dayOfMonth] };
+}
+
+/**
+ * Sends one celebration and settles its claim: confirmed once the server
+ * accepted it, or may have (an ambiguous error counts as sent, so nobody gets
+ * two); released when the send certainly failed, so a later run retries.
+ */
+async function deliver(
+  ctx: AppContext,
+  mailer: Mailer,
+  celebration: Celebration,
+  day: CelebrationDay,
+  claimedAt: Date,
+  branding: EmailBranding,
+): Promise<void> {
+  const key = { personId: celebration.personId, kind: celebration.kind, year: day.year };
+  try {
+    const to = celebration.addressesEnc.map((enc) => ctx.cipher.decrypt(enc));
+    const result = await mailer.send({
+      to,
+      ...celebration.render(branding),
+      idempotencyKey: `celebration:${celebration.kind}:${day.year}:${celebration.personId}`,
+    });
+    if (result.rejected.length > 0) {
+      ctx.logger.warn({ personId: celebration.personId, kind: celebration.kind, rejected: result.rejected.length }, 'some celebration recipients were refused');
+    }
+  } catch (error) {
+    if (!(error instanceof MailSendError && error.ambiguous)) {
+      ctx.logger.warn({ personId: celebration.personId, kind: celebration.kind, err: errorMessage(error) }, 'celebration send failed');
+      await releaseCelebration(ctx.db, key, claimedAt);
+      throw error;
+    }
+    ctx.logger.warn({ personId: celebration.personId, kind: celebration.kind, err: error.message }, 'celebration send ambiguous; counted as sent');
+  }
+  try {
+    await confirmCelebration(ctx.db, key, ctx.clock.now());
+  } catch (error) {
+    // The email went out: count it as sent. The unconfirmed claim goes stale and may be sent again later.
+    ctx.logger.error({ personId: celebration.personId, kind: celebration.kind, err: errorMessage(error) }, 'could not confirm a sent celebration');
+  }
+}
+
+function celebrationsOf(ctx: AppContext, kind: CelebrationKind, day: CelebrationDay): AsyncGenerator<Celebration[]> {
+  return kind === 'birthday' ? birthdays(ctx, day) : anniversaries(ctx, day);
+}
+
+async function* birthdays(ctx: AppContext, day: CelebrationDay): AsyncGenerator<Celebration[]> {
+  const pages = celebrationPages<BirthdayRow>(ctx.db, (after, limit) => birthdayPageQuery(day, after, limit), PAGE_SIZE);
+  for await (const rows of pages) {
+    yield rows.map((row) => ({
+      kind: 'birthday',
+      personId: row.id,
+      names: fullName(row.first_name, row.last_name),
+      addressesEnc: [row.email_enc],
+      claimState: row,
+      reason: 'birthday',
+      render: (branding) => birthdayEmail({ firstName: row.first_name }, branding),
+    }));
+  }
+}
+
+async function* anniversaries(ctx: AppContext, day: CelebrationDay): AsyncGenerator<Celebration[]> {
+  const pages = celebrationPages<AnniversaryRow>(ctx.db, (after, limit) => anniversaryPageQuery(day, after, limit), PAGE_SIZE);
+  for await (const rows of pages) {
+    yield rows.map((row) => {
+      const years = day.year - Number(row.wedding_date.slice(0, 4));
+      const spouse = row.spouse_id === null ? undefined : { first: row.spouse_first_name ?? '', last: row.spouse_last_name ?? '' };
+      const greeting = spouse ? `${row.first_name} and ${spouse.first}` : row.first_name;
+      const data = { greeting, yearsMarried: `${years} ${years === 1 ? 'year' : 'years'}`, yearsOrdinal: ordinal(years) };
+      return {
+        kind: 'anniversary',
+        personId: row.id,
+        names: [fullName(row.first_name, row.last_name), ...(spouse ? [fullName(spouse.first, spouse.last)] : [])].join(' and '),
+        addressesEnc: [row.email_enc, row.spouse_email_enc].filter((enc): enc is string => enc !== null),
+        claimState: row,
+        reason: `${ordinal(years)} wedding anniversary`,
+        render: (branding) => anniversaryEmail(data, branding),
+      };
+    });
+  }
+}
+
+function fullName(first: string, last: string): string {
+  return `${first} ${last}`.trim();
+}
+
+function safeDecrypt(ctx: AppContext, value: string): string | undefined {
+  try {
+    return ctx.cipher.decrypt(value);
+  } catch {
+    return undefined;
+  }
+}
