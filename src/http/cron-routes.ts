@@ -6,6 +6,7 @@ import { JobFailedError } from '../jobs/run-recorded.js';
 import { loadJobFunction } from '../jobs/registry.js';
 import { JOB_NAMES, type JobName, type JobSummary } from '../jobs/types.js';
 import { sendError } from './errors.js';
+import type { Telemetry } from '../telemetry.js';
 
 export const CRON_SECRET_MISSING_WARNING =
   'CRON_SECRET is not set: every /api/cron/* call is refused with 503. Set CRON_SECRET in the app and the scheduler.';
@@ -19,6 +20,7 @@ export function bearerMatches(header: string | undefined, secret: string): boole
 export interface CronRouteOptions {
   /** Called around each job run so shutdown can wait for it. */
   track<T>(work: Promise<T>): Promise<T>;
+  telemetry?: Telemetry;
 }
 
 /**
@@ -39,13 +41,16 @@ export function registerCronRoutes(app: FastifyInstance, ctx: AppContext, option
         reply.header('WWW-Authenticate', 'Bearer');
         return sendError(reply, 401, 'unauthorized', 'Missing or wrong bearer token.');
       }
+      const span = options.telemetry?.startSpan(`job ${job}`, { 'eventops.trigger': 'http' });
       try {
         const run = await loadJobFunction(job as JobName);
         const summary: JobSummary = await options.track(
           run(ctx, { trigger: 'http', force: job === 'send-clearance-digest' && request.query.force === '1' }),
         );
+        span?.setAttribute('eventops.outcome', summary.outcome);
         return reply.code(200).send(summary);
       } catch (error) {
+        span?.setError(error);
         if (error instanceof LeaseHeldError) {
           return sendError(reply, 409, 'lease_held', error.message, { heldSince: error.heldSince.toISOString() });
         }
@@ -54,6 +59,8 @@ export function registerCronRoutes(app: FastifyInstance, ctx: AppContext, option
           return sendError(reply, 500, 'job_failed', `${job} failed; the error has been recorded.`, { id: error.errorId });
         }
         throw error;
+      } finally {
+        span?.end();
       }
     });
     app.route({

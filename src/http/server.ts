@@ -5,6 +5,7 @@ import { CRON_SECRET_MISSING_WARNING, registerCronRoutes } from './cron-routes.j
 import { createErrorHandler, sendError } from './errors.js';
 import { registerHealthRoute } from './health.js';
 import { registerSetupRoutes } from './setup-routes.js';
+import type { Telemetry, TelemetrySpan } from '../telemetry.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -32,7 +33,7 @@ export interface BuiltServer {
  */
 export async function buildServer(
   ctx: AppContext,
-  options: { bodyLimit?: number; packageVersion?: string } = {},
+  options: { bodyLimit?: number; packageVersion?: string; telemetry?: Telemetry } = {},
 ): Promise<BuiltServer> {
   const { default: Fastify } = await import('fastify');
   const app: FastifyInstance = Fastify({
@@ -68,6 +69,19 @@ export async function buildServer(
     return reply.type('text/html; charset=utf-8').send(html);
   };
 
+  const telemetry = options.telemetry;
+  if (telemetry) {
+    const spans = new WeakMap<object, TelemetrySpan>();
+    app.addHook('onRequest', async (request) => {
+      spans.set(request, telemetry.startSpan(`${request.method} ${request.routeOptions.url ?? 'unmatched'}`, { 'http.method': request.method }));
+    });
+    app.addHook('onResponse', async (request, reply) => {
+      const span = spans.get(request);
+      span?.setAttribute('http.status_code', reply.statusCode);
+      span?.end();
+    });
+  }
+
   app.addHook('onResponse', async (request, reply) => {
     if (!request.routeOptions.config.recordView || reply.statusCode >= 400) return;
     const path = request.routeOptions.url ?? request.url.split('?')[0];
@@ -80,7 +94,7 @@ export async function buildServer(
   app.setNotFoundHandler(async (_request, reply) => sendError(reply, 404, 'not_found', 'Nothing is here.'));
 
   registerHealthRoute(app, ctx, options.packageVersion);
-  registerCronRoutes(app, ctx, { track });
+  registerCronRoutes(app, ctx, { track, telemetry });
   registerSetupRoutes(app, ctx, page);
 
   if (!ctx.config.jobs.cronSecret) ctx.logger.warn(CRON_SECRET_MISSING_WARNING);
