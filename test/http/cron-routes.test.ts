@@ -29,7 +29,8 @@ const auth = { authorization: 'Bearer cron-secret-for-tests' };
 
 describe('cron endpoints', () => {
   it('answer 401 with WWW-Authenticate and a JSON error for a missing or wrong bearer', async () => {
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: 'cron-secret-for-tests' }, { authorization: 'Basic cron-secret-for-tests' }]) {
+    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong' }, { authorization: 'cron-secret-for-tests' }, { authorization: 'Basic cron-secret-for-tests' }];
+    for (const headers of attempts) {
       const response = await post(server.url, '/api/cron/sweep-checkouts', headers);
       expect(response.status).toBe(401);
       expect(response.headers.get('www-authenticate')).toBe('Bearer');
@@ -41,7 +42,7 @@ describe('cron endpoints', () => {
     for (const job of ['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues']) {
       const response = await post(unsetServer.url, `/api/cron/${job}`, auth);
       expect(response.status).toBe(503);
-      expect((await response.json()).error.code).toBe('cron_secret_unset');
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('cron_secret_unset');
     }
   });
 
@@ -100,6 +101,6 @@ describe('cron endpoints', () => {
   it('answer 404 with a JSON error for an unknown job', async () => {
     const response = await post(server.url, '/api/cron/no-such-job', auth);
     expect(response.status).toBe(404);
-    expect((await response.json()).error.code).toBe('not_found');
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('not_found');
   });
 });

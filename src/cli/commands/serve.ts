@@ -29,7 +29,9 @@ export function registerServeCommand(program: Command): void {
       const { logger, config } = ctx;
       const { buildServer } = await import('../../http/server.js');
       const { startDeliveryLoop } = await import('../../ops/delivery-loop.js');
-      const server = await buildServer(ctx, { packageVersion: packageVersion() });
+      const { startTelemetry } = await import('../../telemetry.js');
+      const telemetry = await startTelemetry(config.telemetryConnectionString, logger);
+      const server = await buildServer(ctx, { packageVersion: packageVersion(), telemetry });
       const delivery = startDeliveryLoop(ctx);
       const scheduler = config.jobs.inAppCron ? await (await import('../../scheduler/index.js')).startInAppScheduler(ctx) : undefined;
       if (!scheduler) logger.info('in-app scheduler off (IN_APP_CRON); use cron or the /api/cron endpoints');
@@ -53,6 +55,7 @@ export function registerServeCommand(program: Command): void {
               await scheduler?.stop();
               await server.idle();
               await delivery.stop();
+              await telemetry?.shutdown();
             } catch (error) {
               logger.error({ err: error }, 'error during shutdown');
             } finally {
