@@ -1,0 +1,150 @@
+import type { Db } from '../db/connect.js';
+import type { JobName } from '../jobs/types.js';
+import { MAX_ATTEMPTS_PER_PERIOD, RETRY_DELAY_MS } from './periods.js';
+
+/**
+ * Which scheduler periods are done, in scheduler_periods, so a restart does not
+ * run a finished period again and two processes on one database never both run
+ * one. Each function is a single statement.
+ *
+ * A period row: `attempts` so far, `last_attempt_at`, `claimed_until` (set while
+ * an attempt runs; a crashed process's claim simply expires), `done_at`.
+ */
+
+export type PeriodClaim =
+  | { claimed: true; attempt: number }
+  | { claimed: false; reason: 'done' | 'exhausted' | 'running' }
+  | { claimed: false; reason: 'waiting'; retryAt: Date };
+
+interface ClaimRow {
+  claimed: boolean;
+  attempts: number;
+  done_at: Date | null;
+  claimed_until: Date | null;
+  last_attempt_at: Date | null;
+}
+
+/**
+ * Claims the period for one attempt: inserted on its first attempt, or taken
+ * again when it is not done, has attempts left, is not claimed by a live run,
+ * and its last attempt was at least 30 minutes ago. When the claim is refused
+ * the same statement reports why, so the caller can stop asking (done,
+ * exhausted) or wait until `retryAt`.
+ */
+export async function claimPeriod(
+  db: Db,
+  period: { key: string; job: JobName; now: Date; claimTtlMs: number },
+): Promise<PeriodClaim> {
+  const claimedUntil = new Date(period.now.getTime() + period.claimTtlMs);
+  const retryBefore = new Date(period.now.getTime() - RETRY_DELAY_MS);
+  const result = await db.raw<{ rows: ClaimRow[] }>(
+    `WITH claimed AS (
+       INSERT INTO scheduler_periods AS p (period_key, job, attempts, last_attempt_at, claimed_until)
+       VALUES (:key, :job, 1, :now, :claimedUntil)
+       ON CONFLICT (period_key) DO UPDATE
+         SET attempts = p.attempts + 1, last_attempt_at = EXCLUDED.last_attempt_at, claimed_until = EXCLUDED.claimed_until
+         WHERE p.done_at IS NULL
+           AND p.attempts < :maxAttempts
+           AND (p.claimed_until IS NULL OR p.claimed_until < EXCLUDED.last_attempt_at)
+           AND (p.last_attempt_at IS NULL OR p.last_attempt_at <= :retryBefore)
+       RETURNING p.attempts
+     )
+     SELECT true AS claimed, attempts, CAST(NULL AS timestamptz) AS done_at, CAST(NULL AS timestamptz) AS claimed_until, CAST(NULL AS timestamptz) AS last_attempt_at
+       FROM claimed
+     UNION ALL
+     SELECT false, attempts, done_at, claimed_until, last_attempt_at
+       FROM scheduler_periods
+      WHERE period_key = :key AND NOT EXISTS (SELECT 1 FROM claimed)`,
+    { key: period.key, job: period.job, now: period.now, claimedUntil, maxAttempts: MAX_ATTEMPTS_PER_PERIOD, retryBefore },
+  );
+  const row = result.rows[0];
+  // No row at all: another process inserted the period concurrently, after this statement's snapshot.
+  if (!row) return { claimed: false, reason: 'running' };
+  if (row.claimed) return { claimed: true, attempt: row.attempts };
+  if (row.done_at) return { claimed: false, reason: 'done' };
+  if (row.claimed_until && row.claimed_until >= period.now) return { claimed: false, reason: 'running' };
+  if (row.attempts >= MAX_ATTEMPTS_PER_PERIOD) return { claimed: false, reason: 'exhausted' };
+  const lastAttempt = row.last_attempt_at ?? period.now;
+  return { claimed: false, reason: 'waiting', retryAt: new Date(lastAttempt.getTime() + RETRY_DELAY_MS) };
+}
+
+/**
+ * Claims a 30-minute slot of an interval job: one attempt per slot, because the
+ * next slot is its retry. Slot rows older than `keepMs` are deleted in the same
+ * statement so the table stays small.
+ */
+export async function claimSlot(
+  db: Db,
+  slot: { key: string; job: JobName; now: Date; slotEnd: Date; keepMs: number },
+): Promise<boolean> {
+  const result = await db.raw<{ rows: unknown[] }>(
+    `WITH pruned AS (
+       DELETE FROM scheduler_periods WHERE job = :job AND last_attempt_at < :pruneBefore
+     )
+     INSERT INTO scheduler_periods (period_key, job, attempts, last_attempt_at, claimed_until)
+     VALUES (:key, :job, 1, :now, :slotEnd)
+     ON CONFLICT (period_key) DO NOTHING
+     RETURNING period_key`,
+    { key: slot.key, job: slot.job, now: slot.now, slotEnd: slot.slotEnd, pruneBefore: new Date(slot.now.getTime() - slot.keepMs) },
+  );
+  return result.rows.length === 1;
+}
+
+/** The attempt fully succeeded: the period never runs again. */
+export async function markPeriodDone(db: Db, period: { key: string; now: Date }): Promise<void> {
+  await db('scheduler_periods').where({ period_key: period.key }).update({ done_at: period.now, claimed_until: null });
+}
+
+/**
+ * The attempt did not fully succeed: free the claim, so the period is tried
+ * again 30 minutes after this attempt while attempts remain. `refundAttempt`
+ * gives the attempt back (the job never ran because another run held its lease).
+ * Only this attempt's own claim is released.
+ */
+export async function releasePeriod(db: Db, period: { key: string; attempt: number; refundAttempt?: boolean }): Promise<void> {
+  await db('scheduler_periods')
+    .where({ period_key: period.key, attempts: period.attempt })
+    .whereNull('done_at')
+    .update({ claimed_until: null, attempts: period.refundAttempt ? period.attempt - 1 : period.attempt });
+}
+
+/** Keeps a long-running attempt's claim alive; false when it is no longer this attempt's. */
+export async function extendPeriodClaim(db: Db, period: { key: string; attempt: number; until: Date }): Promise<boolean> {
+  const updated = await db('scheduler_periods')
+    .where({ period_key: period.key, attempts: period.attempt })
+    .whereNull('done_at')
+    .whereNotNull('claimed_until')
+    .update({ claimed_until: period.until });
+  return updated === 1;
+}
+
+export interface PeriodState {
+  key: string;
+  job: JobName;
+  attempts: number;
+  lastAttemptAt?: Date;
+  claimedUntil?: Date;
+  doneAt?: Date;
+}
+
+export async function readPeriodStates(db: Db, keys: readonly string[]): Promise<PeriodState[]> {
+  if (keys.length === 0) return [];
+  const rows = await db('scheduler_periods')
+    .whereIn('period_key', keys)
+    .select<Array<{ period_key: string; job: JobName; attempts: number; last_attempt_at: Date | null; claimed_until: Date | null; done_at: Date | null }>>(
+      'period_key',
+      'job',
+      'attempts',
+      'last_attempt_at',
+      'claimed_until',
+      'done_at',
+    );
+  return rows.map((row) => ({
+    key: row.period_key,
+    job: row.job,
+    attempts: row.attempts,
+    lastAttemptAt: row.last_attempt_at ?? undefined,
+    claimedUntil: row.claimed_until ?? undefined,
+    doneAt: row.done_at ?? undefined,
+  }));
+}

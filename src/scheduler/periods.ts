@@ -1,0 +1,167 @@
+import { formatInTimeZone, fromZonedTime } from 'date-fns-tz';
+import type { AppConfig } from '../config/types.js';
+import { JOB_NAMES, type JobName } from '../jobs/types.js';
+
+/**
+ * When each job is due under the in-app scheduler, as pure functions of the
+ * configuration and an instant. Days, weeks and months are the local calendar
+ * of `config.regional.timeZone`: window openings are local wall-clock times
+ * turned into instants with date-fns-tz, never hours added to an instant, so
+ * daylight-saving changes move them correctly.
+ */
+
+/** Reminders and checkout cleanup run once per 30-minute slot. */
+export const SLOT_MS = 30 * 60_000;
+/** A period job that did not fully succeed is tried again this long after its last attempt. */
+export const RETRY_DELAY_MS = 30 * 60_000;
+/** Attempts per day, week or month (period). */
+export const MAX_ATTEMPTS_PER_PERIOD = 3;
+/** The clearance digest: attempts per local day per process (in memory, so a restart resets it). */
+export const DIGEST_ATTEMPTS_PER_DAY = 3;
+
+export type PeriodKind = 'slot' | 'day' | 'week' | 'month';
+
+export const JOB_PERIOD_KIND: Readonly<Record<JobName, PeriodKind>> = {
+  'send-reminders': 'slot',
+  'sweep-checkouts': 'slot',
+  'send-celebrations': 'day',
+  'send-clearance-digest': 'month',
+  'error-issues': 'week',
+};
+
+/** Order of the jobs within one tick: the frequent, quick ones first. */
+export const SCHEDULED_JOBS: readonly JobName[] = JOB_NAMES;
+
+export interface Period {
+  job: JobName;
+  kind: PeriodKind;
+  /** e.g. `send-reminders:2026-11-22T10:30Z`, `send-celebrations:2026-11-22`, `send-clearance-digest:2026-11`, `error-issues:2026-W47`. */
+  key: string;
+  /** Start of the calendar period (slot start, local midnight, Monday 00:00, the 1st 00:00). */
+  startsAt: Date;
+  /** The first instant the job is due in this period (slot start, 07:00, the 1st 07:00, Monday 09:00). */
+  opensAt: Date;
+  /** The first instant it is no longer due (end of the slot/day/week; for the digest, the 8th 00:00). */
+  closesAt: Date;
+  /** Start of the following period (for the digest, the next month's 1st 00:00). */
+  endsAt: Date;
+}
+
+export type JobAvailability = { enabled: true } | { enabled: false; reason: string };
+
+/** Whether the configuration lets the scheduler run the job at all. */
+export function jobAvailability(config: AppConfig, job: JobName): JobAvailability {
+  if (job === 'send-clearance-digest' && !config.jobs.clearanceDigest) {
+    return { enabled: false, reason: 'CLEARANCE_DIGEST is not true' };
+  }
+  if (job === 'error-issues') {
+    if (!config.jobs.errorDigest) return { enabled: false, reason: 'ERROR_DIGEST is not true' };
+    if (!config.tracker) return { enabled: false, reason: 'TRACKER_TOKEN and TRACKER_REPO are not set' };
+  }
+  return { enabled: true };
+}
+
+/** The period of `job` that contains `now`, whether or not its window is open. */
+export function periodAt(config: AppConfig, job: JobName, now: Date): Period {
+  const tz = config.regional.timeZone;
+  const kind = JOB_PERIOD_KIND[job];
+  switch (kind) {
+    case 'slot': {
+      const start = new Date(Math.floor(now.getTime() / SLOT_MS) * SLOT_MS);
+      const end = new Date(start.getTime() + SLOT_MS);
+      return { job, kind, key: `${job}:${formatInTimeZone(start, 'UTC', "yyyy-MM-dd'T'HH:mm'Z'")}`, startsAt: start, opensAt: start, closesAt: end, endsAt: end };
+    }
+    case 'day': {
+      const day = localDate(now, tz);
+      const next = localMidnight(addDays(day, 1), tz);
+      return { job, kind, key: `${job}:${day}`, startsAt: localMidnight(day, tz), opensAt: localTime(day, '07:00', tz), closesAt: next, endsAt: next };
+    }
+    case 'week': {
+      const isoWeekday = Number(formatInTimeZone(now, tz, 'i'));
+      const monday = addDays(localDate(now, tz), 1 - isoWeekday);
+      const opensAt = localTime(monday, '09:00', tz);
+      const next = localMidnight(addDays(monday, 7), tz);
+      return { job, kind, key: `${job}:${formatInTimeZone(opensAt, tz, "RRRR-'W'II")}`, startsAt: localMidnight(monday, tz), opensAt, closesAt: next, endsAt: next };
+    }
+    case 'month': {
+      const month = formatInTimeZone(now, tz, 'yyyy-MM');
+      const first = `${month}-01`;
+      return {
+        job,
+        kind,
+        key: `${job}:${month}`,
+        startsAt: localMidnight(first, tz),
+        opensAt: localTime(first, '07:00', tz),
+        closesAt: localMidnight(addDays(first, 7), tz),
+        endsAt: localMidnight(addMonths(first, 1), tz),
+      };
+    }
+  }
+}
+
+/** The period of `job` due at `now`, or undefined when the job is off or outside its window. */
+export function duePeriod(config: AppConfig, job: JobName, now: Date): Period | undefined {
+  if (!jobAvailability(config, job).enabled) return undefined;
+  const period = periodAt(config, job, now);
+  return now >= period.opensAt && now < period.closesAt ? period : undefined;
+}
+
+export type NextDue =
+  | { job: JobName; enabled: true; periodKey: string; dueAt: Date; /** e.g. `2026-11-23 07:00 +11:00` */ local: string }
+  | { job: JobName; enabled: false; reason: string };
+
+/**
+ * For `eventops status`: when each job will next be due. A period in `doneKeys`
+ * (done, or out of attempts) is skipped to the next one; `retryAt` holds the
+ * earliest next attempt of a period that is waiting for its retry. A due time
+ * equal to `now` means due now (at the next tick).
+ */
+export function nextDueTimes(
+  config: AppConfig,
+  now: Date,
+  doneKeys: ReadonlySet<string> = new Set(),
+  retryAt: ReadonlyMap<string, Date> = new Map(),
+): NextDue[] {
+  return SCHEDULED_JOBS.map((job): NextDue => {
+    const availability = jobAvailability(config, job);
+    if (!availability.enabled) return { job, enabled: false, reason: availability.reason };
+    let period = periodAt(config, job, now);
+    for (;;) {
+      const earliest = Math.max(period.opensAt.getTime(), now.getTime(), retryAt.get(period.key)?.getTime() ?? 0);
+      if (!doneKeys.has(period.key) && earliest < period.closesAt.getTime()) {
+        const dueAt = new Date(earliest);
+        return { job, enabled: true, periodKey: period.key, dueAt, local: formatLocal(dueAt, config.regional.timeZone) };
+      }
+      period = periodAt(config, job, period.endsAt);
+    }
+  });
+}
+
+export function formatLocal(instant: Date, timeZone: string): string {
+  return formatInTimeZone(instant, timeZone, 'yyyy-MM-dd HH:mm xxx');
+}
+
+/** The local calendar date `yyyy-MM-dd` of an instant. */
+export function localDate(instant: Date, timeZone: string): string {
+  return formatInTimeZone(instant, timeZone, 'yyyy-MM-dd');
+}
+
+function localTime(date: string, time: string, timeZone: string): Date {
+  return fromZonedTime(`${date}T${time}:00`, timeZone);
+}
+
+function localMidnight(date: string, timeZone: string): Date {
+  return localTime(date, '00:00', timeZone);
+}
+
+// Calendar-date arithmetic on `yyyy-MM-dd` strings. Date.UTC has no daylight
+// saving, so these move whole calendar days and months, independent of any time zone.
+function addDays(date: string, days: number): string {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(y, m - 1, d + days)).toISOString().slice(0, 10);
+}
+
+function addMonths(firstOfMonth: string, months: number): string {
+  const [y, m] = firstOfMonth.split('-').map(Number) as [number, number];
+  return new Date(Date.UTC(y, m - 1 + months, 1)).toISOString().slice(0, 10);
+}

@@ -1,0 +1,225 @@
+import type { AppContext } from '../context.js';
+import { LeaseHeldError } from '../errors.js';
+import { loadJobFunction } from '../jobs/registry.js';
+import type { JobName, JobOutcome, JobSummary } from '../jobs/types.js';
+import { claimPeriod, claimSlot, extendPeriodClaim, markPeriodDone, releasePeriod } from './period-claims.js';
+import { DIGEST_ATTEMPTS_PER_DAY, SCHEDULED_JOBS, jobAvailability, localDate, periodAt, type Period } from './periods.js';
+
+export const DEFAULT_TICK_MS = 5 * 60_000;
+/** How long an attempt's claim lasts without renewal; a running attempt renews it every third of this. */
+export const DEFAULT_CLAIM_TTL_MS = 30 * 60_000;
+/** Slot rows of the 30-minute jobs are kept this long, then deleted. */
+const SLOT_ROWS_KEPT_MS = 2 * 24 * 3600_000;
+
+export type RunJob = (name: JobName) => Promise<JobSummary>;
+
+export interface SchedulerOptions {
+  ctx: AppContext;
+  /** Runs one job; default: the job function from the registry with trigger `scheduler`. */
+  runJob?: RunJob;
+  tickMs?: number;
+  claimTtlMs?: number;
+}
+
+/** `lease-held`: another run (cron, CLI) held the job's lease; `error`: the job threw. */
+export type TickRunOutcome = JobOutcome | 'lease-held' | 'error';
+
+export interface TickRun {
+  job: JobName;
+  periodKey: string;
+  attempt: number;
+  outcome: TickRunOutcome;
+  /** The period was marked done and will not run again. */
+  done: boolean;
+}
+
+export interface TickResult {
+  at: Date;
+  runs: TickRun[];
+  /** Set when the tick did nothing because another tick of this scheduler was still running, or it was stopped. */
+  skipped?: 'tick-in-progress' | 'stopped';
+}
+
+export interface Scheduler {
+  /** Ticks at once, then every tickMs after the previous tick finished. The timer never keeps the process alive. */
+  start(): void;
+  /** Stops the timer and waits for a running job to finish; starts no new job. */
+  stop(): Promise<void>;
+  tick(): Promise<TickResult>;
+}
+
+export function defaultRunJob(ctx: AppContext): RunJob {
+  return async (name) => (await loadJobFunction(name))(ctx, { trigger: 'scheduler' });
+}
+
+/**
+ * The in-app scheduler. Each tick runs every job that is due (see periods.ts)
+ * and whose period it can claim in the database, one at a time. What is done is
+ * in scheduler_periods; this process only remembers, as shortcuts, periods it
+ * knows are settled or waiting, and the clearance digest's attempts today
+ * (at most three per local day per process; a restart resets the count).
+ *
+ * A LeaseHeldError (another run of the job, e.g. from cron, is in progress)
+ * gives the period's attempt back and waits 30 minutes: the other run is doing
+ * the work, and the next attempt usually finds it done (the digest answers
+ * already-sent). It still counts towards the digest's attempts per day.
+ */
+export function createScheduler(options: SchedulerOptions): Scheduler {
+  const { ctx } = options;
+  const runJob = options.runJob ?? defaultRunJob(ctx);
+  const tickMs = options.tickMs ?? DEFAULT_TICK_MS;
+  const claimTtlMs = options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS;
+  const timeZone = ctx.config.regional.timeZone;
+  const enabledJobs = SCHEDULED_JOBS.filter((job) => jobAvailability(ctx.config, job).enabled);
+
+  /** Period keys this process knows will not run again, with when they stop mattering. */
+  const settled = new Map<string, number>();
+  /** Period keys whose next attempt is not before this instant (ms). */
+  const notBefore = new Map<string, number>();
+  /** The last period computed per job, reused while the clock stays inside it. */
+  const periods = new Map<JobName, Period>();
+  const digestAttempts = { day: '', count: 0 };
+
+  let current: Promise<TickResult> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let started = false;
+
+  function currentDuePeriod(job: JobName, now: Date): Period | undefined {
+    let period = periods.get(job);
+    if (!period || now < period.startsAt || now >= period.endsAt) {
+      period = periodAt(ctx.config, job, now);
+      periods.set(job, period);
+    }
+    return now >= period.opensAt && now < period.closesAt ? period : undefined;
+  }
+
+  function forgetOld(now: number): void {
+    for (const [key, until] of settled) if (until <= now) settled.delete(key);
+    for (const [key, until] of notBefore) if (until <= now) notBefore.delete(key);
+  }
+
+  async function runOnce(job: JobName, period: Period, attempt: number): Promise<TickRun> {
+    const heartbeat = setInterval(() => {
+      extendPeriodClaim(ctx.db, { key: period.key, attempt, until: new Date(ctx.clock.now().getTime() + claimTtlMs) }).catch((error: unknown) =>
+        ctx.logger.warn({ err: error, periodKey: period.key }, 'scheduler could not renew its period claim'),
+      );
+    }, Math.max(1000, Math.floor(claimTtlMs / 3)));
+    heartbeat.unref();
+    let outcome: TickRunOutcome;
+    let done = false;
+    try {
+      ctx.logger.info({ job, periodKey: period.key, attempt }, 'scheduler running job');
+      const summary = await runJob(job);
+      outcome = summary.outcome;
+      done = isFullSuccess(summary);
+      if (!done) ctx.logger.warn({ job, periodKey: period.key, attempt, outcome }, 'scheduled job did not fully succeed; it is retried later');
+    } catch (error) {
+      outcome = error instanceof LeaseHeldError ? 'lease-held' : 'error';
+      if (outcome === 'lease-held') ctx.logger.info({ job, periodKey: period.key }, 'another run holds the job lease; trying again later');
+      else ctx.logger.error({ err: error, job, periodKey: period.key, attempt }, 'scheduled job failed');
+    } finally {
+      clearInterval(heartbeat);
+    }
+    const now = ctx.clock.now();
+    if (done) {
+      await markPeriodDone(ctx.db, { key: period.key, now });
+    } else {
+      await releasePeriod(ctx.db, { key: period.key, attempt, refundAttempt: outcome === 'lease-held' });
+    }
+    if (done || period.kind === 'slot') settled.set(period.key, period.endsAt.getTime());
+    return { job, periodKey: period.key, attempt, outcome, done };
+  }
+
+  /** Claims and runs one due job; undefined when it is not due or cannot be claimed now. */
+  async function runIfClaimable(job: JobName): Promise<TickRun | undefined> {
+    const now = ctx.clock.now();
+    const period = currentDuePeriod(job, now);
+    if (!period || settled.has(period.key) || (notBefore.get(period.key) ?? 0) > now.getTime()) return undefined;
+
+    if (job === 'send-clearance-digest') {
+      const today = localDate(now, timeZone);
+      if (digestAttempts.day !== today) Object.assign(digestAttempts, { day: today, count: 0 });
+      if (digestAttempts.count >= DIGEST_ATTEMPTS_PER_DAY) return undefined;
+    }
+
+    let attempt = 1;
+    if (period.kind === 'slot') {
+      const claimed = await claimSlot(ctx.db, { key: period.key, job, now, slotEnd: period.closesAt, keepMs: SLOT_ROWS_KEPT_MS });
+      if (!claimed) {
+        settled.set(period.key, period.endsAt.getTime());
+        return undefined;
+      }
+    } else {
+      const claim = await claimPeriod(ctx.db, { key: period.key, job, now, claimTtlMs });
+      if (!claim.claimed) {
+        if (claim.reason === 'done' || claim.reason === 'exhausted') settled.set(period.key, period.endsAt.getTime());
+        if (claim.reason === 'waiting') notBefore.set(period.key, claim.retryAt.getTime());
+        return undefined;
+      }
+      attempt = claim.attempt;
+    }
+    if (job === 'send-clearance-digest') digestAttempts.count++;
+    return runOnce(job, period, attempt);
+  }
+
+  async function runTick(): Promise<TickResult> {
+    const at = ctx.clock.now();
+    forgetOld(at.getTime());
+    const runs: TickRun[] = [];
+    for (const job of enabledJobs) {
+      if (stopped) break;
+      try {
+        const run = await runIfClaimable(job);
+        if (run) runs.push(run);
+      } catch (error) {
+        ctx.logger.error({ err: error, job }, 'scheduler could not check or record a job period');
+      }
+    }
+    return { at, runs };
+  }
+
+  async function tick(): Promise<TickResult> {
+    if (stopped) return { at: ctx.clock.now(), runs: [], skipped: 'stopped' };
+    if (current) return { at: ctx.clock.now(), runs: [], skipped: 'tick-in-progress' };
+    current = runTick();
+    try {
+      return await current;
+    } finally {
+      current = undefined;
+    }
+  }
+
+  function schedule(delayMs: number): void {
+    timer = setTimeout(() => {
+      void tick()
+        .catch((error: unknown) => ctx.logger.error({ err: error }, 'scheduler tick failed'))
+        .finally(() => {
+          if (!stopped) schedule(tickMs);
+        });
+    }, delayMs);
+    timer.unref();
+  }
+
+  return {
+    start() {
+      if (started || stopped) return;
+      started = true;
+      schedule(0);
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await current?.catch(() => undefined);
+    },
+    tick,
+  };
+}
+
+/** ok and skipped are done; so is the digest's already-sent. partial and failed are retried. */
+function isFullSuccess(summary: JobSummary): boolean {
+  const status = (summary as JobSummary & { status?: unknown }).status;
+  if (status === 'already-sent') return true;
+  if (status === 'partial') return false;
+  return summary.outcome === 'ok' || summary.outcome === 'skipped';
+}
