@@ -1,0 +1,202 @@
+import type { AppContext } from '../context.js';
+import { renewLease } from '../db/leases.js';
+import { normaliseErrorMessage } from '../ops/error-log.js';
+import { withJobLease } from './lease.js';
+import { runRecordedJob } from './run-recorded.js';
+import { createTracker, fingerprintMarker, type Tracker } from './tracker.js';
+import type { JobOptions, JobSummary } from './types.js';
+
+export interface ErrorIssuesSummary extends JobSummary {
+  job: 'error-issues';
+  /** Fingerprints seen in the last 7 days. */
+  groups: number;
+  /** Issues filed (on a dry run: issues it would file). */
+  filed: number;
+  /** Groups skipped because an open issue carries their marker. */
+  alreadyOpen: number;
+  purgedErrors: number;
+  purgedRouteViews: number;
+}
+
+export const ERROR_ISSUES_LEASE = 'error-issues';
+export const ERROR_ISSUES_LEASE_MS = 15 * 60_000;
+const WINDOW = '7 days';
+const RETENTION = '90 days';
+const TITLE_MAX = 120;
+
+export interface ErrorGroup {
+  fingerprint: string;
+  count: number;
+  first_seen: Date;
+  last_seen: Date;
+  error_class: string;
+  message: string;
+  stack: string | null;
+  source: string;
+}
+
+/**
+ * Rule 4 and the weekly error digest: the last 7 days of error rows grouped by
+ * fingerprint, one tracker issue per group without an open issue, then rows
+ * older than 90 days purged. Nothing is marked locally: an issue's marker in
+ * the tracker is the only record, so a run that fails part-way loses nothing
+ * and the next run files what is still missing. Purging happens only after
+ * every group was handled, and never touches the 7-day window.
+ */
+export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Promise<ErrorIssuesSummary> {
+  return runRecordedJob<ErrorIssuesSummary>(ctx, 'error-issues', options, async () => {
+    const dryRun = Boolean(options.dryRun);
+    const summary: Omit<ErrorIssuesSummary, 'runId'> = {
+      job: 'error-issues',
+      outcome: 'ok',
+      dryRun,
+      groups: 0,
+      filed: 0,
+      alreadyOpen: 0,
+      purgedErrors: 0,
+      purgedRouteViews: 0,
+    };
+    const trackerConfig = ctx.config.tracker;
+    if (!trackerConfig) {
+      ctx.logger.info('error-issues skipped: TRACKER_TOKEN and TRACKER_REPO are not both set');
+      return { ...summary, outcome: 'skipped' };
+    }
+    const now = ctx.clock.now();
+    const tracker = await createTracker(trackerConfig, ctx.logger);
+
+    if (dryRun) {
+      const { groups, open } = await loadGroups(ctx, tracker, now);
+      const wouldDo: string[] = [];
+      for (const group of groups) {
+        const issue = open.get(group.fingerprint);
+        if (issue === undefined) wouldDo.push(`file issue "${issueTitle(group)}" (${group.count} in 7 days, fingerprint ${group.fingerprint})`);
+        else wouldDo.push(`skip fingerprint ${group.fingerprint}: issue #${issue} is open`);
+      }
+      const purge = await countPurgeable(ctx, now);
+      wouldDo.push(`delete ${purge.errors} error rows and ${purge.routeViews} route views older than 90 days`);
+      return {
+        ...summary,
+        groups: groups.length,
+        filed: groups.filter((g) => !open.has(g.fingerprint)).length,
+        alreadyOpen: groups.filter((g) => open.has(g.fingerprint)).length,
+        purgedErrors: purge.errors,
+        purgedRouteViews: purge.routeViews,
+        wouldDo,
+      };
+    }
+
+    return withJobLease(ctx, ERROR_ISSUES_LEASE, ERROR_ISSUES_LEASE_MS, async (holder) => {
+      const { groups, open } = await loadGroups(ctx, tracker, now);
+      summary.groups = groups.length;
+      for (const group of groups) {
+        if (open.has(group.fingerprint)) {
+          summary.alreadyOpen++;
+          continue;
+        }
+        // GitHub paces issue creation (about one every few seconds): keep the lease for a long list.
+        await renewLease(ctx.db, { name: ERROR_ISSUES_LEASE, holder, now: ctx.clock.now(), ttlMs: ERROR_ISSUES_LEASE_MS });
+        const issue = await tracker.createIssue({ title: issueTitle(group), body: issueBody(group) });
+        summary.filed++;
+        ctx.logger.info({ fingerprint: group.fingerprint, issue: issue.number }, 'filed an issue for an error group');
+        options.onProgress?.({ filed: summary.filed, alreadyOpen: summary.alreadyOpen });
+      }
+      const purged = await purgeOldRows(ctx, now);
+      return { ...summary, purgedErrors: purged.errors, purgedRouteViews: purged.routeViews };
+    });
+  });
+}
+
+async function loadGroups(ctx: AppContext, tracker: Tracker, now: Date): Promise<{ groups: ErrorGroup[]; open: Map<string, number> }> {
+  const groups = await groupRecentErrors(ctx, now);
+  // No groups, no need to ask the tracker anything.
+  const open = groups.length > 0 ? await tracker.openIssueFingerprints() : new Map<string, number>();
+  return { groups, open };
+}
+
+/**
+ * One statement: counts and first/last seen per fingerprint, plus the newest
+ * row of each group as its sample. The sample is fetched per group through the
+ * (fingerprint, created_at) index rather than with array_agg, which would
+ * gather every message and stack of the week in memory.
+ */
+export async function groupRecentErrors(ctx: AppContext, now: Date): Promise<ErrorGroup[]> {
+  const { rows } = await ctx.db.raw<{ rows: ErrorGroup[] }>(
+    `WITH groups AS (
+       SELECT fingerprint, count(*)::int AS count, min(created_at) AS first_seen, max(created_at) AS last_seen
+       FROM error_logs
+       WHERE created_at > ?::timestamptz - ?::interval
+       GROUP BY fingerprint
+     )
+     SELECT g.fingerprint, g.count, g.first_seen, g.last_seen, s.error_class, s.message, s.stack, s.source
+     FROM groups g
+     CROSS JOIN LATERAL (
+       SELECT e.error_class, e.message, e.stack, e.source
+       FROM error_logs e
+       WHERE e.fingerprint = g.fingerprint AND e.created_at = g.last_seen
+       ORDER BY e.id DESC
+       LIMIT 1
+     ) s
+     ORDER BY g.count DESC, g.fingerprint`,
+    [now, WINDOW],
+  );
+  return rows;
+}
+
+async function purgeOldRows(ctx: AppContext, now: Date): Promise<{ errors: number; routeViews: number }> {
+  const cutoff = ctx.db.raw('?::timestamptz - ?::interval', [now, RETENTION]);
+  const errors = await ctx.db('error_logs').where('created_at', '<', cutoff).delete();
+  const routeViews = await ctx.db('route_views').where('created_at', '<', cutoff).delete();
+  return { errors, routeViews };
+}
+
+async function countPurgeable(ctx: AppContext, now: Date): Promise<{ errors: number; routeViews: number }> {
+  const cutoff = ctx.db.raw('?::timestamptz - ?::interval', [now, RETENTION]);
+  const [errors, routeViews] = await Promise.all(
+    ['error_logs', 'route_views'].map(async (table) => {
+      const row = await ctx.db(table).where('created_at', '<', cutoff).count<Array<{ n: number }>>({ n: '*' }).first();
+      return Number(row?.n ?? 0);
+    }),
+  );
+  return { errors: errors ?? 0, routeViews: routeViews ?? 0 };
+}
+
+/** `[eventops] <ErrorClass>: <message without numbers, ids, emails or quoted values>`, one line, bounded. */
+export function issueTitle(group: Pick<ErrorGroup, 'error_class' | 'message'>): string {
+  const title = `[eventops] ${group.error_class}: ${normaliseErrorMessage(group.message)}`;
+  return title.length <= TITLE_MAX ? title : `${title.slice(0, TITLE_MAX - 1).trimEnd()}…`;
+}
+
+export function issueBody(group: ErrorGroup): string {
+  const lines = [
+    `This error happened **${group.count}** time${group.count === 1 ? '' : 's'} in the last 7 days.`,
+    '',
+    `- First seen: ${group.first_seen.toISOString()}`,
+    `- Last seen: ${group.last_seen.toISOString()}`,
+    `- Source: \`${group.source}\``,
+    `- Fingerprint: \`${group.fingerprint}\``,
+    '',
+    'Sample message:',
+    '',
+    codeBlock(redact(group.message)),
+  ];
+  if (group.stack) lines.push('', 'Stack:', '', codeBlock(redact(group.stack)));
+  lines.push(
+    '',
+    'Filed by `eventops error-issues`. While this issue is open, the same fault is not filed again; close it once fixed.',
+    '',
+    fingerprintMarker(group.fingerprint),
+  );
+  return lines.join('\n');
+}
+
+/** Email addresses are member data; they do not belong in the tracker. */
+function redact(text: string): string {
+  return text.replace(/[\w.+-]+@[\w-]+\.[\w.-]+/g, '<email>');
+}
+
+/** A fence longer than any run of backticks inside, so the content cannot close it. */
+function codeBlock(text: string): string {
+  const longest = Math.max(0, ...[...text.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return `${fence}text\n${text}\n${fence}`;
+}
