@@ -5,6 +5,7 @@ import { CRON_SECRET_MISSING_WARNING, registerCronRoutes } from './cron-routes.j
 import { createErrorHandler, sendError } from './errors.js';
 import { registerHealthRoute } from './health.js';
 import { registerSetupRoutes } from './setup-routes.js';
+import { registerWebhookRoute } from './webhook-route.js';
 import type { Telemetry, TelemetrySpan } from '../telemetry.js';
 
 declare module 'fastify' {
@@ -96,6 +97,7 @@ export async function buildServer(
   registerHealthRoute(app, ctx, options.packageVersion);
   registerCronRoutes(app, ctx, { track, telemetry });
   registerSetupRoutes(app, ctx, page);
+  registerWebhookRoute(app, ctx);
 
   if (!ctx.config.jobs.cronSecret) ctx.logger.warn(CRON_SECRET_MISSING_WARNING);
   if (ctx.config.replicaCount > 1) {

@@ -1,0 +1,211 @@
+import type { Knex } from 'knex';
+import type { AppContext } from '../context.js';
+import type { Db } from '../db/connect.js';
+import { listUsersByRole } from '../admin/users.js';
+import { AppError, NotFoundError } from '../errors.js';
+import { enqueueMail } from '../mail/queue.js';
+import { loadEmailBranding } from '../mail/render.js';
+import { operationsAlertEmail } from './templates/operations-alert.js';
+
+/**
+ * Operations alerts: a charged-but-not-registered case (or a reversal that needs
+ * a person) that the money-keeping policy leaves to manual handling. Each alert
+ * is a row, an error-level log line with the provider ids, and an email to every
+ * ADMIN queued in the caller's transaction, so it exists exactly when the change
+ * that caused it was committed.
+ */
+
+export const ALERT_KINDS = [
+  'sold_out',
+  'event_deleted',
+  'amount_mismatch',
+  'duplicate_charge',
+  'partial_refund',
+  /** A refund or dispute arrived before the payment it reverses; applied when the payment completed. */
+  'reversal_applied',
+  /** A refund or dispute of a payment that was kept without a registration (UNFULFILLED). */
+  'reversal_unfulfilled',
+  /** Paid after our staging row had expired (its payload already scrubbed). */
+  'checkout_expired',
+  /** Paid for a checkout carrying our ids that we have no record of. */
+  'unknown_checkout',
+] as const;
+export type AlertKind = (typeof ALERT_KINDS)[number];
+
+const KIND_LABELS: Record<AlertKind, string> = {
+  sold_out: 'Sold out before the payment arrived',
+  event_deleted: 'Event deleted during checkout',
+  amount_mismatch: 'Amount charged differs from the price',
+  duplicate_charge: 'Duplicate charge',
+  partial_refund: 'Partial refund',
+  reversal_applied: 'Refund or dispute before the registration existed',
+  reversal_unfulfilled: 'Refund or dispute of an unfulfilled payment',
+  checkout_expired: 'Paid after the checkout expired',
+  unknown_checkout: 'Payment for an unknown checkout',
+};
+
+export interface OperationsAlertInput {
+  kind: AlertKind;
+  /** One sentence an administrator can act on. No payer contact details: the row is not encrypted. */
+  reason: string;
+  checkoutId?: string;
+  providerSessionId?: string;
+  paymentIntentId?: string;
+  amountMinor?: number;
+  /** Further non-personal facts (event id, registration id, amounts). */
+  details?: Record<string, string | number | boolean | null>;
+  /** The payer, so an administrator can reach them: in the (encrypted) email only, never in the row or the log. */
+  payer?: { name: string; email: string };
+}
+
+export interface OperationsAlert {
+  id: number;
+  kind: string;
+  reason: string;
+  details: Record<string, unknown>;
+  checkoutId: string | null;
+  providerSessionId: string | null;
+  paymentIntentId: string | null;
+  amountMinor: number | null;
+  createdAt: Date;
+  resolvedAt: Date | null;
+  resolution: string | null;
+}
+
+type AlertContext = Pick<AppContext, 'config' | 'clock' | 'logger' | 'cipher'>;
+
+export async function raiseOperationsAlert(
+  trx: Knex.Transaction,
+  ctx: AlertContext,
+  input: OperationsAlertInput,
+): Promise<{ id: number; recipients: number }> {
+  const now = ctx.clock.now();
+  const [row] = await trx('operations_alerts')
+    .insert({
+      kind: input.kind,
+      reason: input.reason,
+      details: JSON.stringify(input.details ?? {}),
+      checkout_session_id: input.checkoutId ?? null,
+      provider_session_id: input.providerSessionId ?? null,
+      payment_intent_id: input.paymentIntentId ?? null,
+      amount_minor: input.amountMinor ?? null,
+      created_at: now,
+    })
+    .returning<Array<{ id: number }>>('id');
+  if (!row) throw new Error('operations_alerts insert returned no row');
+
+  ctx.logger.error(
+    {
+      alertId: row.id,
+      alertKind: input.kind,
+      checkoutId: input.checkoutId,
+      providerSessionId: input.providerSessionId,
+      paymentIntentId: input.paymentIntentId,
+      amountMinor: input.amountMinor,
+    },
+    `operations alert: ${input.reason}`,
+  );
+
+  const recipients = await alertRecipients(trx, ctx);
+  if (recipients.length === 0) {
+    ctx.logger.error({ alertId: row.id }, 'operations alert has no recipient: add an ADMIN user or set MAIL_FROM');
+    return { id: row.id, recipients: 0 };
+  }
+  const branding = await loadEmailBranding(trx, ctx.config);
+  const rendered = operationsAlertEmail(
+    {
+      alertId: row.id,
+      kindLabel: KIND_LABELS[input.kind],
+      reason: input.reason,
+      amountMinor: input.amountMinor,
+      facts: alertFacts(input),
+    },
+    branding,
+  );
+  for (const to of recipients) {
+    await enqueueMail(
+      trx,
+      ctx.cipher,
+      { kind: 'operations-alert', message: { to: [to], ...rendered, idempotencyKey: `operations-alert-${row.id}-${to}` } },
+      now,
+    );
+  }
+  return { id: row.id, recipients: recipients.length };
+}
+
+/** Every ADMIN; with none, the configured sender (MAIL_FROM, else the SMTP user). */
+async function alertRecipients(trx: Knex.Transaction, ctx: AlertContext): Promise<string[]> {
+  const admins = await listUsersByRole({ db: trx, cipher: ctx.cipher }, ['ADMIN']);
+  if (admins.length > 0) return admins.map((admin) => admin.email);
+  const fallback = ctx.config.mailFrom ?? ctx.config.smtp?.user;
+  return fallback ? [fallback] : [];
+}
+
+function alertFacts(input: OperationsAlertInput): Array<{ label: string; value: string }> {
+  const facts: Array<{ label: string; value: string }> = [];
+  if (input.paymentIntentId) facts.push({ label: 'PaymentIntent', value: input.paymentIntentId });
+  if (input.providerSessionId) facts.push({ label: 'Checkout session', value: input.providerSessionId });
+  if (input.checkoutId) facts.push({ label: 'Our checkout id', value: input.checkoutId });
+  for (const [label, value] of Object.entries(input.details ?? {})) {
+    if (value !== null) facts.push({ label, value: String(value) });
+  }
+  if (input.payer) facts.push({ label: 'Payer', value: `${input.payer.name} <${input.payer.email}>` });
+  return facts;
+}
+
+interface AlertRow {
+  id: number;
+  kind: string;
+  reason: string;
+  details: Record<string, unknown>;
+  checkout_session_id: string | null;
+  provider_session_id: string | null;
+  payment_intent_id: string | null;
+  amount_minor: number | null;
+  created_at: Date;
+  resolved_at: Date | null;
+  resolution: string | null;
+}
+
+function alertFromRow(row: AlertRow): OperationsAlert {
+  return {
+    id: row.id,
+    kind: row.kind,
+    reason: row.reason,
+    details: row.details,
+    checkoutId: row.checkout_session_id,
+    providerSessionId: row.provider_session_id,
+    paymentIntentId: row.payment_intent_id,
+    amountMinor: row.amount_minor,
+    createdAt: row.created_at,
+    resolvedAt: row.resolved_at,
+    resolution: row.resolution,
+  };
+}
+
+/** Open alerts (oldest first), or every alert with `all`. */
+export async function listOperationsAlerts(db: Db, options: { all?: boolean } = {}): Promise<OperationsAlert[]> {
+  const query = db('operations_alerts').select<AlertRow[]>('*').orderBy('id');
+  if (!options.all) query.whereNull('resolved_at');
+  return (await query).map(alertFromRow);
+}
+
+export async function countOpenAlerts(db: Db): Promise<number> {
+  const row = await db('operations_alerts').whereNull('resolved_at').count<{ count: number }>({ count: '*' }).first();
+  return Number(row?.count ?? 0);
+}
+
+/** Marks an alert handled with an optional note of what was done; refuses one already resolved. */
+export async function resolveOperationsAlert(db: Db, id: number, note: string | undefined, now: Date): Promise<OperationsAlert> {
+  const [row] = await db('operations_alerts')
+    .where({ id })
+    .whereNull('resolved_at')
+    .update({ resolved_at: now, resolution: note ?? null })
+    .returning<AlertRow[]>('*');
+  if (row) return alertFromRow(row);
+  const existing = await db('operations_alerts').where({ id }).first<AlertRow | undefined>();
+  if (!existing) throw new NotFoundError(`alert ${id}`, 'list open alerts with `eventops alerts list`');
+  throw new AppError('alert_already_resolved', `alert ${id} was already resolved on ${existing.resolved_at?.toISOString() ?? '?'}`, {
+    suggestion: 'see every alert with `eventops alerts list --all`',
+  });
+}

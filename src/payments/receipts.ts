@@ -1,0 +1,52 @@
+import type { Knex } from 'knex';
+import type { AppContext } from '../context.js';
+import { enqueueMail } from '../mail/queue.js';
+import { loadEmailBranding } from '../mail/render.js';
+import { paymentReference, registrationUrl } from './links.js';
+import { receiptEmail } from './templates/receipt.js';
+
+export interface ReceiptInput {
+  registrationId: string;
+  contact: { name: string; email: string };
+  event: { title: string; startsAt: Date };
+  lines: Array<{ label: string; amount: number }>;
+  /** What was charged, minor units. */
+  amountMinor: number;
+  paymentIntentId: string;
+  paidAt: Date;
+}
+
+/**
+ * Queues the receipt in the caller's transaction (delivered after commit by the
+ * server's mail loop, with retries), so a registration never becomes PAID
+ * without its receipt and a mail outage loses nothing.
+ */
+export async function queueReceipt(
+  trx: Knex.Transaction,
+  ctx: Pick<AppContext, 'config' | 'cipher'>,
+  input: ReceiptInput,
+  now: Date,
+): Promise<number> {
+  const branding = await loadEmailBranding(trx, ctx.config);
+  const hasPublicUrl = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
+  const rendered = receiptEmail(
+    {
+      name: input.contact.name,
+      eventTitle: input.event.title,
+      eventStartsAt: input.event.startsAt,
+      lines: input.lines.map(({ label, amount }) => ({ label, amount })),
+      amountMinor: input.amountMinor,
+      paidAt: input.paidAt,
+      paymentIntentId: input.paymentIntentId,
+      reference: paymentReference(input.registrationId),
+      registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId) : undefined,
+    },
+    branding,
+  );
+  return enqueueMail(
+    trx,
+    ctx.cipher,
+    { kind: 'receipt', message: { to: [input.contact.email], ...rendered, idempotencyKey: `receipt-${input.paymentIntentId}` } },
+    now,
+  );
+}

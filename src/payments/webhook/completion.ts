@@ -1,0 +1,263 @@
+import type { Knex } from 'knex';
+import { raiseOperationsAlert, type AlertKind } from '../alerts.js';
+import { CARD_FEE_LINE_LABEL, type PricedLine } from '../pricing.js';
+import { queueReceipt } from '../receipts.js';
+import { insertRegistration, lockEventForSeats, type LockedEvent } from '../registrations.js';
+import { decryptStagedRegistration, type StagedRegistration } from '../staging.js';
+import type { WebhookAction } from './map.js';
+import { findStagingRow, lockPaymentIntent, type StagingRow, type WebhookContext } from './staging-rows.js';
+
+/**
+ * A paid checkout (checkout.session.completed with payment settled, or
+ * async_payment_succeeded): claim the staging row OPEN → COMPLETED atomically,
+ * check everything that could make the registration wrong, then create it PAID
+ * (or flip the pay-now registration PENDING → PAID) and queue the receipt. Any
+ * failed check ends UNFULFILLED with an alert; the money is never refunded here.
+ */
+
+export type CompleteAction = Extract<WebhookAction, { kind: 'complete' }>;
+export type CompletionOutcome = 'completed' | 'unfulfilled' | 'already_handled' | 'unknown_checkout' | 'completed_then_cancelled';
+
+interface RegistrationRow {
+  id: string;
+  event_id: string;
+  status: 'PENDING' | 'PAID' | 'CANCELLED';
+  contact_name: string;
+  contact_email_enc: string;
+  line_items: PricedLine[];
+  total_minor: number;
+}
+
+interface Failure {
+  kind: Extract<AlertKind, 'sold_out' | 'event_deleted' | 'amount_mismatch' | 'duplicate_charge'>;
+  reason: string;
+}
+
+export async function completeCheckout(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  eventId: string,
+  action: CompleteAction,
+): Promise<CompletionOutcome> {
+  const now = ctx.clock.now();
+  if (action.paymentIntentId) await lockPaymentIntent(trx, action.paymentIntentId);
+  const staging = await findStagingRow(trx, action.providerSessionId, action.ids);
+  if (!staging) return unknownCheckout(trx, ctx, action);
+
+  // Pay-now: the registration row first, the order startExistingRegistrationCheckout locks in.
+  const registration = staging.registration_id
+    ? await trx('registrations').where({ id: staging.registration_id }).forUpdate().first<RegistrationRow | undefined>()
+    : undefined;
+
+  const [claimed] = await trx('checkout_sessions')
+    .where({ id: staging.id, status: 'OPEN' })
+    .update({
+      status: 'COMPLETED',
+      completed_at: now,
+      payment_intent_id: action.paymentIntentId ?? staging.payment_intent_id,
+      updated_at: now,
+    })
+    .returning<StagingRow[]>('*');
+  if (!claimed) return lateCompletion(trx, ctx, staging.id, action);
+
+  const charged = action.amountTotal;
+  const locked = await lockEventForSeats(trx, claimed.event_id);
+  const staged = claimed.payload_enc ? decryptStagedRegistration(ctx.cipher, claimed.payload_enc) : undefined;
+  const payer = staged
+    ? { name: staged.contact.name, email: staged.contact.email }
+    : registration
+      ? { name: registration.contact_name, email: ctx.cipher.decrypt(registration.contact_email_enc) }
+      : undefined;
+
+  const failure = checkCompletion(ctx, claimed, action, locked, staged, registration);
+  if (failure) {
+    await trx('checkout_sessions').where({ id: claimed.id }).update({ status: 'UNFULFILLED', unfulfilled_reason: failure.kind, updated_at: now });
+    await raiseOperationsAlert(trx, ctx, {
+      kind: failure.kind,
+      reason: failure.reason,
+      checkoutId: claimed.id,
+      providerSessionId: action.providerSessionId,
+      paymentIntentId: action.paymentIntentId ?? undefined,
+      amountMinor: charged ?? undefined,
+      details: {
+        eventId: claimed.event_id,
+        expectedMinor: claimed.net_minor + claimed.surcharge_minor,
+        registrationId: claimed.registration_id,
+        providerEventId: eventId,
+      },
+      payer,
+    });
+    return 'unfulfilled';
+  }
+  // checkCompletion guarantees these.
+  const event = (locked as LockedEvent).event;
+  const amount = charged as number;
+  const reference = action.paymentIntentId ?? action.providerSessionId;
+
+  let registrationId: string;
+  let lines: PricedLine[];
+  if (staged) {
+    ({ id: registrationId } = await insertRegistration(trx, ctx.cipher, {
+      eventId: event.id,
+      status: 'PAID',
+      method: 'card',
+      contact: staged.contact,
+      attendees: staged.attendees,
+      family: staged.family,
+      priced: staged.priced,
+      paymentIntentId: action.paymentIntentId ?? undefined,
+      now,
+    }));
+    lines = staged.priced.lines;
+    // The payload has served its purpose: keep only the link to the registration it became.
+    await trx('checkout_sessions').where({ id: claimed.id }).update({ payload_enc: null, registration_id: registrationId });
+  } else {
+    const paying = registration as RegistrationRow;
+    registrationId = paying.id;
+    lines = withCardFee(paying.line_items, claimed.surcharge_minor);
+    await trx('registrations').where({ id: paying.id }).update({
+      status: 'PAID',
+      payment_method: 'card',
+      payment_intent_id: action.paymentIntentId,
+      paid_at: now,
+      surcharge_minor: claimed.surcharge_minor,
+      total_minor: amount,
+      line_items: JSON.stringify(lines),
+      updated_at: now,
+    });
+  }
+
+  if (action.paymentIntentId && (await applyPendingReversal(trx, ctx, action.paymentIntentId, registrationId, claimed, amount))) {
+    return 'completed_then_cancelled';
+  }
+  await queueReceipt(
+    trx,
+    ctx,
+    {
+      registrationId,
+      contact: payer as { name: string; email: string },
+      event: { title: event.title, startsAt: event.startsAt },
+      lines,
+      amountMinor: amount,
+      paymentIntentId: reference,
+      paidAt: now,
+    },
+    now,
+  );
+  return 'completed';
+}
+
+function checkCompletion(
+  ctx: WebhookContext,
+  claimed: StagingRow,
+  action: CompleteAction,
+  locked: LockedEvent | undefined,
+  staged: StagedRegistration | undefined,
+  registration: RegistrationRow | undefined,
+): Failure | undefined {
+  const expected = claimed.net_minor + claimed.surcharge_minor;
+  const currency = ctx.config.regional.currency.toLowerCase();
+  if (action.amountTotal !== expected || (action.currency !== null && action.currency.toLowerCase() !== currency)) {
+    return {
+      kind: 'amount_mismatch',
+      reason: `charged ${String(action.amountTotal)} ${action.currency ?? '?'} but the registration was priced at ${expected} ${currency}`,
+    };
+  }
+  if (staged && staged.priced.total !== expected) {
+    return { kind: 'amount_mismatch', reason: `the staged price ${staged.priced.total} differs from the checkout amount ${expected}` };
+  }
+  if (!locked || locked.event.deletedAt) {
+    return { kind: 'event_deleted', reason: 'the event was deleted while the payer was at the checkout' };
+  }
+  if (claimed.registration_id) {
+    if (!registration || registration.status !== 'PENDING') {
+      return {
+        kind: 'duplicate_charge',
+        reason: `paid with pay-now for a registration that is ${registration?.status ?? 'missing'}, not PENDING: a second payment for it`,
+      };
+    }
+    return undefined;
+  }
+  if (!staged) return { kind: 'amount_mismatch', reason: 'the checkout has neither a staged registration nor a registration to pay' };
+  const wanted = staged.attendees.length;
+  if (locked.seatsLeft !== null && wanted > locked.seatsLeft) {
+    return { kind: 'sold_out', reason: `${wanted} seat(s) paid for but only ${locked.seatsLeft} left: the event sold out during checkout` };
+  }
+  return undefined;
+}
+
+/** A bank-transfer registration paid by card: its lines plus the card fee passed on, so the lines sum to the amount charged. */
+function withCardFee(lines: PricedLine[], surcharge: number): PricedLine[] {
+  const withoutFee = lines.filter((line) => line.kind !== 'fee');
+  return surcharge > 0 ? [...withoutFee, { label: CARD_FEE_LINE_LABEL, amount: surcharge, kind: 'fee' }] : withoutFee;
+}
+
+/** A refund or dispute that arrived before this payment completed: cancel at once and tell the administrators. */
+async function applyPendingReversal(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  paymentIntentId: string,
+  registrationId: string,
+  claimed: StagingRow,
+  amount: number,
+): Promise<boolean> {
+  const pending = await trx('pending_reversals')
+    .where({ payment_intent_id: paymentIntentId })
+    .first<{ kind: string; provider_event_id: string } | undefined>();
+  if (!pending) return false;
+  const now = ctx.clock.now();
+  await trx('registrations')
+    .where({ id: registrationId })
+    .update({ status: 'CANCELLED', cancelled_at: now, cancel_reason: pending.kind, updated_at: now });
+  await trx('pending_reversals').where({ payment_intent_id: paymentIntentId }).delete();
+  await raiseOperationsAlert(trx, ctx, {
+    kind: 'reversal_applied',
+    reason: `a ${pending.kind} of this payment arrived before the payment itself; the registration was created and cancelled at once`,
+    checkoutId: claimed.id,
+    providerSessionId: claimed.provider_session_id ?? undefined,
+    paymentIntentId,
+    amountMinor: amount,
+    details: { registrationId, reversalEventId: pending.provider_event_id },
+  });
+  return true;
+}
+
+/** The row is no longer OPEN: a redelivery under a new event id (nothing to do), or paid after it expired. */
+async function lateCompletion(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  stagingId: string,
+  action: CompleteAction,
+): Promise<CompletionOutcome> {
+  const now = ctx.clock.now();
+  const [expired] = await trx('checkout_sessions')
+    .where({ id: stagingId, status: 'EXPIRED' })
+    .update({ status: 'UNFULFILLED', unfulfilled_reason: 'checkout_expired', payment_intent_id: action.paymentIntentId, updated_at: now })
+    .returning<StagingRow[]>('*');
+  if (!expired) return 'already_handled';
+  await raiseOperationsAlert(trx, ctx, {
+    kind: 'checkout_expired',
+    reason: 'the payment completed after our checkout record had expired and its details were scrubbed; no registration was made',
+    checkoutId: expired.id,
+    providerSessionId: action.providerSessionId,
+    paymentIntentId: action.paymentIntentId ?? undefined,
+    amountMinor: action.amountTotal ?? undefined,
+    details: { eventId: expired.event_id, registrationId: expired.registration_id },
+  });
+  return 'unfulfilled';
+}
+
+/** A paid session we have no staging row for. Ours by its metadata → money without a record → alert; else not ours. */
+async function unknownCheckout(trx: Knex.Transaction, ctx: WebhookContext, action: CompleteAction): Promise<CompletionOutcome> {
+  if (action.ids.checkoutId) {
+    await raiseOperationsAlert(trx, ctx, {
+      kind: 'unknown_checkout',
+      reason: 'a checkout carrying our id was paid, but there is no record of it here',
+      checkoutId: action.ids.checkoutId,
+      providerSessionId: action.providerSessionId,
+      paymentIntentId: action.paymentIntentId ?? undefined,
+      amountMinor: action.amountTotal ?? undefined,
+    });
+  }
+  return 'unknown_checkout';
+}

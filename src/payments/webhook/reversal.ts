@@ -1,0 +1,92 @@
+import type { Knex } from 'knex';
+import { raiseOperationsAlert } from '../alerts.js';
+import type { WebhookAction } from './map.js';
+import { lockPaymentIntent, type StagingRow, type WebhookContext } from './staging-rows.js';
+
+/**
+ * Reversals a person or the cardholder's bank started at the provider. We only
+ * react: a full refund or a dispute cancels the registration paid by that
+ * PaymentIntent (the seat is freed because seats count PENDING and PAID only);
+ * a partial refund changes nothing and asks a person to look. Nothing here, or
+ * anywhere, calls the provider's refund interface.
+ */
+
+export type ReverseAction = Extract<WebhookAction, { kind: 'reverse' }>;
+export type PartialRefundAction = Extract<WebhookAction, { kind: 'partial_refund' }>;
+export type ReversalOutcome = 'cancelled' | 'already_cancelled' | 'reversal_pending' | 'alerted';
+
+export async function reversePayment(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  eventId: string,
+  action: ReverseAction,
+): Promise<ReversalOutcome> {
+  const now = ctx.clock.now();
+  await lockPaymentIntent(trx, action.paymentIntentId);
+  const registration = await trx('registrations')
+    .where({ payment_intent_id: action.paymentIntentId })
+    .forUpdate()
+    .first<{ id: string; status: string } | undefined>();
+  if (registration) {
+    if (registration.status === 'CANCELLED') return 'already_cancelled';
+    await trx('registrations')
+      .where({ id: registration.id })
+      .update({ status: 'CANCELLED', cancelled_at: now, cancel_reason: action.reversal, updated_at: now });
+    return 'cancelled';
+  }
+
+  const staging = await stagingForPaymentIntent(trx, action);
+  if (staging?.status === 'UNFULFILLED') {
+    await raiseOperationsAlert(trx, ctx, {
+      kind: 'reversal_unfulfilled',
+      reason: `a ${action.reversal} of a payment that was kept without a registration (${staging.unfulfilled_reason ?? 'unfulfilled'}); check whether the payer still needs contacting`,
+      checkoutId: staging.id,
+      providerSessionId: staging.provider_session_id ?? undefined,
+      paymentIntentId: action.paymentIntentId,
+      amountMinor: action.amountMinor,
+      details: { providerObjectId: action.providerObjectId, providerEventId: eventId },
+    });
+    return 'alerted';
+  }
+  // Not paid here yet (or not ours): kept, and applied the moment a registration gets this PaymentIntent.
+  await trx('pending_reversals')
+    .insert({ payment_intent_id: action.paymentIntentId, kind: action.reversal, provider_event_id: eventId, created_at: now })
+    .onConflict('payment_intent_id')
+    .ignore();
+  return 'reversal_pending';
+}
+
+export async function alertPartialRefund(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  eventId: string,
+  action: PartialRefundAction,
+): Promise<ReversalOutcome> {
+  const registration = action.paymentIntentId
+    ? await trx('registrations').where({ payment_intent_id: action.paymentIntentId }).first<{ id: string; status: string } | undefined>()
+    : undefined;
+  await raiseOperationsAlert(trx, ctx, {
+    kind: 'partial_refund',
+    reason: `${action.amountRefundedMinor} of ${action.amountMinor} was refunded at the provider; refunds are all-or-nothing, so the registration was left as it is`,
+    paymentIntentId: action.paymentIntentId ?? undefined,
+    checkoutId: action.ids.checkoutId,
+    amountMinor: action.amountRefundedMinor,
+    details: {
+      chargeId: action.chargeId,
+      chargedMinor: action.amountMinor,
+      registrationId: registration?.id ?? null,
+      registrationStatus: registration?.status ?? null,
+      providerEventId: eventId,
+    },
+  });
+  return 'alerted';
+}
+
+async function stagingForPaymentIntent(trx: Knex.Transaction, action: ReverseAction): Promise<StagingRow | undefined> {
+  const byPaymentIntent = await trx('checkout_sessions')
+    .where({ payment_intent_id: action.paymentIntentId })
+    .orderBy('created_at', 'desc')
+    .first<StagingRow | undefined>();
+  if (byPaymentIntent || !action.ids.checkoutId) return byPaymentIntent;
+  return trx('checkout_sessions').where({ id: action.ids.checkoutId }).first<StagingRow | undefined>();
+}

@@ -1,0 +1,44 @@
+import type { Knex } from 'knex';
+import type { AppContext } from '../../context.js';
+import type { OurIds } from './map.js';
+
+/** What the webhook handlers share: the parts of the context a transaction needs. */
+export type WebhookContext = Pick<AppContext, 'db' | 'config' | 'clock' | 'logger' | 'cipher'>;
+
+export type CheckoutStatus = 'OPEN' | 'COMPLETED' | 'EXPIRED' | 'UNFULFILLED';
+
+export interface StagingRow {
+  id: string;
+  event_id: string;
+  status: CheckoutStatus;
+  expires_at: Date;
+  payload_enc: string | null;
+  registration_id: string | null;
+  net_minor: number;
+  surcharge_minor: number;
+  provider_session_id: string | null;
+  payment_intent_id: string | null;
+  unfulfilled_reason: string | null;
+}
+
+/**
+ * The staging row a provider session belongs to: by our id from its metadata
+ * (when that row is not tied to a different provider session), else by the
+ * provider session id.
+ */
+export async function findStagingRow(trx: Knex.Transaction, providerSessionId: string, ids: OurIds): Promise<StagingRow | undefined> {
+  if (ids.checkoutId) {
+    const byId = await trx('checkout_sessions').where({ id: ids.checkoutId }).first<StagingRow | undefined>();
+    if (byId && (byId.provider_session_id === null || byId.provider_session_id === providerSessionId)) return byId;
+  }
+  return trx('checkout_sessions').where({ provider_session_id: providerSessionId }).first<StagingRow | undefined>();
+}
+
+/**
+ * Serialises everything the webhook does for one PaymentIntent (its completion,
+ * and a refund or dispute of it), so a reversal racing the completion is either
+ * seen by it or sees the registration it created: never neither.
+ */
+export async function lockPaymentIntent(trx: Knex.Transaction, paymentIntentId: string): Promise<void> {
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`payment_intent:${paymentIntentId}`]);
+}
