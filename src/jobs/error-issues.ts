@@ -23,6 +23,7 @@ export const ERROR_ISSUES_LEASE_MS = 15 * 60_000;
 const WINDOW = '7 days';
 const RETENTION = '90 days';
 const TITLE_MAX = 120;
+const PURGE_BATCH = 20_000;
 
 export interface ErrorGroup {
   fingerprint: string;
@@ -142,11 +143,25 @@ export async function groupRecentErrors(ctx: AppContext, now: Date): Promise<Err
   return rows;
 }
 
+/**
+ * Set-based deletes in batches: each statement is short, so a first purge of a
+ * large backlog neither hits the statement timeout nor holds locks for long.
+ */
 async function purgeOldRows(ctx: AppContext, now: Date): Promise<{ errors: number; routeViews: number }> {
-  const cutoff = ctx.db.raw('?::timestamptz - ?::interval', [now, RETENTION]);
-  const errors = await ctx.db('error_logs').where('created_at', '<', cutoff).delete();
-  const routeViews = await ctx.db('route_views').where('created_at', '<', cutoff).delete();
-  return { errors, routeViews };
+  const purge = async (table: 'error_logs' | 'route_views'): Promise<number> => {
+    let total = 0;
+    for (;;) {
+      const deleted = await ctx.db.raw<{ rowCount: number }>(
+        `DELETE FROM ${table} WHERE id IN (
+           SELECT id FROM ${table} WHERE created_at < ?::timestamptz - ?::interval LIMIT ?
+         )`,
+        [now, RETENTION, PURGE_BATCH],
+      );
+      total += deleted.rowCount;
+      if (deleted.rowCount < PURGE_BATCH) return total;
+    }
+  };
+  return { errors: await purge('error_logs'), routeViews: await purge('route_views') };
 }
 
 async function countPurgeable(ctx: AppContext, now: Date): Promise<{ errors: number; routeViews: number }> {

@@ -160,10 +160,12 @@ describe('error-issues', () => {
       { path: '/events/recent', created_at: ago(89) },
       { path: '/events/today', created_at: ago(0) },
     ]);
+    // More than one purge batch.
+    await tdb.db.raw(`INSERT INTO route_views (path, created_at) SELECT '/events/backlog', ? FROM generate_series(1, 20005)`, [ago(150)]);
 
     const summary = await fileErrorIssues(context(), { trigger: 'cli' });
 
-    expect(summary).toMatchObject({ outcome: 'ok', groups: 0, filed: 0, purgedErrors: 2, purgedRouteViews: 1 });
+    expect(summary).toMatchObject({ outcome: 'ok', groups: 0, filed: 0, purgedErrors: 2, purgedRouteViews: 20006 });
     expect(await tdb.db('error_logs').pluck('created_at')).toEqual([ago(89)]);
     expect((await tdb.db('route_views').orderBy('id').pluck('path')) as string[]).toEqual(['/events/recent', '/events/today']);
   });
