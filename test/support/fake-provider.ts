@@ -1,0 +1,529 @@
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  buildCharge,
+  buildCheckoutSession,
+  buildDispute,
+  buildProviderEvent,
+  providerFixture,
+  providerId,
+  type ProviderObject,
+} from './provider-fixtures.js';
+
+/**
+ * A local stand-in for the card payment provider that speaks its wire format
+ * for what eventops uses: form-encoded POST /v1/checkout/sessions (nested keys
+ * as the `stripe` package sends them), GET and expire of a session, bearer
+ * secret key, Idempotency-Key replay, provider-shaped JSON objects and errors.
+ * Any /v1/refunds call is refused and recorded: eventops never refunds.
+ * Its hosted page /pay/:id has a Pay button that completes the session, sends
+ * the signed checkout.session.completed to the webhook URL and redirects (303)
+ * to the success URL. deliver() sends any other signed event.
+ */
+
+export const FAKE_PROVIDER_SECRET_KEY = 'sk_test_eventops_fake_provider_key';
+
+export interface FakeProviderRequest {
+  method: string;
+  /** Path without the query string, e.g. /v1/checkout/sessions. */
+  path: string;
+  idempotencyKey: string | undefined;
+  /** The Stripe-Version header the client sent. */
+  apiVersion: string | undefined;
+  /** Form body (POST) or query (GET), parsed into nested objects and arrays. */
+  body: Record<string, unknown>;
+  /** The bearer key matched the fake's secret key. */
+  authorized: boolean;
+}
+
+export interface WebhookDelivery {
+  type: string;
+  eventId: string;
+  status: number;
+  body: string;
+}
+
+export interface DeliverOptions {
+  /** Sign with this secret instead of the webhook secret (a forged delivery). */
+  secret?: string;
+  /** Signature timestamp, unix seconds (default now). */
+  timestamp?: number;
+  /** Overrides of the event envelope (e.g. a fixed id for a redelivery). */
+  event?: ProviderObject;
+}
+
+export interface DeliveryResult {
+  status: number;
+  body: string;
+  event: ProviderObject;
+}
+
+export interface FakeProvider {
+  /** PSP_API_BASE for the application under test. */
+  apiBase: string;
+  secretKey: string;
+  webhookSecret: string;
+  /** Checkout Sessions by id, as the provider would return them now. */
+  sessions: Map<string, ProviderObject>;
+  /** payment_intent_data.metadata of each session (the provider keeps it on the PaymentIntent), by session id. */
+  paymentIntentMetadata: Map<string, Record<string, string>>;
+  /** Every API call, in order, including refused ones. */
+  requests: FakeProviderRequest[];
+  /** Every call to the refund interface. eventops must never make one. */
+  refundCalls: FakeProviderRequest[];
+  /** Every webhook delivery made, with the application's answer. */
+  deliveries: WebhookDelivery[];
+  /** The authorised POST /v1/checkout/sessions calls. */
+  sessionCreateCalls(): FakeProviderRequest[];
+  /** PSP_* variables that point the application at this provider. */
+  configEnv(): Record<string, string>;
+  setWebhookUrl(url: string): void;
+  /** The next `count` API calls are answered with `status` and a provider api_error. */
+  failNext(count: number, status?: number): void;
+  /**
+   * Marks a session as the provider would after the payer pays: complete, paid,
+   * with a PaymentIntent (kept if it already has one). Overrides win.
+   */
+  completeSession(sessionId: string, overrides?: ProviderObject): ProviderObject;
+  /**
+   * The signed event the provider would send. For checkout.session.* types the
+   * session's state moves first (completed → paid unless overridden,
+   * async_payment_succeeded → paid, async_payment_failed → unpaid, expired);
+   * charge.refunded builds a fully refunded charge and charge.dispute.created a
+   * dispute of the session's PaymentIntent. `overrides` apply to data.object.
+   * `session` may also be any provider object, sent as data.object as it is.
+   */
+  buildEvent(type: string, session: string | ProviderObject, overrides?: ProviderObject, eventOverrides?: ProviderObject): ProviderObject;
+  deliver(type: string, session: string | ProviderObject, overrides?: ProviderObject, options?: DeliverOptions): Promise<DeliveryResult>;
+  /** Signs and posts an already built event (a redelivery sends the same event again). */
+  deliverEvent(event: ProviderObject, options?: DeliverOptions): Promise<DeliveryResult>;
+  close(): Promise<void>;
+}
+
+export interface FakeProviderOptions {
+  webhookSecret: string;
+  webhookUrl?: string;
+  secretKey?: string;
+  /** When given, expires_at must lie 30 minutes to 24 hours after this time, as the provider demands. */
+  now?: () => Date;
+}
+
+class ProviderHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: { type: string; code?: string; message: string; param?: string },
+  ) {
+    super(body.message);
+  }
+}
+
+export async function startFakeProvider(options: FakeProviderOptions): Promise<FakeProvider> {
+  const { default: Stripe } = await import('stripe');
+  const secretKey = options.secretKey ?? FAKE_PROVIDER_SECRET_KEY;
+  const sessions = new Map<string, ProviderObject>();
+  const paymentIntentMetadata = new Map<string, Record<string, string>>();
+  const chargeOfIntent = new Map<string, string>();
+  const requests: FakeProviderRequest[] = [];
+  const refundCalls: FakeProviderRequest[] = [];
+  const deliveries: WebhookDelivery[] = [];
+  const idempotent = new Map<string, { rawBody: string; status: number; body: unknown }>();
+  const failures: number[] = [];
+  let webhookUrl = options.webhookUrl;
+  let apiBase = '';
+
+  function createSession(body: Record<string, unknown>): ProviderObject {
+    if (body.mode !== 'payment') invalid('mode', 'only mode=payment is supported by this provider stand-in');
+    const currency = typeof body.currency === 'string' ? body.currency : undefined;
+    const lineItems = body.line_items;
+    if (!Array.isArray(lineItems) || lineItems.length === 0) invalid('line_items', 'line_items is required in payment mode');
+    let total = 0;
+    lineItems.forEach((item: unknown, index) => {
+      const param = `line_items[${index}]`;
+      const entry = asRecord(item);
+      const priceData = asRecord(entry.price_data);
+      const quantity = integer(entry.quantity, `${param}[quantity]`);
+      const unitAmount = integer(priceData.unit_amount, `${param}[price_data][unit_amount]`);
+      if (quantity < 1) invalid(`${param}[quantity]`, 'quantity must be at least 1');
+      if (unitAmount < 0) invalid(`${param}[price_data][unit_amount]`, 'unit_amount must be a non-negative integer');
+      if (typeof priceData.currency !== 'string' || !/^[a-z]{3}$/.test(priceData.currency)) {
+        invalid(`${param}[price_data][currency]`, 'a lower-case ISO currency code is required');
+      }
+      if (currency && priceData.currency !== currency) {
+        invalid(`${param}[price_data][currency]`, 'all line items must use the currency of the session');
+      }
+      const name = asRecord(priceData.product_data).name;
+      if (typeof name !== 'string' || name.length === 0) invalid(`${param}[price_data][product_data][name]`, 'a product name is required');
+      total += unitAmount * quantity;
+    });
+    if (total < 50) invalid('line_items', 'the total amount due must be at least 50 minor units');
+    if (typeof body.success_url !== 'string') invalid('success_url', 'success_url is required');
+    let expiresAt: number | null = null;
+    if (body.expires_at !== undefined) {
+      expiresAt = integer(body.expires_at, 'expires_at');
+      if (options.now) {
+        const now = Math.floor(options.now().getTime() / 1000);
+        if (expiresAt < now + 30 * 60 || expiresAt > now + 24 * 3600) {
+          invalid('expires_at', 'expires_at must be between 30 minutes and 24 hours from creation');
+        }
+      }
+    }
+    const id = providerId('cs_test');
+    const session = buildCheckoutSession({
+      id,
+      url: `${apiBase}/pay/${id}`,
+      amount_subtotal: total,
+      amount_total: total,
+      currency: currency ?? (asRecord(asRecord(asRecord(lineItems[0]).price_data)).currency as string),
+      metadata: stringRecord(body.metadata),
+      expires_at: expiresAt ?? Math.floor(Date.now() / 1000) + 24 * 3600,
+      success_url: body.success_url,
+      cancel_url: typeof body.cancel_url === 'string' ? body.cancel_url : null,
+      client_reference_id: typeof body.client_reference_id === 'string' ? body.client_reference_id : null,
+      customer_email: typeof body.customer_email === 'string' ? body.customer_email : null,
+    });
+    sessions.set(id, session);
+    paymentIntentMetadata.set(id, stringRecord(asRecord(body.payment_intent_data).metadata));
+    return session;
+  }
+
+  function existingSession(id: string): ProviderObject {
+    const session = sessions.get(id);
+    if (!session) {
+      throw new ProviderHttpError(404, {
+        type: 'invalid_request_error',
+        code: 'resource_missing',
+        message: `No such checkout.session: '${id}'`,
+        param: 'session',
+      });
+    }
+    return session;
+  }
+
+  function expireSession(id: string): ProviderObject {
+    const session = existingSession(id);
+    if (session.status !== 'open') {
+      throw new ProviderHttpError(400, {
+        type: 'invalid_request_error',
+        message: `Only Checkout Sessions with a status of open can be expired. This Checkout Session has a status of ${String(session.status)}.`,
+      });
+    }
+    const expired = { ...session, status: 'expired' };
+    sessions.set(id, expired);
+    return expired;
+  }
+
+  function completeSession(sessionId: string, overrides: ProviderObject = {}): ProviderObject {
+    const session = existingSession(sessionId);
+    const completed: ProviderObject = {
+      ...session,
+      status: 'complete',
+      payment_status: 'paid',
+      payment_intent: (session.payment_intent as string | null) ?? providerId('pi_test'),
+      customer_details: { ...asRecord(providerFixture('checkout.session').customer_details), email: session.customer_email },
+      ...overrides,
+    };
+    sessions.set(sessionId, completed);
+    return completed;
+  }
+
+  function intentMetadataOf(session: ProviderObject): Record<string, string> {
+    return paymentIntentMetadata.get(session.id as string) ?? {};
+  }
+
+  function chargeIdFor(paymentIntent: string): string {
+    let chargeId = chargeOfIntent.get(paymentIntent);
+    if (!chargeId) {
+      chargeId = providerId('ch_test');
+      chargeOfIntent.set(paymentIntent, chargeId);
+    }
+    return chargeId;
+  }
+
+  function buildEvent(
+    type: string,
+    target: string | ProviderObject,
+    overrides: ProviderObject = {},
+    eventOverrides: ProviderObject = {},
+  ): ProviderObject {
+    const sessionId = typeof target === 'string' ? target : target.object === 'checkout.session' && sessions.has(target.id as string) ? (target.id as string) : undefined;
+    if (sessionId === undefined) {
+      return buildProviderEvent(type, { ...(target as ProviderObject), ...overrides }, eventOverrides);
+    }
+    let object: ProviderObject;
+    switch (type) {
+      case 'checkout.session.completed':
+      case 'checkout.session.async_payment_succeeded':
+        object = completeSession(sessionId, overrides);
+        break;
+      case 'checkout.session.async_payment_failed':
+        object = completeSession(sessionId, { payment_status: 'unpaid', ...overrides });
+        break;
+      case 'checkout.session.expired':
+        object = { ...existingSession(sessionId), status: 'expired', ...overrides };
+        sessions.set(sessionId, object);
+        break;
+      case 'charge.refunded': {
+        const session = paidSession(sessionId);
+        const amount = session.amount_total as number;
+        const paymentIntent = session.payment_intent as string;
+        object = buildCharge({
+          id: chargeIdFor(paymentIntent),
+          amount,
+          amount_captured: amount,
+          amount_refunded: amount,
+          refunded: true,
+          currency: session.currency,
+          payment_intent: paymentIntent,
+          metadata: intentMetadataOf(session),
+          ...overrides,
+        });
+        break;
+      }
+      case 'charge.dispute.created': {
+        const session = paidSession(sessionId);
+        const paymentIntent = session.payment_intent as string;
+        object = buildDispute({
+          amount: session.amount_total,
+          currency: session.currency,
+          charge: chargeIdFor(paymentIntent),
+          payment_intent: paymentIntent,
+          ...overrides,
+        });
+        break;
+      }
+      default:
+        object = { ...existingSession(sessionId), ...overrides };
+    }
+    return buildProviderEvent(type, object, eventOverrides);
+  }
+
+  function paidSession(sessionId: string): ProviderObject {
+    const session = existingSession(sessionId);
+    return session.payment_intent ? session : completeSession(sessionId);
+  }
+
+  async function deliverEvent(event: ProviderObject, deliverOptions: DeliverOptions = {}): Promise<DeliveryResult> {
+    if (!webhookUrl) throw new Error('the fake provider has no webhook URL: pass webhookUrl or call setWebhookUrl()');
+    const payload = JSON.stringify(event, null, 2);
+    const signature = Stripe.webhooks.generateTestHeaderString({
+      payload,
+      secret: deliverOptions.secret ?? options.webhookSecret,
+      ...(deliverOptions.timestamp === undefined ? {} : { timestamp: deliverOptions.timestamp }),
+    });
+    const response = await fetch(webhookUrl, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'stripe-signature': signature,
+        'user-agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+      },
+      body: payload,
+    });
+    const body = await response.text();
+    deliveries.push({ type: event.type as string, eventId: event.id as string, status: response.status, body });
+    return { status: response.status, body, event };
+  }
+
+  async function handleApi(req: http.IncomingMessage, rawBody: string, record: FakeProviderRequest): Promise<{ status: number; body: unknown }> {
+    if (!record.authorized) {
+      throw new ProviderHttpError(401, { type: 'invalid_request_error', message: 'Invalid API Key provided.' });
+    }
+    const failure = failures.shift();
+    if (failure !== undefined) throw new ProviderHttpError(failure, { type: 'api_error', message: 'An unknown error occurred.' });
+    if (record.path.startsWith('/v1/refunds') || /^\/v1\/charges\/[^/]+\/refunds?$/.test(record.path)) {
+      refundCalls.push(record);
+      throw new ProviderHttpError(400, {
+        type: 'invalid_request_error',
+        message: 'Refunds are refused by the eventops test provider: eventops must never refund.',
+      });
+    }
+    const key = record.method === 'POST' ? record.idempotencyKey : undefined;
+    if (key) {
+      const earlier = idempotent.get(key);
+      if (earlier) {
+        if (earlier.rawBody !== rawBody) {
+          throw new ProviderHttpError(400, {
+            type: 'idempotency_error',
+            message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.`,
+          });
+        }
+        return { status: earlier.status, body: earlier.body };
+      }
+    }
+    const answer = route(req.method ?? 'GET', record.path, record.body);
+    if (key) idempotent.set(key, { rawBody, ...answer });
+    return answer;
+  }
+
+  function route(method: string, path: string, body: Record<string, unknown>): { status: number; body: unknown } {
+    if (method === 'POST' && path === '/v1/checkout/sessions') return { status: 200, body: createSession(body) };
+    const get = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
+    if (method === 'GET' && get) return { status: 200, body: existingSession(decodeURIComponent(get[1] as string)) };
+    const expire = /^\/v1\/checkout\/sessions\/([^/]+)\/expire$/.exec(path);
+    if (method === 'POST' && expire) return { status: 200, body: expireSession(decodeURIComponent(expire[1] as string)) };
+    throw new ProviderHttpError(404, { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` });
+  }
+
+  async function handleHostedPage(req: http.IncomingMessage, res: http.ServerResponse, sessionId: string): Promise<void> {
+    const session = sessions.get(sessionId);
+    if (!session) return sendHtml(res, 404, '<h1>Checkout session not found</h1>');
+    if (req.method === 'GET') {
+      if (session.status === 'expired') return sendHtml(res, 410, '<h1>This checkout session has expired</h1>');
+      return sendHtml(res, 200, hostedPage(session));
+    }
+    if (session.status === 'expired') return sendHtml(res, 410, '<h1>This checkout session has expired</h1>');
+    if (session.status === 'open') {
+      completeSession(sessionId);
+      if (webhookUrl) await deliverEvent(buildProviderEvent('checkout.session.completed', existingSession(sessionId)));
+    }
+    const successUrl = String(session.success_url).replace('{CHECKOUT_SESSION_ID}', sessionId);
+    res.writeHead(303, { location: successUrl });
+    res.end();
+  }
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const rawBody = Buffer.concat(chunks).toString('utf8');
+      const url = new URL(req.url ?? '/', 'http://fake-provider.local');
+      const hosted = /^\/pay\/([^/]+)$/.exec(url.pathname);
+      if (hosted && (req.method === 'GET' || req.method === 'POST')) {
+        handleHostedPage(req, res, decodeURIComponent(hosted[1] as string)).catch((error: unknown) => {
+          sendHtml(res, 500, `<h1>Provider stand-in failure</h1><p>${escapeHtml(String(error))}</p>`);
+        });
+        return;
+      }
+      const record: FakeProviderRequest = {
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        idempotencyKey: headerValue(req.headers['idempotency-key']),
+        apiVersion: headerValue(req.headers['stripe-version']),
+        body: parseProviderForm(req.method === 'GET' ? url.search.slice(1) : rawBody),
+        authorized: req.headers.authorization === `Bearer ${secretKey}`,
+      };
+      requests.push(record);
+      handleApi(req, rawBody, record)
+        .then((answer) => sendJson(res, answer.status, answer.body))
+        .catch((error: unknown) => {
+          if (error instanceof ProviderHttpError) return sendJson(res, error.status, { error: error.body });
+          sendJson(res, 500, { error: { type: 'api_error', message: String(error) } });
+        });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  apiBase = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let closed = false;
+
+  return {
+    apiBase,
+    secretKey,
+    webhookSecret: options.webhookSecret,
+    sessions,
+    paymentIntentMetadata,
+    requests,
+    refundCalls,
+    deliveries,
+    sessionCreateCalls: () => requests.filter((r) => r.authorized && r.method === 'POST' && r.path === '/v1/checkout/sessions'),
+    configEnv: () => ({ PSP_SECRET_KEY: secretKey, PSP_WEBHOOK_SECRET: options.webhookSecret, PSP_API_BASE: apiBase }),
+    setWebhookUrl(url) {
+      webhookUrl = url;
+    },
+    failNext(count, status = 500) {
+      for (let i = 0; i < count; i += 1) failures.push(status);
+    },
+    completeSession,
+    buildEvent,
+    async deliver(type, session, overrides, deliverOptions) {
+      return deliverEvent(buildEvent(type, session, overrides, deliverOptions?.event), deliverOptions);
+    },
+    deliverEvent,
+    async close() {
+      if (closed) return;
+      closed = true;
+      server.closeAllConnections();
+      await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+    },
+  };
+}
+
+/**
+ * Parses a form body the way the provider reads what the `stripe` package
+ * sends: `a[b][0][c]=v` becomes { a: { b: [ { c: 'v' } ] } }; values stay strings.
+ */
+export function parseProviderForm(body: string): Record<string, unknown> {
+  const root: Record<string, unknown> = {};
+  for (const [key, value] of new URLSearchParams(body)) {
+    const match = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(key);
+    if (!match) continue;
+    const path = [match[1] as string, ...Array.from((match[2] ?? '').matchAll(/\[([^[\]]*)\]/g), (m) => m[1] as string)];
+    let node = root;
+    path.forEach((segment, index) => {
+      if (index === path.length - 1) {
+        node[segment] = value;
+        return;
+      }
+      const next = node[segment];
+      if (!next || typeof next !== 'object') node[segment] = {};
+      node = node[segment] as Record<string, unknown>;
+    });
+  }
+  return arraysFromIndexedObjects(root) as Record<string, unknown>;
+}
+
+function arraysFromIndexedObjects(value: unknown): unknown {
+  if (!value || typeof value !== 'object') return value;
+  const entries = Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, arraysFromIndexedObjects(v)] as const);
+  const indexed = entries.length > 0 && entries.every(([k]) => /^\d+$/.test(k));
+  if (indexed) {
+    return entries.sort(([a], [b]) => Number(a) - Number(b)).map(([, v]) => v);
+  }
+  return Object.fromEntries(entries);
+}
+
+function invalid(param: string, message: string): never {
+  throw new ProviderHttpError(400, { type: 'invalid_request_error', code: 'parameter_invalid', message, param });
+}
+
+function integer(value: unknown, param: string): number {
+  const n = typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n)) invalid(param, `${param} must be an integer`);
+  return n;
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function stringRecord(value: unknown): Record<string, string> {
+  return Object.fromEntries(Object.entries(asRecord(value)).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${crypto.randomBytes(7).toString('hex')}` });
+  res.end(JSON.stringify(body));
+}
+
+function sendHtml(res: http.ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' });
+  res.end(`<!doctype html><html><head><meta charset="utf-8"><title>Test checkout</title></head><body>${body}</body></html>`);
+}
+
+function hostedPage(session: ProviderObject): string {
+  const amount = session.amount_total as number;
+  const currency = String(session.currency).toUpperCase();
+  return [
+    '<h1>Test checkout</h1>',
+    `<p id="amount" data-amount-minor="${amount}">Total: ${(amount / 100).toFixed(2)} ${escapeHtml(currency)}</p>`,
+    `<form method="post" action="/pay/${encodeURIComponent(String(session.id))}"><button type="submit" id="pay">Pay</button></form>`,
+  ].join('\n');
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
