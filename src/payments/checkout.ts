@@ -1,0 +1,170 @@
+import type { EventRecord } from '../admin/events.js';
+import type { AppContext } from '../context.js';
+import { AppError, NotFoundError } from '../errors.js';
+import { getCardFeeRate } from '../settings.js';
+import { providerLineItems } from './line-items.js';
+import { cardPaymentPossible, publicBaseUrl } from './links.js';
+import { priceRegistration, type AttendeeChoice, type PricedLine } from './pricing.js';
+import { createProviderClient, providerErrorDetails, providerUnavailable } from './provider.js';
+import { seatsLeft, type RegistrationContact } from './registrations.js';
+import { CHECKOUT_EXPIRY_MS, encryptStagedRegistration, type CheckoutMetadata } from './staging.js';
+
+export interface EventCheckoutInput {
+  event: EventRecord;
+  contact: RegistrationContact;
+  attendees: AttendeeChoice[];
+  family: boolean;
+}
+
+export interface StartedCheckout {
+  /** checkout_sessions.id of the staging row. */
+  checkoutId: string;
+  /** The provider's hosted checkout page: answer the registrant with a 303 to it. */
+  redirectUrl: string;
+}
+
+/**
+ * startEventCheckout: a new registration paid by card. Priced here on the
+ * server, staged (encrypted) as an OPEN checkout_sessions row, then a provider
+ * Checkout Session is opened for exactly the priced lines. No registration
+ * exists until the webhook confirms the payment; the seat check here is only an
+ * early answer (the webhook re-checks under the event row lock), so no lock is
+ * held while the provider is called.
+ */
+export async function startEventCheckout(ctx: AppContext, input: EventCheckoutInput): Promise<StartedCheckout> {
+  const { event } = input;
+  if (event.deletedAt) throw new NotFoundError('event');
+  assertCardPaymentPossible(ctx, event);
+
+  const cardFee = event.passCardFee ? await getCardFeeRate(ctx.db) : undefined;
+  const priced = priceRegistration(event.pricing, { attendees: input.attendees, family: input.family }, { cardFee });
+  if (priced.free) {
+    throw new AppError('free_registration', 'this registration costs nothing, so there is no card payment to take', {
+      httpStatus: 409,
+    });
+  }
+  const left = await seatsLeft(ctx.db, event);
+  if (left !== null && left < input.attendees.length) {
+    throw new AppError(
+      'sold_out',
+      left === 0 ? 'Sorry, this event is sold out.' : `Sorry, only ${left} ${left === 1 ? 'place is' : 'places are'} left for this event.`,
+      { httpStatus: 409 },
+    );
+  }
+
+  const now = ctx.clock.now();
+  const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
+  const [staged] = await ctx.db('checkout_sessions')
+    .insert({
+      event_id: event.id,
+      status: 'OPEN',
+      expires_at: expiresAt,
+      payload_enc: encryptStagedRegistration(ctx.cipher, {
+        version: 1,
+        contact: input.contact,
+        attendees: input.attendees,
+        family: input.family,
+        priced,
+      }),
+      net_minor: priced.net,
+      surcharge_minor: priced.surcharge,
+      created_at: now,
+      updated_at: now,
+    })
+    .returning<Array<{ id: string }>>('id');
+  const checkoutId = (staged as { id: string }).id;
+
+  let session: ProviderSessionRef;
+  try {
+    session = await openProviderSession(ctx, {
+      checkoutId,
+      event,
+      lines: priced.lines,
+      customerEmail: input.contact.email,
+      expiresAt,
+      cancelUrl: `${publicBaseUrl(ctx.config)}/events/${encodeURIComponent(event.slug)}?checkout=cancelled`,
+      idempotencyKey: `checkout:${checkoutId}`,
+    });
+  } catch (error) {
+    // The payer never saw a provider page, so nothing can be paid against this row: close it and scrub the payload.
+    await ctx.db('checkout_sessions')
+      .where({ id: checkoutId, status: 'OPEN' })
+      .update({ status: 'EXPIRED', payload_enc: null, updated_at: ctx.clock.now() });
+    throw error;
+  }
+  await ctx.db('checkout_sessions')
+    .where({ id: checkoutId })
+    .update({ provider_session_id: session.id, provider_url: session.url, updated_at: ctx.clock.now() });
+  return { checkoutId, redirectUrl: session.url };
+}
+
+export function assertCardPaymentPossible(ctx: Pick<AppContext, 'config'>, event: Pick<EventRecord, 'onlinePayment'>): void {
+  if (!cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment })) {
+    throw new AppError('payment_unavailable', 'card payment is not available for this event; please choose bank transfer', {
+      httpStatus: 409,
+    });
+  }
+}
+
+/** The card success page; the provider fills in {CHECKOUT_SESSION_ID} (literally, unencoded). */
+export function checkoutSuccessUrl(ctx: Pick<AppContext, 'config'>, slug: string): string {
+  return `${publicBaseUrl(ctx.config)}/events/${encodeURIComponent(slug)}/success?session_id={CHECKOUT_SESSION_ID}`;
+}
+
+export interface ProviderSessionRequest {
+  checkoutId: string;
+  event: Pick<EventRecord, 'id' | 'slug'>;
+  registrationId?: string;
+  lines: readonly PricedLine[];
+  customerEmail: string;
+  expiresAt: Date;
+  cancelUrl: string;
+  idempotencyKey: string;
+}
+
+export interface ProviderSessionRef {
+  id: string;
+  url: string;
+}
+
+/**
+ * Opens the provider Checkout Session for a staged checkout. Our ids go into
+ * the session metadata and into the PaymentIntent's, so refunds and disputes
+ * map back even before the PaymentIntent id is stored. Any failure becomes
+ * AppError provider_unavailable (502).
+ */
+export async function openProviderSession(ctx: AppContext, request: ProviderSessionRequest): Promise<ProviderSessionRef> {
+  const metadata: CheckoutMetadata = {
+    eventops_checkout_id: request.checkoutId,
+    eventops_event_id: request.event.id,
+    ...(request.registrationId ? { eventops_registration_id: request.registrationId } : {}),
+  };
+  const currency = ctx.config.regional.currency.toLowerCase();
+  const successUrl = checkoutSuccessUrl(ctx, request.event.slug);
+  const provider = await createProviderClient(ctx.config);
+  try {
+    const session = await provider.checkout.sessions.create(
+      {
+        mode: 'payment',
+        line_items: providerLineItems(request.lines, currency),
+        currency,
+        expires_at: Math.floor(request.expiresAt.getTime() / 1000),
+        success_url: successUrl,
+        cancel_url: request.cancelUrl,
+        customer_email: request.customerEmail,
+        client_reference_id: request.checkoutId,
+        metadata: { ...metadata },
+        payment_intent_data: { metadata: { ...metadata } },
+      },
+      { idempotencyKey: request.idempotencyKey },
+    );
+    if (!session.url) throw new Error(`provider session ${session.id} came back without a hosted page URL`);
+    return { id: session.id, url: session.url };
+  } catch (error) {
+    ctx.logger.error(
+      { checkoutId: request.checkoutId, provider: providerErrorDetails(error) },
+      'opening the provider checkout session failed',
+    );
+    throw providerUnavailable(error);
+  }
+}
