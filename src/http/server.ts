@@ -4,6 +4,8 @@ import { loadChurchIdentity } from '../mail/identity.js';
 import { CRON_SECRET_MISSING_WARNING, registerCronRoutes } from './cron-routes.js';
 import { createErrorHandler, sendError } from './errors.js';
 import { registerHealthRoute } from './health.js';
+import { registerPublicPages } from './public-pages.js';
+import { registerRegistrationRoute } from './register-route.js';
 import { registerSetupRoutes } from './setup-routes.js';
 import { registerWebhookRoute } from './webhook-route.js';
 import type { Telemetry, TelemetrySpan } from '../telemetry.js';
@@ -97,6 +99,8 @@ export async function buildServer(
   registerHealthRoute(app, ctx, options.packageVersion);
   registerCronRoutes(app, ctx, { track, telemetry });
   registerSetupRoutes(app, ctx, page);
+  registerPublicPages(app, ctx, page);
+  registerRegistrationRoute(app, ctx, page);
   registerWebhookRoute(app, ctx);
 
   if (!ctx.config.jobs.cronSecret) ctx.logger.warn(CRON_SECRET_MISSING_WARNING);

@@ -1,0 +1,107 @@
+import type { EventRecord } from '../admin/events.js';
+import type { AppContext } from '../context.js';
+import { cardPaymentPossible } from '../payments/links.js';
+import { seatsLeft } from '../payments/registrations.js';
+import { getCardFeeRate } from '../settings.js';
+import type { SubmittedValues } from './registration-form.js';
+import type { EventPageData, FieldProblem } from './templates/event-page.js';
+import { pageFormat } from './templates/format.js';
+
+/** Attendee rows the page renders without script; the "add attendee" button adds more. */
+export const ATTENDEE_ROWS = 6;
+
+export interface EventViewOptions {
+  values?: SubmittedValues;
+  errors?: FieldProblem[];
+  formError?: string;
+  notice?: string;
+}
+
+export function eventPath(slug: string): string {
+  return `/events/${encodeURIComponent(slug)}`;
+}
+
+/** Everything the public event page shows, formatted for the church's locale, currency and time zone. */
+export async function eventPageData(
+  ctx: AppContext,
+  event: EventRecord,
+  options: EventViewOptions = {},
+): Promise<EventPageData & { title: string }> {
+  const format = pageFormat(ctx.config.regional);
+  const price = (minor: number) => (minor === 0 ? 'Free' : format.money(minor));
+  const { pricing } = event;
+  const seats = await seatsLeft(ctx.db, event);
+  const card = cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
+  const values = options.values;
+
+  let cardFeeNote: string | undefined;
+  if (card && event.passCardFee) {
+    const rate = await getCardFeeRate(ctx.db);
+    cardFeeNote = `Card payments add a card processing fee (about ${rate.percent}% + ${format.money(rate.fixed)}) that covers the card provider's charge; bank transfer has no fee.`;
+  }
+
+  const waiver = pricing.familyWaiver;
+  const familyNote = waiver
+    ? `Registering one household? Tick "We are one household" and you pay for at most ${waiver.maxChargedTickets} ${waiver.maxChargedTickets === 1 ? 'ticket' : 'tickets'} (the most expensive); everyone else in the household comes free.`
+    : undefined;
+  let discountNote: string | undefined;
+  if (pricing.discount && 'percent' in pricing.discount) discountNote = `Every registration gets ${pricing.discount.percent}% off the total.`;
+  if (pricing.discount && 'amount' in pricing.discount) discountNote = `Every registration gets ${format.money(pricing.discount.amount)} off the total.`;
+
+  const submittedRows = values?.attendees ?? [];
+  const rowCount = Math.max(ATTENDEE_ROWS, submittedRows.length);
+  const attendeeRows = Array.from({ length: rowCount }, (_, index) => {
+    const row = submittedRows[index];
+    const chosen = pricing.tiers.some((tier) => tier.id === row?.tier) ? row?.tier : pricing.tiers[0]?.id;
+    return {
+      number: index + 1,
+      name: row?.name ?? '',
+      options: pricing.tiers.map((tier) => ({ id: tier.id, label: `${tier.label} (${price(tier.price)})`, selected: tier.id === chosen })),
+    };
+  });
+
+  const payment = values?.payment === 'card' && card ? 'card' : values?.payment === 'bank' || !card ? 'bank' : 'card';
+  const paymentOptions: EventPageData['paymentOptions'] = [];
+  if (card) {
+    paymentOptions.push({
+      value: 'card',
+      label: 'Card',
+      hint: "Pay now on our card payment provider's secure page.",
+      checked: payment === 'card',
+    });
+  }
+  paymentOptions.push({
+    value: 'bank',
+    label: 'Bank transfer',
+    hint: 'We show you our bank details straight after you register.',
+    checked: payment === 'bank',
+  });
+
+  return {
+    title: event.title,
+    eventTitle: event.title,
+    when: format.dateTime(event.startsAt),
+    location: event.location ?? undefined,
+    description: event.description ?? undefined,
+    tiers: pricing.tiers.map((tier) => ({ label: tier.label, price: price(tier.price) })),
+    seatsLine: seats === null ? undefined : seats === 0 ? 'Sold out' : `${seats} ${seats === 1 ? 'place' : 'places'} left`,
+    soldOut: seats === 0,
+    familyNote,
+    discountNote,
+    cardFeeNote,
+    notice: options.notice,
+    formError: options.formError,
+    errors: options.errors && options.errors.length > 0 ? options.errors : undefined,
+    action: `${eventPath(event.slug)}/register`,
+    values: {
+      name: values?.name ?? '',
+      email: values?.email ?? '',
+      mobile: values?.mobile ?? '',
+      family: values?.family ?? false,
+    },
+    familyWaiver: Boolean(waiver),
+    paymentOptions,
+    attendeeRows,
+    captchaSiteKey: ctx.config.captcha?.siteKey,
+  };
+}

@@ -1,0 +1,213 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { getEventBySlug, type EventRecord } from '../admin/events.js';
+import type { AppContext } from '../context.js';
+import type { Db } from '../db/connect.js';
+import { AppError } from '../errors.js';
+import { verifyRegistrationToken } from '../payments/links.js';
+import { startExistingRegistrationCheckout } from '../payments/pay-now.js';
+import { eventPageData, eventPath } from './event-view.js';
+import {
+  loadPublicRegistration,
+  payNowBlocker,
+  payNowPageData,
+  payNowPath,
+  registrationPageData,
+  registrationPath,
+  type PublicRegistration,
+} from './registration-view.js';
+import type { PageRenderer } from './server.js';
+import { eventPage } from './templates/event-page.js';
+import { messagePage } from './templates/message-page.js';
+import { payNowPage } from './templates/pay-now-page.js';
+import { registrationPage } from './templates/registration-page.js';
+import { successPage } from './templates/success-page.js';
+import { pageFormat } from './templates/format.js';
+
+/**
+ * Registration and pay-now posts: 10 per minute per client IP (request.ip: the
+ * socket, or X-Forwarded-For only with TRUST_PROXY), spec section 8. The
+ * plugin sets Retry-After; the answer is the usual error body.
+ */
+export const PUBLIC_FORM_RATE_LIMIT = {
+  max: 10,
+  timeWindow: '1 minute',
+  errorResponseBuilder: (_request: FastifyRequest, context: { ttl: number }) =>
+    new AppError('rate_limited', `Too many requests; try again in ${Math.ceil(context.ttl / 1000)} seconds.`, { httpStatus: 429 }),
+};
+
+/** How often the success page reloads itself while the provider's confirmation is on its way. */
+export const PROCESSING_REFRESH_SECONDS = 3;
+
+/** The event as the public sees it: published and not deleted, else nothing. */
+export async function loadPublicEvent(db: Db, slug: string): Promise<EventRecord | undefined> {
+  const event = await getEventBySlug(db, slug);
+  return event?.published ? event : undefined;
+}
+
+export function sendPageNotFound(page: PageRenderer, reply: FastifyReply, what = 'page') {
+  return page(reply.code(404), messagePage, {
+    title: 'Not found',
+    heading: 'Not found',
+    message: `We could not find that ${what}. Please check the link you followed.`,
+  });
+}
+
+/** Pages whose address carries a registration token: never cached, never sent on as a referrer. */
+function privatePage(reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
+}
+
+const slugParams = z.object({ slug: z.string().min(1).max(200) });
+export const slugOf = (params: unknown) => {
+  const parsed = slugParams.safeParse(params);
+  return parsed.success ? parsed.data.slug : '';
+};
+const idParams = z.object({ id: z.string().max(64) });
+const tokenQuery = z.object({ token: z.string().max(128).optional() });
+const tokenBody = z.object({ token: z.string().max(128).optional() }).optional();
+const successQuery = z.object({ session_id: z.string().min(1).max(255).optional() });
+
+interface SuccessRow {
+  status: 'OPEN' | 'COMPLETED' | 'EXPIRED' | 'UNFULFILLED';
+  registration_id: string | null;
+  payment_intent_id: string | null;
+  slug: string;
+  title: string;
+}
+
+/**
+ * Public pages: the event page, the card success page, a registration's own
+ * page and the pay-now page (GET shows, POST starts the checkout).
+ */
+export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page: PageRenderer): void {
+  const notFound = (reply: FastifyReply, what?: string) => sendPageNotFound(page, reply, what);
+
+  app.get('/events/:slug', { config: { recordView: true } }, async (request, reply) => {
+    const slug = slugOf(request.params);
+    const event = await loadPublicEvent(ctx.db, slug);
+    if (!event) return notFound(reply, 'event');
+    const cancelled = (request.query as Record<string, unknown>).checkout === 'cancelled';
+    const data = await eventPageData(ctx, event, {
+      notice: cancelled ? 'Your card payment was cancelled and nothing was charged. You can register again below.' : undefined,
+    });
+    return page(reply, eventPage, data);
+  });
+
+  app.get('/events/:slug/success', { config: { recordView: true } }, async (request, reply) => {
+    const slug = slugOf(request.params);
+    const query = successQuery.safeParse(request.query);
+    const sessionId = query.success ? query.data.session_id : undefined;
+    if (!sessionId) return notFound(reply, 'payment');
+    const row = await ctx.db('checkout_sessions as c')
+      .join('events as e', 'e.id', 'c.event_id')
+      .where('c.provider_session_id', sessionId)
+      .first<SuccessRow | undefined>('c.status', 'c.registration_id', 'c.payment_intent_id', 'e.slug', 'e.title');
+    if (!row || row.slug !== slug) return notFound(reply, 'payment');
+    const registration = await registrationOfCheckout(ctx.db, row);
+    const format = pageFormat(ctx.config.regional);
+    const base = {
+      title: row.status === 'COMPLETED' ? 'Payment received' : 'Your payment',
+      eventTitle: row.title,
+      eventHref: eventPath(row.slug),
+      paid: row.status === 'COMPLETED',
+      processing: row.status === 'OPEN',
+      unfulfilled: row.status === 'UNFULFILLED',
+      notCompleted: row.status === 'EXPIRED',
+    };
+    privatePage(reply);
+    if (row.status === 'COMPLETED' && registration) {
+      return page(reply, successPage, {
+        ...base,
+        lines: registration.lineItems.map((line) => ({ label: line.label, amount: format.money(line.amount) })),
+        total: format.money(registration.totalMinor),
+        registrationHref: registrationPath(ctx.config.authSecret, registration.id),
+      });
+    }
+    if (row.status === 'OPEN') return page(reply, successPage, { ...base, refreshSeconds: PROCESSING_REFRESH_SECONDS });
+    const payable = row.status === 'EXPIRED' && registration && !payNowBlocker(ctx.config, registration);
+    return page(reply, successPage, {
+      ...base,
+      payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id) : undefined,
+    });
+  });
+
+  /** The registration named by the path, when the token is right; otherwise the reply has been sent (404). */
+  const authorised = async (
+    params: unknown,
+    token: string | undefined,
+  ): Promise<{ registration: PublicRegistration; token: string } | undefined> => {
+    const parsed = idParams.safeParse(params);
+    if (!parsed.success || !token) return undefined;
+    if (!verifyRegistrationToken(ctx.config.authSecret, parsed.data.id, token)) return undefined;
+    const registration = await loadPublicRegistration(ctx.db, parsed.data.id);
+    return registration ? { registration, token } : undefined;
+  };
+  const queryToken = (query: unknown) => {
+    const parsed = tokenQuery.safeParse(query);
+    return parsed.success ? parsed.data.token : undefined;
+  };
+
+  app.get('/registrations/:id', { config: { recordView: true } }, async (request, reply) => {
+    const found = await authorised(request.params, queryToken(request.query));
+    if (!found) return notFound(reply, 'registration');
+    return page(privatePage(reply), registrationPage, await registrationPageData(ctx, found.registration));
+  });
+
+  const notPayable = (reply: FastifyReply, registration: PublicRegistration, message: string) =>
+    page(privatePage(reply).code(409), messagePage, {
+      title: 'Nothing to pay',
+      heading: 'Card payment is not possible',
+      message,
+      linkHref: registrationPath(ctx.config.authSecret, registration.id),
+      linkLabel: 'See your registration',
+    });
+
+  app.get('/registrations/:id/pay', { config: { recordView: true } }, async (request, reply) => {
+    const found = await authorised(request.params, queryToken(request.query));
+    if (!found) return notFound(reply, 'registration');
+    const blocker = payNowBlocker(ctx.config, found.registration);
+    if (blocker) return notPayable(reply, found.registration, blocker);
+    return page(privatePage(reply), payNowPage, await payNowPageData(ctx, found.registration, found.token));
+  });
+
+  app.post(
+    '/registrations/:id/pay',
+    { config: { rateLimit: PUBLIC_FORM_RATE_LIMIT } },
+    async (request, reply) => {
+      const body = tokenBody.safeParse(request.body);
+      const token = (body.success ? body.data?.token : undefined) ?? queryToken(request.query);
+      const found = await authorised(request.params, token);
+      if (!found) return notFound(reply, 'registration');
+      const blocker = payNowBlocker(ctx.config, found.registration);
+      if (blocker) return notPayable(reply, found.registration, blocker);
+      try {
+        const started = await startExistingRegistrationCheckout(ctx, { registrationId: found.registration.id });
+        return reply.code(303).header('location', started.redirectUrl).send();
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'provider_unavailable') {
+          return page(privatePage(reply).code(502), messagePage, {
+            title: 'Try again shortly',
+            heading: 'Card payment is unavailable right now',
+            message: 'We could not reach our card payment provider, and nothing was charged. Please try again in a minute.',
+            linkHref: registrationPath(ctx.config.authSecret, found.registration.id),
+            linkLabel: 'Back to your registration',
+          });
+        }
+        if (error instanceof AppError && error.httpStatus < 500) return notPayable(reply, found.registration, error.message);
+        throw error;
+      }
+    },
+  );
+}
+
+/** The registration a checkout made or paid: pay-now rows name it; new registrations carry the PaymentIntent. */
+async function registrationOfCheckout(
+  db: Db,
+  row: Pick<SuccessRow, 'registration_id' | 'payment_intent_id'>,
+): Promise<PublicRegistration | undefined> {
+  if (row.registration_id) return loadPublicRegistration(db, row.registration_id);
+  if (!row.payment_intent_id) return undefined;
+  const found = await db('registrations').where({ payment_intent_id: row.payment_intent_id }).first<{ id: string } | undefined>('id');
+  return found ? loadPublicRegistration(db, found.id) : undefined;
+}

@@ -1,0 +1,88 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { EventRecord } from '../admin/events.js';
+import type { AppContext } from '../context.js';
+import { AppError } from '../errors.js';
+import { verifyCaptchaToken } from '../payments/captcha.js';
+import { PricingError } from '../payments/pricing.js';
+import { registerForEvent } from '../payments/register.js';
+import { sendError } from './errors.js';
+import { eventPageData, eventPath } from './event-view.js';
+import { loadPublicEvent, PUBLIC_FORM_RATE_LIMIT, sendPageNotFound, slugOf } from './public-pages.js';
+import { parseRegistrationBody, type SubmittedValues } from './registration-form.js';
+import { registrationPath } from './registration-view.js';
+import type { PageRenderer } from './server.js';
+import { eventPage, type FieldProblem } from './templates/event-page.js';
+import { messagePage } from './templates/message-page.js';
+
+const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? '' : '.');
+
+function wantsJson(request: FastifyRequest): boolean {
+  return (request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json');
+}
+
+/**
+ * POST /events/:slug/register: validate, check the captcha, then register
+ * (free → PAID, bank → PENDING, card → provider checkout) and answer 303.
+ * Form posts get HTML pages; JSON posts get the JSON error body.
+ */
+export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext, page: PageRenderer): void {
+  app.post('/events/:slug/register', { config: { rateLimit: PUBLIC_FORM_RATE_LIMIT } }, async (request, reply) => {
+    const json = wantsJson(request);
+    const event = await loadPublicEvent(ctx.db, slugOf(request.params));
+    if (!event) {
+      return json ? sendError(reply, 404, 'event_not_found', 'No open event has this address.') : sendPageNotFound(page, reply, 'event');
+    }
+
+    const rejectForm = async (status: number, code: string, values: SubmittedValues, problems: FieldProblem[], formError?: string) => {
+      if (json) {
+        const message = formError ?? `Please check these fields: ${problems.map((p) => p.message).join('; ')}`;
+        return sendError(reply, status, code, message, problems.length > 0 ? { fields: problems } : {});
+      }
+      return page(reply.code(status), eventPage, await eventPageData(ctx, event, { values, errors: problems, formError }));
+    };
+
+    const parsed = parseRegistrationBody(request.body, json ? 'json' : 'form', event.pricing.tiers.map((tier) => tier.id));
+    if (!parsed.ok) return rejectForm(400, 'invalid_registration', parsed.values, parsed.problems);
+
+    if (ctx.config.captcha) {
+      const verdict = await verifyCaptchaToken(ctx.config.captcha, parsed.captchaToken, { remoteIp: request.ip });
+      if (!verdict.ok && verdict.reason === 'unavailable') {
+        request.log.warn('captcha verification service unavailable');
+        return rejectForm(503, 'captcha_unavailable', parsed.values, [], 'We could not run the bot check just now. Please try again in a minute.');
+      }
+      if (!verdict.ok) {
+        return rejectForm(400, 'captcha_failed', parsed.values, [], 'The bot check did not pass. Please complete it and submit again.');
+      }
+    }
+
+    try {
+      const outcome = await registerForEvent(ctx, event, parsed.submission);
+      if (outcome.kind === 'checkout') {
+        return reply.code(303).header('location', outcome.redirectUrl).send(json ? { checkoutId: outcome.checkoutId, redirectUrl: outcome.redirectUrl } : undefined);
+      }
+      const location = registrationPath(ctx.config.authSecret, outcome.registrationId);
+      return reply
+        .code(303)
+        .header('location', location)
+        .send(json ? { registrationId: outcome.registrationId, status: outcome.status, location } : undefined);
+    } catch (error) {
+      if (error instanceof PricingError) {
+        return rejectForm(400, 'invalid_registration', parsed.values, [{ field: error.field, message: error.message }]);
+      }
+      if (error instanceof AppError && (error.httpStatus < 500 || error.code === 'provider_unavailable')) return refuse(reply, error, event);
+      throw error;
+    }
+
+    function refuse(reply: FastifyReply, error: AppError, event: EventRecord) {
+      if (json) return sendError(reply, error.httpStatus, error.code, error.message);
+      const soldOut = error.code === 'sold_out';
+      return page(reply.code(error.httpStatus), messagePage, {
+        title: soldOut ? 'Sold out' : 'Registration not possible',
+        heading: soldOut ? 'Sold out' : 'Registration not possible',
+        message: sentence(error.message),
+        linkHref: eventPath(event.slug),
+        linkLabel: 'Back to the event',
+      });
+    }
+  });
+}

@@ -1,0 +1,194 @@
+import { z } from 'zod';
+import type { RegistrationSubmission } from '../payments/register.js';
+import type { FieldProblem } from './templates/event-page.js';
+
+/**
+ * The registration form of decisions.md "Admin interface", as posted by the
+ * page (form-encoded, repeated attendee_name / attendee_tier fields, empty
+ * rows ignored) or as JSON (`attendees: [{name, tier}]`). Amounts are never
+ * read: the server prices the choices.
+ */
+
+export const MAX_ATTENDEES = 50;
+/** Rows beyond this are refused before looking at them. */
+const MAX_SUBMITTED_ROWS = 200;
+/** Field the Turnstile widget adds to the form. */
+export const CAPTCHA_FORM_FIELD = 'cf-turnstile-response';
+
+export interface SubmittedValues {
+  name: string;
+  email: string;
+  mobile: string;
+  family: boolean;
+  payment: string;
+  attendees: Array<{ name: string; tier: string }>;
+}
+
+export type ParsedRegistration =
+  | { ok: true; submission: RegistrationSubmission; captchaToken?: string; values: SubmittedValues }
+  | { ok: false; problems: FieldProblem[]; values: SubmittedValues };
+
+const PHONE = /^\+?[0-9 ()-]{6,40}$/;
+
+const contactSchema = z.object({
+  name: z
+    .string({ error: 'enter your name' })
+    .trim()
+    .min(1, { error: 'enter your name' })
+    .max(200, { error: 'at most 200 characters' }),
+  email: z
+    .string({ error: 'enter your email address' })
+    .trim()
+    .min(1, { error: 'enter your email address' })
+    .max(254, { error: 'at most 254 characters' })
+    .pipe(z.email({ error: 'enter a valid email address, like name@example.org' })),
+  mobile: z
+    .string({ error: 'enter a phone number or leave it empty' })
+    .trim()
+    .max(40, { error: 'at most 40 characters' })
+    .refine((v) => v === '' || PHONE.test(v), { error: 'use digits, spaces and an optional leading +' })
+    .optional()
+    .transform((v) => (v ? v : undefined)),
+  payment: z.enum(['card', 'bank'], { error: 'choose card or bank transfer' }),
+  captchaToken: z.string({ error: 'the bot check answer is not valid' }).max(4096).optional(),
+});
+
+const attendeeName = z
+  .string({ error: 'enter a name' })
+  .trim()
+  .min(1, { error: 'enter a name' })
+  .max(200, { error: 'at most 200 characters' });
+
+const LABELS: Record<string, string> = {
+  name: 'Your name',
+  email: 'Email',
+  mobile: 'Mobile',
+  payment: 'Payment',
+  family: 'Household',
+  attendees: 'Attendees',
+  captchaToken: 'Bot check',
+};
+
+function problem(field: string, message: string): FieldProblem {
+  const row = /^attendees\[(\d+)\](?:\.(name|tier))?$/.exec(field);
+  const part = row?.[2] ? ` ${row[2] === 'name' ? 'name' : 'ticket'}` : '';
+  const label = row ? `Attendee ${Number(row[1]) + 1}${part}` : (LABELS[field] ?? field);
+  return { field, message: `${label}: ${message}` };
+}
+
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+const list = (value: unknown): unknown[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+interface RawRegistration {
+  contact: Record<string, unknown>;
+  family: unknown;
+  /** Rows in submitted order; a null row is not an object at all. */
+  rows: Array<{ name: unknown; tier: unknown } | null>;
+  /** Empty form rows are skipped; JSON rows all count. */
+  skipEmptyRows: boolean;
+  rowsProblem?: string;
+}
+
+function fromForm(body: Record<string, unknown>): RawRegistration {
+  const names = list(body.attendee_name);
+  const tiers = list(body.attendee_tier);
+  const raw: RawRegistration = {
+    contact: { name: body.name, email: body.email, mobile: body.mobile, payment: body.payment, captchaToken: body[CAPTCHA_FORM_FIELD] },
+    family: body.family,
+    rows: [],
+    skipEmptyRows: true,
+  };
+  if (names.length > MAX_SUBMITTED_ROWS) raw.rowsProblem = `at most ${MAX_ATTENDEES} attendees per registration`;
+  else if (names.length !== tiers.length) raw.rowsProblem = 'each attendee needs a name and a ticket';
+  else raw.rows = names.map((name, index) => ({ name, tier: tiers[index] }));
+  return raw;
+}
+
+function fromJson(body: Record<string, unknown>): RawRegistration {
+  const raw: RawRegistration = {
+    contact: {
+      name: body.name,
+      email: body.email,
+      mobile: body.mobile ?? undefined,
+      payment: body.payment,
+      captchaToken: body.captchaToken ?? body[CAPTCHA_FORM_FIELD],
+    },
+    family: body.family,
+    rows: [],
+    skipEmptyRows: false,
+  };
+  if (!Array.isArray(body.attendees)) raw.rowsProblem = 'a list of attendees, each with a name and a ticket';
+  else if (body.attendees.length > MAX_SUBMITTED_ROWS) raw.rowsProblem = `at most ${MAX_ATTENDEES} attendees per registration`;
+  else raw.rows = body.attendees.map((row: unknown) => (isRecord(row) ? { name: row.name, tier: row.tier } : null));
+  return raw;
+}
+
+function parseFamily(value: unknown, format: 'form' | 'json'): boolean | undefined {
+  if (value === undefined || value === null || value === '') return false;
+  if (value === 'on') return true;
+  if (format === 'json' && typeof value === 'boolean') return value;
+  return undefined;
+}
+
+export function parseRegistrationBody(body: unknown, format: 'form' | 'json', tierIds: readonly string[]): ParsedRegistration {
+  const record = isRecord(body) ? body : {};
+  const raw = format === 'form' ? fromForm(record) : fromJson(record);
+  const values: SubmittedValues = {
+    name: text(raw.contact.name),
+    email: text(raw.contact.email),
+    mobile: text(raw.contact.mobile),
+    family: raw.family === 'on' || raw.family === true,
+    payment: text(raw.contact.payment),
+    attendees: raw.rows.map((row) => ({ name: text(row?.name), tier: text(row?.tier) })),
+  };
+  const problems: FieldProblem[] = [];
+
+  const contact = contactSchema.safeParse(raw.contact);
+  if (!contact.success) {
+    const seen = new Set<string>();
+    for (const issue of contact.error.issues) {
+      const field = String(issue.path[0] ?? 'form');
+      if (seen.has(field)) continue;
+      seen.add(field);
+      problems.push(problem(field, issue.message));
+    }
+  }
+
+  const family = parseFamily(raw.family, format);
+  if (family === undefined) problems.push(problem('family', format === 'json' ? 'true or false' : 'tick the box or leave it empty'));
+
+  const tiers = new Set(tierIds);
+  const attendees: RegistrationSubmission['attendees'] = [];
+  if (raw.rowsProblem) problems.push(problem('attendees', raw.rowsProblem));
+  raw.rows.forEach((row, index) => {
+    if (row === null) {
+      problems.push(problem(`attendees[${index}]`, 'each attendee needs a name and a ticket'));
+      return;
+    }
+    if (raw.skipEmptyRows && typeof row.name === 'string' && row.name.trim() === '') return;
+    const name = attendeeName.safeParse(row.name);
+    if (!name.success) problems.push(problem(`attendees[${index}].name`, name.error.issues[0]?.message ?? 'enter a name'));
+    const tier = typeof row.tier === 'string' && tiers.has(row.tier) ? row.tier : undefined;
+    if (!tier) problems.push(problem(`attendees[${index}].tier`, 'choose one of the ticket types'));
+    if (name.success && tier) attendees.push({ name: name.data, tier });
+  });
+  if (!raw.rowsProblem && attendees.length === 0 && !problems.some((p) => p.field.startsWith('attendees['))) {
+    problems.push(problem('attendees', 'add at least one attendee'));
+  }
+  if (attendees.length > MAX_ATTENDEES) problems.push(problem('attendees', `at most ${MAX_ATTENDEES} attendees per registration`));
+
+  if (problems.length > 0 || !contact.success || family === undefined) return { ok: false, problems, values };
+  return {
+    ok: true,
+    values,
+    captchaToken: contact.data.captchaToken,
+    submission: {
+      contact: { name: contact.data.name, email: contact.data.email, mobile: contact.data.mobile },
+      attendees,
+      family,
+      payment: contact.data.payment,
+    },
+  };
+}

@@ -1,0 +1,175 @@
+import type { AppConfig } from '../config/types.js';
+import type { AppContext } from '../context.js';
+import type { Db } from '../db/connect.js';
+import { cardPaymentPossible, paymentReference, registrationToken } from '../payments/links.js';
+import { payNowLines } from '../payments/pay-now.js';
+import { cardSurcharge, type PricedLine } from '../payments/pricing.js';
+import { getCardFeeRate, getSettings } from '../settings.js';
+import type { PayNowPageData } from './templates/pay-now-page.js';
+import type { LineView, RegistrationPageData } from './templates/registration-page.js';
+import { pageFormat } from './templates/format.js';
+import { eventPath } from './event-view.js';
+
+/** A registration with the event fields its public pages need. */
+export interface PublicRegistration {
+  id: string;
+  status: 'PENDING' | 'PAID' | 'CANCELLED';
+  paymentMethod: 'free' | 'bank' | 'card';
+  contactName: string;
+  lineItems: PricedLine[];
+  totalMinor: number;
+  surchargeMinor: number;
+  event: {
+    id: string;
+    slug: string;
+    title: string;
+    startsAt: Date;
+    published: boolean;
+    deletedAt: Date | null;
+    onlinePayment: boolean;
+    passCardFee: boolean;
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+interface JoinedRow {
+  id: string;
+  status: PublicRegistration['status'];
+  payment_method: PublicRegistration['paymentMethod'];
+  contact_name: string;
+  line_items: PricedLine[];
+  total_minor: number;
+  surcharge_minor: number;
+  event_id: string;
+  slug: string;
+  title: string;
+  starts_at: Date;
+  published: boolean;
+  deleted_at: Date | null;
+  online_payment: boolean;
+  pass_card_fee: boolean;
+}
+
+export async function loadPublicRegistration(db: Db, id: string): Promise<PublicRegistration | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const row = await db('registrations as r')
+    .join('events as e', 'e.id', 'r.event_id')
+    .where('r.id', id)
+    .first<JoinedRow | undefined>(
+      'r.id',
+      'r.status',
+      'r.payment_method',
+      'r.contact_name',
+      'r.line_items',
+      'r.total_minor',
+      'r.surcharge_minor',
+      'e.id as event_id',
+      'e.slug',
+      'e.title',
+      'e.starts_at',
+      'e.published',
+      'e.deleted_at',
+      'e.online_payment',
+      'e.pass_card_fee',
+    );
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    status: row.status,
+    paymentMethod: row.payment_method,
+    contactName: row.contact_name,
+    lineItems: row.line_items,
+    totalMinor: row.total_minor,
+    surchargeMinor: row.surcharge_minor,
+    event: {
+      id: row.event_id,
+      slug: row.slug,
+      title: row.title,
+      startsAt: row.starts_at,
+      published: row.published,
+      deletedAt: row.deleted_at,
+      onlinePayment: row.online_payment,
+      passCardFee: row.pass_card_fee,
+    },
+  };
+}
+
+export function registrationPath(authSecret: string, registrationId: string): string {
+  return `/registrations/${registrationId}?token=${registrationToken(authSecret, registrationId)}`;
+}
+
+export function payNowPath(authSecret: string, registrationId: string): string {
+  return `/registrations/${registrationId}/pay?token=${registrationToken(authSecret, registrationId)}`;
+}
+
+/** Why pay-now is not possible for this registration, in words for the registrant; undefined when it is. */
+export function payNowBlocker(config: Pick<AppConfig, 'payments'>, registration: PublicRegistration): string | undefined {
+  if (registration.status === 'PAID') return 'This registration is already paid; there is nothing more to pay.';
+  if (registration.status === 'CANCELLED') return 'This registration was cancelled, so there is nothing to pay.';
+  if (registration.totalMinor === 0) return 'This registration is free; there is nothing to pay.';
+  if (registration.event.deletedAt) return 'This event has been cancelled, so payment is closed. The church will contact you.';
+  if (!cardPaymentPossible(config, { online_payment: registration.event.onlinePayment })) {
+    return 'Card payments are not available for this event. Please pay by bank transfer using the details on your registration page.';
+  }
+  return undefined;
+}
+
+const STATUS_TEXT: Record<PublicRegistration['status'], { label: string; note: string }> = {
+  PAID: { label: 'Paid', note: 'You are registered. See you there!' },
+  PENDING: { label: 'Awaiting payment', note: 'Your places are held. Your registration is confirmed once we receive your payment.' },
+  CANCELLED: { label: 'Cancelled', note: 'This registration was cancelled and its places released.' },
+};
+
+export async function registrationPageData(
+  ctx: AppContext,
+  registration: PublicRegistration,
+): Promise<RegistrationPageData & { title: string }> {
+  const format = pageFormat(ctx.config.regional);
+  const lines = registration.lineItems.map((line): LineView => ({ label: line.label, amount: format.money(line.amount) }));
+  const status = STATUS_TEXT[registration.status];
+  const owing = registration.status === 'PENDING' && registration.totalMinor > 0;
+  let bank: RegistrationPageData['bank'];
+  if (owing && registration.paymentMethod === 'bank') {
+    const s = await getSettings(ctx.db, ['bank.accountName', 'bank.bsb', 'bank.accountNumber']);
+    bank = {
+      accountName: s['bank.accountName'],
+      bsb: s['bank.bsb'],
+      accountNumber: s['bank.accountNumber'],
+      configured: Boolean(s['bank.accountNumber']),
+      reference: paymentReference(registration.id),
+      amount: format.money(registration.totalMinor),
+    };
+  }
+  const live = registration.event.published && !registration.event.deletedAt;
+  return {
+    title: 'Your registration',
+    eventTitle: registration.event.title,
+    eventHref: live ? eventPath(registration.event.slug) : undefined,
+    when: format.dateTime(registration.event.startsAt),
+    statusLabel: registration.totalMinor === 0 && registration.status === 'PAID' ? 'Confirmed (free)' : status.label,
+    statusNote: status.note,
+    contactName: registration.contactName,
+    lines,
+    total: format.money(registration.totalMinor),
+    bank,
+    payNowHref: payNowBlocker(ctx.config, registration) ? undefined : payNowPath(ctx.config.authSecret, registration.id),
+  };
+}
+
+/** The pay-now page: exactly the lines pay-now will charge (payNowLines), fee included when the event passes it on. */
+export async function payNowPageData(ctx: AppContext, registration: PublicRegistration, token: string): Promise<PayNowPageData & { title: string }> {
+  const format = pageFormat(ctx.config.regional);
+  const net = registration.totalMinor - registration.surchargeMinor;
+  const surcharge = registration.event.passCardFee ? cardSurcharge(net, await getCardFeeRate(ctx.db)) : 0;
+  return {
+    title: 'Pay by card',
+    eventTitle: registration.event.title,
+    when: format.dateTime(registration.event.startsAt),
+    lines: payNowLines(registration.lineItems, net, surcharge).map((line) => ({ label: line.label, amount: format.money(line.amount) })),
+    total: format.money(net + surcharge),
+    action: `/registrations/${registration.id}/pay`,
+    token,
+    registrationHref: registrationPath(ctx.config.authSecret, registration.id),
+  };
+}

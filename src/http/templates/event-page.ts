@@ -1,0 +1,156 @@
+import { definePage } from '../pages.js';
+
+export interface FieldProblem {
+  /** The form field, e.g. "email" or "attendees[2].tier". */
+  field: string;
+  /** Who reads it: "Email: enter a valid email address". */
+  message: string;
+}
+
+export interface AttendeeRowView {
+  number: number;
+  name: string;
+  options: Array<{ id: string; label: string; selected: boolean }>;
+}
+
+export interface EventPageData {
+  eventTitle: string;
+  when: string;
+  location?: string;
+  description?: string;
+  tiers: Array<{ label: string; price: string }>;
+  /** "12 places left"; absent when the event has no capacity limit. */
+  seatsLine?: string;
+  soldOut: boolean;
+  familyNote?: string;
+  discountNote?: string;
+  cardFeeNote?: string;
+  /** A neutral notice at the top, e.g. after a cancelled card checkout. */
+  notice?: string;
+  /** A problem with the whole submission (captcha, sold out). */
+  formError?: string;
+  errors?: FieldProblem[];
+  action: string;
+  values: { name: string; email: string; mobile: string; family: boolean };
+  familyWaiver: boolean;
+  paymentOptions: Array<{ value: 'card' | 'bank'; label: string; hint: string; checked: boolean }>;
+  attendeeRows: AttendeeRowView[];
+  captchaSiteKey?: string;
+}
+
+export const eventPage = definePage<EventPageData>(`
+<style>
+  .choice { display: flex; align-items: flex-start; gap: 10px; font-weight: 400; margin: 10px 0; }
+  .choice input { width: auto; margin-top: 5px; flex: none; }
+  fieldset { border: 0; padding: 0; margin: 16px 0 0; }
+  legend { font-weight: 600; padding: 0; }
+  .attendee { display: grid; grid-template-columns: 1fr; gap: 0 12px; border-top: 1px solid #e4e4e7; padding-top: 4px; margin-top: 8px; }
+  @media (min-width: 520px) { .attendee { grid-template-columns: 3fr 2fr; } }
+  .tiers { list-style: none; padding: 0; margin: 8px 0; }
+  .tiers li { display: flex; justify-content: space-between; border-bottom: 1px solid #e4e4e7; padding: 6px 0; }
+  .description { white-space: pre-line; }
+  .notice { background: #fef9c3; border-radius: 6px; padding: 10px 12px; }
+  .errors { border: 2px solid #b91c1c; border-radius: 6px; padding: 10px 12px; }
+  .optional { font-weight: 400; color: #71717a; }
+</style>
+{{#if notice}}<p class="notice" role="status">{{notice}}</p>{{/if}}
+<div class="card">
+  <h1>{{eventTitle}}</h1>
+  <p><strong>When:</strong> {{when}}</p>
+  {{#if location}}<p><strong>Where:</strong> {{location}}</p>{{/if}}
+  {{#if description}}<p class="description">{{description}}</p>{{/if}}
+  <h2>Tickets</h2>
+  <ul class="tiers">
+    {{#each tiers}}<li><span>{{label}}</span><span>{{price}}</span></li>{{/each}}
+  </ul>
+  {{#if familyNote}}<p>{{familyNote}}</p>{{/if}}
+  {{#if discountNote}}<p>{{discountNote}}</p>{{/if}}
+  {{#if seatsLine}}<p><strong>{{seatsLine}}</strong></p>{{/if}}
+</div>
+<div class="card">
+{{#if soldOut}}
+  <h2>Sold out</h2>
+  <p>Every place for this event is taken.</p>
+{{else}}
+  <h2>Register</h2>
+  {{#if formError}}<p class="error" role="alert">{{formError}}</p>{{/if}}
+  {{#if errors}}
+  <div class="errors" role="alert">
+    <p class="error"><strong>Please check these fields:</strong></p>
+    <ul>{{#each errors}}<li class="error" data-field="{{field}}">{{message}}</li>{{/each}}</ul>
+  </div>
+  {{/if}}
+  <form method="post" action="{{action}}">
+    <label for="name">Your name</label>
+    <input id="name" name="name" value="{{values.name}}" autocomplete="name" required maxlength="200">
+    <label for="email">Email</label>
+    <input id="email" name="email" type="email" value="{{values.email}}" autocomplete="email" required maxlength="254">
+    <label for="mobile">Mobile <span class="optional">(optional)</span></label>
+    <input id="mobile" name="mobile" type="tel" value="{{values.mobile}}" autocomplete="tel" maxlength="40">
+
+    <fieldset id="attendees">
+      <legend>Who is coming</legend>
+      <p class="muted">One row per person. Empty rows are ignored.</p>
+      {{#each attendeeRows}}
+      <div class="attendee">
+        <div>
+          <label for="attendee-name-{{number}}">Attendee {{number}} name</label>
+          <input id="attendee-name-{{number}}" name="attendee_name" value="{{name}}" maxlength="200">
+        </div>
+        <div>
+          <label for="attendee-tier-{{number}}">Attendee {{number}} ticket</label>
+          <select id="attendee-tier-{{number}}" name="attendee_tier">
+            {{#each options}}<option value="{{id}}"{{#if selected}} selected{{/if}}>{{label}}</option>{{/each}}
+          </select>
+        </div>
+      </div>
+      {{/each}}
+    </fieldset>
+    <button type="button" id="add-attendee" hidden>Add another attendee</button>
+
+    {{#if familyWaiver}}
+    <label class="choice" for="family"><input id="family" name="family" type="checkbox" value="on"{{#if values.family}} checked{{/if}}> <span>We are one household (family waiver)</span></label>
+    {{/if}}
+
+    <fieldset>
+      <legend>Payment</legend>
+      {{#each paymentOptions}}
+      <label class="choice" for="payment-{{value}}"><input id="payment-{{value}}" name="payment" type="radio" value="{{value}}"{{#if checked}} checked{{/if}} required> <span>{{label}}<br><span class="muted">{{hint}}</span></span></label>
+      {{/each}}
+      {{#if cardFeeNote}}<p class="muted">{{cardFeeNote}}</p>{{/if}}
+    </fieldset>
+
+    {{#if captchaSiteKey}}
+    <div class="cf-turnstile" data-sitekey="{{captchaSiteKey}}"></div>
+    <script src="https://challenges.cloudflare.com/turnstile/v0/api.js" async defer></script>
+    {{/if}}
+    <button type="submit">Register</button>
+  </form>
+  <script>
+  (function () {
+    var button = document.getElementById('add-attendee');
+    var list = document.getElementById('attendees');
+    if (!button || !list) return;
+    button.hidden = false;
+    button.addEventListener('click', function () {
+      var rows = list.querySelectorAll('.attendee');
+      var row = rows[rows.length - 1].cloneNode(true);
+      var n = rows.length + 1;
+      row.querySelectorAll('label').forEach(function (label) {
+        var field = label.htmlFor.indexOf('attendee-name') === 0 ? 'name' : 'tier';
+        label.htmlFor = 'attendee-' + field + '-' + n;
+        label.textContent = 'Attendee ' + n + (field === 'name' ? ' name' : ' ticket');
+      });
+      var input = row.querySelector('input');
+      input.id = 'attendee-name-' + n;
+      input.value = '';
+      var select = row.querySelector('select');
+      select.id = 'attendee-tier-' + n;
+      select.selectedIndex = 0;
+      list.appendChild(row);
+      input.focus();
+    });
+  })();
+  </script>
+{{/if}}
+</div>`);

@@ -1,0 +1,34 @@
+import { definePage } from '../pages.js';
+import type { LineView } from './registration-page.js';
+
+export interface PayNowPageData {
+  eventTitle: string;
+  when: string;
+  /** What will be charged, the card processing fee line included when the event passes it on. */
+  lines: LineView[];
+  total: string;
+  action: string;
+  token: string;
+  registrationHref: string;
+}
+
+/** GET shows this and creates nothing: mail scanners follow links. Only the POST starts a checkout. */
+export const payNowPage = definePage<PayNowPageData>(`
+<style>
+  .lines { list-style: none; padding: 0; margin: 8px 0; }
+  .lines li { display: flex; justify-content: space-between; gap: 12px; border-bottom: 1px solid #e4e4e7; padding: 6px 0; }
+  .lines li.total { font-weight: 700; border-bottom: 0; }
+</style>
+<div class="card">
+  <h1>Pay by card</h1>
+  <p>{{eventTitle}}<br><span class="muted">{{when}}</span></p>
+  <ul class="lines">
+    {{#each lines}}<li><span>{{label}}</span><span>{{amount}}</span></li>{{/each}}
+    <li class="total"><span>To pay</span><span id="amount">{{total}}</span></li>
+  </ul>
+  <form method="post" action="{{action}}">
+    <input type="hidden" name="token" value="{{token}}">
+    <button type="submit" id="pay">Pay {{total}}</button>
+  </form>
+  <p class="muted">You will be taken to our card payment provider's secure page. <a href="{{registrationHref}}">Back to your registration</a></p>
+</div>`);

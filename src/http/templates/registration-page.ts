@@ -1,0 +1,74 @@
+import { definePage } from '../pages.js';
+
+export interface LineView {
+  label: string;
+  amount: string;
+}
+
+export interface BankInstructionsView {
+  accountName?: string;
+  bsb?: string;
+  accountNumber?: string;
+  /** False when Settings hold no bank account yet. */
+  configured: boolean;
+  reference: string;
+  amount: string;
+}
+
+export interface RegistrationPageData {
+  eventTitle: string;
+  eventHref?: string;
+  when: string;
+  statusLabel: string;
+  statusNote: string;
+  contactName: string;
+  lines: LineView[];
+  total: string;
+  bank?: BankInstructionsView;
+  payNowHref?: string;
+}
+
+export const registrationPage = definePage<RegistrationPageData>(`
+<style>
+  .lines { list-style: none; padding: 0; margin: 8px 0; }
+  .lines li { display: flex; justify-content: space-between; gap: 12px; border-bottom: 1px solid #e4e4e7; padding: 6px 0; }
+  .lines li.total { font-weight: 700; border-bottom: 0; }
+  dl.bank { display: grid; grid-template-columns: auto 1fr; gap: 4px 12px; }
+  dl.bank dt { font-weight: 600; }
+  dl.bank dd { margin: 0; }
+</style>
+<div class="card">
+  <h1>Your registration</h1>
+  <p>{{#if eventHref}}<a href="{{eventHref}}">{{eventTitle}}</a>{{else}}{{eventTitle}}{{/if}}<br><span class="muted">{{when}}</span></p>
+  <p><strong>Status:</strong> <span id="status">{{statusLabel}}</span></p>
+  <p>{{statusNote}}</p>
+  <p><strong>Registered by:</strong> {{contactName}}</p>
+  <ul class="lines">
+    {{#each lines}}<li><span>{{label}}</span><span>{{amount}}</span></li>{{/each}}
+    <li class="total"><span>Total</span><span>{{total}}</span></li>
+  </ul>
+</div>
+{{#if payNowHref}}
+<div class="card">
+  <h2>Pay by card</h2>
+  <p>You can pay now by card instead of by bank transfer.</p>
+  <a class="button" id="pay-now" href="{{payNowHref}}">Pay now by card</a>
+</div>
+{{/if}}
+{{#if bank}}
+<div class="card" id="bank-instructions">
+  <h2>Pay by bank transfer</h2>
+  {{#if bank.configured}}
+  <dl class="bank">
+    {{#if bank.accountName}}<dt>Account name</dt><dd>{{bank.accountName}}</dd>{{/if}}
+    {{#if bank.bsb}}<dt>BSB</dt><dd>{{bank.bsb}}</dd>{{/if}}
+    {{#if bank.accountNumber}}<dt>Account number</dt><dd>{{bank.accountNumber}}</dd>{{/if}}
+    <dt>Amount</dt><dd>{{bank.amount}}</dd>
+    <dt>Reference</dt><dd><strong>{{bank.reference}}</strong></dd>
+  </dl>
+  <p class="muted">Please quote the reference so we can match your payment to this registration.</p>
+  {{else}}
+  <p>The church will email you its bank details. Please transfer {{bank.amount}} with the reference <strong>{{bank.reference}}</strong>.</p>
+  {{/if}}
+</div>
+{{/if}}`);

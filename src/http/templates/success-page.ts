@@ -1,0 +1,52 @@
+import { definePage } from '../pages.js';
+import type { LineView } from './registration-page.js';
+
+export interface SuccessPageData {
+  eventTitle: string;
+  eventHref: string;
+  paid: boolean;
+  processing: boolean;
+  unfulfilled: boolean;
+  notCompleted: boolean;
+  lines?: LineView[];
+  total?: string;
+  registrationHref?: string;
+  payNowHref?: string;
+}
+
+export const successPage = definePage<SuccessPageData>(`
+<style>
+  .lines { list-style: none; padding: 0; margin: 8px 0; }
+  .lines li { display: flex; justify-content: space-between; gap: 12px; border-bottom: 1px solid #e4e4e7; padding: 6px 0; }
+  .lines li.total { font-weight: 700; border-bottom: 0; }
+</style>
+<div class="card" id="outcome">
+{{#if paid}}
+  <h1>Payment received, you are registered</h1>
+  <p>Thank you. Your place at <a href="{{eventHref}}">{{eventTitle}}</a> is confirmed and a receipt is on its way by email.</p>
+  {{#if lines}}
+  <ul class="lines">
+    {{#each lines}}<li><span>{{label}}</span><span>{{amount}}</span></li>{{/each}}
+    <li class="total"><span>Paid</span><span>{{total}}</span></li>
+  </ul>
+  {{/if}}
+  {{#if registrationHref}}<p><a href="{{registrationHref}}">View your registration</a></p>{{/if}}
+{{/if}}
+{{#if processing}}
+  <h1>Processing your payment…</h1>
+  <p>We are waiting for the card payment provider to confirm your payment for {{eventTitle}}. This page refreshes itself; it usually takes a few seconds.</p>
+{{/if}}
+{{#if unfulfilled}}
+  <h1>Payment received: we will follow up</h1>
+  <p>Your payment for {{eventTitle}} reached us, but we could not complete the registration automatically (for example, the last places were taken while you were paying). Your money is safe: someone from the church will contact you by email to sort it out.</p>
+{{/if}}
+{{#if notCompleted}}
+  <h1>Payment not completed</h1>
+  <p>The card payment for {{eventTitle}} was not completed, and nothing was charged.</p>
+  {{#if payNowHref}}
+  <a class="button" id="pay-now" href="{{payNowHref}}">Pay now by card</a>
+  {{else}}
+  <p><a href="{{eventHref}}">Back to the event</a> to register again.</p>
+  {{/if}}
+{{/if}}
+</div>`);

@@ -1,0 +1,415 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registrationToken } from '../../src/payments/links.js';
+import { setSetting } from '../../src/settings.js';
+import { startCaptchaServer } from '../support/captcha-server.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { insertEvent, insertRegistration } from '../support/factories.js';
+import { startTestServer, type TestServer } from '../support/http.js';
+import { testEnv } from '../support/env.js';
+
+const AUTH_SECRET = testEnv().AUTH_SECRET as string;
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  const now = new Date('2026-11-22T00:00:00Z');
+  await setSetting(tdb.db, 'bank.accountName', 'Grace Community Church', now);
+  await setSetting(tdb.db, 'bank.bsb', '062-000', now);
+  await setSetting(tdb.db, 'bank.accountNumber', '1234 5678', now);
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+const CARD_ENV = { PSP_SECRET_KEY: 'sk_test_local', PSP_WEBHOOK_SECRET: 'whsec_local' };
+const PRICING = {
+  tiers: [
+    { id: 'adult', label: 'Adult', price: 12000 },
+    { id: 'child', label: 'Child', price: 6000 },
+  ],
+  familyWaiver: { maxChargedTickets: 2 },
+};
+
+async function withServer<T>(env: Record<string, string | undefined>, run: (server: TestServer) => Promise<T>): Promise<T> {
+  const server = await startTestServer(createTestContext({ db: tdb.db, env }));
+  try {
+    return await run(server);
+  } finally {
+    await server.close();
+  }
+}
+
+/** Handlebars writes "=" in attribute values as &#x3D;, which browsers read as "=". */
+const unescapeEquals = (html: string) => html.replaceAll('&#x3D;', '=');
+
+type Fields = Record<string, string | string[]>;
+
+function formBody(fields: Fields): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(fields)) {
+    for (const v of Array.isArray(value) ? value : [value]) params.append(key, v);
+  }
+  return params.toString();
+}
+
+function postForm(server: TestServer, slug: string, fields: Fields, headers: Record<string, string> = {}) {
+  return fetch(`${server.url}/events/${slug}/register`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: formBody(fields),
+  });
+}
+
+function postJson(server: TestServer, slug: string, body: unknown) {
+  return fetch(`${server.url}/events/${slug}/register`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
+
+const valid = (overrides: Fields = {}): Fields => ({
+  name: 'Jo Citizen',
+  email: 'jo@example.org',
+  mobile: '',
+  payment: 'bank',
+  attendee_name: ['Jo Citizen', 'Kim Citizen', '', '', '', ''],
+  attendee_tier: ['adult', 'child', 'adult', 'adult', 'adult', 'adult'],
+  ...overrides,
+});
+
+async function registrationsOf(eventId: string) {
+  return tdb.db('registrations').where({ event_id: eventId }).orderBy('created_at').select();
+}
+
+describe('POST /events/:slug/register — free and bank transfer', () => {
+  it('a free registration is PAID at 0 (method free) and answers 303 to its own page', async () => {
+    const event = await insertEvent(tdb.db, { pricing: JSON.stringify({ tiers: [{ id: 'guest', label: 'Guest', price: 0 }] }) });
+    await withServer({}, async (server) => {
+      const response = await postForm(server, event.slug, valid({ attendee_name: ['Jo'], attendee_tier: ['guest'], payment: 'card' }));
+      expect(response.status).toBe(303);
+      const [row] = await registrationsOf(event.id);
+      expect(row).toMatchObject({ status: 'PAID', payment_method: 'free', total_minor: 0, attendee_count: 1, contact_name: 'Jo Citizen' });
+      expect(row.paid_at).not.toBeNull();
+      const location = response.headers.get('location') ?? '';
+      expect(location).toBe(`/registrations/${row.id}?token=${registrationToken(AUTH_SECRET, row.id)}`);
+      const page = await fetch(`${server.url}${location}`);
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).toContain('Confirmed (free)');
+      expect(html).not.toContain('id="bank-instructions"');
+      expect(html).not.toContain('id="pay-now"');
+    });
+  });
+
+  it('bank transfer creates a PENDING registration priced on the server, and its page shows the bank details and the pay-now link when card payment is possible', async () => {
+    const event = await insertEvent(tdb.db, { pricing: JSON.stringify(PRICING), online_payment: true });
+    await withServer(CARD_ENV, async (server) => {
+      // Submitted amounts are ignored: only the choices are priced.
+      const response = await postForm(server, event.slug, valid({ total: '1', amount: '1', total_minor: '1' }));
+      expect(response.status).toBe(303);
+      const [row] = await registrationsOf(event.id);
+      expect(row).toMatchObject({ status: 'PENDING', payment_method: 'bank', total_minor: 18000, surcharge_minor: 0, attendee_count: 2 });
+      expect(row.attendees).toEqual([
+        { name: 'Jo Citizen', tier: 'adult' },
+        { name: 'Kim Citizen', tier: 'child' },
+      ]);
+      expect(await tdb.db('checkout_sessions').where({ event_id: event.id }).count({ n: '*' }).first()).toEqual({ n: 0 });
+
+      const html = unescapeEquals(await (await fetch(`${server.url}${response.headers.get('location')}`)).text());
+      expect(html).toContain('Awaiting payment');
+      expect(html).toContain('062-000');
+      expect(html).toContain('1234 5678');
+      expect(html).toContain('$180.00');
+      expect(html).toContain(`href="/registrations/${row.id}/pay?token=${registrationToken(AUTH_SECRET, row.id)}"`);
+    });
+  });
+
+  it('without PSP keys a card choice falls back to bank transfer (PENDING) and no pay-now link is offered', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    await withServer({}, async (server) => {
+      const response = await postForm(server, event.slug, valid({ payment: 'card', attendee_name: ['Jo'], attendee_tier: ['adult'] }));
+      expect(response.status).toBe(303);
+      const [row] = await registrationsOf(event.id);
+      expect(row).toMatchObject({ status: 'PENDING', payment_method: 'bank', total_minor: 12000 });
+      const html = await (await fetch(`${server.url}${response.headers.get('location')}`)).text();
+      expect(html).toContain('id="bank-instructions"');
+      expect(html).not.toContain('id="pay-now"');
+    });
+  });
+
+  it('the family waiver is applied on the server when the household box is ticked', async () => {
+    const event = await insertEvent(tdb.db, { pricing: JSON.stringify(PRICING) });
+    await withServer({}, async (server) => {
+      const response = await postForm(
+        server,
+        event.slug,
+        valid({ family: 'on', attendee_name: ['A', 'B', 'C'], attendee_tier: ['adult', 'adult', 'child'] }),
+      );
+      expect(response.status).toBe(303);
+      const [row] = await registrationsOf(event.id);
+      expect(row).toMatchObject({ family: true, total_minor: 24000, attendee_count: 3 });
+      expect(row.line_items).toContainEqual({ label: 'Child — C (family waiver)', amount: 0, kind: 'waived' });
+    });
+  });
+
+  it('accepts the same registration as JSON with attendees [{name, tier}]', async () => {
+    const event = await insertEvent(tdb.db, { pricing: JSON.stringify(PRICING) });
+    await withServer({}, async (server) => {
+      const response = await postJson(server, event.slug, {
+        name: 'Jo',
+        email: 'jo@example.org',
+        payment: 'bank',
+        family: false,
+        attendees: [{ name: 'Jo', tier: 'child' }],
+      });
+      expect(response.status).toBe(303);
+      const body = (await response.json()) as { registrationId: string; status: string; location: string };
+      expect(body).toMatchObject({ status: 'PENDING' });
+      expect(response.headers.get('location')).toBe(body.location);
+      const [row] = await registrationsOf(event.id);
+      expect(row).toMatchObject({ id: body.registrationId, total_minor: 6000 });
+    });
+  });
+
+  it('an unpublished, deleted or unknown event answers 404 and stores nothing', async () => {
+    const draft = await insertEvent(tdb.db, { published: false });
+    const gone = await insertEvent(tdb.db, { deleted_at: new Date('2026-11-01T00:00:00Z') });
+    await withServer({}, async (server) => {
+      for (const slug of [draft.slug, gone.slug, 'no-such-event']) {
+        const response = await postForm(server, slug, valid({ attendee_name: ['Jo'], attendee_tier: ['adult'] }));
+        expect(response.status).toBe(404);
+        expect(response.headers.get('content-type')).toContain('text/html');
+      }
+    });
+    expect(await tdb.db('registrations').whereIn('event_id', [draft.id, gone.id]).count({ n: '*' }).first()).toEqual({ n: 0 });
+  });
+});
+
+describe('POST /events/:slug/register — bad input', () => {
+  const cases: Array<{ rule: string; fields: Fields; named: string[] }> = [
+    { rule: 'a missing name', fields: valid({ name: '' }), named: ['Your name'] },
+    { rule: 'a bad email', fields: valid({ email: 'not-an-email' }), named: ['Email'] },
+    { rule: 'a mobile with letters', fields: valid({ mobile: 'call me' }), named: ['Mobile'] },
+    { rule: 'an unknown payment method', fields: valid({ payment: 'cash' }), named: ['Payment'] },
+    { rule: 'no attendee at all', fields: valid({ attendee_name: ['', ''], attendee_tier: ['adult', 'adult'] }), named: ['Attendees'] },
+    { rule: 'an unknown ticket tier', fields: valid({ attendee_name: ['Jo'], attendee_tier: ['vip'] }), named: ['Attendee 1 ticket'] },
+    {
+      rule: 'a huge number of attendee rows',
+      fields: valid({ attendee_name: Array.from({ length: 500 }, () => 'X'), attendee_tier: Array.from({ length: 500 }, () => 'adult') }),
+      named: ['Attendees'],
+    },
+    {
+      rule: 'more attendees than one registration allows',
+      fields: valid({ attendee_name: Array.from({ length: 51 }, () => 'X'), attendee_tier: Array.from({ length: 51 }, () => 'adult') }),
+      named: ['Attendees'],
+    },
+    { rule: 'names and tiers that do not pair up', fields: valid({ attendee_name: ['Jo', 'Kim'], attendee_tier: ['adult'] }), named: ['Attendees'] },
+    { rule: 'a repeated name field (wrong type)', fields: valid({ name: ['Jo', 'Kim'] }), named: ['Your name'] },
+    { rule: 'a family field that is not the checkbox', fields: valid({ family: 'yes please' }), named: ['Household'] },
+    { rule: 'everything missing', fields: {}, named: ['Your name', 'Email', 'Payment', 'Attendees'] },
+  ];
+
+  it.each(cases)('$rule → 400 page naming the field, nothing stored', async ({ fields, named }) => {
+    const event = await insertEvent(tdb.db, { pricing: JSON.stringify(PRICING) });
+    await withServer({}, async (server) => {
+      const response = await postForm(server, event.slug, fields);
+      expect(response.status).toBe(400);
+      expect(response.headers.get('content-type')).toContain('text/html');
+      const html = await response.text();
+      expect(html).toContain('Please check these fields');
+      for (const label of named) expect(html).toContain(`${label}:`);
+    });
+    expect(await registrationsOf(event.id)).toEqual([]);
+  });
+
+  it('echoes submitted text escaped, never as markup', async () => {
+    const event = await insertEvent(tdb.db);
+    await withServer({}, async (server) => {
+      const response = await postForm(
+        server,
+        event.slug,
+        valid({ name: '<script>alert(1)</script>', email: '"><img src=x onerror=alert(1)>', attendee_name: ['<b>Bold</b>'], attendee_tier: ['adult'] }),
+      );
+      expect(response.status).toBe(400);
+      const html = await response.text();
+      expect(html).not.toContain('<script>alert(1)</script>');
+      expect(html).not.toContain('<img src=x');
+      expect(html).not.toContain('<b>Bold</b>');
+      expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+      expect(html).toContain('&lt;b&gt;Bold&lt;/b&gt;');
+    });
+  });
+
+  it('JSON with wrong types, negative or huge attendee lists answers 400 with the JSON error body naming the fields, never 500', async () => {
+    const event = await insertEvent(tdb.db, { pricing: JSON.stringify(PRICING) });
+    const bodies: Array<{ body: unknown; fields: string[] }> = [
+      { body: { name: 42, email: 'jo@example.org', payment: 'bank', attendees: [{ name: 'Jo', tier: 'adult' }] }, fields: ['name'] },
+      { body: { name: 'Jo', email: ['jo@example.org'], payment: 'bank', attendees: [{ name: 'Jo', tier: 'adult' }] }, fields: ['email'] },
+      { body: { name: 'Jo', email: 'jo@example.org', payment: 'bank', attendees: -3 }, fields: ['attendees'] },
+      { body: { name: 'Jo', email: 'jo@example.org', payment: 'bank', attendees: 'lots' }, fields: ['attendees'] },
+      {
+        body: { name: 'Jo', email: 'jo@example.org', payment: 'bank', attendees: Array.from({ length: 1000 }, () => ({ name: 'X', tier: 'adult' })) },
+        fields: ['attendees'],
+      },
+      { body: { name: 'Jo', email: 'jo@example.org', payment: 'bank', attendees: [null, 7] }, fields: ['attendees[0]', 'attendees[1]'] },
+      { body: { name: 'Jo', email: 'jo@example.org', payment: 'bank', attendees: [{ name: '', tier: 'adult' }] }, fields: ['attendees[0].name'] },
+      { body: { name: 'Jo', email: 'jo@example.org', payment: 'bank', family: 'maybe', attendees: [{ name: 'Jo', tier: 'adult' }] }, fields: ['family'] },
+      { body: [1, 2, 3], fields: ['name', 'email', 'payment', 'attendees'] },
+    ];
+    await withServer({ TRUST_PROXY: 'true' }, async (server) => {
+      for (const [index, { body, fields }] of bodies.entries()) {
+        const response = await fetch(`${server.url}/events/${event.slug}/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': `203.0.113.${index + 1}` },
+          body: JSON.stringify(body),
+        });
+        expect(response.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+        const answer = (await response.json()) as { error: { code: string; message: string; fields: Array<{ field: string }> } };
+        expect(answer.error.code).toBe('invalid_registration');
+        expect(answer.error.fields.map((f) => f.field)).toEqual(fields);
+      }
+      const malformed = await fetch(`${server.url}/events/${event.slug}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.200' },
+        body: '{"name": ',
+      });
+      expect(malformed.status).toBe(400);
+    });
+    expect(await registrationsOf(event.id)).toEqual([]);
+  });
+});
+
+describe('POST /events/:slug/register — capacity', () => {
+  it('a registration that does not fit answers 409 "sold out" and stores nothing', async () => {
+    const event = await insertEvent(tdb.db, { capacity: 2 });
+    await insertRegistration(tdb.db, createTestContext({ db: tdb.db }).cipher, event.id, { status: 'PENDING' });
+    await withServer({}, async (server) => {
+      const response = await postForm(server, event.slug, valid({ attendee_name: ['A', 'B'], attendee_tier: ['adult', 'adult'] }));
+      expect(response.status).toBe(409);
+      const html = await response.text();
+      expect(html).toContain('Sold out');
+      expect(html).toContain('only 1 place is left');
+    });
+    expect(await registrationsOf(event.id)).toHaveLength(1);
+  });
+
+  it('concurrent registrations never exceed capacity: the event row is locked while seats are counted', async () => {
+    const event = await insertEvent(tdb.db, { capacity: 3 });
+    await withServer({ TRUST_PROXY: 'true' }, async (server) => {
+      const responses = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          postForm(server, event.slug, valid({ email: `p${i}@example.org`, attendee_name: [`P${i}`], attendee_tier: ['adult'] }), {
+            'x-forwarded-for': `198.51.100.${i + 1}`,
+          }),
+        ),
+      );
+      expect(responses.map((r) => r.status).sort()).toEqual([303, 303, 303, 409, 409, 409, 409, 409]);
+    });
+    const rows = await registrationsOf(event.id);
+    expect(rows.reduce((seats, row) => seats + Number(row.attendee_count), 0)).toBe(3);
+  });
+});
+
+describe('POST /events/:slug/register — rate limit', () => {
+  it('the 11th registration in a minute from one IP gets 429 with Retry-After; another client IP (TRUST_PROXY) is unaffected', async () => {
+    const event = await insertEvent(tdb.db, { capacity: null });
+    await withServer({ TRUST_PROXY: 'true' }, async (server) => {
+      const from = (ip: string) => postForm(server, event.slug, valid({ attendee_name: ['Jo'], attendee_tier: ['adult'] }), { 'x-forwarded-for': ip });
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) statuses.push((await from('192.0.2.10')).status);
+      expect(statuses).toEqual(Array.from({ length: 10 }, () => 303));
+      const limited = await from('192.0.2.10');
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('rate_limited');
+      expect((await from('192.0.2.11')).status).toBe(303);
+    });
+    expect(await registrationsOf(event.id)).toHaveLength(11);
+  });
+
+  it('without TRUST_PROXY a spoofed X-Forwarded-For does not get around the limit', async () => {
+    const event = await insertEvent(tdb.db, { capacity: null });
+    await withServer({ TRUST_PROXY: undefined }, async (server) => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 11; i++) {
+        const response = await postForm(server, event.slug, valid({ attendee_name: ['Jo'], attendee_tier: ['adult'] }), {
+          'x-forwarded-for': `10.0.0.${i + 1}`,
+        });
+        statuses.push(response.status);
+      }
+      expect(statuses.slice(0, 10).every((s) => s === 303)).toBe(true);
+      expect(statuses[10]).toBe(429);
+    });
+  });
+
+  it('bad input counts against the limit too, so guessing is throttled', async () => {
+    const event = await insertEvent(tdb.db);
+    await withServer({}, async (server) => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 11; i++) statuses.push((await postForm(server, event.slug, { name: '' })).status);
+      expect(statuses.slice(0, 10)).toEqual(Array.from({ length: 10 }, () => 400));
+      expect(statuses[10]).toBe(429);
+    });
+  });
+});
+
+describe('POST /events/:slug/register — captcha', () => {
+  it('with captcha configured, a missing or wrong token is refused with 400 and a valid one is verified server-side', async () => {
+    const captcha = await startCaptchaServer({ secret: 'captcha-secret', validTokens: ['good-token'] });
+    const event = await insertEvent(tdb.db);
+    const env = { CAPTCHA_SECRET_KEY: 'captcha-secret', CAPTCHA_SITE_KEY: 'site-key-123', CAPTCHA_VERIFY_URL: captcha.verifyUrl };
+    try {
+      await withServer(env, async (server) => {
+        const fields = valid({ attendee_name: ['Jo'], attendee_tier: ['adult'] });
+        const missing = await postForm(server, event.slug, fields);
+        expect(missing.status).toBe(400);
+        expect(await missing.text()).toContain('The bot check did not pass');
+        expect(captcha.checks).toHaveLength(0);
+
+        const wrong = await postForm(server, event.slug, { ...fields, 'cf-turnstile-response': 'forged' });
+        expect(wrong.status).toBe(400);
+        expect(await registrationsOf(event.id)).toEqual([]);
+
+        const good = await postForm(server, event.slug, { ...fields, 'cf-turnstile-response': 'good-token' });
+        expect(good.status).toBe(303);
+        expect(captcha.checks.at(-1)).toEqual({ secret: 'captcha-secret', response: 'good-token', remoteip: '127.0.0.1' });
+        expect(await registrationsOf(event.id)).toHaveLength(1);
+
+        // A token passes once.
+        const replay = await postForm(server, event.slug, { ...fields, 'cf-turnstile-response': 'good-token' });
+        expect(replay.status).toBe(400);
+        const json = await postJson(server, event.slug, { name: 'Jo', email: 'jo@example.org', payment: 'bank', attendees: [{ name: 'Jo', tier: 'adult' }] });
+        expect(json.status).toBe(400);
+        expect(((await json.json()) as { error: { code: string } }).error.code).toBe('captcha_failed');
+      });
+    } finally {
+      await captcha.close();
+    }
+    expect(await registrationsOf(event.id)).toHaveLength(1);
+  });
+
+  it('a captcha verifier that does not answer in time refuses the registration (503) instead of letting it through', async () => {
+    const captcha = await startCaptchaServer({ secret: 'captcha-secret', validTokens: ['good-token'] });
+    captcha.delayResponses(8_000);
+    const event = await insertEvent(tdb.db);
+    const env = { CAPTCHA_SECRET_KEY: 'captcha-secret', CAPTCHA_SITE_KEY: 'site-key-123', CAPTCHA_VERIFY_URL: captcha.verifyUrl };
+    try {
+      await withServer(env, async (server) => {
+        const started = Date.now();
+        const response = await postForm(server, event.slug, {
+          ...valid({ attendee_name: ['Jo'], attendee_tier: ['adult'] }),
+          'cf-turnstile-response': 'good-token',
+        });
+        expect(response.status).toBe(503);
+        expect(Date.now() - started).toBeLessThan(7_500);
+      });
+    } finally {
+      await captcha.close();
+    }
+    expect(await registrationsOf(event.id)).toEqual([]);
+  });
+});
