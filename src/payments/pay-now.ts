@@ -1,0 +1,156 @@
+import type { Knex } from 'knex';
+import { eventFromRow, type EventRecord } from '../admin/events.js';
+import type { AppContext } from '../context.js';
+import { AppError, NotFoundError } from '../errors.js';
+import { getCardFeeRate } from '../settings.js';
+import { openProviderSession, type StartedCheckout } from './checkout.js';
+import { cardPaymentPossible, registrationUrl } from './links.js';
+import { CARD_FEE_LINE_LABEL, DISCOUNTED_LINE_LABEL, cardSurcharge, type PricedLine } from './pricing.js';
+import { CHECKOUT_EXPIRY_MS } from './staging.js';
+
+export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing';
+
+const NOT_PAYABLE_MESSAGES: Record<NotPayableReason, string> = {
+  paid: 'This registration is already paid.',
+  cancelled: 'This registration was cancelled, so there is nothing to pay.',
+  free: 'This registration is free, so there is nothing to pay.',
+  card_unavailable: 'Card payment is not available for this event; please pay by bank transfer.',
+  event_deleted: 'This event has been cancelled, so there is nothing to pay.',
+  processing: 'A payment for this registration is already being processed.',
+};
+
+/** Pay-now refused; `reason` says why, and the message says it to the registrant. */
+export class NotPayableError extends AppError {
+  constructor(readonly reason: NotPayableReason) {
+    super('not_payable', NOT_PAYABLE_MESSAGES[reason], { httpStatus: 409 });
+    this.name = 'NotPayableError';
+  }
+}
+
+export interface PayNowCheckout extends StartedCheckout {
+  /** true when an in-progress provider session was handed out again instead of opening a second one. */
+  reused: boolean;
+}
+
+interface RegistrationRow {
+  id: string;
+  event_id: string;
+  status: 'PENDING' | 'PAID' | 'CANCELLED';
+  contact_email_enc: string;
+  line_items: unknown;
+  total_minor: number;
+  surcharge_minor: number;
+}
+
+interface OpenCheckoutRow {
+  id: string;
+  expires_at: Date;
+  provider_url: string | null;
+  payment_intent_id: string | null;
+}
+
+/**
+ * startExistingRegistrationCheckout (pay-now): card payment for a PENDING,
+ * non-free registration (a bank-transfer one). The registration row stays
+ * locked (FOR UPDATE) until the provider session is stored, so two concurrent
+ * attempts cannot both open a payable session: the second waits, then finds
+ * and reuses the first one's session. The staging row carries registration_id
+ * instead of a payload; a provider failure rolls it back.
+ */
+export async function startExistingRegistrationCheckout(
+  ctx: AppContext,
+  input: { registrationId: string },
+): Promise<PayNowCheckout> {
+  return ctx.db.transaction(async (trx) => {
+    const registration = await trx('registrations')
+      .where({ id: input.registrationId })
+      .forUpdate()
+      .first<RegistrationRow | undefined>('id', 'event_id', 'status', 'contact_email_enc', 'line_items', 'total_minor', 'surcharge_minor');
+    if (!registration) throw new NotFoundError('registration');
+    const eventRow = await trx('events').where({ id: registration.event_id }).first();
+    const event = eventFromRow(eventRow);
+    assertPayable(ctx, registration, event);
+
+    const now = ctx.clock.now();
+    const inProgress = await openCheckoutsOf(trx, registration.id);
+    const live = inProgress.find((row) => row.expires_at > now);
+    if (live?.payment_intent_id) throw new NotPayableError('processing');
+    if (live?.provider_url) return { checkoutId: live.id, redirectUrl: live.provider_url, reused: true };
+    const stale = inProgress.filter((row) => row.expires_at <= now).map((row) => row.id);
+    if (stale.length > 0) await trx('checkout_sessions').whereIn('id', stale).update({ status: 'EXPIRED', updated_at: now });
+
+    const net = registration.total_minor - registration.surcharge_minor;
+    const surcharge = event.passCardFee ? cardSurcharge(net, await getCardFeeRate(ctx.db)) : 0;
+    const lines = payNowLines(registration.line_items, net, surcharge);
+    const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
+    const [staged] = await trx('checkout_sessions')
+      .insert({
+        event_id: event.id,
+        registration_id: registration.id,
+        status: 'OPEN',
+        expires_at: expiresAt,
+        net_minor: net,
+        surcharge_minor: surcharge,
+        created_at: now,
+        updated_at: now,
+      })
+      .returning<Array<{ id: string }>>('id');
+    const checkoutId = (staged as { id: string }).id;
+
+    const session = await openProviderSession(ctx, {
+      checkoutId,
+      event,
+      registrationId: registration.id,
+      lines,
+      customerEmail: ctx.cipher.decrypt(registration.contact_email_enc),
+      expiresAt,
+      cancelUrl: registrationUrl(ctx.config, registration.id),
+      idempotencyKey: `paynow:${checkoutId}`,
+    });
+    await trx('checkout_sessions')
+      .where({ id: checkoutId })
+      .update({ provider_session_id: session.id, provider_url: session.url, updated_at: ctx.clock.now() });
+    return { checkoutId, redirectUrl: session.url, reused: false };
+  });
+}
+
+function assertPayable(ctx: AppContext, registration: RegistrationRow, event: EventRecord): void {
+  if (registration.status === 'PAID') throw new NotPayableError('paid');
+  if (registration.status === 'CANCELLED') throw new NotPayableError('cancelled');
+  if (registration.total_minor <= 0) throw new NotPayableError('free');
+  if (event.deletedAt) throw new NotPayableError('event_deleted');
+  if (!cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment })) throw new NotPayableError('card_unavailable');
+}
+
+async function openCheckoutsOf(trx: Knex.Transaction, registrationId: string): Promise<OpenCheckoutRow[]> {
+  return trx('checkout_sessions')
+    .where({ registration_id: registrationId, status: 'OPEN' })
+    .orderBy('expires_at', 'desc')
+    .select<OpenCheckoutRow[]>('id', 'expires_at', 'provider_url', 'payment_intent_id');
+}
+
+/**
+ * The order for an existing registration: the lines it was priced with (what
+ * the registrant was shown and owes, even if the event's prices changed since),
+ * plus today's card fee line when the event passes the fee on. Lines that do
+ * not add up to the amount owed collapse to one "Registration" line.
+ */
+export function payNowLines(storedLines: unknown, net: number, surcharge: number): PricedLine[] {
+  const owed = Array.isArray(storedLines) ? storedLines.filter(isPricedLine).filter((line) => line.kind !== 'fee') : [];
+  const sum = owed.reduce((total, line) => total + line.amount, 0);
+  const lines: PricedLine[] =
+    owed.length > 0 && sum === net ? owed : [{ label: DISCOUNTED_LINE_LABEL, amount: net, kind: 'registration' }];
+  if (surcharge > 0) lines.push({ label: CARD_FEE_LINE_LABEL, amount: surcharge, kind: 'fee' });
+  return lines;
+}
+
+function isPricedLine(value: unknown): value is PricedLine {
+  if (!value || typeof value !== 'object') return false;
+  const line = value as Record<string, unknown>;
+  return (
+    typeof line.label === 'string' &&
+    Number.isInteger(line.amount) &&
+    (line.amount as number) >= 0 &&
+    typeof line.kind === 'string'
+  );
+}

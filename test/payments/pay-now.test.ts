@@ -1,0 +1,244 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import type { EventPricing } from '../../src/admin/event-file.js';
+import type { AppContext } from '../../src/context.js';
+import { AppError } from '../../src/errors.js';
+import { registrationUrl } from '../../src/payments/links.js';
+import { NotPayableError, payNowLines, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
+import { priceRegistration, type AttendeeChoice } from '../../src/payments/pricing.js';
+import { insertRegistration } from '../../src/payments/registrations.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { insertEvent } from '../support/factories.js';
+import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+
+const T0 = new Date('2026-11-22T00:00:00Z');
+const AUTH_URL = 'https://events.example.org';
+const EMAIL = 'bank.payer@example.org';
+const PRICING: EventPricing = {
+  tiers: [
+    { id: 'adult', label: 'Adult', price: 12000 },
+    { id: 'child', label: 'Child', price: 6000 },
+  ],
+};
+const ATTENDEES: AttendeeChoice[] = [
+  { name: 'Lee Payer', tier: 'adult' },
+  { name: 'Ash Payer', tier: 'child' },
+];
+
+let tdb: TestDatabase;
+let fake: FakeProvider;
+let clock: FixedClock;
+let ctx: AppContext;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  fake = await startFakeProvider({ webhookSecret: 'whsec_pay_now_test_secret' });
+  clock = new FixedClock(T0);
+  ctx = createTestContext({ db: tdb.db, clock, env: { ...fake.configEnv(), APP_CURRENCY: 'AUD', AUTH_URL } });
+});
+afterAll(async () => {
+  expect(fake.refundCalls).toEqual([]);
+  await fake.close();
+  await tdb.drop();
+});
+
+/** A bank-transfer registration as the public page creates it (PENDING, priced without surcharge). */
+async function bankRegistration(
+  options: { event?: Record<string, unknown>; pricing?: EventPricing; status?: 'PENDING' | 'PAID' | 'CANCELLED' } = {},
+): Promise<{ registrationId: string; eventId: string; slug: string; total: number }> {
+  const pricing = options.pricing ?? PRICING;
+  const event = await insertEvent(tdb.db, { online_payment: true, pricing: JSON.stringify(pricing), ...options.event });
+  const priced = priceRegistration(pricing, { attendees: ATTENDEES, family: false });
+  const { id } = await tdb.db.transaction((trx) =>
+    insertRegistration(trx, ctx.cipher, {
+      eventId: event.id,
+      status: options.status ?? (priced.free ? 'PAID' : 'PENDING'),
+      method: priced.free ? 'free' : 'bank',
+      contact: { name: 'Lee Payer', email: EMAIL },
+      attendees: ATTENDEES,
+      family: false,
+      priced,
+      now: T0,
+    }),
+  );
+  return { registrationId: id, eventId: event.id, slug: event.slug, total: priced.total };
+}
+
+function createCallsFor(registrationId: string) {
+  return fake.sessionCreateCalls().filter((r) => (r.body.metadata as Record<string, string>).eventops_registration_id === registrationId);
+}
+
+async function notPayableReason(promise: Promise<unknown>): Promise<string> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(NotPayableError);
+  expect((error as AppError).code).toBe('not_payable');
+  return (error as NotPayableError).reason;
+}
+
+describe('startExistingRegistrationCheckout (pay-now)', () => {
+  it('a PENDING non-free registration gets a provider session for what it owes, staged by registration id with no payload', async () => {
+    const reg = await bankRegistration();
+    const started = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    expect(started.reused).toBe(false);
+
+    const calls = createCallsFor(reg.registrationId);
+    expect(calls).toHaveLength(1);
+    const call = calls[0] as NonNullable<(typeof calls)[number]>;
+    const ours = { eventops_checkout_id: started.checkoutId, eventops_event_id: reg.eventId, eventops_registration_id: reg.registrationId };
+    expect(call.body).toMatchObject({
+      mode: 'payment',
+      currency: 'aud',
+      customer_email: EMAIL,
+      client_reference_id: started.checkoutId,
+      metadata: ours,
+      payment_intent_data: { metadata: ours },
+      success_url: `${AUTH_URL}/events/${reg.slug}/success?session_id={CHECKOUT_SESSION_ID}`,
+      cancel_url: registrationUrl(ctx.config, reg.registrationId),
+      line_items: [
+        { quantity: '1', price_data: { currency: 'aud', unit_amount: '12000', product_data: { name: 'Adult — Lee Payer' } } },
+        { quantity: '1', price_data: { currency: 'aud', unit_amount: '6000', product_data: { name: 'Child — Ash Payer' } } },
+      ],
+    });
+    expect(call.idempotencyKey).toBe(`paynow:${started.checkoutId}`);
+
+    const row = await tdb.db('checkout_sessions').where({ id: started.checkoutId }).first();
+    expect(row).toMatchObject({
+      status: 'OPEN',
+      registration_id: reg.registrationId,
+      payload_enc: null,
+      net_minor: 18000,
+      surcharge_minor: 0,
+      expires_at: new Date(T0.getTime() + 31 * 60_000),
+      provider_url: started.redirectUrl,
+    });
+    expect(fake.sessions.get(row.provider_session_id)?.amount_total).toBe(18000);
+    expect(await tdb.db('registrations').where({ id: reg.registrationId }).first()).toMatchObject({ status: 'PENDING' });
+  });
+
+  it('an event that passes the card fee on adds the fee at the current rate to what the registration owes, and snapshots it', async () => {
+    const reg = await bankRegistration({ event: { pass_card_fee: true } });
+    const started = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    const call = createCallsFor(reg.registrationId)[0];
+    const names = (call?.body.line_items as Array<{ price_data: { product_data: { name: string }; unit_amount: string } }>).map((item) => [
+      item.price_data.product_data.name,
+      Number(item.price_data.unit_amount),
+    ]);
+    // Default rate 1.7% + 30: floor((18000 + 30) / 0.983) − 18000 = 341
+    expect(names).toEqual([
+      ['Adult — Lee Payer', 12000],
+      ['Child — Ash Payer', 6000],
+      ['Card processing fee', 341],
+    ]);
+    const row = await tdb.db('checkout_sessions').where({ id: started.checkoutId }).first();
+    expect(row).toMatchObject({ net_minor: 18000, surcharge_minor: 341 });
+    expect(fake.sessions.get(row.provider_session_id)?.amount_total).toBe(18341);
+  });
+
+  it('refuses PAID, CANCELLED, free and card-off registrations with not_payable and the reason, without calling the provider', async () => {
+    const before = fake.requests.length;
+    const paid = await bankRegistration({ status: 'PAID' });
+    expect(await notPayableReason(startExistingRegistrationCheckout(ctx, { registrationId: paid.registrationId }))).toBe('paid');
+    const cancelled = await bankRegistration({ status: 'CANCELLED' });
+    expect(await notPayableReason(startExistingRegistrationCheckout(ctx, { registrationId: cancelled.registrationId }))).toBe('cancelled');
+    const free = await bankRegistration({ pricing: { tiers: [{ id: 'adult', label: 'Guest', price: 0 }, { id: 'child', label: 'Child', price: 0 }] }, status: 'PENDING' });
+    expect(await notPayableReason(startExistingRegistrationCheckout(ctx, { registrationId: free.registrationId }))).toBe('free');
+    const cardOff = await bankRegistration({ event: { online_payment: false } });
+    const error = startExistingRegistrationCheckout(ctx, { registrationId: cardOff.registrationId });
+    expect(await notPayableReason(error)).toBe('card_unavailable');
+    const noProvider = createTestContext({ db: tdb.db, env: { AUTH_URL } });
+    const pending = await bankRegistration();
+    expect(await notPayableReason(startExistingRegistrationCheckout(noProvider, { registrationId: pending.registrationId }))).toBe('card_unavailable');
+
+    expect(fake.requests.length).toBe(before);
+    const ids = [paid, cancelled, free, cardOff, pending].map((r) => r.registrationId);
+    expect(await tdb.db('checkout_sessions').whereIn('registration_id', ids).first()).toBeUndefined();
+  });
+
+  it('the refusal message tells the registrant why', async () => {
+    const paid = await bankRegistration({ status: 'PAID' });
+    await expect(startExistingRegistrationCheckout(ctx, { registrationId: paid.registrationId })).rejects.toThrow('already paid');
+  });
+
+  it('opening pay-now again reuses the in-progress provider session instead of opening a second one', async () => {
+    const reg = await bankRegistration();
+    const first = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    const again = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    expect(again).toEqual({ checkoutId: first.checkoutId, redirectUrl: first.redirectUrl, reused: true });
+    expect(createCallsFor(reg.registrationId)).toHaveLength(1);
+    expect(await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId })).toHaveLength(1);
+  });
+
+  it('after the in-progress session expired, a new one is opened and the old row closed', async () => {
+    const reg = await bankRegistration();
+    const first = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    const later = createTestContext({
+      db: tdb.db,
+      clock: new FixedClock(new Date(T0.getTime() + 32 * 60_000)),
+      env: { ...fake.configEnv(), AUTH_URL },
+    });
+    const second = await startExistingRegistrationCheckout(later, { registrationId: reg.registrationId });
+    expect(second.reused).toBe(false);
+    expect(second.checkoutId).not.toBe(first.checkoutId);
+    expect(createCallsFor(reg.registrationId)).toHaveLength(2);
+    const rows = await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId }).orderBy('created_at');
+    expect(rows.map((r: { status: string }) => r.status)).toEqual(['EXPIRED', 'OPEN']);
+  });
+
+  it('a payment already in progress for the registration (PaymentIntent known, not settled) is not opened again', async () => {
+    const reg = await bankRegistration();
+    const first = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    await tdb.db('checkout_sessions').where({ id: first.checkoutId }).update({ payment_intent_id: 'pi_test_delayed' });
+    expect(await notPayableReason(startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId }))).toBe('processing');
+    expect(createCallsFor(reg.registrationId)).toHaveLength(1);
+  });
+
+  it('concurrent pay-now opens for one registration create exactly one provider session and one OPEN staging row', async () => {
+    const reg = await bankRegistration();
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId })),
+    );
+    expect(createCallsFor(reg.registrationId)).toHaveLength(1);
+    expect(await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId, status: 'OPEN' })).toHaveLength(1);
+    expect(results.filter((r) => !r.reused)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.redirectUrl)).size).toBe(1);
+  });
+
+  it('a provider failure rolls the staging row back and leaves the registration PENDING', async () => {
+    const reg = await bankRegistration();
+    fake.failNext(1, 400);
+    const error = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AppError);
+    expect(error).toMatchObject({ code: 'provider_unavailable', httpStatus: 502 });
+    expect(await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId }).first()).toBeUndefined();
+    expect(await tdb.db('registrations').where({ id: reg.registrationId }).first()).toMatchObject({ status: 'PENDING' });
+  });
+
+  it('an unknown registration is not_found', async () => {
+    await expect(startExistingRegistrationCheckout(ctx, { registrationId: '00000000-0000-4000-8000-000000000000' })).rejects.toMatchObject({
+      code: 'not_found',
+    });
+  });
+});
+
+describe('payNowLines', () => {
+  it('keeps the stored lines when they add up to what is owed, dropping an old fee line and adding the current one', () => {
+    const stored = [
+      { label: 'Adult — A', amount: 100, kind: 'ticket' },
+      { label: 'Card processing fee', amount: 9, kind: 'fee' },
+    ];
+    expect(payNowLines(stored, 100, 5)).toEqual([
+      { label: 'Adult — A', amount: 100, kind: 'ticket' },
+      { label: 'Card processing fee', amount: 5, kind: 'fee' },
+    ]);
+  });
+
+  it('collapses lines that do not add up to what is owed into one "Registration" line', () => {
+    expect(payNowLines([{ label: 'Adult', amount: 12000 }], 11000, 0)).toEqual([{ label: 'Registration', amount: 11000, kind: 'registration' }]);
+  });
+});
