@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import type { AppContext } from '../../src/context.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { insertEvent, insertUser } from '../support/factories.js';
+import { startTestServer, type TestServer } from '../support/http.js';
+import { PAYMENTS_ENV, completedSession, postWebhook, queuedMessages, signedDelivery, stageNewRegistrationCheckout } from '../support/webhook-events.js';
+
+let tdb: TestDatabase;
+let ctx: AppContext;
+let server: TestServer;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  ctx = createTestContext({ db: tdb.db, env: PAYMENTS_ENV, clock: new FixedClock(new Date('2026-11-22T00:00:00Z')) });
+  await insertUser(tdb.db, ctx.cipher, { email: 'treasurer@example.org', role: 'ADMIN' });
+  server = await startTestServer(ctx);
+});
+afterAll(async () => {
+  await server.close();
+  await tdb.drop();
+});
+
+describe('webhook under concurrent deliveries (real PostgreSQL)', () => {
+  it('20 parallel deliveries of one completion under distinct event ids create exactly one registration and one receipt', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    const staged = await stageNewRegistrationCheckout(ctx, event);
+    const session = completedSession({ ...staged, amountTotal: staged.amount });
+    const deliveries = Array.from({ length: 20 }, () => signedDelivery('checkout.session.completed', session));
+
+    const responses = await Promise.all(deliveries.map((delivery) => postWebhook(server.url, delivery)));
+
+    expect(responses.map((r) => r.status)).toEqual(Array(20).fill(200));
+    const outcomes = responses.map((r) => (r.body as { outcome: string }).outcome).sort();
+    expect(outcomes).toEqual(['completed', ...Array(19).fill('already_handled')].sort());
+    expect(await tdb.db('registrations').where({ event_id: event.id })).toHaveLength(1);
+    expect((await queuedMessages(ctx, 'receipt')).filter((m) => m.to.includes(staged.email))).toHaveLength(1);
+    expect(await tdb.db('processed_webhook_events').whereIn('event_id', deliveries.map((d) => d.eventId))).toHaveLength(20);
+  });
+
+  it('capacity 1 with 10 paid sessions completing at once: one PAID, nine UNFULFILLED sold_out with nine alerts', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true, capacity: 1 });
+    const checkouts = await Promise.all(Array.from({ length: 10 }, () => stageNewRegistrationCheckout(ctx, event)));
+
+    const responses = await Promise.all(
+      checkouts.map((staged) =>
+        postWebhook(server.url, signedDelivery('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount }))),
+      ),
+    );
+
+    expect(responses.map((r) => r.status)).toEqual(Array(10).fill(200));
+    const registrations = await tdb.db('registrations').where({ event_id: event.id });
+    expect(registrations.map((r) => r.status)).toEqual(['PAID']);
+    const rows = await tdb.db('checkout_sessions').whereIn('id', checkouts.map((c) => c.checkoutId));
+    expect(rows.filter((r) => r.status === 'COMPLETED')).toHaveLength(1);
+    const unfulfilled = rows.filter((r) => r.status === 'UNFULFILLED');
+    expect(unfulfilled).toHaveLength(9);
+    expect(new Set(unfulfilled.map((r) => r.unfulfilled_reason))).toEqual(new Set(['sold_out']));
+    const alerts = await tdb.db('operations_alerts').whereIn('checkout_session_id', unfulfilled.map((r) => r.id));
+    expect(alerts).toHaveLength(9);
+    expect(new Set(alerts.map((a) => a.kind))).toEqual(new Set(['sold_out']));
+    const alertMail = await queuedMessages(ctx, 'operations-alert');
+    expect(alertMail.filter((m) => unfulfilled.some((r) => m.text.includes(r.provider_session_id as string)))).toHaveLength(9);
+  });
+});

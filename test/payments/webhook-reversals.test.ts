@@ -1,0 +1,238 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import type { AppContext } from '../../src/context.js';
+import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
+import { setSetting } from '../../src/settings.js';
+import { ROOT } from '../support/cli.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { insertEvent, insertRegistration, insertUser } from '../support/factories.js';
+import { startTestServer, type TestServer } from '../support/http.js';
+import { providerId } from '../support/provider-fixtures.js';
+import {
+  PAYMENTS_ENV,
+  completedSession,
+  createdDispute,
+  postWebhook,
+  queuedMessages,
+  refundedCharge,
+  signedDelivery,
+  stageNewRegistrationCheckout,
+  stagePayNowCheckout,
+} from '../support/webhook-events.js';
+
+const NOW = new Date('2026-11-22T00:00:00Z');
+let tdb: TestDatabase;
+let ctx: AppContext & { clock: FixedClock };
+let server: TestServer;
+const payerEmails: string[] = [];
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  ctx = createTestContext({ db: tdb.db, env: PAYMENTS_ENV, clock: new FixedClock(NOW) }) as AppContext & { clock: FixedClock };
+  await insertUser(tdb.db, ctx.cipher, { email: 'treasurer@example.org', role: 'ADMIN' });
+  await insertUser(tdb.db, ctx.cipher, { email: 'pastor-admin@example.org', role: 'ADMIN' });
+  await insertUser(tdb.db, ctx.cipher, { email: 'staff@example.org', role: 'STAFF' });
+  server = await startTestServer(ctx);
+});
+afterAll(async () => {
+  await server.close();
+  await tdb.drop();
+});
+
+const deliver = (type: string, object: Record<string, unknown>) => postWebhook(server.url, signedDelivery(type, object));
+const staging = (id: string) => tdb.db('checkout_sessions').where({ id }).first();
+
+async function stage(options: { capacity?: number | null } = {}) {
+  const event = await insertEvent(tdb.db, { online_payment: true, capacity: options.capacity === undefined ? 100 : options.capacity });
+  const staged = await stageNewRegistrationCheckout(ctx, event);
+  payerEmails.push(staged.email);
+  return { event, staged };
+}
+
+describe('reversals that arrive before the payment they reverse', () => {
+  it('a full refund for a PaymentIntent not yet known is kept, then the registration is cancelled the moment the completion arrives, with an alert and no receipt', async () => {
+    const { event, staged } = await stage();
+    const paymentIntentId = providerId('pi_test');
+
+    const early = await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: staged.amount }));
+    expect(early).toEqual({ status: 200, body: { received: true, outcome: 'reversal_pending' } });
+    expect(await tdb.db('pending_reversals').where({ payment_intent_id: paymentIntentId })).toEqual([
+      expect.objectContaining({ kind: 'refund' }),
+    ]);
+
+    const completion = await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }));
+
+    expect(completion).toEqual({ status: 200, body: { received: true, outcome: 'completed_then_cancelled' } });
+    const [registration] = await tdb.db('registrations').where({ event_id: event.id });
+    expect(registration).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund', payment_intent_id: paymentIntentId });
+    expect(await tdb.db('pending_reversals').where({ payment_intent_id: paymentIntentId })).toHaveLength(0);
+    expect(await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId })).toEqual([
+      expect.objectContaining({ kind: 'reversal_applied', checkout_session_id: staged.checkoutId }),
+    ]);
+    expect((await queuedMessages(ctx, 'receipt')).filter((m) => m.to.includes(staged.email))).toHaveLength(0);
+  });
+
+  it('a dispute before a pay-now completion cancels the registration once it is paid', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    const registration = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', payment_method: 'bank' });
+    const staged = await stagePayNowCheckout(ctx, event.id, { id: registration.id, net: 12000 });
+    const paymentIntentId = providerId('pi_test');
+
+    expect((await deliver('charge.dispute.created', createdDispute({ paymentIntentId, amount: 12000 }))).body).toEqual({
+      received: true,
+      outcome: 'reversal_pending',
+    });
+    const completion = await deliver(
+      'checkout.session.completed',
+      completedSession({ ...staged, registrationId: registration.id, amountTotal: 12000, paymentIntentId }),
+    );
+
+    expect(completion.body).toEqual({ received: true, outcome: 'completed_then_cancelled' });
+    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({
+      status: 'CANCELLED',
+      cancel_reason: 'dispute',
+      payment_intent_id: paymentIntentId,
+    });
+  });
+
+  it('a refund of a payment kept without a registration (UNFULFILLED) raises an alert instead of waiting', async () => {
+    const { staged } = await stage({ capacity: 0 });
+    const paymentIntentId = providerId('pi_test');
+    await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }));
+    expect(await staging(staged.checkoutId)).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'sold_out' });
+
+    const refund = await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: staged.amount }));
+
+    expect(refund.body).toEqual({ received: true, outcome: 'alerted' });
+    expect(await tdb.db('pending_reversals').where({ payment_intent_id: paymentIntentId })).toHaveLength(0);
+    const kinds = (await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id')).map((a) => a.kind);
+    expect(kinds).toEqual(['sold_out', 'reversal_unfulfilled']);
+  });
+});
+
+describe('completions the staging row alone does not explain', () => {
+  it('finds the staging row by the provider session id when the metadata carries no id of ours', async () => {
+    const { event, staged } = await stage();
+    const response = await deliver(
+      'checkout.session.completed',
+      completedSession({ providerSessionId: staged.providerSessionId, amountTotal: staged.amount }),
+    );
+    expect(response.body).toEqual({ received: true, outcome: 'completed' });
+    expect(await tdb.db('registrations').where({ event_id: event.id, status: 'PAID' })).toHaveLength(1);
+  });
+
+  it('a payment that completes after the sweep expired its checkout ends UNFULFILLED with an alert', async () => {
+    const clock = new FixedClock(NOW);
+    const sweepCtx = createTestContext({ db: tdb.db, env: PAYMENTS_ENV, clock });
+    const { event, staged } = await stage();
+    clock.advance(60 * 60_000);
+    await sweepExpiredCheckouts(sweepCtx, { trigger: 'cli' });
+    expect((await staging(staged.checkoutId)).status).toBe('EXPIRED');
+
+    const response = await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount }));
+
+    expect(response.body).toEqual({ received: true, outcome: 'unfulfilled' });
+    expect(await staging(staged.checkoutId)).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'checkout_expired' });
+    expect(await tdb.db('registrations').where({ event_id: event.id })).toHaveLength(0);
+    expect(await tdb.db('operations_alerts').where({ checkout_session_id: staged.checkoutId })).toEqual([
+      expect.objectContaining({ kind: 'checkout_expired' }),
+    ]);
+  });
+
+  it('a paid session that is not ours is answered 200 and changes nothing; one carrying an unknown id of ours raises an alert', async () => {
+    const foreign = await deliver('checkout.session.completed', completedSession({ providerSessionId: providerId('cs_test'), amountTotal: 500 }));
+    expect(foreign.body).toEqual({ received: true, outcome: 'unknown_checkout' });
+
+    const lostId = '00000000-0000-4000-8000-000000000001';
+    const lost = await deliver(
+      'checkout.session.completed',
+      completedSession({ providerSessionId: providerId('cs_test'), checkoutId: lostId, amountTotal: 500 }),
+    );
+    expect(lost.body).toEqual({ received: true, outcome: 'unknown_checkout' });
+    expect(await tdb.db('operations_alerts').where({ checkout_session_id: lostId })).toEqual([
+      expect.objectContaining({ kind: 'unknown_checkout', amount_minor: 500 }),
+    ]);
+  });
+
+  it('a completion with no payment required is checked like any other and ends UNFULFILLED amount_mismatch', async () => {
+    const { staged } = await stage();
+    const response = await deliver(
+      'checkout.session.completed',
+      completedSession({ ...staged, amountTotal: 0, paymentStatus: 'no_payment_required', paymentIntentId: null }),
+    );
+    expect(response.body).toEqual({ received: true, outcome: 'unfulfilled' });
+    expect(await staging(staged.checkoutId)).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'amount_mismatch' });
+  });
+
+  it('an amount mismatch alert is queued for every ADMIN (and no one else), naming the provider ids and the payer', async () => {
+    const { staged } = await stage();
+    const paymentIntentId = providerId('pi_test');
+    await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount + 100, paymentIntentId }));
+
+    const [alert] = await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId });
+    expect(alert).toMatchObject({ kind: 'amount_mismatch', resolved_at: null });
+    const mail = (await queuedMessages(ctx, 'operations-alert')).filter((m) => m.text.includes(paymentIntentId));
+    expect(mail.map((m) => m.to).sort()).toEqual([['pastor-admin@example.org'], ['treasurer@example.org']]);
+    expect(mail[0]?.subject).toContain(`alert ${String(alert.id)}`);
+    expect(mail[0]?.text).toContain(staged.providerSessionId);
+    expect(mail[0]?.text).toContain(staged.email);
+    expect(mail[0]?.text).toContain(`eventops alerts resolve ${String(alert.id)}`);
+    // The row itself holds no contact details.
+    expect(JSON.stringify(alert)).not.toContain(staged.email);
+  });
+});
+
+describe('receipts and what is stored', () => {
+  it('queues a receipt with the church identity from Settings, the line items, the amount and the PaymentIntent reference', async () => {
+    await setSetting(tdb.db, 'church.name', 'St Aidan’s Parish', NOW);
+    await setSetting(tdb.db, 'church.address', '12 Chapel Lane, Newtown NSW 2042', NOW);
+    await setSetting(tdb.db, 'church.abn', '12 345 678 901', NOW);
+    const event = await insertEvent(tdb.db, { online_payment: true, title: 'Harvest Dinner' });
+    const staged = await stageNewRegistrationCheckout(ctx, event, { attendees: 2, name: 'Robin Receipt' });
+    payerEmails.push(staged.email);
+    const paymentIntentId = providerId('pi_test');
+
+    await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }));
+
+    const [receipt] = (await queuedMessages(ctx, 'receipt')).filter((m) => m.to.includes(staged.email));
+    expect(receipt?.subject).toBe('Receipt: Harvest Dinner');
+    for (const expected of [
+      paymentIntentId,
+      'St Aidan’s Parish',
+      'ABN 12 345 678 901',
+      '12 Chapel Lane, Newtown NSW 2042',
+      'Adult — Robin Receipt 1: $120.00',
+      'Adult — Robin Receipt 2: $120.00',
+      'Total paid: $240.00',
+      'http://127.0.0.1:3000/registrations/',
+    ]) {
+      expect(receipt?.text).toContain(expected);
+    }
+    expect(receipt?.html).toContain(paymentIntentId);
+  });
+
+  it('queued mail and alert rows never hold a payer’s or an administrator’s email in plain text', async () => {
+    const rows = await tdb.db('queued_mail').select('*');
+    expect(rows.length).toBeGreaterThan(3);
+    const stored = JSON.stringify(rows) + JSON.stringify(await tdb.db('operations_alerts').select('*'));
+    for (const email of [...payerEmails, 'treasurer@example.org', 'pastor-admin@example.org']) {
+      expect(stored).not.toContain(email);
+    }
+  });
+
+  it('no code calls the provider’s refund interface (no-refund policy)', () => {
+    const offenders: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(file);
+        else if (/\.ts$/.test(entry.name) && /\.refunds\b|\/v1\/refunds/.test(fs.readFileSync(file, 'utf8'))) offenders.push(file);
+      }
+    };
+    walk(path.join(ROOT, 'src'));
+    expect(offenders).toEqual([]);
+  });
+});
