@@ -5,6 +5,7 @@ import { startCaptchaServer } from '../support/captcha-server.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
+import { startFakeProvider } from '../support/fake-provider.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { testEnv } from '../support/env.js';
 
@@ -411,5 +412,34 @@ describe('POST /events/:slug/register — captcha', () => {
       await captcha.close();
     }
     expect(await registrationsOf(event.id)).toEqual([]);
+  });
+});
+
+describe('POST /events/:slug/register — card', () => {
+  it('card answers 303 to the provider page with an OPEN staging row priced on the server, and no registration yet', async () => {
+    const fake = await startFakeProvider({ webhookSecret: 'whsec_register_test' });
+    const event = await insertEvent(tdb.db, { pricing: JSON.stringify(PRICING), online_payment: true });
+    try {
+      await withServer(fake.configEnv(), async (server) => {
+        const response = await postForm(server, event.slug, valid({ payment: 'card', amount: '1' }));
+        expect(response.status).toBe(303);
+        const location = response.headers.get('location') ?? '';
+        expect(location.startsWith(`${fake.apiBase}/pay/cs_`)).toBe(true);
+        const [create] = fake.sessionCreateCalls();
+        expect(create?.body.success_url).toBe(`${testEnv().AUTH_URL}/events/${event.slug}/success?session_id={CHECKOUT_SESSION_ID}`);
+
+        fake.failNext(3, 500);
+        const unavailable = await postForm(server, event.slug, valid({ payment: 'card' }));
+        expect(unavailable.status).toBe(502);
+        expect(await unavailable.text()).toContain('no payment was taken');
+      });
+      const rows = await tdb.db('checkout_sessions').where({ event_id: event.id }).orderBy('created_at').select('status', 'net_minor', 'provider_url');
+      expect(rows[0]).toMatchObject({ status: 'OPEN', net_minor: 18000 });
+      expect(rows[1]).toMatchObject({ status: 'EXPIRED' });
+      expect(await registrationsOf(event.id)).toEqual([]);
+      expect(fake.refundCalls).toEqual([]);
+    } finally {
+      await fake.close();
+    }
   });
 });
