@@ -9,6 +9,7 @@ import { registerUsersCommands } from './users.js';
 import { registerPeopleCommands } from './people.js';
 import { registerSettingsCommands } from './settings.js';
 import { registerRotateKeysCommand } from './rotate-keys.js';
+import { registerAlertsCommands } from './alerts.js';
 
 /** Every subcommand, one file each. Heavy modules are imported inside actions, never here. */
 export function registerCommands(program: Command): void {
@@ -22,4 +23,5 @@ export function registerCommands(program: Command): void {
   registerPeopleCommands(program);
   registerSettingsCommands(program);
   registerRotateKeysCommand(program);
+  registerAlertsCommands(program);
 }

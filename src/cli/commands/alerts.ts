@@ -1,0 +1,77 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { UsageError } from '../../errors.js';
+import type { OperationsAlert } from '../../payments/alerts.js';
+import { printResult, withContext } from '../io.js';
+
+const listOptionsSchema = z.object({ all: z.boolean().optional(), json: z.boolean().optional() });
+const resolveSchema = z.object({
+  id: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).positive({ error: 'must be positive' }),
+  note: z.string().trim().min(1, { error: 'must not be empty' }).max(2000, { error: 'at most 2000 characters' }).optional(),
+  json: z.boolean().optional(),
+});
+
+export function registerAlertsCommands(program: Command): void {
+  const alerts = program
+    .command('alerts')
+    .description('operations alerts: payments kept without a registration, partial refunds and other cases for a person');
+  alerts
+    .command('list')
+    .description('list open alerts (oldest first), or every alert with --all')
+    .option('--all', 'include resolved alerts')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExamples:\n  $ eventops alerts list\n  $ eventops alerts list --all --json')
+    .action(async (raw: unknown) => {
+      const options = parseOrUsage(listOptionsSchema, raw);
+      await withContext(async (ctx) => {
+        const { listOperationsAlerts } = await import('../../payments/alerts.js');
+        const found = await listOperationsAlerts(ctx.db, { all: options.all });
+        const money = moneyFormatter(ctx.config.regional);
+        const empty = options.all ? 'no alerts yet' : 'no open alerts';
+        printResult(options, { alerts: found }, found.length === 0 ? empty : found.map((alert) => describeAlert(alert, money)));
+      });
+    });
+  alerts
+    .command('resolve')
+    .description('mark an alert handled, with a note of what was done')
+    .argument('<id>', 'alert id, as shown by `eventops alerts list`')
+    .option('--note <text>', 'what was done, e.g. "refunded by hand in the dashboard" or "registered manually"')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      '\nExample:\n  $ eventops alerts resolve 12 --note "added to the waiting list; payer agreed by phone"\n\nExit 1 when the alert does not exist or is already resolved, 2 for an invalid id.',
+    )
+    .action(async (id: string, raw: Record<string, unknown>) => {
+      const options = parseOrUsage(resolveSchema, { ...raw, id });
+      await withContext(async (ctx) => {
+        const { resolveOperationsAlert } = await import('../../payments/alerts.js');
+        const resolved = await resolveOperationsAlert(ctx.db, options.id, options.note, ctx.clock.now());
+        printResult(options, { alert: resolved }, `resolved alert ${resolved.id} (${resolved.kind})`);
+      });
+    });
+}
+
+function parseOrUsage<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'value'} ${issue.message}`);
+  throw new UsageError(`invalid arguments: ${problems.join('; ')}`, 'see `eventops alerts --help`');
+}
+
+function moneyFormatter(regional: { locale: string; currency: string }): (minor: number) => string {
+  const format = new Intl.NumberFormat(regional.locale, { style: 'currency', currency: regional.currency });
+  const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
+  return (minor) => format.format(minor / 10 ** digits);
+}
+
+function describeAlert(alert: OperationsAlert, money: (minor: number) => string): string {
+  const parts = [
+    `#${alert.id}`,
+    alert.createdAt.toISOString().slice(0, 16).replace('T', ' '),
+    alert.kind,
+    alert.amountMinor === null ? undefined : money(alert.amountMinor),
+    alert.paymentIntentId ?? alert.providerSessionId ?? undefined,
+    alert.resolvedAt ? `resolved ${alert.resolvedAt.toISOString().slice(0, 10)}${alert.resolution ? `: ${alert.resolution}` : ''}` : undefined,
+  ].filter((part): part is string => part !== undefined);
+  return `${parts.join('  ')}\n    ${alert.reason}`;
+}

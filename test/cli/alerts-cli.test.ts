@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import { raiseOperationsAlert } from '../../src/payments/alerts.js';
+import { runCli } from '../support/cli.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testEnv } from '../support/env.js';
+
+// The vitest global setup compiles the CLI once per run, so this file spawns the built command.
+let tdb: TestDatabase;
+let env: Record<string, string | undefined>;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  env = testEnv({ DATABASE_URL: tdb.url, NODE_ENV: 'test' });
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+describe('eventops alerts', () => {
+  it('list shows open alerts, resolve marks one handled; exit 0 on success, 1 for an unknown or resolved alert, 2 for a bad id', async () => {
+    const empty = await runCli(['alerts', 'list'], { env });
+    expect(empty).toMatchObject({ code: 0, stdout: 'no open alerts\n' });
+
+    const ctx = createTestContext({ db: tdb.db, clock: new FixedClock(new Date('2026-11-22T03:04:00Z')) });
+    const alert = await tdb.db.transaction((trx) =>
+      raiseOperationsAlert(trx, ctx, {
+        kind: 'amount_mismatch',
+        reason: 'charged 12001 aud but the registration was priced at 12000 aud',
+        paymentIntentId: 'pi_test_cli',
+        amountMinor: 12001,
+      }),
+    );
+
+    const list = await runCli(['alerts', 'list'], { env });
+    expect(list.stderr).toBe('');
+    expect(list.code).toBe(0);
+    expect(list.stdout).toBe(
+      `#${alert.id}  2026-11-22 03:04  amount_mismatch  $120.01  pi_test_cli\n    charged 12001 aud but the registration was priced at 12000 aud\n`,
+    );
+
+    const resolved = await runCli(['alerts', 'resolve', String(alert.id), '--note', 'refunded by hand', '--json'], { env });
+    expect(resolved.code).toBe(0);
+    expect(JSON.parse(resolved.stdout)).toMatchObject({ alert: { id: alert.id, resolution: 'refunded by hand' } });
+    expect(await tdb.db('operations_alerts').where({ id: alert.id }).first()).toMatchObject({ resolution: 'refunded by hand' });
+
+    expect(await runCli(['alerts', 'list'], { env })).toMatchObject({ code: 0, stdout: 'no open alerts\n' });
+    const all = await runCli(['alerts', 'list', '--all', '--json'], { env });
+    expect(all.code).toBe(0);
+    expect(JSON.parse(all.stdout)).toMatchObject({ alerts: [{ id: alert.id, kind: 'amount_mismatch', resolution: 'refunded by hand' }] });
+
+    const again = await runCli(['alerts', 'resolve', String(alert.id)], { env });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already resolved');
+    const unknown = await runCli(['alerts', 'resolve', '999999'], { env });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('alert 999999 not found');
+    const badId = await runCli(['alerts', 'resolve', 'twelve'], { env });
+    expect(badId.code).toBe(2);
+    const missingId = await runCli(['alerts', 'resolve'], { env });
+    expect(missingId.code).toBe(2);
+    const help = await runCli(['alerts', 'resolve', '--help'], { env });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Example:');
+  });
+});
