@@ -12,6 +12,7 @@ import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+import { startTestServer } from '../support/http.js';
 
 const T0 = new Date('2026-11-22T00:00:00Z');
 const EXPIRES = new Date(T0.getTime() + 31 * 60_000);
@@ -254,5 +255,29 @@ describe('startEventCheckout', () => {
     );
     expect(error.httpStatus).toBe(502);
     expect(await tdb.db('checkout_sessions').where({ event_id: event.id, status: 'OPEN' }).first()).toBeUndefined();
+  });
+});
+
+describe('card checkout end to end with the local provider', () => {
+  it('paying on the hosted page sends the signed completion to our webhook, which records the registration as PAID, then returns to the success page', async () => {
+    const server = await startTestServer(ctx);
+    try {
+      fake.setWebhookUrl(`${server.url}/api/stripe/webhook`);
+      const event = await cardEvent();
+      const started = await startEventCheckout(ctx, { event, contact: CONTACT, attendees: FAMILY, family: false });
+
+      const pay = await fetch(started.redirectUrl, { method: 'POST', redirect: 'manual' });
+      const row = await tdb.db('checkout_sessions').where({ id: started.checkoutId }).first();
+      expect(pay.status).toBe(303);
+      expect(pay.headers.get('location')).toBe(`${AUTH_URL}/events/${event.slug}/success?session_id=${row.provider_session_id}`);
+      expect(fake.deliveries.at(-1)).toMatchObject({ type: 'checkout.session.completed', status: 200 });
+      const paymentIntent = fake.sessions.get(row.provider_session_id)?.payment_intent;
+      expect(row).toMatchObject({ status: 'COMPLETED', payment_intent_id: paymentIntent });
+      expect(await tdb.db('registrations').where({ event_id: event.id })).toMatchObject([
+        { status: 'PAID', payment_method: 'card', total_minor: 30000, surcharge_minor: 0, payment_intent_id: paymentIntent, attendee_count: 3 },
+      ]);
+    } finally {
+      await server.close();
+    }
   });
 });

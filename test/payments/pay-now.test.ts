@@ -11,6 +11,7 @@ import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertEvent } from '../support/factories.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
+import { startTestServer } from '../support/http.js';
 
 const T0 = new Date('2026-11-22T00:00:00Z');
 const AUTH_URL = 'https://events.example.org';
@@ -223,6 +224,30 @@ describe('startExistingRegistrationCheckout (pay-now)', () => {
     await expect(startExistingRegistrationCheckout(ctx, { registrationId: '00000000-0000-4000-8000-000000000000' })).rejects.toMatchObject({
       code: 'not_found',
     });
+  });
+});
+
+describe('pay-now end to end with the local provider', () => {
+  it('paying on the hosted page turns the PENDING registration PAID through our webhook, with the PaymentIntent recorded', async () => {
+    const server = await startTestServer(ctx);
+    try {
+      fake.setWebhookUrl(`${server.url}/api/stripe/webhook`);
+      const reg = await bankRegistration();
+      const started = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+      const pay = await fetch(started.redirectUrl, { method: 'POST', redirect: 'manual' });
+      expect(pay.status).toBe(303);
+      expect(fake.deliveries.at(-1)).toMatchObject({ type: 'checkout.session.completed', status: 200 });
+      const row = await tdb.db('checkout_sessions').where({ id: started.checkoutId }).first();
+      const paymentIntent = fake.sessions.get(row.provider_session_id)?.payment_intent;
+      expect(row).toMatchObject({ status: 'COMPLETED', payment_intent_id: paymentIntent });
+      expect(await tdb.db('registrations').where({ id: reg.registrationId }).first()).toMatchObject({
+        status: 'PAID',
+        payment_intent_id: paymentIntent,
+      });
+      expect(await notPayableReason(startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId }))).toBe('paid');
+    } finally {
+      await server.close();
+    }
   });
 });
 
