@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { mapWebhookEvent, type ProviderEvent } from '../../src/payments/webhook/map.js';
+import { buildProviderEvent, providerFixture } from '../support/provider-fixtures.js';
+import { completedSession, createdDispute, refundedCharge } from '../support/webhook-events.js';
+
+const CHECKOUT_ID = '5d0f3c8e-8a8b-4c57-9a57-5e8c1b2f0a11';
+const asEvent = (type: string, object: Record<string, unknown>) => buildProviderEvent(type, object) as unknown as ProviderEvent;
+const session = (overrides: Partial<Parameters<typeof completedSession>[0]> = {}) =>
+  completedSession({ providerSessionId: 'cs_test_map', checkoutId: CHECKOUT_ID, amountTotal: 12241, paymentIntentId: 'pi_test_map', ...overrides });
+
+describe('provider event → domain action (pure)', () => {
+  it('checkout.session.completed with payment_status paid → complete, with amount, currency, PaymentIntent and our id', () => {
+    expect(mapWebhookEvent(asEvent('checkout.session.completed', session()))).toEqual({
+      kind: 'complete',
+      providerSessionId: 'cs_test_map',
+      ids: { checkoutId: CHECKOUT_ID },
+      paymentIntentId: 'pi_test_map',
+      amountTotal: 12241,
+      currency: 'aud',
+    });
+  });
+
+  it('checkout.session.completed with payment_status unpaid → extend the expiry', () => {
+    expect(mapWebhookEvent(asEvent('checkout.session.completed', session({ paymentStatus: 'unpaid' })))).toMatchObject({ kind: 'extend' });
+  });
+
+  it('checkout.session.completed with no_payment_required → complete (the amount check then decides)', () => {
+    const action = mapWebhookEvent(asEvent('checkout.session.completed', session({ paymentStatus: 'no_payment_required', amountTotal: 0 })));
+    expect(action).toMatchObject({ kind: 'complete', amountTotal: 0 });
+  });
+
+  it('async_payment_succeeded → complete; async_payment_failed → expire', () => {
+    expect(mapWebhookEvent(asEvent('checkout.session.async_payment_succeeded', session()))).toMatchObject({ kind: 'complete' });
+    expect(mapWebhookEvent(asEvent('checkout.session.async_payment_failed', session({ paymentStatus: 'unpaid' })))).toMatchObject({
+      kind: 'expire',
+      providerSessionId: 'cs_test_map',
+    });
+  });
+
+  it('an expanded PaymentIntent object is read by its id', () => {
+    const expanded = { ...session(), payment_intent: { ...providerFixture('payment_intent'), id: 'pi_expanded' } };
+    expect(mapWebhookEvent(asEvent('checkout.session.completed', expanded))).toMatchObject({ paymentIntentId: 'pi_expanded' });
+  });
+
+  it('metadata ids that are not ours in shape are dropped, never queried with', () => {
+    const odd = { ...session(), metadata: { eventops_checkout_id: "1' OR '1'='1", eventops_registration_id: 'nope' } };
+    expect(mapWebhookEvent(asEvent('checkout.session.completed', odd))).toMatchObject({ ids: {} });
+  });
+
+  it('charge.refunded: refunded in full → reverse by PaymentIntent; partly → partial_refund alert only', () => {
+    expect(mapWebhookEvent(asEvent('charge.refunded', refundedCharge({ paymentIntentId: 'pi_r', amount: 5000 })))).toMatchObject({
+      kind: 'reverse',
+      reversal: 'refund',
+      paymentIntentId: 'pi_r',
+      amountMinor: 5000,
+    });
+    expect(
+      mapWebhookEvent(asEvent('charge.refunded', refundedCharge({ paymentIntentId: 'pi_r', amount: 5000, amountRefunded: 1000 }))),
+    ).toMatchObject({ kind: 'partial_refund', paymentIntentId: 'pi_r', amountMinor: 5000, amountRefundedMinor: 1000 });
+  });
+
+  it('charge.dispute.created → reverse by PaymentIntent', () => {
+    expect(mapWebhookEvent(asEvent('charge.dispute.created', createdDispute({ paymentIntentId: 'pi_d', amount: 700 })))).toMatchObject({
+      kind: 'reverse',
+      reversal: 'dispute',
+      paymentIntentId: 'pi_d',
+    });
+  });
+
+  it('anything else, or an object of an unexpected shape, → ignore', () => {
+    const fixture = providerFixture('event') as unknown as ProviderEvent;
+    expect(mapWebhookEvent(fixture)).toMatchObject({ kind: 'ignore' });
+    expect(mapWebhookEvent(asEvent('checkout.session.completed', providerFixture('charge')))).toMatchObject({ kind: 'ignore' });
+    expect(mapWebhookEvent(asEvent('charge.dispute.created', { ...createdDispute({ paymentIntentId: 'x', amount: 1 }), payment_intent: null }))).toMatchObject({
+      kind: 'ignore',
+    });
+  });
+});
