@@ -40,6 +40,7 @@ export interface EventPageData {
 
 export const eventPage = definePage<EventPageData>(`
 <style>
+  h2 { font-size: 1.15rem; margin: 0 0 8px; }
   .choice { display: flex; align-items: flex-start; gap: 10px; font-weight: 400; margin: 10px 0; }
   .choice input { width: auto; margin-top: 5px; flex: none; }
   fieldset { border: 0; padding: 0; margin: 16px 0 0; }

@@ -30,6 +30,7 @@ export interface RegistrationPageData {
 
 export const registrationPage = definePage<RegistrationPageData>(`
 <style>
+  h2 { font-size: 1.15rem; margin: 0 0 8px; }
   .lines { list-style: none; padding: 0; margin: 8px 0; }
   .lines li { display: flex; justify-content: space-between; gap: 12px; border-bottom: 1px solid #e4e4e7; padding: 6px 0; }
   .lines li.total { font-weight: 700; border-bottom: 0; }

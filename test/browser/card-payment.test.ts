@@ -1,0 +1,105 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setSetting } from '../../src/settings.js';
+import { launchBrowser, PHONE_VIEWPORT, startPaymentStack, type PaymentStack } from '../support/browser.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { insertEvent } from '../support/factories.js';
+
+let tdb: TestDatabase;
+let stack: PaymentStack;
+let browser: Browser;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  await setSetting(tdb.db, 'bank.accountName', 'Grace Community Church', new Date());
+  await setSetting(tdb.db, 'bank.bsb', '062-000', new Date());
+  await setSetting(tdb.db, 'bank.accountNumber', '1234 5678', new Date());
+  stack = await startPaymentStack(tdb.db);
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  expect(stack.provider.refundCalls).toEqual([]);
+  await stack?.close();
+  await tdb?.drop();
+});
+
+async function cardEvent(): Promise<{ id: string; slug: string }> {
+  return insertEvent(tdb.db, {
+    online_payment: true,
+    capacity: 20,
+    pricing: JSON.stringify({
+      tiers: [
+        { id: 'adult', label: 'Adult', price: 12000 },
+        { id: 'child', label: 'Child', price: 6000 },
+      ],
+    }),
+  });
+}
+
+async function fillRegistration(page: Page, payment: 'card' | 'bank'): Promise<void> {
+  await page.getByLabel('Your name').fill('Jo Citizen');
+  await page.getByLabel('Email').fill('jo@example.org');
+  await page.getByLabel('Attendee 1 name').fill('Jo Citizen');
+  await page.getByLabel('Attendee 1 ticket').selectOption('adult');
+  await page.getByLabel('Attendee 2 name').fill('Kim Citizen');
+  await page.getByLabel('Attendee 2 ticket').selectOption('child');
+  await page.locator(`#payment-${payment}`).check();
+}
+
+describe('paying by card in a browser', () => {
+  it('registers on the event page with card, pays on the provider page and sees the paid confirmation', async () => {
+    const event = await cardEvent();
+    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
+    try {
+      await page.goto(`${stack.url}/events/${event.slug}`);
+      // Usable on a phone: nothing wider than the screen.
+      expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
+      await fillRegistration(page, 'card');
+      await page.getByRole('button', { name: 'Register' }).click();
+
+      await page.waitForURL(`${stack.provider.apiBase}/pay/**`);
+      await page.locator('#pay').click();
+
+      await page.waitForURL(`${stack.url}/events/${event.slug}/success?session_id=cs_*`);
+      await expect.poll(() => page.locator('#outcome h1').textContent(), { timeout: 15_000 }).toBe('Payment received, you are registered');
+      expect(await page.locator('#outcome').textContent()).toContain('$180.00');
+    } finally {
+      await page.close();
+    }
+    const registrations = await tdb.db('registrations').where({ event_id: event.id }).select('status', 'payment_method', 'total_minor');
+    expect(registrations).toEqual([{ status: 'PAID', payment_method: 'card', total_minor: 18000 }]);
+    expect(await tdb.db('checkout_sessions').where({ event_id: event.id }).pluck('status')).toEqual(['COMPLETED']);
+  });
+
+  it('registers by bank transfer, then pays now by card from the registration page and ends PAID', async () => {
+    const event = await cardEvent();
+    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
+    try {
+      await page.goto(`${stack.url}/events/${event.slug}`);
+      await fillRegistration(page, 'bank');
+      await page.getByRole('button', { name: 'Register' }).click();
+
+      await page.waitForURL(`${stack.url}/registrations/**`);
+      expect(await page.locator('#status').textContent()).toBe('Awaiting payment');
+      expect(await page.locator('#bank-instructions').textContent()).toContain('062-000');
+
+      await page.locator('#pay-now').click();
+      await page.waitForURL(`${stack.url}/registrations/*/pay?token=*`);
+      expect(await page.locator('#amount').textContent()).toBe('$180.00');
+      await page.locator('#pay').click();
+
+      await page.waitForURL(`${stack.provider.apiBase}/pay/**`);
+      await page.locator('#pay').click();
+
+      await page.waitForURL(`${stack.url}/events/${event.slug}/success?session_id=cs_*`);
+      await expect.poll(() => page.locator('#outcome h1').textContent(), { timeout: 15_000 }).toBe('Payment received, you are registered');
+      await page.getByRole('link', { name: 'View your registration' }).click();
+      expect(await page.locator('#status').textContent()).toBe('Paid');
+    } finally {
+      await page.close();
+    }
+    const registrations = await tdb.db('registrations').where({ event_id: event.id }).select('status', 'payment_method', 'total_minor');
+    expect(registrations).toHaveLength(1);
+    expect(registrations[0]).toMatchObject({ status: 'PAID', total_minor: 18000 });
+  });
+});
