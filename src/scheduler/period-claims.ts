@@ -69,25 +69,29 @@ export async function claimPeriod(
 }
 
 /**
- * Claims a 30-minute slot of an interval job: one attempt per slot, because the
- * next slot is its retry. Slot rows older than `keepMs` are deleted in the same
- * statement so the table stays small.
+ * Claims the current 30-minute slot of the interval jobs, all in one
+ * statement; returns the keys this process won. A slot is attempted once,
+ * because the next slot is its retry, and its outcome is in job_runs, so slot
+ * rows are claims only.
  */
-export async function claimSlot(
+export async function claimSlots(
   db: Db,
-  slot: { key: string; job: JobName; now: Date; slotEnd: Date; keepMs: number },
-): Promise<boolean> {
-  const result = await db.raw<{ rows: unknown[] }>(
-    `WITH pruned AS (
-       DELETE FROM scheduler_periods WHERE job = :job AND last_attempt_at < :pruneBefore
-     )
-     INSERT INTO scheduler_periods (period_key, job, attempts, last_attempt_at, claimed_until)
-     VALUES (:key, :job, 1, :now, :slotEnd)
+  claim: { slots: ReadonlyArray<{ key: string; job: JobName }>; now: Date; slotEnd: Date },
+): Promise<Set<string>> {
+  if (claim.slots.length === 0) return new Set();
+  const result = await db.raw<{ rows: Array<{ period_key: string }> }>(
+    `INSERT INTO scheduler_periods (period_key, job, attempts, last_attempt_at, claimed_until)
+     VALUES ${claim.slots.map(() => '(?, ?, 1, ?, ?)').join(', ')}
      ON CONFLICT (period_key) DO NOTHING
      RETURNING period_key`,
-    { key: slot.key, job: slot.job, now: slot.now, slotEnd: slot.slotEnd, pruneBefore: new Date(slot.now.getTime() - slot.keepMs) },
+    claim.slots.flatMap((slot) => [slot.key, slot.job, claim.now, claim.slotEnd]),
   );
-  return result.rows.length === 1;
+  return new Set(result.rows.map((row) => row.period_key));
+}
+
+/** Deletes slot rows of the interval jobs last attempted before `before`, so the table stays small. */
+export async function pruneSlots(db: Db, prune: { jobs: readonly JobName[]; before: Date }): Promise<number> {
+  return db('scheduler_periods').whereIn('job', prune.jobs).where('last_attempt_at', '<', prune.before).delete();
 }
 
 /** The attempt fully succeeded: the period never runs again. */

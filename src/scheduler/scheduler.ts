@@ -2,8 +2,8 @@ import type { AppContext } from '../context.js';
 import { LeaseHeldError } from '../errors.js';
 import { loadJobFunction } from '../jobs/registry.js';
 import type { JobName, JobOutcome, JobSummary } from '../jobs/types.js';
-import { claimPeriod, claimSlot, extendPeriodClaim, markPeriodDone, releasePeriod } from './period-claims.js';
-import { DIGEST_ATTEMPTS_PER_DAY, SCHEDULED_JOBS, jobAvailability, localDate, periodAt, type Period } from './periods.js';
+import { claimPeriod, claimSlots, extendPeriodClaim, markPeriodDone, pruneSlots, releasePeriod } from './period-claims.js';
+import { DIGEST_ATTEMPTS_PER_DAY, JOB_PERIOD_KIND, SCHEDULED_JOBS, jobAvailability, localDate, periodAt, type Period } from './periods.js';
 
 export const DEFAULT_TICK_MS = 5 * 60_000;
 /** How long an attempt's claim lasts without renewal; a running attempt renews it every third of this. */
@@ -71,6 +71,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const claimTtlMs = options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS;
   const timeZone = ctx.config.regional.timeZone;
   const enabledJobs = SCHEDULED_JOBS.filter((job) => jobAvailability(ctx.config, job).enabled);
+  const slotJobs = enabledJobs.filter((job) => JOB_PERIOD_KIND[job] === 'slot');
+  const periodJobs = enabledJobs.filter((job) => JOB_PERIOD_KIND[job] !== 'slot');
 
   /** Period keys this process knows will not run again, with when they stop mattering. */
   const settled = new Map<string, number>();
@@ -79,6 +81,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   /** The last period computed per job, reused while the clock stays inside it. */
   const periods = new Map<JobName, Period>();
   const digestAttempts = { day: '', count: 0 };
+  let slotsPrunedOn = '';
 
   let current: Promise<TickResult> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -99,13 +102,20 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     for (const [key, until] of notBefore) if (until <= now) notBefore.delete(key);
   }
 
-  async function runOnce(job: JobName, period: Period, attempt: number): Promise<TickRun> {
+  /** Renews a period claim while its attempt runs; slot claims last to the end of the slot and need none. */
+  function keepClaimAlive(period: Period, attempt: number): () => void {
+    if (period.kind === 'slot') return () => undefined;
     const heartbeat = setInterval(() => {
       extendPeriodClaim(ctx.db, { key: period.key, attempt, until: new Date(ctx.clock.now().getTime() + claimTtlMs) }).catch((error: unknown) =>
         ctx.logger.warn({ err: error, periodKey: period.key }, 'scheduler could not renew its period claim'),
       );
     }, Math.max(1000, Math.floor(claimTtlMs / 3)));
     heartbeat.unref();
+    return () => clearInterval(heartbeat);
+  }
+
+  async function runOnce(job: JobName, period: Period, attempt: number): Promise<TickRun> {
+    const stopHeartbeat = keepClaimAlive(period, attempt);
     let outcome: TickRunOutcome;
     let done = false;
     try {
@@ -113,26 +123,49 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       const summary = await runJob(job);
       outcome = summary.outcome;
       done = isFullSuccess(summary);
-      if (!done) ctx.logger.warn({ job, periodKey: period.key, attempt, outcome }, 'scheduled job did not fully succeed; it is retried later');
+      if (!done) ctx.logger.warn({ job, periodKey: period.key, attempt, outcome }, 'scheduled job did not fully succeed; the next slot or a retry 30 minutes later tries again');
     } catch (error) {
       outcome = error instanceof LeaseHeldError ? 'lease-held' : 'error';
       if (outcome === 'lease-held') ctx.logger.info({ job, periodKey: period.key }, 'another run holds the job lease; trying again later');
       else ctx.logger.error({ err: error, job, periodKey: period.key, attempt }, 'scheduled job failed');
     } finally {
-      clearInterval(heartbeat);
+      stopHeartbeat();
     }
-    const now = ctx.clock.now();
-    if (done) {
-      await markPeriodDone(ctx.db, { key: period.key, now });
-    } else {
-      await releasePeriod(ctx.db, { key: period.key, attempt, refundAttempt: outcome === 'lease-held' });
+    if (period.kind !== 'slot') {
+      if (done) {
+        await markPeriodDone(ctx.db, { key: period.key, now: ctx.clock.now() });
+        settled.set(period.key, period.endsAt.getTime());
+      } else {
+        await releasePeriod(ctx.db, { key: period.key, attempt, refundAttempt: outcome === 'lease-held' });
+      }
     }
-    if (done || period.kind === 'slot') settled.set(period.key, period.endsAt.getTime());
     return { job, periodKey: period.key, attempt, outcome, done };
   }
 
-  /** Claims and runs one due job; undefined when it is not due or cannot be claimed now. */
-  async function runIfClaimable(job: JobName): Promise<TickRun | undefined> {
+  /** The 30-minute jobs: one claim statement for this slot, then each job this process won, in turn. */
+  async function runDueSlots(runs: TickRun[]): Promise<void> {
+    const now = ctx.clock.now();
+    const due = slotJobs.flatMap((job) => {
+      const period = currentDuePeriod(job, now);
+      return period && !settled.has(period.key) ? [period] : [];
+    });
+    const first = due[0];
+    if (!first) return;
+    const today = localDate(now, timeZone);
+    if (slotsPrunedOn !== today) {
+      await pruneSlots(ctx.db, { jobs: slotJobs, before: new Date(now.getTime() - SLOT_ROWS_KEPT_MS) });
+      slotsPrunedOn = today;
+    }
+    const won = await claimSlots(ctx.db, { slots: due, now, slotEnd: first.closesAt });
+    for (const period of due) settled.set(period.key, period.endsAt.getTime());
+    for (const period of due) {
+      if (stopped) return;
+      if (won.has(period.key)) runs.push(await runOnce(period.job, period, 1));
+    }
+  }
+
+  /** A day, week or month job: claims its period and runs it; undefined when not due or not claimable now. */
+  async function runPeriodIfClaimable(job: JobName): Promise<TickRun | undefined> {
     const now = ctx.clock.now();
     const period = currentDuePeriod(job, now);
     if (!period || settled.has(period.key) || (notBefore.get(period.key) ?? 0) > now.getTime()) return undefined;
@@ -143,34 +176,29 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       if (digestAttempts.count >= DIGEST_ATTEMPTS_PER_DAY) return undefined;
     }
 
-    let attempt = 1;
-    if (period.kind === 'slot') {
-      const claimed = await claimSlot(ctx.db, { key: period.key, job, now, slotEnd: period.closesAt, keepMs: SLOT_ROWS_KEPT_MS });
-      if (!claimed) {
-        settled.set(period.key, period.endsAt.getTime());
-        return undefined;
-      }
-    } else {
-      const claim = await claimPeriod(ctx.db, { key: period.key, job, now, claimTtlMs });
-      if (!claim.claimed) {
-        if (claim.reason === 'done' || claim.reason === 'exhausted') settled.set(period.key, period.endsAt.getTime());
-        if (claim.reason === 'waiting') notBefore.set(period.key, claim.retryAt.getTime());
-        return undefined;
-      }
-      attempt = claim.attempt;
+    const claim = await claimPeriod(ctx.db, { key: period.key, job, now, claimTtlMs });
+    if (!claim.claimed) {
+      if (claim.reason === 'done' || claim.reason === 'exhausted') settled.set(period.key, period.endsAt.getTime());
+      if (claim.reason === 'waiting') notBefore.set(period.key, claim.retryAt.getTime());
+      return undefined;
     }
     if (job === 'send-clearance-digest') digestAttempts.count++;
-    return runOnce(job, period, attempt);
+    return runOnce(job, period, claim.attempt);
   }
 
   async function runTick(): Promise<TickResult> {
     const at = ctx.clock.now();
     forgetOld(at.getTime());
     const runs: TickRun[] = [];
-    for (const job of enabledJobs) {
+    try {
+      await runDueSlots(runs);
+    } catch (error) {
+      ctx.logger.error({ err: error }, 'scheduler could not claim or run the 30-minute jobs');
+    }
+    for (const job of periodJobs) {
       if (stopped) break;
       try {
-        const run = await runIfClaimable(job);
+        const run = await runPeriodIfClaimable(job);
         if (run) runs.push(run);
       } catch (error) {
         ctx.logger.error({ err: error, job }, 'scheduler could not check or record a job period');
