@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimPeriod, claimSlots, extendPeriodClaim, markPeriodDone, pruneSlots, releasePeriod } from '../../src/scheduler/period-claims.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { periodRow } from './support.js';
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+const t0 = new Date('2026-11-21T20:00:00Z');
+const minutes = (n: number) => new Date(t0.getTime() + n * 60_000);
+const TTL = 30 * 60_000;
+const claim = (key: string, at: Date) => claimPeriod(tdb.db, { key, job: 'send-celebrations', now: at, claimTtlMs: TTL });
+
+describe('period claims', () => {
+  it('only one of many concurrent claimers gets a new period', async () => {
+    const results = await Promise.all(Array.from({ length: 10 }, () => claim('send-celebrations:a', t0)));
+    expect(results.filter((r) => r.claimed)).toEqual([{ claimed: true, attempt: 1 }]);
+    expect(results.filter((r) => !r.claimed).every((r) => !r.claimed && r.reason === 'running')).toBe(true);
+  });
+
+  it('a released attempt waits 30 minutes, and a period gets at most 3 attempts', async () => {
+    const key = 'send-celebrations:b';
+    expect(await claim(key, t0)).toEqual({ claimed: true, attempt: 1 });
+    await releasePeriod(tdb.db, { key, attempt: 1 });
+    expect(await claim(key, minutes(29))).toEqual({ claimed: false, reason: 'waiting', retryAt: minutes(30) });
+    expect(await claim(key, minutes(30))).toEqual({ claimed: true, attempt: 2 });
+    await releasePeriod(tdb.db, { key, attempt: 2 });
+    expect(await claim(key, minutes(60))).toEqual({ claimed: true, attempt: 3 });
+    await releasePeriod(tdb.db, { key, attempt: 3 });
+    expect(await claim(key, minutes(600))).toEqual({ claimed: false, reason: 'exhausted' });
+  });
+
+  it('a done period is never claimed again', async () => {
+    const key = 'send-celebrations:c';
+    await claim(key, t0);
+    await markPeriodDone(tdb.db, { key, now: minutes(1) });
+    expect(await claim(key, minutes(120))).toEqual({ claimed: false, reason: 'done' });
+    expect(await periodRow(tdb.db, key)).toMatchObject({ attempts: 1, done_at: minutes(1), claimed_until: null });
+  });
+
+  it('a live claim refuses others until it expires; renewing it keeps it live', async () => {
+    const key = 'send-celebrations:d';
+    await claim(key, t0);
+    expect(await extendPeriodClaim(tdb.db, { key, attempt: 1, until: minutes(60) })).toBe(true);
+    expect(await claim(key, minutes(45))).toEqual({ claimed: false, reason: 'running' });
+    expect(await claim(key, minutes(61))).toEqual({ claimed: true, attempt: 2 });
+    // The first attempt's claim is no longer its own: it can neither renew nor release it.
+    expect(await extendPeriodClaim(tdb.db, { key, attempt: 1, until: minutes(200) })).toBe(false);
+    await releasePeriod(tdb.db, { key, attempt: 1 });
+    expect((await periodRow(tdb.db, key))?.claimed_until).toEqual(minutes(61 + 30));
+  });
+
+  it('an attempt given back (lease held elsewhere) does not count towards the 3', async () => {
+    const key = 'send-celebrations:e';
+    await claim(key, t0);
+    await releasePeriod(tdb.db, { key, attempt: 1, refundAttempt: true });
+    expect(await periodRow(tdb.db, key)).toMatchObject({ attempts: 0, claimed_until: null });
+    expect(await claim(key, minutes(10))).toMatchObject({ reason: 'waiting' });
+    expect(await claim(key, minutes(30))).toEqual({ claimed: true, attempt: 1 });
+  });
+});
+
+describe('slot claims', () => {
+  it('each slot key is won once, by one of two concurrent claimers', async () => {
+    const slots = [
+      { key: 'send-reminders:2026-11-22T10:30Z', job: 'send-reminders' as const },
+      { key: 'sweep-checkouts:2026-11-22T10:30Z', job: 'sweep-checkouts' as const },
+    ];
+    const now = new Date('2026-11-22T10:30:00Z');
+    const slotEnd = new Date('2026-11-22T11:00:00Z');
+    const [a, b] = await Promise.all([claimSlots(tdb.db, { slots, now, slotEnd }), claimSlots(tdb.db, { slots, now, slotEnd })]);
+    expect([...a!, ...b!].sort()).toEqual(slots.map((s) => s.key).sort());
+    expect(await claimSlots(tdb.db, { slots, now, slotEnd })).toEqual(new Set());
+  });
+
+  it('pruning deletes only old rows of the interval jobs', async () => {
+    await claimSlots(tdb.db, { slots: [{ key: 'send-reminders:2026-11-01T00:00Z', job: 'send-reminders' }], now: new Date('2026-11-01T00:00:00Z'), slotEnd: new Date('2026-11-01T00:30:00Z') });
+    await claim('send-celebrations:2026-11-01', new Date('2026-11-01T00:00:00Z'));
+    const deleted = await pruneSlots(tdb.db, { jobs: ['send-reminders', 'sweep-checkouts'], before: new Date('2026-11-10T00:00:00Z') });
+    expect(deleted).toBe(1);
+    expect(await periodRow(tdb.db, 'send-reminders:2026-11-01T00:00Z')).toBeUndefined();
+    expect(await periodRow(tdb.db, 'send-celebrations:2026-11-01')).toBeDefined();
+  });
+});
