@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { readOperationsStatus } from '../../ops/status.js';
+import { readNextDueTimes } from '../../scheduler/index.js';
+import type { JobName } from '../../jobs/types.js';
 import { printResult, withContext } from '../io.js';
 
 function formatAge(seconds: number): string {
@@ -18,10 +20,16 @@ export function registerStatusCommand(program: Command): void {
     .action(async (options: { json?: boolean }) => {
       await withContext(async (ctx) => {
         const status = await readOperationsStatus(ctx.db, ctx.clock.now());
+        const nextDue = new Map((await readNextDueTimes(ctx)).map((due) => [due.job, due]));
+        const schedule = (job: JobName) => {
+          const due = nextDue.get(job);
+          if (!due) return '';
+          return due.enabled ? `  next (in-app): ${due.local}` : `  in-app: off (${due.reason})`;
+        };
         const lines = status.jobs.map(({ job, lastRun }) =>
-          lastRun
+          (lastRun
             ? `${job.padEnd(22)} ${String(lastRun.outcome ?? 'running').padEnd(8)} ${formatAge(lastRun.ageSeconds).padEnd(9)} via ${lastRun.trigger}${lastRun.error ? `  error: ${lastRun.error}` : ''}`
-            : `${job.padEnd(22)} never run`,
+            : `${job.padEnd(22)} never run`) + schedule(job),
         );
         lines.push(
           '',
@@ -29,7 +37,7 @@ export function registerStatusCommand(program: Command): void {
           `pending website-sync deliveries: ${status.pendingWebsiteSync}`,
           `queued mail: ${status.pendingMail} pending, ${status.failedMail} failed`,
         );
-        printResult(options, status, lines);
+        printResult(options, { ...status, nextDue: [...nextDue.values()] }, lines);
       });
     });
 }
