@@ -1,5 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { EventRecord } from '../admin/events.js';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { verifyCaptchaToken } from '../payments/captcha.js';
@@ -41,6 +40,18 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       return page(reply.code(status), eventPage, await eventPageData(ctx, event, { values, errors: problems, formError }));
     };
 
+    const refuse = (error: AppError) => {
+      if (json) return sendError(reply, error.httpStatus, error.code, error.message);
+      const soldOut = error.code === 'sold_out';
+      return page(reply.code(error.httpStatus), messagePage, {
+        title: soldOut ? 'Sold out' : 'Registration not possible',
+        heading: soldOut ? 'Sold out' : 'Registration not possible',
+        message: sentence(error.message),
+        linkHref: eventPath(event.slug),
+        linkLabel: 'Back to the event',
+      });
+    };
+
     const parsed = parseRegistrationBody(request.body, json ? 'json' : 'form', event.pricing.tiers.map((tier) => tier.id));
     if (!parsed.ok) return rejectForm(400, 'invalid_registration', parsed.values, parsed.problems);
 
@@ -69,20 +80,8 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       if (error instanceof PricingError) {
         return rejectForm(400, 'invalid_registration', parsed.values, [{ field: error.field, message: error.message }]);
       }
-      if (error instanceof AppError && (error.httpStatus < 500 || error.code === 'provider_unavailable')) return refuse(reply, error, event);
+      if (error instanceof AppError && (error.httpStatus < 500 || error.code === 'provider_unavailable')) return refuse(error);
       throw error;
-    }
-
-    function refuse(reply: FastifyReply, error: AppError, event: EventRecord) {
-      if (json) return sendError(reply, error.httpStatus, error.code, error.message);
-      const soldOut = error.code === 'sold_out';
-      return page(reply.code(error.httpStatus), messagePage, {
-        title: soldOut ? 'Sold out' : 'Registration not possible',
-        heading: soldOut ? 'Sold out' : 'Registration not possible',
-        message: sentence(error.message),
-        linkHref: eventPath(event.slug),
-        linkLabel: 'Back to the event',
-      });
     }
   });
 }
