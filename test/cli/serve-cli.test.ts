@@ -1,0 +1,103 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BIN, runCli } from '../support/cli.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testEnv } from '../support/env.js';
+import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+
+let tdb: TestDatabase;
+let sink: SmtpSink;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  sink = await startSmtpSink();
+});
+afterAll(async () => {
+  await sink.close();
+  await tdb.drop();
+});
+
+interface Served {
+  child: ChildProcess;
+  url: string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+/** Starts `eventops serve` on a free port and resolves once it logs its address. */
+function serve(env: Record<string, string | undefined>): Promise<Served> {
+  const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-serve-'));
+  const fullEnv: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root' };
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) fullEnv[key] = value;
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  const exit = new Promise<number | null>((resolve) => child.on('close', resolve));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${stderr}`)), 30_000);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /"address":"(http:\/\/[^"]+)"/.exec(stderr);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve({ child, url: match[1], stderr: () => stderr, exit });
+      }
+    });
+    void exit.then((code) => reject(new Error(`serve exited ${String(code)}:\n${stderr}`)));
+  });
+}
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('eventops serve', () => {
+  it('with IN_APP_CRON=true sends the demo church its due emails once, and not again after a restart', async () => {
+    const env = testEnv({ DATABASE_URL: tdb.url, NODE_ENV: 'development', ...sink.configEnv() });
+    const seeded = await runCli(['demo', '--seed-only'], { env });
+    expect(seeded.code).toBe(0);
+
+    const scheduledRuns = async () =>
+      (await tdb.db('job_runs').where({ trigger: 'scheduler' }).whereNotNull('finished_at').select('job')).map((r) => r.job as string);
+    const first = await serve({ ...env, IN_APP_CRON: 'true' });
+    await waitFor(async () => {
+      const jobs = await scheduledRuns();
+      return jobs.includes('send-reminders') && jobs.includes('send-celebrations') && jobs.includes('sweep-checkouts');
+    });
+    const health = await fetch(`${first.url}/healthz`);
+    expect(health.status).toBe(200);
+    first.child.kill('SIGTERM');
+    expect(await first.exit).toBe(0);
+
+    const sentFirst = sink.messages.length;
+    const subjects = sink.messages.map((m) => m.subject).join('\n');
+    expect(sentFirst).toBeGreaterThanOrEqual(4); // reminders to 3 live registrations, birthdays and the anniversary
+    expect(subjects).toMatch(/birthday/i);
+    expect(await tdb.db('checkout_sessions').where({ status: 'EXPIRED' }).count({ n: '*' }).first()).toEqual({ n: 1 });
+
+    const runsBefore = (await scheduledRuns()).length;
+    const second = await serve({ ...env, IN_APP_CRON: 'true' });
+    // The first tick happens at start; give it time to decide, then stop.
+    await waitFor(async () => (await tdb.db('scheduler_periods').max({ last: 'last_attempt_at' }).first()) !== undefined);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    second.child.kill('SIGTERM');
+    expect(await second.exit).toBe(0);
+    expect(sink.messages.length).toBe(sentFirst);
+    expect((await scheduledRuns()).length).toBeGreaterThanOrEqual(runsBefore);
+  }, 120_000);
+
+  it('stops gracefully on SIGTERM with exit 0 and warns loudly when CRON_SECRET is unset', async () => {
+    const served = await serve(testEnv({ DATABASE_URL: tdb.url, CRON_SECRET: undefined, ...sink.configEnv() }));
+    const response = await fetch(`${served.url}/api/cron/sweep-checkouts`, { method: 'POST' });
+    expect(response.status).toBe(503);
+    served.child.kill('SIGTERM');
+    expect(await served.exit).toBe(0);
+    expect(served.stderr()).toContain('CRON_SECRET is not set');
+    expect(served.stderr()).not.toMatch(/authorization/i);
+  }, 60_000);
+});
