@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from 'fastify';
 import type { AppContext } from '../context.js';
+import { AppError } from '../errors.js';
 import { loadChurchIdentity } from '../mail/identity.js';
 import { CRON_SECRET_MISSING_WARNING, registerCronRoutes } from './cron-routes.js';
 import { createErrorHandler, sendError } from './errors.js';
@@ -50,10 +51,8 @@ export async function buildServer(
   await app.register((await import('@fastify/formbody')).default);
   await app.register((await import('@fastify/rate-limit')).default, {
     global: false,
-    errorResponseBuilder: (_request, context) => ({
-      statusCode: 429,
-      error: { code: 'rate_limited', message: `Too many requests; try again in ${Math.ceil(context.ttl / 1000)} seconds.` },
-    }),
+    errorResponseBuilder: (_request, context) =>
+      new AppError('rate_limited', `Too many requests; try again in ${Math.ceil(context.ttl / 1000)} seconds.`, { httpStatus: 429 }),
   });
 
   const running = new Set<Promise<unknown>>();

@@ -57,12 +57,15 @@ describe('first-admin setup', () => {
 
   it('rate limits setup attempts per client', async () => {
     const server = await startTestServer(createTestContext({ db: tdb.db, env: { SETUP_TOKEN: 'setup-token-123' } }));
-    const statuses: number[] = [];
+    const responses: Response[] = [];
     for (let i = 0; i < 11; i++) {
-      statuses.push((await fetch(`${server.url}/setup`, form({ token: 'guess', email: 'x@church.example', name: 'x' }))).status);
+      responses.push(await fetch(`${server.url}/setup`, form({ token: 'guess', email: 'x@church.example', name: 'x' })));
     }
-    expect(statuses.slice(0, 10).every((s) => s !== 429)).toBe(true);
-    expect(statuses[10]).toBe(429);
+    expect(responses.slice(0, 10).every((r) => r.status !== 429)).toBe(true);
+    const limited = responses[10] as Response;
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await limited.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'rate_limited', message: expect.stringMatching(/try again/) });
     await server.close();
   });
 });
