@@ -78,3 +78,18 @@ export async function getCardFeeRate(db: Db): Promise<{ percent: number; fixed: 
   const s = await getSettings(db, ['cardFee.percent', 'cardFee.fixed']);
   return { percent: s['cardFee.percent'] ?? DEFAULT_CARD_FEE.percent, fixed: s['cardFee.fixed'] ?? DEFAULT_CARD_FEE.fixed };
 }
+
+export interface BankDetails {
+  accountName: string;
+  bsb: string;
+  accountNumber: string;
+}
+
+/** Bank-transfer details from Settings; undefined until all three are filled in. */
+export async function getBankDetails(db: Db): Promise<BankDetails | undefined> {
+  const s = await getSettings(db, ['bank.accountName', 'bank.bsb', 'bank.accountNumber']);
+  const accountName = s['bank.accountName'];
+  const bsb = s['bank.bsb'];
+  const accountNumber = s['bank.accountNumber'];
+  return accountName && bsb && accountNumber ? { accountName, bsb, accountNumber } : undefined;
+}

@@ -4,7 +4,7 @@ import type { Db } from '../db/connect.js';
 import { cardPaymentPossible, paymentReference, registrationToken } from '../payments/links.js';
 import { payNowLines } from '../payments/pay-now.js';
 import { cardSurcharge, type PricedLine } from '../payments/pricing.js';
-import { getCardFeeRate, getSettings } from '../settings.js';
+import { getBankDetails, getCardFeeRate } from '../settings.js';
 import type { PayNowPageData } from './templates/pay-now-page.js';
 import type { LineView, RegistrationPageData } from './templates/registration-page.js';
 import { pageFormat } from './templates/format.js';
@@ -131,12 +131,10 @@ export async function registrationPageData(
   const owing = registration.status === 'PENDING' && registration.totalMinor > 0;
   let bank: RegistrationPageData['bank'];
   if (owing && registration.paymentMethod === 'bank') {
-    const s = await getSettings(ctx.db, ['bank.accountName', 'bank.bsb', 'bank.accountNumber']);
+    const details = await getBankDetails(ctx.db);
     bank = {
-      accountName: s['bank.accountName'],
-      bsb: s['bank.bsb'],
-      accountNumber: s['bank.accountNumber'],
-      configured: Boolean(s['bank.accountNumber']),
+      ...details,
+      configured: details !== undefined,
       reference: paymentReference(registration.id),
       amount: format.money(registration.totalMinor),
     };

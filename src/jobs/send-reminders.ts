@@ -5,7 +5,7 @@ import { loadEmailBranding, type EmailBranding } from '../mail/render.js';
 import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
 import { recordError } from '../ops/error-log.js';
 import { cardPaymentPossible, paymentReference, payNowUrl, publicBaseUrl, registrationUrl } from '../payments/links.js';
-import { getSettings } from '../settings.js';
+import { getBankDetails } from '../settings.js';
 import { eachLimited } from './each-limited.js';
 import { runRecordedJob } from './run-recorded.js';
 import { eventReminderEmail, paymentReminderEmail, type PaymentReminderData } from './templates/reminders.js';
@@ -331,13 +331,7 @@ function calendarAttachment(event: DueEvent): MailAttachment {
 }
 
 async function loadRunMaterials(ctx: AppContext): Promise<RunMaterials> {
-  const [branding, settings] = await Promise.all([
-    loadEmailBranding(ctx.db, ctx.config),
-    getSettings(ctx.db, ['bank.accountName', 'bank.bsb', 'bank.accountNumber']),
-  ]);
-  const accountName = settings['bank.accountName'];
-  const bsb = settings['bank.bsb'];
-  const accountNumber = settings['bank.accountNumber'];
+  const [branding, bank] = await Promise.all([loadEmailBranding(ctx.db, ctx.config), getBankDetails(ctx.db)]);
   let linksAvailable = true;
   try {
     publicBaseUrl(ctx.config);
@@ -347,7 +341,7 @@ async function loadRunMaterials(ctx: AppContext): Promise<RunMaterials> {
   }
   return {
     branding,
-    bank: accountName && bsb && accountNumber ? { accountName, bsb, accountNumber } : undefined,
+    bank,
     linksAvailable,
   };
 }

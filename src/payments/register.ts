@@ -2,6 +2,7 @@ import type { EventRecord } from '../admin/events.js';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { startEventCheckout } from './checkout.js';
+import { queueRegistrationConfirmation } from './confirmations.js';
 import { cardPaymentPossible } from './links.js';
 import { priceRegistration, type AttendeeChoice, type PricedRegistration } from './pricing.js';
 import { insertRegistration, lockEventForSeats, type RegistrationContact } from './registrations.js';
@@ -95,6 +96,7 @@ async function registerWithoutCard(
       priced,
       now,
     });
+    await queueRegistrationConfirmation(trx, ctx, { registrationId: id, contact: submission.contact, event: locked.event, priced }, now);
     return { kind: 'registered', registrationId: id, status, method, priced };
   });
 }

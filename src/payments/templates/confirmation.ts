@@ -1,0 +1,60 @@
+import { defineEmailTemplate } from '../../mail/render.js';
+import type { BankDetails } from '../../settings.js';
+
+export interface ConfirmationEmailData {
+  name: string;
+  eventTitle: string;
+  eventStartsAt: Date;
+  location?: string | null;
+  lines: Array<{ label: string; amount: number }>;
+  totalMinor: number;
+  free: boolean;
+  reference: string;
+  bank?: BankDetails;
+  registrationUrl?: string;
+  payNowUrl?: string;
+}
+
+/** Sent when a free registration is confirmed or a bank-transfer registration is received. */
+export const registrationConfirmationEmail = defineEmailTemplate<ConfirmationEmailData>({
+  subject: '{{#if free}}Registration confirmed{{else}}Registration received{{/if}}: {{eventTitle}}',
+  html: `<p>Hi {{name}},</p>
+{{#if free}}<p>Your place at <strong>{{eventTitle}}</strong> is confirmed. There is nothing to pay.</p>
+{{else}}<p>Thank you for registering for <strong>{{eventTitle}}</strong>. Your place is held; please pay {{money totalMinor}} to confirm it.</p>{{/if}}
+<p>{{dateTime eventStartsAt}}{{#if location}}<br>{{location}}{{/if}}</p>
+<table role="presentation" cellspacing="0" cellpadding="0" style="width:100%;border-collapse:collapse;margin:0 0 12px;">
+{{#each lines}}<tr><td style="padding:4px 8px 4px 0;border-bottom:1px solid #e4e4e7;">{{label}}</td><td align="right" style="padding:4px 0;border-bottom:1px solid #e4e4e7;">{{money amount}}</td></tr>
+{{/each}}<tr><td style="padding:6px 8px 4px 0;"><strong>Total</strong></td><td align="right" style="padding:6px 0 4px;"><strong>{{money totalMinor}}</strong></td></tr>
+</table>
+{{#unless free}}{{#if bank}}<p><strong>Bank transfer</strong><br>
+Account name: {{bank.accountName}}<br>BSB: {{bank.bsb}}<br>Account number: {{bank.accountNumber}}<br>
+Reference: <strong>{{reference}}</strong></p>{{else}}<p>Please use the reference <strong>{{reference}}</strong> with your payment.</p>{{/if}}
+{{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 16px;border-radius:6px;background:#0f172a;color:#ffffff;text-decoration:none;">Pay now by card</a></p>{{/if}}{{/unless}}
+{{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}`,
+  text: `Hi {{name}},
+
+{{#if free}}Your place at {{eventTitle}} is confirmed. There is nothing to pay.{{else}}Thank you for registering for {{eventTitle}}. Your place is held; please pay {{money totalMinor}} to confirm it.{{/if}}
+
+{{dateTime eventStartsAt}}{{#if location}}
+{{location}}{{/if}}
+
+{{#each lines}}
+{{label}}: {{money amount}}
+{{/each}}
+Total: {{money totalMinor}}
+{{#unless free}}
+
+{{#if bank}}Bank transfer
+Account name: {{bank.accountName}}
+BSB: {{bank.bsb}}
+Account number: {{bank.accountNumber}}
+Reference: {{reference}}{{else}}Please use the reference {{reference}} with your payment.{{/if}}
+{{#if payNowUrl}}
+
+Pay now by card: {{payNowUrl}}
+{{/if}}{{/unless}}
+{{#if registrationUrl}}
+
+View your registration: {{registrationUrl}}
+{{/if}}`,
+});

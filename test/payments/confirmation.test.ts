@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import { getEventBySlug } from '../../src/admin/events.js';
+import { registerForEvent } from '../../src/payments/register.js';
+import { paymentReference, verifyRegistrationToken } from '../../src/payments/links.js';
+import { setSetting } from '../../src/settings.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { insertEvent } from '../support/factories.js';
+import { queuedMessages } from '../support/webhook-events.js';
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+const clock = new FixedClock(new Date('2026-11-22T01:00:00Z'));
+
+describe('registration confirmations', () => {
+  it('a bank-transfer registration queues an email with the bank details, its reference and a pay-now link when card payment is possible', async () => {
+    const ctx = createTestContext({ db: tdb.db, clock, env: { PSP_SECRET_KEY: 'sk_test_x', PSP_WEBHOOK_SECRET: 'whsec_x' } });
+    for (const [key, value] of [['bank.accountName', 'Grace Church'], ['bank.bsb', '062-000'], ['bank.accountNumber', '1234 5678']] as const) {
+      await setSetting(tdb.db, key, value, clock.now());
+    }
+    const { slug } = await insertEvent(tdb.db, { online_payment: true });
+    const event = (await getEventBySlug(tdb.db, slug))!;
+    const outcome = await registerForEvent(ctx, event, {
+      contact: { name: 'Ruth <b>Campbell</b>', email: 'ruth@example.org' },
+      attendees: [{ name: 'Ruth', tier: 'adult' }],
+      family: false,
+      payment: 'bank',
+    });
+    expect(outcome).toMatchObject({ kind: 'registered', status: 'PENDING', method: 'bank' });
+    const id = outcome.kind === 'registered' ? outcome.registrationId : '';
+    const [message] = await queuedMessages(ctx, 'registration-confirmation');
+    expect(message?.to).toEqual(['ruth@example.org']);
+    expect(message?.subject).toBe('Registration received: Family Camp');
+    expect(message?.text).toContain('BSB: 062-000');
+    expect(message?.text).toContain(`Reference: ${paymentReference(id)}`);
+    expect(message?.html).toContain('Ruth &lt;b&gt;Campbell&lt;/b&gt;');
+    const link = /Pay now by card: (\S+)/.exec(message?.text ?? '')?.[1] ?? '';
+    expect(link.startsWith(`http://127.0.0.1:3000/registrations/${id}/pay?token=`)).toBe(true);
+    expect(verifyRegistrationToken(ctx.config.authSecret, id, new URL(link).searchParams.get('token') ?? '')).toBe(true);
+  });
+
+  it('a free registration is PAID at once and its email says there is nothing to pay', async () => {
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const { slug } = await insertEvent(tdb.db, { pricing: JSON.stringify({ tiers: [{ id: 'free', label: 'Free entry', price: 0 }] }) });
+    const event = (await getEventBySlug(tdb.db, slug))!;
+    const outcome = await registerForEvent(ctx, event, {
+      contact: { name: 'Sam', email: 'sam@example.org' },
+      attendees: [{ name: 'Sam', tier: 'free' }],
+      family: false,
+      payment: 'bank',
+    });
+    expect(outcome).toMatchObject({ kind: 'registered', status: 'PAID', method: 'free' });
+    const messages = await queuedMessages(ctx, 'registration-confirmation');
+    const mine = messages.find((m) => m.to.includes('sam@example.org'));
+    expect(mine?.subject).toBe('Registration confirmed: Family Camp');
+    expect(mine?.text).toContain('There is nothing to pay.');
+    expect(mine?.text).not.toContain('Pay now');
+  });
+});
