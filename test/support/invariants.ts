@@ -1,0 +1,142 @@
+import type { Db } from '../../src/db/connect.js';
+
+/**
+ * The promises card payments keep under any order of events, checked in the
+ * database after a run (or after every step of a model run):
+ * - at most one registration per checkout (one COMPLETED staging row per
+ *   registration, every card registration made by exactly one COMPLETED row);
+ * - seats never above capacity (attendees of PENDING and PAID registrations);
+ * - every charged session is COMPLETED with a PAID or CANCELLED registration,
+ *   or UNFULFILLED with exactly one alert of its reason; no UNFULFILLED row
+ *   lacks its alert;
+ * - only OPEN rows keep a staged payload or nothing at all: an EXPIRED row is scrubbed;
+ * - zero calls to the provider's refund interface.
+ */
+
+export interface InvariantOptions {
+  /** Provider Checkout Session ids whose payment the provider settled (paid) and whose completion was delivered. */
+  charged?: Iterable<string>;
+  /** The fake provider's refund calls; eventops must never make one. */
+  refundCalls?: readonly unknown[];
+}
+
+export interface InvariantViolation {
+  rule: string;
+  detail: string;
+}
+
+interface CheckoutRow {
+  id: string;
+  event_id: string;
+  status: 'OPEN' | 'COMPLETED' | 'EXPIRED' | 'UNFULFILLED';
+  registration_id: string | null;
+  payload_enc: string | null;
+  provider_session_id: string | null;
+  payment_intent_id: string | null;
+  unfulfilled_reason: string | null;
+}
+
+interface RegistrationRow {
+  id: string;
+  status: 'PENDING' | 'PAID' | 'CANCELLED';
+  payment_method: string;
+  payment_intent_id: string | null;
+}
+
+export async function checkInvariants(db: Db, options: InvariantOptions = {}): Promise<InvariantViolation[]> {
+  const violations: InvariantViolation[] = [];
+  const violate = (rule: string, detail: string) => violations.push({ rule, detail });
+
+  const checkouts = await db('checkout_sessions').select<CheckoutRow[]>(
+    'id',
+    'event_id',
+    'status',
+    'registration_id',
+    'payload_enc',
+    'provider_session_id',
+    'payment_intent_id',
+    'unfulfilled_reason',
+  );
+  const registrations = new Map(
+    (await db('registrations').select<RegistrationRow[]>('id', 'status', 'payment_method', 'payment_intent_id')).map((r) => [r.id, r]),
+  );
+  const alerts = await db('operations_alerts').select<Array<{ kind: string; checkout_session_id: string | null }>>('kind', 'checkout_session_id');
+
+  // At most one registration per checkout.
+  const completedByRegistration = new Map<string, string[]>();
+  for (const row of checkouts.filter((c) => c.status === 'COMPLETED')) {
+    if (!row.registration_id) {
+      violate('one_registration_per_checkout', `checkout ${row.id} is COMPLETED without a registration`);
+      continue;
+    }
+    completedByRegistration.set(row.registration_id, [...(completedByRegistration.get(row.registration_id) ?? []), row.id]);
+    const registration = registrations.get(row.registration_id);
+    if (registration && row.payment_intent_id && registration.payment_intent_id !== row.payment_intent_id) {
+      violate(
+        'one_registration_per_checkout',
+        `checkout ${row.id} was paid with ${row.payment_intent_id} but its registration records ${registration.payment_intent_id ?? 'none'}`,
+      );
+    }
+  }
+  for (const [registrationId, rows] of completedByRegistration) {
+    if (rows.length > 1) violate('one_registration_per_checkout', `registration ${registrationId} was completed by ${rows.length} checkouts`);
+  }
+  for (const registration of registrations.values()) {
+    if (registration.payment_method === 'card' && !completedByRegistration.has(registration.id)) {
+      violate('one_registration_per_checkout', `card registration ${registration.id} has no COMPLETED checkout`);
+    }
+  }
+
+  // Seats never above capacity.
+  const overbooked = await db('events as e')
+    .join('registrations as r', 'r.event_id', 'e.id')
+    .whereNotNull('e.capacity')
+    .whereIn('r.status', ['PENDING', 'PAID'])
+    .groupBy('e.id', 'e.capacity')
+    .havingRaw('SUM(r.attendee_count) > e.capacity')
+    .select<Array<{ id: string; capacity: number; taken: string }>>('e.id', 'e.capacity', db.raw('SUM(r.attendee_count) AS taken'));
+  for (const event of overbooked) violate('capacity', `event ${event.id} holds ${event.taken} seats of ${event.capacity}`);
+
+  // Every UNFULFILLED row carries exactly one alert of its reason.
+  for (const row of checkouts.filter((c) => c.status === 'UNFULFILLED')) {
+    const own = alerts.filter((a) => a.checkout_session_id === row.id && a.kind === row.unfulfilled_reason);
+    if (own.length !== 1) violate('unfulfilled_alert', `UNFULFILLED checkout ${row.id} (${row.unfulfilled_reason ?? '?'}) has ${own.length} alerts of its reason`);
+  }
+
+  // Every charged session ends registered or UNFULFILLED.
+  const byProviderSession = new Map(checkouts.filter((c) => c.provider_session_id).map((c) => [c.provider_session_id as string, c]));
+  for (const sessionId of options.charged ?? []) {
+    const row = byProviderSession.get(sessionId);
+    if (!row) {
+      violate('charged_accounted', `charged session ${sessionId} has no checkout row`);
+      continue;
+    }
+    if (row.status === 'COMPLETED') {
+      const registration = row.registration_id ? registrations.get(row.registration_id) : undefined;
+      if (!registration || (registration.status !== 'PAID' && registration.status !== 'CANCELLED')) {
+        violate('charged_accounted', `charged session ${sessionId} is COMPLETED with registration ${registration?.status ?? 'missing'}`);
+      }
+    } else if (row.status !== 'UNFULFILLED') {
+      violate('charged_accounted', `charged session ${sessionId} is ${row.status}: money taken without a registration or an alert`);
+    }
+  }
+
+  // Staged data lives only as long as it is needed.
+  for (const row of checkouts) {
+    if (row.status === 'EXPIRED' && row.payload_enc !== null) violate('payload_scrubbed', `EXPIRED checkout ${row.id} still holds its payload`);
+    if (row.status === 'COMPLETED' && row.payload_enc !== null) violate('payload_scrubbed', `COMPLETED checkout ${row.id} still holds its payload`);
+  }
+
+  if (options.refundCalls && options.refundCalls.length > 0) {
+    violate('no_refunds', `${options.refundCalls.length} call(s) to the provider's refund interface`);
+  }
+  return violations;
+}
+
+/** Throws one error listing every violation. */
+export async function assertInvariants(db: Db, options: InvariantOptions = {}): Promise<void> {
+  const violations = await checkInvariants(db, options);
+  if (violations.length > 0) {
+    throw new Error(`${violations.length} invariant violation(s):\n${violations.map((v) => `  - ${v.rule}: ${v.detail}`).join('\n')}`);
+  }
+}

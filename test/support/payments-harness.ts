@@ -1,0 +1,78 @@
+import { Writable } from 'node:stream';
+import { FixedClock } from '../../src/clock.js';
+import type { AppContext } from '../../src/context.js';
+import { createLogger, type Logger } from '../../src/logger.js';
+import { createTestContext } from './context.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+import { startFakeProvider, type FakeProvider } from './fake-provider.js';
+import { insertUser } from './factories.js';
+import { startTestServer, type TestServer } from './http.js';
+import { TEST_WEBHOOK_SECRET } from './webhook-events.js';
+
+/**
+ * Everything a card-payment reliability run needs, wired as in production: its
+ * own database, the local provider (checkout API + signed webhook deliveries),
+ * the real HTTP server the provider delivers to, and an ADMIN to alert.
+ */
+export interface PaymentsHarness {
+  tdb: TestDatabase;
+  ctx: AppContext & { clock: FixedClock };
+  provider: FakeProvider;
+  server: TestServer;
+  /** Every log line the server and the services wrote, when `captureLogs` was asked for. */
+  logs: LogCapture;
+  close(): Promise<void>;
+}
+
+export interface PaymentsHarnessOptions {
+  /** Extra environment on top of testEnv() and the provider's PSP_* variables. */
+  env?: Record<string, string | undefined>;
+  /** Capture pino output (level debug) instead of discarding it. */
+  captureLogs?: boolean;
+  now?: Date;
+}
+
+export interface LogCapture {
+  lines: string[];
+  text(): string;
+}
+
+/** A pino logger writing into memory, so a test can search everything that was logged. */
+export function captureLogger(level = 'debug'): { logger: Logger; logs: LogCapture } {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(...chunk.toString('utf8').split('\n').filter((line) => line.length > 0));
+      callback();
+    },
+  });
+  return { logger: createLogger({ level, destination }), logs: { lines, text: () => lines.join('\n') } };
+}
+
+export async function startPaymentsHarness(options: PaymentsHarnessOptions = {}): Promise<PaymentsHarness> {
+  const tdb = await createTestDatabase();
+  const provider = await startFakeProvider({ webhookSecret: TEST_WEBHOOK_SECRET });
+  const clock = new FixedClock(options.now ?? new Date('2026-11-22T00:00:00Z'));
+  const capture = options.captureLogs ? captureLogger() : undefined;
+  const ctx = createTestContext({
+    db: tdb.db,
+    env: { ...provider.configEnv(), ...options.env },
+    clock,
+    logger: capture?.logger,
+  }) as AppContext & { clock: FixedClock };
+  await insertUser(tdb.db, ctx.cipher, { email: 'treasurer@example.org', role: 'ADMIN' });
+  const server = await startTestServer(ctx);
+  provider.setWebhookUrl(`${server.url}/api/stripe/webhook`);
+  return {
+    tdb,
+    ctx,
+    provider,
+    server,
+    logs: capture?.logs ?? { lines: [], text: () => '' },
+    async close() {
+      await server.close();
+      await provider.close();
+      await tdb.drop();
+    },
+  };
+}
