@@ -1,0 +1,379 @@
+import fc from 'fast-check';
+import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import { AppError } from '../../src/errors.js';
+import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
+import { startEventCheckout } from '../../src/payments/checkout.js';
+import { startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
+import { registerForEvent } from '../../src/payments/register.js';
+import { insertEvent } from '../../test/support/factories.js';
+import { assertInvariants } from '../../test/support/invariants.js';
+import { startPaymentsHarness, type PaymentsHarness } from '../../test/support/payments-harness.js';
+import type { ProviderObject } from '../../test/support/provider-fixtures.js';
+
+/**
+ * Case 2, model-based interleavings: fast-check generates sequences of what
+ * payers, the provider and the sweep job do — start a checkout, pay-now, pay,
+ * pay with a delayed method that then succeeds or fails, sweep after time
+ * passes, full and partial refunds, disputes, redeliveries, and a completion
+ * racing its own refund — and runs them against the real code on real
+ * PostgreSQL (deliveries through the real server). After every step the shared
+ * invariants must hold, plus each step's own promise.
+ */
+
+type ProviderState = 'open' | 'pending' | 'paid' | 'failed';
+
+interface ModelSession {
+  providerSessionId: string;
+  checkoutId: string;
+  /** Pay-now: the registration it pays. */
+  registrationId?: string;
+  provider: ProviderState;
+}
+
+export interface InterleavingModel {
+  sessions: ModelSession[];
+  /** Bank-transfer registrations pay-now may be used on. */
+  bankRegistrations: string[];
+  /** Every event delivered, for redelivery. */
+  delivered: ProviderObject[];
+  /** Provider sessions whose payment the provider settled. */
+  charged: Set<string>;
+}
+
+export interface InterleavingReal {
+  harness: PaymentsHarness;
+  events: EventRecord[];
+  counters: InterleavingCounters;
+}
+
+export interface InterleavingCounters {
+  runs: number;
+  commands: number;
+}
+
+type Cmd = fc.AsyncCommand<InterleavingModel, InterleavingReal, false>;
+
+async function settle(model: InterleavingModel, real: InterleavingReal): Promise<void> {
+  real.counters.commands += 1;
+  await assertInvariants(real.harness.tdb.db, { charged: model.charged, refundCalls: real.harness.provider.refundCalls });
+}
+
+async function deliver(model: InterleavingModel, real: InterleavingReal, event: ProviderObject): Promise<{ outcome?: string }> {
+  const result = await real.harness.provider.deliverEvent(event);
+  if (result.status !== 200) throw new Error(`delivery of ${String(event.type)} answered ${result.status}: ${result.body}`);
+  model.delivered.push(event);
+  return JSON.parse(result.body) as { outcome?: string };
+}
+
+const pick = <T>(items: T[], index: number): T => items[index % items.length] as T;
+const inState = (model: InterleavingModel, state: ProviderState) => model.sessions.filter((s) => s.provider === state);
+
+const isRefusal = (error: unknown) => error instanceof AppError && ['sold_out', 'not_payable'].includes(error.code);
+
+class StartCheckout implements Cmd {
+  constructor(readonly event: number, readonly attendees: number) {}
+  check = () => true;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const event = pick(real.events, this.event);
+    const n = model.sessions.length;
+    try {
+      const attendees = Array.from({ length: this.attendees }, (_, i) => ({ name: `Guest ${n}.${i}`, tier: 'adult' }));
+      const started = await startEventCheckout(real.harness.ctx, {
+        event,
+        contact: { name: `Payer ${n}`, email: `payer-${n}@example.org` },
+        attendees,
+        family: false,
+      });
+      model.sessions.push({ ...(await providerIdsOf(real, started.checkoutId)), provider: 'open' });
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+    }
+    await settle(model, real);
+  }
+  toString = () => `startCheckout(event ${this.event}, ${this.attendees} seat(s))`;
+}
+
+class PayNow implements Cmd {
+  constructor(readonly event: number, readonly existing: number | null) {}
+  check = () => true;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const { ctx } = real.harness;
+    let registrationId: string | undefined;
+    if (this.existing !== null && model.bankRegistrations.length > 0) {
+      registrationId = pick(model.bankRegistrations, this.existing);
+    } else {
+      const n = model.bankRegistrations.length;
+      try {
+        const registered = await registerForEvent(ctx, pick(real.events, this.event), {
+          contact: { name: `Bank Payer ${n}`, email: `bank-${n}@example.org` },
+          attendees: [{ name: `Bank Guest ${n}`, tier: 'adult' }],
+          family: false,
+          payment: 'bank',
+        });
+        if (registered.kind === 'registered') registrationId = registered.registrationId;
+      } catch (error) {
+        if (!isRefusal(error)) throw error;
+      }
+      if (registrationId) model.bankRegistrations.push(registrationId);
+    }
+    if (registrationId) {
+      const live = model.sessions.filter((s) => s.registrationId === registrationId);
+      try {
+        const started = await startExistingRegistrationCheckout(ctx, { registrationId });
+        if (started.reused) {
+          // Reuse hands back a session of this registration that is still payable at the provider.
+          const reused = live.find((s) => s.checkoutId === started.checkoutId);
+          if (!reused || reused.provider !== 'open') throw new Error(`pay-now reused ${started.checkoutId}, not an open session of this registration`);
+        } else {
+          model.sessions.push({ ...(await providerIdsOf(real, started.checkoutId)), registrationId, provider: 'open' });
+        }
+      } catch (error) {
+        if (!isRefusal(error)) throw error;
+      }
+    }
+    await settle(model, real);
+  }
+  toString = () => `payNow(${this.existing === null ? `new bank registration on event ${this.event}` : `bank registration #${this.existing}`})`;
+}
+
+class CompletePaid implements Cmd {
+  constructor(readonly session: number) {}
+  check = (model: InterleavingModel) => inState(model, 'open').length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const session = pick(inState(model, 'open'), this.session);
+    session.provider = 'paid';
+    model.charged.add(session.providerSessionId);
+    await deliver(model, real, real.harness.provider.buildEvent('checkout.session.completed', session.providerSessionId));
+    await settle(model, real);
+  }
+  toString = () => `completePaid(#${this.session})`;
+}
+
+class CompleteUnpaid implements Cmd {
+  constructor(readonly session: number) {}
+  check = (model: InterleavingModel) => inState(model, 'open').length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const session = pick(inState(model, 'open'), this.session);
+    session.provider = 'pending';
+    await deliver(model, real, real.harness.provider.buildEvent('checkout.session.completed', session.providerSessionId, { payment_status: 'unpaid' }));
+    await settle(model, real);
+  }
+  toString = () => `completeUnpaid(#${this.session})`;
+}
+
+class AsyncSuccess implements Cmd {
+  constructor(readonly session: number) {}
+  check = (model: InterleavingModel) => inState(model, 'pending').length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const session = pick(inState(model, 'pending'), this.session);
+    session.provider = 'paid';
+    model.charged.add(session.providerSessionId);
+    await deliver(model, real, real.harness.provider.buildEvent('checkout.session.async_payment_succeeded', session.providerSessionId));
+    await settle(model, real);
+  }
+  toString = () => `asyncSuccess(#${this.session})`;
+}
+
+class AsyncFail implements Cmd {
+  constructor(readonly session: number) {}
+  check = (model: InterleavingModel) => inState(model, 'pending').length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const session = pick(inState(model, 'pending'), this.session);
+    session.provider = 'failed';
+    await deliver(model, real, real.harness.provider.buildEvent('checkout.session.async_payment_failed', session.providerSessionId));
+    const row = await real.harness.tdb.db('checkout_sessions').where({ id: session.checkoutId }).first<{ status: string }>();
+    if (row.status === 'OPEN' || row.status === 'COMPLETED') throw new Error(`a failed delayed payment left checkout ${session.checkoutId} ${row.status}`);
+    await settle(model, real);
+  }
+  toString = () => `asyncFail(#${this.session})`;
+}
+
+class Sweep implements Cmd {
+  constructor(readonly minutes: number) {}
+  check = () => true;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    real.harness.ctx.clock.advance(this.minutes * 60_000);
+    await sweepExpiredCheckouts(real.harness.ctx, { trigger: 'cli' });
+    await settle(model, real);
+  }
+  toString = () => `sweep(after ${this.minutes} min)`;
+}
+
+class Reverse implements Cmd {
+  constructor(
+    readonly kind: 'refund_full' | 'refund_partial' | 'dispute',
+    readonly session: number,
+  ) {}
+  check = (model: InterleavingModel) => inState(model, 'paid').length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const session = pick(inState(model, 'paid'), this.session);
+    const { provider, tdb } = real.harness;
+    const amount = (provider.sessions.get(session.providerSessionId)?.amount_total as number) ?? 0;
+    const event =
+      this.kind === 'dispute'
+        ? provider.buildEvent('charge.dispute.created', session.providerSessionId)
+        : provider.buildEvent(
+            'charge.refunded',
+            session.providerSessionId,
+            this.kind === 'refund_partial' ? { amount_refunded: Math.floor(amount / 3), refunded: false } : {},
+          );
+    await deliver(model, real, event);
+    if (this.kind !== 'refund_partial') {
+      const row = await tdb.db('checkout_sessions').where({ id: session.checkoutId }).first<{ status: string; registration_id: string | null }>();
+      if (row.status === 'COMPLETED' && row.registration_id) {
+        const registration = await tdb.db('registrations').where({ id: row.registration_id }).first<{ status: string }>();
+        if (registration.status !== 'CANCELLED') throw new Error(`a ${this.kind} left registration ${row.registration_id} ${registration.status}`);
+      }
+    }
+    await settle(model, real);
+  }
+  toString = () => `${this.kind}(#${this.session})`;
+}
+
+class Redeliver implements Cmd {
+  constructor(readonly delivery: number) {}
+  check = (model: InterleavingModel) => model.delivered.length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const event = pick(model.delivered, this.delivery);
+    const before = await snapshot(real);
+    const { outcome } = await deliver(model, real, event);
+    if (outcome !== 'duplicate_event') throw new Error(`redelivery of ${String(event.id)} was handled again (${String(outcome)})`);
+    const after = await snapshot(real);
+    if (after !== before) throw new Error(`redelivery of ${String(event.id)} changed the database:\n${before}\n${after}`);
+    await settle(model, real);
+  }
+  toString = () => `redeliver(#${this.delivery})`;
+}
+
+/** A payment and its refund (or dispute) arriving at the same moment. */
+class RaceCompletionAndReversal implements Cmd {
+  constructor(
+    readonly session: number,
+    readonly dispute: boolean,
+  ) {}
+  check = (model: InterleavingModel) => inState(model, 'open').length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const session = pick(inState(model, 'open'), this.session);
+    const { provider, tdb } = real.harness;
+    session.provider = 'paid';
+    model.charged.add(session.providerSessionId);
+    const completed = provider.buildEvent('checkout.session.completed', session.providerSessionId);
+    const reversal = provider.buildEvent(this.dispute ? 'charge.dispute.created' : 'charge.refunded', session.providerSessionId);
+    await Promise.all([deliver(model, real, completed), deliver(model, real, reversal)]);
+    const row = await tdb.db('checkout_sessions').where({ id: session.checkoutId }).first<{ status: string; registration_id: string | null }>();
+    if (row.status === 'COMPLETED' && row.registration_id) {
+      const registration = await tdb.db('registrations').where({ id: row.registration_id }).first<{ status: string }>();
+      if (registration.status !== 'CANCELLED') throw new Error(`a payment raced by its reversal left registration ${registration.status}`);
+    }
+    await settle(model, real);
+  }
+  toString = () => `race(completion, ${this.dispute ? 'dispute' : 'refund'}, #${this.session})`;
+}
+
+async function providerIdsOf(real: InterleavingReal, checkoutId: string): Promise<{ checkoutId: string; providerSessionId: string }> {
+  const row = await real.harness.tdb.db('checkout_sessions').where({ id: checkoutId }).first<{ provider_session_id: string }>();
+  return { checkoutId, providerSessionId: row.provider_session_id };
+}
+
+/** Everything a redelivery must leave as it was. */
+async function snapshot(real: InterleavingReal): Promise<string> {
+  const { db } = real.harness.tdb;
+  const [registrations, checkouts, alerts, mail, reversals] = await Promise.all([
+    db('registrations').orderBy('id').select('id', 'status', 'payment_intent_id'),
+    db('checkout_sessions').orderBy('id').select('id', 'status', 'registration_id', 'expires_at', 'payment_intent_id'),
+    db('operations_alerts').count<{ n: string }>({ n: '*' }).first(),
+    db('queued_mail').count<{ n: string }>({ n: '*' }).first(),
+    db('pending_reversals').orderBy('payment_intent_id').select('payment_intent_id', 'kind'),
+  ]);
+  return JSON.stringify({ registrations, checkouts, alerts: alerts?.n, mail: mail?.n, reversals });
+}
+
+const startCheckout = fc
+  .record({ event: fc.nat(3), attendees: fc.integer({ min: 1, max: 2 }) })
+  .map(({ event, attendees }) => new StartCheckout(event, attendees));
+const payNow = fc.tuple(fc.nat(3), fc.option(fc.nat(), { nil: null })).map(([event, existing]) => new PayNow(event, existing));
+const completePaid = fc.nat().map((s) => new CompletePaid(s));
+
+/** Starting and paying are listed more than once so generated runs build up enough checkouts to interleave. */
+export const interleavingCommands = [
+  startCheckout,
+  startCheckout,
+  startCheckout,
+  payNow,
+  payNow,
+  completePaid,
+  completePaid,
+  fc.nat().map((s) => new CompleteUnpaid(s)),
+  fc.nat().map((s) => new AsyncSuccess(s)),
+  fc.nat().map((s) => new AsyncFail(s)),
+  fc.constantFrom(0, 5, 20, 32, 45).map((minutes) => new Sweep(minutes)),
+  fc.nat().map((s) => new Reverse('refund_full', s)),
+  fc.nat().map((s) => new Reverse('refund_partial', s)),
+  fc.nat().map((s) => new Reverse('dispute', s)),
+  fc.nat().map((d) => new Redeliver(d)),
+  fc.tuple(fc.nat(), fc.boolean()).map(([s, dispute]) => new RaceCompletionAndReversal(s, dispute)),
+];
+
+const TABLES = ['processed_webhook_events', 'operations_alerts', 'pending_reversals', 'queued_mail', 'job_runs', 'checkout_sessions', 'registrations', 'events'];
+
+/** Starts each generated run from an empty set of events, checkouts, registrations and alerts (users are kept). */
+async function freshReal(harness: PaymentsHarness, counters: InterleavingCounters): Promise<InterleavingReal> {
+  const { db } = harness.tdb;
+  await db.raw(`TRUNCATE ${TABLES.join(', ')} CASCADE`);
+  harness.ctx.clock.set(new Date('2026-11-22T00:00:00Z'));
+  const events: EventRecord[] = [];
+  for (const [capacity, passCardFee] of [
+    [1, false],
+    [2, true],
+    [3, false],
+    [null, false],
+  ] as const) {
+    const { slug } = await insertEvent(db, { capacity, online_payment: true, pass_card_fee: passCardFee });
+    events.push((await getEventBySlug(db, slug)) as EventRecord);
+  }
+  counters.runs += 1;
+  return { harness, events, counters };
+}
+
+export function interleavingProperty(harness: PaymentsHarness, counters: InterleavingCounters, maxCommands: number) {
+  return fc.asyncProperty(fc.commands(interleavingCommands, { maxCommands, size: 'max' }), async (commands) => {
+    const real = await freshReal(harness, counters);
+    const model: InterleavingModel = { sessions: [], bankRegistrations: [], delivered: [], charged: new Set() };
+    await fc.asyncModelRun(() => ({ model, real }), commands);
+  });
+}
+
+/** Soak form: at least 200 generated runs (more while time remains), longer command sequences. */
+export async function run(options: { durationMs?: number; runs?: number } = {}) {
+  const deadline = Date.now() + (options.durationMs ?? 120_000);
+  const minRuns = options.runs ?? 200;
+  const counters: InterleavingCounters = { runs: 0, commands: 0 };
+  const harness = await startPaymentsHarness();
+  let passed = true;
+  let lost = 0;
+  let duplicates = 0;
+  try {
+    do {
+      const details = await fc.check(interleavingProperty(harness, counters, 40), { numRuns: Math.max(50, minRuns - counters.runs) });
+      if (details.failed) {
+        passed = false;
+        const report = fc.defaultReportMessage(details) ?? 'failed';
+        lost = report.includes('charged_accounted') ? 1 : 0;
+        duplicates = report.includes('one_registration_per_checkout') ? 1 : 0;
+        process.stderr.write(`model-interleavings: ${report}\n`);
+        break;
+      }
+    } while (counters.runs < minRuns || (options.runs === undefined && Date.now() < deadline));
+  } finally {
+    await harness.close();
+  }
+  return {
+    case: 'model-interleavings',
+    load: `${counters.runs} generated runs (fast-check commands, up to 40 steps), ${counters.commands} steps on real PostgreSQL`,
+    faults: 'any order of checkout, pay-now, paid/unpaid completion, delayed success/failure, sweep after time passes, full/partial refund, dispute, redelivery, completion racing its reversal',
+    inputs: counters.commands,
+    lost,
+    duplicates,
+    passed,
+  };
+}

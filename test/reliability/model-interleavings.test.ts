@@ -1,0 +1,23 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { interleavingProperty, type InterleavingCounters } from '../../soak/cases/model-interleavings.js';
+import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
+
+let harness: PaymentsHarness;
+
+beforeAll(async () => {
+  harness = await startPaymentsHarness();
+});
+afterAll(async () => {
+  await harness.close();
+});
+
+describe('model-based interleavings of checkout, payment, sweep and reversal events (real PostgreSQL)', () => {
+  it('after every step: one registration per checkout, capacity kept, every charge registered or alerted, no refunds', async () => {
+    const counters: InterleavingCounters = { runs: 0, commands: 0 };
+    await fc.assert(interleavingProperty(harness, counters, 30), { numRuns: 25 });
+    expect(counters.runs).toBeGreaterThanOrEqual(15);
+    expect(counters.commands).toBeGreaterThan(150);
+    expect(harness.provider.refundCalls).toEqual([]);
+  }, 60_000);
+});
