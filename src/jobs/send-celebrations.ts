@@ -116,6 +116,7 @@ export async function sendCelebrations(ctx: AppContext, options: JobOptions): Pr
     const branding = await loadEmailBranding(ctx.db, ctx.config);
     let mailer: Mailer | undefined;
     const failures = new Map<string, Failure>();
+    const stop: RunStop = {};
     for (const kind of kinds) {
       for await (const page of celebrationsOf(ctx, kind, day)) {
         const claimedAt = ctx.clock.now();
@@ -130,7 +131,9 @@ export async function sendCelebrations(ctx: AppContext, options: JobOptions): Pr
         if (mine.length === 0) continue;
         mailer ??= await ctx.mailer();
         const sendWith = mailer;
-        const outcomes = await eachLimited(mine, SEND_CONCURRENCY, (c) => deliver(ctx, sendWith, c, day, claimedAt, branding));
+        const outcomes = await eachLimited(mine, SEND_CONCURRENCY, (c) => deliver(ctx, sendWith, c, day, claimedAt, branding, stop));
+        // A send that could not be recorded stopped the rest: fail the run; the unsent claims go stale and are retried.
+        if (stop.cause !== undefined) throw stop.cause;
         for (const outcome of outcomes) {
           if (outcome.ok) {
             countSent(kind);
@@ -173,6 +176,15 @@ export function celebrationDay(now: Date, timeZone: string): CelebrationDay {
 }
 
 /**
+ * Set when a sent celebration could not be confirmed (the database is failing):
+ * every later send of the run is skipped, because an unconfirmed claim is sent
+ * again once stale, so each send without a record is a future duplicate.
+ */
+interface RunStop {
+  cause?: unknown;
+}
+
+/**
  * Sends one celebration and settles its claim: confirmed once the server
  * accepted it, or may have (an ambiguous error counts as sent, so nobody gets
  * two); released when the send certainly failed, so a later run retries.
@@ -184,8 +196,10 @@ async function deliver(
   day: CelebrationDay,
   claimedAt: Date,
   branding: EmailBranding,
+  stop: RunStop,
 ): Promise<void> {
   const key = { personId: celebration.personId, kind: celebration.kind, year: day.year };
+  if (stop.cause !== undefined) throw stop.cause;
   try {
     const to = celebration.addressesEnc.map((enc) => ctx.cipher.decrypt(enc));
     const result = await mailer.send({
@@ -207,8 +221,10 @@ async function deliver(
   try {
     await confirmCelebration(ctx.db, key, ctx.clock.now());
   } catch (error) {
-    // The email went out: count it as sent. The unconfirmed claim goes stale and may be sent again later.
-    ctx.logger.error({ personId: celebration.personId, kind: celebration.kind, err: errorMessage(error) }, 'could not confirm a sent celebration');
+    // The email went out: count it as sent. The unconfirmed claim goes stale and may be sent again later,
+    // so nothing more is sent in this run.
+    stop.cause ??= error;
+    ctx.logger.error({ personId: celebration.personId, kind: celebration.kind, err: errorMessage(error) }, 'could not confirm a sent celebration; stopping');
   }
 }
 
