@@ -9,7 +9,9 @@ export class JobFailedError extends AppError {
     readonly errorId: number,
     cause: unknown,
   ) {
-    super('job_failed', `${job} failed: ${errorMessage(cause)} (error id ${errorId})`, { cause, exitCode: 1, httpStatus: 500 });
+    // errorId 0: the error log could not be written, which mostly means the database itself is unreachable.
+    const recorded = errorId > 0 ? `error id ${errorId}` : 'not recorded in the error log: is the database reachable?';
+    super('job_failed', `${job} failed: ${errorMessage(cause)} (${recorded})`, { cause, exitCode: 1, httpStatus: 500 });
     this.name = 'JobFailedError';
   }
 }
