@@ -21,7 +21,9 @@ export function registerDemoCommand(program: Command): void {
         throw new AppError('demo_in_production', 'eventops demo never runs in production (NODE_ENV=production)', { exitCode: 1 });
       }
       // The demo seed may create users; the demo command allows it for its own run only.
-      const ctx = await openContext({ ...loaded, config: { ...loaded.config, allowDemoSeed: true } });
+      // The demo prints its own summary; routine info lines would only bury it.
+      const logger = loaded.config.logLevel === 'info' ? loaded.logger.child({}, { level: 'warn' }) : loaded.logger;
+      const ctx = await openContext({ logger, config: { ...loaded.config, allowDemoSeed: true } });
       try {
         const { seedDemoChurch } = await import('../../admin/demo-seed.js');
         const seed = await seedDemoChurch(ctx);
