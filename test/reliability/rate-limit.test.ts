@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { registerFromClients } from './scenarios/rate-limit.js';
+
+// The 11th-gets-429 rule, Retry-After, another X-Forwarded-For address under TRUST_PROXY, and a rotated
+// X-Forwarded-For without TRUST_PROXY are covered in test/http/register.test.ts; these are the cases it leaves out.
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+const limited = [...Array.from({ length: 10 }, () => 303), 429];
+
+describe('registration rate limit (issue 7, case 9)', () => {
+  it('without TRUST_PROXY the limit follows the connection address: a second client address is unaffected when the first is limited', async () => {
+    const run = await registerFromClients(tdb, {
+      trustProxy: false,
+      perClient: 11,
+      clients: [
+        ['first', { localAddress: '127.0.0.1' }],
+        ['second', { localAddress: '127.0.0.2' }],
+      ],
+    });
+    expect(run.statuses.get('first')).toEqual(limited);
+    expect(run.statuses.get('second')).toEqual(limited);
+    expect(run.registrations).toBe(20);
+  });
+
+  it('with TRUST_PROXY a client cannot get around the limit by putting its own X-Forwarded-For entries in front of the address the proxy appended', async () => {
+    // Behind one proxy: the proxy connects from 127.0.0.1 and appends the address it saw (198.51.100.7) to whatever the client sent.
+    const run = await registerFromClients(tdb, {
+      trustProxy: true,
+      perClient: 1,
+      clients: Array.from({ length: 11 }, (_, i): [string, { localAddress: string; forwardedFor: string }] => [
+        `forged-${i}`,
+        { localAddress: '127.0.0.1', forwardedFor: `203.0.113.${i + 1}, 198.51.100.7` },
+      ]),
+    });
+    expect([...run.statuses.values()].flat()).toEqual(limited);
+    expect(run.registrations).toBe(10);
+  });
+
+  it('with TRUST_PROXY, clients behind the proxy are limited one by one: another client address is unaffected', async () => {
+    const run = await registerFromClients(tdb, {
+      trustProxy: true,
+      perClient: 11,
+      clients: [
+        ['limited', { localAddress: '127.0.0.1', forwardedFor: '198.51.100.20' }],
+        ['other', { localAddress: '127.0.0.1', forwardedFor: '198.51.100.21' }],
+      ],
+    });
+    expect(run.statuses.get('limited')).toEqual(limited);
+    expect(run.statuses.get('other')).toEqual(limited);
+  });
+});
