@@ -42,7 +42,10 @@ export async function buildServer(
   const { default: Fastify } = await import('fastify');
   const app: FastifyInstance = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
-    trustProxy: ctx.config.http.trustProxy,
+    // Only the immediate peer (our proxy) is trusted, so the client is the address it appended: the last
+    // X-Forwarded-For entry. Trusting every hop (true) would take the first entry, which the client writes
+    // itself, and let it choose its own rate-limit key.
+    trustProxy: ctx.config.http.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     bodyLimit: options.bodyLimit ?? 256 * 1024,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
