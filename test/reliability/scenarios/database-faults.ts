@@ -55,7 +55,7 @@ export async function startRestartablePostgres(): Promise<RestartablePostgres> {
   url.pathname = '/eventops';
   const db = connectDb({ url: url.toString(), poolMax: 10 });
   await migrateLatest(db);
-  return {
+  const handle: RestartablePostgres = {
     url: url.toString(),
     name: 'eventops',
     db,
@@ -67,9 +67,7 @@ export async function startRestartablePostgres(): Promise<RestartablePostgres> {
     async start() {
       server ??= await startEmbeddedServer({ dataDir, persistent: true, port });
     },
-    async drop() {
-      await this.destroy();
-    },
+    drop: () => handle.destroy(),
     async destroy() {
       await db.destroy().catch(() => undefined);
       await server?.stop();
@@ -77,6 +75,7 @@ export async function startRestartablePostgres(): Promise<RestartablePostgres> {
       fs.rmSync(tmp, { recursive: true, force: true });
     },
   };
+  return handle;
 }
 
 /** Retries `probe` until it returns true or `ms` pass; returns the attempts it took (0 when it never did). */

@@ -70,7 +70,8 @@ async function smtpHarness(tdb: TestDatabase, faults: SmtpSinkOptions, now = new
     stallAfterData: whileFaulty(faults.stallAfterData),
   });
   const mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: MAIL_TIMEOUT_MS });
-  const ctx = createTestContext({ db: tdb.db, mailer, clock: new FixedClock(now) });
+  const clock = new FixedClock(now);
+  const ctx = { ...createTestContext({ db: tdb.db, mailer, clock }), clock };
   return {
     ctx,
     messages: sink.messages,
@@ -309,7 +310,8 @@ async function statusCounts(ctx: AppContext): Promise<Record<string, number>> {
 export async function queuedMailThroughFailingApi(tdb: TestDatabase, options: { messages?: number } = {}): Promise<QueuedMailReport> {
   const api = await startMailApiServer();
   const mailer = await createMailer(testConfig(api.configEnv()), silentLogger(), { timeoutMs: MAIL_TIMEOUT_MS });
-  const ctx = createTestContext({ db: tdb.db, mailer, clock: new FixedClock(new Date('2026-11-22T00:00:00Z')) });
+  const clock = new FixedClock(new Date('2026-11-22T00:00:00Z'));
+  const ctx = { ...createTestContext({ db: tdb.db, mailer, clock }), clock };
   try {
     const keys = await enqueueReceiptsAndAlerts(ctx, options.messages ?? 6, 'api-queued');
     // A stalled request is taken before any failure: 1 stall, then 3 × 500 and 2 × 429.
