@@ -1,0 +1,576 @@
+import http from 'node:http';
+import Stripe from 'stripe';
+import fc from 'fast-check';
+import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { WEBHOOK_BODY_LIMIT } from '../../src/http/webhook-route.js';
+import { insertEvent } from '../../test/support/factories.js';
+import { startPaymentsHarness, type PaymentsHarness } from '../../test/support/payments-harness.js';
+import { buildProviderEvent, type ProviderObject } from '../../test/support/provider-fixtures.js';
+import { createRandom, type Random } from '../../test/support/random.js';
+import { TEST_KEYS, testEnv } from '../../test/support/env.js';
+import { TEST_WEBHOOK_SECRET, completedSession, stageNewRegistrationCheckout } from '../../test/support/webhook-events.js';
+
+/**
+ * Case 7, hostile input: forged, stale, tampered, oversized and mislabelled
+ * webhook requests; a fuzzed public registration form; malformed
+ * configuration. Each must be refused with a client error that names what is
+ * wrong, change nothing, and never echo or log what was sent.
+ */
+
+// ---------------------------------------------------------------- webhook
+
+export const HOSTILE_MARKER = 'hostile-marker';
+
+export type HostileKind =
+  | 'no_signature'
+  | 'wrong_secret'
+  | 'stale_timestamp'
+  | 'tampered_body'
+  | 'malformed_header'
+  | 'huge_body'
+  | 'huge_body_chunked'
+  | 'wrong_content_type';
+
+const KINDS: Array<[HostileKind, number]> = [
+  ['no_signature', 18],
+  ['wrong_secret', 18],
+  ['stale_timestamp', 16],
+  ['tampered_body', 18],
+  ['malformed_header', 12],
+  ['huge_body', 3],
+  ['huge_body_chunked', 2],
+  ['wrong_content_type', 13],
+];
+
+export interface HostileRequest {
+  kind: HostileKind;
+  headers: Record<string, string | string[]>;
+  body: Buffer;
+  /** Send without Content-Length, in chunks. */
+  chunked: boolean;
+  /** The answers that count as refusing it. */
+  expected: number[];
+}
+
+export interface WebhookTarget {
+  checkoutId: string;
+  providerSessionId: string;
+  amount: number;
+}
+
+const CONTENT_TYPES = ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/octet-stream', ''];
+
+/** A delivery that would complete the target checkout if it were accepted, carrying a marker that must never be logged. */
+function eventFor(target: WebhookTarget, n: number, random: Random): ProviderObject {
+  const session = completedSession({ ...target, amountTotal: target.amount });
+  const type = random.pick(['checkout.session.completed', 'checkout.session.async_payment_succeeded', 'charge.refunded']);
+  return buildProviderEvent(type, { ...session, client_reference_id: `${HOSTILE_MARKER}-${n}`, customer_email: `${HOSTILE_MARKER}-${n}@example.org` });
+}
+
+function sign(payload: string, secret: string, timestamp?: number): string {
+  return Stripe.webhooks.generateTestHeaderString({ payload, secret, ...(timestamp === undefined ? {} : { timestamp }) });
+}
+
+export function hostileWebhookRequest(target: WebhookTarget, n: number, random: Random): HostileRequest {
+  const kind = random.weighted(KINDS);
+  const payload = JSON.stringify(eventFor(target, n, random), null, 2);
+  const json = { 'content-type': 'application/json; charset=utf-8' };
+  const now = Math.floor(Date.now() / 1000);
+  switch (kind) {
+    case 'no_signature':
+      return { kind, headers: json, body: Buffer.from(payload), chunked: false, expected: [400] };
+    case 'wrong_secret':
+      return {
+        kind,
+        headers: { ...json, 'stripe-signature': sign(payload, random.pick(['whsec_forged', `${TEST_WEBHOOK_SECRET}x`, '', 'sk_test_eventops'])) },
+        body: Buffer.from(payload),
+        chunked: false,
+        expected: [400],
+      };
+    case 'stale_timestamp':
+      // Signed with the real secret, but older than the five-minute tolerance (a replay).
+      return {
+        kind,
+        headers: { ...json, 'stripe-signature': sign(payload, TEST_WEBHOOK_SECRET, now - random.int(301, 86_400 * 30)) },
+        body: Buffer.from(payload),
+        chunked: false,
+        expected: [400],
+      };
+    case 'tampered_body': {
+      const signature = sign(payload, TEST_WEBHOOK_SECRET);
+      const tampered = random.chance(0.5)
+        ? payload.replace(`"amount_total": ${target.amount}`, `"amount_total": ${target.amount - random.int(1, 1000)}`)
+        : `${payload} `;
+      return { kind, headers: { ...json, 'stripe-signature': signature }, body: Buffer.from(tampered), chunked: false, expected: [400] };
+    }
+    case 'malformed_header': {
+      const good = sign(payload, TEST_WEBHOOK_SECRET);
+      const header = random.pick<string | string[]>([
+        '',
+        't=,v1=',
+        `t=${now}`,
+        `v1=${good.split('v1=')[1] ?? ''}`,
+        `t=not-a-number,v1=${'0'.repeat(64)}`,
+        `t=${now},v1=${'z'.repeat(64)},v0=${'a'.repeat(64)}`,
+        'x'.repeat(8000),
+        [`t=${now},v1=${'0'.repeat(64)}`, `t=${now},v1=${'1'.repeat(64)}`],
+      ]);
+      return { kind, headers: { ...json, 'stripe-signature': header }, body: Buffer.from(payload), chunked: false, expected: [400] };
+    }
+    case 'huge_body':
+    case 'huge_body_chunked': {
+      const padding = `"${HOSTILE_MARKER}":"${'A'.repeat(WEBHOOK_BODY_LIMIT + random.int(1, 64 * 1024))}"`;
+      const huge = `${payload.slice(0, -1)},${padding}}`;
+      // Even correctly signed: anything over the limit is refused before it is read.
+      return {
+        kind,
+        headers: { ...json, 'stripe-signature': sign(huge, TEST_WEBHOOK_SECRET) },
+        body: Buffer.from(huge),
+        chunked: kind === 'huge_body_chunked',
+        expected: [413],
+      };
+    }
+    case 'wrong_content_type': {
+      const contentType = random.pick(CONTENT_TYPES);
+      const body = contentType.startsWith('application/x-www-form-urlencoded') ? `payload=${encodeURIComponent(payload)}` : payload;
+      const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
+      if (random.chance(0.5)) headers['stripe-signature'] = sign(body, 'whsec_forged');
+      return { kind, headers, body: Buffer.from(body), chunked: false, expected: [400] };
+    }
+  }
+}
+
+/** POSTs raw bytes and reports the status, even when the server answers before reading the whole body. */
+export function rawPost(url: string, request: Pick<HostileRequest, 'headers' | 'body' | 'chunked'>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: http.OutgoingHttpHeaders = { ...request.headers };
+    if (!request.chunked) headers['content-length'] = request.body.length;
+    const req = http.request(url, { method: 'POST', headers, timeout: 20_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    // A server refusing an oversized body may close the socket while we still write: the answer is what counts.
+    req.on('error', (error) => (answered ? undefined : reject(error)));
+    let answered = false;
+    req.on('response', () => (answered = true));
+    req.on('timeout', () => req.destroy(new Error('request timed out')));
+    if (request.chunked) {
+      const size = 64 * 1024;
+      let offset = 0;
+      const writeMore = (): void => {
+        while (offset < request.body.length) {
+          const chunk = request.body.subarray(offset, offset + size);
+          offset += size;
+          if (!req.write(chunk)) {
+            req.once('drain', writeMore);
+            return;
+          }
+        }
+        req.end();
+      };
+      writeMore();
+    } else {
+      req.end(request.body);
+    }
+  });
+}
+
+export interface HostileWebhookReport {
+  seed: number;
+  sent: number;
+  byKind: Partial<Record<HostileKind, number>>;
+  /** Requests not answered with their expected refusal: "<kind> → <status>". */
+  unexpected: string[];
+  /** Error bodies that are not the documented JSON error body. */
+  badBodies: number;
+  /** Rows the requests caused (processed events, registrations, alerts, error-log rows, changed checkouts). */
+  rowsWritten: number;
+  /** Log lines that carry any part of a request body. */
+  leakedLogLines: string[];
+}
+
+/** Sends `count` hostile webhook requests at a running server whose logs are captured, then looks for traces. */
+export async function sendHostileWebhooks(harness: PaymentsHarness, count: number, seed = Math.floor(Math.random() * 2 ** 31)): Promise<HostileWebhookReport> {
+  const random = createRandom(seed);
+  const { db } = harness.tdb;
+  const event = await insertEvent(db, { online_payment: true });
+  const target = await stageNewRegistrationCheckout(harness.ctx, event);
+  const before = await rowCounts(harness);
+  const url = `${harness.server.url}/api/stripe/webhook`;
+  const byKind: Partial<Record<HostileKind, number>> = {};
+  const unexpected: string[] = [];
+  let badBodies = 0;
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const n = next++;
+      const request = hostileWebhookRequest(target, n, random);
+      byKind[request.kind] = (byKind[request.kind] ?? 0) + 1;
+      const answer = await rawPost(url, request);
+      if (!request.expected.includes(answer.status)) unexpected.push(`${request.kind} → ${answer.status} ${answer.body.slice(0, 200)}`);
+      if (!isErrorBody(answer.body)) badBodies += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: 12 }, worker));
+  const after = await rowCounts(harness);
+  const rowsWritten = Object.keys(after).reduce((sum, key) => sum + Math.abs((after[key] ?? 0) - (before[key] ?? 0)), 0);
+  const checkout = await db('checkout_sessions').where({ id: target.checkoutId }).first<{ status: string }>();
+  const leakedLogLines = harness.logs.lines.filter((line) => line.includes(HOSTILE_MARKER) || line.includes('"amount_total"'));
+  return { seed, sent: count, byKind, unexpected, badBodies, rowsWritten: rowsWritten + (checkout.status === 'OPEN' ? 0 : 1), leakedLogLines };
+}
+
+function isErrorBody(text: string): boolean {
+  try {
+    const parsed = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
+    return typeof parsed.error?.code === 'string' && typeof parsed.error.message === 'string';
+  } catch {
+    return false;
+  }
+}
+
+async function rowCounts(harness: PaymentsHarness): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const table of ['processed_webhook_events', 'registrations', 'operations_alerts', 'pending_reversals', 'queued_mail', 'error_logs']) {
+    const row = await harness.tdb.db(table).count<{ n: string }>({ n: '*' }).first();
+    counts[table] = Number(row?.n ?? 0);
+  }
+  return counts;
+}
+
+// ---------------------------------------------------------------- registration form
+
+export const INJECTED = [
+  '<script>alert("x")</script>',
+  '"><img src=x onerror=alert(1)>',
+  "'; DROP TABLE registrations; --",
+  '{{constructor.constructor("return process")()}}',
+  '<b onmouseover=alert(1)>bold</b>',
+  '\u0000\u202e\ud83d\ude00',
+];
+
+/** A field of the submission broken on purpose, with the field name the answer must name. */
+export interface Mutation<B> {
+  field: string;
+  apply(body: B): void;
+}
+type JsonBody = Record<string, unknown>;
+
+/** Values of the wrong type for any contact field (null and booleans are legitimate "absent"/"family" values in JSON). */
+const wrongType = fc.oneof(
+  fc.integer(),
+  fc.array(fc.string({ maxLength: 8 }), { minLength: 2, maxLength: 3 }),
+  fc.dictionary(fc.string({ minLength: 1, maxLength: 5 }), fc.string({ maxLength: 5 }), { minKeys: 1, maxKeys: 2 }),
+);
+
+const jsonContactMutation: fc.Arbitrary<Mutation<JsonBody>> = fc.oneof(
+  fc.constantFrom('name', 'email', 'payment').map((field) => ({ field, apply: (b: JsonBody) => void delete b[field] })),
+  fc.tuple(fc.constantFrom('name', 'email', 'payment', 'mobile', 'family'), wrongType).map(([field, value]) => ({
+    field,
+    apply: (b: JsonBody) => void (b[field] = value),
+  })),
+  fc.constantFrom('', ' ', 'not-an-email', '<script>@x', `${'a'.repeat(250)}@example.org`).map((email) => ({ field: 'email', apply: (b: JsonBody) => void (b.email = email) })),
+  fc.constantFrom('card-please', 'cash', '', 'CARD').map((payment) => ({ field: 'payment', apply: (b: JsonBody) => void (b.payment = payment) })),
+  fc.constantFrom('abc', '+61 <b>4</b>', '1'.repeat(41)).map((mobile) => ({ field: 'mobile', apply: (b: JsonBody) => void (b.mobile = mobile) })),
+  fc.constantFrom<unknown>('yes', 'on please', 1).map((family) => ({ field: 'family', apply: (b: JsonBody) => void (b.family = family) })),
+);
+
+const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `Guest ${i}`, tier: 'adult' }));
+
+const jsonAttendeeMutation: fc.Arbitrary<Mutation<JsonBody>> = fc.oneof(
+  fc.constantFrom(0, 51, 201, 400).map((n) => ({ field: 'attendees', apply: (b: JsonBody) => void (b.attendees = rows(n)) })),
+  fc.constantFrom<unknown>('all of us', -3, 1e9, { name: 'x' }, null).map((value) => ({ field: 'attendees', apply: (b: JsonBody) => void (b.attendees = value) })),
+  fc.constantFrom('vip', '', '__proto__', 'ADULT', 'constructor').map((tier) => ({ field: 'attendees[0].tier', apply: (b: JsonBody) => void (b.attendees = [{ name: 'Guest', tier }]) })),
+  fc.constantFrom<unknown>('', '   ', 'x'.repeat(201), 42, ['a', 'b']).map((name) => ({ field: 'attendees[0].name', apply: (b: JsonBody) => void (b.attendees = [{ name, tier: 'adult' }]) })),
+  fc.constantFrom<unknown>(null, 7, 'Guest').map((row) => ({ field: 'attendees[0]', apply: (b: JsonBody) => void (b.attendees = [row]) })),
+);
+
+const injectedOrPlain = (plain: string) => fc.oneof(fc.constantFrom(...INJECTED.slice(0, 5)), fc.constant(plain));
+
+export const validJsonSubmission = fc.record({
+  name: injectedOrPlain('Jordan Member'),
+  email: fc.constant('member@example.org'),
+  mobile: fc.constantFrom(undefined, '+61 400 000 000'),
+  payment: fc.constant('bank'),
+  family: fc.boolean(),
+  attendees: fc.array(fc.record({ name: injectedOrPlain('Guest'), tier: fc.constant('adult') }), { minLength: 1, maxLength: 3 }),
+});
+
+/** Applies contact mutations and at most one attendee mutation (two would overwrite each other), at least one in all. */
+function broken<B>(base: fc.Arbitrary<B>, contact: fc.Arbitrary<Mutation<B>>, attendee: fc.Arbitrary<Mutation<B>>) {
+  return fc
+    .tuple(base, fc.array(contact, { maxLength: 3 }), fc.option(attendee, { nil: undefined }))
+    .filter(([, contactMutations, attendeeMutation]) => contactMutations.length > 0 || attendeeMutation !== undefined)
+    .map(([valid, contactMutations, attendeeMutation]) => {
+      const body = structuredClone(valid);
+      const mutations = attendeeMutation ? [...contactMutations, attendeeMutation] : contactMutations;
+      for (const mutation of mutations) mutation.apply(body);
+      return { body, fields: [...new Set(mutations.map((m) => m.field))] };
+    });
+}
+
+/** An invalid JSON submission with the fields it must be refused for. */
+export const invalidJsonSubmission = broken<JsonBody>(validJsonSubmission, jsonContactMutation, jsonAttendeeMutation);
+
+/** The page's form as posted: ordered pairs, repeated attendee_name / attendee_tier. */
+export type FormPairs = Array<[string, string]>;
+
+export const validFormSubmission: fc.Arbitrary<FormPairs> = validJsonSubmission.map((b) => {
+  const pairs: FormPairs = [
+    ['name', b.name],
+    ['email', b.email],
+    ['payment', b.payment],
+  ];
+  if (b.mobile) pairs.push(['mobile', b.mobile]);
+  if (b.family) pairs.push(['family', 'on']);
+  for (const row of b.attendees) pairs.push(['attendee_name', row.name], ['attendee_tier', row.tier]);
+  return pairs;
+});
+
+const setField = (pairs: FormPairs, key: string, values: string[]) => {
+  const kept = pairs.filter(([k]) => k !== key);
+  pairs.splice(0, pairs.length, ...kept, ...values.map((v): [string, string] => [key, v]));
+};
+const setRows = (pairs: FormPairs, names: string[], tiers: string[]) => {
+  const kept = pairs.filter(([k]) => k !== 'attendee_name' && k !== 'attendee_tier');
+  pairs.splice(0, pairs.length, ...kept, ...names.map((n): [string, string] => ['attendee_name', n]), ...tiers.map((t): [string, string] => ['attendee_tier', t]));
+};
+
+const formContactMutation: fc.Arbitrary<Mutation<FormPairs>> = fc.oneof(
+  fc.constantFrom('name', 'email', 'payment').map((field) => ({ field, apply: (p: FormPairs) => setField(p, field, []) })),
+  fc.constantFrom('name', 'email', 'payment').map((field) => ({ field, apply: (p: FormPairs) => setField(p, field, ['first', 'second']) })),
+  fc.constantFrom('', '   ', 'not-an-email', '<script>alert(1)</script>', `${'a'.repeat(250)}@example.org`).map((email) => ({ field: 'email', apply: (p: FormPairs) => setField(p, 'email', [email]) })),
+  fc.constantFrom('card-please', 'cash', '', '<b onmouseover=alert(1)>card</b>').map((payment) => ({ field: 'payment', apply: (p: FormPairs) => setField(p, 'payment', [payment]) })),
+  fc.constantFrom('abc', '<img src=x onerror=alert(1)>', '1'.repeat(41)).map((mobile) => ({ field: 'mobile', apply: (p: FormPairs) => setField(p, 'mobile', [mobile]) })),
+  fc.constantFrom('yes', 'true', '1', '<script>alert(1)</script>').map((family) => ({ field: 'family', apply: (p: FormPairs) => setField(p, 'family', [family]) })),
+  fc.constant({ field: 'name', apply: (p: FormPairs) => setField(p, 'name', ['x'.repeat(201)]) }),
+);
+
+const formAttendeeMutation: fc.Arbitrary<Mutation<FormPairs>> = fc.oneof(
+  fc.constantFrom(0, 51, 201, 300).map((n) => ({
+    field: 'attendees',
+    apply: (p: FormPairs) => setRows(p, rows(n).map((r) => r.name), rows(n).map((r) => r.tier)),
+  })),
+  fc.constant({ field: 'attendees', apply: (p: FormPairs) => setRows(p, ['Guest', 'Guest 2'], ['adult']) }),
+  fc.constantFrom('-3', '1000000000').map((count) => ({ field: 'attendees', apply: (p: FormPairs) => setRows(p, [count], []) })),
+  fc.constantFrom('vip', '', '__proto__', '<script>alert(1)</script>').map((tier) => ({ field: 'attendees[0].tier', apply: (p: FormPairs) => setRows(p, ['Guest'], [tier]) })),
+  fc.constant({ field: 'attendees[0].name', apply: (p: FormPairs) => setRows(p, ['x'.repeat(201)], ['adult']) }),
+);
+
+/** An invalid form post with the fields it must be refused for. */
+export const invalidFormSubmission = broken<FormPairs>(validFormSubmission, formContactMutation, formAttendeeMutation);
+
+export interface FormAnswer {
+  status: number;
+  contentType: string;
+  text: string;
+}
+
+let forwardedFor = 0;
+
+/** One registration post from its own client address (TRUST_PROXY is on in these runs, so the rate limit does not mask answers). */
+export async function postRegistration(baseUrl: string, slug: string, body: string, contentType: string): Promise<FormAnswer> {
+  forwardedFor += 1;
+  const response = await fetch(`${baseUrl}/events/${slug}/register`, {
+    method: 'POST',
+    headers: { 'content-type': contentType, 'x-forwarded-for': `10.${(forwardedFor >> 16) & 255}.${(forwardedFor >> 8) & 255}.${forwardedFor & 255}` },
+    body,
+    redirect: 'manual',
+  });
+  return { status: response.status, contentType: response.headers.get('content-type') ?? '', text: await response.text() };
+}
+
+/** Raw injected text that must never come back unescaped in a page. */
+export function unescapedInjection(html: string): string | undefined {
+  return ['<script>alert', '<img src=x', '<b onmouseover'].find((raw) => html.includes(raw));
+}
+
+// ---------------------------------------------------------------- configuration
+
+/** Malformed values for each validated variable; every one must be refused naming the variable, never echoing the value. */
+export const CONFIG_FUZZ: Record<string, string[]> = {
+  DATABASE_URL: ['mysql://db/x', 'postgres://', 'not a url', 'postgres:///nohost'],
+  DIRECT_URL: ['http://db.example.org/x', '://', 'postgresql//missing-colon'],
+  MIGRATE_ON_START: ['yes', 'TRUE', '1', 'on'],
+  AUTH_SECRET: ['short', 'x'.repeat(31)],
+  NEXTAUTH_SECRET: ['tiny-legacy-secret'],
+  AUTH_URL: ['church.example.org', 'ftp://church.example.org', 'javascript:alert(1)', '//evil.example.org'],
+  NEXTAUTH_URL: ['not a url at all'],
+  APP_URL: ['mailto:office@example.org', 'www.example.org'],
+  ENCRYPTION_KEY: ['not-base64!!', Buffer.alloc(16, 7).toString('base64'), Buffer.alloc(33, 7).toString('base64'), 'c2hvcnQ='],
+  ENCRYPTION_KEY_V1: [Buffer.alloc(32, 9).toString('base64')],
+  ENCRYPTION_KEY_V2: ['%%%', Buffer.alloc(31, 1).toString('base64')],
+  ENCRYPTION_KEY_ID: ['2', 'v0', 'version2', 'v2'],
+  DISABLE_OTP: ['maybe'],
+  MAIL_FROM: ['office', 'office@', '@example.org', '<script>@x'],
+  MAILAPI_URL: ['api.resend.com'],
+  SMTP_HOST: ['smtp.example.org/path', 'smtp example org', 'smtp;rm -rf'],
+  SMTP_PORT: ['0', '65536', 'smtp', '-1', '4 65'],
+  SMTP_SECURE: ['tls'],
+  APP_FY_START_MONTH: ['0', '13', 'July', '7.5'],
+  APP_TIMEZONE: ['Mars/Olympus', 'Sydney', 'UTC+25'],
+  APP_LOCALE: ['en_AU!', '12345', 'en-AU-toolongsubtag'],
+  APP_CURRENCY: ['aud', 'AUDD', 'XYZ', '$'],
+  THEME_PRIMARY: ['blue', '#12345', '#GGGGGG', 'rgb(0,0,0)'],
+  THEME_PRIMARY_DARK: ['#1234567'],
+  THEME_ACCENT: ['red'],
+  IN_APP_CRON: ['sometimes'],
+  CLEARANCE_DIGEST: ['y'],
+  ERROR_DIGEST: ['n'],
+  PSP_API_BASE: ['api.stripe.com'],
+  CAPTCHA_VERIFY_URL: ['challenges'],
+  MEMBERSHIP_SECRETARY_EMAIL: ['secretary'],
+  WEBSITE_SYNC_URL: ['website.example.org/hook'],
+  TRACKER_REPO: ['just-a-name', 'owner/repo/extra', 'owner/<script>'],
+  TRACKER_API_URL: ['github'],
+  CONTAINER_APP_REPLICA_COUNT: ['-1', 'two', '1.5'],
+  ALLOW_DEMO_SEED: ['please'],
+  PORT: ['0', '99999', 'http'],
+  HOST: ['127.0.0.1; rm -rf /', 'host name'],
+  TRUST_PROXY: ['loopback'],
+  LOG_LEVEL: ['verbose', 'INFO', 'all'],
+};
+
+/** Variables that need a partner set for the rule under test to be reached. */
+const PARTNERS: Record<string, Record<string, string>> = {
+  ENCRYPTION_KEY_V2: { ENCRYPTION_KEY_V1: TEST_KEYS.v1 },
+  ENCRYPTION_KEY_ID: { ENCRYPTION_KEY_V1: TEST_KEYS.v1 },
+  WEBSITE_SYNC_URL: { WEBSITE_SYNC_SECRET: 'website-sync-secret' },
+};
+
+export interface ConfigFuzzOutcome {
+  variable: string;
+  value: string;
+  /** Variables the error named; empty when the value was accepted. */
+  named: string[];
+  /** The error message contains the value. */
+  echoed: boolean;
+}
+
+export function fuzzConfigValue(variable: string, value: string): ConfigFuzzOutcome {
+  const env = testEnv({ ...PARTNERS[variable], [variable]: value });
+  try {
+    loadConfig(env);
+    return { variable, value, named: [], echoed: false };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    // The fixed sentence of what is expected may contain the value by coincidence ("Sydney", "postgres://").
+    const withoutRules = error.problems.reduce((text, p) => text.split(p.expected).join(''), error.message);
+    const echoed = value.length >= 4 && withoutRules.includes(value);
+    return { variable, value, named: error.problems.map((p) => p.variable), echoed };
+  }
+}
+
+/** Every listed malformed value, plus one trailing comment per variable. */
+export function configFuzzCases(): Array<[string, string]> {
+  const cases: Array<[string, string]> = [];
+  for (const [variable, values] of Object.entries(CONFIG_FUZZ)) {
+    for (const value of values) cases.push([variable, value]);
+    cases.push([variable, `${values[0] ?? 'value'} # the office said so`]);
+  }
+  return cases;
+}
+
+// ---------------------------------------------------------------- soak
+
+export async function run(options: { durationMs?: number; runs?: number } = {}) {
+  const deadline = Date.now() + (options.durationMs ?? 120_000);
+  const rounds = options.runs ?? Number.POSITIVE_INFINITY;
+  let inputs = 0;
+  let refusedWrongly = 0;
+  let leaks = 0;
+  let rows = 0;
+  let round = 0;
+  do {
+    round += 1;
+    const harness = await startPaymentsHarness({ captureLogs: true, env: { TRUST_PROXY: 'true' } });
+    try {
+      const webhook = await sendHostileWebhooks(harness, 2000);
+      inputs += webhook.sent;
+      refusedWrongly += webhook.unexpected.length + webhook.badBodies;
+      leaks += webhook.leakedLogLines.length;
+      rows += webhook.rowsWritten;
+      const form = await fuzzRegistrationForm(harness, 400);
+      inputs += form.sent;
+      refusedWrongly += form.problems.length;
+      leaks += form.leaks;
+      const config = configFuzzCases().map(([variable, value]) => fuzzConfigValue(variable, value));
+      inputs += config.length;
+      refusedWrongly += config.filter((c) => !c.named.includes(c.variable)).length;
+      leaks += config.filter((c) => c.echoed).length;
+    } finally {
+      await harness.close();
+    }
+  } while (Date.now() < deadline && round < rounds);
+  return {
+    case: 'hostile-input',
+    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts and ${configFuzzCases().length} malformed configuration values each`,
+    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML; malformed and commented variables',
+    inputs,
+    lost: rows + refusedWrongly,
+    duplicates: 0,
+    passed: rows === 0 && refusedWrongly === 0 && leaks === 0,
+  };
+}
+
+export interface FormFuzzReport {
+  sent: number;
+  /** Answers that were not a 400 naming the broken fields (or that were a 5xx). */
+  problems: string[];
+  /** Pages that echoed injected text unescaped. */
+  leaks: number;
+  registrationsCreated: number;
+}
+
+/** Posts `count` invalid submissions, half as JSON and half as the page's form; none may register anyone. */
+export async function fuzzRegistrationForm(harness: PaymentsHarness, count: number): Promise<FormFuzzReport> {
+  const { db } = harness.tdb;
+  const event = await insertEvent(db, { capacity: 5 });
+  const before = Number((await db('registrations').where({ event_id: event.id }).count<{ n: string }>({ n: '*' }).first())?.n ?? 0);
+  const jsonSamples = fc.sample(invalidJsonSubmission, Math.ceil(count / 2));
+  const formSamples = fc.sample(invalidFormSubmission, Math.floor(count / 2));
+  const posts = [
+    ...jsonSamples.map((s) => ({ asJson: true, body: JSON.stringify(s.body), fields: s.fields })),
+    ...formSamples.map((s) => ({ asJson: false, body: new URLSearchParams(s.body).toString(), fields: s.fields })),
+  ];
+  const problems: string[] = [];
+  let leaks = 0;
+  let next = 0;
+  const worker = async () => {
+    while (next < posts.length) {
+      const post = posts[next++] as (typeof posts)[number];
+      const contentType = post.asJson ? 'application/json' : 'application/x-www-form-urlencoded';
+      const answer = await postRegistration(harness.server.url, event.slug, post.body, contentType);
+      const problem = judgeFormAnswer(answer, post.asJson, post.fields);
+      if (problem) problems.push(`${post.asJson ? 'json' : 'form'} ${post.body.slice(0, 160)}: ${problem}`);
+      if (!post.asJson && unescapedInjection(answer.text)) leaks += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  const after = Number((await db('registrations').where({ event_id: event.id }).count<{ n: string }>({ n: '*' }).first())?.n ?? 0);
+  return { sent: posts.length, problems, leaks, registrationsCreated: after - before };
+}
+
+/** undefined when the answer is the refusal the rules demand: 400 naming every broken field (413 only for oversized bodies). */
+export function judgeFormAnswer(answer: FormAnswer, asJson: boolean, fields: string[]): string | undefined {
+  if (answer.status >= 500) return `answered ${answer.status}`;
+  if (answer.status !== 400) return `answered ${answer.status}, not 400`;
+  const named = asJson ? jsonFields(answer.text) : htmlFields(answer.text);
+  // A broken attendee row may be named as the row or as one of its parts.
+  const missing = fields.filter((field) => !named.some((n) => n === field || n.startsWith(`${field}.`)));
+  return missing.length > 0 ? `did not name ${missing.join(', ')} (named ${named.join(', ') || 'nothing'})` : undefined;
+}
+
+function jsonFields(text: string): string[] {
+  try {
+    const parsed = JSON.parse(text) as { error?: { fields?: Array<{ field: string }> } };
+    return (parsed.error?.fields ?? []).map((f) => f.field);
+  } catch {
+    return [];
+  }
+}
+
+function htmlFields(html: string): string[] {
+  return [...html.matchAll(/data-field="([^"]*)"/g)].map((m) => m[1] ?? '');
+}
