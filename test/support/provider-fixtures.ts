@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import { PROVIDER_API_VERSION } from '../../src/payments/provider.js';
+import { ROOT } from './cli.js';
 
 /**
  * The provider's published example objects (shared/fixtures/stripe-objects.json,
@@ -13,7 +14,8 @@ import { PROVIDER_API_VERSION } from '../../src/payments/provider.js';
 export type ProviderObject = Record<string, unknown>;
 type FixtureName = 'charge' | 'checkout.session' | 'dispute' | 'event' | 'line_item' | 'payment_intent' | 'refund';
 
-const FIXTURES_FILE = fileURLToPath(new URL('../../../shared/fixtures/stripe-objects.json', import.meta.url));
+// From the checkout root, so the path also holds when this file runs compiled (soak/.build, bench/.build).
+const FIXTURES_FILE = path.join(ROOT, '../shared/fixtures/stripe-objects.json');
 
 let loaded: Record<FixtureName, ProviderObject> | undefined;
 
