@@ -23,9 +23,26 @@ export function createLogger(options: { level?: string; destination?: Destinatio
         ],
         censor: '[redacted]',
       },
+      serializers: { req: requestForLog },
     },
     options.destination ?? pino.destination({ fd: 2, sync: true }),
   );
+}
+
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  host?: string;
+  ip?: string;
+}
+
+/**
+ * The request as a log line shows it: the path without its query string, which
+ * carries registration tokens (?token=…) and provider session ids. Replaces
+ * fastify's default request serializer (pino's own serializers take precedence).
+ */
+function requestForLog(request: LoggedRequest): Record<string, string | undefined> {
+  return { method: request.method, url: request.url?.split('?')[0], host: request.host, remoteAddress: request.ip };
 }
 
 export function silentLogger(): Logger {
