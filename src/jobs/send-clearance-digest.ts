@@ -110,7 +110,7 @@ export async function sendClearanceDigest(ctx: AppContext, options: JobOptions):
       // Rule 8: force emails everyone again and replaces the recorded list; the month is open until they are all recorded again.
       const delivered = force ? await reopenMonth(ctx, month) : await deliveredThisMonth(ctx, month);
       const recipients = await digestRecipients(ctx);
-      const pending = recipients.filter((user) => !delivered.has(addressKey(user.email)));
+      const pending = recipients.filter((user) => !delivered.has(addressKey(ctx, user.email)));
       const branding = await loadEmailBranding(ctx.db, ctx.config);
       const mailer = await ctx.mailer();
       const sending = await sendToRecipients(ctx, mailer, pending, { month, force, now, report, branding, delivered }, options);
@@ -134,15 +134,24 @@ async function monthDone(ctx: AppContext, month: string): Promise<boolean> {
   return (await getSetting(ctx.db, 'clearanceDigestLastMonth')) === month;
 }
 
-/** Lowercased, so a differently cased address of the same mailbox is not emailed twice. */
-function addressKey(address: string): string {
-  return address.trim().toLowerCase();
+/**
+ * The email lookup hash (normalised, so a differently cased address of the same
+ * mailbox is not emailed twice): the delivered list lives in app_settings, which
+ * is not encrypted, so it records hashes, never addresses.
+ */
+function addressKey(ctx: Pick<AppContext, 'cipher'>, address: string): string {
+  return ctx.cipher.lookupHash('email', address);
+}
+
+/** A recorded entry: a hash, or an address recorded before lists held hashes. */
+function recordedKey(ctx: Pick<AppContext, 'cipher'>, entry: string): string {
+  return entry.includes('@') ? addressKey(ctx, entry) : entry;
 }
 
 /** Addresses recorded as sent this month; a list from an earlier month no longer counts. */
 async function deliveredThisMonth(ctx: AppContext, month: string): Promise<Set<string>> {
   const recorded = await getSetting(ctx.db, 'clearanceDigestDelivered');
-  return new Set(recorded?.month === month ? recorded.addresses.map(addressKey) : []);
+  return new Set(recorded?.month === month ? recorded.addresses.map((entry) => recordedKey(ctx, entry)) : []);
 }
 
 /** One transaction: an empty list for this month and the month no longer marked done, so a crash mid-run leaves it open. */
@@ -157,7 +166,7 @@ async function reopenMonth(ctx: AppContext, month: string): Promise<Set<string>>
 async function digestRecipients(ctx: AppContext): Promise<UserRecipient[]> {
   const seen = new Set<string>();
   return (await listUsersByRole(ctx, RECIPIENT_ROLES)).filter((user) => {
-    const key = addressKey(user.email);
+    const key = addressKey(ctx, user.email);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
@@ -235,7 +244,7 @@ async function sendToRecipients(
   // Saves run one after another so an older, shorter list never overwrites a newer one.
   let saving: Promise<void> = Promise.resolve();
   const record = (address: string): Promise<void> => {
-    plan.delivered.add(addressKey(address));
+    plan.delivered.add(addressKey(ctx, address));
     const addresses = [...plan.delivered];
     saving = saving.then(async () => {
       try {
@@ -309,7 +318,7 @@ async function planDigest(
     return { ...result('nothing-to-report'), wouldDo: [`send nothing: every clearance is in order for ${run.month}`] };
   }
   const delivered = run.force ? new Set<string>() : await deliveredThisMonth(ctx, run.month);
-  const recipients = (await digestRecipients(ctx)).filter((user) => !delivered.has(addressKey(user.email)));
+  const recipients = (await digestRecipients(ctx)).filter((user) => !delivered.has(addressKey(ctx, user.email)));
   const counts = report.groups.map((group) => `${group.entries.length} ${group.title.toLowerCase()}`).join(', ');
   return {
     ...result('sent', { sent: recipients.length, people: report.people }),

@@ -81,7 +81,18 @@ async function staff(): Promise<void> {
 }
 
 const recipients = (messages: SinkMessage[]) => messages.flatMap((m) => m.envelope.to).sort();
-const delivered = async () => (await getSetting(tdb.db, 'clearanceDigestDelivered')) ?? null;
+/**
+ * The recorded list, with each entry shown as the address it stands for: the
+ * list holds email lookup hashes (app_settings is not encrypted), never addresses.
+ */
+const delivered = async () => {
+  const recorded = (await getSetting(tdb.db, 'clearanceDigestDelivered')) ?? null;
+  if (!recorded) return null;
+  if (recorded.addresses.some((entry) => entry.includes('@'))) throw new Error('the delivered list holds a plaintext address');
+  const known = ['admin@example.org', 'pastor@example.org', 'staff@example.org', 'former@example.org'];
+  const byHash = new Map(known.map((address) => [context().cipher.lookupHash('email', address), address]));
+  return { ...recorded, addresses: recorded.addresses.map((entry) => byHash.get(entry) ?? entry) };
+};
 const lastMonth = async () => (await getSetting(tdb.db, 'clearanceDigestLastMonth')) ?? null;
 
 describe('send-clearance-digest', () => {

@@ -76,6 +76,7 @@ export async function crashAndRecover(tdb: TestDatabase, job: CrashJob, options:
     const early = await startCli([job, '--json'], { env }).result;
     const sentByEarlyRun = sink.messages.length - beforeEarly;
 
+    await quiesced(tdb);
     const unrecordedBeforeRecovery = await unrecorded(tdb, job, sink);
     await backdate(tdb, job);
     const recovery = await startCli([job, '--json'], { env }).result;
@@ -104,6 +105,22 @@ async function drained(sink: SmtpSink): Promise<void> {
   while (sink.delayed > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
+/**
+ * A statement the killed process sent just before dying still runs and
+ * commits in PostgreSQL; wait (bounded) until no other session of this
+ * database is active, so what the dead run recorded is final.
+ */
+async function quiesced(tdb: TestDatabase): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const { rows } = await tdb.db.raw<{ rows: Array<{ n: number }> }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state <> 'idle' AND pid <> pg_backend_pid()`,
+    );
+    if ((rows[0]?.n ?? 0) === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** Addresses the server accepted that the job's own records do not show as sent. */
 async function unrecorded(tdb: TestDatabase, job: CrashJob, sink: SmtpSink): Promise<string[]> {
   const accepted = new Set(sink.messages.flatMap((m) => m.envelope.to.map((a) => a.toLowerCase())));
@@ -116,8 +133,10 @@ async function unrecorded(tdb: TestDatabase, job: CrashJob, sink: SmtpSink): Pro
       .select<Array<{ email_enc: string }>>('p.email_enc');
     recorded = new Set(rows.map((row) => cipher.decrypt(row.email_enc).toLowerCase()));
   } else {
-    const list = await getSetting(tdb.db, 'clearanceDigestDelivered');
-    recorded = new Set((list?.addresses ?? []).map((a) => a.toLowerCase()));
+    // The delivered list holds email lookup hashes, never addresses.
+    const cipher = createFieldCipher(testConfig().keyring);
+    const hashes = new Set((await getSetting(tdb.db, 'clearanceDigestDelivered'))?.addresses ?? []);
+    recorded = new Set([...accepted].filter((address) => hashes.has(cipher.lookupHash('email', address))));
   }
   return [...accepted].filter((address) => !recorded.has(address)).sort();
 }

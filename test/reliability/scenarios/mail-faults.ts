@@ -23,7 +23,7 @@ import { countDeliveries, seedBirthdaysToday, seedClearanceDigest, seedDueRemind
  */
 
 /** Transport timeout for these scenarios: a stalled server must cost about this, not minutes. */
-export const MAIL_TIMEOUT_MS = 1_000;
+export const MAIL_TIMEOUT_MS = 2_000;
 /** No single job or queue pass may take longer than this. */
 export const CALL_DEADLINE_MS = 15_000;
 
@@ -142,6 +142,7 @@ export type DigestFault = 'refused' | 'drop-before-data' | 'drop-after-data' | '
 
 export interface DigestFaultReport {
   recipients: number;
+  addresses: string[];
   /** Fault per faulted recipient address. */
   faults: Map<string, DigestFault>;
   first: ClearanceDigestSummary;
@@ -186,7 +187,9 @@ export async function digestWithMailFaults(
   });
   try {
     const first = await withDeadline('send-clearance-digest with mail faults', sendClearanceDigest(harness.ctx, { trigger: 'cli' }));
-    const recordedAfterFirst = (await getSetting(tdb.db, 'clearanceDigestDelivered'))?.addresses ?? [];
+    // The delivered list holds email lookup hashes, never addresses: shown as the addresses they stand for.
+    const byHash = new Map(addresses.map((address) => [harness.ctx.cipher.lookupHash('email', address), address]));
+    const recordedAfterFirst = ((await getSetting(tdb.db, 'clearanceDigestDelivered'))?.addresses ?? []).map((entry) => byHash.get(entry) ?? entry);
     const monthDoneAfterFirst = (await getSetting(tdb.db, 'clearanceDigestLastMonth')) !== undefined;
     harness.heal();
     const before = harness.messages.length;
@@ -195,6 +198,7 @@ export async function digestWithMailFaults(
     const received = countDeliveries([...harness.messages, ...harness.unanswered], addresses);
     return {
       recipients: addresses.length,
+      addresses,
       faults,
       first: first.value,
       recordedAfterFirst,
