@@ -2,6 +2,8 @@ import { Writable } from 'node:stream';
 import { FixedClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
 import { createLogger, type Logger } from '../../src/logger.js';
+import { createMailer } from '../../src/mail/create.js';
+import type { Mailer } from '../../src/mail/types.js';
 import { createTestContext } from './context.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { startFakeProvider, type FakeProvider } from './fake-provider.js';
@@ -30,6 +32,10 @@ export interface PaymentsHarnessOptions {
   /** Capture pino output (level debug) instead of discarding it. */
   captureLogs?: boolean;
   now?: Date;
+  /** Insert an ADMIN (the alert recipient) before starting; default true. */
+  admin?: boolean;
+  /** Give the context the real mailer its configuration describes (e.g. SMTP_* of a sink in `env`). */
+  realMailer?: boolean;
 }
 
 export interface LogCapture {
@@ -60,7 +66,13 @@ export async function startPaymentsHarness(options: PaymentsHarnessOptions = {})
     clock,
     logger: capture?.logger,
   }) as AppContext & { clock: FixedClock };
-  await insertUser(tdb.db, ctx.cipher, { email: 'treasurer@example.org', role: 'ADMIN' });
+  let mailer: Mailer | undefined;
+  if (options.realMailer) {
+    const created = await createMailer(ctx.config, ctx.logger, { timeoutMs: 10_000 });
+    mailer = created;
+    ctx.mailer = async () => created;
+  }
+  if (options.admin !== false) await insertUser(tdb.db, ctx.cipher, { email: 'treasurer@example.org', role: 'ADMIN' });
   const server = await startTestServer(ctx);
   provider.setWebhookUrl(`${server.url}/api/stripe/webhook`);
   return {
@@ -72,6 +84,7 @@ export async function startPaymentsHarness(options: PaymentsHarnessOptions = {})
     async close() {
       await server.close();
       await provider.close();
+      await mailer?.close();
       await tdb.drop();
     },
   };
