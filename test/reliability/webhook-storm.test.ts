@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import { startEventCheckout } from '../../src/payments/checkout.js';
 import { runWebhookStorm, type StormReport } from '../../soak/cases/webhook-storm.js';
+import { insertEvent, insertRegistration } from '../support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 
 /** Fixed so the scenario mix is the same every run; the interleaving of the concurrent deliveries still varies. */
@@ -42,5 +45,32 @@ describe('webhook storm: 50 staged checkouts, 300 shuffled concurrent deliveries
     expect(new Set(unfulfilled.map((r) => r.unfulfilled_reason))).toEqual(new Set(['sold_out', 'event_deleted', 'amount_mismatch']));
     const alerts = await harness.tdb.db('operations_alerts').whereIn('checkout_session_id', unfulfilled.map((r) => r.id)).whereIn('kind', ['sold_out', 'event_deleted', 'amount_mismatch']);
     expect(alerts).toHaveLength(unfulfilled.length);
+  });
+});
+
+describe('a reversal that overtakes a payment which then cannot be honoured', () => {
+  it('is reported with the UNFULFILLED payment, not left waiting: sold_out and reversal_unfulfilled alerts, nothing pending', async () => {
+    const { tdb, ctx, provider } = harness;
+    const full = await insertEvent(tdb.db, { online_payment: true, capacity: 1 });
+    const event = (await getEventBySlug(tdb.db, full.slug)) as EventRecord;
+    const started = await startEventCheckout(ctx, {
+      event,
+      contact: { name: 'Late Payer', email: 'late.payer@example.org' },
+      attendees: [{ name: 'Late Payer', tier: 'adult' }],
+      family: false,
+    });
+    await insertRegistration(tdb.db, ctx.cipher, full.id);
+    const session = (await tdb.db('checkout_sessions').where({ id: started.checkoutId }).first<{ provider_session_id: string }>()).provider_session_id;
+    const completed = provider.buildEvent('checkout.session.completed', session);
+    const refund = provider.buildEvent('charge.refunded', session);
+
+    expect((await provider.deliverEvent(refund)).status).toBe(200);
+    expect((await provider.deliverEvent(completed)).status).toBe(200);
+
+    const row = await tdb.db('checkout_sessions').where({ id: started.checkoutId }).first<{ status: string; unfulfilled_reason: string }>();
+    expect(row).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'sold_out' });
+    const kinds = (await tdb.db('operations_alerts').where({ checkout_session_id: started.checkoutId }).orderBy('id')).map((a: { kind: string }) => a.kind);
+    expect(kinds).toEqual(['sold_out', 'reversal_unfulfilled']);
+    expect(await tdb.db('pending_reversals')).toEqual([]);
   });
 });

@@ -10,6 +10,8 @@ import type { Db } from '../../src/db/connect.js';
  *   or UNFULFILLED with exactly one alert of its reason; no UNFULFILLED row
  *   lacks its alert;
  * - only OPEN rows keep a staged payload or nothing at all: an EXPIRED row is scrubbed;
+ * - a refund or dispute that arrived before its payment is never left waiting once
+ *   that payment has been handled (registered, or kept UNFULFILLED);
  * - zero calls to the provider's refund interface.
  */
 
@@ -125,6 +127,15 @@ export async function checkInvariants(db: Db, options: InvariantOptions = {}): P
   for (const row of checkouts) {
     if (row.status === 'EXPIRED' && row.payload_enc !== null) violate('payload_scrubbed', `EXPIRED checkout ${row.id} still holds its payload`);
     if (row.status === 'COMPLETED' && row.payload_enc !== null) violate('payload_scrubbed', `COMPLETED checkout ${row.id} still holds its payload`);
+  }
+
+  // Early reversals are applied (or reported) when their payment is handled, never forgotten.
+  const waiting = await db('pending_reversals').select<Array<{ payment_intent_id: string; kind: string }>>('payment_intent_id', 'kind');
+  for (const reversal of waiting) {
+    const handled = checkouts.find((c) => c.payment_intent_id === reversal.payment_intent_id && (c.status === 'COMPLETED' || c.status === 'UNFULFILLED'));
+    if (handled) {
+      violate('reversal_not_forgotten', `a ${reversal.kind} of ${reversal.payment_intent_id} still waits although its checkout ${handled.id} is ${handled.status}`);
+    }
   }
 
   if (options.refundCalls && options.refundCalls.length > 0) {

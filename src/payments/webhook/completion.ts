@@ -87,6 +87,7 @@ export async function completeCheckout(
       },
       payer,
     });
+    if (action.paymentIntentId) await reportEarlyReversal(trx, ctx, action.paymentIntentId, claimed, failure.kind);
     return 'unfulfilled';
   }
   // checkCompletion guarantees these.
@@ -244,7 +245,36 @@ async function lateCompletion(
     amountMinor: action.amountTotal ?? undefined,
     details: { eventId: expired.event_id, registrationId: expired.registration_id },
   });
+  if (action.paymentIntentId) await reportEarlyReversal(trx, ctx, action.paymentIntentId, expired, 'checkout_expired');
   return 'unfulfilled';
+}
+
+/**
+ * A refund or dispute that arrived before this payment, which is now kept
+ * without a registration: the administrator following up the UNFULFILLED alert
+ * must know the money already went back (or is disputed), or they might refund
+ * it a second time. Reported as it is when the reversal comes after.
+ */
+async function reportEarlyReversal(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  paymentIntentId: string,
+  staging: StagingRow,
+  reason: string,
+): Promise<void> {
+  const [pending] = await trx('pending_reversals')
+    .where({ payment_intent_id: paymentIntentId })
+    .delete()
+    .returning<Array<{ kind: string; provider_event_id: string }>>(['kind', 'provider_event_id']);
+  if (!pending) return;
+  await raiseOperationsAlert(trx, ctx, {
+    kind: 'reversal_unfulfilled',
+    reason: `a ${pending.kind} of this payment arrived before the payment itself, which was kept without a registration (${reason}); check it before contacting the payer`,
+    checkoutId: staging.id,
+    providerSessionId: staging.provider_session_id ?? undefined,
+    paymentIntentId,
+    details: { reversalEventId: pending.provider_event_id },
+  });
 }
 
 /** A paid session we have no staging row for. Ours by its metadata → money without a record → alert; else not ours. */
