@@ -334,7 +334,7 @@ export function offSiteRedirects(result: SecretsFlowResult): string[] {
 
 export async function run(options: { durationMs?: number; runs?: number } = {}) {
   const deadline = Date.now() + (options.durationMs ?? 60_000);
-  const rounds = options.runs ?? 1;
+  const rounds = options.runs ?? Number.POSITIVE_INFINITY;
   let round = 0;
   let inputs = 0;
   let leaks = 0;
