@@ -38,6 +38,11 @@ export interface SmtpSink {
   /** Messages received in full whose (delayed) answer is still due. */
   readonly delayed: number;
   waitFor(count: number, timeoutMs?: number): Promise<SinkMessage[]>;
+  /**
+   * Resolves once no client is connected and no message is being received or
+   * awaiting its answer (after a client was killed: everything it sent is settled).
+   */
+  idle(timeoutMs?: number): Promise<void>;
   clear(): void;
   close(): Promise<void>;
   /** SMTP_* and MAIL_FROM variables that point the application at this sink. */
@@ -54,6 +59,7 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
   const messages: SinkMessage[] = [];
   const unanswered: SinkMessage[] = [];
   let delayed = 0;
+  let receiving = 0;
   const waiters = new Set<() => void>();
   const notify = () => waiters.forEach((w) => w());
 
@@ -77,7 +83,8 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
       callback();
     },
     onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
-      void receive(stream, session).then(
+      receiving += 1;
+      void receive(stream, session).finally(() => (receiving -= 1)).then(
         (message) => {
           if (options.dropAfterData?.(message)) {
             unanswered.push(message);
@@ -145,6 +152,13 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
         waiters.add(check);
         check();
       });
+    },
+    async idle(timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (server.connections.size > 0 || receiving > 0 || delayed > 0) {
+        if (Date.now() > deadline) throw new Error(`SMTP sink still busy after ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
     },
     clear() {
       messages.length = 0;

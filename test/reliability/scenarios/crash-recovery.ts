@@ -69,7 +69,7 @@ export async function crashAndRecover(tdb: TestDatabase, job: CrashJob, options:
     const acceptedBeforeKill = sink.messages.length;
     const inFlightAtKill = sink.delayed;
     const killed = await first.result;
-    await drained(sink);
+    await sink.idle();
     slow = false;
 
     const beforeEarly = sink.messages.length;
@@ -97,12 +97,6 @@ export async function crashAndRecover(tdb: TestDatabase, job: CrashJob, options:
   } finally {
     await sink.close();
   }
-}
-
-/** Waits (bounded) until the sink has answered every message it was still holding. */
-async function drained(sink: SmtpSink): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (sink.delayed > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 /**
