@@ -1,5 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '../../test/support/db.js';
 import {
+  MAIL_TIMEOUT_MS,
   celebrationsWithMailApiErrors,
   digestWithMailFaults,
   queuedMailThroughDroppingSmtp,
@@ -80,7 +81,7 @@ export async function run(options: CaseOptions = {}): Promise<CaseResult> {
   reportProblems('mail-faults', problems);
   return {
     case: 'mail-faults',
-    load: `${rounds} round(s) of 5 scenarios (reminders, digest, celebrations, queued mail via API and SMTP), 1 s transport timeout`,
+    load: `${rounds} round(s) of 5 scenarios (reminders, digest, celebrations, queued mail via API and SMTP), ${MAIL_TIMEOUT_MS / 1000} s transport timeout`,
     faults: `${tally.faults} (550 refusals, drops before/after DATA, stalls past the timeout, API 429/500/stall)`,
     inputs: tally.inputs,
     lost: tally.lost,
