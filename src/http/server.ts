@@ -49,7 +49,6 @@ export async function buildServer(
     bodyLimit: options.bodyLimit ?? 256 * 1024,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    disableRequestLogging: false,
   });
   await app.register((await import('@fastify/formbody')).default);
   await app.register((await import('@fastify/rate-limit')).default, {

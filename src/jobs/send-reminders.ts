@@ -29,11 +29,9 @@ export const REMINDER_CLAIM_STALE_MS = 15 * 60_000;
 const PAGE_SIZE = 500;
 /**
  * Sends between claim renewals: 30 sends at 3 at a time, each bounded by the
- * 30 s SMTP timeout, take at most 5 minutes, so renewing after 5 minutes keeps
- * the claim well inside the stale threshold.
+ * 30 s SMTP timeout, take at most 5 minutes, well inside the stale threshold.
  */
 const SEND_CHUNK = 30;
-const CLAIM_RENEW_AFTER_MS = 5 * 60_000;
 /** The SMTP pool's size. */
 const SEND_CONCURRENCY = 3;
 /** Calendar entries need an end; events have only a start. */
@@ -204,14 +202,18 @@ async function sendForEvent(
   // One error-log row per distinct failure per event, not one per recipient.
   const failures = new Map<string, { error: unknown; registrationIds: string[]; count: number }>();
 
+  let firstChunk = true;
   pages: for await (const page of recipientPages(ctx, event.id)) {
     for (let start = 0; start < page.length; start += SEND_CHUNK) {
-      // A large event (or a slow mail server) can outlast the stale threshold: keep the claim fresh.
-      if (ctx.clock.now().getTime() - claim.at.getTime() >= CLAIM_RENEW_AFTER_MS && !(await renewClaim(ctx, event.id, claim))) {
+      // Renewing before every chunk keeps the claim fresh for a large event or a slow mail
+      // server, and stops the sends (by throwing) once the database is gone: sends that
+      // could not be recorded would all be repeated when the claim goes stale.
+      if (!firstChunk && !(await renewClaim(ctx, event.id, claim))) {
         result.claimLost = true;
         ctx.logger.warn({ eventId: event.id }, 'another run took over this reminder; stopping');
         break pages;
       }
+      firstChunk = false;
       await sendChunk(page.slice(start, start + SEND_CHUNK));
     }
   }

@@ -23,6 +23,12 @@ export interface OperationsStatus {
   failedMail: number;
 }
 
+/**
+ * A run with no finish after an hour was killed or lost its database (no job
+ * holds a lease or claim that long); it is shown as abandoned, not running.
+ */
+const ABANDONED_AFTER_S = 60 * 60;
+
 /** The last run of each job and the queues an operator should watch, in four queries. */
 export async function readOperationsStatus(db: Db, now: Date): Promise<OperationsStatus> {
   const lastRuns = await db
@@ -38,6 +44,7 @@ export async function readOperationsStatus(db: Db, now: Date): Promise<Operation
       .select(db.raw(`count(*) FILTER (WHERE status = 'PENDING')::int AS pending, count(*) FILTER (WHERE status = 'FAILED')::int AS failed`))
       .first<{ pending: number; failed: number }>(),
   ]);
+  const ageOf = (startedAt: Date) => Math.max(0, Math.round((now.getTime() - startedAt.getTime()) / 1000));
   return {
     jobs: JOB_NAMES.map((job) => {
       const row = lastRuns.get(job);
@@ -49,10 +56,10 @@ export async function readOperationsStatus(db: Db, now: Date): Promise<Operation
           trigger: row.trigger,
           startedAt: row.started_at.toISOString(),
           finishedAt: row.finished_at?.toISOString(),
-          outcome: row.outcome ?? (row.finished_at ? undefined : 'running'),
+          outcome: row.outcome ?? (row.finished_at ? undefined : ageOf(row.started_at) > ABANDONED_AFTER_S ? 'abandoned' : 'running'),
           summary: row.summary ?? undefined,
           error: row.error ?? undefined,
-          ageSeconds: Math.max(0, Math.round((now.getTime() - row.started_at.getTime()) / 1000)),
+          ageSeconds: ageOf(row.started_at),
         },
       };
     }),

@@ -17,6 +17,7 @@ describe('eventops status', () => {
       { job: 'send-reminders', trigger: 'cli', started_at: new Date('2026-11-22T08:00:00Z'), finished_at: new Date('2026-11-22T08:00:05Z'), outcome: 'ok', summary: JSON.stringify({ sent: 3 }) },
       { job: 'send-reminders', trigger: 'http', started_at: new Date('2026-11-22T09:00:00Z'), finished_at: new Date('2026-11-22T09:00:02Z'), outcome: 'partial', summary: JSON.stringify({ sent: 1, failed: 1 }) },
       { job: 'error-issues', trigger: 'scheduler', started_at: new Date('2026-11-22T09:59:00Z') },
+      { job: 'send-celebrations', trigger: 'cli', started_at: new Date('2026-11-22T07:00:00Z') },
     ]);
     await tdb.db('operations_alerts').insert([
       { kind: 'amount_mismatch', reason: 'charged 100 priced 90' },
@@ -30,6 +31,7 @@ describe('eventops status', () => {
     expect(byJob.get('send-reminders')).toMatchObject({ trigger: 'http', outcome: 'partial', ageSeconds: 3600, summary: { sent: 1, failed: 1 } });
     expect(byJob.get('error-issues')).toMatchObject({ outcome: 'running', ageSeconds: 60 });
     expect(byJob.get('sweep-checkouts')).toBeUndefined();
+    expect(byJob.get('send-celebrations')).toMatchObject({ outcome: 'abandoned', ageSeconds: 3 * 3600 });
     expect(status).toMatchObject({ openAlerts: 1, pendingWebsiteSync: 1, pendingMail: 1, failedMail: 1 });
     expect(status.jobs.map((j) => j.job)).toEqual(['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues']);
   });
