@@ -1,0 +1,228 @@
+import crypto from 'node:crypto';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import { freePort } from '../../src/db/embedded.js';
+import { priceRegistration } from '../../src/payments/pricing.js';
+import { CHECKOUT_EXPIRY_MS, encryptStagedRegistration, type StagedRegistration } from '../../src/payments/staging.js';
+import { DEFAULT_CARD_FEE } from '../../src/settings.js';
+import { MIGRATED, settle } from '../support/database.js';
+import { signDeliveries, type Delivery, type SessionToComplete } from '../support/deliveries.js';
+import { alternate, ratioRow, type BenchEnv, type CaseReport } from '../support/harness.js';
+import { BIN, reference } from '../support/paths.js';
+import { startNode, waitForHttp, waitForPort } from '../support/processes.js';
+import { insertInBatches, seededName, seededUuid } from '../support/seeded.js';
+import { median, round } from '../support/stats.js';
+
+export const WEBHOOK_REQUESTS = 3_000;
+const CONCURRENCY = 50;
+const P99_LIMIT_MS = 50;
+const WARMUP = 1;
+const REPS = 3;
+const DATABASE = 'bench_webhook';
+const REFERENCE_DATABASE = 'bench_webhook_reference';
+const EVENT_ID = seededUuid('webhook-event');
+/**
+ * Events the sessions are spread over: 1 by default (a registration rush is
+ * one event). BENCH_WEBHOOK_EVENTS=50 shows what the per-event lock costs.
+ */
+const EVENTS = Math.max(1, Number(process.env.BENCH_WEBHOOK_EVENTS ?? 1));
+const PRICING = { tiers: [{ id: 'adult', label: 'Adult', price: 12000 }] };
+const WEBHOOK_PATH = '/api/stripe/webhook';
+
+interface LoadRun {
+  ms: number;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+}
+
+/**
+ * Case 2 data: one published, card-paid event (or EVENTS) and `count` OPEN
+ * checkout sessions staged as startEventCheckout
+ * leaves them: priced with the card fee, the registration encrypted in
+ * payload_enc, the provider session id recorded.
+ */
+async function stageSessions(env: BenchEnv, count: number): Promise<SessionToComplete[]> {
+  await env.database.create(DATABASE, MIGRATED);
+  const db = env.database.connect(DATABASE, 1);
+  try {
+    const eventIds = Array.from({ length: EVENTS }, (_, e) => (e === 0 ? EVENT_ID : seededUuid(`webhook-event-${e}`)));
+    await db('events').insert(
+      eventIds.map((id, e) => ({
+        id,
+        slug: e === 0 ? 'family-camp' : `family-camp-${e}`,
+        title: 'Family Camp',
+        location: 'Church Hall, 1 Main St',
+        starts_at: new Date(Date.now() + 30 * 86_400_000),
+        capacity: null,
+        published: true,
+        online_payment: true,
+        pass_card_fee: true,
+        pricing: JSON.stringify(PRICING),
+      })),
+    );
+    const expiresAt = new Date(Date.now() + CHECKOUT_EXPIRY_MS);
+    const sessions: SessionToComplete[] = [];
+    const rows = Array.from({ length: count }, (_, i) => {
+      const name = seededName(i);
+      const contact = { name: `${name.first} ${name.last}`, email: `payer${i}@example.org` };
+      const attendees = Array.from({ length: 1 + (i % 3) }, (_, a) => ({ name: `${contact.name} ${a + 1}`, tier: 'adult' }));
+      const priced = priceRegistration(PRICING, { attendees, family: false }, { cardFee: DEFAULT_CARD_FEE });
+      const staged: StagedRegistration = { version: 1, contact, attendees, family: false, priced };
+      const eventId = eventIds[i % EVENTS] as string;
+      const session: SessionToComplete = {
+        checkoutId: seededUuid(`checkout-${i}`),
+        eventId,
+        providerSessionId: `cs_test_${crypto.createHash('sha256').update(`session${i}`).digest('hex').slice(0, 58)}`,
+        paymentIntentId: `pi_${crypto.createHash('sha256').update(`intent${i}`).digest('hex').slice(0, 24)}`,
+        amount: priced.total,
+        email: contact.email,
+        name: contact.name,
+      };
+      sessions.push(session);
+      return {
+        id: session.checkoutId,
+        event_id: eventId,
+        status: 'OPEN',
+        expires_at: expiresAt,
+        payload_enc: encryptStagedRegistration(env.cipher, staged),
+        net_minor: priced.net,
+        surcharge_minor: priced.surcharge,
+        provider_session_id: session.providerSessionId,
+        provider_url: `https://checkout.example/c/pay/${session.providerSessionId}`,
+      };
+    });
+    await insertInBatches(db, 'checkout_sessions', rows, 500);
+    await settle(db, ['events', 'checkout_sessions']);
+    return sessions;
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** `deliveries.length` POSTs at fixed concurrency; every answer must be 200. */
+async function load(port: number, deliveries: Delivery[]): Promise<LoadRun> {
+  let next = 0;
+  let answered = 0;
+  let finished = 0;
+  const started = performance.now();
+  const instance = autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: CONCURRENCY,
+    pipelining: 1,
+    amount: deliveries.length,
+    timeout: 30,
+    requests: [
+      {
+        method: 'POST',
+        path: WEBHOOK_PATH,
+        setupRequest: (request) => {
+          const delivery = deliveries[next++ % deliveries.length] as Delivery;
+          return {
+            ...request,
+            body: delivery.body,
+            headers: { 'content-type': 'application/json; charset=utf-8', 'stripe-signature': delivery.signature },
+          };
+        },
+      },
+    ],
+  });
+  // autocannon notices that `amount` is reached only on its 1-second sampling tick: time the last answer instead.
+  instance.on('response', () => {
+    if (++answered === deliveries.length) finished = performance.now();
+  });
+  const result = await instance;
+  const ms = (finished || performance.now()) - started;
+  if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
+    throw new Error(`webhook load: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
+  }
+  return { ms, requestsPerSecond: (deliveries.length * 1000) / ms, p50: result.latency.p50, p99: result.latency.p99 };
+}
+
+/**
+ * Case 2: `eventops serve` (production settings, card payments on, request
+ * logs to a file) receiving signed completions for distinct staged sessions,
+ * driven by autocannon at 50 connections, against a bare node:http server
+ * that verifies the signature and inserts one row.
+ */
+export async function webhookThroughput(env: BenchEnv): Promise<CaseReport> {
+  const perRun = Math.max(500, Math.round(WEBHOOK_REQUESTS * env.scale));
+  const runs = WARMUP + REPS;
+  env.log(`case 2: staging ${(perRun * runs).toLocaleString('en')} checkout sessions`);
+  const sessions = await stageSessions(env, perRun * runs);
+  const referenceUrl = await env.database.create(REFERENCE_DATABASE, MIGRATED);
+  const secret = env.appEnv('postgres://unused').PSP_WEBHOOK_SECRET as string;
+  const [ourPort, referencePort] = [await freePort(), await freePort()];
+  const base = { cwd: env.cwd, tmpDir: env.tmpDir };
+  const ours = startNode([BIN, 'serve', '--port', String(ourPort), '--host', '127.0.0.1'], {
+    ...base,
+    env: env.appEnv(env.database.urlFor(DATABASE)),
+    logFile: path.join(env.tmpDir, 'serve.log'),
+  });
+  const referenceServer = startNode([reference('webhook-server')], {
+    ...base,
+    env: { ...env.appEnv(referenceUrl), BENCH_PORT: String(referencePort) },
+    logFile: path.join(env.tmpDir, 'reference-server.log'),
+  });
+  let oursRun = 0;
+  let referenceRun = 0;
+  const slice = (run: number) => sessions.slice(run * perRun, (run + 1) * perRun);
+  try {
+    await waitForHttp(`http://127.0.0.1:${ourPort}/healthz`);
+    await waitForPort(referencePort);
+    env.log(`case 2: ${perRun.toLocaleString('en')} deliveries per run at ${CONCURRENCY} connections`);
+    const samples = await alternate({
+      warmup: WARMUP,
+      reps: REPS,
+      // Signed just before each run: the provider's tolerance is 5 minutes.
+      ours: () => load(ourPort, signDeliveries(slice(oursRun), secret, perRun * oursRun++)),
+      reference: () => load(referencePort, signDeliveries(slice(referenceRun), secret, perRun * referenceRun++)),
+      log: env.log,
+    });
+    const db = env.database.connect(DATABASE, 1);
+    const made = await db('registrations').count<Array<{ n: number }>>({ n: '*' }).first();
+    const receipts = await db('queued_mail').count<Array<{ n: number }>>({ n: '*' }).first();
+    await db.destroy();
+    if (Number(made?.n) !== perRun * runs || Number(receipts?.n) < perRun * runs) {
+      throw new Error(`expected ${perRun * runs} registrations and receipts, got ${String(made?.n)} and ${String(receipts?.n)}`);
+    }
+    const ourServer = await ours.stop();
+    const referenceExit = await referenceServer.stop();
+    const p99 = median(samples.ours.map((s) => s.p99));
+    const rps = (side: LoadRun[]) => Math.round(median(side.map((s) => s.requestsPerSecond)));
+    return {
+      results: [
+        ratioRow({
+          name: '2 webhook: ms per delivery (1/throughput)',
+          scale: env.scale,
+          ours: samples.ours.map((s) => s.ms / perRun),
+          reference: samples.reference.map((s) => s.ms / perRun),
+          targetRatio: 2,
+          peakRssMb: ourServer.rssMb ?? null,
+        }),
+        ratioRow({
+          name: `2 webhook: p99 latency at ${CONCURRENCY} connections`,
+          scale: env.scale,
+          ours: samples.ours.map((s) => s.p99),
+          reference: samples.reference.map((s) => s.p99),
+          peakRssMb: ourServer.rssMb ?? null,
+          extraTarget: { text: `p99 ≤ ${P99_LIMIT_MS} ms`, met: p99 <= P99_LIMIT_MS },
+        }),
+      ],
+      notes: [
+        `case 2, webhook at ${CONCURRENCY} connections, ${perRun} deliveries per run (medians of ${REPS}): ` +
+          `ours ${rps(samples.ours)} req/s, p50 ${median(samples.ours.map((s) => s.p50))} ms, p99 ${p99} ms; ` +
+          `reference ${rps(samples.reference)} req/s, p50 ${median(samples.reference.map((s) => s.p50))} ms, ` +
+          `p99 ${median(samples.reference.map((s) => s.p99))} ms; throughput ours/reference ` +
+          `${round(rps(samples.ours) / rps(samples.reference), 2)}; peak RSS serve ${Math.round(ourServer.rssMb ?? 0)} MB, ` +
+          `reference server ${Math.round(referenceExit.rssMb ?? 0)} MB`,
+      ],
+    };
+  } finally {
+    if (ours.child.exitCode === null) await ours.stop();
+    if (referenceServer.child.exitCode === null) await referenceServer.stop();
+    await env.database.drop(DATABASE);
+    await env.database.drop(REFERENCE_DATABASE);
+  }
+}

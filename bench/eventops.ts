@@ -1,0 +1,12 @@
+/**
+ * The command under test, launched exactly as bin/eventops launches it, but
+ * from the bench's own compilation of src/ (bench/.build/src): a concurrent
+ * `npm run build` rewriting dist/ cannot change the code halfway through a
+ * run. BENCH_BIN=bin/eventops measures the installed build instead.
+ */
+import('../src/cli/main.js')
+  .then((m) => m.main(process.argv))
+  .catch((error: unknown) => {
+    process.stderr.write(`eventops: cannot start (${error instanceof Error ? error.message : String(error)}).\n`);
+    process.exitCode = 1;
+  });

@@ -1,0 +1,120 @@
+import type { AppConfig } from '../../src/config/types.js';
+import type { FieldCipher } from '../../src/crypto/field-cipher.js';
+import type { BenchDatabase } from './database.js';
+import type { MailSink } from './mail-sink.js';
+import { median, round } from './stats.js';
+
+/** What every case gets from run.ts. */
+export interface BenchEnv {
+  /** BENCH_SCALE: multiplies every row count. */
+  scale: number;
+  tmpDir: string;
+  /** An empty working directory (no .env) for the processes under test. */
+  cwd: string;
+  database: BenchDatabase;
+  sink: MailSink;
+  /** The environment of a production deployment on `databaseUrl`, mailing the sink. */
+  appEnv(databaseUrl: string, extra?: Record<string, string>): Record<string, string>;
+  /** The same configuration, in process, for writing encrypted rows. */
+  config: AppConfig;
+  cipher: FieldCipher;
+  log(message: string): void;
+}
+
+/** One line of bench/results.json, in the issue's schema. */
+export interface ResultRow {
+  case: string;
+  scale: number;
+  ours_ms: number;
+  reference_ms: number;
+  ratio: number;
+  target: string;
+  lower_is_better: true;
+  peak_rss_mb: number | null;
+}
+
+export interface CaseResult {
+  row: ResultRow;
+  /** Whether the target holds; undefined for rows that only inform. */
+  met: boolean | undefined;
+}
+
+export interface CaseReport {
+  results: CaseResult[];
+  /** Lines printed after the table (throughput, EXPLAIN, growth factors). */
+  notes: string[];
+}
+
+export type Side = 'ours' | 'reference';
+
+export interface Alternation<T> {
+  warmup: number;
+  reps: number;
+  /** Resets state before each run, outside the timing. */
+  before?: (side: Side) => Promise<void>;
+  ours: () => Promise<T>;
+  reference: () => Promise<T>;
+  log?: (message: string) => void;
+}
+
+/**
+ * Warm-up runs of both sides first, then `reps` rounds in which the order
+ * flips every round (ours, reference / reference, ours), so drift in the
+ * machine's state (page cache, autovacuum, CPU clocks) falls on both sides.
+ */
+export async function alternate<T>(spec: Alternation<T>): Promise<{ ours: T[]; reference: T[] }> {
+  const samples = { ours: [] as T[], reference: [] as T[] };
+  const once = async (side: Side, keep: boolean) => {
+    await spec.before?.(side);
+    const sample = await (side === 'ours' ? spec.ours() : spec.reference());
+    if (keep) samples[side].push(sample);
+  };
+  for (let i = 0; i < spec.warmup; i++) {
+    await once('ours', false);
+    await once('reference', false);
+  }
+  for (let rep = 0; rep < spec.reps; rep++) {
+    const order: Side[] = rep % 2 === 0 ? ['ours', 'reference'] : ['reference', 'ours'];
+    for (const side of order) await once(side, true);
+    spec.log?.(`  round ${rep + 1}/${spec.reps} done`);
+  }
+  return samples;
+}
+
+/** A time-ratio row: ours/reference medians against a ratio target. */
+export function ratioRow(input: {
+  name: string;
+  scale: number;
+  ours: number[];
+  reference: number[];
+  targetRatio?: number;
+  peakRssMb: number | null;
+  extraTarget?: { text: string; met: boolean };
+}): CaseResult {
+  const ours = median(input.ours);
+  const reference = median(input.reference);
+  const ratio = ours / reference;
+  const targetParts: string[] = [];
+  let met: boolean | undefined;
+  if (input.targetRatio !== undefined) {
+    targetParts.push(`≤ ${input.targetRatio}×`);
+    met = ratio <= input.targetRatio;
+  }
+  if (input.extraTarget) {
+    targetParts.push(input.extraTarget.text);
+    met = (met ?? true) && input.extraTarget.met;
+  }
+  return {
+    row: {
+      case: input.name,
+      scale: input.scale,
+      ours_ms: round(ours, 1),
+      reference_ms: round(reference, 1),
+      ratio: round(ratio, 2),
+      target: targetParts.length > 0 ? targetParts.join(', ') : 'informational',
+      lower_is_better: true,
+      peak_rss_mb: input.peakRssMb === null ? null : round(input.peakRssMb, 1),
+    },
+    met,
+  };
+}
