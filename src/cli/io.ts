@@ -1,4 +1,4 @@
-import { loadRuntimeConfig, openContext, type OpenContext } from './runtime.js';
+import type { OpenContext } from './runtime.js';
 
 export interface OutputOptions {
   json?: boolean;
@@ -19,6 +19,8 @@ export async function withContext<T>(
   fn: (ctx: OpenContext) => Promise<T>,
   options: { migrate?: boolean } = {},
 ): Promise<T> {
+  // Loaded here, not at the top: `eventops --help` and usage errors never load the database and logging stack.
+  const { loadRuntimeConfig, openContext } = await import('./runtime.js');
   const ctx = await openContext(loadRuntimeConfig(), options);
   try {
     return await fn(ctx);

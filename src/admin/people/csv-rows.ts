@@ -1,23 +1,9 @@
 import { parse } from 'csv-parse/sync';
 import { z } from 'zod';
 import { normaliseEmail, normaliseMobile } from '../../crypto/field-cipher.js';
+import { PEOPLE_CSV_COLUMNS, type PeopleCsvColumn } from './columns.js';
 
-/** The documented header of `eventops people import` (decisions.md, "Admin interface"). */
-export const PEOPLE_CSV_COLUMNS = [
-  'first_name',
-  'last_name',
-  'email',
-  'mobile',
-  'birth_date',
-  'wedding_date',
-  'spouse_email',
-  'ministry_role',
-  'clearance_kind',
-  'clearance_number',
-  'clearance_expires',
-] as const;
-
-export type PeopleCsvColumn = (typeof PEOPLE_CSV_COLUMNS)[number];
+export { PEOPLE_CSV_COLUMNS, type PeopleCsvColumn } from './columns.js';
 
 /** One problem in one data row: row N is the Nth data row, line L the line of the file. */
 export interface RowError {

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { describeConfig } from '../../config/describe.js';
-import { loadRuntimeConfig } from '../runtime.js';
 import { printResult } from '../io.js';
 
 export function registerConfigCommands(program: Command): void {
@@ -10,7 +9,8 @@ export function registerConfigCommands(program: Command): void {
     .description('validate every variable and print the resolved configuration with secrets masked; connects to nothing')
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  $ eventops config check --json\n\nExit 0 when valid, 78 listing every problem when not.')
-    .action((options: { json?: boolean }) => {
+    .action(async (options: { json?: boolean }) => {
+      const { loadRuntimeConfig } = await import('../runtime.js');
       const { config: resolved } = loadRuntimeConfig();
       const described = describeConfig(resolved);
       printResult(options, { valid: true, config: described }, [

@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { AppError, errorMessage } from '../../errors.js';
 import { JOB_NAMES, type JobName, type JobSummary } from '../../jobs/types.js';
 import { loadJobFunction } from '../../jobs/registry.js';
-import { loadRuntimeConfig, openContext } from '../runtime.js';
 import { printResult } from '../io.js';
 
 export function registerDemoCommand(program: Command): void {
@@ -16,6 +15,7 @@ export function registerDemoCommand(program: Command): void {
       '\nExample:\n  $ eventops init && eventops demo\n\nThe emails land in .eventops/outbox/ unless SMTP or the mail API is configured.',
     )
     .action(async (options: { json?: boolean; seedOnly?: boolean }) => {
+      const { loadRuntimeConfig, openContext } = await import('../runtime.js');
       const loaded = loadRuntimeConfig();
       if (loaded.config.isProduction) {
         throw new AppError('demo_in_production', 'eventops demo never runs in production (NODE_ENV=production)', { exitCode: 1 });

@@ -2,17 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { parseEventFileText, type EventFile } from '../../admin/event-file.js';
-import {
-  createEvent,
-  deleteEvent,
-  listEvents,
-  publishEvent,
-  updateEvent,
-  type EventChange,
-  type EventRecord,
-} from '../../admin/events.js';
-import { deliverWebsiteSync } from '../../admin/website-sync.js';
+import type { EventFile } from '../../admin/event-file.js';
+import type { EventChange, EventRecord } from '../../admin/events.js';
 import type { AppContext } from '../../context.js';
 import { UsageError, errorMessage } from '../../errors.js';
 import { printResult, withContext } from '../io.js';
@@ -52,7 +43,7 @@ export function registerEventsCommands(program: Command): void {
     .action(async (file: string, rawOptions: unknown) => {
       const options = jsonOptionSchema.parse(rawOptions);
       const input = await readEventFile(file);
-      await withContext((ctx) => applyChange(ctx, options, () => createEvent(ctx, input)));
+      await withContext((ctx) => applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.createEvent(ctx, input))));
     });
 
   events
@@ -67,7 +58,7 @@ export function registerEventsCommands(program: Command): void {
     .action(async (file: string, rawOptions: unknown) => {
       const options = jsonOptionSchema.parse(rawOptions);
       const input = await readEventFile(file);
-      await withContext((ctx) => applyChange(ctx, options, () => updateEvent(ctx, input)));
+      await withContext((ctx) => applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.updateEvent(ctx, input))));
     });
 
   events
@@ -79,7 +70,7 @@ export function registerEventsCommands(program: Command): void {
     .action(async (slug: string, rawOptions: unknown) => {
       const options = jsonOptionSchema.parse(rawOptions);
       const valid = parseSlug(slug);
-      await withContext((ctx) => applyChange(ctx, options, () => publishEvent(ctx, valid)));
+      await withContext((ctx) => applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.publishEvent(ctx, valid))));
     });
 
   events
@@ -91,7 +82,7 @@ export function registerEventsCommands(program: Command): void {
     .action(async (slug: string, rawOptions: unknown) => {
       const options = jsonOptionSchema.parse(rawOptions);
       const valid = parseSlug(slug);
-      await withContext((ctx) => applyChange(ctx, options, () => deleteEvent(ctx, valid)));
+      await withContext((ctx) => applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.deleteEvent(ctx, valid))));
     });
 
   events
@@ -103,6 +94,7 @@ export function registerEventsCommands(program: Command): void {
     .action(async (rawOptions: unknown) => {
       const options = listOptionsSchema.parse(rawOptions);
       await withContext(async (ctx) => {
+        const { listEvents } = await import('../../admin/events.js');
         const found = await listEvents(ctx, { includeDeleted: options.all });
         const { formatInTimeZone } = await import('date-fns-tz');
         const when = (date: Date) => formatInTimeZone(date, ctx.config.regional.timeZone, 'yyyy-MM-dd HH:mm');
@@ -118,6 +110,7 @@ async function readEventFile(file: string): Promise<EventFile> {
   } catch (error) {
     throw new UsageError(`cannot read the event file "${file}": ${errorMessage(error)}`);
   }
+  const { parseEventFileText } = await import('../../admin/event-file.js');
   return parseEventFileText(text);
 }
 
@@ -145,6 +138,7 @@ async function applyChange(ctx: AppContext, options: JsonOption, change: () => P
 
 async function deliverNow(ctx: AppContext): Promise<SyncReport> {
   try {
+    const { deliverWebsiteSync } = await import('../../admin/website-sync.js');
     const outcome = await deliverWebsiteSync(ctx, { limit: 20 });
     if (outcome.pending === 0) return { status: 'delivered', delivered: outcome.delivered };
     return { status: 'queued', delivered: outcome.delivered, pending: outcome.pending, error: outcome.failures[0]?.error };

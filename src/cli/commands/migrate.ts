@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { migrateLatest, migrateRollback, migrationStatus } from '../../db/migrate.js';
 import { UsageError } from '../../errors.js';
 import { printResult, withContext } from '../io.js';
 
@@ -16,6 +15,7 @@ export function registerMigrateCommand(program: Command): void {
     .action(async (action: string, options: { json?: boolean }) => {
       const parsed = actionSchema.safeParse(action);
       if (!parsed.success) throw new UsageError(`unknown migrate action "${action}"`, 'use latest, rollback or status');
+      const { migrateLatest, migrateRollback, migrationStatus } = await import('../../db/migrate.js');
       await withContext(
         async (ctx) => {
           if (parsed.data === 'status') {

@@ -1,7 +1,6 @@
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
-import { PEOPLE_CSV_COLUMNS, importPeople } from '../../admin/people-import.js';
-import { listPeople } from '../../admin/people/list.js';
+import { PEOPLE_CSV_COLUMNS } from '../../admin/people/columns.js';
 import { UsageError } from '../../errors.js';
 import { printResult, withContext } from '../io.js';
 
@@ -39,6 +38,7 @@ Exit 0 when imported, 1 when the file has problems (every bad row is listed), 2 
     )
     .action(async (file: string, options: { json?: boolean }) => {
       const csvText = await readCsvFile(file);
+      const { importPeople } = await import('../../admin/people-import.js');
       await withContext(async (ctx) => {
         const summary = await importPeople(ctx, csvText);
         printResult(
@@ -54,6 +54,7 @@ Exit 0 when imported, 1 when the file has problems (every bad row is listed), 2 
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  $ eventops people list --json')
     .action(async (options: { json?: boolean }) => {
+      const { listPeople } = await import('../../admin/people/list.js');
       await withContext(async (ctx) => {
         const all = await listPeople(ctx);
         printResult(

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { UsageError } from '../../errors.js';
-import { loadRuntimeConfig, openContext } from '../runtime.js';
 import { packageVersion } from '../version.js';
 
 const optionsSchema = z.object({
@@ -24,6 +23,7 @@ export function registerServeCommand(program: Command): void {
     .action(async (raw: unknown) => {
       const parsed = optionsSchema.safeParse(raw);
       if (!parsed.success) throw new UsageError('--port must be a number from 0 to 65535', 'for example --port 3000');
+      const { loadRuntimeConfig, openContext } = await import('../runtime.js');
       const loaded = loadRuntimeConfig();
       const ctx = await openContext(loaded, { poolMax: 10 });
       const { logger, config } = ctx;

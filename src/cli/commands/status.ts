@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { readOperationsStatus } from '../../ops/status.js';
-import { readNextDueTimes } from '../../scheduler/index.js';
 import type { JobName } from '../../jobs/types.js';
 import { printResult, withContext } from '../io.js';
 
@@ -18,6 +16,10 @@ export function registerStatusCommand(program: Command): void {
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  $ eventops status --json')
     .action(async (options: { json?: boolean }) => {
+      const [{ readOperationsStatus }, { readNextDueTimes }] = await Promise.all([
+        import('../../ops/status.js'),
+        import('../../scheduler/index.js'),
+      ]);
       await withContext(async (ctx) => {
         const status = await readOperationsStatus(ctx.db, ctx.clock.now());
         const nextDue = new Map((await readNextDueTimes(ctx)).map((due) => [due.job, due]));
