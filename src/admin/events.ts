@@ -31,7 +31,7 @@ export interface EventRecord {
   updatedAt: Date;
 }
 
-interface EventRow {
+export interface EventRow {
   id: string;
   slug: string;
   title: string;

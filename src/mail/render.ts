@@ -111,18 +111,36 @@ export async function loadEmailBranding(db: Db, config: AppConfig): Promise<Emai
 
 const CALENDAR_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
+/**
+ * Intl formatters are costly to build (a receipt used to spend more time
+ * constructing them than rendering), and the regional settings of a process
+ * never change: one set of helpers per distinct regional configuration.
+ */
+const helpersByRegion = new Map<string, Record<string, Handlebars.HelperDelegate>>();
+
 function formatHelpers(regional: AppConfig['regional']): Record<string, Handlebars.HelperDelegate> {
+  const key = `${regional.locale}|${regional.currency}|${regional.timeZone}`;
+  let helpers = helpersByRegion.get(key);
+  if (!helpers) {
+    helpers = buildFormatHelpers(regional);
+    helpersByRegion.set(key, helpers);
+  }
+  return helpers;
+}
+
+function buildFormatHelpers(regional: AppConfig['regional']): Record<string, Handlebars.HelperDelegate> {
   const money = new Intl.NumberFormat(regional.locale, { style: 'currency', currency: regional.currency });
   const digits = money.resolvedOptions().maximumFractionDigits ?? 2;
-  const dateIn = (timeZone: string) => new Intl.DateTimeFormat(regional.locale, { dateStyle: 'long', timeZone });
+  const calendarDate = new Intl.DateTimeFormat(regional.locale, { dateStyle: 'long', timeZone: 'UTC' });
+  const localDate = new Intl.DateTimeFormat(regional.locale, { dateStyle: 'long', timeZone: regional.timeZone });
   const dateTime = new Intl.DateTimeFormat(regional.locale, { dateStyle: 'full', timeStyle: 'short', timeZone: regional.timeZone });
   return {
     money: (minor: unknown) => (typeof minor === 'number' ? money.format(minor / 10 ** digits) : ''),
     // A calendar date (YYYY-MM-DD) has no time zone; an instant is shown in the church's zone.
     date: (value: unknown) => {
-      if (typeof value === 'string' && CALENDAR_DATE.test(value)) return dateIn('UTC').format(new Date(`${value}T00:00:00Z`));
+      if (typeof value === 'string' && CALENDAR_DATE.test(value)) return calendarDate.format(new Date(`${value}T00:00:00Z`));
       const instant = toDate(value);
-      return instant ? dateIn(regional.timeZone).format(instant) : '';
+      return instant ? localDate.format(instant) : '';
     },
     dateTime: (value: unknown) => {
       const instant = toDate(value);

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
-import { enqueueMail } from '../mail/queue.js';
+import { enqueueMail, type QueuedMailInput } from '../mail/queue.js';
 import { loadEmailBranding } from '../mail/render.js';
 import { paymentReference, registrationUrl } from './links.js';
 import { receiptEmail } from './templates/receipt.js';
@@ -27,7 +27,20 @@ export async function queueReceipt(
   input: ReceiptInput,
   now: Date,
 ): Promise<number> {
-  const branding = await loadEmailBranding(trx, ctx.config);
+  return enqueueMail(trx, ctx.cipher, await renderReceipt(trx, ctx, input), now);
+}
+
+/**
+ * The receipt as it will be queued. Rendered apart from queueing so the webhook
+ * can do this work before it takes the event's seat lock, and hold the lock
+ * only for the writes.
+ */
+export async function renderReceipt(
+  db: Knex | Knex.Transaction,
+  ctx: Pick<AppContext, 'config'>,
+  input: ReceiptInput,
+): Promise<QueuedMailInput> {
+  const branding = await loadEmailBranding(db, ctx.config);
   const hasPublicUrl = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
   const rendered = receiptEmail(
     {
@@ -43,10 +56,5 @@ export async function queueReceipt(
     },
     branding,
   );
-  return enqueueMail(
-    trx,
-    ctx.cipher,
-    { kind: 'receipt', message: { to: [input.contact.email], ...rendered, idempotencyKey: `receipt-${input.paymentIntentId}` } },
-    now,
-  );
+  return { kind: 'receipt', message: { to: [input.contact.email], ...rendered, idempotencyKey: `receipt-${input.paymentIntentId}` } };
 }

@@ -37,6 +37,39 @@ export async function lockEventForSeats(trx: Knex.Transaction, eventId: string):
   return { event, seatsTaken, seatsLeft: event.capacity === null ? null : Math.max(0, event.capacity - seatsTaken) };
 }
 
+/** A paid checkout's hold on its event: the event as locked and the seats left (null = unlimited). */
+export type CompletionLock = Pick<LockedEvent, 'event' | 'seatsLeft'>;
+
+/** The event's capacity moved from unlimited to limited between our read and our lock: run the transaction again. */
+export class CapacityChangedError extends Error {
+  constructor(eventId: string) {
+    super(`the capacity of event ${eventId} changed while a payment was being completed`);
+    this.name = 'CapacityChangedError';
+  }
+}
+
+/**
+ * The lock a paid checkout takes on its event. With a capacity it is
+ * lockEventForSeats (exclusive, seats counted). Without one there are no seats
+ * to count, so a shared lock is enough: completions for the same event then run
+ * side by side, while an edit or deletion of the event still waits for them
+ * (and they for it). `seenCapacity` is the capacity read before locking; if it
+ * was unlimited but is limited under the lock, the caller must start again
+ * (CapacityChangedError), because other shared holders may be taking seats.
+ */
+export async function lockEventForCompletion(
+  trx: Knex.Transaction,
+  eventId: string,
+  seenCapacity: number | null,
+): Promise<CompletionLock | undefined> {
+  if (seenCapacity !== null) return lockEventForSeats(trx, eventId);
+  const row = await trx('events').where({ id: eventId }).forShare().first();
+  if (!row) return undefined;
+  const event = eventFromRow(row);
+  if (event.capacity !== null) throw new CapacityChangedError(eventId);
+  return { event, seatsLeft: null };
+}
+
 /** Seats left without locking, for showing on the public page. */
 export async function seatsLeft(db: Knex, event: Pick<EventRecord, 'id' | 'capacity'>): Promise<number | null> {
   if (event.capacity === null) return null;
@@ -49,6 +82,8 @@ export async function seatsLeft(db: Knex, event: Pick<EventRecord, 'id' | 'capac
 }
 
 export interface NewRegistration {
+  /** Chosen by the caller when it must know the id before the insert; else the database's. */
+  id?: string;
   eventId: string;
   status: RegistrationStatus;
   method: PaymentMethod;
@@ -64,6 +99,7 @@ export interface NewRegistration {
 export async function insertRegistration(trx: Knex.Transaction, cipher: FieldCipher, input: NewRegistration): Promise<{ id: string }> {
   const [row] = await trx('registrations')
     .insert({
+      ...(input.id ? { id: input.id } : {}),
       event_id: input.eventId,
       status: input.status,
       contact_name: input.contact.name,

@@ -63,4 +63,55 @@ describe('webhook under concurrent deliveries (real PostgreSQL)', () => {
     const alertMail = await queuedMessages(ctx, 'operations-alert');
     expect(alertMail.filter((m) => unfulfilled.some((r) => m.text.includes(r.provider_session_id as string)))).toHaveLength(9);
   });
+
+  it('completions for an event without a capacity do not wait for each other: one held open does not block another', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true, capacity: null });
+    const [first, second] = await Promise.all([stageNewRegistrationCheckout(ctx, event), stageNewRegistrationCheckout(ctx, event)]);
+    // Hold the event the way an unfinished completion does (a shared lock), in a transaction left open.
+    const holder = await tdb.db.transaction();
+    try {
+      await holder('events').where({ id: event.id }).forShare().first();
+      const response = await postWebhook(
+        server.url,
+        signedDelivery('checkout.session.completed', completedSession({ ...second!, amountTotal: second!.amount })),
+      );
+      expect(response.status).toBe(200);
+      expect((response.body as { outcome: string }).outcome).toBe('completed');
+    } finally {
+      await holder.rollback();
+    }
+    const done = await postWebhook(server.url, signedDelivery('checkout.session.completed', completedSession({ ...first!, amountTotal: first!.amount })));
+    expect((done.body as { outcome: string }).outcome).toBe('completed');
+    expect(await tdb.db('registrations').where({ event_id: event.id, status: 'PAID' })).toHaveLength(2);
+  });
+
+  it('an event given a capacity while a payment completes is checked under the seat lock: the last seat is not sold twice', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true, capacity: null });
+    const [taken, late] = await Promise.all([stageNewRegistrationCheckout(ctx, event), stageNewRegistrationCheckout(ctx, event)]);
+    const first = await postWebhook(server.url, signedDelivery('checkout.session.completed', completedSession({ ...taken!, amountTotal: taken!.amount })));
+    expect((first.body as { outcome: string }).outcome).toBe('completed');
+    const seatsTaken = (await tdb.db('registrations').where({ event_id: event.id }).first<{ attendee_count: number }>())!.attendee_count;
+
+    // An administrator limits the event to the seats already taken, in a transaction not yet committed.
+    const admin = await tdb.db.transaction();
+    await admin('events').where({ id: event.id }).update({ capacity: seatsTaken });
+    const delivery = postWebhook(server.url, signedDelivery('checkout.session.completed', completedSession({ ...late!, amountTotal: late!.amount })));
+    // The completion read the event as unlimited and now waits for the admin's row lock.
+    for (;;) {
+      const waiting = await tdb.db.raw<{ rows: unknown[] }>(
+        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%from "events"%for share%'`,
+      );
+      if (waiting.rows.length > 0) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await admin.commit();
+
+    const response = await delivery;
+    expect(response.status).toBe(200);
+    expect((response.body as { outcome: string }).outcome).toBe('unfulfilled');
+    const row = await tdb.db('checkout_sessions').where({ id: late!.checkoutId }).first();
+    expect(row).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'sold_out' });
+    expect(await tdb.db('registrations').where({ event_id: event.id })).toHaveLength(1);
+    expect(await tdb.db('operations_alerts').where({ checkout_session_id: late!.checkoutId, kind: 'sold_out' })).toHaveLength(1);
+  });
 });

@@ -29,7 +29,7 @@ describe('secrets and member data after a representative flow (setup, import, ba
     });
     expect(result.steps['queued mail sent']).toBeGreaterThanOrEqual(3);
     expect(result.mailCount).toBeGreaterThanOrEqual(6);
-    expect(result.logLines).toBeGreaterThan(30);
+    expect(result.logLines).toBeGreaterThan(20); // one line per request, plus the jobs and the webhook outcomes
   });
 
   it('wrong setup token, wrong bearer and wrong registration token are refused', () => {

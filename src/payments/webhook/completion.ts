@@ -1,8 +1,11 @@
-import type { Knex } from 'knex';
 import { raiseOperationsAlert, type AlertKind } from '../alerts.js';
 import { CARD_FEE_LINE_LABEL, type PricedLine } from '../pricing.js';
-import { queueReceipt } from '../receipts.js';
-import { insertRegistration, lockEventForSeats, type LockedEvent } from '../registrations.js';
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import type { EventRow } from '../../admin/events.js';
+import { enqueueMail } from '../../mail/queue.js';
+import { renderReceipt } from '../receipts.js';
+import { insertRegistration, lockEventForCompletion, type CompletionLock } from '../registrations.js';
 import { decryptStagedRegistration, type StagedRegistration } from '../staging.js';
 import type { WebhookAction } from './map.js';
 import { findStagingRow, lockPaymentIntent, type StagingRow, type WebhookContext } from './staging-rows.js';
@@ -61,7 +64,6 @@ export async function completeCheckout(
   if (!claimed) return lateCompletion(trx, ctx, staging.id, action);
 
   const charged = action.amountTotal;
-  const locked = await lockEventForSeats(trx, claimed.event_id);
   const staged = claimed.payload_enc ? decryptStagedRegistration(ctx.cipher, claimed.payload_enc) : undefined;
   const payer = staged
     ? { name: staged.contact.name, email: staged.contact.email }
@@ -69,6 +71,28 @@ export async function completeCheckout(
       ? { name: registration.contact_name, email: ctx.cipher.decrypt(registration.contact_email_enc) }
       : undefined;
 
+  // Everything that does not depend on the seats is read and rendered before the event lock, which
+  // completions for the same event take in turn: under it only the checks and the writes remain.
+  const seen = await trx('events').where({ id: claimed.event_id }).first<EventRow | undefined>();
+  const newRegistrationId = staged ? crypto.randomUUID() : undefined;
+  const registrationId = newRegistrationId ?? registration?.id;
+  const reference = action.paymentIntentId ?? action.providerSessionId;
+  const pendingReversal = action.paymentIntentId ? await hasPendingReversal(trx, action.paymentIntentId) : false;
+  const lines = staged ? staged.priced.lines : registration ? withCardFee(registration.line_items, claimed.surcharge_minor) : [];
+  const receipt =
+    seen && payer && registrationId && charged !== null && !pendingReversal
+      ? await renderReceipt(trx, ctx, {
+          registrationId,
+          contact: payer,
+          event: { title: seen.title, startsAt: seen.starts_at },
+          lines,
+          amountMinor: charged,
+          paymentIntentId: reference,
+          paidAt: now,
+        })
+      : undefined;
+
+  const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.capacity) : undefined;
   const failure = checkCompletion(ctx, claimed, action, locked, staged, registration);
   if (failure) {
     await trx('checkout_sessions').where({ id: claimed.id }).update({ status: 'UNFULFILLED', unfulfilled_reason: failure.kind, updated_at: now });
@@ -91,14 +115,13 @@ export async function completeCheckout(
     return 'unfulfilled';
   }
   // checkCompletion guarantees these.
-  const event = (locked as LockedEvent).event;
+  const event = (locked as CompletionLock).event;
   const amount = charged as number;
-  const reference = action.paymentIntentId ?? action.providerSessionId;
+  const paidId = registrationId as string;
 
-  let registrationId: string;
-  let lines: PricedLine[];
   if (staged) {
-    ({ id: registrationId } = await insertRegistration(trx, ctx.cipher, {
+    await insertRegistration(trx, ctx.cipher, {
+      id: paidId,
       eventId: event.id,
       status: 'PAID',
       method: 'card',
@@ -108,15 +131,11 @@ export async function completeCheckout(
       priced: staged.priced,
       paymentIntentId: action.paymentIntentId ?? undefined,
       now,
-    }));
-    lines = staged.priced.lines;
+    });
     // The payload has served its purpose: keep only the link to the registration it became.
-    await trx('checkout_sessions').where({ id: claimed.id }).update({ payload_enc: null, registration_id: registrationId });
+    await trx('checkout_sessions').where({ id: claimed.id }).update({ payload_enc: null, registration_id: paidId });
   } else {
-    const paying = registration as RegistrationRow;
-    registrationId = paying.id;
-    lines = withCardFee(paying.line_items, claimed.surcharge_minor);
-    await trx('registrations').where({ id: paying.id }).update({
+    await trx('registrations').where({ id: paidId }).update({
       status: 'PAID',
       payment_method: 'card',
       payment_intent_id: action.paymentIntentId,
@@ -128,31 +147,25 @@ export async function completeCheckout(
     });
   }
 
-  if (action.paymentIntentId && (await applyPendingReversal(trx, ctx, action.paymentIntentId, registrationId, claimed, amount))) {
+  if (pendingReversal && action.paymentIntentId && (await applyPendingReversal(trx, ctx, action.paymentIntentId, paidId, claimed, amount))) {
     return 'completed_then_cancelled';
   }
-  await queueReceipt(
-    trx,
-    ctx,
-    {
-      registrationId,
-      contact: payer as { name: string; email: string },
-      event: { title: event.title, startsAt: event.startsAt },
-      lines,
-      amountMinor: amount,
-      paymentIntentId: reference,
-      paidAt: now,
-    },
-    now,
-  );
+  if (!receipt) throw new Error(`the receipt for checkout ${claimed.id} was not rendered`);
+  await enqueueMail(trx, ctx.cipher, receipt, now);
   return 'completed';
+}
+
+/** A refund or dispute of this payment waiting for it (stable here: both sides hold the payment's advisory lock). */
+async function hasPendingReversal(trx: Knex.Transaction, paymentIntentId: string): Promise<boolean> {
+  const row = await trx('pending_reversals').where({ payment_intent_id: paymentIntentId }).first('payment_intent_id');
+  return row !== undefined;
 }
 
 function checkCompletion(
   ctx: WebhookContext,
   claimed: StagingRow,
   action: CompleteAction,
-  locked: LockedEvent | undefined,
+  locked: CompletionLock | undefined,
   staged: StagedRegistration | undefined,
   registration: RegistrationRow | undefined,
 ): Failure | undefined {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { CapacityChangedError } from '../registrations.js';
 import { DELAYED_PAYMENT_EXTENSION_MS } from '../staging.js';
 import { completeCheckout, type CompletionOutcome } from './completion.js';
 import type { WebhookAction } from './map.js';
@@ -34,6 +35,16 @@ export async function handleWebhookAction(
   event: DeliveredEvent,
   action: ActionableWebhookAction,
 ): Promise<WebhookOutcome> {
+  try {
+    return await applyOnce(ctx, event, action);
+  } catch (error) {
+    // Rare: an admin limited the event's capacity while this payment was completing. Start over with the seat lock.
+    if (error instanceof CapacityChangedError) return applyOnce(ctx, event, action);
+    throw error;
+  }
+}
+
+function applyOnce(ctx: WebhookContext, event: DeliveredEvent, action: ActionableWebhookAction): Promise<WebhookOutcome> {
   return ctx.db.transaction(async (trx) => {
     const recorded = await trx('processed_webhook_events')
       .insert({ event_id: event.id, type: event.type, processed_at: ctx.clock.now() })
