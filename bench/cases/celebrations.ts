@@ -5,11 +5,10 @@ import { celebrationDay } from '../../src/jobs/send-celebrations.js';
 import { setSetting } from '../../src/settings.js';
 import type { Db } from '../../src/db/connect.js';
 import { MIGRATED, settle } from '../support/database.js';
-import { alternate, ratioRow, type BenchEnv } from '../support/harness.js';
+import { alternate, processRow, type BenchEnv } from '../support/harness.js';
 import { BIN, reference } from '../support/paths.js';
 import { runNodeOk, type ProcessRun } from '../support/processes.js';
 import { SQL_FIRST_NAMES, SQL_LAST_NAMES, insertInBatches, seededName, seededUuid } from '../support/seeded.js';
-import { maxOf } from '../support/stats.js';
 import type { ScaledMeasurement } from './sweep.js';
 
 export const CELEBRATION_PEOPLE = 100_000;
@@ -147,14 +146,7 @@ export async function measureCelebrations(
       log: env.log,
     });
     return {
-      result: ratioRow({
-        name: options.name,
-        scale: options.scale,
-        ours: samples.ours.map((r) => r.ms),
-        reference: samples.reference.map((r) => r.ms),
-        targetRatio: options.target,
-        peakRssMb: maxOf(samples.ours.map((r) => r.rssMb)),
-      }),
+      result: processRow({ name: options.name, scale: options.scale, samples, targetRatio: options.target }),
       touched: BIRTHDAYS + 2 * COUPLES,
       tableRows: people,
       plans,

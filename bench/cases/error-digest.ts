@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { fingerprintMarker } from '../../src/jobs/tracker.js';
 import { startTrackerServer, type TrackerServer } from '../../test/support/tracker-server.js';
 import { MIGRATED, settle } from '../support/database.js';
-import { alternate, ratioRow, type BenchEnv } from '../support/harness.js';
+import { alternate, processRow, type BenchEnv } from '../support/harness.js';
 import { BIN, reference } from '../support/paths.js';
 import { runNodeOk } from '../support/processes.js';
 import { maxOf } from '../support/stats.js';
@@ -125,13 +125,11 @@ export async function measureErrorDigest(
     });
     const peak = maxOf(samples.ours.map((r) => r.rssMb));
     return {
-      result: ratioRow({
+      result: processRow({
         name: options.name,
         scale: options.scale,
-        ours: samples.ours.map((r) => r.ms),
-        reference: samples.reference.map((r) => r.ms),
+        samples,
         targetRatio: options.target,
-        peakRssMb: peak,
         extraTarget:
           options.target === undefined ? undefined : { text: `RSS ≤ ${ERROR_RSS_LIMIT_MB} MB`, met: peak !== null && peak <= ERROR_RSS_LIMIT_MB },
       }),

@@ -1,8 +1,7 @@
 import { MIGRATED, settle } from '../support/database.js';
-import { alternate, ratioRow, type BenchEnv, type CaseResult } from '../support/harness.js';
+import { alternate, processRow, type BenchEnv, type CaseResult } from '../support/harness.js';
 import { BIN, reference } from '../support/paths.js';
 import { runNodeOk, type ProcessRun } from '../support/processes.js';
-import { maxOf } from '../support/stats.js';
 
 export const SWEEP_ROWS = 1_000_000;
 const EVENTS = 20;
@@ -98,14 +97,7 @@ export async function measureSweep(
       log: env.log,
     });
     return {
-      result: ratioRow({
-        name: options.name,
-        scale: options.scale,
-        ours: samples.ours.map((r) => r.ms),
-        reference: samples.reference.map((r) => r.ms),
-        targetRatio: options.target,
-        peakRssMb: maxOf(samples.ours.map((r) => r.rssMb)),
-      }),
+      result: processRow({ name: options.name, scale: options.scale, samples, targetRatio: options.target }),
       touched: due,
       tableRows: rows,
     };

@@ -2,7 +2,8 @@ import type { AppConfig } from '../../src/config/types.js';
 import type { FieldCipher } from '../../src/crypto/field-cipher.js';
 import type { BenchDatabase } from './database.js';
 import type { MailSink } from './mail-sink.js';
-import { median, round } from './stats.js';
+import type { ProcessRun } from './processes.js';
+import { maxOf, median, round } from './stats.js';
 
 /** What every case gets from run.ts. */
 export interface BenchEnv {
@@ -117,4 +118,23 @@ export function ratioRow(input: {
     },
     met,
   };
+}
+
+/** A time-ratio row from whole-process runs: wall times compared, peak RSS of ours. */
+export function processRow(input: {
+  name: string;
+  scale: number;
+  samples: { ours: ProcessRun[]; reference: ProcessRun[] };
+  targetRatio?: number;
+  extraTarget?: { text: string; met: boolean };
+}): CaseResult {
+  return ratioRow({
+    name: input.name,
+    scale: input.scale,
+    ours: input.samples.ours.map((r) => r.ms),
+    reference: input.samples.reference.map((r) => r.ms),
+    targetRatio: input.targetRatio,
+    peakRssMb: maxOf(input.samples.ours.map((r) => r.rssMb)),
+    extraTarget: input.extraTarget,
+  });
 }

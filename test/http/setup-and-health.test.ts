@@ -3,6 +3,7 @@ import { connectDb } from '../../src/db/connect.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startTestServer } from '../support/http.js';
+import { captureLogger } from '../support/payments-harness.js';
 
 let tdb: TestDatabase;
 beforeAll(async () => {
@@ -87,5 +88,27 @@ describe('GET /healthz', () => {
     expect(await response.json()).toMatchObject({ status: 'degraded', database: 'unreachable' });
     await server.close();
     await unreachable.destroy();
+  });
+});
+
+describe('request logs', () => {
+  it('write one line per request when it is answered, with method, path without its query string, status and time', async () => {
+    const { logger, logs } = captureLogger('info');
+    const server = await startTestServer(createTestContext({ db: tdb.db, logger }));
+    const response = await fetch(`${server.url}/registrations/00000000-0000-4000-8000-000000000000?token=secret-registration-token`);
+    expect(response.status).toBe(404);
+    await server.close();
+
+    const requestLines = logs.lines
+      .map((line) => JSON.parse(line) as { msg: string; req?: { method: string; url: string }; res?: { statusCode: number }; responseTime?: number })
+      .filter((line) => line.req);
+    expect(requestLines).toHaveLength(1);
+    expect(requestLines[0]).toMatchObject({
+      msg: 'request completed',
+      req: { method: 'GET', url: '/registrations/00000000-0000-4000-8000-000000000000' },
+      res: { statusCode: 404 },
+    });
+    expect(typeof requestLines[0]?.responseTime).toBe('number');
+    expect(logs.text()).not.toContain('secret-registration-token');
   });
 });
