@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
-import { enqueueMail, type QueuedMailInput } from '../mail/queue.js';
+import type { QueuedMailInput } from '../mail/queue.js';
 import { loadEmailBranding } from '../mail/render.js';
 import { paymentReference, registrationUrl } from './links.js';
 import { receiptEmail } from './templates/receipt.js';
@@ -17,22 +17,10 @@ export interface ReceiptInput {
 }
 
 /**
- * Queues the receipt in the caller's transaction (delivered after commit by the
- * server's mail loop, with retries), so a registration never becomes PAID
- * without its receipt and a mail outage loses nothing.
- */
-export async function queueReceipt(
-  trx: Knex.Transaction,
-  ctx: Pick<AppContext, 'config' | 'cipher'>,
-  input: ReceiptInput,
-  now: Date,
-): Promise<number> {
-  return enqueueMail(trx, ctx.cipher, await renderReceipt(trx, ctx, input), now);
-}
-
-/**
- * The receipt as it will be queued. Rendered apart from queueing so the webhook
- * can do this work before it takes the event's seat lock, and hold the lock
+ * The receipt, rendered for the mail queue. The webhook renders it before it
+ * takes the event's seat lock and queues it (enqueueMail) in the same
+ * transaction that makes the registration PAID, so a registration never becomes
+ * PAID without its receipt, a mail outage loses nothing, and the lock is held
  * only for the writes.
  */
 export async function renderReceipt(
