@@ -5,8 +5,8 @@ import { PROVIDER_API_VERSION } from '../../src/payments/provider.js';
 import { ROOT } from './cli.js';
 
 /**
- * The provider's published example objects (shared/fixtures/stripe-objects.json,
- * beside the repository as in CI), as the starting shape of every provider
+ * The provider's published example objects (test/fixtures/provider/stripe-objects.json,
+ * where their source and licence are noted), as the starting shape of every provider
  * object and webhook payload a test builds. Builders override only the fields
  * that matter, so what our code parses looks like what the provider sends.
  */
@@ -15,7 +15,7 @@ export type ProviderObject = Record<string, unknown>;
 type FixtureName = 'charge' | 'checkout.session' | 'dispute' | 'event' | 'line_item' | 'payment_intent' | 'refund';
 
 // From the checkout root, so the path also holds when this file runs compiled (soak/.build, bench/.build).
-const FIXTURES_FILE = path.join(ROOT, '../shared/fixtures/stripe-objects.json');
+const FIXTURES_FILE = path.join(ROOT, 'test/fixtures/provider/stripe-objects.json');
 
 let loaded: Record<FixtureName, ProviderObject> | undefined;
 
