@@ -4,16 +4,16 @@ import { systemClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
 import type { Db } from '../../src/db/connect.js';
 import { buildServer } from '../../src/http/server.js';
+import { resolveChromium } from './chromium.js';
 import { createTestContext } from './context.js';
 import { startFakeProvider, type FakeProvider } from './fake-provider.js';
 
-/** Debian's chromium (installed by .ci/run), driven headless by playwright-core. */
-export const CHROMIUM_PATH = '/usr/bin/chromium';
-
+/** Chromium (see resolveChromium: named, system or packaged), driven headless by playwright-core. */
 export async function launchBrowser(): Promise<Browser> {
   const { chromium } = await import('playwright-core');
+  const executable = await resolveChromium();
   return chromium.launch({
-    executablePath: CHROMIUM_PATH,
+    executablePath: executable.path,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
   });
 }

@@ -7,6 +7,7 @@ import type { TestProject } from 'vitest/node';
 import { startEmbeddedServer, type EmbeddedServer } from '../../src/db/embedded.js';
 import { connectDb } from '../../src/db/connect.js';
 import { migrateLatest } from '../../src/db/migrate.js';
+import { resolveChromium } from './chromium.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -30,6 +31,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   } catch {
     process.stderr.write('warning: the build reported type errors; CLI tests run what was emitted\n');
   }
+  // Unpack a packaged Chromium once, here, rather than in parallel browser test files.
+  process.env.CHROMIUM_PATH = (await resolveChromium()).path;
   let server: EmbeddedServer | undefined;
   let tmp: string | undefined;
   let adminUrl = process.env.TEST_DATABASE_URL;
