@@ -56,9 +56,19 @@ async function waitFor(condition: () => Promise<boolean>, timeoutMs = 30_000): P
   }
 }
 
+/**
+ * A fixed-offset zone where it is now about midday, so the day's 07:00 celebrations
+ * are due whatever the hour of the test run (Etc/GMT-N is N hours east of UTC).
+ */
+function zoneWhereItIsMidday(now = new Date()): string {
+  const offset = 12 - now.getUTCHours();
+  if (offset === 0) return 'Etc/UTC';
+  return offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
+}
+
 describe('eventops serve', () => {
   it('with IN_APP_CRON=true sends the demo church its due emails once, and not again after a restart', async () => {
-    const env = testEnv({ DATABASE_URL: tdb.url, NODE_ENV: 'development', ...sink.configEnv() });
+    const env = testEnv({ DATABASE_URL: tdb.url, NODE_ENV: 'development', APP_TIMEZONE: zoneWhereItIsMidday(), ...sink.configEnv() });
     const seeded = await runCli(['demo', '--seed-only'], { env });
     expect(seeded.code).toBe(0);
 
