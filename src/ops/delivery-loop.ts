@@ -1,27 +1,46 @@
 import { deliverWebsiteSync } from '../admin/website-sync.js';
 import type { AppContext } from '../context.js';
 import { deliverQueuedMail } from '../mail/queue.js';
+import { listenForOutbox, type OutboxListener } from './outbox-listener.js';
 
 export interface DeliveryLoop {
-  /** One pass: queued mail (receipts, alerts), then website notifications. */
+  /** Runs a pass now, or right after the one under way. */
+  wake(): void;
+  /** One pass: queued mail (receipts, alerts) until none is due, then website notifications. */
   runOnce(): Promise<void>;
   stop(): Promise<void>;
 }
 
+/** Claimed per batch: one batch keeps the pooled SMTP transport's connections busy without holding many claims. */
+export const MAIL_BATCH = 50;
+
 /**
  * While the server runs, queued mail and website notifications are delivered
- * every `intervalMs` (each with its own retry backoff in the database), so a
- * mail or receiver outage delays them but loses nothing.
+ * as soon as the transaction that queued them commits: the outbox tables
+ * notify `eventops_outbox`, which wakes every server's loop, and `wake()`
+ * wakes this one directly. A timer every `intervalMs` retries what is waiting
+ * out its backoff and covers a lost listening connection. Each row has its own
+ * backoff in the database, so a mail or receiver outage delays but loses nothing.
  */
-export function startDeliveryLoop(ctx: AppContext, intervalMs = 30_000): DeliveryLoop {
+export function startDeliveryLoop(ctx: AppContext, options: { intervalMs?: number; listen?: boolean } = {}): DeliveryLoop {
+  const intervalMs = options.intervalMs ?? 30_000;
   let stopped = false;
-  let current: Promise<void> = Promise.resolve();
+  let running: Promise<void> | undefined;
+  let again = false;
   let timer: NodeJS.Timeout | undefined;
 
-  const runOnce = async () => {
+  const deliverMail = async () => {
+    for (;;) {
+      const mail = await deliverQueuedMail(ctx, { limit: MAIL_BATCH });
+      const claimed = mail.sent + mail.retried + mail.failed;
+      if (claimed > 0) ctx.logger.info({ mail }, 'queued mail delivered');
+      if (claimed < MAIL_BATCH || stopped) return;
+    }
+  };
+
+  const pass = async () => {
     try {
-      const mail = await deliverQueuedMail(ctx, { limit: 20 });
-      if (mail.sent + mail.retried + mail.failed > 0) ctx.logger.info({ mail }, 'queued mail delivered');
+      await deliverMail();
     } catch (error) {
       ctx.logger.error({ err: error }, 'queued mail delivery failed');
     }
@@ -34,23 +53,45 @@ export function startDeliveryLoop(ctx: AppContext, intervalMs = 30_000): Deliver
   };
 
   const schedule = () => {
+    if (timer) clearTimeout(timer);
     if (stopped) return;
-    timer = setTimeout(() => {
-      current = runOnce().finally(schedule);
-    }, intervalMs);
+    timer = setTimeout(() => wake(), intervalMs);
     timer.unref();
   };
-  current = runOnce().finally(schedule);
+
+  /** At most one pass at a time; a wake during a pass runs one more after it, so nothing queued meanwhile waits for the timer. */
+  const wake = (): void => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        await pass();
+      } while (again && !stopped);
+    })().finally(() => {
+      running = undefined;
+      schedule();
+    });
+  };
+
+  let listener: OutboxListener | undefined;
+  if (options.listen ?? true) listener = listenForOutbox(ctx, wake);
+  wake();
 
   return {
-    runOnce: () => {
-      current = current.then(runOnce);
-      return current;
+    wake,
+    async runOnce() {
+      while (running) await running;
+      await pass();
     },
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
-      await current;
+      await listener?.close();
+      while (running) await running;
     },
   };
 }

@@ -33,6 +33,10 @@ export function registerServeCommand(program: Command): void {
       const telemetry = await startTelemetry(config.telemetryConnectionString, logger);
       const server = await buildServer(ctx, { packageVersion: packageVersion(), telemetry });
       const delivery = startDeliveryLoop(ctx);
+      // A webhook or form post may have queued a receipt or confirmation: deliver it now (other servers hear the NOTIFY).
+      server.app.addHook('onResponse', async (request) => {
+        if (request.method === 'POST') delivery.wake();
+      });
       const scheduler = config.jobs.inAppCron ? await (await import('../../scheduler/index.js')).startInAppScheduler(ctx) : undefined;
       if (!scheduler) logger.info('in-app scheduler off (IN_APP_CRON); use cron or the /api/cron endpoints');
 

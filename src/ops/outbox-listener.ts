@@ -1,0 +1,79 @@
+import type { AppContext } from '../context.js';
+
+export interface OutboxListener {
+  close(): Promise<void>;
+}
+
+export const OUTBOX_CHANNEL = 'eventops_outbox';
+const RECONNECT_MS = 5_000;
+
+interface NotifyingConnection {
+  query(sql: string): Promise<unknown>;
+  on(event: 'notification', listener: (message: { channel: string }) => void): void;
+  on(event: 'error' | 'end', listener: (error?: Error) => void): void;
+  removeAllListeners(event: string): void;
+}
+
+/**
+ * Holds one pooled connection that LISTENs on the outbox channel and calls
+ * `onNotify` for every committed insert into an outbox table, from any server
+ * on the same database. A lost connection is replaced after a pause; the
+ * delivery loop's timer covers the gap.
+ */
+export function listenForOutbox(ctx: Pick<AppContext, 'db' | 'logger'>, onNotify: () => void): OutboxListener {
+  let closed = false;
+  let connection: NotifyingConnection | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const client = ctx.db.client as { acquireConnection(): Promise<NotifyingConnection>; releaseConnection(c: NotifyingConnection): Promise<unknown> };
+
+  const release = (lost: NotifyingConnection) => {
+    lost.removeAllListeners('notification');
+    lost.removeAllListeners('end');
+    void client.releaseConnection(lost).catch(() => undefined);
+  };
+
+  const connect = async () => {
+    retry = undefined;
+    if (closed) return;
+    try {
+      const acquired = await client.acquireConnection();
+      if (closed) return void client.releaseConnection(acquired);
+      acquired.on('notification', (message) => {
+        if (message.channel === OUTBOX_CHANNEL) onNotify();
+      });
+      const lost = (error?: Error) => {
+        if (connection !== acquired) return;
+        connection = undefined;
+        release(acquired);
+        if (closed) return;
+        ctx.logger.warn({ err: error }, 'outbox listener lost its connection; reconnecting');
+        retry = setTimeout(() => void connect(), RECONNECT_MS);
+        retry.unref();
+      };
+      acquired.on('error', lost);
+      acquired.on('end', lost);
+      await acquired.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      connection = acquired;
+      // Anything queued while we were not listening
+      onNotify();
+    } catch (error) {
+      if (closed) return;
+      ctx.logger.warn({ err: error }, 'outbox listener could not connect; retrying');
+      retry = setTimeout(() => void connect(), RECONNECT_MS);
+      retry.unref();
+    }
+  };
+  void connect();
+
+  return {
+    async close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      const held = connection;
+      connection = undefined;
+      if (!held) return;
+      await held.query(`UNLISTEN ${OUTBOX_CHANNEL}`).catch(() => undefined);
+      release(held);
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/clock.js';
+import { connectDb, type Db } from '../../src/db/connect.js';
+import { silentLogger } from '../../src/logger.js';
+import { createMailer } from '../../src/mail/create.js';
+import { enqueueMail } from '../../src/mail/queue.js';
+import type { Mailer, MailMessage } from '../../src/mail/types.js';
+import { startDeliveryLoop, type DeliveryLoop } from '../../src/ops/delivery-loop.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testConfig } from '../support/env.js';
+import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+
+let tdb: TestDatabase;
+let sink: SmtpSink;
+let mailer: Mailer;
+/** A second connection pool on the same database: another server, or a cron job, writing the outbox. */
+let otherServer: Db;
+const loops: DeliveryLoop[] = [];
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  sink = await startSmtpSink();
+  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 2_000 });
+  otherServer = connectDb({ url: tdb.url, poolMax: 2 });
+});
+afterAll(async () => {
+  await mailer.close();
+  await otherServer.destroy();
+  await sink.close();
+  await tdb.drop();
+});
+beforeEach(async () => {
+  while (loops.length > 0) await loops.pop()?.stop();
+  await tdb.db('queued_mail').delete();
+  sink.clear();
+});
+
+const NEVER_BY_TIMER = 10 * 60_000;
+const context = (db: Db = tdb.db) => createTestContext({ db, clock: systemClock, mailer });
+const receipt = (n: number): MailMessage => ({ to: [`family${n}@example.org`], subject: `Receipt ${n}`, html: '<p>Paid</p>', text: 'Paid' });
+
+async function queueCommitted(db: Db, count: number): Promise<void> {
+  const ctx = context(db);
+  await db.transaction(async (trx) => {
+    for (let n = 0; n < count; n += 1) await enqueueMail(trx, ctx.cipher, { kind: 'receipt', message: receipt(n) }, new Date());
+  });
+}
+
+async function listening(db: Db): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const others = await db.raw<{ rows: Array<{ n: number }> }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN eventops_outbox%'`,
+    );
+    if ((others.rows[0]?.n ?? 0) > 0) return;
+    if (Date.now() > deadline) throw new Error('the delivery loop never started listening');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The mail server may accept a message a moment before the row is marked SENT. */
+async function pendingMailSettles(): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (Number((await tdb.db('queued_mail').where({ status: 'PENDING' }).count({ n: '*' }).first())?.n) > 0) {
+    if (Date.now() > deadline) throw new Error('queued mail still PENDING');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('queued mail leaves within seconds', () => {
+  it('mail committed by another server is delivered at once through LISTEN/NOTIFY, not at the next timer tick', async () => {
+    const loop = startDeliveryLoop(context(), { intervalMs: NEVER_BY_TIMER });
+    loops.push(loop);
+    await listening(tdb.db);
+    const committedAt = Date.now();
+    await queueCommitted(otherServer, 1);
+    const [message] = await sink.waitFor(1, 2_000);
+    expect(message?.subject).toBe('Receipt 0');
+    expect(Date.now() - committedAt).toBeLessThan(2_000);
+    await pendingMailSettles();
+    expect(await tdb.db('queued_mail').where({ status: 'SENT' }).count({ n: '*' }).first()).toEqual({ n: 1 });
+  });
+
+  it('nothing is sent for a transaction that rolls back', async () => {
+    const loop = startDeliveryLoop(context(), { intervalMs: NEVER_BY_TIMER });
+    loops.push(loop);
+    await listening(tdb.db);
+    await otherServer
+      .transaction(async (trx) => {
+        await enqueueMail(trx, context().cipher, { kind: 'receipt', message: receipt(7) }, new Date());
+        throw new Error('rolled back');
+      })
+      .catch(() => undefined);
+    await queueCommitted(otherServer, 1);
+    await sink.waitFor(1, 2_000);
+    await loop.runOnce();
+    expect(sink.messages.map((m) => m.subject)).toEqual(['Receipt 0']);
+  });
+
+  it('wake() delivers at once in the same process, and a pass drains more than one batch', async () => {
+    const loop = startDeliveryLoop(context(), { intervalMs: NEVER_BY_TIMER, listen: false });
+    loops.push(loop);
+    await loop.runOnce();
+    await queueCommitted(tdb.db, 120);
+    loop.wake();
+    const messages = await sink.waitFor(120, 10_000);
+    expect(new Set(messages.map((m) => m.subject)).size).toBe(120);
+    await pendingMailSettles();
+    expect(await tdb.db('queued_mail').where({ status: 'SENT' }).count({ n: '*' }).first()).toEqual({ n: 120 });
+  });
+
+  it('two servers on one database deliver every queued message exactly once', async () => {
+    const second = connectDb({ url: tdb.url, poolMax: 5 });
+    try {
+      loops.push(startDeliveryLoop(context(), { intervalMs: NEVER_BY_TIMER }), startDeliveryLoop(context(second), { intervalMs: NEVER_BY_TIMER }));
+      await queueCommitted(otherServer, 150);
+      const messages = await sink.waitFor(150, 15_000);
+      await Promise.all(loops.map((loop) => loop.runOnce()));
+      expect(sink.messages).toHaveLength(150);
+      expect(new Set(messages.map((m) => m.subject)).size).toBe(150);
+    } finally {
+      while (loops.length > 0) await loops.pop()?.stop();
+      await second.destroy();
+    }
+  });
+});
