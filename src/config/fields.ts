@@ -64,6 +64,10 @@ export const fields = {
     z.string().refine((v) => Buffer.byteLength(v, 'utf8') >= 32),
     'at least 32 bytes (openssl rand -base64 32)',
   ),
+  webhookSecret: rule(
+    z.string().regex(/^whsec_[A-Za-z0-9_+/=-]+$/),
+    "the provider's webhook signing secret, whsec_… (from the provider's webhook settings)",
+  ),
   month: rule(
     z.string().regex(/^\d{1,2}$/).transform(Number).refine((n) => n >= 1 && n <= 12),
     'an integer month from 1 to 12',
