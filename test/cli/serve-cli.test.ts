@@ -58,7 +58,7 @@ async function waitFor(condition: () => Promise<boolean>, timeoutMs = 30_000): P
 
 describe('eventops serve', () => {
   it('with IN_APP_CRON=true sends the demo church its due emails once, and not again after a restart', async () => {
-    const env = testEnv({ DATABASE_URL: tdb.url, NODE_ENV: 'development', ...sink.configEnv() });
+    const env = testEnv({ DATABASE_URL: tdb.url, NODE_ENV: 'development', ALLOW_DEMO_SEED: 'true', ...sink.configEnv() });
     const seeded = await runCli(['demo', '--seed-only'], { env });
     expect(seeded.code).toBe(0);
 
