@@ -75,6 +75,8 @@ export async function startEmbeddedServer(options: {
   logger?: Logger;
   /** Restarting a persistent server on its old port keeps existing connection URLs valid; default a free port. */
   port?: number;
+  /** Extra server flags (e.g. ['-c', 'ssl=on']), after the defaults. */
+  postgresFlags?: string[];
 }): Promise<EmbeddedServer> {
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const port = options.port ?? (await freePort());
@@ -92,7 +94,7 @@ export async function startEmbeddedServer(options: {
     password: PASSWORD,
     persistent: options.persistent,
     createPostgresUser: isRoot,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=off'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=off', ...(options.postgresFlags ?? [])],
     onLog: () => undefined,
     onError: (error: unknown) => options.logger?.debug({ error: String(error) }, 'embedded postgres'),
   });
