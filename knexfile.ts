@@ -7,6 +7,7 @@
 import type { Knex } from 'knex';
 import { loadConfig, loadEnvFile } from './src/config/index.js';
 import { migrationConfig } from './src/db/migration-source.js';
+import { pgConnectionTarget } from './src/db/ssl.js';
 
 loadEnvFile(process.cwd());
 const { config } = loadConfig(process.env);
@@ -15,7 +16,7 @@ if (!url) throw new Error('knexfile: set DATABASE_URL (or DIRECT_URL); the embed
 
 const knexConfig: Knex.Config = {
   client: 'pg',
-  connection: url,
+  connection: pgConnectionTarget(url),
   migrations: migrationConfig,
 };
 

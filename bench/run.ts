@@ -50,7 +50,7 @@ const baseEnv: Record<string, string> = {
   AUTH_SECRET: 'bench-auth-secret-that-is-at-least-32-bytes-long',
   AUTH_URL: 'https://events.example.org',
   ENCRYPTION_KEY: TEST_KEYS.v1,
-  CRON_SECRET: 'bench-cron-secret',
+  CRON_SECRET: 'bench-cron-secret-of-at-least-32-characters',
   CHURCH_NAME: 'Grace Community Church',
   IN_APP_CRON: 'false',
   PSP_SECRET_KEY: 'sk_test_eventops_bench',

@@ -1,4 +1,8 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { importPeople } from '../../src/admin/people-import.js';
+import { createOutboxMailer } from '../../src/mail/outbox.js';
 import { setAdminSetting } from '../../src/admin/settings.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { registrationToken } from '../../src/payments/links.js';
@@ -74,6 +78,8 @@ export interface SecretsFlowResult {
   steps: Record<string, number | string>;
   /** The secret comparisons the flow exercised, answered as expected. */
   refusals: Record<string, number>;
+  /** Permission bits (octal) of the files a developer machine keeps secrets and mail in. */
+  fileModes: Record<string, string>;
 }
 
 export interface Leak {
@@ -237,6 +243,7 @@ async function flow(harness: PaymentsHarness, sink: SmtpSink): Promise<SecretsFl
     steps[`eventops ${args.join(' ')}`] = result.code ?? -1;
     commandOutput.push(result.stdout, result.stderr);
   }
+  const fileModes = await developerFileModes(harness, commandOutput);
 
   const registrationIds = (await tdb.db('registrations').select<Array<{ id: string }>>('id')).map((r) => r.id);
   const mailLinks = sink.messages.flatMap((m) => [...`${m.text}\n${m.html}`.matchAll(/https?:\/\/[^\s"'<>)]+/g)].map((x) => x[0]));
@@ -255,7 +262,30 @@ async function flow(harness: PaymentsHarness, sink: SmtpSink): Promise<SecretsFl
     providerBase: provider.apiBase,
     steps,
     refusals,
+    fileModes,
   };
+}
+
+/** A developer's `eventops init` and the development outbox: the .env holds secrets, the .eml files member details. */
+async function developerFileModes(harness: PaymentsHarness, commandOutput: string[]): Promise<Record<string, string>> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-modes-'));
+  try {
+    const init = await runCli(['init'], { cwd: dir, env: {} });
+    commandOutput.push(init.stdout, init.stderr);
+    const outboxDir = path.join(dir, '.eventops', 'outbox');
+    const mailer = await createOutboxMailer({ dir: outboxDir, from: 'office@example.org', logger: harness.ctx.logger, clock: harness.ctx.clock });
+    await mailer.send({ to: [MEMBERS[0]?.email ?? ''], subject: 'Sign in', text: 'member details', html: '<p>member details</p>' });
+    await mailer.close();
+    const [eml = ''] = fs.readdirSync(outboxDir);
+    const mode = (file: string) => (fs.statSync(file).mode & 0o777).toString(8);
+    return {
+      '.env written by init': mode(path.join(dir, '.env')),
+      'outbox directory': mode(outboxDir),
+      'outbox .eml': mode(path.join(outboxDir, eml)),
+    };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function registrationOf(harness: PaymentsHarness, email: string, eventId: string): Promise<string> {

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, loadEnvFile, type AppConfig } from '../config/index.js';
+import { ConfigError, loadConfig, loadEnvFile, quotedValuesWithHash, type AppConfig } from '../config/index.js';
 import { systemClock, type Clock } from '../clock.js';
 import { connectDb, type Db } from '../db/connect.js';
 import { startDevDatabase } from '../db/embedded.js';
@@ -12,21 +12,24 @@ import { AppError } from '../errors.js';
 export interface LoadedRuntimeConfig {
   config: AppConfig;
   logger: Logger;
+  /** What the configuration switched off or deprecated, already logged. */
+  warnings?: string[];
 }
 
 /** Reads .env and the environment, validates everything, and logs the warnings. Throws ConfigError. */
 export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): LoadedRuntimeConfig {
   const missing = loadEnvFile(cwd);
   try {
-    const { config, warnings } = loadConfig(env, { cwd });
+    const { config, warnings } = loadConfig(env, { cwd, quotedWithHash: quotedValuesWithHash(cwd) });
     if (missing.length > 0) throw new ConfigError(missing);
     const logger = createLogger({ level: config.logLevel });
     for (const warning of warnings) logger.warn(warning);
-    return { config, logger };
+    return { config, logger, warnings };
   } catch (error) {
     if (error instanceof ConfigError && missing.length > 0) {
-      const named = new Set(error.problems.map((p) => p.variable));
-      throw new ConfigError([...error.problems, ...missing.filter((p) => !named.has(p.variable))]);
+      // The file's own problems (a value cut at "#") come first: they explain what the rules then saw.
+      const named = new Set(missing.map((p) => p.variable));
+      throw new ConfigError([...missing, ...error.problems.filter((p) => !named.has(p.variable))]);
     }
     throw error;
   }

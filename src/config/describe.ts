@@ -2,11 +2,30 @@ import type { AppConfig } from './types.js';
 
 const HIDDEN = '•••••• (set)';
 
-function maskUrlPassword(url: string | undefined): string | undefined {
+/** Query parameters whose values are settings, not credentials: shown as they are. */
+const PLAIN_QUERY_KEYS = new Set([
+  'sslmode',
+  'sslrootcert',
+  'application_name',
+  'connect_timeout',
+  'target_session_attrs',
+  'options',
+  'schema',
+]);
+
+/**
+ * A URL as it may be shown: the password replaced, and every query value
+ * replaced unless its key is a known setting (a receiver's `?key=` or a
+ * database's `?password=` is a secret whatever its name).
+ */
+export function maskUrl(url: string | undefined): string | undefined {
   if (!url) return url;
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '******';
+    const masked = new URLSearchParams();
+    for (const [key, value] of parsed.searchParams) masked.append(key, PLAIN_QUERY_KEYS.has(key.toLowerCase()) ? value : '******');
+    parsed.search = masked.toString();
     return parsed.toString();
   } catch {
     return HIDDEN;
@@ -21,8 +40,8 @@ export function describeConfig(config: AppConfig): Record<string, unknown> {
   const set = (value: unknown) => (value ? HIDDEN : 'unset');
   return {
     environment: config.env,
-    database: config.databaseUrl ? maskUrlPassword(config.databaseUrl) : 'embedded PostgreSQL (.eventops/pg)',
-    directUrl: config.directUrl ? maskUrlPassword(config.directUrl) : 'same as database',
+    database: config.databaseUrl ? maskUrl(config.databaseUrl) : 'embedded PostgreSQL (.eventops/pg)',
+    directUrl: config.directUrl ? maskUrl(config.directUrl) : 'same as database',
     migrateOnStart: config.migrateOnStart,
     authSecret: set(config.authSecret),
     authUrl: config.authUrl ?? 'unset',
@@ -32,7 +51,7 @@ export function describeConfig(config: AppConfig): Record<string, unknown> {
       writesWith: config.keyring.currentId,
     },
     mail: config.mailApi
-      ? { transport: 'mail API', url: config.mailApi.url, key: HIDDEN, from: config.mailFrom }
+      ? { transport: 'mail API', url: maskUrl(config.mailApi.url), key: HIDDEN, from: config.mailFrom }
       : config.smtp
         ? {
             transport: 'SMTP',
@@ -51,15 +70,15 @@ export function describeConfig(config: AppConfig): Record<string, unknown> {
     theme: config.theme,
     jobs: { ...config.jobs, cronSecret: set(config.jobs.cronSecret) },
     cardPayments: config.payments
-      ? { enabled: true, secretKey: HIDDEN, webhookSecret: HIDDEN, apiBase: config.payments.apiBase ?? 'provider default' }
+      ? { enabled: true, secretKey: HIDDEN, webhookSecret: HIDDEN, apiBase: maskUrl(config.payments.apiBase) ?? 'provider default' }
       : { enabled: false },
     captcha: config.captcha
-      ? { enabled: true, siteKey: config.captcha.siteKey, secretKey: HIDDEN, verifyUrl: config.captcha.verifyUrl }
+      ? { enabled: true, siteKey: config.captcha.siteKey, secretKey: HIDDEN, verifyUrl: maskUrl(config.captcha.verifyUrl) }
       : { enabled: false },
     membershipSecretaryEmail: config.membershipSecretaryEmail ?? 'unset',
-    websiteSync: config.websiteSync ? { url: config.websiteSync.url, secret: HIDDEN } : 'off',
+    websiteSync: config.websiteSync ? { url: maskUrl(config.websiteSync.url), secret: HIDDEN } : 'off',
     tracker: config.tracker
-      ? { repo: config.tracker.repo, apiUrl: config.tracker.apiUrl, token: HIDDEN }
+      ? { repo: config.tracker.repo, apiUrl: maskUrl(config.tracker.apiUrl), token: HIDDEN }
       : 'off',
     telemetry: set(config.telemetryConnectionString),
     replicaCount: config.replicaCount,

@@ -32,18 +32,85 @@ export function packageRoot(): string {
  */
 export function loadEnvFile(cwd: string, envFile = '.env'): ConfigProblem[] {
   const dotenvSafe = require('dotenv-safe') as DotenvSafe;
+  const file = path.resolve(cwd, envFile);
+  // Only the file's values in use: a variable the environment set otherwise wins (the file may already be loaded, with the cut value).
+  const cutAtHash = fs.existsSync(file)
+    ? valuesCutAtHash(fs.readFileSync(file, 'utf8'))
+        .filter((p) => process.env[p.variable] === undefined || process.env[p.variable] === p.cutValue)
+        .map(({ variable, expected }) => ({ variable, expected }))
+    : [];
   try {
     dotenvSafe.config({
-      path: path.resolve(cwd, envFile),
+      path: file,
       example: path.join(packageRoot(), '.env.required'),
       allowEmptyValues: false,
       quiet: true,
     });
-    return [];
+    return cutAtHash;
   } catch (error) {
     if (error instanceof dotenvSafe.MissingEnvVarsError) {
-      return error.missing.map((variable) => ({ variable, expected: 'a value; required in every environment' }));
+      const named = new Set(cutAtHash.map((p) => p.variable));
+      return [
+        ...cutAtHash,
+        ...error.missing
+          .filter((variable) => !named.has(variable))
+          .map((variable) => ({ variable, expected: 'a value; required in every environment' })),
+      ];
     }
     throw error;
   }
+}
+
+const QUOTES = new Set(['"', "'", '`']);
+
+/**
+ * Variables whose value in use came from a quoted .env line holding "#": the
+ * quotes say the "#" is part of the value, so the trailing-comment rule for
+ * the process environment does not apply to them.
+ */
+export function quotedValuesWithHash(cwd: string, envFile = '.env'): Set<string> {
+  const file = path.resolve(cwd, envFile);
+  const names = new Set<string>();
+  if (!fs.existsSync(file)) return names;
+  for (const line of fs.readFileSync(file, 'utf8').split(/\r\n?|\n/)) {
+    const match = /^\s*(?:export\s+)?([\w.-]+)\s*=[ \t]*(["'`])(.*#.*)\2\s*(?:#.*)?$/.exec(line);
+    if (match?.[1] && process.env[match[1]] === match[3]) names.add(match[1]);
+  }
+  return names;
+}
+
+/**
+ * dotenv ends an unquoted value at its first "#": `THEME_PRIMARY=#1E40AF` reads as
+ * empty and `CRON_SECRET=abc # note` as "abc". This scans the file's lines as
+ * dotenv does and names every unquoted value that holds a "#", so the loss is
+ * refused instead of passing silently. Quoted values (also multi-line) keep theirs.
+ */
+export function valuesCutAtHash(text: string): Array<ConfigProblem & { cutValue: string }> {
+  const problems: Array<ConfigProblem & { cutValue: string }> = [];
+  let openQuote: string | undefined;
+  for (const line of text.replace(/\r\n?/g, '\n').split('\n')) {
+    if (openQuote !== undefined) {
+      if (line.includes(openQuote)) openQuote = undefined;
+      continue;
+    }
+    const match = /^\s*(?:export\s+)?([\w.-]+)\s*=[ \t]*(.*)$/.exec(line);
+    if (!match) continue;
+    const [, variable = '', value = ''] = match;
+    const first = value.charAt(0);
+    if (QUOTES.has(first)) {
+      if (!value.slice(1).includes(first)) openQuote = first;
+      continue;
+    }
+    const hash = value.indexOf('#');
+    if (hash === -1) continue;
+    const cutValue = value.slice(0, hash).trim();
+    if (hash === 0) {
+      problems.push({ variable, cutValue, expected: `a quoted value when it starts with "#" (${variable}="#…"); unquoted, the rest of the line is a comment` });
+    } else if (/\s/.test(value.charAt(hash - 1))) {
+      problems.push({ variable, cutValue, expected: 'no trailing comment on the line (remove the " #…" part)' });
+    } else {
+      problems.push({ variable, cutValue, expected: `a quoted value when it contains "#" (${variable}="…#…"); unquoted, it is cut at the "#"` });
+    }
+  }
+  return problems;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SSL_MODES } from '../db/ssl.js';
 
 /** Each field rule is a zod schema over the raw string plus the sentence shown when it fails. */
 export interface FieldRule<T> {
@@ -41,12 +42,15 @@ export const fields = {
     z.string().refine((v) => {
       try {
         const url = new URL(v);
+        const sslmode = url.searchParams.get('sslmode');
+        if (sslmode !== null && !(SSL_MODES as readonly string[]).includes(sslmode)) return false;
+        if (sslmode === 'verify-ca' && !url.searchParams.get('sslrootcert')) return false;
         return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && url.hostname !== '';
       } catch {
         return false;
       }
     }),
-    'a postgres:// or postgresql:// connection URL with a host',
+    `a postgres:// or postgresql:// connection URL with a host; sslmode one of ${SSL_MODES.join(', ')} (verify-ca with sslrootcert=<CA file>)`,
   ),
   httpUrl: rule(
     z.string().refine((v) => {
@@ -63,6 +67,10 @@ export const fields = {
   secret32: rule(
     z.string().refine((v) => Buffer.byteLength(v, 'utf8') >= 32),
     'at least 32 bytes (openssl rand -base64 32)',
+  ),
+  webhookSecret: rule(
+    z.string().regex(/^whsec_[A-Za-z0-9_+/=-]+$/),
+    "the provider's webhook signing secret, whsec_… (from the provider's webhook settings)",
   ),
   month: rule(
     z.string().regex(/^\d{1,2}$/).transform(Number).refine((n) => n >= 1 && n <= 12),

@@ -53,7 +53,10 @@ export function isSecretVariable(name: string): boolean {
  * configuration or throws one ConfigError listing every problem. Messages name
  * the variable and what is expected; they never contain the value.
  */
-export function loadConfig(env: EnvSource, options: { cwd?: string } = {}): LoadedConfig {
+export function loadConfig(
+  env: EnvSource,
+  options: { cwd?: string; /** Variables quoted in .env around a "#": not a trailing comment. */ quotedWithHash?: ReadonlySet<string> } = {},
+): LoadedConfig {
   const problems: ConfigProblem[] = [];
   const warnings: string[] = [];
   const problem = (variable: string, expected: string) => problems.push({ variable, expected });
@@ -61,7 +64,7 @@ export function loadConfig(env: EnvSource, options: { cwd?: string } = {}): Load
   const raw = (name: string): string | undefined => {
     const value = env[name];
     if (value === undefined || value.trim() === '') return undefined;
-    if (/\s#/.test(value)) {
+    if (/\s#/.test(value) && !options.quotedWithHash?.has(name)) {
       problem(name, 'no trailing comment on the line (remove the " #…" part)');
       return undefined;
     }
@@ -82,6 +85,21 @@ export function loadConfig(env: EnvSource, options: { cwd?: string } = {}): Load
     const hasB = raw(b) !== undefined;
     if (hasA !== hasB) problem(hasA ? b : a, `must be set together with ${hasA ? a : b} (set both or neither)`);
     return hasA && hasB;
+  };
+  /** A pair that switches a feature on: with only one half set the feature is off, with a warning naming the other. */
+  const featurePair = (a: string, b: string, feature: string) => {
+    const hasA = raw(a) !== undefined;
+    const hasB = raw(b) !== undefined;
+    if (hasA !== hasB) warnings.push(`${hasA ? b : a} is unset while ${hasA ? a : b} is set: ${feature}`);
+    return hasA && hasB;
+  };
+  /** Shared secrets that guard an endpoint or a signature: long enough in production not to be guessed. */
+  const sharedSecret = (name: string): string | undefined => {
+    const value = raw(name);
+    if (value !== undefined && isProduction && value.length < 32) {
+      problem(name, 'at least 32 characters in production (openssl rand -hex 32)');
+    }
+    return value;
   };
 
   const nodeEnv = raw('NODE_ENV');
@@ -156,10 +174,11 @@ export function loadConfig(env: EnvSource, options: { cwd?: string } = {}): Load
   const inAppCron = read('IN_APP_CRON', fields.boolean) ?? isProduction;
   const clearanceDigest = read('CLEARANCE_DIGEST', fields.boolean) ?? false;
   const errorDigest = read('ERROR_DIGEST', fields.boolean) ?? false;
-  const cronSecret = raw('CRON_SECRET');
+  const cronSecret = sharedSecret('CRON_SECRET');
 
-  // Card payments: on only when both keys are set
-  const paymentsOn = pair('PSP_SECRET_KEY', 'PSP_WEBHOOK_SECRET');
+  // Card payments: on only when both keys are set; with one of them, off (bank transfer) with a warning
+  const paymentsOn = featurePair('PSP_SECRET_KEY', 'PSP_WEBHOOK_SECRET', 'card payments are off, registrations fall back to bank transfer');
+  const webhookSecret = read('PSP_WEBHOOK_SECRET', fields.webhookSecret);
   const pspApiBase = stripTrailingSlash(read('PSP_API_BASE', fields.httpUrl));
 
   // Captcha, with the deprecated public alias
@@ -176,8 +195,10 @@ export function loadConfig(env: EnvSource, options: { cwd?: string } = {}): Load
   const captchaVerifyUrl = read('CAPTCHA_VERIFY_URL', fields.httpUrl) ?? DEFAULTS.captchaVerifyUrl;
 
   // Other
+  const setupToken = sharedSecret('SETUP_TOKEN');
   const membershipSecretaryEmail = read('MEMBERSHIP_SECRETARY_EMAIL', fields.email);
-  const websiteSyncOn = pair('WEBSITE_SYNC_URL', 'WEBSITE_SYNC_SECRET');
+  const websiteSyncOn = featurePair('WEBSITE_SYNC_URL', 'WEBSITE_SYNC_SECRET', 'website sync is off');
+  const websiteSyncSecret = sharedSecret('WEBSITE_SYNC_SECRET');
   const websiteSyncUrl = read('WEBSITE_SYNC_URL', fields.httpUrl);
   if (websiteSyncUrl && isProduction && !websiteSyncUrl.startsWith('https://')) {
     problem('WEBSITE_SYNC_URL', 'a public https:// URL in production');
@@ -219,7 +240,7 @@ export function loadConfig(env: EnvSource, options: { cwd?: string } = {}): Load
     mailFrom: mailFrom ?? smtpUser,
     devOutboxDir: !isProduction && !hasSmtp && !mailApiKey ? path.join(stateDir, 'outbox') : undefined,
     disableOtp,
-    setupToken: raw('SETUP_TOKEN'),
+    setupToken,
     church: {
       name: raw('CHURCH_NAME'),
       address: raw('CHURCH_ADDRESS'),
@@ -230,12 +251,12 @@ export function loadConfig(env: EnvSource, options: { cwd?: string } = {}): Load
     theme: { primary, primaryDark, accent },
     jobs: { inAppCron, clearanceDigest, errorDigest, cronSecret },
     payments: paymentsOn
-      ? { secretKey: raw('PSP_SECRET_KEY') as string, webhookSecret: raw('PSP_WEBHOOK_SECRET') as string, apiBase: pspApiBase }
+      ? { secretKey: raw('PSP_SECRET_KEY') as string, webhookSecret: webhookSecret as string, apiBase: pspApiBase }
       : undefined,
     captcha:
       captchaSecret && siteKey ? { secretKey: captchaSecret, siteKey, verifyUrl: captchaVerifyUrl } : undefined,
     membershipSecretaryEmail,
-    websiteSync: websiteSyncOn && websiteSyncUrl ? { url: websiteSyncUrl, secret: raw('WEBSITE_SYNC_SECRET') as string } : undefined,
+    websiteSync: websiteSyncOn && websiteSyncUrl && websiteSyncSecret ? { url: websiteSyncUrl, secret: websiteSyncSecret } : undefined,
     tracker:
       trackerToken && trackerRepo
         ? {

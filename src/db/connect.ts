@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import { pgConnectionTarget } from './ssl.js';
 
 // DATE columns stay 'YYYY-MM-DD' strings: a calendar date has no time zone.
 pg.types.setTypeParser(pg.types.builtins.DATE, (value: string) => value);
@@ -18,14 +19,11 @@ export interface DbOptions {
 }
 
 export function connectDb(options: DbOptions): Db {
-  const url = new URL(options.url);
-  const sslmode = url.searchParams.get('sslmode');
   const db = knexFactory({
     client: 'pg',
     connection: {
-      connectionString: options.url,
+      ...pgConnectionTarget(options.url),
       application_name: options.applicationName ?? 'eventops',
-      ssl: sslmode === 'require' || sslmode === 'prefer' ? { rejectUnauthorized: false } : undefined,
       statement_timeout: 120_000,
       connectionTimeoutMillis: 10_000,
     },

@@ -56,6 +56,8 @@ export async function startEmbeddedServer(options: {
   /** Restarting a persistent server on its old port keeps existing connection URLs valid; default a free port. */
   port?: number;
   passwordFile?: string;
+  /** Extra server flags (e.g. ['-c', 'ssl=on']), after the defaults. */
+  postgresFlags?: string[];
 }): Promise<EmbeddedServer> {
   const EmbeddedPostgres = await loadEmbeddedPostgres();
   const port = options.port ?? (await freePort());
@@ -80,7 +82,7 @@ export async function startEmbeddedServer(options: {
     password,
     persistent: options.persistent,
     createPostgresUser: isRoot(),
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=off'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=off', ...(options.postgresFlags ?? [])],
     onLog: () => undefined,
     onError: (error: unknown) => options.logger?.debug({ error: String(error) }, 'embedded postgres'),
   });

@@ -1,5 +1,5 @@
 import type { Db } from './connect.js';
-import { migrationConfig } from './migration-source.js';
+import { migrationConfig, migrationSource } from './migration-source.js';
 
 export async function migrateLatest(db: Db): Promise<string[]> {
   const [, applied] = (await db.migrate.latest(migrationConfig)) as [number, string[]];
@@ -25,4 +25,42 @@ export async function migrationStatus(db: Db): Promise<MigrationStatus> {
     applied: completed.map((m) => (typeof m === 'string' ? m : m.name)),
     pending: pending.map((m) => (typeof m === 'string' ? m : m.file)),
   };
+}
+
+export interface RollbackPlan {
+  /** The last batch, newest first, as a rollback would undo it. */
+  migrations: string[];
+  /** Tables that would no longer exist afterwards. */
+  tables: string[];
+}
+
+/**
+ * What `migrate rollback` would do, found by running the last batch's `down`
+ * functions inside a transaction that is always rolled back (PostgreSQL DDL is
+ * transactional), so the answer is exact and nothing changes. A short lock
+ * timeout keeps a busy database from queueing behind the dry run.
+ */
+export async function planRollback(db: Db): Promise<RollbackPlan> {
+  const table = migrationConfig.tableName ?? 'knex_migrations';
+  if (!(await db.schema.hasTable(table))) return { migrations: [], tables: [] };
+  const rows = await db(table)
+    .where('batch', db(table).max('batch'))
+    .orderBy('id', 'desc')
+    .select<Array<{ name: string }>>('name');
+  const migrations = rows.map((row) => row.name);
+  if (migrations.length === 0) return { migrations, tables: [] };
+  const publicTables = async (conn: Db): Promise<string[]> =>
+    (await conn('pg_tables').where({ schemaname: 'public' }).orderBy('tablename').select<Array<{ tablename: string }>>('tablename')).map(
+      (t) => t.tablename,
+    );
+  const trx = await db.transaction();
+  try {
+    await trx.raw(`SET LOCAL lock_timeout = '5s'`);
+    const before = await publicTables(trx);
+    for (const name of migrations) await (await migrationSource.getMigration(name)).down?.(trx);
+    const after = new Set(await publicTables(trx));
+    return { migrations, tables: before.filter((t) => !after.has(t)) };
+  } finally {
+    await trx.rollback();
+  }
 }

@@ -24,9 +24,10 @@ export async function createOutboxMailer(options: OutboxMailerOptions): Promise<
     async send(message: MailMessage): Promise<SendResult> {
       const messageId = newMessageId(from);
       const info = await transport.sendMail(toNodemailerOptions(message, from, messageId));
-      await fs.mkdir(dir, { recursive: true });
+      // Messages carry member details and sign-in links: readable by the owner only.
+      await fs.mkdir(dir, { recursive: true, mode: 0o700 });
       const file = path.join(dir, outboxFileName(clock.now(), message.subject));
-      await fs.writeFile(file, info.message, { flag: 'wx' });
+      await fs.writeFile(file, info.message, { flag: 'wx', mode: 0o600 });
       logger.info({ path: file }, 'mail written to the dev outbox');
       return { messageId: info.messageId, accepted: [...message.to, ...(message.cc ?? [])], rejected: [] };
     },

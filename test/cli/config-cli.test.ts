@@ -40,6 +40,62 @@ describe('eventops config check', () => {
     expect(JSON.parse(result.stdout).config.database).toBe('postgres://u:******@127.0.0.1:1/none');
   });
 
+  it('masks a password or key carried in a query string: DATABASE_URL ?password=, WEBSITE_SYNC_URL ?key=, keeping sslmode readable', async () => {
+    const env = testEnv({
+      DATABASE_URL: 'postgres://app@db.example.org:5432/church?password=db-query-password&sslmode=require',
+      DIRECT_URL: 'postgres://app@db.example.org:5432/church?PASSWORD=direct-query-password',
+      WEBSITE_SYNC_URL: 'https://site.example.org/hook?key=website-query-key&token=website-query-token',
+      WEBSITE_SYNC_SECRET: 'website-sync-secret',
+    });
+    const result = await runCli(['config', 'check', '--json'], { env });
+    expect(result.code).toBe(0);
+    for (const secret of ['db-query-password', 'direct-query-password', 'website-query-key', 'website-query-token']) {
+      expect(result.stdout + result.stderr).not.toContain(secret);
+    }
+    const { config } = JSON.parse(result.stdout) as { config: { database: string; directUrl: string; websiteSync: { url: string } } };
+    expect(config.database).toBe('postgres://app@db.example.org:5432/church?password=******&sslmode=require');
+    expect(config.directUrl).toBe('postgres://app@db.example.org:5432/church?PASSWORD=******');
+    expect(config.websiteSync.url).toBe('https://site.example.org/hook?key=******&token=******');
+    const human = await runCli(['config', 'check'], { env });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('password=******');
+    expect(human.stdout).not.toContain('db-query-password');
+  });
+
+  it('with only one key of a pair the feature is off and config check warns, naming the missing variable', async () => {
+    const cardKeyOnly = await runCli(['config', 'check', '--json'], { env: testEnv({ PSP_SECRET_KEY: 'sk_test_only_key' }) });
+    expect(cardKeyOnly.code).toBe(0);
+    const card = JSON.parse(cardKeyOnly.stdout) as { warnings: string[]; config: { cardPayments: { enabled: boolean }; websiteSync: unknown } };
+    expect(card.config.cardPayments.enabled).toBe(false);
+    expect(card.warnings).toEqual([expect.stringMatching(/^PSP_WEBHOOK_SECRET is unset .*card payments are off, registrations fall back to bank transfer/)]);
+    expect(cardKeyOnly.stderr).toContain('PSP_WEBHOOK_SECRET is unset');
+    expect(cardKeyOnly.stdout + cardKeyOnly.stderr).not.toContain('sk_test_only_key');
+
+    const siteUrlOnly = await runCli(['config', 'check'], { env: testEnv({ WEBSITE_SYNC_URL: 'https://site.example.org/hook' }) });
+    expect(siteUrlOnly.code).toBe(0);
+    expect(siteUrlOnly.stdout).toContain('warning: WEBSITE_SYNC_SECRET is unset while WEBSITE_SYNC_URL is set: website sync is off');
+    expect(siteUrlOnly.stdout).toContain('websiteSync: off');
+  });
+
+  it('in production a weak CRON_SECRET, SETUP_TOKEN or WEBSITE_SYNC_SECRET exits 78 naming it', async () => {
+    const production = testEnv({
+      NODE_ENV: 'production',
+      DATABASE_URL: 'postgres://app:pw@db.example.org:5432/church',
+      AUTH_URL: 'https://church.example.org',
+      SMTP_USER: 'office@example.org',
+      SMTP_APP_PASSWORD: 'app-password',
+      CRON_SECRET: 'c'.repeat(32),
+    });
+    expect((await runCli(['config', 'check'], { env: production })).code).toBe(0);
+    for (const variable of ['CRON_SECRET', 'SETUP_TOKEN', 'WEBSITE_SYNC_SECRET']) {
+      const result = await runCli(['config', 'check'], {
+        env: { ...production, WEBSITE_SYNC_URL: 'https://site.example.org/hook', WEBSITE_SYNC_SECRET: 'w'.repeat(32), SETUP_TOKEN: 's'.repeat(32), [variable]: 'abc' },
+      });
+      expect(result.code).toBe(78);
+      expect(result.stderr).toContain(`${variable}: at least 32 characters in production`);
+    }
+  });
+
   it('a missing ENCRYPTION_KEY is reported together with the other problems', async () => {
     const result = await runCli(['config', 'check'], { env: testEnv({ ENCRYPTION_KEY: undefined, APP_TIMEZONE: 'Nowhere/City' }) });
     expect(result.code).toBe(78);

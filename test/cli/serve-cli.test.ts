@@ -68,7 +68,7 @@ function zoneWhereItIsMidday(now = new Date()): string {
 
 describe('eventops serve', () => {
   it('with IN_APP_CRON=true sends the demo church its due emails once, and not again after a restart', async () => {
-    const env = testEnv({ DATABASE_URL: tdb.url, NODE_ENV: 'development', APP_TIMEZONE: zoneWhereItIsMidday(), ...sink.configEnv() });
+    const env = testEnv({ DATABASE_URL: tdb.url, NODE_ENV: 'development', ALLOW_DEMO_SEED: 'true', APP_TIMEZONE: zoneWhereItIsMidday(), ...sink.configEnv() });
     const seeded = await runCli(['demo', '--seed-only'], { env });
     expect(seeded.code).toBe(0);
 

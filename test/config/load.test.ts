@@ -21,6 +21,7 @@ const production = (overrides: Record<string, string | undefined> = {}) =>
     AUTH_URL: 'https://church.example.org',
     SMTP_USER: 'office@example.org',
     SMTP_APP_PASSWORD: 'app-password',
+    CRON_SECRET: 'production-cron-secret-of-32-chars',
     ...overrides,
   });
 
@@ -122,22 +123,57 @@ describe('configuration rules', () => {
     expect(config.tracker).toMatchObject({ owner: 'grace', name: 'ops', apiUrl: 'https://api.github.com' });
   });
 
-  it('pairs are set both or neither: captcha keys, query log, website sync', () => {
+  it('pairs are set both or neither: captcha keys, query log', () => {
     expect(variablesOf(testEnv({ CAPTCHA_SECRET_KEY: 's' }))).toEqual(['CAPTCHA_SITE_KEY']);
     expect(variablesOf(testEnv({ CAPTCHA_SITE_KEY: 's' }))).toEqual(['CAPTCHA_SECRET_KEY']);
     expect(variablesOf(testEnv({ PERF_QUERY_LOG: 'true' }))).toEqual(['PERF_QUERY_LOG_FILE']);
     expect(variablesOf(testEnv({ PERF_QUERY_LOG_FILE: 'q.jsonl' }))).toEqual(['PERF_QUERY_LOG']);
-    expect(variablesOf(testEnv({ WEBSITE_SYNC_URL: 'https://site.example.org/hook' }))).toEqual(['WEBSITE_SYNC_SECRET']);
-    expect(variablesOf(testEnv({ WEBSITE_SYNC_SECRET: 's' }))).toEqual(['WEBSITE_SYNC_URL']);
-    const { config } = loadConfig(testEnv({ WEBSITE_SYNC_URL: 'https://site.example.org/hook', WEBSITE_SYNC_SECRET: 's' }));
-    expect(config.websiteSync?.url).toBe('https://site.example.org/hook');
   });
 
-  it('card payments are on only when both provider keys are set', () => {
+  it('website sync is on with both WEBSITE_SYNC_URL and WEBSITE_SYNC_SECRET; with one of them it is off, with a warning naming the other', () => {
+    const { config } = loadConfig(testEnv({ WEBSITE_SYNC_URL: 'https://site.example.org/hook', WEBSITE_SYNC_SECRET: 's' }));
+    expect(config.websiteSync?.url).toBe('https://site.example.org/hook');
+    const urlOnly = loadConfig(production({ WEBSITE_SYNC_URL: 'https://site.example.org/hook' }));
+    expect(urlOnly.config.websiteSync).toBeUndefined();
+    expect(urlOnly.warnings).toEqual(['WEBSITE_SYNC_SECRET is unset while WEBSITE_SYNC_URL is set: website sync is off']);
+    const secretOnly = loadConfig(production({ WEBSITE_SYNC_SECRET: 'w'.repeat(32) }));
+    expect(secretOnly.config.websiteSync).toBeUndefined();
+    expect(secretOnly.warnings).toEqual(['WEBSITE_SYNC_URL is unset while WEBSITE_SYNC_SECRET is set: website sync is off']);
+  });
+
+  it('card payments are on only when both provider keys are set; with one of them they are off (bank transfer), with a warning naming the other', () => {
     expect(loadConfig(testEnv()).config.payments).toBeUndefined();
-    expect(variablesOf(testEnv({ PSP_SECRET_KEY: 'sk_test_x' }))).toEqual(['PSP_WEBHOOK_SECRET']);
     const { config } = loadConfig(testEnv({ PSP_SECRET_KEY: 'sk_test_x', PSP_WEBHOOK_SECRET: 'whsec_x', PSP_API_BASE: 'http://127.0.0.1:9/' }));
     expect(config.payments).toEqual({ secretKey: 'sk_test_x', webhookSecret: 'whsec_x', apiBase: 'http://127.0.0.1:9' });
+    const keyOnly = loadConfig(production({ PSP_SECRET_KEY: 'sk_live_x' }));
+    expect(keyOnly.config.payments).toBeUndefined();
+    expect(keyOnly.warnings).toEqual([
+      'PSP_WEBHOOK_SECRET is unset while PSP_SECRET_KEY is set: card payments are off, registrations fall back to bank transfer',
+    ]);
+    const secretOnly = loadConfig(production({ PSP_WEBHOOK_SECRET: 'whsec_x' }));
+    expect(secretOnly.config.payments).toBeUndefined();
+    expect(secretOnly.warnings.join('\n')).toMatch(/^PSP_SECRET_KEY is unset while PSP_WEBHOOK_SECRET is set: card payments are off/);
+  });
+
+  it("PSP_WEBHOOK_SECRET must have the provider's whsec_ form", () => {
+    const both = { PSP_SECRET_KEY: 'sk_test_x' };
+    for (const wrong of ['sk_test_x', 'whsec_', 'WHSEC_abc', 'whsec abc', 'abc']) {
+      expect(variablesOf(testEnv({ ...both, PSP_WEBHOOK_SECRET: wrong }))).toEqual(['PSP_WEBHOOK_SECRET']);
+    }
+    const [problem] = problemsOf(testEnv({ ...both, PSP_WEBHOOK_SECRET: 'sk_test_x' }));
+    expect(problem?.expected).toMatch(/whsec_/);
+    expect(variablesOf(testEnv({ ...both, PSP_WEBHOOK_SECRET: 'whsec_Ab12cd34Ef56' }))).toEqual([]);
+  });
+
+  it('in production CRON_SECRET, SETUP_TOKEN and WEBSITE_SYNC_SECRET need at least 32 characters, each named', () => {
+    const weak = { CRON_SECRET: 'abc', SETUP_TOKEN: 'abc', WEBSITE_SYNC_URL: 'https://site.example.org/hook', WEBSITE_SYNC_SECRET: 'abc' };
+    expect(variablesOf(production(weak)).sort()).toEqual(['CRON_SECRET', 'SETUP_TOKEN', 'WEBSITE_SYNC_SECRET']);
+    const [problem] = problemsOf(production({ CRON_SECRET: 'x'.repeat(31) }));
+    expect(problem).toEqual({ variable: 'CRON_SECRET', expected: expect.stringMatching(/at least 32 characters/) as unknown as string });
+    const strong = { CRON_SECRET: 'c'.repeat(32), SETUP_TOKEN: 's'.repeat(32), WEBSITE_SYNC_URL: 'https://site.example.org/hook', WEBSITE_SYNC_SECRET: 'w'.repeat(32) };
+    expect(variablesOf(production(strong))).toEqual([]);
+    // Outside production a short secret is a developer's choice.
+    expect(variablesOf(testEnv(weak))).toEqual([]);
   });
 
   it('NEXT_PUBLIC_CAPTCHA_SITE_KEY is accepted as a deprecated alias with a warning', () => {

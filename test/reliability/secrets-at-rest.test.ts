@@ -45,6 +45,10 @@ describe('secrets and member data after a representative flow (setup, import, ba
     expect(findLeaks(result).filter((leak) => leak.where === 'database')).toEqual([]);
   });
 
+  it('the .env written by init and the development outbox are readable by their owner only', () => {
+    expect(result.fileModes).toEqual({ '.env written by init': '600', 'outbox directory': '700', 'outbox .eml': '600' });
+  });
+
   it('redirects, provider success/cancel URLs and emailed links stay on AUTH_URL despite spoofed Host, Origin and X-Forwarded-Host', () => {
     expect(result.redirects.length).toBeGreaterThanOrEqual(8);
     expect(result.mailLinks.length).toBeGreaterThan(0);

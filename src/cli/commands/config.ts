@@ -11,10 +11,11 @@ export function registerConfigCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  $ eventops config check --json\n\nExit 0 when valid, 78 listing every problem when not.')
     .action(async (options: { json?: boolean }) => {
       const { loadRuntimeConfig } = await import('../runtime.js');
-      const { config: resolved } = loadRuntimeConfig();
+      const { config: resolved, warnings = [] } = loadRuntimeConfig();
       const described = describeConfig(resolved);
-      printResult(options, { valid: true, config: described }, [
+      printResult(options, { valid: true, warnings, config: described }, [
         'Configuration is valid.',
+        ...warnings.map((warning) => `  warning: ${warning}`),
         ...Object.entries(described).map(([key, value]) => `  ${key}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`),
       ]);
     });

@@ -20,6 +20,13 @@ export function registerDemoCommand(program: Command): void {
       if (loaded.config.isProduction) {
         throw new AppError('demo_in_production', 'eventops demo never runs in production (NODE_ENV=production)', { exitCode: 1 });
       }
+      // The demo overwrites the church's name and bank details and adds users: a real database is refused unless asked for.
+      if (loaded.config.databaseUrl && !loaded.config.allowDemoSeed) {
+        throw new AppError('demo_needs_embedded_database', 'eventops demo runs only on the embedded development database (DATABASE_URL is set)', {
+          exitCode: 1,
+          suggestion: 'unset DATABASE_URL to use the embedded database, or set ALLOW_DEMO_SEED=true if this database is a throwaway',
+        });
+      }
       // The demo seed may create users; the demo command allows it for its own run only.
       // The demo prints its own summary; routine info lines would only bury it.
       const logger = loaded.config.logLevel === 'info' ? loaded.logger.child({}, { level: 'warn' }) : loaded.logger;

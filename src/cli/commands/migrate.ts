@@ -1,38 +1,55 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { UsageError } from '../../errors.js';
-import { printResult, withContext } from '../io.js';
+import { printResult } from '../io.js';
 
 const actionSchema = z.enum(['latest', 'rollback', 'status']);
 
 export function registerMigrateCommand(program: Command): void {
   program
     .command('migrate')
-    .description('apply, roll back or list database migrations (for operators who set MIGRATE_ON_START=false)')
+    .description('apply, roll back or list database migrations (for operators who set MIGRATE_ON_START=false); uses DIRECT_URL')
     .argument('[action]', 'latest | rollback | status', 'latest')
+    .option('--confirm', 'with rollback: really roll back (without it, only print what would be dropped)')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExamples:\n  $ eventops migrate\n  $ eventops migrate status --json')
-    .action(async (action: string, options: { json?: boolean }) => {
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ eventops migrate\n  $ eventops migrate status --json\n  $ eventops migrate rollback            what the last batch\'s rollback would drop (nothing changed)\n  $ eventops migrate rollback --confirm  roll it back, dropping those tables and their data\n\nExit codes: 0 ok, 1 failure, 2 rollback without --confirm, 78 configuration.',
+    )
+    .action(async (action: string, options: { json?: boolean; confirm?: boolean }) => {
       const parsed = actionSchema.safeParse(action);
       if (!parsed.success) throw new UsageError(`unknown migrate action "${action}"`, 'use latest, rollback or status');
-      const { migrateLatest, migrateRollback, migrationStatus } = await import('../../db/migrate.js');
-      await withContext(
-        async (ctx) => {
-          if (parsed.data === 'status') {
-            const status = await migrationStatus(ctx.db);
-            printResult(options, status, [
-              `applied: ${status.applied.length}${status.applied.length ? ` (${status.applied.join(', ')})` : ''}`,
-              `pending: ${status.pending.length}${status.pending.length ? ` (${status.pending.join(', ')})` : ''}`,
-            ]);
-          } else if (parsed.data === 'rollback') {
-            const rolledBack = await migrateRollback(ctx.db);
-            printResult(options, { rolledBack }, rolledBack.length ? `rolled back: ${rolledBack.join(', ')}` : 'nothing to roll back');
-          } else {
-            const applied = await migrateLatest(ctx.db);
-            printResult(options, { applied }, applied.length ? `applied: ${applied.join(', ')}` : 'already up to date');
+      const { migrateLatest, migrateRollback, migrationStatus, planRollback } = await import('../../db/migrate.js');
+      const { loadRuntimeConfig, openContext } = await import('../runtime.js');
+      const loaded = loadRuntimeConfig();
+      // Migrations run on DIRECT_URL (default DATABASE_URL), as they do on start: a pooler in front of DATABASE_URL may not carry DDL.
+      const config = { ...loaded.config, databaseUrl: loaded.config.directUrl ?? loaded.config.databaseUrl };
+      const ctx = await openContext({ ...loaded, config }, { migrate: false });
+      try {
+        if (parsed.data === 'status') {
+          const status = await migrationStatus(ctx.db);
+          printResult(options, status, [
+            `applied: ${status.applied.length}${status.applied.length ? ` (${status.applied.join(', ')})` : ''}`,
+            `pending: ${status.pending.length}${status.pending.length ? ` (${status.pending.join(', ')})` : ''}`,
+          ]);
+        } else if (parsed.data === 'rollback' && !options.confirm) {
+          const plan = await planRollback(ctx.db);
+          printResult(options, { rolledBack: [], wouldRollBack: plan.migrations, wouldDropTables: plan.tables }, [
+            plan.migrations.length ? `would roll back: ${plan.migrations.join(', ')}` : 'nothing to roll back',
+            ...(plan.tables.length ? [`would drop tables, with all their rows: ${plan.tables.join(', ')}`] : []),
+          ]);
+          if (plan.migrations.length > 0) {
+            throw new UsageError('migrate rollback drops data: nothing was changed', 'run `eventops migrate rollback --confirm` to roll back');
           }
-        },
-        { migrate: false },
-      );
+        } else if (parsed.data === 'rollback') {
+          const rolledBack = await migrateRollback(ctx.db);
+          printResult(options, { rolledBack }, rolledBack.length ? `rolled back: ${rolledBack.join(', ')}` : 'nothing to roll back');
+        } else {
+          const applied = await migrateLatest(ctx.db);
+          printResult(options, { applied }, applied.length ? `applied: ${applied.join(', ')}` : 'already up to date');
+        }
+      } finally {
+        await ctx.close();
+      }
     });
 }

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testEnv } from '../support/env.js';
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+/** DATABASE_URL points nowhere: every migrate form must use DIRECT_URL. */
+const env = () => testEnv({ DATABASE_URL: 'postgres://app:pw@127.0.0.1:1/unreachable', DIRECT_URL: tdb.url, MIGRATE_ON_START: 'false' });
+
+const publicTables = async () =>
+  (await tdb.db('pg_tables').where({ schemaname: 'public' }).select<Array<{ tablename: string }>>('tablename'))
+    .map((t) => t.tablename)
+    .filter((name) => !name.startsWith('knex_migrations'))
+    .sort();
+const appliedMigrations = async () => (await tdb.db('knex_migrations').orderBy('id').select<Array<{ name: string }>>('name')).map((m) => m.name);
+
+describe('eventops migrate', () => {
+  it('every form connects with DIRECT_URL, not DATABASE_URL', async () => {
+    const status = await runCli(['migrate', 'status', '--json'], { env: env() });
+    expect(status.stderr).toBe('');
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toEqual({ applied: await appliedMigrations(), pending: [] });
+    const latest = await runCli(['migrate', '--json'], { env: env() });
+    expect(latest.code).toBe(0);
+    expect(JSON.parse(latest.stdout)).toEqual({ applied: [] });
+  });
+
+  it('rollback without --confirm refuses (exit 2), prints the migrations and tables it would drop, and changes nothing', async () => {
+    const tablesBefore = await publicTables();
+    const migrationsBefore = await appliedMigrations();
+    expect(tablesBefore).toContain('registrations');
+
+    const human = await runCli(['migrate', 'rollback'], { env: env() });
+    expect(human.code).toBe(2);
+    expect(human.stdout).toContain(`would roll back: ${[...migrationsBefore].reverse().join(', ')}`);
+    expect(human.stdout).toMatch(/would drop tables, with all their rows: .*registrations/);
+    expect(human.stderr).toContain('--confirm');
+
+    const json = await runCli(['migrate', 'rollback', '--json'], { env: env() });
+    expect(json.code).toBe(2);
+    const plan = JSON.parse(json.stdout) as { rolledBack: string[]; wouldRollBack: string[]; wouldDropTables: string[] };
+    expect(plan.rolledBack).toEqual([]);
+    expect(plan.wouldRollBack).toEqual([...migrationsBefore].reverse());
+    expect([...plan.wouldDropTables].sort()).toEqual(tablesBefore);
+
+    expect(await publicTables()).toEqual(tablesBefore);
+    expect(await appliedMigrations()).toEqual(migrationsBefore);
+  });
+
+  it('rollback --confirm rolls the last batch back on DIRECT_URL; migrate applies it again', async () => {
+    const migrationsBefore = await appliedMigrations();
+    const rollback = await runCli(['migrate', 'rollback', '--confirm', '--json'], { env: env() });
+    expect(rollback.code).toBe(0);
+    expect(JSON.parse(rollback.stdout)).toEqual({ rolledBack: [...migrationsBefore].reverse() });
+    expect(await publicTables()).toEqual([]);
+
+    const latest = await runCli(['migrate', '--json'], { env: env() });
+    expect(latest.code).toBe(0);
+    expect(JSON.parse(latest.stdout)).toEqual({ applied: migrationsBefore });
+    expect(await publicTables()).toContain('registrations');
+  });
+});

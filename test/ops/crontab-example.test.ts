@@ -1,0 +1,89 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/cli/main.js';
+import { ROOT } from '../support/cli.js';
+
+/** The five schedule fields of a crontab line with their ranges (day of week 7 is Sunday, as 0). */
+const FIELDS = [
+  { name: 'minute', min: 0, max: 59 },
+  { name: 'hour', min: 0, max: 23 },
+  { name: 'day of month', min: 1, max: 31 },
+  { name: 'month', min: 1, max: 12 },
+  { name: 'day of week', min: 0, max: 7 },
+] as const;
+
+/** The values one numeric crontab field selects (`*`, `a`, `a-b`, `*\/n`, `a-b/n` and comma lists), or an error. */
+function expandField(text: string, range: { min: number; max: number }): number[] {
+  const values = new Set<number>();
+  for (const part of text.split(',')) {
+    const match = /^(\*|(\d+)(?:-(\d+))?)(?:\/(\d+))?$/.exec(part);
+    if (!match) throw new Error(`"${part}" is not a crontab field`);
+    const from = match[1] === '*' ? range.min : Number(match[2]);
+    const to = match[1] === '*' ? range.max : match[3] === undefined ? from : Number(match[3]);
+    const step = match[4] === undefined ? 1 : Number(match[4]);
+    if (from < range.min || to > range.max || from > to || step < 1) throw new Error(`"${part}" is outside ${range.min}-${range.max}`);
+    for (let value = from; value <= to; value += step) values.add(value);
+  }
+  return [...values].sort((a, b) => a - b);
+}
+
+interface CronJob {
+  line: string;
+  schedule: number[][];
+  subcommand: string;
+  args: string[];
+}
+
+function crontabJobs(): CronJob[] {
+  const text = fs.readFileSync(path.join(ROOT, 'crontab.example'), 'utf8');
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#') && !/^[A-Z_]+=/.test(line))
+    .map((line) => {
+      const parts = line.split(/\s+/);
+      const schedule = FIELDS.map((field, i) => expandField(parts[i] ?? '', field));
+      const command = parts.slice(5).join(' ');
+      const match = /&& eventops ([a-z-]+)((?: --?[a-z-]+)*) >> \S+ 2>&1$/.exec(command);
+      if (!match) throw new Error(`not an eventops job line: ${line}`);
+      return { line, schedule, subcommand: match[1] as string, args: (match[2] ?? '').trim().split(' ').filter(Boolean) };
+    });
+}
+
+const hoursOf = (job: CronJob | undefined) => job?.schedule[1];
+const daysOf = (job: CronJob | undefined) => job?.schedule[2];
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe('crontab.example', () => {
+  it('every job line has five valid schedule fields and names a real eventops subcommand', () => {
+    const jobs = crontabJobs();
+    expect(jobs.map((job) => job.subcommand).sort()).toEqual([
+      'error-issues',
+      'send-celebrations',
+      'send-clearance-digest',
+      'send-reminders',
+      'sweep-checkouts',
+      'sync-website',
+    ]);
+    const known = new Map(buildProgram().commands.map((command) => [command.name(), command]));
+    for (const job of jobs) {
+      const command = known.get(job.subcommand);
+      expect(command, job.line).toBeDefined();
+      for (const arg of job.args) expect(command?.options.map((o) => o.long), job.line).toContain(arg);
+    }
+  });
+
+  it('retries the daily and monthly jobs that the claims and the already-sent check make harmless', () => {
+    const jobs = new Map(crontabJobs().map((job) => [job.subcommand, job]));
+    // Celebrations: hourly 07–20; each greeting is claimed, so later runs send only what is missing.
+    expect(hoursOf(jobs.get('send-celebrations'))).toEqual(range(7, 20));
+    // Clearance digest: hourly 07–10 on the 1st to the 7th; the month is recorded once sent.
+    expect(hoursOf(jobs.get('send-clearance-digest'))).toEqual(range(7, 10));
+    expect(daysOf(jobs.get('send-clearance-digest'))).toEqual(range(1, 7));
+    // Error digest: Mondays hourly 09–12; an open issue is never filed twice.
+    expect(hoursOf(jobs.get('error-issues'))).toEqual(range(9, 12));
+    // Reminders, checkout cleanup and website sync already run every hour or more often.
+    for (const job of ['send-reminders', 'sweep-checkouts', 'sync-website']) expect(hoursOf(jobs.get(job))).toEqual(range(0, 23));
+  });
+});
