@@ -10,6 +10,7 @@ import { coldStart } from './cases/cold-start.js';
 import { ERROR_RSS_LIMIT_MB, measureErrorDigest } from './cases/error-digest.js';
 import { growth, type GrowthSubject } from './cases/growth.js';
 import { reminders } from './cases/reminders.js';
+import { receiptLatency } from './cases/receipt-latency.js';
 import { measureSweep } from './cases/sweep.js';
 import { webhookThroughput } from './cases/webhook.js';
 import { startBenchDatabase } from './support/database.js';
@@ -143,6 +144,7 @@ try {
     return { results: [digest.result], notes: [`case 6: peak RSS limit ${ERROR_RSS_LIMIT_MB} MB`] };
   });
   if (subjects.length > 0) await record('7', () => growth(env, subjects));
+  await record('8', () => receiptLatency(env));
 } finally {
   await sink.close();
   await database.stop();

@@ -43,9 +43,9 @@ interface LoadRun {
  * leaves them: priced with the card fee, the registration encrypted in
  * payload_enc, the provider session id recorded.
  */
-async function stageSessions(env: BenchEnv, count: number): Promise<SessionToComplete[]> {
-  await env.database.create(DATABASE, MIGRATED);
-  const db = env.database.connect(DATABASE, 1);
+export async function stageSessions(env: BenchEnv, count: number, database = DATABASE): Promise<SessionToComplete[]> {
+  await env.database.create(database, MIGRATED);
+  const db = env.database.connect(database, 1);
   try {
     const eventIds = Array.from({ length: EVENTS }, (_, e) => (e === 0 ? EVENT_ID : seededUuid(`webhook-event-${e}`)));
     await db('events').insert(

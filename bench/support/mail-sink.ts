@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 
 export interface CapturedMessage {
@@ -19,6 +20,8 @@ export interface MailSink {
   /** Start keeping raw messages (for the reference to resend), or stop. */
   capture(on: boolean): void;
   captured(): CapturedMessage[];
+  /** performance.now() when the last message to `address` was accepted. */
+  acceptedAt(address: string): number | undefined;
   reset(): void;
   env(): Record<string, string>;
   close(): Promise<void>;
@@ -28,6 +31,7 @@ export async function startMailSink(): Promise<MailSink> {
   let accepted = 0;
   let capturing = false;
   let captured: CapturedMessage[] = [];
+  const acceptedTimes = new Map<string, number>();
   const server = new SMTPServer({
     secure: false,
     disabledCommands: ['STARTTLS'],
@@ -46,6 +50,8 @@ export async function startMailSink(): Promise<MailSink> {
       });
       stream.on('end', () => {
         accepted++;
+        const now = performance.now();
+        for (const recipient of session.envelope.rcptTo) acceptedTimes.set(recipient.address, now);
         if (capturing) {
           const from = session.envelope.mailFrom;
           captured.push({
@@ -73,8 +79,10 @@ export async function startMailSink(): Promise<MailSink> {
       capturing = on;
     },
     captured: () => captured,
+    acceptedAt: (address) => acceptedTimes.get(address),
     reset() {
       accepted = 0;
+      acceptedTimes.clear();
       captured = [];
     },
     env: () => ({
