@@ -6,14 +6,16 @@ import { CRON_SECRET_MISSING_WARNING, registerCronRoutes } from './cron-routes.j
 import { createErrorHandler, sendError } from './errors.js';
 import { registerHealthRoute } from './health.js';
 import { registerPublicPages } from './public-pages.js';
+import { postgresRateLimitStore } from './rate-limit-store.js';
 import { registerRegistrationRoute } from './register-route.js';
 import { registerSetupRoutes } from './setup-routes.js';
 import { registerWebhookRoute } from './webhook-route.js';
 import type { Telemetry, TelemetrySpan } from '../telemetry.js';
+import { countRouteView } from '../ops/route-views.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Public page: record a route-view row (path template only, never the query string). */
+    /** Public page: count a view of its path template (never the query string) for the day. */
     recordView?: boolean;
   }
 }
@@ -61,11 +63,6 @@ export async function buildServer(
     logController: new OneLinePerRequest(),
   });
   await app.register((await import('@fastify/formbody')).default);
-  await app.register((await import('@fastify/rate-limit')).default, {
-    global: false,
-    errorResponseBuilder: (_request, context) =>
-      new AppError('rate_limited', `Too many requests; try again in ${Math.ceil(context.ttl / 1000)} seconds.`, { httpStatus: 429 }),
-  });
 
   const running = new Set<Promise<unknown>>();
   const track = <T>(work: Promise<T>): Promise<T> => {
@@ -98,8 +95,8 @@ export async function buildServer(
 
   app.addHook('onResponse', async (request, reply) => {
     if (!request.routeOptions.config.recordView || reply.statusCode >= 400) return;
-    const path = request.routeOptions.url ?? request.url.split('?')[0];
-    await ctx.db('route_views').insert({ path, created_at: ctx.clock.now() }).catch((error: unknown) => {
+    const path = request.routeOptions.url ?? request.url.split('?')[0] ?? request.url;
+    await countRouteView(ctx.db, path, ctx.clock.now()).catch((error: unknown) => {
       request.log.warn({ err: error }, 'could not record a page view');
     });
   });
@@ -108,11 +105,22 @@ export async function buildServer(
   app.setNotFoundHandler(async (_request, reply) => sendError(reply, 404, 'not_found', 'Nothing is here.'));
 
   registerHealthRoute(app, ctx, options.packageVersion);
-  registerCronRoutes(app, ctx, { track, telemetry });
-  registerSetupRoutes(app, ctx, page);
-  registerPublicPages(app, ctx, page);
-  registerRegistrationRoute(app, ctx, page);
   registerWebhookRoute(app, ctx);
+  const rateLimit = (await import('@fastify/rate-limit')).default;
+  const rateLimited = (_request: FastifyRequest, context: { ttl: number }) =>
+    new AppError('rate_limited', `Too many requests; try again in ${Math.ceil(context.ttl / 1000)} seconds.`, { httpStatus: 429 });
+  // Two scopes, each with its own limiter: failed cron bearers and setup attempts are counted in PostgreSQL
+  // (shared by every server, kept over restarts); the public form posts still in memory, per process.
+  await app.register(async (scope) => {
+    await scope.register(rateLimit, { global: false, store: postgresRateLimitStore(ctx), errorResponseBuilder: rateLimited });
+    registerCronRoutes(scope, ctx, { track, telemetry });
+    registerSetupRoutes(scope, ctx, page);
+  });
+  await app.register(async (scope) => {
+    await scope.register(rateLimit, { global: false, errorResponseBuilder: rateLimited });
+    registerPublicPages(scope, ctx, page);
+    registerRegistrationRoute(scope, ctx, page);
+  });
 
   if (!ctx.config.jobs.cronSecret) ctx.logger.warn(CRON_SECRET_MISSING_WARNING);
   if (ctx.config.replicaCount > 1) {
