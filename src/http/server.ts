@@ -26,6 +26,10 @@ export type PageRenderer = <D extends object>(
   data: D & { title: string; refreshSeconds?: number },
 ) => Promise<FastifyReply>;
 
+/** The whole request, headers and body, must arrive within this. */
+export const REQUEST_TIMEOUT_MS = 20_000;
+export const HEADERS_TIMEOUT_MS = 10_000;
+
 export interface BuiltServer {
   app: FastifyInstance;
   /** Resolves when no tracked job is running (used by graceful shutdown). */
@@ -58,6 +62,13 @@ export async function buildServer(
     // itself, and let it choose its own rate-limit key.
     trustProxy: ctx.config.http.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     bodyLimit: options.bodyLimit ?? 256 * 1024,
+    // A request (headers and body) must arrive whole within 20 s, its headers within 10 s; Node checks every
+    // 2 s, so a body trickled a byte at a time is closed with 408 within about 22 s. Only the arrival is
+    // bounded: a cron job may take minutes to answer, so there is no idle socket timeout (connectionTimeout).
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    http: { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 2_000 },
+    // Longer than the usual 60 s idle timeout of a proxy in front, so the proxy, not us, closes an idle connection.
+    keepAliveTimeout: 72_000,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     logController: new OneLinePerRequest(),
