@@ -4,6 +4,8 @@ import { AppError } from '../errors.js';
 import { loadChurchIdentity } from '../mail/identity.js';
 import { CRON_SECRET_MISSING_WARNING, registerCronRoutes } from './cron-routes.js';
 import { createErrorHandler, sendError } from './errors.js';
+import type { PageShell } from './pages.js';
+import { securityHeaders } from './security-headers.js';
 import { registerHealthRoute } from './health.js';
 import { registerPublicPages } from './public-pages.js';
 import { postgresRateLimitStore } from './rate-limit-store.js';
@@ -22,7 +24,7 @@ declare module 'fastify' {
 
 export type PageRenderer = <D extends object>(
   reply: FastifyReply,
-  render: (data: D & { title: string; refreshSeconds?: number }, shell: { churchName: string; theme: AppContext['config']['theme']; lang: string }) => string,
+  render: (data: D & { title: string; refreshSeconds?: number }, shell: PageShell) => string,
   data: D & { title: string; refreshSeconds?: number },
 ) => Promise<FastifyReply>;
 
@@ -74,6 +76,7 @@ export async function buildServer(
     logController: new OneLinePerRequest(),
   });
   await app.register((await import('@fastify/formbody')).default);
+  await app.register((await import('@fastify/helmet')).default, securityHeaders(ctx.config));
 
   const running = new Set<Promise<unknown>>();
   const track = <T>(work: Promise<T>): Promise<T> => {
@@ -87,7 +90,7 @@ export async function buildServer(
 
   const page: PageRenderer = async (reply, render, data) => {
     const identity = await loadChurchIdentity(ctx.db, ctx.config);
-    const html = render(data, { churchName: identity.name, theme: ctx.config.theme, lang: ctx.config.regional.locale });
+    const html = render(data, { churchName: identity.name, theme: ctx.config.theme, lang: ctx.config.regional.locale, cspNonce: reply.cspNonce });
     return reply.type('text/html; charset=utf-8').send(html);
   };
 
