@@ -31,16 +31,16 @@ describe('the event page under its Content-Security-Policy', () => {
       // The inline script shows the button and adds a seventh row; the inline styles apply (the header is themed).
       await page.getByRole('button', { name: 'Add another attendee' }).click();
       expect(await page.locator('#attendee-name-7').count()).toBe(1);
-      expect(await page.locator('header').evaluate((el) => getComputedStyle(el).color)).toBe('rgb(255, 255, 255)');
+      expect(await page.evaluate("getComputedStyle(document.querySelector('header')).color")).toBe('rgb(255, 255, 255)');
       expect(violations).toEqual([]);
 
       // What an injection would add: an inline script without the nonce does not run.
-      await page.evaluate(() => {
+      await page.evaluate(`(() => {
         const script = document.createElement('script');
         script.textContent = 'document.body.dataset.injected = "ran"';
         document.body.appendChild(script);
-      });
-      expect(await page.evaluate(() => document.body.dataset.injected ?? 'blocked')).toBe('blocked');
+      })()`);
+      expect(await page.evaluate("document.body.dataset.injected ?? 'blocked'")).toBe('blocked');
       expect(violations.length).toBeGreaterThan(0);
     } finally {
       await page.close();
