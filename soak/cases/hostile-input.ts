@@ -3,6 +3,7 @@ import net from 'node:net';
 import Stripe from 'stripe';
 import fc from 'fast-check';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { FAILED_BEARERS_PER_MINUTE } from '../../src/http/cron-routes.js';
 import { WEBHOOK_BODY_LIMIT } from '../../src/http/webhook-route.js';
 import { insertEvent } from '../../test/support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../../test/support/payments-harness.js';
@@ -669,6 +670,9 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
     round += 1;
     const harness = await startPaymentsHarness({ captureLogs: true, env: { TRUST_PROXY: 'true' } });
     try {
+      // The slow body runs beside the rest: a byte every 20 s must be cut off within 30 s.
+      const slowEvent = await insertEvent(harness.tdb.db);
+      const slow = trickleRequest(harness.server.url, { path: `/events/${slowEvent.slug}/register`, intervalMs: 20_000, giveUpMs: 45_000 });
       const webhook = await sendHostileWebhooks(harness, 2000);
       inputs += webhook.sent;
       refusedWrongly += webhook.unexpected.length + webhook.badBodies;
@@ -678,6 +682,23 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
       inputs += form.sent;
       refusedWrongly += form.problems.length;
       leaks += form.leaks;
+      const bearers = await sendWrongBearers(harness.server.url, {
+        count: 30,
+        localAddress: '127.0.0.9',
+        limit: FAILED_BEARERS_PER_MINUTE,
+        rightSecret: harness.ctx.config.jobs.cronSecret ?? '',
+        random: createRandom(round),
+      });
+      inputs += bearers.statuses.length + 1;
+      refusedWrongly += bearers.problems.length;
+      const control = await sendControlCharacters(harness);
+      inputs += control.sent;
+      refusedWrongly += control.problems.length;
+      rows += control.registrationsCreated;
+      leaks += control.loggedRows;
+      const trickled = await slow;
+      inputs += 1;
+      if (trickled.closedAfterMs === undefined || trickled.closedAfterMs >= 30_000) refusedWrongly += 1;
       const config = configFuzzCases().map(([variable, value]) => fuzzConfigValue(variable, value));
       inputs += config.length;
       refusedWrongly += config.filter((c) => !c.named.includes(c.variable)).length;
@@ -688,8 +709,8 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
   } while (Date.now() < deadline && round < rounds);
   return {
     case: 'hostile-input',
-    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts and ${configFuzzCases().length} malformed configuration values each`,
-    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML; malformed and commented variables',
+    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts, 96 posts with control characters, 30 wrong cron bearers, a slow body and ${configFuzzCases().length} malformed configuration values each`,
+    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML, control characters; wrong bearers; a body trickled a byte every 20 s; malformed and commented variables',
     inputs,
     lost: rows + refusedWrongly,
     duplicates: 0,

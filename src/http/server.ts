@@ -138,7 +138,7 @@ export async function buildServer(
 
   if (!ctx.config.jobs.cronSecret) ctx.logger.warn(CRON_SECRET_MISSING_WARNING);
   if (ctx.config.replicaCount > 1) {
-    ctx.logger.warn(`CONTAINER_APP_REPLICA_COUNT is ${ctx.config.replicaCount}: run a single replica, the rate limiter is in memory`);
+    ctx.logger.warn(`CONTAINER_APP_REPLICA_COUNT is ${ctx.config.replicaCount}: run a single replica, the public form's rate limit is in memory`);
   }
 
   return {
