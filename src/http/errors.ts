@@ -67,9 +67,11 @@ export function withoutBodyValues(error: Error, body: unknown): Error {
   const values = [...bodyStrings(body)].sort((a, b) => b.length - a.length);
   if (values.length === 0) return error;
   const scrub = (text: string) => values.reduce((out, value) => out.split(value).join('<submitted value>'), text);
-  const copy = new Error(scrub(error.message));
-  copy.name = error.name;
-  copy.stack = error.stack === undefined ? undefined : scrub(error.stack);
-  Object.defineProperty(copy, 'constructor', { value: error.constructor });
+  // Same class (the fingerprint uses it), scrubbed message and stack.
+  const copy = Object.create(Object.getPrototypeOf(error) as object) as Error;
+  Object.defineProperties(copy, {
+    message: { value: scrub(error.message), writable: true, configurable: true },
+    stack: { value: error.stack === undefined ? undefined : scrub(error.stack), writable: true, configurable: true },
+  });
   return copy;
 }
