@@ -1,7 +1,9 @@
 import http from 'node:http';
+import net from 'node:net';
 import Stripe from 'stripe';
 import fc from 'fast-check';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { FAILED_BEARERS_PER_MINUTE } from '../../src/http/cron-routes.js';
 import { WEBHOOK_BODY_LIMIT } from '../../src/http/webhook-route.js';
 import { insertEvent } from '../../test/support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../../test/support/payments-harness.js';
@@ -386,6 +388,188 @@ export function unescapedInjection(html: string): string | undefined {
   return ['<script>alert', '<img src=x', '<b onmouseover'].find((raw) => html.includes(raw));
 }
 
+// ---------------------------------------------------------------- server: slow bodies, wrong bearers, control characters
+
+export interface TrickleOutcome {
+  /** Milliseconds from the first byte until the server closed the connection; undefined if it was still open at the end. */
+  closedAfterMs: number | undefined;
+  /** The status line the server answered with before closing, if any. */
+  statusLine: string | undefined;
+  bytesSent: number;
+}
+
+/**
+ * Opens a raw socket, sends a request's headers (or only part of them) and then
+ * one byte every `intervalMs`, as a slow-body (or slowloris) client does, and
+ * reports when the server closed the connection. Gives up after `giveUpMs`.
+ */
+export function trickleRequest(
+  baseUrl: string,
+  options: { path: string; intervalMs: number; giveUpMs: number; headersOnly?: boolean },
+): Promise<TrickleOutcome> {
+  const target = new URL(baseUrl);
+  const body = 'name=' + 'x'.repeat(95);
+  const head = `POST ${options.path} HTTP/1.1\r\nHost: ${target.host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n`;
+  // Slow body: the headers arrive whole, then the body a byte at a time. Slow headers: the headers never finish.
+  const upfront = options.headersOnly ? head : `${head}\r\n`;
+  const trickled = options.headersOnly ? 'X-Slow: ' + 'y'.repeat(1000) : body;
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(target.port), target.hostname);
+    const started = Date.now();
+    let sent = 0;
+    let received = '';
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (closedAfterMs: number | undefined) => {
+      clearInterval(timer);
+      clearTimeout(giveUp);
+      socket.destroy();
+      resolve({ closedAfterMs, statusLine: received.split('\r\n')[0] || undefined, bytesSent: sent });
+    };
+    const giveUp = setTimeout(() => finish(undefined), options.giveUpMs);
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.on('close', () => finish(Date.now() - started));
+    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? undefined : reject(error)));
+    socket.on('connect', () => {
+      socket.write(upfront + (trickled[0] ?? ''));
+      sent = 1;
+      timer = setInterval(() => {
+        if (socket.destroyed || sent >= trickled.length) return;
+        socket.write(trickled[sent] ?? '');
+        sent += 1;
+      }, options.intervalMs);
+    });
+  });
+}
+
+/** One POST from a chosen loopback source address; the status and Retry-After header of its answer. */
+export function postFromAddress(
+  url: string,
+  localAddress: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; retryAfter: string | undefined }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', localAddress, agent: false, headers, timeout: 10_000 },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] }));
+      },
+    );
+    request.on('timeout', () => request.destroy(new Error('cron request timed out')));
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+export interface WrongBearerReport {
+  /** Statuses in order: 401 up to the limit, 429 after. */
+  statuses: number[];
+  /** Answers that were neither 401 (within the limit) nor 429 with Retry-After (past it). */
+  problems: string[];
+  /** The right bearer from the same address afterwards. */
+  rightBearerStatus: number;
+}
+
+/** `count` wrong bearers at the cron endpoints from one address, then the right one from the same address. */
+export async function sendWrongBearers(
+  baseUrl: string,
+  options: { count: number; localAddress: string; limit: number; rightSecret: string; random?: Random },
+): Promise<WrongBearerReport> {
+  const random = options.random ?? createRandom(1);
+  const jobs = ['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues'];
+  const wrong = (n: number): Record<string, string> =>
+    random.pick<Record<string, string>>([
+      {},
+      { authorization: `Bearer ${options.rightSecret}x` },
+      { authorization: `Bearer ${options.rightSecret.slice(0, -1)}` },
+      { authorization: options.rightSecret },
+      { authorization: `Basic ${options.rightSecret}` },
+      { authorization: `Bearer guess-${n}` },
+      { authorization: `Bearer ${'\u00e9'.repeat(3)}` },
+    ]);
+  const statuses: number[] = [];
+  const problems: string[] = [];
+  for (let n = 0; n < options.count; n++) {
+    const answer = await postFromAddress(`${baseUrl}/api/cron/${random.pick(jobs)}`, options.localAddress, wrong(n));
+    statuses.push(answer.status);
+    const expected = n < options.limit ? 401 : 429;
+    if (answer.status !== expected) problems.push(`wrong bearer ${n + 1}: answered ${answer.status}, not ${expected}`);
+    if (answer.status === 429 && !(Number(answer.retryAfter) > 0)) problems.push(`wrong bearer ${n + 1}: 429 without Retry-After`);
+  }
+  const right = await postFromAddress(`${baseUrl}/api/cron/sweep-checkouts`, options.localAddress, { authorization: `Bearer ${options.rightSecret}` });
+  if (right.status !== 200) problems.push(`the right bearer after ${options.count} wrong ones: answered ${right.status}, not 200`);
+  return { statuses, problems, rightBearerStatus: right.status };
+}
+
+/** Control characters that no public field accepts. */
+export const CONTROL_CHARACTERS = ['\u0000', '\u0007', '\u0008', '\u001b', '\u007f', '\u0085', '\u009b', '\n', '\r', '\t', '\u202e', '\u2066'];
+
+export const CONTROL_FIELD_MARKER = 'ctl-marker';
+
+/** A valid JSON submission with one public field carrying a control character (and a marker to look for in the error log). */
+export function controlCharacterSubmission(field: 'name' | 'email' | 'mobile' | 'attendees[0].name', control: string): JsonBody {
+  const body: JsonBody = {
+    name: 'Jordan Member',
+    email: 'member@example.org',
+    mobile: '+61 400 000 000',
+    payment: 'bank',
+    attendees: [{ name: 'Guest', tier: 'adult' }],
+  };
+  const poisoned = (value: string) => `${CONTROL_FIELD_MARKER}${control}${value}`;
+  if (field === 'attendees[0].name') body.attendees = [{ name: poisoned('Guest'), tier: 'adult' }];
+  else if (field === 'email') body.email = `${CONTROL_FIELD_MARKER}${control}@example.org`;
+  else body[field] = poisoned(String(body[field]));
+  return body;
+}
+
+export interface ControlCharacterReport {
+  sent: number;
+  problems: string[];
+  /** error_logs rows carrying the marker. */
+  loggedRows: number;
+  registrationsCreated: number;
+}
+
+/** Posts every control character in every public field, as JSON and as the page's form: each a 400 naming the field. */
+export async function sendControlCharacters(harness: PaymentsHarness): Promise<ControlCharacterReport> {
+  const { db } = harness.tdb;
+  const event = await insertEvent(db, { capacity: null });
+  const fields = ['name', 'email', 'mobile', 'attendees[0].name'] as const;
+  const problems: string[] = [];
+  let sent = 0;
+  for (const control of CONTROL_CHARACTERS) {
+    for (const field of fields) {
+      const body = controlCharacterSubmission(field, control);
+      const asForm = new URLSearchParams([
+        ['name', String(body.name)],
+        ['email', String(body.email)],
+        ['mobile', String(body.mobile)],
+        ['payment', 'bank'],
+        ...(body.attendees as Array<{ name: string; tier: string }>).flatMap((row): Array<[string, string]> => [
+          ['attendee_name', row.name],
+          ['attendee_tier', row.tier],
+        ]),
+      ]).toString();
+      for (const [payload, contentType, asJson] of [
+        [JSON.stringify(body), 'application/json', true],
+        [asForm, 'application/x-www-form-urlencoded', false],
+      ] as const) {
+        sent += 1;
+        const answer = await postRegistration(harness.server.url, event.slug, payload, contentType);
+        const problem = judgeFormAnswer(answer, asJson, [field]);
+        if (problem) problems.push(`${JSON.stringify(control)} in ${field} (${asJson ? 'json' : 'form'}): ${problem}`);
+      }
+    }
+  }
+  const loggedRows = await db('error_logs')
+    .where((q) => q.whereLike('message', `%${CONTROL_FIELD_MARKER}%`).orWhereLike('stack', `%${CONTROL_FIELD_MARKER}%`).orWhereRaw('context::text LIKE ?', [`%${CONTROL_FIELD_MARKER}%`]))
+    .count<{ n: string }>({ n: '*' })
+    .first();
+  const registrations = await db('registrations').where({ event_id: event.id }).count<{ n: string }>({ n: '*' }).first();
+  return { sent, problems, loggedRows: Number(loggedRows?.n ?? 0), registrationsCreated: Number(registrations?.n ?? 0) };
+}
+
 // ---------------------------------------------------------------- configuration
 
 /** Malformed values for each validated variable; every one must be refused naming the variable, never echoing the value. */
@@ -486,6 +670,9 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
     round += 1;
     const harness = await startPaymentsHarness({ captureLogs: true, env: { TRUST_PROXY: 'true' } });
     try {
+      // The slow body runs beside the rest: a byte every 20 s must be cut off within 30 s.
+      const slowEvent = await insertEvent(harness.tdb.db);
+      const slow = trickleRequest(harness.server.url, { path: `/events/${slowEvent.slug}/register`, intervalMs: 20_000, giveUpMs: 45_000 });
       const webhook = await sendHostileWebhooks(harness, 2000);
       inputs += webhook.sent;
       refusedWrongly += webhook.unexpected.length + webhook.badBodies;
@@ -495,6 +682,23 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
       inputs += form.sent;
       refusedWrongly += form.problems.length;
       leaks += form.leaks;
+      const bearers = await sendWrongBearers(harness.server.url, {
+        count: 30,
+        localAddress: '127.0.0.9',
+        limit: FAILED_BEARERS_PER_MINUTE,
+        rightSecret: harness.ctx.config.jobs.cronSecret ?? '',
+        random: createRandom(round),
+      });
+      inputs += bearers.statuses.length + 1;
+      refusedWrongly += bearers.problems.length;
+      const control = await sendControlCharacters(harness);
+      inputs += control.sent;
+      refusedWrongly += control.problems.length;
+      rows += control.registrationsCreated;
+      leaks += control.loggedRows;
+      const trickled = await slow;
+      inputs += 1;
+      if (trickled.closedAfterMs === undefined || trickled.closedAfterMs >= 30_000) refusedWrongly += 1;
       const config = configFuzzCases().map(([variable, value]) => fuzzConfigValue(variable, value));
       inputs += config.length;
       refusedWrongly += config.filter((c) => !c.named.includes(c.variable)).length;
@@ -505,8 +709,8 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
   } while (Date.now() < deadline && round < rounds);
   return {
     case: 'hostile-input',
-    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts and ${configFuzzCases().length} malformed configuration values each`,
-    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML; malformed and commented variables',
+    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts, 96 posts with control characters, 30 wrong cron bearers, a slow body and ${configFuzzCases().length} malformed configuration values each`,
+    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML, control characters; wrong bearers; a body trickled a byte every 20 s; malformed and commented variables',
     inputs,
     lost: rows + refusedWrongly,
     duplicates: 0,

@@ -104,14 +104,16 @@ interface ClaimedRow {
   type: string;
   body: unknown;
   attempts: number;
-  created_at: Date;
+  seq: number;
 }
 
 /**
  * Claims due rows (SKIP LOCKED, so concurrent runs never share a row) and
- * delivers them oldest first. At the first failure the run stops and hands the
- * untried rows back: a later change must not overtake an earlier one that the
- * receiver has not taken yet, and a receiver that is down is not hammered.
+ * delivers them in the order they were queued. A row is claimed only when no
+ * earlier notification for the same event is still undelivered, so a later
+ * change never overtakes one that is waiting out its backoff (or is in flight
+ * in another run). At the first failure the run stops and hands the untried
+ * rows back, so a receiver that is down is not hammered.
  */
 export async function deliverWebsiteSync(
   ctx: Pick<AppContext, 'config' | 'db' | 'clock' | 'logger'>,
@@ -122,18 +124,7 @@ export async function deliverWebsiteSync(
 
   const claimedAt = ctx.clock.now();
   const claimedUntil = new Date(claimedAt.getTime() + CLAIM_MS);
-  const claimed = await ctx.db.raw<{ rows: ClaimedRow[] }>(
-    `UPDATE website_sync_outbox SET claimed_until = ?, attempts = attempts + 1
-     WHERE id IN (
-       SELECT id FROM website_sync_outbox
-       WHERE status = 'PENDING' AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
-       ORDER BY created_at, id
-       LIMIT ?
-       FOR UPDATE SKIP LOCKED)
-     RETURNING id, type, body, attempts, created_at`,
-    [claimedUntil, claimedAt, claimedAt, options.limit ?? 50],
-  );
-  const rows = claimed.rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.id.localeCompare(b.id));
+  const rows = await claimDueRows(ctx.db, { claimedAt, claimedUntil, limit: options.limit ?? 50 });
 
   const result: WebsiteSyncResult = { enabled: true, delivered: 0, failed: 0, pending: 0, failures: [] };
   for (const [index, row] of rows.entries()) {
@@ -161,6 +152,35 @@ export async function deliverWebsiteSync(
   return result;
 }
 
+/**
+ * Due rows, in queue order, skipping every row of an event that has an
+ * earlier undelivered row not due (backing off) or claimed by another run.
+ * Earlier due rows of the same event come first in the same batch, so a
+ * burst of changes goes out in one run. Claims are taken one run at a time
+ * (a transaction-scoped advisory lock), so a run never sees another's claim
+ * half made and lets a later row through beside an earlier one in flight.
+ */
+async function claimDueRows(db: Db, claim: { claimedAt: Date; claimedUntil: Date; limit: number }): Promise<ClaimedRow[]> {
+  return db.transaction(async (trx) => {
+    await trx.raw(`SELECT pg_advisory_xact_lock(hashtext('eventops:website-sync-claim'))`);
+    const claimed = await trx.raw<{ rows: ClaimedRow[] }>(
+      `UPDATE website_sync_outbox SET claimed_until = ?, attempts = attempts + 1
+       WHERE id IN (
+         SELECT o.id FROM website_sync_outbox o
+         WHERE o.status = 'PENDING' AND o.next_attempt_at <= ? AND (o.claimed_until IS NULL OR o.claimed_until <= ?)
+           AND NOT EXISTS (
+             SELECT 1 FROM website_sync_outbox earlier
+             WHERE earlier.status = 'PENDING' AND earlier.event_slug = o.event_slug AND earlier.seq < o.seq
+               AND (earlier.next_attempt_at > ? OR earlier.claimed_until > ?))
+         ORDER BY o.seq
+         LIMIT ?)
+       RETURNING id, type, body, attempts, seq`,
+      [claim.claimedUntil, claim.claimedAt, claim.claimedAt, claim.claimedAt, claim.claimedAt, claim.limit],
+    );
+    return claimed.rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+  });
+}
+
 async function releaseUntried(db: Db, ids: string[], claimedUntil: Date): Promise<void> {
   if (ids.length === 0) return;
   await db('website_sync_outbox')
@@ -181,9 +201,14 @@ async function postSigned(target: { url: string; secret: string }, body: string,
         [WEBSITE_SIGNATURE_HEADER]: signWebsiteBody(target.secret, body, Math.floor(now.getTime() / 1000)),
       },
       body,
+      // The signed body goes to WEBSITE_SYNC_URL only: a redirect is not followed (it could name any host).
+      redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await response.text();
+    if (response.status >= 300 && response.status < 400) {
+      return { ok: false, error: `HTTP ${response.status}: redirects are not followed; set WEBSITE_SYNC_URL to the final address` };
+    }
     if (response.ok) return { ok: true };
     return { ok: false, error: `HTTP ${response.status}${text ? `: ${text.slice(0, 200)}` : ''}` };
   } catch (error) {

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { secretsEqual } from '../crypto/field-cipher.js';
 import { LeaseHeldError } from '../errors.js';
@@ -17,6 +17,27 @@ export function bearerMatches(header: string | undefined, secret: string): boole
   return secretsEqual(match?.[1] ?? '', secret);
 }
 
+/** Wrong or missing bearers allowed per client address in a minute, over all cron endpoints together. */
+export const FAILED_BEARERS_PER_MINUTE = 10;
+
+/**
+ * Only failed attempts count: a request carrying the right bearer is on the
+ * allow list, so it is neither counted nor ever limited. Past the limit a
+ * client gets 429 with Retry-After, before its bearer is even looked at.
+ */
+function failedBearerLimit(ctx: AppContext): NonNullable<RateLimitOptions> {
+  return {
+    max: FAILED_BEARERS_PER_MINUTE,
+    timeWindow: '1 minute',
+    groupId: 'cron-bearer',
+    allowList: (request) => {
+      const secret = ctx.config.jobs.cronSecret;
+      return secret ? bearerMatches(request.headers.authorization, secret) : false;
+    },
+  };
+}
+type RateLimitOptions = Exclude<FastifyContextConfig['rateLimit'], false>;
+
 export interface CronRouteOptions {
   /** Called around each job run so shutdown can wait for it. */
   track<T>(work: Promise<T>): Promise<T>;
@@ -31,7 +52,7 @@ export interface CronRouteOptions {
 export function registerCronRoutes(app: FastifyInstance, ctx: AppContext, options: CronRouteOptions): void {
   for (const job of JOB_NAMES) {
     const url = `/api/cron/${job}`;
-    app.post<{ Querystring: { force?: string } }>(url, async (request, reply) => {
+    app.post<{ Querystring: { force?: string } }>(url, { config: { rateLimit: failedBearerLimit(ctx) } }, async (request, reply) => {
       const secret = ctx.config.jobs.cronSecret;
       if (!secret) {
         request.log.warn(CRON_SECRET_MISSING_WARNING);

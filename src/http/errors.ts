@@ -35,7 +35,7 @@ export function createErrorHandler(ctx: AppContext) {
       const code = error.validation ? 'invalid_request' : (error.code ?? 'bad_request').toLowerCase();
       return sendError(reply, error.statusCode, code, error.message);
     }
-    const id = await recordError(ctx.db, error, {
+    const id = await recordError(ctx.db, withoutBodyValues(error, request.body), {
       source: 'http',
       now: ctx.clock.now(),
       context: { method: request.method, route: request.routeOptions.url ?? 'unmatched' },
@@ -43,4 +43,35 @@ export function createErrorHandler(ctx: AppContext) {
     request.log.error({ err: error, errorId: id }, 'request failed');
     return sendError(reply, 500, 'internal_error', 'Something went wrong on our side; the error has been recorded.', id ? { id } : {});
   };
+}
+
+/** Submitted values shorter than this are words like "bank" that say nothing about anyone. */
+const MIN_REDACTED_LENGTH = 4;
+
+function bodyStrings(body: unknown, found: Set<string> = new Set(), depth = 0): Set<string> {
+  if (typeof body === 'string') {
+    if (body.length >= MIN_REDACTED_LENGTH) found.add(body);
+  } else if (body && typeof body === 'object' && depth < 5) {
+    for (const value of Object.values(body)) bodyStrings(value, found, depth + 1);
+  }
+  return found;
+}
+
+/**
+ * The error as it goes into the error log, with every value of the request
+ * body cut out of its message and stack: a failure caused by what someone
+ * typed into a public form must not copy their name or address into a table
+ * that is kept for 90 days and filed to the issue tracker.
+ */
+export function withoutBodyValues(error: Error, body: unknown): Error {
+  const values = [...bodyStrings(body)].sort((a, b) => b.length - a.length);
+  if (values.length === 0) return error;
+  const scrub = (text: string) => values.reduce((out, value) => out.split(value).join('<submitted value>'), text);
+  // Same class (the fingerprint uses it), scrubbed message and stack.
+  const copy = Object.create(Object.getPrototypeOf(error) as object) as Error;
+  Object.defineProperties(copy, {
+    message: { value: scrub(error.message), writable: true, configurable: true },
+    stack: { value: error.stack === undefined ? undefined : scrub(error.stack), writable: true, configurable: true },
+  });
+  return copy;
 }

@@ -3,7 +3,16 @@ import type { Theme } from '../config/types.js';
 
 const handlebars = Handlebars.create();
 
-const LAYOUT = handlebars.compile(`<!doctype html>
+/**
+ * The Content-Security-Policy allows no inline script or style without the
+ * response's nonce: every inline `<style>` and `<script>` block of a template
+ * is given it here, so templates are written plainly and cannot forget it.
+ */
+function withNonces(template: string): string {
+  return template.replaceAll('<style>', '<style nonce="{{cspNonce.style}}">').replaceAll('<script>', '<script nonce="{{cspNonce.script}}">');
+}
+
+const LAYOUT = handlebars.compile(withNonces(`<!doctype html>
 <html lang="{{lang}}">
 <head>
 <meta charset="utf-8">
@@ -32,17 +41,19 @@ const LAYOUT = handlebars.compile(`<!doctype html>
 {{{body}}}
 </main>
 </body>
-</html>`);
+</html>`));
 
 export interface PageShell {
   churchName: string;
   theme: Theme;
   lang: string;
+  /** This response's CSP nonces (from @fastify/helmet). */
+  cspNonce?: { script: string; style: string };
 }
 
 /** A server-rendered page: the body template is compiled with escaping on, the layout adds theme and identity. */
 export function definePage<D extends object>(bodyTemplate: string): (data: D & { title: string; refreshSeconds?: number }, shell: PageShell) => string {
-  const body = handlebars.compile(bodyTemplate);
+  const body = handlebars.compile(withNonces(bodyTemplate));
   return (data, shell) =>
-    LAYOUT({ ...shell, title: data.title, refreshSeconds: data.refreshSeconds, body: body(data) });
+    LAYOUT({ ...shell, title: data.title, refreshSeconds: data.refreshSeconds, body: body({ ...data, cspNonce: shell.cspNonce }) });
 }

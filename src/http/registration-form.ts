@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { RegistrationSubmission } from '../payments/register.js';
+import { CONTROL_CHARACTERS_MESSAGE, hasControlCharacters, personName, publicString } from './field-rules.js';
 import type { FieldProblem } from './templates/event-page.js';
 
 /**
@@ -31,33 +32,23 @@ export type ParsedRegistration =
 const PHONE = /^\+?[0-9 ()-]{6,40}$/;
 
 const contactSchema = z.object({
-  name: z
-    .string({ error: 'enter your name' })
-    .trim()
-    .min(1, { error: 'enter your name' })
-    .max(200, { error: 'at most 200 characters' }),
-  email: z
-    .string({ error: 'enter your email address' })
+  name: personName('enter your name'),
+  email: publicString('enter your email address')
     .trim()
     .min(1, { error: 'enter your email address' })
     .max(254, { error: 'at most 254 characters' })
     .pipe(z.email({ error: 'enter a valid email address, like name@example.org' })),
-  mobile: z
-    .string({ error: 'enter a phone number or leave it empty' })
+  mobile: publicString('enter a phone number or leave it empty')
     .trim()
     .max(40, { error: 'at most 40 characters' })
     .refine((v) => v === '' || PHONE.test(v), { error: 'use digits, spaces and an optional leading +' })
     .optional()
     .transform((v) => (v ? v : undefined)),
   payment: z.enum(['card', 'bank'], { error: 'choose card or bank transfer' }),
-  captchaToken: z.string({ error: 'the bot check answer is not valid' }).max(4096).optional(),
+  captchaToken: publicString('the bot check answer is not valid').max(4096).optional(),
 });
 
-const attendeeName = z
-  .string({ error: 'enter a name' })
-  .trim()
-  .min(1, { error: 'enter a name' })
-  .max(200, { error: 'at most 200 characters' });
+const attendeeName = personName('enter a name');
 
 const LABELS: Record<string, string> = {
   name: 'Your name',
@@ -171,7 +162,10 @@ export function parseRegistrationBody(body: unknown, format: 'form' | 'json', ti
     const name = attendeeName.safeParse(row.name);
     if (!name.success) problems.push(problem(`attendees[${index}].name`, name.error.issues[0]?.message ?? 'enter a name'));
     const tier = typeof row.tier === 'string' && tiers.has(row.tier) ? row.tier : undefined;
-    if (!tier) problems.push(problem(`attendees[${index}].tier`, 'choose one of the ticket types'));
+    if (!tier) {
+      const controlled = typeof row.tier === 'string' && hasControlCharacters(row.tier);
+      problems.push(problem(`attendees[${index}].tier`, controlled ? CONTROL_CHARACTERS_MESSAGE : 'choose one of the ticket types'));
+    }
     if (name.success && tier) attendees.push({ name: name.data, tier });
   });
   if (!raw.rowsProblem && attendees.length === 0 && !problems.some((p) => p.field.startsWith('attendees['))) {

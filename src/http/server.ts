@@ -4,25 +4,33 @@ import { AppError } from '../errors.js';
 import { loadChurchIdentity } from '../mail/identity.js';
 import { CRON_SECRET_MISSING_WARNING, registerCronRoutes } from './cron-routes.js';
 import { createErrorHandler, sendError } from './errors.js';
+import type { PageShell } from './pages.js';
+import { securityHeaders } from './security-headers.js';
 import { registerHealthRoute } from './health.js';
 import { registerPublicPages } from './public-pages.js';
+import { postgresRateLimitStore } from './rate-limit-store.js';
 import { registerRegistrationRoute } from './register-route.js';
 import { registerSetupRoutes } from './setup-routes.js';
 import { registerWebhookRoute } from './webhook-route.js';
 import type { Telemetry, TelemetrySpan } from '../telemetry.js';
+import { countRouteView } from '../ops/route-views.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Public page: record a route-view row (path template only, never the query string). */
+    /** Public page: count a view of its path template (never the query string) for the day. */
     recordView?: boolean;
   }
 }
 
 export type PageRenderer = <D extends object>(
   reply: FastifyReply,
-  render: (data: D & { title: string; refreshSeconds?: number }, shell: { churchName: string; theme: AppContext['config']['theme']; lang: string }) => string,
+  render: (data: D & { title: string; refreshSeconds?: number }, shell: PageShell) => string,
   data: D & { title: string; refreshSeconds?: number },
 ) => Promise<FastifyReply>;
+
+/** The whole request, headers and body, must arrive within this. */
+export const REQUEST_TIMEOUT_MS = 20_000;
+export const HEADERS_TIMEOUT_MS = 10_000;
 
 export interface BuiltServer {
   app: FastifyInstance;
@@ -56,16 +64,19 @@ export async function buildServer(
     // itself, and let it choose its own rate-limit key.
     trustProxy: ctx.config.http.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     bodyLimit: options.bodyLimit ?? 256 * 1024,
+    // A request (headers and body) must arrive whole within 20 s, its headers within 10 s; Node checks every
+    // 2 s, so a body trickled a byte at a time is closed with 408 within about 22 s. Only the arrival is
+    // bounded: a cron job may take minutes to answer, so there is no idle socket timeout (connectionTimeout).
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    http: { headersTimeout: HEADERS_TIMEOUT_MS, connectionsCheckingInterval: 2_000 },
+    // Longer than the usual 60 s idle timeout of a proxy in front, so the proxy, not us, closes an idle connection.
+    keepAliveTimeout: 72_000,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     logController: new OneLinePerRequest(),
   });
   await app.register((await import('@fastify/formbody')).default);
-  await app.register((await import('@fastify/rate-limit')).default, {
-    global: false,
-    errorResponseBuilder: (_request, context) =>
-      new AppError('rate_limited', `Too many requests; try again in ${Math.ceil(context.ttl / 1000)} seconds.`, { httpStatus: 429 }),
-  });
+  await app.register((await import('@fastify/helmet')).default, securityHeaders(ctx.config));
 
   const running = new Set<Promise<unknown>>();
   const track = <T>(work: Promise<T>): Promise<T> => {
@@ -79,7 +90,7 @@ export async function buildServer(
 
   const page: PageRenderer = async (reply, render, data) => {
     const identity = await loadChurchIdentity(ctx.db, ctx.config);
-    const html = render(data, { churchName: identity.name, theme: ctx.config.theme, lang: ctx.config.regional.locale });
+    const html = render(data, { churchName: identity.name, theme: ctx.config.theme, lang: ctx.config.regional.locale, cspNonce: reply.cspNonce });
     return reply.type('text/html; charset=utf-8').send(html);
   };
 
@@ -98,8 +109,8 @@ export async function buildServer(
 
   app.addHook('onResponse', async (request, reply) => {
     if (!request.routeOptions.config.recordView || reply.statusCode >= 400) return;
-    const path = request.routeOptions.url ?? request.url.split('?')[0];
-    await ctx.db('route_views').insert({ path, created_at: ctx.clock.now() }).catch((error: unknown) => {
+    const path = request.routeOptions.url ?? request.url.split('?')[0] ?? request.url;
+    await countRouteView(ctx.db, path, ctx.clock.now()).catch((error: unknown) => {
       request.log.warn({ err: error }, 'could not record a page view');
     });
   });
@@ -108,15 +119,26 @@ export async function buildServer(
   app.setNotFoundHandler(async (_request, reply) => sendError(reply, 404, 'not_found', 'Nothing is here.'));
 
   registerHealthRoute(app, ctx, options.packageVersion);
-  registerCronRoutes(app, ctx, { track, telemetry });
-  registerSetupRoutes(app, ctx, page);
-  registerPublicPages(app, ctx, page);
-  registerRegistrationRoute(app, ctx, page);
   registerWebhookRoute(app, ctx);
+  const rateLimit = (await import('@fastify/rate-limit')).default;
+  const rateLimited = (_request: FastifyRequest, context: { ttl: number }) =>
+    new AppError('rate_limited', `Too many requests; try again in ${Math.ceil(context.ttl / 1000)} seconds.`, { httpStatus: 429 });
+  // Two scopes, each with its own limiter: failed cron bearers and setup attempts are counted in PostgreSQL
+  // (shared by every server, kept over restarts); the public form posts still in memory, per process.
+  await app.register(async (scope) => {
+    await scope.register(rateLimit, { global: false, store: postgresRateLimitStore(ctx), errorResponseBuilder: rateLimited });
+    registerCronRoutes(scope, ctx, { track, telemetry });
+    registerSetupRoutes(scope, ctx, page);
+  });
+  await app.register(async (scope) => {
+    await scope.register(rateLimit, { global: false, errorResponseBuilder: rateLimited });
+    registerPublicPages(scope, ctx, page);
+    registerRegistrationRoute(scope, ctx, page);
+  });
 
   if (!ctx.config.jobs.cronSecret) ctx.logger.warn(CRON_SECRET_MISSING_WARNING);
   if (ctx.config.replicaCount > 1) {
-    ctx.logger.warn(`CONTAINER_APP_REPLICA_COUNT is ${ctx.config.replicaCount}: run a single replica, the rate limiter is in memory`);
+    ctx.logger.warn(`CONTAINER_APP_REPLICA_COUNT is ${ctx.config.replicaCount}: run a single replica, the public form's rate limit is in memory`);
   }
 
   return {

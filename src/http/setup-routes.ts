@@ -4,6 +4,7 @@ import { createFirstAdmin } from '../admin/users.js';
 import type { AppContext } from '../context.js';
 import { secretsEqual } from '../crypto/field-cipher.js';
 import { AppError } from '../errors.js';
+import { CONTROL_CHARACTERS_MESSAGE, publicString } from './field-rules.js';
 import { definePage } from './pages.js';
 import type { PageRenderer } from './server.js';
 
@@ -31,7 +32,12 @@ const setupDone = definePage<{ name: string }>(`
 
 const notFound = definePage<object>(`<div class="card"><h1>Not found</h1><p>There is nothing here.</p></div>`);
 
-const bodySchema = z.object({ token: z.string(), email: z.string(), name: z.string() });
+const bodySchema = z.object({
+  token: publicString('fill in the setup token'),
+  name: publicString('fill in your name'),
+  email: publicString('fill in your email'),
+});
+const SETUP_LABELS: Record<string, string> = { token: 'Setup token', name: 'Your name', email: 'Your email' };
 
 async function setupOpen(ctx: AppContext): Promise<boolean> {
   if (!ctx.config.setupToken) return false;
@@ -42,7 +48,8 @@ async function setupOpen(ctx: AppContext): Promise<boolean> {
 /**
  * GET|POST /setup: only while SETUP_TOKEN is set and no user exists; 404
  * otherwise. The database enforces a single setup admin, so two concurrent
- * posts create exactly one. Attempts are rate limited per client IP.
+ * posts create exactly one. Attempts are rate limited per client IP, counted
+ * in PostgreSQL so a restart does not reset them.
  */
 export function registerSetupRoutes(app: FastifyInstance, ctx: AppContext, page: PageRenderer): void {
   const closed = (reply: FastifyReply) => page(reply.code(404), notFound, { title: 'Not found' });
@@ -54,12 +61,15 @@ export function registerSetupRoutes(app: FastifyInstance, ctx: AppContext, page:
 
   app.post(
     '/setup',
-    { config: { rateLimit: { max: 10, timeWindow: '15 minutes' } } },
+    { config: { rateLimit: { max: 10, timeWindow: '15 minutes', groupId: 'setup' } } },
     async (request, reply) => {
       if (!(await setupOpen(ctx))) return closed(reply);
       const parsed = bodySchema.safeParse(request.body);
       if (!parsed.success) {
-        return page(reply.code(400), setupForm, { title: 'Set up', error: 'Fill in the token, your name and your email.' });
+        const issue = parsed.error.issues[0];
+        const field = String(issue?.path[0] ?? '');
+        const error = issue?.message === CONTROL_CHARACTERS_MESSAGE ? `${SETUP_LABELS[field] ?? field}: ${issue.message}.` : 'Fill in the token, your name and your email.';
+        return page(reply.code(400), setupForm, { title: 'Set up', error });
       }
       const { token, email, name } = parsed.data;
       if (!secretsEqual(token, ctx.config.setupToken ?? '')) {

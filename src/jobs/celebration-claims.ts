@@ -187,3 +187,23 @@ export async function releaseCelebration(
     .whereNull('sent_at')
     .delete();
 }
+
+/**
+ * Renews this run's claims before each chunk of sends (as send-reminders does
+ * for its event claims), so a slow mail server never lets them look stale to
+ * an overlapping run. Returns the person ids still ours; a claim another run
+ * has taken over (its claimed_at changed) or confirmed is left alone.
+ */
+export async function renewCelebrationClaims(
+  db: Db,
+  renewal: { kind: CelebrationKind; year: number; personIds: string[]; claimedAt: Date; now: Date },
+): Promise<Set<string>> {
+  if (renewal.personIds.length === 0) return new Set();
+  const renewed = await db('celebration_claims')
+    .where({ kind: renewal.kind, year: renewal.year, claimed_at: renewal.claimedAt })
+    .whereIn('person_id', renewal.personIds)
+    .whereNull('sent_at')
+    .update({ claimed_at: renewal.now })
+    .returning<Array<{ person_id: string }>>('person_id');
+  return new Set(renewed.map((row) => row.person_id));
+}

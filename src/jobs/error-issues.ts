@@ -1,5 +1,7 @@
+import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
 import { renewLease } from '../db/leases.js';
+import { purgeEndedRateLimits } from '../db/rate-limits.js';
 import { normaliseErrorMessage } from '../ops/error-log.js';
 import { withJobLease } from './lease.js';
 import { runRecordedJob } from './run-recorded.js';
@@ -15,6 +17,7 @@ export interface ErrorIssuesSummary extends JobSummary {
   /** Groups skipped because an open issue carries their marker. */
   alreadyOpen: number;
   purgedErrors: number;
+  /** Daily page-view counters (one per path and day) deleted. */
   purgedRouteViews: number;
 }
 
@@ -24,6 +27,7 @@ const WINDOW = '7 days';
 const RETENTION = '90 days';
 const TITLE_MAX = 120;
 const PURGE_BATCH = 20_000;
+const DAY_MS = 24 * 60 * 60_000;
 
 export interface ErrorGroup {
   fingerprint: string;
@@ -37,12 +41,12 @@ export interface ErrorGroup {
 }
 
 /**
- * Rule 4 and the weekly error digest: the last 7 days of error rows grouped by
- * fingerprint, one tracker issue per group without an open issue, then rows
- * older than 90 days purged. Nothing is marked locally: an issue's marker in
- * the tracker is the only record, so a run that fails part-way loses nothing
- * and the next run files what is still missing. Purging happens only after
- * every group was handled, and never touches the 7-day window.
+ * Rule 4 and the weekly error digest: rows older than 90 days purged (on every
+ * run, with or without a tracker), then the last 7 days of error rows grouped
+ * by fingerprint and one tracker issue filed per group without an open issue.
+ * Nothing is marked locally: an issue's marker in the tracker is the only
+ * record, so a run that fails part-way loses nothing and the next run files
+ * what is still missing. The purge never touches the 7-day window.
  */
 export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Promise<ErrorIssuesSummary> {
   return runRecordedJob<ErrorIssuesSummary>(ctx, 'error-issues', options, async () => {
@@ -57,12 +61,18 @@ export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Pro
       purgedErrors: 0,
       purgedRouteViews: 0,
     };
+    const now = ctx.clock.now();
+    // Retention does not depend on the tracker: old rows go on every run, before any filing (which never
+    // looks further back than 7 days), so a missing or broken tracker cannot let the tables grow.
+    const purge = dryRun ? await countPurgeable(ctx, now) : await purgeOldRows(ctx, now);
+    summary.purgedErrors = purge.errors;
+    summary.purgedRouteViews = purge.routeViews;
     const trackerConfig = ctx.config.tracker;
     if (!trackerConfig) {
-      ctx.logger.info('error-issues skipped: TRACKER_TOKEN and TRACKER_REPO are not both set');
-      return { ...summary, outcome: 'skipped' };
+      ctx.logger.info('error-issues filed nothing: TRACKER_TOKEN and TRACKER_REPO are not both set');
+      const wouldDo = dryRun ? [purgeLine(purge)] : undefined;
+      return { ...summary, outcome: 'skipped', ...(wouldDo ? { wouldDo } : {}) };
     }
-    const now = ctx.clock.now();
     const tracker = await createTracker(trackerConfig, ctx.logger);
 
     if (dryRun) {
@@ -73,15 +83,12 @@ export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Pro
         if (issue === undefined) wouldDo.push(`file issue "${issueTitle(group)}" (${group.count} in 7 days, fingerprint ${group.fingerprint})`);
         else wouldDo.push(`skip fingerprint ${group.fingerprint}: issue #${issue} is open`);
       }
-      const purge = await countPurgeable(ctx, now);
-      wouldDo.push(`delete ${purge.errors} error rows and ${purge.routeViews} route views older than 90 days`);
+      wouldDo.push(purgeLine(purge));
       return {
         ...summary,
         groups: groups.length,
         filed: groups.filter((g) => !open.has(g.fingerprint)).length,
         alreadyOpen: groups.filter((g) => open.has(g.fingerprint)).length,
-        purgedErrors: purge.errors,
-        purgedRouteViews: purge.routeViews,
         wouldDo,
       };
     }
@@ -101,8 +108,7 @@ export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Pro
         ctx.logger.info({ fingerprint: group.fingerprint, issue: issue.number }, 'filed an issue for an error group');
         options.onProgress?.({ filed: summary.filed, alreadyOpen: summary.alreadyOpen });
       }
-      const purged = await purgeOldRows(ctx, now);
-      return { ...summary, purgedErrors: purged.errors, purgedRouteViews: purged.routeViews };
+      return summary;
     });
   });
 }
@@ -143,36 +149,45 @@ export async function groupRecentErrors(ctx: AppContext, now: Date): Promise<Err
   return rows;
 }
 
+const purgeLine = (purge: { errors: number; routeViews: number }) =>
+  `delete ${purge.errors} error rows and ${purge.routeViews} daily page-view counters older than 90 days`;
+
 /**
- * Set-based deletes in batches: each statement is short, so a first purge of a
- * large backlog neither hits the statement timeout nor holds locks for long.
+ * Error rows go in set-based batches: each statement is short, so a first
+ * purge of a large backlog neither hits the statement timeout nor holds locks
+ * for long. Page-view counters are one row per path and day, and rate-limit
+ * counters whose window ended a day ago would restart at 1 anyway.
  */
 async function purgeOldRows(ctx: AppContext, now: Date): Promise<{ errors: number; routeViews: number }> {
-  const purge = async (table: 'error_logs' | 'route_views'): Promise<number> => {
-    let total = 0;
-    for (;;) {
-      const deleted = await ctx.db.raw<{ rowCount: number }>(
-        `DELETE FROM ${table} WHERE id IN (
-           SELECT id FROM ${table} WHERE created_at < ?::timestamptz - ?::interval LIMIT ?
-         )`,
-        [now, RETENTION, PURGE_BATCH],
-      );
-      total += deleted.rowCount;
-      if (deleted.rowCount < PURGE_BATCH) return total;
-    }
-  };
-  return { errors: await purge('error_logs'), routeViews: await purge('route_views') };
+  let errors = 0;
+  for (;;) {
+    const deleted = await ctx.db.raw<{ rowCount: number }>(
+      `DELETE FROM error_logs WHERE id IN (
+         SELECT id FROM error_logs WHERE created_at < ?::timestamptz - ?::interval LIMIT ?
+       )`,
+      [now, RETENTION, PURGE_BATCH],
+    );
+    errors += deleted.rowCount;
+    if (deleted.rowCount < PURGE_BATCH) break;
+  }
+  const routeViews = await ctx.db('route_view_days').where('day', '<', oldestKeptDay(ctx, now)).delete();
+  await purgeEndedRateLimits(ctx.db, new Date(now.getTime() - DAY_MS));
+  return { errors, routeViews };
+}
+
+/** The UTC day 90 days before now: counters of earlier days are purged. */
+function oldestKeptDay(ctx: AppContext, now: Date) {
+  return ctx.db.raw(`((?::timestamptz - ?::interval) AT TIME ZONE 'UTC')::date`, [now, RETENTION]);
 }
 
 async function countPurgeable(ctx: AppContext, now: Date): Promise<{ errors: number; routeViews: number }> {
   const cutoff = ctx.db.raw('?::timestamptz - ?::interval', [now, RETENTION]);
-  const [errors, routeViews] = await Promise.all(
-    ['error_logs', 'route_views'].map(async (table) => {
-      const row = await ctx.db(table).where('created_at', '<', cutoff).count<Array<{ n: number }>>({ n: '*' }).first();
-      return Number(row?.n ?? 0);
-    }),
-  );
-  return { errors: errors ?? 0, routeViews: routeViews ?? 0 };
+  const count = async (query: Knex.QueryBuilder) => Number((await query.count<Array<{ n: number }>>({ n: '*' }).first())?.n ?? 0);
+  const [errors, routeViews] = await Promise.all([
+    count(ctx.db('error_logs').where('created_at', '<', cutoff)),
+    count(ctx.db('route_view_days').where('day', '<', oldestKeptDay(ctx, now))),
+  ]);
+  return { errors, routeViews };
 }
 
 /** `[eventops] <ErrorClass>: <message without numbers, ids, emails or quoted values>`, one line, bounded. */

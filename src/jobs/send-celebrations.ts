@@ -14,6 +14,7 @@ import {
   confirmCelebration,
   isTakenElsewhere,
   releaseCelebration,
+  renewCelebrationClaims,
   type AnniversaryRow,
   type BirthdayRow,
   type CelebrationDay,
@@ -39,8 +40,13 @@ export interface CelebrationSummary extends JobSummary {
   skipped: number;
 }
 
-/** Claimed and sent per page: a page is sent well within STALE_CLAIM_MS even when every send times out. */
+/** Claimed per page, in one statement. */
 const PAGE_SIZE = 50;
+/**
+ * Sends between claim renewals: 15 sends at 3 at a time, each bounded by the
+ * 30 s SMTP timeout, take at most about 2.5 minutes, well inside STALE_CLAIM_MS.
+ */
+const SEND_CHUNK = 15;
 /** The SMTP pool's size. */
 const SEND_CONCURRENCY = 3;
 
@@ -131,7 +137,10 @@ export async function sendCelebrations(ctx: AppContext, options: JobOptions): Pr
         if (mine.length === 0) continue;
         mailer ??= await ctx.mailer();
         const sendWith = mailer;
-        const outcomes = await eachLimited(mine, SEND_CONCURRENCY, (c) => deliver(ctx, sendWith, c, day, claimedAt, branding, stop));
+        const { outcomes, takenOver } = await sendInChunks(ctx, mine, { kind, year: day.year, claimedAt }, stop, (chunk, at) =>
+          eachLimited(chunk, SEND_CONCURRENCY, (c) => deliver(ctx, sendWith, c, day, at, branding, stop)),
+        );
+        summary.skipped += takenOver;
         // A send that could not be recorded stopped the rest: fail the run; the unsent claims go stale and are retried.
         if (stop.cause !== undefined) throw stop.cause;
         for (const outcome of outcomes) {
@@ -162,6 +171,43 @@ export async function sendCelebrations(ctx: AppContext, options: JobOptions): Pr
     ctx.logger.info({ ...summary }, 'celebrations sent');
     return summary;
   });
+}
+
+type Outcome = Awaited<ReturnType<typeof eachLimited<Celebration, void>>>[number];
+
+/**
+ * Sends a claimed page in chunks, renewing the claims of everything still
+ * unsent before each chunk after the first. A celebration whose claim another
+ * run took over meanwhile (ours looked stale to it) is left to that run.
+ */
+async function sendInChunks(
+  ctx: AppContext,
+  claimed: Celebration[],
+  claim: { kind: CelebrationKind; year: number; claimedAt: Date },
+  stop: RunStop,
+  send: (chunk: Celebration[], claimedAt: Date) => Promise<Outcome[]>,
+): Promise<{ outcomes: Outcome[]; takenOver: number }> {
+  const outcomes: Outcome[] = [];
+  let takenOver = 0;
+  let claimedAt = claim.claimedAt;
+  let unsent = claimed;
+  while (unsent.length > 0 && stop.cause === undefined) {
+    if (outcomes.length > 0) {
+      const now = ctx.clock.now();
+      const ours = await renewCelebrationClaims(ctx.db, { ...claim, personIds: unsent.map((c) => c.personId), claimedAt, now });
+      claimedAt = now;
+      const kept = unsent.filter((c) => ours.has(c.personId));
+      if (kept.length < unsent.length) {
+        takenOver += unsent.length - kept.length;
+        ctx.logger.warn({ kind: claim.kind, takenOver: unsent.length - kept.length }, 'another run took over some celebrations; leaving them to it');
+      }
+      unsent = kept;
+      if (unsent.length === 0) break;
+    }
+    outcomes.push(...(await send(unsent.slice(0, SEND_CHUNK), claimedAt)));
+    unsent = unsent.slice(SEND_CHUNK);
+  }
+  return { outcomes, takenOver };
 }
 
 /**

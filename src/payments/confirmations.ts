@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { EventRecord } from '../admin/events.js';
 import type { AppContext } from '../context.js';
+import { countRateLimitHit } from '../db/rate-limits.js';
 import { enqueueMail } from '../mail/queue.js';
 import { loadEmailBranding } from '../mail/render.js';
 import { getBankDetails } from '../settings.js';
@@ -10,16 +11,37 @@ import type { RegistrationContact } from './registrations.js';
 import { registrationConfirmationEmail } from './templates/confirmation.js';
 
 /**
+ * Confirmation emails go to whatever address is typed into the public form, so
+ * each address gets at most this many an hour (counted in PostgreSQL under
+ * its lookup hash); registrations beyond it are made but not emailed.
+ */
+export const CONFIRMATIONS_PER_ADDRESS_PER_HOUR = 3;
+const HOUR_MS = 60 * 60_000;
+
+/**
  * Queues the confirmation of a free or bank-transfer registration in the
  * caller's transaction (card payments get their receipt from the webhook):
  * free → "confirmed", bank → bank details, reference and the pay-now link.
+ * Returns the queued mail's id, or null when the address has had its
+ * confirmations for the hour.
  */
 export async function queueRegistrationConfirmation(
   trx: Knex.Transaction,
-  ctx: Pick<AppContext, 'config' | 'cipher'>,
+  ctx: Pick<AppContext, 'config' | 'cipher' | 'logger'>,
   input: { registrationId: string; contact: RegistrationContact; event: EventRecord; priced: PricedRegistration },
   now: Date,
-): Promise<number> {
+): Promise<number | null> {
+  // Counted in the registration's transaction: a registration that rolls back uses up nothing.
+  const sent = await countRateLimitHit(trx, {
+    bucket: 'confirmation-email',
+    key: ctx.cipher.lookupHash('email', input.contact.email),
+    windowMs: HOUR_MS,
+    now,
+  });
+  if (sent.hits > CONFIRMATIONS_PER_ADDRESS_PER_HOUR) {
+    ctx.logger.warn({ registrationId: input.registrationId }, 'confirmation email not sent: this address had its confirmations for the hour');
+    return null;
+  }
   const hasPublicUrl = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
   const owing = !input.priced.free;
   const [branding, bank] = await Promise.all([loadEmailBranding(trx, ctx.config), owing ? getBankDetails(trx) : undefined]);

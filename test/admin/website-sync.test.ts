@@ -185,6 +185,60 @@ describe('website sync delivery', () => {
     expect(types).toEqual(['event.created', 'event.published', 'event.deleted']);
   });
 
+  it('a later notification for an event waits while an earlier one is backing off; other events go on', async () => {
+    const ctx = context();
+    const camp = await createSampleEvent(ctx);
+    receiver.answerWith(500);
+    expect(await deliverWebsiteSync(ctx)).toMatchObject({ delivered: 0, failed: 1 });
+    receiver.answerWith(200);
+
+    // While "created" waits out its backoff, the event is published and deleted, and another event is created.
+    clock.advance(1000);
+    const published = await publishEvent(ctx, camp.event.slug);
+    clock.advance(1000);
+    const deleted = await deleteEvent(ctx, camp.event.slug);
+    clock.advance(1000);
+    const other = await createSampleEvent(ctx);
+    expect(await deliverWebsiteSync(ctx)).toMatchObject({ delivered: 1, failed: 0, pending: 3 });
+    for (const waiting of [published, deleted]) {
+      expect(await outboxRow(waiting.deliveryId)).toMatchObject({ status: 'PENDING', attempts: 0 });
+    }
+
+    clock.advance(MINUTE);
+    expect(await deliverWebsiteSync(ctx)).toMatchObject({ delivered: 3, failed: 0, pending: 0 });
+    const received = receiver.requests.slice(1).map((r) => JSON.parse(r.body) as { id: string; type: string; event: { slug: string } });
+    expect(received.map((r) => `${r.event.slug} ${r.type}`)).toEqual([
+      `${other.event.slug} event.created`,
+      `${camp.event.slug} event.created`,
+      `${camp.event.slug} event.published`,
+      `${camp.event.slug} event.deleted`,
+    ]);
+  });
+
+  it('does not follow a redirect: a 3xx is a failed delivery with its status recorded, and the signed body goes nowhere else', async () => {
+    const elsewhere = await startWebsiteReceiver();
+    try {
+      const ctx = context();
+      const created = await createSampleEvent(ctx);
+      receiver.answerWith(307, { location: elsewhere.url });
+
+      const result = await deliverWebsiteSync(ctx);
+
+      expect(result).toMatchObject({ delivered: 0, failed: 1, pending: 1 });
+      expect(result.failures[0]?.error).toMatch(/^HTTP 307: redirects are not followed/);
+      expect(receiver.requests).toHaveLength(1);
+      expect(elsewhere.requests).toHaveLength(0);
+      expect(await outboxRow(created.deliveryId)).toMatchObject({
+        status: 'PENDING',
+        attempts: 1,
+        last_error: expect.stringMatching(/^HTTP 307/),
+        next_attempt_at: new Date(T0.getTime() + MINUTE),
+      });
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
   it('two concurrent deliveries send each notification exactly once', async () => {
     const ctx = context();
     const ids: Array<string | null> = [];

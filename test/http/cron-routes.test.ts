@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import * as fieldCipher from '../../src/crypto/field-cipher.js';
@@ -102,5 +103,57 @@ describe('cron endpoints', () => {
     const response = await post(server.url, '/api/cron/no-such-job', auth);
     expect(response.status).toBe(404);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('not_found');
+  });
+});
+
+/** A POST from a chosen loopback source address (127.0.0.0/8), so two clients really are two addresses. */
+function postFrom(base: string, path: string, localAddress: string, headers: Record<string, string> = {}) {
+  const target = new URL(path, base);
+  return new Promise<{ status: number; retryAfter: string | undefined; body: string }>((resolve, reject) => {
+    const request = http.request(
+      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', localAddress, agent: false, headers },
+      (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'], body }));
+      },
+    );
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+describe('failed cron bearers', () => {
+  it('are limited per client address over all cron endpoints: the 11th in a minute is 429 with Retry-After, counted in PostgreSQL; the right bearer is never limited', async () => {
+    await tdb.db('rate_limits').delete();
+    const jobs = ['sweep-checkouts', 'send-reminders', 'error-issues'];
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await postFrom(server.url, `/api/cron/${jobs[i % 3]}`, '127.0.0.3', { authorization: `Bearer guess-${i}` })).status);
+    expect(statuses).toEqual(Array.from({ length: 10 }, () => 401));
+
+    const limited = await postFrom(server.url, '/api/cron/sweep-checkouts', '127.0.0.3', { authorization: 'Bearer guess-10' });
+    expect(limited.status).toBe(429);
+    expect(limited.retryAfter).toBe('60');
+    expect(JSON.parse(limited.body)).toMatchObject({ error: { code: 'rate_limited' } });
+    expect(await tdb.db('rate_limits').select('bucket', 'client_key', 'hits')).toEqual([{ bucket: 'cron-bearer', client_key: '127.0.0.3', hits: 11 }]);
+
+    // The same limited address with the right bearer runs the job, and is not counted.
+    for (let i = 0; i < 3; i++) {
+      expect((await postFrom(server.url, '/api/cron/sweep-checkouts', '127.0.0.3', auth)).status).toBe(200);
+    }
+    expect(await tdb.db('rate_limits').first('hits')).toEqual({ hits: 11 });
+    // Another address is not affected.
+    expect((await postFrom(server.url, '/api/cron/sweep-checkouts', '127.0.0.4', { authorization: 'Bearer wrong' })).status).toBe(401);
+
+    // A restarted server (or another one on the same database) keeps the count until the window ends.
+    const restarted = await startTestServer(createTestContext({ db: tdb.db, clock, env: { CRON_SECRET: 'cron-secret-for-tests' } }));
+    try {
+      expect((await postFrom(restarted.url, '/api/cron/sweep-checkouts', '127.0.0.3', {})).status).toBe(429);
+      await tdb.db('rate_limits').update({ window_ends_at: new Date(clock.now().getTime() - 1) });
+      expect((await postFrom(restarted.url, '/api/cron/sweep-checkouts', '127.0.0.3', {})).status).toBe(401);
+    } finally {
+      await restarted.close();
+      await tdb.db('rate_limits').delete();
+    }
   });
 });

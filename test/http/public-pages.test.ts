@@ -97,7 +97,8 @@ describe('GET /events/:slug', () => {
       expect(html).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
       expect(html).not.toContain('cf-turnstile');
     });
-    expect(await tdb.db('route_views').where({ path: '/events/:slug' }).count({ n: '*' }).first()).toEqual({ n: 1 });
+    // One counter per path template and UTC day, never a row per view.
+    expect(await tdb.db('route_view_days').where({ path: '/events/:slug' }).select('day', 'views')).toEqual([{ day: '2026-11-22', views: 1 }]);
   });
 
   it('formats the time in another APP_TIMEZONE and money in APP_CURRENCY', async () => {

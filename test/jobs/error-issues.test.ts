@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 beforeEach(async () => {
   tracker = await startTrackerServer();
-  await tdb.db.raw('TRUNCATE error_logs, route_views, leases, job_runs');
+  await tdb.db.raw('TRUNCATE error_logs, route_view_days, rate_limits, leases, job_runs');
 });
 afterEach(async () => {
   await tracker.close();
@@ -61,15 +61,20 @@ const marker = (fingerprint: string) => `<!-- eventops:fingerprint=${fingerprint
 const count = async (table: string) => Number((await tdb.db(table).count({ n: '*' }).first())?.n);
 
 describe('error-issues', () => {
-  it('is skipped, touching nothing, unless TRACKER_TOKEN and TRACKER_REPO are both set', async () => {
+  it('without TRACKER_TOKEN and TRACKER_REPO both set it files nothing, but still purges rows older than 90 days', async () => {
     await weekOfErrors();
     await errorRow('dddd000000000004', ago(120));
+    await tdb.db('route_view_days').insert([
+      { path: '/events/:slug', day: '2026-08-01', views: 40 },
+      { path: '/events/:slug', day: '2026-11-20', views: 3 },
+    ]);
 
     const summary = await fileErrorIssues(context({ TRACKER_TOKEN: tracker.token }), { trigger: 'cli' });
 
-    expect(summary).toMatchObject({ job: 'error-issues', outcome: 'skipped', groups: 0, filed: 0, purgedErrors: 0 });
+    expect(summary).toMatchObject({ job: 'error-issues', outcome: 'skipped', groups: 0, filed: 0, purgedErrors: 1, purgedRouteViews: 1 });
     expect(tracker.requests).toHaveLength(0);
-    expect(await count('error_logs')).toBe(6);
+    expect(await count('error_logs')).toBe(5);
+    expect(await tdb.db('route_view_days').pluck('views')).toEqual([3]);
     expect(await tdb.db('job_runs').first('outcome')).toEqual({ outcome: 'skipped' });
   });
 
@@ -123,8 +128,8 @@ describe('error-issues', () => {
     expect(tracker.created).toHaveLength(0);
     const run = await tdb.db('job_runs').first('outcome', 'error');
     expect(run).toMatchObject({ outcome: 'failed', error: expect.stringMatching(/issue tracker answered 500/) });
-    // Nothing purged on failure, and every row of the window is still there.
-    expect(await tdb.db('error_logs').where({ fingerprint: 'dddd000000000004' }).count({ n: '*' }).first()).toEqual({ n: 1 });
+    // Retention does not wait for the tracker: the old row is gone, and every row of the window is still there.
+    expect(await tdb.db('error_logs').where({ fingerprint: 'dddd000000000004' }).count({ n: '*' }).first()).toEqual({ n: 0 });
     expect(await tdb.db('error_logs').whereIn('fingerprint', ['aaaa000000000001', 'bbbb000000000002']).count({ n: '*' }).first()).toEqual({
       n: 4,
     });
@@ -136,7 +141,7 @@ describe('error-issues', () => {
     const bodies = tracker.created.map((issue) => issue.body ?? '');
     expect(bodies.some((b) => b.includes(marker('aaaa000000000001')))).toBe(true);
     expect(bodies.some((b) => b.includes(marker('bbbb000000000002')))).toBe(true);
-    expect(retry.purgedErrors).toBe(1);
+    expect(retry.purgedErrors).toBe(0);
   });
 
   it('a rate-limited tracker fails the run at once instead of waiting for the limit to reset', async () => {
@@ -151,23 +156,32 @@ describe('error-issues', () => {
     expect(await tdb.db('job_runs').first('outcome')).toEqual({ outcome: 'failed' });
   });
 
-  it('after filing, deletes error and route-view rows older than 90 days and keeps newer ones', async () => {
+  it('deletes error rows, daily page-view counters and ended rate-limit counters older than their retention, and keeps newer ones', async () => {
     await errorRow('eeee000000000005', ago(91));
     await errorRow('eeee000000000005', ago(89));
     await errorRow('ffff000000000006', ago(200));
-    await tdb.db('route_views').insert([
-      { path: '/events/old', created_at: ago(90, 1) },
-      { path: '/events/recent', created_at: ago(89) },
-      { path: '/events/today', created_at: ago(0) },
-    ]);
     // More than one purge batch.
-    await tdb.db.raw(`INSERT INTO route_views (path, created_at) SELECT '/events/backlog', ? FROM generate_series(1, 20005)`, [ago(150)]);
+    await tdb.db.raw(
+      `INSERT INTO error_logs (fingerprint, error_class, message, source, created_at) SELECT 'backlog', 'Error', 'old', 'http', ? FROM generate_series(1, 20005)`,
+      [ago(150)],
+    );
+    await tdb.db('route_view_days').insert([
+      { path: '/events/:slug', day: '2026-08-24', views: 7 },
+      { path: '/events/:slug', day: '2026-08-25', views: 5 },
+      { path: '/setup', day: '2026-11-22', views: 2 },
+    ]);
+    await tdb.db('rate_limits').insert([
+      { bucket: 'cron-bearer', client_key: '203.0.113.9', hits: 11, window_ends_at: ago(2) },
+      { bucket: 'setup', client_key: '203.0.113.10', hits: 1, window_ends_at: ago(0, -10) },
+    ]);
 
     const summary = await fileErrorIssues(context(), { trigger: 'cli' });
 
-    expect(summary).toMatchObject({ outcome: 'ok', groups: 0, filed: 0, purgedErrors: 2, purgedRouteViews: 20006 });
+    // 90 days before 23 November is 25 August: the 24th goes, the 25th stays.
+    expect(summary).toMatchObject({ outcome: 'ok', groups: 0, filed: 0, purgedErrors: 20007, purgedRouteViews: 1 });
     expect(await tdb.db('error_logs').pluck('created_at')).toEqual([ago(89)]);
-    expect((await tdb.db('route_views').orderBy('id').pluck('path')) as string[]).toEqual(['/events/recent', '/events/today']);
+    expect(await tdb.db('route_view_days').orderBy('day').pluck('views')).toEqual([5, 2]);
+    expect(await tdb.db('rate_limits').pluck('bucket')).toEqual(['setup']);
   });
 
   it('dry run: lists what it would file and purge, and files, deletes and records nothing', async () => {
@@ -181,7 +195,7 @@ describe('error-issues', () => {
     expect(summary.wouldDo).toEqual([
       'file issue "[eventops] PaymentError: Charge <n> failed for member <email>" (3 in 7 days, fingerprint aaaa000000000001)',
       'skip fingerprint bbbb000000000002: issue #1 is open',
-      'delete 1 error rows and 0 route views older than 90 days',
+      'delete 1 error rows and 0 daily page-view counters older than 90 days',
     ]);
     expect(tracker.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
     expect(await count('error_logs')).toBe(6);

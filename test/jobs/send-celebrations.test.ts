@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FixedClock } from '../../src/clock.js';
+import { FixedClock, type Clock } from '../../src/clock.js';
 import { anniversaryPageQuery, birthdayPageQuery, STALE_CLAIM_MS } from '../../src/jobs/celebration-claims.js';
 import { celebrationDay, sendCelebrations } from '../../src/jobs/send-celebrations.js';
 import { silentLogger } from '../../src/logger.js';
 import { createMailer } from '../../src/mail/create.js';
-import type { Mailer } from '../../src/mail/types.js';
+import type { Mailer, MailMessage } from '../../src/mail/types.js';
 import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -265,6 +265,50 @@ describe('send-celebrations', () => {
     const rows = new Map((await claims()).map((c) => [c.person_id, c]));
     expect(rows.get(crashed)).toMatchObject({ claimed_at: now, sent_at: now });
     expect(rows.get(inFlight)).toMatchObject({ claimed_at: new Date(now.getTime() - 60_000), sent_at: null });
+  });
+
+  it('a long run renews its claims before each chunk of sends, and leaves to another run the celebrations it took over', async () => {
+    await enable({ birthdays: true });
+    for (let i = 0; i < 20; i++) await person(`Slow${String(i).padStart(2, '0')}`, { email: `slow${i}@example.org`, birth_date: '1990-11-22' });
+    // Every reading of this clock is 6 minutes after the last, as with a mail server that stalls each send.
+    let tick = new Date(SYDNEY_22_NOV).getTime();
+    const slowClock: Clock = { now: () => new Date((tick += 6 * 60_000)) };
+    const otherRunsClaim = new Date(new Date(SYDNEY_22_NOV).getTime() + 60 * 60_000);
+    let sends = 0;
+    const takenOverAfterFirstSend: Mailer = {
+      kind: 'smtp',
+      close: async () => undefined,
+      async send(message: MailMessage) {
+        // Meanwhile an overlapping run found our claims stale and took over the ones not yet sent.
+        if (++sends === 1) await tdb.db('celebration_claims').whereNull('sent_at').update({ claimed_at: otherRunsClaim });
+        return mailer.send(message);
+      },
+    };
+    const ctx = createTestContext({ db: tdb.db, mailer: takenOverAfterFirstSend, clock: slowClock });
+
+    const summary = await sendCelebrations(ctx, { trigger: 'cli' });
+
+    // The first chunk (15) was ours to send; the renewal before the next found the other 5 taken over.
+    expect(summary).toMatchObject({ outcome: 'ok', birthdays: 15, skipped: 5, failed: 0 });
+    expect(sink.messages).toHaveLength(15);
+    const rows = await claims();
+    expect(rows.filter((c) => c.sent_at === null).map((c) => c.claimed_at)).toEqual(Array.from({ length: 5 }, () => otherRunsClaim));
+  });
+
+  it('renewed claims carry the time of the renewal, so the last chunk of a slow run is never stale', async () => {
+    await enable({ birthdays: true });
+    for (let i = 0; i < 35; i++) await person(`Slow${String(i).padStart(2, '0')}`, { email: `slow${i}@example.org`, birth_date: '1990-11-22' });
+    let tick = new Date(SYDNEY_22_NOV).getTime();
+    const slowClock: Clock = { now: () => new Date((tick += 6 * 60_000)) };
+    const ctx = createTestContext({ db: tdb.db, mailer, clock: slowClock });
+
+    const summary = await sendCelebrations(ctx, { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', birthdays: 35, skipped: 0 });
+    // Three chunks (15, 15, 5), claimed once and renewed twice: three distinct claim times, 15 minutes or more apart.
+    const claimTimes = [...new Set((await claims()).map((c) => (c.claimed_at as Date).getTime()))].sort();
+    expect(claimTimes).toHaveLength(3);
+    for (let i = 1; i < claimTimes.length; i++) expect((claimTimes[i] as number) - (claimTimes[i - 1] as number)).toBeGreaterThanOrEqual(STALE_CLAIM_MS);
   });
 
   it('a refused recipient makes the run partial and removes only that claim, so a later run sends only that one', async () => {

@@ -12,8 +12,8 @@ export interface ReceivedRequest {
 export interface WebsiteReceiver {
   url: string;
   requests: ReceivedRequest[];
-  /** Answer every later request with this status (200 by default). */
-  answerWith(status: number): void;
+  /** Answer every later request with this status (200 by default) and these extra headers (a redirect's Location). */
+  answerWith(status: number, headers?: Record<string, string>): void;
   /** Stop listening: later deliveries find the receiver down. */
   close(): Promise<void>;
 }
@@ -22,12 +22,13 @@ export interface WebsiteReceiver {
 export async function startWebsiteReceiver(): Promise<WebsiteReceiver> {
   const requests: ReceivedRequest[] = [];
   let status = 200;
+  let extraHeaders: Record<string, string> = {};
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(status, { 'content-type': 'application/json' });
+      res.writeHead(status, { 'content-type': 'application/json', ...extraHeaders });
       res.end(status < 300 ? '{"ok":true}' : '{"error":"receiver failure"}');
     });
   });
@@ -37,8 +38,9 @@ export async function startWebsiteReceiver(): Promise<WebsiteReceiver> {
   return {
     url: `http://127.0.0.1:${port}/hooks/eventops`,
     requests,
-    answerWith(next) {
+    answerWith(next, headers = {}) {
       status = next;
+      extraHeaders = headers;
     },
     async close() {
       if (closed) return;

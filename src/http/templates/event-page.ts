@@ -83,7 +83,7 @@ export const eventPage = definePage<EventPageData>(`
   {{/if}}
   <form method="post" action="{{action}}">
     <label for="name">Your name</label>
-    <input id="name" name="name" value="{{values.name}}" autocomplete="name" required maxlength="200">
+    <input id="name" name="name" value="{{values.name}}" autocomplete="name" required maxlength="80">
     <label for="email">Email</label>
     <input id="email" name="email" type="email" value="{{values.email}}" autocomplete="email" required maxlength="254">
     <label for="mobile">Mobile <span class="optional">(optional)</span></label>
@@ -96,7 +96,7 @@ export const eventPage = definePage<EventPageData>(`
       <div class="attendee">
         <div>
           <label for="attendee-name-{{number}}">Attendee {{number}} name</label>
-          <input id="attendee-name-{{number}}" name="attendee_name" value="{{name}}" maxlength="200">
+          <input id="attendee-name-{{number}}" name="attendee_name" value="{{name}}" maxlength="80">
         </div>
         <div>
           <label for="attendee-tier-{{number}}">Attendee {{number}} ticket</label>

@@ -1,0 +1,40 @@
+import { LinkifyIt } from 'linkify-it';
+import { z } from 'zod';
+
+/**
+ * Rules every public text field shares. Control characters (C0, DEL, C1) and
+ * the bidirectional overrides that make text display other than it is stored
+ * are refused outright: no name, address or token needs them, and some (NUL)
+ * cannot be stored at all.
+ */
+const CONTROL_CHARACTERS = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
+
+export const CONTROL_CHARACTERS_MESSAGE = 'remove the control characters';
+
+export function hasControlCharacters(value: string): boolean {
+  return CONTROL_CHARACTERS.test(value);
+}
+
+/** Names go into confirmation emails sent to whatever address was typed in, so they are short and carry no links. */
+export const MAX_NAME_LENGTH = 80;
+
+// Schemes (https://…, //…), www. and bare domains with a known top-level domain, as linkify-it finds them.
+const links = new LinkifyIt().set({ fuzzyLink: true, fuzzyEmail: true, fuzzyIP: true });
+
+export function containsUrl(value: string): boolean {
+  return links.test(value);
+}
+
+/** A string without control characters; check it first, so the answer says what is wrong rather than "not an email". */
+export function publicString(required: string) {
+  return z.string({ error: required }).refine((value) => !hasControlCharacters(value), { error: CONTROL_CHARACTERS_MESSAGE, abort: true });
+}
+
+/** A person's name: required, at most MAX_NAME_LENGTH characters, no control characters, no web or email addresses. */
+export function personName(required: string) {
+  return publicString(required)
+    .trim()
+    .min(1, { error: required })
+    .max(MAX_NAME_LENGTH, { error: `at most ${MAX_NAME_LENGTH} characters` })
+    .refine((value) => !containsUrl(value), { error: 'a name cannot contain a web or email address' });
+}

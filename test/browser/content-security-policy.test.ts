@@ -1,0 +1,63 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser, PHONE_VIEWPORT, startPaymentStack, type PaymentStack } from '../support/browser.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { insertEvent } from '../support/factories.js';
+
+let tdb: TestDatabase;
+let stack: PaymentStack;
+let browser: Browser;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  stack = await startPaymentStack(tdb.db);
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  await stack?.close();
+  await tdb?.drop();
+});
+
+describe('the event page under its Content-Security-Policy', () => {
+  it('runs its own nonced script and styles with no violation, and the browser refuses an injected inline script', async () => {
+    const event = await insertEvent(tdb.db, { capacity: 20 });
+    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+    try {
+      await page.goto(`${stack.url}/events/${event.slug}`);
+      // The inline script shows the button and adds a seventh row; the inline styles apply (the header is themed).
+      await page.getByRole('button', { name: 'Add another attendee' }).click();
+      expect(await page.locator('#attendee-name-7').count()).toBe(1);
+      expect(await page.evaluate("getComputedStyle(document.querySelector('header')).color")).toBe('rgb(255, 255, 255)');
+      expect(violations).toEqual([]);
+
+      // What an injection would add: an inline script without the nonce does not run.
+      await page.evaluate(`(() => {
+        const script = document.createElement('script');
+        script.textContent = 'document.body.dataset.injected = "ran"';
+        document.body.appendChild(script);
+      })()`);
+      expect(await page.evaluate("document.body.dataset.injected ?? 'blocked'")).toBe('blocked');
+      expect(violations.length).toBeGreaterThan(0);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('cannot be shown in a frame on another site', async () => {
+    const event = await insertEvent(tdb.db);
+    const page = await browser.newPage();
+    try {
+      await page.setContent(`<iframe id="framed" src="${stack.url}/events/${event.slug}"></iframe>`);
+      await page.waitForTimeout(1_000);
+      const frame = page.frames().find((f) => f.url().includes(event.slug));
+      const framedTitle = frame ? await frame.title().catch(() => '') : '';
+      expect(framedTitle).not.toContain('Family Camp');
+    } finally {
+      await page.close();
+    }
+  });
+});

@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import { buildServer } from '../../src/http/server.js';
+import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/payments/confirmations.js';
+import { setSetting } from '../../src/settings.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { insertEvent } from '../support/factories.js';
+import { startTestServer } from '../support/http.js';
+import { queuedMessages } from '../support/webhook-events.js';
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  await setSetting(tdb.db, 'bank.accountName', 'Grace Community Church', new Date());
+  await setSetting(tdb.db, 'bank.bsb', '062-000', new Date());
+  await setSetting(tdb.db, 'bank.accountNumber', '1234 5678', new Date());
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+const form = (fields: Array<[string, string]>) => new URLSearchParams(fields).toString();
+const registration = (name: string, email: string, attendee = 'Guest'): Array<[string, string]> => [
+  ['name', name],
+  ['email', email],
+  ['payment', 'bank'],
+  ['attendee_name', attendee],
+  ['attendee_tier', 'adult'],
+];
+
+async function post(url: string, body: string, contentType = 'application/x-www-form-urlencoded', forwardedFor?: string) {
+  return fetch(url, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': contentType, ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) },
+    body,
+  });
+}
+
+const namedFields = (html: string) => [...html.matchAll(/data-field="([^"]*)"/g)].map((m) => m[1]);
+
+describe('names on the public form', () => {
+  it('are at most 80 characters and carry no web or email address: refused with 400 naming the field, as the form and as JSON', async () => {
+    const event = await insertEvent(tdb.db);
+    const server = await startTestServer(createTestContext({ db: tdb.db, env: { TRUST_PROXY: 'true' } }));
+    try {
+      const url = `${server.url}/events/${event.slug}/register`;
+      const cases: Array<[string, string, string]> = [
+        ['x'.repeat(81), 'Guest', 'name'],
+        ['Jo Citizen', 'Cheap deals at https://spam.example.com/offer', 'attendees[0].name'],
+        ['Visit www.example-pills.com', 'Guest', 'name'],
+        ['Jo Citizen', 'write to deals@spam.example.com', 'attendees[0].name'],
+        ['Jo Citizen', 'bit.ly/win', 'attendees[0].name'],
+      ];
+      let client = 0;
+      for (const [name, attendee, field] of cases) {
+        const asForm = await post(url, form(registration(name, 'jo@example.org', attendee)), undefined, `198.51.100.${++client}`);
+        expect(asForm.status).toBe(400);
+        expect(namedFields(await asForm.text())).toEqual([field]);
+        const asJson = await post(
+          url,
+          JSON.stringify({ name, email: 'jo@example.org', payment: 'bank', attendees: [{ name: attendee, tier: 'adult' }] }),
+          'application/json',
+          `198.51.100.${++client}`,
+        );
+        expect(asJson.status).toBe(400);
+        const body = (await asJson.json()) as { error: { fields: Array<{ field: string }> } };
+        expect(body.error.fields.map((f) => f.field)).toEqual([field]);
+      }
+      const fine = await post(url, form(registration('x'.repeat(80), 'jo@example.org', 'J. R. Smith-Jones')), undefined, '198.51.100.200');
+      expect(fine.status).toBe(303);
+      expect(await tdb.db('registrations').where({ event_id: event.id }).pluck('attendees')).toEqual([[{ name: 'J. R. Smith-Jones', tier: 'adult' }]]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('confirmation emails', () => {
+  it(`go to one address at most ${CONFIRMATIONS_PER_ADDRESS_PER_HOUR} times an hour; later registrations are still made and shown`, async () => {
+    const event = await insertEvent(tdb.db, { capacity: null });
+    const clock = new FixedClock(new Date('2026-11-22T01:00:00Z'));
+    const ctx = createTestContext({ db: tdb.db, clock, env: { TRUST_PROXY: 'true' } });
+    const server = await startTestServer(ctx);
+    try {
+      const url = `${server.url}/events/${event.slug}/register`;
+      const pages: number[] = [];
+      // The address in different spellings is still one recipient.
+      for (const [n, email] of ['ruth@example.org', 'Ruth@Example.org', 'ruth@example.org', 'RUTH@example.org', 'ruth@example.org'].entries()) {
+        const answer = await post(url, form(registration(`Ruth ${n}`, email)), undefined, `203.0.113.${n + 1}`);
+        expect(answer.status).toBe(303);
+        pages.push((await fetch(`${server.url}${answer.headers.get('location')}`)).status);
+      }
+      expect(pages).toEqual([200, 200, 200, 200, 200]);
+      expect(await tdb.db('registrations').where({ event_id: event.id }).count({ n: '*' }).first()).toEqual({ n: 5 });
+      const toRuth = async () =>
+        (await queuedMessages(ctx, 'registration-confirmation')).filter((m) => m.to.some((to) => to.toLowerCase() === 'ruth@example.org'));
+      expect((await toRuth()).map((m) => m.text.match(/Ruth \d/)?.[0])).toEqual(['Ruth 0', 'Ruth 1', 'Ruth 2']);
+
+      // Another address is not affected, and an hour later the first gets confirmations again.
+      await post(url, form(registration('Sam', 'sam@example.org')), undefined, '203.0.113.50');
+      clock.set(new Date('2026-11-22T02:00:01Z'));
+      await post(url, form(registration('Ruth again', 'ruth@example.org')), undefined, '203.0.113.51');
+      expect((await toRuth()).map((m) => m.text.match(/Ruth (\d|again)/)?.[0])).toEqual(['Ruth 0', 'Ruth 1', 'Ruth 2', 'Ruth again']);
+      expect((await queuedMessages(ctx, 'registration-confirmation')).filter((m) => m.to.includes('sam@example.org'))).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('the error log', () => {
+  it('keeps no submitted value when a request with a form body fails unexpectedly', async () => {
+    const ctx = createTestContext({ db: tdb.db });
+    const built = await buildServer(ctx, { packageVersion: '0.0.0-test' });
+    // A route whose failure message echoes what was typed, as a driver or library error may.
+    built.app.post('/echoing-failure', async (request) => {
+      const body = request.body as Record<string, string>;
+      throw new Error(`could not store "${body.name}" <${body.email}> for ${body.payment}`);
+    });
+    const address = await built.app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const answer = await post(`${address}/echoing-failure`, form([['name', 'Private Person'], ['email', 'private.person@example.org'], ['payment', 'bank']]));
+      expect(answer.status).toBe(500);
+      const { error } = (await answer.json()) as { error: { id: number } };
+      const row = await tdb.db('error_logs').where({ id: error.id }).first<{ message: string; stack: string }>();
+      expect(row.message).toBe('could not store "<submitted value>" <<submitted value>> for <submitted value>');
+      expect(row.stack).not.toContain('Private Person');
+      expect(row.stack).not.toContain('private.person@example.org');
+    } finally {
+      await built.app.close();
+    }
+  });
+});

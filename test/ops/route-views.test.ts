@@ -1,0 +1,26 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countRouteView } from '../../src/ops/route-views.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+
+let tdb: TestDatabase;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+});
+afterAll(async () => {
+  await tdb.drop();
+});
+
+describe('page views', () => {
+  it('are kept as one counter per path and UTC day, never one row per view', async () => {
+    await countRouteView(tdb.db, '/events/:slug', new Date('2026-11-22T00:00:00Z'));
+    await Promise.all(Array.from({ length: 20 }, () => countRouteView(tdb.db, '/events/:slug', new Date('2026-11-22T23:59:59Z'))));
+    await countRouteView(tdb.db, '/events/:slug', new Date('2026-11-23T00:00:00Z'));
+    await countRouteView(tdb.db, '/setup', new Date('2026-11-22T12:00:00Z'));
+
+    expect(await tdb.db('route_view_days').orderBy(['path', 'day']).select('path', 'day', 'views')).toEqual([
+      { path: '/events/:slug', day: '2026-11-22', views: 21 },
+      { path: '/events/:slug', day: '2026-11-23', views: 1 },
+      { path: '/setup', day: '2026-11-22', views: 1 },
+    ]);
+  });
+});
