@@ -207,11 +207,6 @@ export function loadConfig(
   const trackerRepo = read('TRACKER_REPO', fields.repo);
   const trackerApiUrl = stripTrailingSlash(read('TRACKER_API_URL', fields.httpUrl)) ?? DEFAULTS.trackerApiUrl;
   const replicaCount = read('CONTAINER_APP_REPLICA_COUNT', fields.nonNegativeInt) ?? 1;
-  if (replicaCount > 1) {
-    warnings.push(
-      `CONTAINER_APP_REPLICA_COUNT is ${replicaCount}: run a single replica, the registration rate limiter is in memory`,
-    );
-  }
   const allowDemoSeed = read('ALLOW_DEMO_SEED', fields.boolean) ?? false;
   const perfOn = pair('PERF_QUERY_LOG', 'PERF_QUERY_LOG_FILE');
   const perfEnabled = read('PERF_QUERY_LOG', fields.boolean);

@@ -123,23 +123,17 @@ export async function buildServer(
   const rateLimit = (await import('@fastify/rate-limit')).default;
   const rateLimited = (_request: FastifyRequest, context: { ttl: number }) =>
     new AppError('rate_limited', `Too many requests; try again in ${Math.ceil(context.ttl / 1000)} seconds.`, { httpStatus: 429 });
-  // Two scopes, each with its own limiter: failed cron bearers and setup attempts are counted in PostgreSQL
-  // (shared by every server, kept over restarts); the public form posts still in memory, per process.
+  // Every limit (failed cron bearers, setup attempts, public form posts) is counted in PostgreSQL: shared by
+  // every server on the database and kept over restarts.
   await app.register(async (scope) => {
     await scope.register(rateLimit, { global: false, store: postgresRateLimitStore(ctx), errorResponseBuilder: rateLimited });
     registerCronRoutes(scope, ctx, { track, telemetry });
     registerSetupRoutes(scope, ctx, page);
-  });
-  await app.register(async (scope) => {
-    await scope.register(rateLimit, { global: false, errorResponseBuilder: rateLimited });
     registerPublicPages(scope, ctx, page);
     registerRegistrationRoute(scope, ctx, page);
   });
 
   if (!ctx.config.jobs.cronSecret) ctx.logger.warn(CRON_SECRET_MISSING_WARNING);
-  if (ctx.config.replicaCount > 1) {
-    ctx.logger.warn(`CONTAINER_APP_REPLICA_COUNT is ${ctx.config.replicaCount}: run a single replica, the public form's rate limit is in memory`);
-  }
 
   return {
     app,

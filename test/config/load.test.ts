@@ -220,9 +220,9 @@ describe('configuration rules', () => {
     expect(problem?.expected).not.toContain('abc');
   });
 
-  it('CONTAINER_APP_REPLICA_COUNT above 1 logs a warning', () => {
-    expect(warningsOf(testEnv({ CONTAINER_APP_REPLICA_COUNT: '3' })).join('\n')).toMatch(/single replica/);
-    expect(warningsOf(testEnv({ CONTAINER_APP_REPLICA_COUNT: '1' }))).toEqual([]);
+  it('CONTAINER_APP_REPLICA_COUNT above 1 is no longer a warning: every limit and claim is shared through PostgreSQL', () => {
+    expect(warningsOf(testEnv({ CONTAINER_APP_REPLICA_COUNT: '3' }))).toEqual([]);
+    expect(loadConfig(testEnv({ CONTAINER_APP_REPLICA_COUNT: '3' })).config.replicaCount).toBe(3);
   });
 
   it('IN_APP_CRON defaults on in production only', () => {

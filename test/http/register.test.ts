@@ -33,6 +33,8 @@ const PRICING = {
 };
 
 async function withServer<T>(env: Record<string, string | undefined>, run: (server: TestServer) => Promise<T>): Promise<T> {
+  // Limits are counted in the database, shared by every server on it: each test starts with none counted.
+  await tdb.db('rate_limits').delete();
   const server = await startTestServer(createTestContext({ db: tdb.db, env }));
   try {
     return await run(server);
