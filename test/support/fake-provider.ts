@@ -107,6 +107,16 @@ export interface FakeProvider {
   deliver(type: string, session: string | ProviderObject, overrides?: ProviderObject, options?: DeliverOptions): Promise<DeliveryResult>;
   /** Signs and posts an already built event (a redelivery sends the same event again). */
   deliverEvent(event: ProviderObject, options?: DeliverOptions): Promise<DeliveryResult>;
+  /**
+   * A webhook outage: while on, the events the hosted page would deliver are
+   * kept instead (the provider retries for up to 3 days); deliverWithheld()
+   * sends them once it is over.
+   */
+  setWebhookOutage(on: boolean): void;
+  /** Events kept during an outage, oldest first. */
+  withheld: ProviderObject[];
+  /** Ends the outage and delivers every kept event, in order. */
+  deliverWithheld(): Promise<DeliveryResult[]>;
   close(): Promise<void>;
 }
 
@@ -142,6 +152,8 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   const idempotent = new Map<string, { rawBody: string; status: number; body: unknown }>();
   const failures: number[] = [];
   let webhookUrl = options.webhookUrl;
+  let webhookOutage = false;
+  const withheld: ProviderObject[] = [];
   let apiBase = '';
 
   function createSession(body: Record<string, unknown>): ProviderObject {
@@ -482,7 +494,9 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     if (session.status === 'expired') return sendHtml(res, 410, '<h1>This checkout session has expired</h1>');
     if (session.status === 'open') {
       completeSession(sessionId);
-      if (webhookUrl) await deliverEvent(buildProviderEvent('checkout.session.completed', existingSession(sessionId)));
+      const completed = buildProviderEvent('checkout.session.completed', existingSession(sessionId));
+      if (webhookOutage) withheld.push(completed);
+      else if (webhookUrl) await deliverEvent(completed);
     }
     const successUrl = String(session.success_url).replace('{CHECKOUT_SESSION_ID}', sessionId);
     res.writeHead(303, { location: successUrl });
@@ -548,6 +562,16 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       return deliverEvent(buildEvent(type, session, overrides, deliverOptions?.event), deliverOptions);
     },
     deliverEvent,
+    setWebhookOutage(on) {
+      webhookOutage = on;
+    },
+    withheld,
+    async deliverWithheld() {
+      webhookOutage = false;
+      const results: DeliveryResult[] = [];
+      for (const event of withheld.splice(0)) results.push(await deliverEvent(event));
+      return results;
+    },
     async close() {
       if (closed) return;
       closed = true;
