@@ -7,6 +7,7 @@ import { openProviderSession, type StartedCheckout } from './checkout.js';
 import { cardPaymentPossible, registrationUrl } from './links.js';
 import { CARD_FEE_LINE_LABEL, DISCOUNTED_LINE_LABEL, cardSurcharge, type PricedLine } from './pricing.js';
 import { CHECKOUT_EXPIRY_MS } from './staging.js';
+import { mayStillBePaid } from './webhook/staging-rows.js';
 
 export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing';
 
@@ -57,8 +58,8 @@ interface InFlightCheckoutRow {
  * locked (FOR UPDATE) until the provider session is stored, so two concurrent
  * attempts cannot both open a payable session: the second waits, then finds
  * and reuses the first one's session. While an earlier checkout may still be
- * paid (expired but not confirmed unpaid), no new one is opened. The staging row carries registration_id
- * instead of a payload; a provider failure rolls it back.
+ * paid (expired but not confirmed unpaid), no new one is opened. The staging
+ * row carries registration_id instead of a payload; a provider failure rolls it back.
  */
 export async function startExistingRegistrationCheckout(
   ctx: AppContext,
@@ -131,7 +132,7 @@ function assertPayable(ctx: AppContext, registration: RegistrationRow, event: Ev
 export async function inFlightCheckoutsOf(db: Knex, registrationId: string): Promise<InFlightCheckoutRow[]> {
   return db('checkout_sessions')
     .where({ registration_id: registrationId })
-    .where((query) => query.where('status', 'OPEN').orWhere((expired) => expired.where('status', 'EXPIRED').whereNull('scrubbed_at')))
+    .where(mayStillBePaid)
     .orderBy('expires_at', 'desc')
     .select<InFlightCheckoutRow[]>('id', 'status', 'expires_at', 'provider_url', 'payment_intent_id');
 }

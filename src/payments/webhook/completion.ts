@@ -8,7 +8,7 @@ import { renderReceipt } from '../receipts.js';
 import { insertRegistration, lockEventForCompletion, type CompletionLock } from '../registrations.js';
 import { decryptStagedRegistration, type StagedRegistration } from '../staging.js';
 import type { WebhookAction } from './map.js';
-import { findStagingRow, lockPaymentIntent, type StagingRow, type WebhookContext } from './staging-rows.js';
+import { findStagingRow, lockPaymentIntent, mayStillBePaid, type StagingRow, type WebhookContext } from './staging-rows.js';
 
 /**
  * A paid checkout (checkout.session.completed with payment settled, or
@@ -37,15 +37,6 @@ interface Failure {
   reason: string;
 }
 
-/**
- * OPEN, or EXPIRED with its payload still kept (within the provider's
- * redelivery window and not confirmed unpaid): a completion is honoured as if
- * it had arrived on time, every check included.
- */
-function claimableForCompletion(query: Knex.QueryBuilder): void {
-  void query.where('status', 'OPEN').orWhere((expired) => expired.where('status', 'EXPIRED').whereNull('scrubbed_at'));
-}
-
 export async function completeCheckout(
   trx: Knex.Transaction,
   ctx: WebhookContext,
@@ -64,7 +55,8 @@ export async function completeCheckout(
 
   const [claimed] = await trx('checkout_sessions')
     .where({ id: staging.id })
-    .where(claimableForCompletion)
+    // An expired checkout whose payload is kept is honoured as if paid on time, every check included.
+    .where(mayStillBePaid)
     .update({
       status: 'COMPLETED',
       completed_at: now,

@@ -4,7 +4,7 @@ import { DELAYED_PAYMENT_EXTENSION_MS } from '../staging.js';
 import { completeCheckout, type CompletionOutcome } from './completion.js';
 import type { WebhookAction } from './map.js';
 import { alertPartialRefund, reversePayment, type ReversalOutcome } from './reversal.js';
-import { findStagingRow, type WebhookContext } from './staging-rows.js';
+import { findStagingRow, mayStillBePaid, type WebhookContext } from './staging-rows.js';
 
 export type { WebhookContext } from './staging-rows.js';
 
@@ -110,7 +110,7 @@ export async function expireCheckout(
 export async function confirmUnpaid(trx: Knex, checkoutId: string, now: Date): Promise<boolean> {
   const updated = await trx('checkout_sessions')
     .where({ id: checkoutId })
-    .where((query) => query.where('status', 'OPEN').orWhere((expired) => expired.where('status', 'EXPIRED').whereNull('scrubbed_at')))
+    .where(mayStillBePaid)
     .update({ status: 'EXPIRED', payload_enc: null, scrubbed_at: now, unpaid_confirmed_at: now, updated_at: now });
   return updated > 0;
 }
