@@ -103,7 +103,6 @@ export interface OurCheckoutView {
   expiresAt: Date;
   /** The payload (or pay-now claim) is still kept: a payment may still be honoured. */
   kept: boolean;
-  unpaidConfirmed: boolean;
   expectedMinor: number;
   registrationStatus: 'PENDING' | 'PAID' | 'CANCELLED' | null;
 }

@@ -5,6 +5,7 @@ import { handleWebhookAction, type ActionableWebhookAction } from '../webhook/ha
 import { mapWebhookEvent } from '../webhook/map.js';
 import type { CheckoutStatus } from '../webhook/staging-rows.js';
 import {
+  chargeReversal,
   decide,
   parseProviderSession,
   providerPaid,
@@ -145,7 +146,6 @@ function ourView(row: OurRow): OurCheckoutView {
     status: row.status,
     expiresAt: row.expires_at,
     kept: row.scrubbed_at === null,
-    unpaidConfirmed: row.unpaid_confirmed_at !== null,
     expectedMinor: row.net_minor + row.surcharge_minor,
     registrationStatus: row.registration_status,
   };
@@ -208,7 +208,7 @@ async function repair(
     case 'complete': {
       const completed = await completeAsWebhook(ctx, session);
       // A reversal that already happened at the provider follows the payment it reverses.
-      const late = chargeReversalAfterCompletion(session);
+      const late = providerPaid(session) ? chargeReversal(session.charge) : undefined;
       if (late) await reverseAsWebhook(ctx, session, late);
       return completed;
     }
@@ -222,12 +222,6 @@ async function repair(
     case 'confirm_unpaid':
       return confirmUnpaidAsWebhook(ctx, session, row);
   }
-}
-
-function chargeReversalAfterCompletion(session: ProviderSessionView): 'refund' | 'dispute' | undefined {
-  if (!providerPaid(session) || !session.charge) return undefined;
-  if (session.charge.disputed) return 'dispute';
-  return session.charge.amountRefunded >= session.charge.amount && session.charge.amount > 0 ? 'refund' : undefined;
 }
 
 /** The completion the webhook would have run, built from the session as the provider reports it now. */
