@@ -10,7 +10,12 @@ export const SETTING_SCHEMAS = {
   'church.address': z.string().min(1),
   'church.abn': z.string().min(1),
   'church.website': z.url(),
-  'cardFee.percent': z.number().min(0).max(10),
+  // Below 10%, at most 4 decimals: the surcharge is computed exactly from these digits.
+  'cardFee.percent': z
+    .number()
+    .min(0)
+    .lt(10)
+    .refine((percent) => /^\d+(\.\d{1,4})?$/.test(String(percent)), { message: 'at most 4 decimals' }),
   'cardFee.fixed': z.number().int().min(0).max(10_000),
   'celebrations.birthdays': z.boolean(),
   'celebrations.anniversaries': z.boolean(),

@@ -1,9 +1,11 @@
 import fc from 'fast-check';
 import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
 import { AppError } from '../../src/errors.js';
+import { reconcileCheckouts } from '../../src/jobs/reconcile.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
-import { startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
+import { inFlightCheckoutsOf, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
+import { PAYLOAD_KEPT_AFTER_EXPIRY_MS } from '../../src/payments/staging.js';
 import { registerForEvent } from '../../src/payments/register.js';
 import { insertEvent } from '../../test/support/factories.js';
 import { assertInvariants } from '../../test/support/invariants.js';
@@ -12,15 +14,19 @@ import type { ProviderObject } from '../../test/support/provider-fixtures.js';
 
 /**
  * Case 2, model-based interleavings: fast-check generates sequences of what
- * payers, the provider and the sweep job do — start a checkout, pay-now, pay,
- * pay with a delayed method that then succeeds or fails, sweep after time
- * passes, full and partial refunds, disputes, redeliveries, and a completion
- * racing its own refund — and runs them against the real code on real
- * PostgreSQL (deliveries through the real server). After every step the shared
- * invariants must hold, plus each step's own promise.
+ * payers, the provider and the jobs do — start a checkout, pay-now, pay,
+ * pay with a delayed method that then succeeds or fails, pay during a webhook
+ * outage and deliver the completion late, the provider's expiry, sweep after
+ * time passes, the scrub 72 hours later, reconcile, full and partial refunds,
+ * disputes, redeliveries, and a completion racing its own refund — and runs
+ * them against the real code on real PostgreSQL (deliveries through the real
+ * server). After every step the shared invariants must hold (every charged
+ * session registered PAID or CANCELLED, or UNFULFILLED with exactly one alert;
+ * no registration offering pay-now while a card payment for it may be in
+ * flight), plus each step's own promise.
  */
 
-type ProviderState = 'open' | 'pending' | 'paid' | 'failed';
+type ProviderState = 'open' | 'pending' | 'paid' | 'failed' | 'expired';
 
 interface ModelSession {
   providerSessionId: string;
@@ -36,8 +42,10 @@ export interface InterleavingModel {
   bankRegistrations: string[];
   /** Every event delivered, for redelivery. */
   delivered: ProviderObject[];
-  /** Provider sessions whose payment the provider settled. */
+  /** Provider sessions whose payment the provider settled and that were delivered or reconciled since. */
   charged: Set<string>;
+  /** Completions the provider could not deliver during an outage, oldest first. */
+  withheld: Array<{ session: ModelSession; event: ProviderObject }>;
 }
 
 export interface InterleavingReal {
@@ -55,7 +63,11 @@ type Cmd = fc.AsyncCommand<InterleavingModel, InterleavingReal, false>;
 
 async function settle(model: InterleavingModel, real: InterleavingReal): Promise<void> {
   real.counters.commands += 1;
-  await assertInvariants(real.harness.tdb.db, { charged: model.charged, refundCalls: real.harness.provider.refundCalls });
+  await assertInvariants(real.harness.tdb.db, {
+    charged: model.charged,
+    refundCalls: real.harness.provider.refundCalls,
+    pages: { baseUrl: real.harness.server.url, authSecret: real.harness.ctx.config.authSecret },
+  });
 }
 
 async function deliver(model: InterleavingModel, real: InterleavingReal, event: ProviderObject): Promise<{ outcome?: string }> {
@@ -121,10 +133,15 @@ class PayNow implements Cmd {
       try {
         const started = await startExistingRegistrationCheckout(ctx, { registrationId });
         if (started.reused) {
-          // Reuse hands back a session of this registration that is still payable at the provider.
+          // Reuse hands back a live session of this registration: open, or already paid during a webhook outage (the
+          // provider's page then shows it paid; a session takes one payment, so nothing can be charged twice).
           const reused = live.find((s) => s.checkoutId === started.checkoutId);
-          if (!reused || reused.provider !== 'open') throw new Error(`pay-now reused ${started.checkoutId}, not an open session of this registration`);
+          if (!reused || (reused.provider !== 'open' && reused.provider !== 'paid')) {
+            throw new Error(`pay-now reused ${started.checkoutId}, not a live session of this registration`);
+          }
         } else {
+          const others = (await inFlightCheckoutsOf(real.harness.tdb.db, registrationId)).filter((row) => row.id !== started.checkoutId);
+          if (others.length > 0) throw new Error(`pay-now opened a second checkout while ${others[0]?.id ?? '?'} may still be paid`);
           model.sessions.push({ ...(await providerIdsOf(real, started.checkoutId)), registrationId, provider: 'open' });
         }
       } catch (error) {
@@ -147,6 +164,89 @@ class CompletePaid implements Cmd {
     await settle(model, real);
   }
   toString = () => `completePaid(#${this.session})`;
+}
+
+/** The payer pays while our webhook endpoint is down: the provider keeps the completion to deliver later. */
+class CompletePaidDuringOutage implements Cmd {
+  constructor(readonly session: number) {}
+  check = (model: InterleavingModel) => inState(model, 'open').length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const session = pick(inState(model, 'open'), this.session);
+    session.provider = 'paid';
+    model.withheld.push({ session, event: real.harness.provider.buildEvent('checkout.session.completed', session.providerSessionId) });
+    await settle(model, real);
+  }
+  toString = () => `completePaidDuringOutage(#${this.session})`;
+}
+
+/** The outage is over: the provider's retry delivers one withheld completion. Kept payloads are honoured. */
+class DeliverLate implements Cmd {
+  constructor(readonly index: number) {}
+  check = (model: InterleavingModel) => model.withheld.length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const [late] = model.withheld.splice(this.index % model.withheld.length, 1);
+    if (!late) return;
+    const { db } = real.harness.tdb;
+    const before = await db('checkout_sessions').where({ id: late.session.checkoutId }).first<{ status: string; scrubbed_at: Date | null }>();
+    model.charged.add(late.session.providerSessionId);
+    await deliver(model, real, late.event);
+    const after = await db('checkout_sessions').where({ id: late.session.checkoutId }).first<{ status: string; unfulfilled_reason: string | null }>();
+    if (before.status === 'EXPIRED' && before.scrubbed_at === null && after.unfulfilled_reason === 'checkout_expired') {
+      throw new Error(`a late completion of ${late.session.checkoutId} was refused as expired although its payload was kept`);
+    }
+    await settle(model, real);
+  }
+  toString = () => `deliverLate(#${this.index})`;
+}
+
+/** The provider expires an unpaid session whose time is up and says so (checkout.session.expired). */
+class ExpireAtProvider implements Cmd {
+  constructor(readonly session: number) {}
+  check = (model: InterleavingModel) => inState(model, 'open').length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const { provider, ctx, tdb } = real.harness;
+    const nowSeconds = Math.floor(ctx.clock.now().getTime() / 1000);
+    const due = inState(model, 'open').filter((s) => (provider.sessions.get(s.providerSessionId)?.expires_at as number) <= nowSeconds);
+    if (due.length === 0) return settle(model, real);
+    const session = pick(due, this.session);
+    session.provider = 'expired';
+    await deliver(model, real, provider.buildEvent('checkout.session.expired', session.providerSessionId));
+    const row = await tdb.db('checkout_sessions').where({ id: session.checkoutId }).first<{ status: string }>();
+    if (row.status !== 'EXPIRED') throw new Error(`the provider's expiry left checkout ${session.checkoutId} ${row.status}`);
+    await settle(model, real);
+  }
+  toString = () => `expireAtProvider(#${this.session})`;
+}
+
+/** 73 hours later: the sweep scrubs every payload kept past the redelivery window. */
+class Scrub implements Cmd {
+  check = () => true;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    real.harness.ctx.clock.advance(PAYLOAD_KEPT_AFTER_EXPIRY_MS + 60 * 60_000);
+    await sweepExpiredCheckouts(real.harness.ctx, { trigger: 'cli' });
+    const kept = await real.harness.tdb.db('checkout_sessions').where({ status: 'EXPIRED' }).whereNull('scrubbed_at').count<{ n: string }>({ n: '*' }).first();
+    if (Number(kept?.n ?? 0) > 0) throw new Error(`${String(kept?.n)} expired checkout(s) still kept after the redelivery window`);
+    await settle(model, real);
+  }
+  toString = () => 'scrub(after 73 h)';
+}
+
+/** eventops reconcile --apply: every session paid at the provider in its window ends accounted for, and nothing stays unresolved. */
+class Reconcile implements Cmd {
+  check = () => true;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const { ctx, provider } = real.harness;
+    const summary = await reconcileCheckouts(ctx, { trigger: 'cli' });
+    if (summary.unresolved !== 0) throw new Error(`reconcile left ${String(summary.unresolved)} difference(s): ${JSON.stringify(summary.rows?.filter((r) => r.unresolved))}`);
+    const windowStart = Math.floor(ctx.clock.now().getTime() / 1000) - 72 * 3600;
+    for (const session of model.sessions) {
+      const atProvider = provider.sessions.get(session.providerSessionId);
+      if (session.provider === 'paid' && (atProvider?.created as number) >= windowStart) model.charged.add(session.providerSessionId);
+      if (atProvider?.status === 'expired') session.provider = 'expired';
+    }
+    await settle(model, real);
+  }
+  toString = () => 'reconcile(--apply)';
 }
 
 class CompleteUnpaid implements Cmd {
@@ -307,6 +407,12 @@ export const interleavingCommands = [
   fc.nat().map((s) => new AsyncSuccess(s)),
   fc.nat().map((s) => new AsyncFail(s)),
   fc.constantFrom(0, 5, 20, 32, 45).map((minutes) => new Sweep(minutes)),
+  fc.nat().map((s) => new CompletePaidDuringOutage(s)),
+  fc.nat().map((i) => new DeliverLate(i)),
+  fc.nat().map((i) => new DeliverLate(i)),
+  fc.nat().map((s) => new ExpireAtProvider(s)),
+  fc.constant(new Scrub()),
+  fc.constant(new Reconcile()),
   fc.nat().map((s) => new Reverse('refund_full', s)),
   fc.nat().map((s) => new Reverse('refund_partial', s)),
   fc.nat().map((s) => new Reverse('dispute', s)),
@@ -323,6 +429,8 @@ const TABLES = ['processed_webhook_events', 'operations_alerts', 'pending_revers
 async function freshReal(harness: PaymentsHarness, counters: InterleavingCounters): Promise<InterleavingReal> {
   const { db } = harness.tdb;
   await db.raw(`TRUNCATE ${TABLES.join(', ')} CASCADE`);
+  // The provider forgets earlier runs too, so reconcile sees only this run's sessions.
+  harness.provider.sessions.clear();
   harness.ctx.clock.set(new Date('2026-11-22T00:00:00Z'));
   const events: EventRecord[] = [];
   for (const [capacity, passCardFee] of [
@@ -341,7 +449,7 @@ async function freshReal(harness: PaymentsHarness, counters: InterleavingCounter
 export function interleavingProperty(harness: PaymentsHarness, counters: InterleavingCounters, maxCommands: number) {
   return fc.asyncProperty(fc.commands(interleavingCommands, { maxCommands, size: 'max' }), async (commands) => {
     const real = await freshReal(harness, counters);
-    const model: InterleavingModel = { sessions: [], bankRegistrations: [], delivered: [], charged: new Set() };
+    const model: InterleavingModel = { sessions: [], bankRegistrations: [], delivered: [], charged: new Set(), withheld: [] };
     await fc.asyncModelRun(() => ({ model, real }), commands);
   });
 }
@@ -375,7 +483,7 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
   return {
     case: 'model-interleavings',
     load: `${counters.runs} generated runs (fast-check commands, up to 40 steps), ${counters.commands} steps on real PostgreSQL`,
-    faults: 'any order of checkout, pay-now, paid/unpaid completion, delayed success/failure, sweep after time passes, full/partial refund, dispute, redelivery, completion racing its reversal',
+    faults: 'any order of checkout, pay-now, paid/unpaid completion, payment during a webhook outage delivered late, provider expiry, delayed success/failure, sweep after time passes, scrub after 72 h, reconcile, full/partial refund, dispute, redelivery, completion racing its reversal',
     inputs: counters.commands,
     lost,
     duplicates,

@@ -3,6 +3,7 @@ import { startEventCheckout } from '../../src/payments/checkout.js';
 import { registerForEvent } from '../../src/payments/register.js';
 import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
 import { AppError } from '../../src/errors.js';
+import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { insertEvent } from '../../test/support/factories.js';
 import { checkInvariants, type InvariantViolation } from '../../test/support/invariants.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../../test/support/payments-harness.js';
@@ -16,8 +17,11 @@ import { createRandom, type Random } from '../../test/support/random.js';
  * deleted before payment arrives), then the provider's events for them —
  * paid, delayed success and failure, full and partial refunds, disputes, a
  * tampered amount — each possibly redelivered under the same event id, all
- * shuffled and sent concurrently to the real server. Afterwards the shared
- * invariants and what each scenario must have ended as.
+ * shuffled and sent concurrently to the real server. With an outage window, a
+ * third of the deliveries cannot reach us: time passes, the sweep expires the
+ * checkouts still open, and the provider's retries then arrive late, mixed
+ * with the rest. Afterwards the shared invariants and what each scenario must
+ * have ended as.
  */
 
 export type StormScenario =
@@ -62,6 +66,8 @@ export interface StormOptions {
   /** Requests in flight at once. */
   concurrency?: number;
   seed?: number;
+  /** A webhook outage this long after the first third of the deliveries (the sweep runs during it). */
+  outageMs?: number;
 }
 
 export interface StagedSession {
@@ -89,6 +95,10 @@ export interface StormReport {
   /** Second registrations or second receipts for one payment. */
   duplicates: number;
   refundCalls: number;
+  /** Deliveries held back by the outage and sent after it. */
+  withheld: number;
+  /** Checkouts the sweep expired during the outage whose payment, arriving late, still registered or paid. */
+  lateCompleted: number;
 }
 
 export async function runWebhookStorm(harness: PaymentsHarness, options: StormOptions): Promise<StormReport> {
@@ -108,15 +118,35 @@ export async function runWebhookStorm(harness: PaymentsHarness, options: StormOp
   random.shuffle(queue);
 
   const statuses: Record<number, number> = {};
-  let next = 0;
-  const worker = async () => {
-    while (next < queue.length) {
-      const event = queue[next++] as ProviderObject;
-      const { status } = await provider.deliverEvent(event);
-      statuses[status] = (statuses[status] ?? 0) + 1;
-    }
+  const deliverAll = async (batch: ProviderObject[]) => {
+    let next = 0;
+    const worker = async () => {
+      while (next < batch.length) {
+        const event = batch[next++] as ProviderObject;
+        const { status } = await provider.deliverEvent(event);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      }
+    };
+    await Promise.all(Array.from({ length: options.concurrency ?? 16 }, worker));
   };
-  await Promise.all(Array.from({ length: options.concurrency ?? 16 }, worker));
+  let withheld: ProviderObject[] = [];
+  let expiredBySweep: string[] = [];
+  if (options.outageMs) {
+    const third = Math.floor(queue.length / 3);
+    await deliverAll(queue.slice(0, third));
+    withheld = queue.slice(third, 2 * third);
+    const open = await ctx.db('checkout_sessions').where({ status: 'OPEN' }).pluck<string[]>('id');
+    ctx.clock.advance(options.outageMs);
+    await sweepExpiredCheckouts(ctx, { trigger: 'cli' });
+    expiredBySweep = await ctx.db('checkout_sessions').whereIn('id', open).where({ status: 'EXPIRED' }).pluck<string[]>('id');
+    // The provider's retries of what it could not deliver arrive among the rest.
+    const after = [...withheld, ...queue.slice(2 * third)];
+    random.shuffle(after);
+    await deliverAll(after);
+  } else {
+    await deliverAll(queue);
+  }
+  const lateCompleted = expiredBySweep.length > 0 ? await ctx.db('checkout_sessions').whereIn('id', expiredBySweep).where({ status: 'COMPLETED' }).count<{ n: string }>({ n: '*' }).first() : undefined;
 
   const charged = sessions.filter((s) => CHARGED.has(s.scenario)).map((s) => s.providerSessionId);
   const violations = await checkInvariants(ctx.db, { charged, refundCalls: provider.refundCalls });
@@ -141,6 +171,8 @@ export async function runWebhookStorm(harness: PaymentsHarness, options: StormOp
     lost: violations.filter((v) => v.rule === 'charged_accounted').length,
     duplicates,
     refundCalls: provider.refundCalls.length,
+    withheld: withheld.length,
+    lateCompleted: Number(lateCompleted?.n ?? 0),
   };
 }
 
@@ -259,7 +291,8 @@ async function checkScenarioOutcomes(harness: PaymentsHarness, sessions: StagedS
     const onDeletedEvent = row.event_id === deletedEventId;
     switch (session.scenario) {
       case 'abandoned':
-        if (row.status !== 'OPEN') fail(`abandoned checkout is ${row.status}`);
+        // EXPIRED once an outage window let the sweep pass; never anything that claims a payment.
+        if (row.status !== 'OPEN' && row.status !== 'EXPIRED') fail(`abandoned checkout is ${row.status}`);
         break;
       case 'async_fail':
         if (row.status !== 'EXPIRED') fail(`failed delayed payment left the checkout ${row.status}`);
@@ -304,6 +337,9 @@ async function countDuplicates(harness: PaymentsHarness, sessions: StagedSession
   return duplicates;
 }
 
+/** A webhook outage longer than the 31-minute checkout, well inside the provider's 3-day retries. */
+export const OUTAGE_MS = 3 * 60 * 60_000;
+
 /** Soak form: a larger storm, repeated until the time budget is spent. */
 export async function run(options: { durationMs?: number; runs?: number } = {}) {
   const deadline = Date.now() + (options.durationMs ?? 120_000);
@@ -318,7 +354,7 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
   do {
     const harness = await startPaymentsHarness();
     try {
-      const report = await runWebhookStorm(harness, { sessions: 200, deliveries: 1200, events: 30, concurrency: 24 });
+      const report = await runWebhookStorm(harness, { sessions: 200, deliveries: 1200, events: 30, concurrency: 24, outageMs: OUTAGE_MS });
       rounds += 1;
       sessions += report.sessions.length;
       inputs += report.deliveries;
@@ -336,7 +372,7 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
   return {
     case: 'webhook-storm',
     load: `${rounds} storm(s): ${sessions} staged checkouts over events of capacity 1-4, ${inputs} signed deliveries, 24 concurrent`,
-    faults: 'redeliveries (same event id), shuffled order, delayed success/failure, full/partial refunds, disputes, tampered amounts, event deleted mid-checkout',
+    faults: 'redeliveries (same event id), shuffled order, a 3-hour webhook outage with the sweep running and late retries, delayed success/failure, full/partial refunds, disputes, tampered amounts, event deleted mid-checkout',
     inputs,
     lost,
     duplicates,

@@ -38,6 +38,7 @@ export function requireAdminSettingKey(key: string): SettingKey {
 /** What a key accepts, in words, derived from its schema. */
 export function describeExpectation(key: SettingKey): string {
   const schema = SETTING_SCHEMAS[key];
+  if (key === 'cardFee.percent') return 'a percentage from 0 up to (not including) 10, with at most 4 decimals';
   if (schema instanceof z.ZodBoolean) return 'true or false';
   if (schema instanceof z.ZodNumber) {
     const kind = schema.isInt ? 'a whole number' : 'a number';

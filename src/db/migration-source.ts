@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as initial from '../../migrations/20261122000001_initial.js';
+import * as checkoutLatePayments from '../../migrations/20261123001200_checkout_late_payments.js';
 import * as hardening from '../../migrations/20261123001450_hardening.js';
 import * as outboxNotify from '../../migrations/20261123001500_outbox_notify.js';
 
@@ -15,6 +16,7 @@ interface Migration {
  */
 const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261122000001_initial', initial],
+  ['20261123001200_checkout_late_payments', checkoutLatePayments],
   ['20261123001450_hardening', hardening],
   ['20261123001500_outbox_notify', outboxNotify],
 ];

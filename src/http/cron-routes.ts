@@ -47,7 +47,7 @@ export interface CronRouteOptions {
 /**
  * POST /api/cron/<job>: the same job functions as the CLI and the scheduler,
  * trigger "http". 401 wrong bearer, 503 no CRON_SECRET, 409 lease held,
- * 500 unexpected failure (with the error-log id), 405 any other method.
+ * 500 unexpected failure (with the error-log id), 405 any other method (OPTIONS included).
  */
 export function registerCronRoutes(app: FastifyInstance, ctx: AppContext, options: CronRouteOptions): void {
   for (const job of JOB_NAMES) {
@@ -85,7 +85,8 @@ export function registerCronRoutes(app: FastifyInstance, ctx: AppContext, option
       }
     });
     app.route({
-      method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+      // Every method the server knows (OPTIONS and HEAD included), so none falls through to 404.
+      method: app.supportedMethods.filter((method) => method !== 'POST'),
       url,
       handler: async (_request, reply) => {
         reply.header('Allow', 'POST');

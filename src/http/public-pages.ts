@@ -72,8 +72,31 @@ interface SuccessRow {
   status: 'OPEN' | 'COMPLETED' | 'EXPIRED' | 'UNFULFILLED';
   registration_id: string | null;
   payment_intent_id: string | null;
+  scrubbed_at: Date | null;
+  unpaid_confirmed_at: Date | null;
   slug: string;
   title: string;
+}
+
+type SuccessState = 'paid' | 'cancelled' | 'processing' | 'unfulfilled' | 'notCompleted' | 'unconfirmed';
+
+/**
+ * What the success page may say. "Nothing was charged" only once the provider
+ * confirmed it (its expiry event or reconcile); while a payment may still be
+ * confirmed, "processing"; a payment refunded or disputed since, "cancelled".
+ */
+function successState(row: SuccessRow, registration: PublicRegistration | undefined): SuccessState {
+  switch (row.status) {
+    case 'COMPLETED':
+      return registration?.status === 'CANCELLED' ? 'cancelled' : 'paid';
+    case 'UNFULFILLED':
+      return 'unfulfilled';
+    case 'OPEN':
+      return 'processing';
+    case 'EXPIRED':
+      if (row.unpaid_confirmed_at) return 'notCompleted';
+      return row.scrubbed_at ? 'unconfirmed' : 'processing';
+  }
 }
 
 /**
@@ -102,30 +125,41 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
     const row = await ctx.db('checkout_sessions as c')
       .join('events as e', 'e.id', 'c.event_id')
       .where('c.provider_session_id', sessionId)
-      .first<SuccessRow | undefined>('c.status', 'c.registration_id', 'c.payment_intent_id', 'e.slug', 'e.title');
+      .first<SuccessRow | undefined>(
+        'c.status',
+        'c.registration_id',
+        'c.payment_intent_id',
+        'c.scrubbed_at',
+        'c.unpaid_confirmed_at',
+        'e.slug',
+        'e.title',
+      );
     if (!row || row.slug !== slug) return notFound(reply, 'payment');
     const registration = await registrationOfCheckout(ctx.db, row);
     const format = pageFormat(ctx.config.regional);
+    const state = successState(row, registration);
     const base = {
-      title: row.status === 'COMPLETED' ? 'Payment received' : 'Your payment',
+      title: state === 'paid' ? 'Payment received' : 'Your payment',
       eventTitle: row.title,
       eventHref: eventPath(row.slug),
-      paid: row.status === 'COMPLETED',
-      processing: row.status === 'OPEN',
-      unfulfilled: row.status === 'UNFULFILLED',
-      notCompleted: row.status === 'EXPIRED',
+      paid: state === 'paid',
+      cancelled: state === 'cancelled',
+      processing: state === 'processing',
+      unfulfilled: state === 'unfulfilled',
+      notCompleted: state === 'notCompleted',
+      unconfirmed: state === 'unconfirmed',
+      registrationHref: registration ? registrationPath(ctx.config.authSecret, registration.id) : undefined,
     };
     privatePage(reply);
-    if (row.status === 'COMPLETED' && registration) {
+    if (state === 'paid' && registration) {
       return page(reply, successPage, {
         ...base,
         lines: registration.lineItems.map((line) => ({ label: line.label, amount: format.money(line.amount) })),
         total: format.money(registration.totalMinor),
-        registrationHref: registrationPath(ctx.config.authSecret, registration.id),
       });
     }
-    if (row.status === 'OPEN') return page(reply, successPage, { ...base, refreshSeconds: PROCESSING_REFRESH_SECONDS });
-    const payable = row.status === 'EXPIRED' && registration && !payNowBlocker(ctx.config, registration);
+    if (state === 'processing') return page(reply, successPage, { ...base, refreshSeconds: PROCESSING_REFRESH_SECONDS });
+    const payable = state === 'notCompleted' && registration && !payNowBlocker(ctx.config, registration);
     return page(reply, successPage, {
       ...base,
       payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id) : undefined,
@@ -179,7 +213,8 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
       const token = (body.success ? body.data?.token : undefined) ?? queryToken(request.query);
       const found = await authorised(request.params, token);
       if (!found) return notFound(reply, 'registration');
-      const blocker = payNowBlocker(ctx.config, found.registration);
+      // A checkout in flight is judged under the registration's lock: its live session is handed out again, else refused.
+      const blocker = payNowBlocker(ctx.config, found.registration, { inFlightDecidedUnderLock: true });
       if (blocker) return notPayable(reply, found.registration, blocker);
       try {
         const started = await startExistingRegistrationCheckout(ctx, { registrationId: found.registration.id });

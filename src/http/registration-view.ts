@@ -1,6 +1,7 @@
 import type { AppConfig } from '../config/types.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
+import { cardPaymentStateOf, type CardPaymentState } from '../payments/card-payment-state.js';
 import { cardPaymentPossible, paymentReference, registrationToken } from '../payments/links.js';
 import { payNowLines } from '../payments/pay-now.js';
 import { cardSurcharge, type PricedLine } from '../payments/pricing.js';
@@ -19,6 +20,9 @@ export interface PublicRegistration {
   lineItems: PricedLine[];
   totalMinor: number;
   surchargeMinor: number;
+  cancelReason: string | null;
+  /** Its pay-now card payments: one may still be in flight, or the latest was confirmed unpaid. */
+  cardPayment: CardPaymentState;
   event: {
     id: string;
     slug: string;
@@ -41,6 +45,7 @@ interface JoinedRow {
   line_items: PricedLine[];
   total_minor: number;
   surcharge_minor: number;
+  cancel_reason: string | null;
   event_id: string;
   slug: string;
   title: string;
@@ -64,6 +69,7 @@ export async function loadPublicRegistration(db: Db, id: string): Promise<Public
       'r.line_items',
       'r.total_minor',
       'r.surcharge_minor',
+      'r.cancel_reason',
       'e.id as event_id',
       'e.slug',
       'e.title',
@@ -82,6 +88,8 @@ export async function loadPublicRegistration(db: Db, id: string): Promise<Public
     lineItems: row.line_items,
     totalMinor: row.total_minor,
     surchargeMinor: row.surcharge_minor,
+    cancelReason: row.cancel_reason,
+    cardPayment: row.status === 'PENDING' ? await cardPaymentStateOf(db, row.id) : 'none',
     event: {
       id: row.event_id,
       slug: row.slug,
@@ -104,16 +112,25 @@ export function payNowPath(authSecret: string, registrationId: string): string {
 }
 
 /** Why pay-now is not possible for this registration, in words for the registrant; undefined when it is. */
-export function payNowBlocker(config: Pick<AppConfig, 'payments'>, registration: PublicRegistration): string | undefined {
+export function payNowBlocker(
+  config: Pick<AppConfig, 'payments'>,
+  registration: PublicRegistration,
+  options: { inFlightDecidedUnderLock?: boolean } = {},
+): string | undefined {
   if (registration.status === 'PAID') return 'This registration is already paid; there is nothing more to pay.';
   if (registration.status === 'CANCELLED') return 'This registration was cancelled, so there is nothing to pay.';
   if (registration.totalMinor === 0) return 'This registration is free; there is nothing to pay.';
   if (registration.event.deletedAt) return 'This event has been cancelled, so payment is closed. The church will contact you.';
+  if (registration.cardPayment === 'in_flight' && !options.inFlightDecidedUnderLock) return CARD_PAYMENT_PROCESSING_NOTE;
   if (!cardPaymentPossible(config, { online_payment: registration.event.onlinePayment })) {
     return 'Card payments are not available for this event. Please pay by bank transfer using the details on your registration page.';
   }
   return undefined;
 }
+
+/** What the pages say while a card payment may still be confirmed: never "nothing was charged", never "pay now". */
+export const CARD_PAYMENT_PROCESSING_NOTE =
+  'We are waiting for the card payment provider to confirm your payment. We will email you as soon as your card payment is confirmed; if you were charged you do not need to pay again.';
 
 const STATUS_TEXT: Record<PublicRegistration['status'], { label: string; note: string }> = {
   PAID: { label: 'Paid', note: 'You are registered. See you there!' },
@@ -121,14 +138,30 @@ const STATUS_TEXT: Record<PublicRegistration['status'], { label: string; note: s
   CANCELLED: { label: 'Cancelled', note: 'This registration was cancelled and its places released.' },
 };
 
+/** The status as the registrant should read it, with the card payment's true state. */
+function statusText(registration: PublicRegistration): { label: string; note: string } {
+  if (registration.status === 'CANCELLED' && (registration.cancelReason === 'refund' || registration.cancelReason === 'dispute')) {
+    const what = registration.cancelReason === 'refund' ? 'was refunded' : 'was disputed with your bank';
+    return { label: 'Cancelled', note: `Your card payment ${what}, so this registration was cancelled and its places released.` };
+  }
+  if (registration.status === 'PENDING' && registration.cardPayment === 'in_flight') {
+    return { label: 'Payment processing', note: CARD_PAYMENT_PROCESSING_NOTE };
+  }
+  if (registration.status === 'PENDING' && registration.cardPayment === 'confirmed_unpaid') {
+    return { label: 'Awaiting payment', note: 'Your last card payment was not completed, and nothing was charged. Your places are still held until you pay.' };
+  }
+  return STATUS_TEXT[registration.status];
+}
+
 export async function registrationPageData(
   ctx: AppContext,
   registration: PublicRegistration,
 ): Promise<RegistrationPageData & { title: string }> {
   const format = pageFormat(ctx.config.regional);
   const lines = registration.lineItems.map((line): LineView => ({ label: line.label, amount: format.money(line.amount) }));
-  const status = STATUS_TEXT[registration.status];
-  const owing = registration.status === 'PENDING' && registration.totalMinor > 0;
+  const status = statusText(registration);
+  // While a card payment may still be confirmed, bank details would invite a second payment.
+  const owing = registration.status === 'PENDING' && registration.totalMinor > 0 && registration.cardPayment !== 'in_flight';
   let bank: RegistrationPageData['bank'];
   if (owing && registration.paymentMethod === 'bank') {
     const details = await getBankDetails(ctx.db);

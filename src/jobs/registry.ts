@@ -17,5 +17,7 @@ export async function loadJobFunction(name: JobName): Promise<JobFunction> {
       return (await import('./send-clearance-digest.js')).sendClearanceDigest as JobFunction;
     case 'error-issues':
       return (await import('./error-issues.js')).fileErrorIssues as JobFunction;
+    case 'reconcile':
+      return (await import('./reconcile.js')).reconcileCheckouts as JobFunction;
   }
 }

@@ -52,6 +52,8 @@ interface RecipientRow {
   contact_name: string;
   contact_email_enc: string;
   total_minor: number;
+  /** A pay-now card payment may still be confirmed: asking for payment now could have it paid twice. */
+  card_payment_in_flight: boolean;
 }
 
 interface EventResult {
@@ -271,7 +273,17 @@ async function* recipientPages(ctx: AppContext, eventId: string): AsyncGenerator
       .whereNot('status', 'CANCELLED')
       .orderBy('id')
       .limit(PAGE_SIZE)
-      .select<RecipientRow[]>('id', 'status', 'contact_name', 'contact_email_enc', 'total_minor');
+      .select<RecipientRow[]>(
+        'id',
+        'status',
+        'contact_name',
+        'contact_email_enc',
+        'total_minor',
+        ctx.db.raw(
+          `EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = registrations.id
+             AND (c.status = 'OPEN' OR (c.status = 'EXPIRED' AND c.scrubbed_at IS NULL))) AS card_payment_in_flight`,
+        ),
+      );
     if (after !== undefined) query.where('id', '>', after);
     const rows = await query;
     if (rows.length === 0) return;
@@ -282,7 +294,7 @@ async function* recipientPages(ctx: AppContext, eventId: string): AsyncGenerator
 }
 
 function isPaymentReminder(row: RecipientRow): boolean {
-  return row.status === 'PENDING' && row.total_minor > 0;
+  return row.status === 'PENDING' && row.total_minor > 0 && !row.card_payment_in_flight;
 }
 
 function composeMessage(

@@ -1,38 +1,63 @@
+import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
+import { PAYLOAD_KEPT_AFTER_EXPIRY_MS } from '../payments/staging.js';
 import { runRecordedJob } from './run-recorded.js';
 import type { JobOptions, JobSummary } from './types.js';
 
 export interface SweepSummary extends JobSummary {
   job: 'sweep-checkouts';
   expired: number;
+  scrubbed: number;
 }
 
 /**
- * One set-based UPDATE: OPEN checkout sessions past their expiry become EXPIRED
- * and their encrypted staged payload is scrubbed. Repeatable; no lease needed.
+ * Two set-based statements, each repeatable, no lease needed: OPEN checkout
+ * sessions past their expiry become EXPIRED (their payload is kept, so a
+ * completion the provider delivers late is still honoured); EXPIRED sessions
+ * whose payload has been kept for the provider's redelivery window are scrubbed.
  */
 export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions): Promise<SweepSummary> {
   return runRecordedJob<SweepSummary>(ctx, 'sweep-checkouts', options, async () => {
     const now = ctx.clock.now();
+    const scrubBefore = new Date(now.getTime() - PAYLOAD_KEPT_AFTER_EXPIRY_MS);
     if (options.dryRun) {
-      const due = await ctx.db('checkout_sessions')
-        .where('status', 'OPEN')
-        .andWhere('expires_at', '<=', now)
-        .orderBy('expires_at')
-        .select<Array<{ id: string; expires_at: Date }>>('id', 'expires_at');
+      const due = await overdueCheckouts(ctx.db, now).select<Array<{ id: string; expires_at: Date }>>('id', 'expires_at');
+      const stale = await keptPastWindow(ctx.db, scrubBefore).select<Array<{ id: string; expires_at: Date }>>('id', 'expires_at');
       return {
         job: 'sweep-checkouts',
         outcome: 'ok',
         dryRun: true,
         expired: due.length,
-        wouldDo: due.map((row) => `expire checkout ${row.id} (expired ${row.expires_at.toISOString()}) and scrub its payload`),
+        scrubbed: stale.length,
+        wouldDo: [
+          ...due.map((row) => `expire checkout ${row.id} (expired ${row.expires_at.toISOString()}), keeping its payload for late payment`),
+          ...stale.map((row) => `scrub the payload of checkout ${row.id} (expired ${row.expires_at.toISOString()})`),
+        ],
       };
     }
-    const expired = await ctx.db('checkout_sessions')
-      .where('status', 'OPEN')
-      .andWhere('expires_at', '<=', now)
-      .update({ status: 'EXPIRED', payload_enc: null, updated_at: now });
-    options.onProgress?.({ expired });
-    return { job: 'sweep-checkouts', outcome: 'ok', dryRun: false, expired };
+    const expired = await expireOverdueCheckouts(ctx.db, now);
+    const scrubbed = await scrubExpiredPayloads(ctx.db, now, scrubBefore);
+    options.onProgress?.({ expired, scrubbed });
+    return { job: 'sweep-checkouts', outcome: 'ok', dryRun: false, expired, scrubbed };
   });
+}
+
+const overdueCheckouts = (db: Knex, now: Date) =>
+  db('checkout_sessions').where('status', 'OPEN').andWhere('expires_at', '<=', now).orderBy('expires_at');
+
+const keptPastWindow = (db: Knex, scrubBefore: Date) =>
+  db('checkout_sessions').where('status', 'EXPIRED').whereNull('scrubbed_at').andWhere('expires_at', '<=', scrubBefore).orderBy('expires_at');
+
+/** OPEN past expiry → EXPIRED, payload kept: the provider may still confirm a payment made just before expiry. */
+export async function expireOverdueCheckouts(db: Knex, now: Date): Promise<number> {
+  return db('checkout_sessions').where('status', 'OPEN').andWhere('expires_at', '<=', now).update({ status: 'EXPIRED', updated_at: now });
+}
+
+/** EXPIRED and kept since before `scrubBefore` → payload scrubbed: a completion after this ends UNFULFILLED with an alert. */
+export async function scrubExpiredPayloads(db: Knex, now: Date, scrubBefore: Date): Promise<number> {
+  return db('checkout_sessions')
+    .where('status', 'EXPIRED')
+    .whereNull('scrubbed_at')
+    .andWhere('expires_at', '<=', scrubBefore)
+    .update({ payload_enc: null, scrubbed_at: now, updated_at: now });
 }

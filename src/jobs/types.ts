@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 
-export const JOB_NAMES = ['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues'] as const;
+export const JOB_NAMES = ['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues', 'reconcile'] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 export type JobTrigger = 'cli' | 'http' | 'scheduler';
 export type JobOutcome = 'ok' | 'partial' | 'failed' | 'skipped';
@@ -11,6 +11,8 @@ export interface JobOptions {
   dryRun?: boolean;
   /** send-clearance-digest only: send again this month and replace the delivered list. */
   force?: boolean;
+  /** reconcile only: how far back to compare with the provider (default 72 hours). */
+  sinceMs?: number;
   /** Live counts for a spinner or log lines. */
   onProgress?: (counts: Record<string, number>) => void;
 }

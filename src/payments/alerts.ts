@@ -19,7 +19,12 @@ export const ALERT_KINDS = [
   'sold_out',
   'event_deleted',
   'amount_mismatch',
+  /** Kept for alerts raised before paid_twice and registration_cancelled replaced it. */
   'duplicate_charge',
+  /** A pay-now payment for a registration that was already PAID: the registration is paid twice. */
+  'paid_twice',
+  /** A pay-now payment for a registration that was cancelled (or no longer exists). */
+  'registration_cancelled',
   'partial_refund',
   /** A refund or dispute arrived before the payment it reverses; applied when the payment completed. */
   'reversal_applied',
@@ -29,6 +34,8 @@ export const ALERT_KINDS = [
   'checkout_expired',
   /** Paid for a checkout carrying our ids that we have no record of. */
   'unknown_checkout',
+  /** A completed checkout of ours that the provider does not know, or knows with another amount. */
+  'reconcile_mismatch',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
@@ -37,11 +44,14 @@ const KIND_LABELS: Record<AlertKind, string> = {
   event_deleted: 'Event deleted during checkout',
   amount_mismatch: 'Amount charged differs from the price',
   duplicate_charge: 'Duplicate charge',
+  paid_twice: 'Registration paid twice',
+  registration_cancelled: 'Payment for a cancelled registration',
   partial_refund: 'Partial refund',
   reversal_applied: 'Refund or dispute before the registration existed',
   reversal_unfulfilled: 'Refund or dispute of an unfulfilled payment',
   checkout_expired: 'Paid after the checkout expired',
   unknown_checkout: 'Payment for an unknown checkout',
+  reconcile_mismatch: 'Our records differ from the provider',
 };
 
 export interface OperationsAlertInput {

@@ -87,9 +87,10 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
     });
   } catch (error) {
     // The payer never saw a provider page, so nothing can be paid against this row: close it and scrub the payload.
+    const now = ctx.clock.now();
     await ctx.db('checkout_sessions')
       .where({ id: checkoutId, status: 'OPEN' })
-      .update({ status: 'EXPIRED', payload_enc: null, updated_at: ctx.clock.now() });
+      .update({ status: 'EXPIRED', payload_enc: null, scrubbed_at: now, unpaid_confirmed_at: now, updated_at: now });
     throw error;
   }
   await ctx.db('checkout_sessions')

@@ -7,6 +7,7 @@ import { openProviderSession, type StartedCheckout } from './checkout.js';
 import { cardPaymentPossible, registrationUrl } from './links.js';
 import { CARD_FEE_LINE_LABEL, DISCOUNTED_LINE_LABEL, cardSurcharge, type PricedLine } from './pricing.js';
 import { CHECKOUT_EXPIRY_MS } from './staging.js';
+import { mayStillBePaid } from './webhook/staging-rows.js';
 
 export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing';
 
@@ -16,7 +17,8 @@ const NOT_PAYABLE_MESSAGES: Record<NotPayableReason, string> = {
   free: 'This registration is free, so there is nothing to pay.',
   card_unavailable: 'Card payment is not available for this event; please pay by bank transfer.',
   event_deleted: 'This event has been cancelled, so there is nothing to pay.',
-  processing: 'A payment for this registration is already being processed.',
+  processing:
+    'A card payment for this registration may still be on its way. We will email you as soon as it is confirmed; if you were charged you do not need to pay again.',
 };
 
 /** Pay-now refused; `reason` says why, and the message says it to the registrant. */
@@ -42,8 +44,9 @@ interface RegistrationRow {
   surcharge_minor: number;
 }
 
-interface OpenCheckoutRow {
+interface InFlightCheckoutRow {
   id: string;
+  status: 'OPEN' | 'EXPIRED';
   expires_at: Date;
   provider_url: string | null;
   payment_intent_id: string | null;
@@ -54,8 +57,9 @@ interface OpenCheckoutRow {
  * non-free registration (a bank-transfer one). The registration row stays
  * locked (FOR UPDATE) until the provider session is stored, so two concurrent
  * attempts cannot both open a payable session: the second waits, then finds
- * and reuses the first one's session. The staging row carries registration_id
- * instead of a payload; a provider failure rolls it back.
+ * and reuses the first one's session. While an earlier checkout may still be
+ * paid (expired but not confirmed unpaid), no new one is opened. The staging
+ * row carries registration_id instead of a payload; a provider failure rolls it back.
  */
 export async function startExistingRegistrationCheckout(
   ctx: AppContext,
@@ -72,12 +76,11 @@ export async function startExistingRegistrationCheckout(
     assertPayable(ctx, registration, event);
 
     const now = ctx.clock.now();
-    const inProgress = await openCheckoutsOf(trx, registration.id);
-    const live = inProgress.find((row) => row.expires_at > now);
-    if (live?.payment_intent_id) throw new NotPayableError('processing');
-    if (live?.provider_url) return { checkoutId: live.id, redirectUrl: live.provider_url, reused: true };
-    const stale = inProgress.filter((row) => row.expires_at <= now).map((row) => row.id);
-    if (stale.length > 0) await trx('checkout_sessions').whereIn('id', stale).update({ status: 'EXPIRED', updated_at: now });
+    const inFlight = await inFlightCheckoutsOf(trx, registration.id);
+    const live = inFlight.find((row) => row.status === 'OPEN' && row.expires_at > now);
+    if (live?.provider_url && !live.payment_intent_id) return { checkoutId: live.id, redirectUrl: live.provider_url, reused: true };
+    // Expired (or settling) but not confirmed unpaid: the provider may still confirm a payment, so a second one could double-charge.
+    if (inFlight.length > 0) throw new NotPayableError('processing');
 
     const net = registration.total_minor - registration.surcharge_minor;
     const surcharge = event.passCardFee ? cardSurcharge(net, await getCardFeeRate(ctx.db)) : 0;
@@ -122,11 +125,16 @@ function assertPayable(ctx: AppContext, registration: RegistrationRow, event: Ev
   if (!cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment })) throw new NotPayableError('card_unavailable');
 }
 
-async function openCheckoutsOf(trx: Knex.Transaction, registrationId: string): Promise<OpenCheckoutRow[]> {
-  return trx('checkout_sessions')
-    .where({ registration_id: registrationId, status: 'OPEN' })
+/**
+ * The registration's pay-now checkouts a card payment may still arrive for:
+ * OPEN, or EXPIRED with the payload kept (not scrubbed, not confirmed unpaid).
+ */
+export async function inFlightCheckoutsOf(db: Knex, registrationId: string): Promise<InFlightCheckoutRow[]> {
+  return db('checkout_sessions')
+    .where({ registration_id: registrationId })
+    .where(mayStillBePaid)
     .orderBy('expires_at', 'desc')
-    .select<OpenCheckoutRow[]>('id', 'expires_at', 'provider_url', 'payment_intent_id');
+    .select<InFlightCheckoutRow[]>('id', 'status', 'expires_at', 'provider_url', 'payment_intent_id');
 }
 
 /**

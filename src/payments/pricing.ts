@@ -74,15 +74,34 @@ function basisPoints(percent: number): number {
   return Math.round(percent * 100);
 }
 
+/** Card fee rates carry at most this many decimals of a percent (Settings refuse more). */
+export const CARD_FEE_PERCENT_DECIMALS = 4;
+const RATE_SCALE = 10n ** BigInt(CARD_FEE_PERCENT_DECIMALS + 2);
+
 /**
- * Surcharge that makes the fee on the charged total at most what is passed on:
- * floor((net + fixed) / (1 − rate)) − net, and 0 when net is 0.
+ * The rate as an exact fraction of RATE_SCALE (1.755% → 17 550 / 1 000 000),
+ * read from its decimal digits, so no binary rounding reaches the arithmetic.
+ */
+export function cardFeeRateNumerator(percent: number): bigint {
+  const match = /^(\d+)(?:\.(\d+))?$/.exec(String(percent));
+  const decimals = match?.[2] ?? '';
+  if (!match || decimals.length > CARD_FEE_PERCENT_DECIMALS) {
+    throw new PricingError(`the card fee rate ${percent}% must be a plain number with at most ${CARD_FEE_PERCENT_DECIMALS} decimals`, 'cardFee.percent');
+  }
+  return BigInt(`${match[1] as string}${decimals.padEnd(CARD_FEE_PERCENT_DECIMALS, '0')}`);
+}
+
+/**
+ * The largest surcharge s that does not exceed the fee on the amount charged:
+ * s ≤ rate·(net + s) + fixed, i.e. s = floor((net·rate + fixed) / (1 − rate)),
+ * in exact integer arithmetic; 0 when net is 0.
  */
 export function cardSurcharge(net: number, rate: CardFeeRate): number {
   if (net <= 0) return 0;
-  const bp = basisPoints(rate.percent);
-  if (bp >= 10_000) throw new PricingError('the card fee rate must be below 100%', 'cardFee.percent');
-  return Math.floor(((net + rate.fixed) * 10_000) / (10_000 - bp)) - net;
+  const numerator = cardFeeRateNumerator(rate.percent);
+  if (numerator >= RATE_SCALE) throw new PricingError('the card fee rate must be below 100%', 'cardFee.percent');
+  const surcharge = (BigInt(net) * numerator + BigInt(rate.fixed) * RATE_SCALE) / (RATE_SCALE - numerator);
+  return Number(surcharge);
 }
 
 export function priceRegistration(

@@ -36,3 +36,9 @@ export interface CheckoutMetadata {
 export const CHECKOUT_EXPIRY_MS = 31 * 60_000;
 /** An unpaid (delayed) completion keeps the staging row 14 more days so the sweep leaves it alone. */
 export const DELAYED_PAYMENT_EXTENSION_MS = 14 * 24 * 60 * 60_000;
+/**
+ * An EXPIRED checkout keeps its staged payload this long after its expiry: the
+ * provider redelivers a webhook for up to 3 days, and a payment it confirms in
+ * that time is honoured rather than left without a registration.
+ */
+export const PAYLOAD_KEPT_AFTER_EXPIRY_MS = 72 * 60 * 60_000;

@@ -19,7 +19,10 @@ export const MAX_ATTEMPTS_PER_PERIOD = 3;
 /** The clearance digest: attempts per local day per process (in memory, so a restart resets it). */
 export const DIGEST_ATTEMPTS_PER_DAY = 3;
 
-export type PeriodKind = 'slot' | 'day' | 'week' | 'month';
+export type PeriodKind = 'slot' | 'hour' | 'day' | 'week' | 'month';
+
+/** Reconciliation with the card provider runs once per hour. */
+export const HOUR_MS = 60 * 60_000;
 
 export const JOB_PERIOD_KIND: Readonly<Record<JobName, PeriodKind>> = {
   'send-reminders': 'slot',
@@ -27,6 +30,7 @@ export const JOB_PERIOD_KIND: Readonly<Record<JobName, PeriodKind>> = {
   'send-celebrations': 'day',
   'send-clearance-digest': 'month',
   'error-issues': 'week',
+  reconcile: 'hour',
 };
 
 /** Order of the jobs within one tick: the frequent, quick ones first. */
@@ -35,7 +39,7 @@ export const SCHEDULED_JOBS: readonly JobName[] = JOB_NAMES;
 export interface Period {
   job: JobName;
   kind: PeriodKind;
-  /** e.g. `send-reminders:2026-11-22T10:30Z`, `send-celebrations:2026-11-22`, `send-clearance-digest:2026-11`, `error-issues:2026-W47`. */
+  /** e.g. `send-reminders:2026-11-22T10:30Z`, `reconcile:2026-11-22T10Z`, `send-celebrations:2026-11-22`, `send-clearance-digest:2026-11`, `error-issues:2026-W47`. */
   key: string;
   /** Start of the calendar period (slot start, local midnight, Monday 00:00, the 1st 00:00). */
   startsAt: Date;
@@ -58,6 +62,7 @@ export function jobAvailability(config: AppConfig, job: JobName): JobAvailabilit
     if (!config.jobs.errorDigest) return { enabled: false, reason: 'ERROR_DIGEST is not true' };
     if (!config.tracker) return { enabled: false, reason: 'TRACKER_TOKEN and TRACKER_REPO are not set' };
   }
+  if (job === 'reconcile' && !config.payments) return { enabled: false, reason: 'PSP_SECRET_KEY and PSP_WEBHOOK_SECRET are not set' };
   return { enabled: true };
 }
 
@@ -70,6 +75,11 @@ export function periodAt(config: AppConfig, job: JobName, now: Date): Period {
       const start = new Date(Math.floor(now.getTime() / SLOT_MS) * SLOT_MS);
       const end = new Date(start.getTime() + SLOT_MS);
       return { job, kind, key: `${job}:${formatInTimeZone(start, 'UTC', "yyyy-MM-dd'T'HH:mm'Z'")}`, startsAt: start, opensAt: start, closesAt: end, endsAt: end };
+    }
+    case 'hour': {
+      const start = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
+      const end = new Date(start.getTime() + HOUR_MS);
+      return { job, kind, key: `${job}:${formatInTimeZone(start, 'UTC', "yyyy-MM-dd'T'HH'Z'")}`, startsAt: start, opensAt: start, closesAt: end, endsAt: end };
     }
     case 'day': {
       const day = localDate(now, tz);

@@ -8,7 +8,7 @@ import { DIGEST_ATTEMPTS_PER_DAY, JOB_PERIOD_KIND, SCHEDULED_JOBS, jobAvailabili
 export const DEFAULT_TICK_MS = 5 * 60_000;
 /** How long an attempt's claim lasts without renewal; a running attempt renews it every third of this. */
 export const DEFAULT_CLAIM_TTL_MS = 30 * 60_000;
-/** Slot rows of the 30-minute jobs are kept this long, then deleted. */
+/** Slot rows of the 30-minute jobs (and hourly rows) are kept this long, then deleted. */
 const SLOT_ROWS_KEPT_MS = 2 * 24 * 3600_000;
 
 export type RunJob = (name: JobName) => Promise<JobSummary>;
@@ -73,6 +73,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const enabledJobs = SCHEDULED_JOBS.filter((job) => jobAvailability(ctx.config, job).enabled);
   const slotJobs = enabledJobs.filter((job) => JOB_PERIOD_KIND[job] === 'slot');
   const periodJobs = enabledJobs.filter((job) => JOB_PERIOD_KIND[job] !== 'slot');
+  /** Rows of these are pruned after two days, like the slots': one a slot or an hour adds up. */
+  const prunedJobs = enabledJobs.filter((job) => JOB_PERIOD_KIND[job] === 'slot' || JOB_PERIOD_KIND[job] === 'hour');
 
   /** Period keys this process knows will not run again, with when they stop mattering. */
   const settled = new Map<string, number>();
@@ -153,7 +155,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     if (!first) return;
     const today = localDate(now, timeZone);
     if (slotsPrunedOn !== today) {
-      await pruneSlots(ctx.db, { jobs: slotJobs, before: new Date(now.getTime() - SLOT_ROWS_KEPT_MS) });
+      await pruneSlots(ctx.db, { jobs: prunedJobs, before: new Date(now.getTime() - SLOT_ROWS_KEPT_MS) });
       slotsPrunedOn = today;
     }
     const won = await claimSlots(ctx.db, { slots: due, now, slotEnd: first.closesAt });

@@ -62,6 +62,8 @@ describe('settings get', () => {
 
 describe('settings set', () => {
   it('card fee values are stored as numbers and used by the card fee rate', async () => {
+    await setAdminSetting(ctx, 'cardFee.percent', '9.9999');
+    expect(await getSetting(tdb.db, 'cardFee.percent')).toBe(9.9999);
     await setAdminSetting(ctx, 'cardFee.percent', '1.75');
     await setAdminSetting(ctx, 'cardFee.fixed', '25');
     const rows = await tdb.db('app_settings').whereIn('key', ['cardFee.percent', 'cardFee.fixed']).orderBy('key').select('key', 'value');
@@ -82,8 +84,11 @@ describe('settings set', () => {
 
   it('a value of the wrong type is refused naming the key and what it expects, and nothing is stored', async () => {
     const cases: Array<[string, string, string]> = [
-      ['cardFee.percent', 'abc', 'a number from 0 to 10'],
-      ['cardFee.percent', '12', 'a number from 0 to 10'],
+      ['cardFee.percent', 'abc', 'a percentage from 0 up to (not including) 10'],
+      ['cardFee.percent', '12', 'a percentage from 0 up to (not including) 10'],
+      ['cardFee.percent', '10', 'a percentage from 0 up to (not including) 10'],
+      ['cardFee.percent', '-0.5', 'a percentage from 0 up to (not including) 10'],
+      ['cardFee.percent', '1.75501', 'with at most 4 decimals'],
       ['cardFee.fixed', '30.5', 'a whole number from 0 to 10000'],
       ['membershipSecretaryEmail', 'not-an-email', 'an email address'],
       ['church.website', 'gracechurch', 'a URL'],

@@ -71,6 +71,34 @@ describe('paying by card in a browser', () => {
     expect(await tdb.db('checkout_sessions').where({ event_id: event.id }).pluck('status')).toEqual(['COMPLETED']);
   });
 
+  it('during a webhook outage the success page says processing (never "nothing was charged"), then turns to paid by itself once the completion arrives', async () => {
+    const event = await cardEvent();
+    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
+    stack.provider.setWebhookOutage(true);
+    try {
+      await page.goto(`${stack.url}/events/${event.slug}`);
+      await fillRegistration(page, 'card');
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.waitForURL(`${stack.provider.apiBase}/pay/**`);
+      await page.locator('#pay').click();
+
+      await page.waitForURL(`${stack.url}/events/${event.slug}/success?session_id=cs_*`);
+      expect(await page.locator('#outcome h1').textContent()).toBe('Processing your payment…');
+      const processing = (await page.locator('#outcome').textContent()) ?? '';
+      expect(processing).toContain('We will email you as soon as your card payment is confirmed; if you were charged you do not need to pay again.');
+      expect(processing).not.toContain('nothing was charged');
+      expect(stack.provider.withheld).toHaveLength(1);
+
+      const [delivery] = await stack.provider.deliverWithheld();
+      expect(delivery?.status).toBe(200);
+      await expect.poll(() => page.locator('#outcome h1').textContent(), { timeout: 15_000 }).toBe('Payment received, you are registered');
+    } finally {
+      stack.provider.setWebhookOutage(false);
+      await page.close();
+    }
+    expect(await tdb.db('registrations').where({ event_id: event.id }).pluck('status')).toEqual(['PAID']);
+  });
+
   it('registers by bank transfer, then pays now by card from the registration page and ends PAID', async () => {
     const event = await cardEvent();
     const page = await browser.newPage({ viewport: PHONE_VIEWPORT });

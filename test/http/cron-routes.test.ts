@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import * as fieldCipher from '../../src/crypto/field-cipher.js';
 import { bearerMatches } from '../../src/http/cron-routes.js';
+import { JOB_NAMES } from '../../src/jobs/types.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertCheckoutSession, insertEvent } from '../support/factories.js';
@@ -58,11 +59,13 @@ describe('cron endpoints', () => {
     expect(await tdb.db('job_runs').where({ id: summary.runId }).first()).toMatchObject({ trigger: 'http', outcome: 'ok' });
   });
 
-  it('answer 405 to any method but POST', async () => {
-    for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
-      const response = await fetch(`${server.url}/api/cron/send-reminders`, { method, headers: auth });
-      expect(response.status).toBe(405);
-      expect(response.headers.get('allow')).toBe('POST');
+  it('answer 405 to any method but POST, OPTIONS and HEAD included, on every cron endpoint', async () => {
+    for (const job of JOB_NAMES) {
+      for (const method of ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
+        const response = await fetch(`${server.url}/api/cron/${job}`, { method, headers: auth });
+        expect(response.status, `${method} /api/cron/${job}`).toBe(405);
+        expect(response.headers.get('allow')).toBe('POST');
+      }
     }
   });
 

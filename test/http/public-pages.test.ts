@@ -342,7 +342,7 @@ describe('pay-now /registrations/:id/pay', () => {
 });
 
 describe('GET /events/:slug/success', () => {
-  it('shows each state from our database: COMPLETED paid, OPEN processing (refreshing), UNFULFILLED follow-up, EXPIRED not completed', async () => {
+  it('shows each state from our database: COMPLETED paid, OPEN processing (refreshing), UNFULFILLED follow-up, EXPIRED and confirmed unpaid not completed', async () => {
     const event = await insertEvent(tdb.db, { online_payment: true });
     const registration = await insertRegistration(tdb.db, cipher(), event.id, {
       status: 'PAID',
@@ -358,7 +358,13 @@ describe('GET /events/:slug/success', () => {
     });
     await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'OPEN', provider_session_id: 'cs_test_open_1' });
     await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'UNFULFILLED', provider_session_id: 'cs_test_unfulfilled_1' });
-    await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'EXPIRED', payload_enc: null, provider_session_id: 'cs_test_expired_1' });
+    await insertCheckoutSession(tdb.db, cipher(), event.id, {
+      status: 'EXPIRED',
+      payload_enc: null,
+      scrubbed_at: T0,
+      unpaid_confirmed_at: T0,
+      provider_session_id: 'cs_test_expired_1',
+    });
     expect(completed.id).toBeTruthy();
 
     await withServer({}, async (server) => {
@@ -385,12 +391,14 @@ describe('GET /events/:slug/success', () => {
     });
   });
 
-  it('offers the pay-now button when a pay-now checkout ended without payment and the registration is still PENDING', async () => {
+  it('offers the pay-now button when the provider confirmed a pay-now checkout unpaid and the registration is still PENDING', async () => {
     const event = await insertEvent(tdb.db, { online_payment: true });
     const pending = await insertRegistration(tdb.db, cipher(), event.id, { status: 'PENDING' });
     await insertCheckoutSession(tdb.db, cipher(), event.id, {
       status: 'EXPIRED',
       payload_enc: null,
+      scrubbed_at: T0,
+      unpaid_confirmed_at: T0,
       registration_id: pending.id,
       provider_session_id: 'cs_test_paynow_expired_1',
     });

@@ -10,7 +10,7 @@ import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testConfig } from '../support/env.js';
-import { insertEvent, insertRegistration } from '../support/factories.js';
+import { insertCheckoutSession, insertEvent, insertRegistration } from '../support/factories.js';
 import { startSmtpSink, type SinkMessage, type SmtpSink } from '../support/smtp-sink.js';
 
 const NOW = new Date('2026-11-22T00:00:00Z');
@@ -179,6 +179,18 @@ describe('send-reminders', () => {
       // Without bank details in Settings none are invented.
       expect(message?.text).not.toContain('BSB');
     }
+  });
+
+  it('a PENDING registration whose pay-now card payment may still be confirmed gets the plain reminder, not a request to pay', async () => {
+    const event = await dueEvent({ online_payment: true });
+    const pending = await register(event.id, 'paying@example.org', { status: 'PENDING', total_minor: 12_000 });
+    await insertCheckoutSession(tdb.db, context().cipher, event.id, { status: 'EXPIRED', payload_enc: null, registration_id: pending.id, net_minor: 12_000 });
+
+    const summary = await sendEventReminders(context(PSP), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ sent: 1, paymentReminders: 0 });
+    expect(sink.messages[0]?.subject).toBe('Reminder: Family Camp');
+    expect(sink.messages[0]?.text).not.toContain('/pay?token=');
   });
 
   it('a PENDING registration with nothing owing gets the plain reminder', async () => {

@@ -14,7 +14,7 @@ afterAll(async () => {
 });
 
 describe('sweep-checkouts', () => {
-  it('expires OPEN sessions past expiry, scrubs their payload, leaves others alone, and is repeatable', async () => {
+  it('expires OPEN sessions past expiry keeping their payload for a late payment, leaves others alone, and is repeatable', async () => {
     const clock = new FixedClock(new Date('2026-11-22T01:00:00Z'));
     const ctx = createTestContext({ db: tdb.db, clock });
     const event = await insertEvent(tdb.db);
@@ -35,7 +35,8 @@ describe('sweep-checkouts', () => {
     expect(first).toMatchObject({ job: 'sweep-checkouts', outcome: 'ok', expired: 1 });
     const rows = await tdb.db('checkout_sessions').select('id', 'status', 'payload_enc');
     const byId = new Map(rows.map((r) => [r.id, r]));
-    expect(byId.get(past.id)).toMatchObject({ status: 'EXPIRED', payload_enc: null });
+    expect(byId.get(past.id)).toMatchObject({ status: 'EXPIRED' });
+    expect(byId.get(past.id)?.payload_enc).not.toBeNull();
     expect(byId.get(future.id)).toMatchObject({ status: 'OPEN' });
     expect(byId.get(future.id)?.payload_enc).not.toBeNull();
     expect(byId.get(done.id)).toMatchObject({ status: 'COMPLETED' });
@@ -44,7 +45,7 @@ describe('sweep-checkouts', () => {
     expect(second.expired).toBe(0);
     const runs = await tdb.db('job_runs').orderBy('id').select('job', 'trigger', 'outcome', 'summary', 'finished_at');
     expect(runs).toHaveLength(2);
-    expect(runs[0]).toMatchObject({ job: 'sweep-checkouts', trigger: 'cli', outcome: 'ok', summary: { expired: 1 } });
+    expect(runs[0]).toMatchObject({ job: 'sweep-checkouts', trigger: 'cli', outcome: 'ok', summary: { expired: 1, scrubbed: 0 } });
     expect(runs[1]).toMatchObject({ trigger: 'http', outcome: 'ok' });
     expect(runs[1].finished_at).not.toBeNull();
   });

@@ -33,6 +33,6 @@ describe('eventops status', () => {
     expect(byJob.get('sweep-checkouts')).toBeUndefined();
     expect(byJob.get('send-celebrations')).toMatchObject({ outcome: 'abandoned', ageSeconds: 3 * 3600 });
     expect(status).toMatchObject({ openAlerts: 1, pendingWebsiteSync: 1, pendingMail: 1, failedMail: 1 });
-    expect(status.jobs.map((j) => j.job)).toEqual(['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues']);
+    expect(status.jobs.map((j) => j.job)).toEqual(['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues', 'reconcile']);
   });
 });

@@ -184,4 +184,36 @@ describe('fake provider', () => {
     expect(fake.refundCalls).toHaveLength(1);
     expect(fake.refundCalls[0]).toMatchObject({ method: 'POST', path: '/v1/refunds', body: { payment_intent: 'pi_test_123' } });
   });
+
+  it('lists sessions newest first in pages (limit, starting_after, has_more), filters created[gte], and expands the PaymentIntent with its latest charge', async () => {
+    const provider = await client();
+    const created = [await createSession('list-1', [1000]), await createSession('list-2', [2000]), await createSession('list-3', [3000])];
+    for (const [index, session] of created.entries()) fake.sessions.set(session.id, { ...fake.sessions.get(session.id), created: 2_000_000_000 + index });
+    fake.completeSession(created[0]?.id as string);
+    fake.buildEvent('charge.refunded', created[0]?.id as string);
+    const gte = { created: { gte: 2_000_000_000 } };
+
+    const first = await provider.checkout.sessions.list({ ...gte, limit: 2, expand: ['data.payment_intent.latest_charge'] });
+    expect(first).toMatchObject({ object: 'list', has_more: true, url: '/v1/checkout/sessions' });
+    expect(first.data.map((s) => s.id)).toEqual([created[2]?.id, created[1]?.id]);
+    const second = await provider.checkout.sessions.list({ ...gte, limit: 2, starting_after: created[1]?.id, expand: ['data.payment_intent.latest_charge'] });
+    expect(second.has_more).toBe(false);
+    const [paid] = second.data;
+    expect(paid?.id).toBe(created[0]?.id);
+    const intent = paid?.payment_intent as { object: string; status: string; latest_charge: { object: string; amount: number; amount_refunded: number; refunded: boolean; disputed: boolean } };
+    expect(intent).toMatchObject({ object: 'payment_intent', status: 'succeeded' });
+    expect(intent.latest_charge).toMatchObject({ object: 'charge', amount: 1000, amount_refunded: 1000, refunded: true, disputed: false });
+
+    const all: string[] = [];
+    for await (const session of provider.checkout.sessions.list({ ...gte, limit: 1 })) all.push(session.id);
+    expect(all).toEqual([created[2]?.id, created[1]?.id, created[0]?.id]);
+    expect((await provider.checkout.sessions.list({ created: { gte: 2_000_000_002 } })).data.map((s) => s.id)).toEqual([created[2]?.id]);
+  });
+
+  it('expires an open session and refuses to expire one that is not open', async () => {
+    const provider = await client();
+    const session = await createSession('expire-1');
+    expect(await provider.checkout.sessions.expire(session.id)).toMatchObject({ id: session.id, status: 'expired' });
+    await expect(provider.checkout.sessions.expire(session.id)).rejects.toMatchObject({ statusCode: 400 });
+  });
 });

@@ -6,6 +6,7 @@ import { AppError } from '../../src/errors.js';
 import { registrationUrl } from '../../src/payments/links.js';
 import { NotPayableError, payNowLines, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
 import { priceRegistration, type AttendeeChoice } from '../../src/payments/pricing.js';
+import { confirmUnpaid } from '../../src/payments/webhook/handle.js';
 import { insertRegistration } from '../../src/payments/registrations.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -172,7 +173,7 @@ describe('startExistingRegistrationCheckout (pay-now)', () => {
     expect(await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId })).toHaveLength(1);
   });
 
-  it('after the in-progress session expired, a new one is opened and the old row closed', async () => {
+  it('after the in-progress session expired, none is opened until the provider confirms it unpaid; then a new one is', async () => {
     const reg = await bankRegistration();
     const first = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
     const later = createTestContext({
@@ -180,6 +181,13 @@ describe('startExistingRegistrationCheckout (pay-now)', () => {
       clock: new FixedClock(new Date(T0.getTime() + 32 * 60_000)),
       env: { ...fake.configEnv(), AUTH_URL },
     });
+    // Expired here, but a payment made in its last minute may still be confirmed: a second checkout could charge twice.
+    expect(await notPayableReason(startExistingRegistrationCheckout(later, { registrationId: reg.registrationId }))).toBe('processing');
+    await tdb.db('checkout_sessions').where({ id: first.checkoutId }).update({ status: 'EXPIRED' });
+    expect(await notPayableReason(startExistingRegistrationCheckout(later, { registrationId: reg.registrationId }))).toBe('processing');
+    expect(createCallsFor(reg.registrationId)).toHaveLength(1);
+
+    await confirmUnpaid(tdb.db, first.checkoutId, later.clock.now());
     const second = await startExistingRegistrationCheckout(later, { registrationId: reg.registrationId });
     expect(second.reused).toBe(false);
     expect(second.checkoutId).not.toBe(first.checkoutId);

@@ -78,17 +78,24 @@ describe('pricing properties', () => {
     );
   });
 
-  it('the surcharge never exceeds the card fee rate applied to the total charged', () => {
+  it('the surcharge never exceeds the card fee on the total charged, and is the largest whole amount that does not', () => {
+    // Every rate Settings accept: [0, 10) percent with up to 4 decimals, as the decimal text an administrator types.
+    const rateArb = fc.integer({ min: 0, max: 99_999 }).map((tenThousandths) => ({ tenThousandths, percent: Number((tenThousandths / 10_000).toFixed(4)) }));
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 10_000_000 }), fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 0, max: 200 }), (net, hundredths, fixed) => {
-        const rate = { percent: hundredths / 100, fixed };
-        const surcharge = cardSurcharge(net, rate);
+      fc.property(fc.integer({ min: 0, max: 10_000_000 }), rateArb, fc.integer({ min: 0, max: 10_000 }), (net, { tenThousandths, percent }, fixed) => {
+        const surcharge = cardSurcharge(net, { percent, fixed });
+        expect(Number.isInteger(surcharge)).toBe(true);
         expect(surcharge).toBeGreaterThanOrEqual(0);
-        if (net === 0) expect(surcharge).toBe(0);
-        // fee on the total charged, in exact integer arithmetic: rate·(net+s) + fixed ≥ s
-        expect(hundredths * (net + surcharge) + fixed * 10_000).toBeGreaterThanOrEqual(surcharge * 10_000);
+        if (net === 0) {
+          expect(surcharge).toBe(0);
+          return;
+        }
+        // The fee on an amount A is A·p/1 000 000 + fixed (p = rate in millionths); compared exactly, scaled by 1 000 000.
+        const feeScaled = (charged: number) => BigInt(charged) * BigInt(tenThousandths) + BigInt(fixed) * 1_000_000n;
+        expect(BigInt(surcharge) * 1_000_000n <= feeScaled(net + surcharge)).toBe(true);
+        expect(BigInt(surcharge + 1) * 1_000_000n > feeScaled(net + surcharge + 1)).toBe(true);
       }),
-      { numRuns: 1000 },
+      { numRuns: 2000 },
     );
   });
 });
@@ -134,6 +141,14 @@ describe('pricing examples', () => {
     const priced = priceRegistration(camp, { attendees: [{ name: 'A', tier: 'adult' }], family: false }, { cardFee: fee });
     expect(priced.lines.at(-1)).toEqual({ label: 'Card processing fee', amount: 238, kind: 'fee' });
     expect(priced.total).toBe(12238);
+  });
+
+  it('a rate with three decimals is used exactly, not rounded: 1.755% + 30 on 199 855 is 3 600 (the fee on 203 455 is 3 600.63)', () => {
+    expect(cardSurcharge(199_855, { percent: 1.755, fixed: 30 })).toBe(3600);
+  });
+
+  it('a rate with more than 4 decimals is refused by name rather than rounded', () => {
+    expect(() => cardSurcharge(1000, { percent: 1.23456, fixed: 0 })).toThrow(/cardFee\.percent|4 decimals/);
   });
 
   it('is exact for a zero-decimal currency (amounts are whole yen)', () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
+import { PAYLOAD_KEPT_AFTER_EXPIRY_MS } from '../../src/payments/staging.js';
 import { setSetting } from '../../src/settings.js';
 import { ROOT } from '../support/cli.js';
 import { createTestContext } from '../support/context.js';
@@ -124,13 +125,13 @@ describe('completions the staging row alone does not explain', () => {
     expect(await tdb.db('registrations').where({ event_id: event.id, status: 'PAID' })).toHaveLength(1);
   });
 
-  it('a payment that completes after the sweep expired its checkout ends UNFULFILLED with an alert', async () => {
+  it('a payment that completes after the sweep scrubbed its expired checkout ends UNFULFILLED with an alert', async () => {
     const clock = new FixedClock(NOW);
     const sweepCtx = createTestContext({ db: tdb.db, env: PAYMENTS_ENV, clock });
     const { event, staged } = await stage();
-    clock.advance(60 * 60_000);
+    clock.advance(PAYLOAD_KEPT_AFTER_EXPIRY_MS + 60 * 60_000);
     await sweepExpiredCheckouts(sweepCtx, { trigger: 'cli' });
-    expect((await staging(staged.checkoutId)).status).toBe('EXPIRED');
+    expect(await staging(staged.checkoutId)).toMatchObject({ status: 'EXPIRED', payload_enc: null });
 
     const response = await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount }));
 

@@ -123,7 +123,7 @@ describe('CheckoutSession transitions driven by the webhook', () => {
     expect(await registrationsOf(event.id)).toHaveLength(0);
   });
 
-  it('CheckoutSession OPEN → EXPIRED on sweep-checkouts once the expiry passed; an unpaid completion’s extended expiry keeps it OPEN', async () => {
+  it('CheckoutSession OPEN → EXPIRED on sweep-checkouts once the expiry passed (payload kept for a late payment); an unpaid completion’s extended expiry keeps it OPEN', async () => {
     const clock = new FixedClock(NOW);
     const sweepCtx = createTestContext({ db: tdb.db, env: PAYMENTS_ENV, clock });
     const event = await insertEvent(tdb.db, { online_payment: true });
@@ -134,7 +134,9 @@ describe('CheckoutSession transitions driven by the webhook', () => {
     clock.advance(2 * 60 * 60_000);
     await sweepExpiredCheckouts(sweepCtx, { trigger: 'cli' });
 
-    expect(await staging(abandoned.checkoutId)).toMatchObject({ status: 'EXPIRED', payload_enc: null });
+    const expired = await staging(abandoned.checkoutId);
+    expect(expired).toMatchObject({ status: 'EXPIRED', scrubbed_at: null });
+    expect(expired.payload_enc).not.toBeNull();
     const kept = await staging(settling.checkoutId);
     expect(kept.status).toBe('OPEN');
     expect(kept.payload_enc).not.toBeNull();
@@ -184,7 +186,7 @@ describe('CheckoutSession transitions driven by the webhook', () => {
       expect(await alertsFor(staged.checkoutId)).toEqual([expect.objectContaining({ kind: 'event_deleted' })]);
     });
 
-    it('genuine duplicate charge: pay-now completion for a registration no longer PENDING', async () => {
+    it('registration paid twice: pay-now completion for a registration already PAID', async () => {
       const event = await insertEvent(tdb.db, { online_payment: true });
       const registration = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', payment_method: 'bank' });
       const first = await stagePayNowCheckout(ctx, event.id, { id: registration.id, net: 12000 });
@@ -195,9 +197,9 @@ describe('CheckoutSession transitions driven by the webhook', () => {
       const response = await deliver('checkout.session.completed', completedSession({ ...second, amountTotal: 12000 }));
 
       expect(response).toEqual({ status: 200, body: { received: true, outcome: 'unfulfilled' } });
-      expect(await staging(second.checkoutId)).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'duplicate_charge' });
+      expect(await staging(second.checkoutId)).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'paid_twice' });
       expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'PAID', payment_intent_id: firstPi });
-      expect(await alertsFor(second.checkoutId)).toEqual([expect.objectContaining({ kind: 'duplicate_charge' })]);
+      expect(await alertsFor(second.checkoutId)).toEqual([expect.objectContaining({ kind: 'paid_twice' })]);
     });
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
-import { runWebhookStorm, type StormReport } from '../../soak/cases/webhook-storm.js';
+import { OUTAGE_MS, runWebhookStorm, type StormReport } from '../../soak/cases/webhook-storm.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 
@@ -13,19 +13,24 @@ let report: StormReport;
 
 beforeAll(async () => {
   harness = await startPaymentsHarness();
-  report = await runWebhookStorm(harness, { sessions: 50, deliveries: 300, events: 12, concurrency: 16, seed: SEED });
+  report = await runWebhookStorm(harness, { sessions: 50, deliveries: 300, events: 12, concurrency: 16, seed: SEED, outageMs: OUTAGE_MS });
 }, 60_000);
 afterAll(async () => {
   await harness.close();
 });
 
-describe('webhook storm: 50 staged checkouts, 300 shuffled concurrent deliveries with redeliveries, refunds and disputes', () => {
+describe('webhook storm: 50 staged checkouts, 300 shuffled concurrent deliveries with redeliveries, refunds, disputes and an outage window', () => {
   it('exercises every scenario through the real server', () => {
     expect(report.sessions.length).toBe(50);
     expect(report.deliveries).toBe(300);
     expect(report.redeliveries).toBeGreaterThan(100);
     expect(new Set(report.sessions.map((s) => s.scenario)).size).toBeGreaterThanOrEqual(7);
     expect(report.sessions.some((s) => s.payNowRegistrationId)).toBe(true);
+  });
+
+  it('a 3-hour webhook outage holds back a third of the deliveries; checkouts the sweep expired meanwhile still complete when the payment arrives late', () => {
+    expect(report.withheld).toBe(100);
+    expect(report.lateCompleted, `seed ${report.seed}`).toBeGreaterThan(0);
   });
 
   it('answers every signed delivery 200 and records each event id once', () => {

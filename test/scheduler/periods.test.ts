@@ -120,6 +120,23 @@ describe('error-issues: once per ISO week from Monday 09:00', () => {
   });
 });
 
+describe('reconcile (hourly)', () => {
+  const withPayments = testConfig({ APP_TIMEZONE: 'Australia/Sydney', PSP_SECRET_KEY: 'sk_test_x', PSP_WEBHOOK_SECRET: 'whsec_x' });
+
+  it('is due in every hour, keyed by the hour start in UTC', () => {
+    expect(dueKey('reconcile', '2026-11-22T10:00:00Z', withPayments)).toBe('reconcile:2026-11-22T10Z');
+    expect(dueKey('reconcile', '2026-11-22T10:59:59Z', withPayments)).toBe('reconcile:2026-11-22T10Z');
+    expect(dueKey('reconcile', '2026-11-22T11:00:00Z', withPayments)).toBe('reconcile:2026-11-22T11Z');
+    expect(periodAt(withPayments, 'reconcile', at('2026-11-22T10:20:00Z'))).toMatchObject({ kind: 'hour', closesAt: at('2026-11-22T11:00:00Z') });
+  });
+
+  it('is never due without card payments configured, and says why', () => {
+    expect(dueKey('reconcile', '2026-11-22T10:00:00Z', defaults)).toBeUndefined();
+    const next = nextDueTimes(defaults, at('2026-11-22T10:10:00Z')).find((entry) => entry.job === 'reconcile');
+    expect(next).toEqual({ job: 'reconcile', enabled: false, reason: 'PSP_SECRET_KEY and PSP_WEBHOOK_SECRET are not set' });
+  });
+});
+
 describe('nextDueTimes for eventops status', () => {
   const byJob = (entries: ReturnType<typeof nextDueTimes>) => Object.fromEntries(entries.map((entry) => [entry.job, entry]));
 

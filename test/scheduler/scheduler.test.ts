@@ -53,6 +53,28 @@ describe('clearance digest catch-up window', () => {
   });
 });
 
+describe('reconcile with the card provider', () => {
+  const WITH_PAYMENTS = { APP_TIMEZONE: SYDNEY, PSP_SECRET_KEY: 'sk_test_scheduler', PSP_WEBHOOK_SECRET: 'whsec_scheduler' };
+
+  it('runs once in every hour when card payments are configured; a run that leaves a difference is tried again 30 minutes later', async () => {
+    const clock = new FixedClock(sydney('2026-11-22T10:00:00'));
+    const recorder = recordingRunJob(clock, (job, calls) => (job === 'reconcile' && calls === 1 ? 'partial' : 'ok'));
+    const scheduler = createScheduler({ ctx: schedulerContext(tdb.db, clock, WITH_PAYMENTS), runJob: recorder.runJob });
+    await runUntil([scheduler], clock, '2026-11-22T13:00:00');
+    expect(localTimes(recorder.of('reconcile'))).toEqual(['2026-11-22 10:00 Sun', '2026-11-22 11:00 Sun', '2026-11-22 11:30 Sun', '2026-11-22 12:00 Sun']);
+    expect(await periodRow(tdb.db, 'reconcile:2026-11-21T23Z')).toMatchObject({ attempts: 1 });
+    expect(await periodRow(tdb.db, 'reconcile:2026-11-22T00Z')).toMatchObject({ attempts: 2 });
+  });
+
+  it('never runs without card payments configured', async () => {
+    const clock = new FixedClock(sydney('2026-11-22T10:00:00'));
+    const recorder = recordingRunJob(clock);
+    const scheduler = createScheduler({ ctx: schedulerContext(tdb.db, clock, { APP_TIMEZONE: SYDNEY }), runJob: recorder.runJob });
+    await runUntil([scheduler], clock, '2026-11-22T12:00:00');
+    expect(recorder.of('reconcile')).toEqual([]);
+  });
+});
+
 describe('retries of a period job that does not fully succeed', () => {
   it('retries a partial run 30 minutes later, at most 3 attempts in the period, then not again until the next period', async () => {
     const clock = new FixedClock(sydney('2026-11-22T06:00:00'));

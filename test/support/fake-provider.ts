@@ -5,6 +5,7 @@ import {
   buildCharge,
   buildCheckoutSession,
   buildDispute,
+  buildPaymentIntent,
   buildProviderEvent,
   providerFixture,
   providerId,
@@ -14,8 +15,12 @@ import {
 /**
  * A local stand-in for the card payment provider that speaks its wire format
  * for what eventops uses: form-encoded POST /v1/checkout/sessions (nested keys
- * as the `stripe` package sends them), GET and expire of a session, bearer
- * secret key, Idempotency-Key replay, provider-shaped JSON objects and errors.
+ * as the `stripe` package sends them), GET and expire of a session, the session
+ * list (created[gte], limit, starting_after, has_more, newest first, and
+ * expand[] of data.payment_intent and data.payment_intent.latest_charge), GET of
+ * a PaymentIntent (expand[]=latest_charge) whose latest charge shows the
+ * refunds and disputes made so far, bearer secret key, Idempotency-Key replay,
+ * provider-shaped JSON objects and errors.
  * Any /v1/refunds call is refused and recorded: eventops never refunds.
  * Its hosted page /pay/:id has a Pay button that completes the session, sends
  * the signed checkout.session.completed to the webhook URL and redirects (303)
@@ -76,6 +81,10 @@ export interface FakeProvider {
   deliveries: WebhookDelivery[];
   /** The authorised POST /v1/checkout/sessions calls. */
   sessionCreateCalls(): FakeProviderRequest[];
+  /** The authorised GET /v1/checkout/sessions (list) calls, one per page. */
+  sessionListCalls(): FakeProviderRequest[];
+  /** The authorised POST /v1/checkout/sessions/:id/expire calls. */
+  sessionExpireCalls(): FakeProviderRequest[];
   /** PSP_* variables that point the application at this provider. */
   configEnv(): Record<string, string>;
   setWebhookUrl(url: string): void;
@@ -98,6 +107,16 @@ export interface FakeProvider {
   deliver(type: string, session: string | ProviderObject, overrides?: ProviderObject, options?: DeliverOptions): Promise<DeliveryResult>;
   /** Signs and posts an already built event (a redelivery sends the same event again). */
   deliverEvent(event: ProviderObject, options?: DeliverOptions): Promise<DeliveryResult>;
+  /**
+   * A webhook outage: while on, the events the hosted page would deliver are
+   * kept instead (the provider retries for up to 3 days); deliverWithheld()
+   * sends them once it is over.
+   */
+  setWebhookOutage(on: boolean): void;
+  /** Events kept during an outage, oldest first. */
+  withheld: ProviderObject[];
+  /** Ends the outage and delivers every kept event, in order. */
+  deliverWithheld(): Promise<DeliveryResult[]>;
   close(): Promise<void>;
 }
 
@@ -105,7 +124,7 @@ export interface FakeProviderOptions {
   webhookSecret: string;
   webhookUrl?: string;
   secretKey?: string;
-  /** When given, expires_at must lie 30 minutes to 24 hours after this time, as the provider demands. */
+  /** When given, sessions are created at this time and expires_at must lie 30 minutes to 24 hours after it, as the provider demands. */
   now?: () => Date;
 }
 
@@ -124,12 +143,17 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   const sessions = new Map<string, ProviderObject>();
   const paymentIntentMetadata = new Map<string, Record<string, string>>();
   const chargeOfIntent = new Map<string, string>();
+  /** What has happened to each PaymentIntent's charge at the provider (refunded amount, disputed), whether delivered or not. */
+  const chargeHistory = new Map<string, { amountRefunded: number; disputed: boolean }>();
+  const createdAt = () => Math.floor((options.now?.() ?? new Date()).getTime() / 1000);
   const requests: FakeProviderRequest[] = [];
   const refundCalls: FakeProviderRequest[] = [];
   const deliveries: WebhookDelivery[] = [];
   const idempotent = new Map<string, { rawBody: string; status: number; body: unknown }>();
   const failures: number[] = [];
   let webhookUrl = options.webhookUrl;
+  let webhookOutage = false;
+  const withheld: ProviderObject[] = [];
   let apiBase = '';
 
   function createSession(body: Record<string, unknown>): ProviderObject {
@@ -171,6 +195,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     const id = providerId('cs_test');
     const session = buildCheckoutSession({
       id,
+      created: createdAt(),
       url: `${apiBase}/pay/${id}`,
       amount_subtotal: total,
       amount_total: total,
@@ -278,6 +303,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
           metadata: intentMetadataOf(session),
           ...overrides,
         });
+        recordCharge(paymentIntent, { amountRefunded: object.amount_refunded as number });
         break;
       }
       case 'charge.dispute.created': {
@@ -290,12 +316,102 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
           payment_intent: paymentIntent,
           ...overrides,
         });
+        recordCharge(paymentIntent, { disputed: true });
         break;
       }
       default:
         object = { ...existingSession(sessionId), ...overrides };
     }
     return buildProviderEvent(type, object, eventOverrides);
+  }
+
+  function recordCharge(paymentIntent: string, change: Partial<{ amountRefunded: number; disputed: boolean }>): void {
+    const before = chargeHistory.get(paymentIntent) ?? { amountRefunded: 0, disputed: false };
+    chargeHistory.set(paymentIntent, {
+      amountRefunded: Math.max(before.amountRefunded, change.amountRefunded ?? 0),
+      disputed: before.disputed || (change.disputed ?? false),
+    });
+  }
+
+  function sessionOfIntent(paymentIntent: string): ProviderObject | undefined {
+    return [...sessions.values()].find((session) => session.payment_intent === paymentIntent);
+  }
+
+  /** The latest (only) charge of a paid session's PaymentIntent, showing the refunds and disputes made so far. */
+  function latestChargeOf(session: ProviderObject): ProviderObject {
+    const paymentIntent = session.payment_intent as string;
+    const amount = session.amount_total as number;
+    const history = chargeHistory.get(paymentIntent) ?? { amountRefunded: 0, disputed: false };
+    const chargeId = chargeIdFor(paymentIntent);
+    return buildCharge({
+      id: chargeId,
+      amount,
+      amount_captured: amount,
+      amount_refunded: history.amountRefunded,
+      refunded: history.amountRefunded >= amount,
+      disputed: history.disputed,
+      currency: session.currency,
+      payment_intent: paymentIntent,
+      metadata: intentMetadataOf(session),
+      refunds: {
+        object: 'list',
+        data: history.amountRefunded > 0 ? [{ ...providerFixture('refund'), id: providerId('re_test'), amount: history.amountRefunded, charge: chargeId, payment_intent: paymentIntent, status: 'succeeded' }] : [],
+        has_more: false,
+        url: `/v1/charges/${chargeId}/refunds`,
+      },
+    });
+  }
+
+  function paymentIntentOf(session: ProviderObject, expandCharge: boolean): ProviderObject {
+    const paymentIntent = session.payment_intent as string;
+    const amount = session.amount_total as number;
+    const paid = session.payment_status === 'paid';
+    return buildPaymentIntent({
+      id: paymentIntent,
+      amount,
+      amount_received: paid ? amount : 0,
+      currency: session.currency,
+      status: paid ? 'succeeded' : 'processing',
+      canceled_at: null,
+      last_payment_error: null,
+      next_action: null,
+      metadata: intentMetadataOf(session),
+      latest_charge: paid ? (expandCharge ? latestChargeOf(session) : chargeIdFor(paymentIntent)) : null,
+    });
+  }
+
+  /** GET /v1/checkout/sessions: newest first, `limit` per page (default 10, at most 100), after `starting_after`. */
+  function listSessions(query: Record<string, unknown>): ProviderObject {
+    const limit = query.limit === undefined ? 10 : integer(query.limit, 'limit');
+    if (limit < 1 || limit > 100) invalid('limit', 'limit must be between 1 and 100');
+    const created = asRecord(query.created);
+    const gte = created.gte === undefined ? undefined : integer(created.gte, 'created[gte]');
+    const expand = Array.isArray(query.expand) ? query.expand.map(String) : typeof query.expand === 'string' ? [query.expand] : [];
+    for (const path of expand) {
+      if (path !== 'data.payment_intent' && path !== 'data.payment_intent.latest_charge') invalid('expand', `This property cannot be expanded (${path}).`);
+    }
+    const ordered = [...sessions.values()].reverse().sort((a, b) => (b.created as number) - (a.created as number));
+    const matching = ordered.filter((session) => gte === undefined || (session.created as number) >= gte);
+    let start = 0;
+    if (typeof query.starting_after === 'string') {
+      const index = matching.findIndex((session) => session.id === query.starting_after);
+      if (index < 0) invalid('starting_after', `No such checkout.session: '${query.starting_after}'`);
+      start = index + 1;
+    }
+    const page = matching.slice(start, start + limit).map((session) => {
+      if (expand.length === 0 || typeof session.payment_intent !== 'string') return session;
+      return { ...session, payment_intent: paymentIntentOf(session, expand.includes('data.payment_intent.latest_charge')) };
+    });
+    return { object: 'list', data: page, has_more: start + limit < matching.length, url: '/v1/checkout/sessions' };
+  }
+
+  function retrievePaymentIntent(id: string, query: Record<string, unknown>): ProviderObject {
+    const session = sessionOfIntent(id);
+    if (!session) {
+      throw new ProviderHttpError(404, { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment_intent: '${id}'`, param: 'intent' });
+    }
+    const expand = Array.isArray(query.expand) ? query.expand.map(String) : [];
+    return paymentIntentOf(session, expand.includes('latest_charge'));
   }
 
   function paidSession(sessionId: string): ProviderObject {
@@ -358,6 +474,9 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
 
   function route(method: string, path: string, body: Record<string, unknown>): { status: number; body: unknown } {
     if (method === 'POST' && path === '/v1/checkout/sessions') return { status: 200, body: createSession(body) };
+    if (method === 'GET' && path === '/v1/checkout/sessions') return { status: 200, body: listSessions(body) };
+    const intent = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
+    if (method === 'GET' && intent) return { status: 200, body: retrievePaymentIntent(decodeURIComponent(intent[1] as string), body) };
     const get = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
     if (method === 'GET' && get) return { status: 200, body: existingSession(decodeURIComponent(get[1] as string)) };
     const expire = /^\/v1\/checkout\/sessions\/([^/]+)\/expire$/.exec(path);
@@ -375,7 +494,9 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     if (session.status === 'expired') return sendHtml(res, 410, '<h1>This checkout session has expired</h1>');
     if (session.status === 'open') {
       completeSession(sessionId);
-      if (webhookUrl) await deliverEvent(buildProviderEvent('checkout.session.completed', existingSession(sessionId)));
+      const completed = buildProviderEvent('checkout.session.completed', existingSession(sessionId));
+      if (webhookOutage) withheld.push(completed);
+      else if (webhookUrl) await deliverEvent(completed);
     }
     const successUrl = String(session.success_url).replace('{CHECKOUT_SESSION_ID}', sessionId);
     res.writeHead(303, { location: successUrl });
@@ -426,6 +547,8 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     refundCalls,
     deliveries,
     sessionCreateCalls: () => requests.filter((r) => r.authorized && r.method === 'POST' && r.path === '/v1/checkout/sessions'),
+    sessionListCalls: () => requests.filter((r) => r.authorized && r.method === 'GET' && r.path === '/v1/checkout/sessions'),
+    sessionExpireCalls: () => requests.filter((r) => r.authorized && r.method === 'POST' && /^\/v1\/checkout\/sessions\/[^/]+\/expire$/.test(r.path)),
     configEnv: () => ({ PSP_SECRET_KEY: secretKey, PSP_WEBHOOK_SECRET: options.webhookSecret, PSP_API_BASE: apiBase }),
     setWebhookUrl(url) {
       webhookUrl = url;
@@ -439,6 +562,16 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       return deliverEvent(buildEvent(type, session, overrides, deliverOptions?.event), deliverOptions);
     },
     deliverEvent,
+    setWebhookOutage(on) {
+      webhookOutage = on;
+    },
+    withheld,
+    async deliverWithheld() {
+      webhookOutage = false;
+      const results: DeliveryResult[] = [];
+      for (const event of withheld.splice(0)) results.push(await deliverEvent(event));
+      return results;
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -1,4 +1,5 @@
 import type { Db } from '../../src/db/connect.js';
+import { registrationToken } from '../../src/payments/links.js';
 
 /**
  * The promises card payments keep under any order of events, checked in the
@@ -9,7 +10,11 @@ import type { Db } from '../../src/db/connect.js';
  * - every charged session is COMPLETED with a PAID or CANCELLED registration,
  *   or UNFULFILLED with exactly one alert of its reason; no UNFULFILLED row
  *   lacks its alert;
- * - only OPEN rows keep a staged payload or nothing at all: an EXPIRED row is scrubbed;
+ * - a staged payload outlives its checkout only while a late payment may still
+ *   be honoured: COMPLETED rows hold none, and an EXPIRED row none once scrubbed
+ *   (72 hours after expiry, or when the provider confirmed it unpaid);
+ * - with `pages`: no registration offers pay-now (nor says nothing was charged)
+ *   while a card payment for it may still be confirmed;
  * - a refund or dispute that arrived before its payment is never left waiting once
  *   that payment has been handled (registered, or kept UNFULFILLED);
  * - zero calls to the provider's refund interface.
@@ -20,6 +25,8 @@ export interface InvariantOptions {
   charged?: Iterable<string>;
   /** The fake provider's refund calls; eventops must never make one. */
   refundCalls?: readonly unknown[];
+  /** The running server and AUTH_SECRET: the registration pages of payments in flight are fetched and checked. */
+  pages?: { baseUrl: string; authSecret: string };
 }
 
 export interface InvariantViolation {
@@ -36,6 +43,8 @@ interface CheckoutRow {
   provider_session_id: string | null;
   payment_intent_id: string | null;
   unfulfilled_reason: string | null;
+  scrubbed_at: Date | null;
+  unpaid_confirmed_at: Date | null;
 }
 
 interface RegistrationRow {
@@ -58,6 +67,8 @@ export async function checkInvariants(db: Db, options: InvariantOptions = {}): P
     'provider_session_id',
     'payment_intent_id',
     'unfulfilled_reason',
+    'scrubbed_at',
+    'unpaid_confirmed_at',
   );
   const registrations = new Map(
     (await db('registrations').select<RegistrationRow[]>('id', 'status', 'payment_method', 'payment_intent_id')).map((r) => [r.id, r]),
@@ -125,7 +136,12 @@ export async function checkInvariants(db: Db, options: InvariantOptions = {}): P
 
   // Staged data lives only as long as it is needed.
   for (const row of checkouts) {
-    if (row.status === 'EXPIRED' && row.payload_enc !== null) violate('payload_scrubbed', `EXPIRED checkout ${row.id} still holds its payload`);
+    if (row.status === 'EXPIRED' && row.scrubbed_at !== null && row.payload_enc !== null) {
+      violate('payload_scrubbed', `EXPIRED checkout ${row.id} was scrubbed but still holds its payload`);
+    }
+    if (row.unpaid_confirmed_at !== null && (row.status !== 'EXPIRED' || row.scrubbed_at === null)) {
+      violate('payload_scrubbed', `checkout ${row.id} confirmed unpaid is ${row.status}${row.scrubbed_at ? '' : ' and not scrubbed'}`);
+    }
     if (row.status === 'COMPLETED' && row.payload_enc !== null) violate('payload_scrubbed', `COMPLETED checkout ${row.id} still holds its payload`);
   }
 
@@ -135,6 +151,19 @@ export async function checkInvariants(db: Db, options: InvariantOptions = {}): P
     const handled = checkouts.find((c) => c.payment_intent_id === reversal.payment_intent_id && (c.status === 'COMPLETED' || c.status === 'UNFULFILLED'));
     if (handled) {
       violate('reversal_not_forgotten', `a ${reversal.kind} of ${reversal.payment_intent_id} still waits although its checkout ${handled.id} is ${handled.status}`);
+    }
+  }
+
+  if (options.pages) {
+    const inFlight = checkouts.filter((c) => c.registration_id && (c.status === 'OPEN' || (c.status === 'EXPIRED' && c.scrubbed_at === null)));
+    const pendingIds = new Set(inFlight.map((c) => c.registration_id as string).filter((id) => registrations.get(id)?.status === 'PENDING'));
+    for (const registrationId of pendingIds) {
+      const token = registrationToken(options.pages.authSecret, registrationId);
+      const response = await fetch(`${options.pages.baseUrl}/registrations/${registrationId}?token=${token}`);
+      const html = await response.text();
+      if (response.status !== 200) violate('no_pay_now_in_flight', `registration ${registrationId} page answered ${response.status}`);
+      if (html.includes('id="pay-now"')) violate('no_pay_now_in_flight', `registration ${registrationId} offers pay-now while a card payment for it may still be confirmed`);
+      if (html.includes('nothing was charged')) violate('no_pay_now_in_flight', `registration ${registrationId} says nothing was charged while a card payment may still be confirmed`);
     }
   }
 

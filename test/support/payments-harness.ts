@@ -57,8 +57,9 @@ export function captureLogger(level = 'debug'): { logger: Logger; logs: LogCaptu
 
 export async function startPaymentsHarness(options: PaymentsHarnessOptions = {}): Promise<PaymentsHarness> {
   const tdb = await createTestDatabase();
-  const provider = await startFakeProvider({ webhookSecret: TEST_WEBHOOK_SECRET });
   const clock = new FixedClock(options.now ?? new Date('2026-11-22T00:00:00Z'));
+  // The provider lives on the same clock, so its sessions' creation times fall in reconcile's window as ours do.
+  const provider = await startFakeProvider({ webhookSecret: TEST_WEBHOOK_SECRET, now: () => clock.now() });
   const capture = options.captureLogs ? captureLogger() : undefined;
   const ctx = createTestContext({
     db: tdb.db,

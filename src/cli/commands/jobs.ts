@@ -35,9 +35,9 @@ const JOBS: JobCommandSpec[] = [
   },
   {
     name: 'sweep-checkouts',
-    description: 'expire OPEN checkout sessions past their expiry and scrub their staged payload (suggested: hourly)',
+    description: 'expire OPEN checkout sessions past their expiry; scrub staged payloads kept 72 hours past expiry (suggested: hourly)',
     example: 'eventops sweep-checkouts --json',
-    describe: (s) => `sweep-checkouts: ${s.outcome}, expired ${String(s.expired)}`,
+    describe: (s) => `sweep-checkouts: ${s.outcome}, expired ${String(s.expired)}, scrubbed ${String(s.scrubbed)}`,
   },
   {
     name: 'send-celebrations',

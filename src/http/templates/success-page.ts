@@ -5,9 +5,15 @@ export interface SuccessPageData {
   eventTitle: string;
   eventHref: string;
   paid: boolean;
+  /** Paid, then fully refunded or disputed: the registration was cancelled. */
+  cancelled: boolean;
+  /** No confirmation yet, and one may still come. */
   processing: boolean;
   unfulfilled: boolean;
+  /** The provider confirmed that nothing was charged. */
   notCompleted: boolean;
+  /** No confirmation came within the provider's redelivery window, and none was asked for. */
+  unconfirmed: boolean;
   lines?: LineView[];
   total?: string;
   registrationHref?: string;
@@ -32,9 +38,19 @@ export const successPage = definePage<SuccessPageData>(`
   {{/if}}
   {{#if registrationHref}}<p><a href="{{registrationHref}}">View your registration</a></p>{{/if}}
 {{/if}}
+{{#if cancelled}}
+  <h1>Payment refunded: registration cancelled</h1>
+  <p>Your card payment for <a href="{{eventHref}}">{{eventTitle}}</a> was refunded or disputed, so this registration was cancelled and its places released.</p>
+  {{#if registrationHref}}<p><a href="{{registrationHref}}">View your registration</a></p>{{/if}}
+{{/if}}
 {{#if processing}}
   <h1>Processing your payment…</h1>
-  <p>We are waiting for the card payment provider to confirm your payment for {{eventTitle}}. This page refreshes itself; it usually takes a few seconds.</p>
+  <p>We are waiting for the card payment provider to confirm your payment for {{eventTitle}}. We will email you as soon as your card payment is confirmed; if you were charged you do not need to pay again.</p>
+  <p class="muted">This page refreshes itself; it usually takes a few seconds.</p>
+{{/if}}
+{{#if unconfirmed}}
+  <h1>We have no confirmation of this payment</h1>
+  <p>The card payment provider never confirmed a payment for {{eventTitle}}. If your card was charged, please do not pay again: reply to any email from the church, or contact the church, and it will be sorted out.</p>
 {{/if}}
 {{#if unfulfilled}}
   <h1>Payment received: we will follow up</h1>

@@ -8,11 +8,12 @@ import { renderReceipt } from '../receipts.js';
 import { insertRegistration, lockEventForCompletion, type CompletionLock } from '../registrations.js';
 import { decryptStagedRegistration, type StagedRegistration } from '../staging.js';
 import type { WebhookAction } from './map.js';
-import { findStagingRow, lockPaymentIntent, type StagingRow, type WebhookContext } from './staging-rows.js';
+import { findStagingRow, lockPaymentIntent, mayStillBePaid, type StagingRow, type WebhookContext } from './staging-rows.js';
 
 /**
  * A paid checkout (checkout.session.completed with payment settled, or
- * async_payment_succeeded): claim the staging row OPEN → COMPLETED atomically,
+ * async_payment_succeeded, or reconcile finding it paid): claim the staging row
+ * (OPEN, or EXPIRED with its payload kept) → COMPLETED atomically,
  * check everything that could make the registration wrong, then create it PAID
  * (or flip the pay-now registration PENDING → PAID) and queue the receipt. Any
  * failed check ends UNFULFILLED with an alert; the money is never refunded here.
@@ -32,7 +33,7 @@ interface RegistrationRow {
 }
 
 interface Failure {
-  kind: Extract<AlertKind, 'sold_out' | 'event_deleted' | 'amount_mismatch' | 'duplicate_charge'>;
+  kind: Extract<AlertKind, 'sold_out' | 'event_deleted' | 'amount_mismatch' | 'paid_twice' | 'registration_cancelled'>;
   reason: string;
 }
 
@@ -53,7 +54,9 @@ export async function completeCheckout(
     : undefined;
 
   const [claimed] = await trx('checkout_sessions')
-    .where({ id: staging.id, status: 'OPEN' })
+    .where({ id: staging.id })
+    // An expired checkout whose payload is kept is honoured as if paid on time, every check included.
+    .where(mayStillBePaid)
     .update({
       status: 'COMPLETED',
       completed_at: now,
@@ -184,10 +187,13 @@ function checkCompletion(
     return { kind: 'event_deleted', reason: 'the event was deleted while the payer was at the checkout' };
   }
   if (claimed.registration_id) {
+    if (registration?.status === 'PAID') {
+      return { kind: 'paid_twice', reason: 'paid with pay-now for a registration that was already PAID: it has now been paid twice' };
+    }
     if (!registration || registration.status !== 'PENDING') {
       return {
-        kind: 'duplicate_charge',
-        reason: `paid with pay-now for a registration that is ${registration?.status ?? 'missing'}, not PENDING: a second payment for it`,
+        kind: 'registration_cancelled',
+        reason: `paid with pay-now for a registration that is ${registration?.status ?? 'missing'}: nothing is owed for it`,
       };
     }
     return undefined;
@@ -236,7 +242,7 @@ async function applyPendingReversal(
   return true;
 }
 
-/** The row is no longer OPEN: a redelivery under a new event id (nothing to do), or paid after it expired. */
+/** The row can no longer be completed: a redelivery under a new event id (nothing to do), or paid after its payload was scrubbed. */
 async function lateCompletion(
   trx: Knex.Transaction,
   ctx: WebhookContext,

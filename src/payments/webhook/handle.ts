@@ -4,7 +4,7 @@ import { DELAYED_PAYMENT_EXTENSION_MS } from '../staging.js';
 import { completeCheckout, type CompletionOutcome } from './completion.js';
 import type { WebhookAction } from './map.js';
 import { alertPartialRefund, reversePayment, type ReversalOutcome } from './reversal.js';
-import { findStagingRow, type WebhookContext } from './staging-rows.js';
+import { findStagingRow, mayStillBePaid, type WebhookContext } from './staging-rows.js';
 
 export type { WebhookContext } from './staging-rows.js';
 
@@ -90,17 +90,27 @@ async function extendCheckout(
   return updated > 0 ? 'extended' : 'already_handled';
 }
 
-/** The delayed payment failed: nothing was charged, so no registration; the staged payload is scrubbed. */
-async function expireCheckout(
+/**
+ * The provider says the session ended unpaid (it expired, or its delayed payment
+ * failed): nothing was charged, so no registration; the staged payload is
+ * scrubbed at once and the row records the confirmation our pages rely on.
+ */
+export async function expireCheckout(
   trx: Knex.Transaction,
   ctx: WebhookContext,
   action: Extract<WebhookAction, { kind: 'expire' }>,
 ): Promise<WebhookOutcome> {
   const staging = await findStagingRow(trx, action.providerSessionId, action.ids);
   if (!staging) return 'unknown_checkout';
-  const now = ctx.clock.now();
+  const updated = await confirmUnpaid(trx, staging.id, ctx.clock.now());
+  return updated ? 'expired' : 'already_handled';
+}
+
+/** OPEN, or EXPIRED and kept → EXPIRED, scrubbed, confirmed unpaid by the provider. */
+export async function confirmUnpaid(trx: Knex, checkoutId: string, now: Date): Promise<boolean> {
   const updated = await trx('checkout_sessions')
-    .where({ id: staging.id, status: 'OPEN' })
-    .update({ status: 'EXPIRED', payload_enc: null, updated_at: now });
-  return updated > 0 ? 'expired' : 'already_handled';
+    .where({ id: checkoutId })
+    .where(mayStillBePaid)
+    .update({ status: 'EXPIRED', payload_enc: null, scrubbed_at: now, unpaid_confirmed_at: now, updated_at: now });
+  return updated > 0;
 }

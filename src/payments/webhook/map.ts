@@ -60,6 +60,7 @@ export const HANDLED_EVENT_TYPES = [
   'checkout.session.completed',
   'checkout.session.async_payment_succeeded',
   'checkout.session.async_payment_failed',
+  'checkout.session.expired',
   'charge.refunded',
   'charge.dispute.created',
 ] as const;
@@ -102,6 +103,7 @@ export function mapWebhookEvent(event: ProviderEvent): WebhookAction {
     case 'checkout.session.completed':
     case 'checkout.session.async_payment_succeeded':
     case 'checkout.session.async_payment_failed':
+    case 'checkout.session.expired':
       return mapSessionEvent(event.type, event.data.object);
     case 'charge.refunded':
       return mapRefund(event.data.object);
@@ -118,7 +120,7 @@ function mapSessionEvent(type: string, object: unknown): WebhookAction {
   const session = parsed.data;
   const base = { providerSessionId: session.id, ids: ourIds(session.metadata) };
   const paymentIntentId = session.payment_intent ?? null;
-  if (type === 'checkout.session.async_payment_failed') return { kind: 'expire', ...base };
+  if (type === 'checkout.session.async_payment_failed' || type === 'checkout.session.expired') return { kind: 'expire', ...base };
   // A completion with payment_status "unpaid" is a delayed method (e.g. direct debit) still settling.
   // "no_payment_required" is final, so it is completed and the amount check decides (we never open
   // a checkout for a free registration, so it ends UNFULFILLED with an alert rather than silently).

@@ -42,3 +42,12 @@ export async function findStagingRow(trx: Knex.Transaction, providerSessionId: s
 export async function lockPaymentIntent(trx: Knex.Transaction, paymentIntentId: string): Promise<void> {
   await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`payment_intent:${paymentIntentId}`]);
 }
+
+/**
+ * Checkouts a payment may still arrive for and be honoured: OPEN, or EXPIRED
+ * with the payload kept (within the provider's redelivery window and not
+ * confirmed unpaid). For `.where(mayStillBePaid)`.
+ */
+export function mayStillBePaid(query: Knex.QueryBuilder): void {
+  void query.where('status', 'OPEN').orWhere((expired) => expired.where('status', 'EXPIRED').whereNull('scrubbed_at'));
+}

@@ -1,0 +1,159 @@
+import { z } from 'zod';
+import type { OurIds } from '../webhook/map.js';
+import type { CheckoutStatus } from '../webhook/staging-rows.js';
+
+/**
+ * Our record of a checkout against the provider's, as a pure decision: what
+ * the provider says, what we hold, and the one action that makes them agree
+ * (decisions.md "Late payments and reconciliation").
+ */
+
+export type ReconcileAction =
+  /** Both sides agree. */
+  | 'none'
+  /** Paid at the provider, not completed here: the webhook's completion, as if delivered now. */
+  | 'complete'
+  /** Expired at the provider, still possibly in flight here: record it as confirmed unpaid. */
+  | 'confirm_unpaid'
+  /** Still open at the provider although our checkout expired: expire it there, then record it unpaid. */
+  | 'expire_at_provider'
+  /** Fully refunded or disputed at the provider, PAID here: the reversal webhook's handling. */
+  | 'reverse'
+  /** COMPLETED here, but the provider has no such session, another amount, or no payment: a person must look. */
+  | 'alert_mismatch';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const chargeSchema = z.object({
+  id: z.string(),
+  amount: z.number().int(),
+  amount_refunded: z.number().int(),
+  refunded: z.boolean().nullish(),
+  disputed: z.boolean().nullish(),
+});
+
+const paymentIntentSchema = z.union([
+  z.string().transform((id) => ({ id, charge: undefined })),
+  z.object({ id: z.string(), latest_charge: z.union([z.string(), chargeSchema]).nullish() }).transform((intent) => ({
+    id: intent.id,
+    charge: intent.latest_charge && typeof intent.latest_charge === 'object' ? intent.latest_charge : undefined,
+  })),
+]);
+
+const sessionSchema = z.object({
+  id: z.string(),
+  object: z.literal('checkout.session'),
+  status: z.string().nullish(),
+  payment_status: z.string(),
+  amount_total: z.number().int().nullish(),
+  currency: z.string().nullish(),
+  expires_at: z.number().int().nullish(),
+  payment_intent: paymentIntentSchema.nullish(),
+  metadata: z.record(z.string(), z.string()).nullish(),
+});
+
+export interface ProviderCharge {
+  id: string;
+  amount: number;
+  amountRefunded: number;
+  disputed: boolean;
+}
+
+/** A provider Checkout Session as reconcile reads it (the list's objects, PaymentIntent and latest charge expanded). */
+export interface ProviderSessionView {
+  id: string;
+  status: string | null;
+  paymentStatus: string;
+  amountTotal: number | null;
+  paymentIntentId: string | null;
+  ids: OurIds;
+  charge: ProviderCharge | undefined;
+  /** The object as listed, which the webhook's mapping reads as it reads a delivered session. */
+  raw: unknown;
+}
+
+export function parseProviderSession(object: unknown): ProviderSessionView | undefined {
+  const parsed = sessionSchema.safeParse(object);
+  if (!parsed.success) return undefined;
+  const session = parsed.data;
+  const ids: OurIds = {};
+  const checkoutId = session.metadata?.eventops_checkout_id;
+  const registrationId = session.metadata?.eventops_registration_id;
+  if (checkoutId && UUID.test(checkoutId)) ids.checkoutId = checkoutId;
+  if (registrationId && UUID.test(registrationId)) ids.registrationId = registrationId;
+  const charge = session.payment_intent?.charge;
+  return {
+    id: session.id,
+    status: session.status ?? null,
+    paymentStatus: session.payment_status,
+    amountTotal: session.amount_total ?? null,
+    paymentIntentId: session.payment_intent?.id ?? null,
+    ids,
+    charge: charge
+      ? { id: charge.id, amount: charge.amount, amountRefunded: charge.amount_refunded, disputed: charge.disputed === true }
+      : undefined,
+    raw: object,
+  };
+}
+
+/** Our side of one checkout: the staging row and the registration it made or pays. */
+export interface OurCheckoutView {
+  id: string;
+  status: CheckoutStatus;
+  expiresAt: Date;
+  /** The payload (or pay-now claim) is still kept: a payment may still be honoured. */
+  kept: boolean;
+  expectedMinor: number;
+  registrationStatus: 'PENDING' | 'PAID' | 'CANCELLED' | null;
+}
+
+export interface ReconcileDecision {
+  action: ReconcileAction;
+  /** Why, in a few words, for the table and the alert. */
+  why: string;
+  reversal?: 'refund' | 'dispute';
+}
+
+export function providerPaid(session: ProviderSessionView): boolean {
+  return session.paymentStatus === 'paid' && session.status === 'complete';
+}
+
+/** The reversal the provider's latest charge shows: a full refund or a dispute; a partial refund is the webhook's alert, not ours. */
+export function chargeReversal(charge: ProviderCharge | undefined): 'refund' | 'dispute' | undefined {
+  if (!charge) return undefined;
+  if (charge.disputed) return 'dispute';
+  if (charge.amountRefunded >= charge.amount && charge.amount > 0) return 'refund';
+  return undefined;
+}
+
+export function decide(session: ProviderSessionView | undefined, ours: OurCheckoutView | undefined, now: Date): ReconcileDecision {
+  if (!session) {
+    if (ours?.status === 'COMPLETED') return { action: 'alert_mismatch', why: 'completed here, but the provider has no such session' };
+    return { action: 'none', why: 'not at the provider' };
+  }
+  if (!ours) {
+    // Paid and carrying our id without a row: the completion raises unknown_checkout, as the webhook would.
+    if (providerPaid(session) && session.ids.checkoutId) return { action: 'complete', why: 'paid at the provider, no record here' };
+    return { action: 'none', why: 'not ours' };
+  }
+  const inFlight = ours.status === 'OPEN' || (ours.status === 'EXPIRED' && ours.kept);
+  if (providerPaid(session)) {
+    if (ours.status === 'OPEN' || ours.status === 'EXPIRED') return { action: 'complete', why: 'paid at the provider, not completed here' };
+    if (ours.status === 'COMPLETED' && session.amountTotal !== ours.expectedMinor) {
+      return { action: 'alert_mismatch', why: `charged ${String(session.amountTotal)} at the provider, ${ours.expectedMinor} here` };
+    }
+    const reversal = chargeReversal(session.charge);
+    if (reversal && ours.status === 'COMPLETED' && ours.registrationStatus === 'PAID') {
+      return { action: 'reverse', why: `${reversal === 'refund' ? 'refunded' : 'disputed'} at the provider, PAID here`, reversal };
+    }
+    return { action: 'none', why: 'paid on both sides' };
+  }
+  if (ours.status === 'COMPLETED') return { action: 'alert_mismatch', why: `completed here, ${session.status ?? '?'} and ${session.paymentStatus} at the provider` };
+  if (session.status === 'expired') {
+    return inFlight ? { action: 'confirm_unpaid', why: 'expired unpaid at the provider' } : { action: 'none', why: 'expired on both sides' };
+  }
+  if (session.status === 'open' && session.paymentStatus === 'unpaid' && inFlight && ours.expiresAt <= now) {
+    return { action: 'expire_at_provider', why: 'still open at the provider after our checkout expired' };
+  }
+  return { action: 'none', why: 'not settled yet' };
+}

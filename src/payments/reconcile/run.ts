@@ -1,0 +1,295 @@
+import type { AppContext } from '../../context.js';
+import { raiseOperationsAlert } from '../alerts.js';
+import { createProviderClient, providerErrorDetails, type ProviderClient } from '../provider.js';
+import { handleWebhookAction, type ActionableWebhookAction } from '../webhook/handle.js';
+import { mapWebhookEvent } from '../webhook/map.js';
+import type { CheckoutStatus } from '../webhook/staging-rows.js';
+import {
+  chargeReversal,
+  decide,
+  parseProviderSession,
+  providerPaid,
+  type OurCheckoutView,
+  type ProviderSessionView,
+  type ReconcileAction,
+} from './compare.js';
+
+/**
+ * eventops reconcile: the provider's Checkout Sessions created in the window
+ * (one list call per 100, through the client's auto-pagination, PaymentIntent
+ * and latest charge expanded) against our checkout rows. With `apply`, each
+ * difference is repaired by the code the webhook runs, under a synthetic event
+ * id so a second run, or the provider's own late delivery, changes nothing
+ * more. Its only writing call to the provider expires a session; it never refunds.
+ */
+
+export const DEFAULT_RECONCILE_WINDOW_MS = 72 * 60 * 60_000;
+const PAGE_SIZE = 100;
+
+export interface ReconcileRow {
+  session: string;
+  ours: string;
+  provider: string;
+  action: ReconcileAction;
+  why: string;
+  /** With apply: what was done (the webhook outcome, `alerted`, `alert already raised`, or the error). */
+  result?: string;
+  /** The difference is still there after this run. */
+  unresolved: boolean;
+}
+
+export interface ReconcileReport {
+  since: string;
+  applied: boolean;
+  /** Provider sessions listed in the window. */
+  listed: number;
+  rows: ReconcileRow[];
+  matched: number;
+  repaired: number;
+  unresolved: number;
+}
+
+interface OurRow {
+  id: string;
+  status: CheckoutStatus;
+  expires_at: Date;
+  created_at: Date;
+  scrubbed_at: Date | null;
+  unpaid_confirmed_at: Date | null;
+  net_minor: number;
+  surcharge_minor: number;
+  provider_session_id: string | null;
+  payment_intent_id: string | null;
+  registration_status: 'PENDING' | 'PAID' | 'CANCELLED' | null;
+}
+
+export async function reconcileWithProvider(ctx: AppContext, options: { sinceMs: number; apply: boolean }): Promise<ReconcileReport> {
+  const now = ctx.clock.now();
+  const since = new Date(now.getTime() - options.sinceMs);
+  const provider = await createProviderClient(ctx.config);
+  const sessions = await listProviderSessions(provider, since);
+  const ours = await loadOurCheckouts(ctx, sessions, since);
+
+  const rows: ReconcileRow[] = [];
+  const seen = new Set<string>();
+  for (const session of sessions) {
+    const row = ours.byProviderSession.get(session.id) ?? (session.ids.checkoutId ? ours.byId.get(session.ids.checkoutId) : undefined);
+    if (!row && !session.ids.checkoutId) continue; // another integration's session on the same account
+    if (row) seen.add(row.id);
+    rows.push(await reconcileOne(ctx, provider, session, row, options.apply));
+  }
+  for (const row of ours.completedInWindow) {
+    if (!seen.has(row.id)) rows.push(await reconcileOne(ctx, provider, undefined, row, options.apply));
+  }
+  const matched = rows.filter((row) => row.action === 'none').length;
+  const unresolved = rows.filter((row) => row.unresolved).length;
+  return {
+    since: since.toISOString(),
+    applied: options.apply,
+    listed: sessions.length,
+    rows,
+    matched,
+    repaired: rows.length - matched - unresolved,
+    unresolved,
+  };
+}
+
+async function listProviderSessions(provider: ProviderClient, since: Date): Promise<ProviderSessionView[]> {
+  const found: ProviderSessionView[] = [];
+  const pages = provider.checkout.sessions.list({
+    created: { gte: Math.floor(since.getTime() / 1000) },
+    limit: PAGE_SIZE,
+    expand: ['data.payment_intent.latest_charge'],
+  });
+  for await (const session of pages) {
+    const view = parseProviderSession(session);
+    if (view) found.push(view);
+  }
+  return found;
+}
+
+async function loadOurCheckouts(ctx: AppContext, sessions: ProviderSessionView[], since: Date) {
+  const select = (query: ReturnType<AppContext['db']>) =>
+    query
+      .leftJoin('registrations as r', (join) => {
+        join.on('r.id', 'c.registration_id').orOn('r.payment_intent_id', 'c.payment_intent_id');
+      })
+      .select<OurRow[]>(
+        'c.id',
+        'c.status',
+        'c.expires_at',
+        'c.created_at',
+        'c.scrubbed_at',
+        'c.unpaid_confirmed_at',
+        'c.net_minor',
+        'c.surcharge_minor',
+        'c.provider_session_id',
+        'c.payment_intent_id',
+        'r.status as registration_status',
+      );
+  const sessionIds = sessions.map((s) => s.id);
+  const checkoutIds = sessions.flatMap((s) => (s.ids.checkoutId ? [s.ids.checkoutId] : []));
+  const listed = await select(
+    ctx.db('checkout_sessions as c').where((q) => q.whereIn('c.provider_session_id', sessionIds).orWhereIn('c.id', checkoutIds)),
+  );
+  const completedInWindow = await select(ctx.db('checkout_sessions as c').where('c.status', 'COMPLETED').andWhere('c.created_at', '>=', since));
+  return {
+    byProviderSession: new Map(listed.filter((r) => r.provider_session_id).map((r) => [r.provider_session_id as string, r])),
+    byId: new Map(listed.map((r) => [r.id, r])),
+    completedInWindow,
+  };
+}
+
+function ourView(row: OurRow): OurCheckoutView {
+  return {
+    id: row.id,
+    status: row.status,
+    expiresAt: row.expires_at,
+    kept: row.scrubbed_at === null,
+    expectedMinor: row.net_minor + row.surcharge_minor,
+    registrationStatus: row.registration_status,
+  };
+}
+
+function describeOurs(row: OurRow | undefined): string {
+  if (!row) return 'missing';
+  const detail =
+    row.status === 'EXPIRED'
+      ? row.unpaid_confirmed_at
+        ? ' (confirmed unpaid)'
+        : row.scrubbed_at
+          ? ' (scrubbed)'
+          : ' (kept)'
+      : row.registration_status && row.status === 'COMPLETED'
+        ? `/${row.registration_status}`
+        : '';
+  return `${row.status}${detail}`;
+}
+
+function describeProvider(session: ProviderSessionView | undefined): string {
+  if (!session) return 'missing';
+  const reversal = session.charge?.disputed ? ', disputed' : session.charge && session.charge.amountRefunded > 0 ? `, refunded ${session.charge.amountRefunded}` : '';
+  return `${session.status ?? '?'}/${session.paymentStatus}${reversal}`;
+}
+
+async function reconcileOne(
+  ctx: AppContext,
+  provider: ProviderClient,
+  session: ProviderSessionView | undefined,
+  row: OurRow | undefined,
+  apply: boolean,
+): Promise<ReconcileRow> {
+  const decision = decide(session, row ? ourView(row) : undefined, ctx.clock.now());
+  const base = { session: session?.id ?? row?.provider_session_id ?? row?.id ?? '?', ours: describeOurs(row), provider: describeProvider(session), action: decision.action, why: decision.why };
+  if (decision.action === 'none') return { ...base, unresolved: false };
+  if (decision.action === 'alert_mismatch') {
+    const result = row ? await raiseMismatchOnce(ctx, row, session, decision.why, apply) : 'no row';
+    return { ...base, result, unresolved: result !== 'resolved by a person' };
+  }
+  if (!apply) return { ...base, unresolved: true };
+  try {
+    const result = await repair(ctx, provider, session as ProviderSessionView, row, decision.action, decision.reversal);
+    return { ...base, result, unresolved: false };
+  } catch (error) {
+    ctx.logger.error({ providerSessionId: base.session, action: decision.action, provider: providerErrorDetails(error) }, 'reconcile could not repair a checkout');
+    return { ...base, result: `failed: ${error instanceof Error ? error.message : String(error)}`, unresolved: true };
+  }
+}
+
+async function repair(
+  ctx: AppContext,
+  provider: ProviderClient,
+  session: ProviderSessionView,
+  row: OurRow | undefined,
+  action: Exclude<ReconcileAction, 'none' | 'alert_mismatch'>,
+  reversal: 'refund' | 'dispute' | undefined,
+): Promise<string> {
+  switch (action) {
+    case 'complete': {
+      const completed = await completeAsWebhook(ctx, session);
+      // A reversal that already happened at the provider follows the payment it reverses.
+      const late = providerPaid(session) ? chargeReversal(session.charge) : undefined;
+      if (late) await reverseAsWebhook(ctx, session, late);
+      return completed;
+    }
+    case 'reverse':
+      return reverseAsWebhook(ctx, session, reversal as 'refund' | 'dispute');
+    case 'expire_at_provider': {
+      const expired = await expireAtProvider(provider, session.id);
+      if (expired.status !== 'expired') return `not expired: the provider reports ${expired.status ?? '?'}/${expired.payment_status}; left for the next run`;
+      return confirmUnpaidAsWebhook(ctx, session, row);
+    }
+    case 'confirm_unpaid':
+      return confirmUnpaidAsWebhook(ctx, session, row);
+  }
+}
+
+/** The completion the webhook would have run, built from the session as the provider reports it now. */
+async function completeAsWebhook(ctx: AppContext, session: ProviderSessionView): Promise<string> {
+  const action = mapWebhookEvent({ id: `reconcile:${session.id}:paid`, type: 'checkout.session.completed', data: { object: session.raw } });
+  if (action.kind !== 'complete') return `not completed: ${action.kind}`;
+  return handleWebhookAction(ctx, { id: `reconcile:${session.id}:paid`, type: 'checkout.session.completed' }, action);
+}
+
+async function reverseAsWebhook(ctx: AppContext, session: ProviderSessionView, reversal: 'refund' | 'dispute'): Promise<string> {
+  const charge = session.charge;
+  if (!charge || !session.paymentIntentId) return 'no charge to reverse';
+  const action: ActionableWebhookAction = {
+    kind: 'reverse',
+    reversal,
+    paymentIntentId: session.paymentIntentId,
+    ids: session.ids,
+    providerObjectId: charge.id,
+    amountMinor: reversal === 'refund' ? charge.amountRefunded : charge.amount,
+  };
+  return handleWebhookAction(ctx, { id: `reconcile:${charge.id}:${reversal}`, type: reversal === 'refund' ? 'charge.refunded' : 'charge.dispute.created' }, action);
+}
+
+async function confirmUnpaidAsWebhook(ctx: AppContext, session: ProviderSessionView, row: OurRow | undefined): Promise<string> {
+  const ids = row ? { ...session.ids, checkoutId: row.id } : session.ids;
+  return handleWebhookAction(ctx, { id: `reconcile:${session.id}:expired`, type: 'checkout.session.expired' }, { kind: 'expire', providerSessionId: session.id, ids });
+}
+
+/** The one writing call to the provider. A session completed or expired meanwhile is read back rather than treated as a failure. */
+async function expireAtProvider(provider: ProviderClient, sessionId: string) {
+  try {
+    return await provider.checkout.sessions.expire(sessionId);
+  } catch (error) {
+    const current = await provider.checkout.sessions.retrieve(sessionId);
+    if (current.status === 'open') throw error;
+    return current;
+  }
+}
+
+/**
+ * One reconcile_mismatch alert per checkout, ever: later runs find it and raise
+ * nothing. It stays unresolved (exit 1) until a person resolves the alert.
+ */
+async function raiseMismatchOnce(
+  ctx: AppContext,
+  row: OurRow,
+  session: ProviderSessionView | undefined,
+  why: string,
+  apply: boolean,
+): Promise<string> {
+  const existing = await ctx.db('operations_alerts')
+    .where({ kind: 'reconcile_mismatch', checkout_session_id: row.id })
+    .first<{ id: number; resolved_at: Date | null } | undefined>('id', 'resolved_at');
+  if (existing) return existing.resolved_at ? 'resolved by a person' : `alert ${existing.id} already raised`;
+  if (!apply) return 'would alert';
+  return ctx.db.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`reconcile_mismatch:${row.id}`]);
+    const raced = await trx('operations_alerts').where({ kind: 'reconcile_mismatch', checkout_session_id: row.id }).first('id');
+    if (raced) return 'alert already raised';
+    const alert = await raiseOperationsAlert(trx, ctx, {
+      kind: 'reconcile_mismatch',
+      reason: `our records and the provider's differ: ${why}; check the payment in the provider's dashboard`,
+      checkoutId: row.id,
+      providerSessionId: row.provider_session_id ?? undefined,
+      paymentIntentId: row.payment_intent_id ?? undefined,
+      amountMinor: session?.amountTotal ?? undefined,
+      details: { expectedMinor: row.net_minor + row.surcharge_minor, ours: row.status, provider: session ? `${session.status ?? '?'}/${session.paymentStatus}` : 'missing' },
+    });
+    return `alerted (alert ${alert.id})`;
+  });
+}

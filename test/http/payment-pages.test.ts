@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registrationToken } from '../../src/payments/links.js';
+import { setSetting } from '../../src/settings.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testEnv } from '../support/env.js';
+import { insertCheckoutSession, insertEvent, insertRegistration } from '../support/factories.js';
+import { startTestServer, type TestServer } from '../support/http.js';
+import { PAYMENTS_ENV } from '../support/webhook-events.js';
+
+// The pages never mislead: "nothing was charged" only once the provider confirmed it, no pay-now
+// while a card payment for the registration may still be confirmed, and refunds shown as such.
+
+const AUTH_SECRET = testEnv().AUTH_SECRET as string;
+const T0 = new Date('2026-11-22T00:00:00Z');
+const PROCESSING = 'We will email you as soon as your card payment is confirmed; if you were charged you do not need to pay again.';
+
+let tdb: TestDatabase;
+let server: TestServer;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  await setSetting(tdb.db, 'bank.accountName', 'Grace Community Church', T0);
+  await setSetting(tdb.db, 'bank.bsb', '062-000', T0);
+  await setSetting(tdb.db, 'bank.accountNumber', '1234 5678', T0);
+  server = await startTestServer(createTestContext({ db: tdb.db, env: PAYMENTS_ENV }));
+});
+afterAll(async () => {
+  await server.close();
+  await tdb.drop();
+});
+
+const cipher = () => createTestContext({ db: tdb.db }).cipher;
+const unescape = (html: string) => html.replaceAll('&#x3D;', '=').replaceAll('&#x27;', "'");
+
+async function getPage(path: string) {
+  const response = await fetch(`${server.url}${path}`, { redirect: 'manual' });
+  return { status: response.status, html: unescape(await response.text()) };
+}
+
+const registrationPage = (id: string) => getPage(`/registrations/${id}?token=${registrationToken(AUTH_SECRET, id)}`);
+const successPage = (slug: string, sessionId: string) => getPage(`/events/${slug}/success?session_id=${sessionId}`);
+
+async function pendingWithPayNow(checkout: Record<string, unknown>) {
+  const event = await insertEvent(tdb.db, { online_payment: true });
+  const registration = await insertRegistration(tdb.db, cipher(), event.id, { status: 'PENDING', payment_method: 'bank' });
+  const sessionId = `cs_test_${Math.random().toString(36).slice(2, 12)}`;
+  await insertCheckoutSession(tdb.db, cipher(), event.id, { payload_enc: null, registration_id: registration.id, provider_session_id: sessionId, ...checkout });
+  return { event, registration, sessionId };
+}
+
+describe('while a pay-now card payment may still be confirmed', () => {
+  for (const [state, checkout] of [
+    ['OPEN', { status: 'OPEN' }],
+    ['EXPIRED with its payload kept', { status: 'EXPIRED' }],
+  ] as const) {
+    it(`${state}: both pages say processing, neither offers pay-now nor bank details, and pay-now is refused`, async () => {
+      const { event, registration, sessionId } = await pendingWithPayNow(checkout);
+
+      const page = await registrationPage(registration.id);
+      expect(page.html).toContain('Payment processing');
+      expect(page.html).toContain(PROCESSING);
+      expect(page.html).not.toContain('id="pay-now"');
+      expect(page.html).not.toContain('id="bank-instructions"');
+
+      const success = await successPage(event.slug, sessionId);
+      expect(success.html).toContain('Processing your payment');
+      expect(success.html).toContain(PROCESSING);
+      expect(success.html).not.toContain('nothing was charged');
+      expect(success.html).not.toContain('id="pay-now"');
+
+      const pay = await getPage(`/registrations/${registration.id}/pay?token=${registrationToken(AUTH_SECRET, registration.id)}`);
+      expect(pay.status).toBe(409);
+      expect(pay.html).toContain(PROCESSING);
+    });
+  }
+});
+
+describe('once the provider confirmed the payment unpaid', () => {
+  it('the success page says nothing was charged and offers pay-now; the registration page too', async () => {
+    const { event, registration, sessionId } = await pendingWithPayNow({ status: 'EXPIRED', scrubbed_at: T0, unpaid_confirmed_at: T0 });
+
+    const success = await successPage(event.slug, sessionId);
+    expect(success.html).toContain('Payment not completed');
+    expect(success.html).toContain('nothing was charged');
+    expect(success.html).toContain('id="pay-now"');
+
+    const page = await registrationPage(registration.id);
+    expect(page.html).toContain('Your last card payment was not completed, and nothing was charged.');
+    expect(page.html).toContain('id="pay-now"');
+  });
+
+  it('a checkout scrubbed without any confirmation never says nothing was charged', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'EXPIRED', payload_enc: null, scrubbed_at: T0, provider_session_id: 'cs_test_unconfirmed_1' });
+
+    const success = await successPage(event.slug, 'cs_test_unconfirmed_1');
+
+    expect(success.html).toContain('We have no confirmation of this payment');
+    expect(success.html).toContain('please do not pay again');
+    expect(success.html).not.toContain('nothing was charged');
+  });
+
+  it('a new-registration checkout still kept after expiry shows processing, not "not completed"', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'EXPIRED', provider_session_id: 'cs_test_kept_1' });
+
+    const success = await successPage(event.slug, 'cs_test_kept_1');
+
+    expect(success.html).toContain('Processing your payment');
+    expect(success.html).not.toContain('nothing was charged');
+  });
+});
+
+describe('after a full refund or a dispute', () => {
+  for (const reason of ['refund', 'dispute'] as const) {
+    it(`${reason}: the success page and the registration page show the registration cancelled, not registered`, async () => {
+      const event = await insertEvent(tdb.db, { online_payment: true });
+      const paymentIntentId = `pi_test_${reason}_${Math.random().toString(36).slice(2, 10)}`;
+      const registration = await insertRegistration(tdb.db, cipher(), event.id, {
+        status: 'CANCELLED',
+        payment_method: 'card',
+        payment_intent_id: paymentIntentId,
+        cancel_reason: reason,
+        cancelled_at: T0,
+      });
+      const sessionId = `cs_test_${reason}_${Math.random().toString(36).slice(2, 10)}`;
+      await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'COMPLETED', payload_enc: null, payment_intent_id: paymentIntentId, provider_session_id: sessionId });
+
+      const success = await successPage(event.slug, sessionId);
+      expect(success.html).toContain('Payment refunded: registration cancelled');
+      expect(success.html).not.toContain('you are registered');
+
+      const page = await registrationPage(registration.id);
+      expect(page.html).toContain(reason === 'refund' ? 'Your card payment was refunded' : 'Your card payment was disputed with your bank');
+      expect(page.html).not.toContain('id="pay-now"');
+    });
+  }
+});

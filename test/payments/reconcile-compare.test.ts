@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { decide, parseProviderSession, type OurCheckoutView, type ProviderSessionView } from '../../src/payments/reconcile/compare.js';
+import { buildCharge, buildCheckoutSession, buildPaymentIntent } from '../support/provider-fixtures.js';
+
+// The comparison table of reconcile, row by row, as a pure decision over fixture-shaped provider objects.
+
+const NOW = new Date('2026-11-22T12:00:00Z');
+const CHECKOUT_ID = '4f1c2b7e-5d6a-4e8f-9a0b-1c2d3e4f5a6b';
+
+function session(overrides: Record<string, unknown> = {}, charge?: Record<string, unknown>): ProviderSessionView {
+  const paymentIntent = charge ? buildPaymentIntent({ latest_charge: buildCharge({ amount: 12000, ...charge }) }) : null;
+  const view = parseProviderSession(
+    buildCheckoutSession({ amount_total: 12000, currency: 'aud', metadata: { eventops_checkout_id: CHECKOUT_ID }, payment_intent: paymentIntent, ...overrides }),
+  );
+  if (!view) throw new Error('fixture did not parse');
+  return view;
+}
+const paid = (charge: Record<string, unknown> = {}) => session({ status: 'complete', payment_status: 'paid' }, charge);
+const ours = (overrides: Partial<OurCheckoutView> = {}): OurCheckoutView => ({
+  id: CHECKOUT_ID,
+  status: 'OPEN',
+  expiresAt: new Date(NOW.getTime() - 60_000),
+  kept: true,
+  expectedMinor: 12000,
+  registrationStatus: null,
+  ...overrides,
+});
+
+describe('reconcile decisions', () => {
+  it('paid at the provider, OPEN or EXPIRED here (kept or scrubbed): complete through the webhook function', () => {
+    expect(decide(paid(), ours(), NOW).action).toBe('complete');
+    expect(decide(paid(), ours({ status: 'EXPIRED' }), NOW).action).toBe('complete');
+    expect(decide(paid(), ours({ status: 'EXPIRED', kept: false }), NOW).action).toBe('complete');
+    expect(decide(paid(), undefined, NOW).action).toBe('complete');
+  });
+
+  it('expired or unpaid at the provider, OPEN past expiry here: confirmed unpaid, expiring the provider session when still open', () => {
+    expect(decide(session({ status: 'expired' }), ours(), NOW).action).toBe('confirm_unpaid');
+    expect(decide(session({ status: 'expired' }), ours({ status: 'EXPIRED' }), NOW).action).toBe('confirm_unpaid');
+    expect(decide(session({ status: 'open' }), ours(), NOW).action).toBe('expire_at_provider');
+    expect(decide(session({ status: 'open' }), ours({ expiresAt: new Date(NOW.getTime() + 60_000) }), NOW).action).toBe('none');
+    expect(decide(session({ status: 'expired' }), ours({ status: 'EXPIRED', kept: false }), NOW).action).toBe('none');
+  });
+
+  it('fully refunded or disputed at the provider, PAID here: the reversal; a partial refund or a registration already cancelled: nothing', () => {
+    const completed = ours({ status: 'COMPLETED', registrationStatus: 'PAID' });
+    expect(decide(paid({ amount_refunded: 12000, refunded: true }), completed, NOW)).toMatchObject({ action: 'reverse', reversal: 'refund' });
+    expect(decide(paid({ disputed: true }), completed, NOW)).toMatchObject({ action: 'reverse', reversal: 'dispute' });
+    expect(decide(paid({ amount_refunded: 5000 }), completed, NOW).action).toBe('none');
+    expect(decide(paid({ amount_refunded: 12000, refunded: true }), ours({ status: 'COMPLETED', registrationStatus: 'CANCELLED' }), NOW).action).toBe('none');
+  });
+
+  it('COMPLETED here with no such session, another amount, or no payment at the provider: a mismatch alert', () => {
+    const completed = ours({ status: 'COMPLETED', registrationStatus: 'PAID' });
+    expect(decide(undefined, completed, NOW).action).toBe('alert_mismatch');
+    expect(decide(session({ status: 'complete', payment_status: 'paid', amount_total: 11999 }), completed, NOW).action).toBe('alert_mismatch');
+    expect(decide(session({ status: 'expired' }), completed, NOW).action).toBe('alert_mismatch');
+    expect(decide(paid(), completed, NOW).action).toBe('none');
+  });
+
+  it('a session without our metadata and no row of ours is another integration\'s: left alone', () => {
+    const foreign = parseProviderSession(buildCheckoutSession({ status: 'complete', payment_status: 'paid', amount_total: 500 }));
+    expect(decide(foreign, undefined, NOW).action).toBe('none');
+  });
+});

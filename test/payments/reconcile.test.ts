@@ -1,0 +1,209 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import { reconcileCheckouts } from '../../src/jobs/reconcile.js';
+import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
+import { resolveOperationsAlert } from '../../src/payments/alerts.js';
+import { startEventCheckout } from '../../src/payments/checkout.js';
+import { insertEvent } from '../support/factories.js';
+import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
+import { buildCheckoutSession, providerId } from '../support/provider-fixtures.js';
+import { queuedMessages } from '../support/webhook-events.js';
+
+// Reconcile against the local provider: the client's list API with auto-pagination,
+// our repairs through the webhook's own functions, on real PostgreSQL.
+
+const T0 = new Date('2026-11-22T00:00:00Z');
+let harness: PaymentsHarness;
+let event: EventRecord;
+
+beforeAll(async () => {
+  harness = await startPaymentsHarness({ now: T0 });
+  const { slug } = await insertEvent(harness.tdb.db, { online_payment: true, capacity: 50 });
+  event = (await getEventBySlug(harness.tdb.db, slug)) as EventRecord;
+});
+afterAll(async () => {
+  await harness.close();
+});
+
+const db = () => harness.tdb.db;
+const reconcile = (apply: boolean) => reconcileCheckouts(harness.ctx, { trigger: 'cli', dryRun: !apply });
+const staging = (id: string) => db()('checkout_sessions').where({ id }).first();
+
+async function checkout(email = `payer-${Math.random().toString(36).slice(2, 8)}@example.org`) {
+  const started = await startEventCheckout(harness.ctx, {
+    event,
+    contact: { name: 'Jordan Payer', email },
+    attendees: [{ name: 'Jordan Payer', tier: 'adult' }],
+    family: false,
+  });
+  const row = await staging(started.checkoutId);
+  return { checkoutId: started.checkoutId, sessionId: row.provider_session_id as string, email };
+}
+
+describe('eventops reconcile against the provider', () => {
+  it('a paid session whose webhook never arrived: reported without --apply, repaired with it, and a later delivery adds nothing', async () => {
+    harness.ctx.clock.set(T0);
+    const paid = await checkout();
+    harness.provider.completeSession(paid.sessionId);
+
+    const report = await reconcile(false);
+    expect(report).toMatchObject({ outcome: 'partial', dryRun: true, unresolved: 1 });
+    expect(report.rows).toContainEqual(expect.objectContaining({ session: paid.sessionId, ours: 'OPEN', provider: 'complete/paid', action: 'complete' }));
+    expect(await staging(paid.checkoutId)).toMatchObject({ status: 'OPEN' });
+
+    const repaired = await reconcile(true);
+    expect(repaired).toMatchObject({ outcome: 'ok', unresolved: 0 });
+    expect(repaired.rows).toContainEqual(expect.objectContaining({ session: paid.sessionId, action: 'complete', result: 'completed' }));
+    const row = await staging(paid.checkoutId);
+    expect(row.status).toBe('COMPLETED');
+    const registrations = await db()('registrations').where({ id: row.registration_id });
+    expect(registrations).toEqual([expect.objectContaining({ status: 'PAID', payment_intent_id: harness.provider.sessions.get(paid.sessionId)?.payment_intent })]);
+
+    const again = await reconcile(true);
+    expect(again.rows).toContainEqual(expect.objectContaining({ session: paid.sessionId, action: 'none' }));
+    const late = await harness.provider.deliver('checkout.session.completed', paid.sessionId);
+    expect(JSON.parse(late.body)).toEqual({ received: true, outcome: 'already_handled' });
+    expect(await db()('registrations').where({ payment_intent_id: row.payment_intent_id })).toHaveLength(1);
+    expect((await queuedMessages(harness.ctx, 'receipt')).filter((m) => m.to.includes(paid.email))).toHaveLength(1);
+  });
+
+  it('two reconcile runs racing the late webhook still give one registration and one receipt', async () => {
+    harness.ctx.clock.set(T0);
+    const paid = await checkout();
+    harness.provider.completeSession(paid.sessionId);
+
+    const [first, second, delivery] = await Promise.all([reconcile(true), reconcile(true), harness.provider.deliver('checkout.session.completed', paid.sessionId)]);
+
+    expect(delivery.status).toBe(200);
+    expect([first.outcome, second.outcome]).toEqual(['ok', 'ok']);
+    const row = await staging(paid.checkoutId);
+    expect(row.status).toBe('COMPLETED');
+    expect(await db()('registrations').where({ payment_intent_id: row.payment_intent_id })).toHaveLength(1);
+    expect((await queuedMessages(harness.ctx, 'receipt')).filter((m) => m.to.includes(paid.email))).toHaveLength(1);
+  });
+
+  it('a paid checkout our sweep already expired (payload kept) is completed by reconcile', async () => {
+    harness.ctx.clock.set(T0);
+    const paid = await checkout();
+    harness.provider.completeSession(paid.sessionId);
+    harness.ctx.clock.set(new Date(T0.getTime() + 2 * 3_600_000));
+    await sweepExpiredCheckouts(harness.ctx, { trigger: 'cli' });
+    expect(await staging(paid.checkoutId)).toMatchObject({ status: 'EXPIRED', scrubbed_at: null });
+
+    await reconcile(true);
+
+    expect(await staging(paid.checkoutId)).toMatchObject({ status: 'COMPLETED' });
+  });
+
+  it('a missed full refund and a missed dispute cancel the PAID registrations, as the reversal webhook would; nothing is refunded by us', async () => {
+    harness.ctx.clock.set(T0);
+    const refunded = await checkout();
+    const disputed = await checkout();
+    for (const { sessionId } of [refunded, disputed]) await harness.provider.deliver('checkout.session.completed', sessionId);
+    harness.provider.buildEvent('charge.refunded', refunded.sessionId); // made at the provider, never delivered
+    harness.provider.buildEvent('charge.dispute.created', disputed.sessionId);
+
+    const dry = await reconcile(false);
+    expect(dry.rows).toContainEqual(expect.objectContaining({ session: refunded.sessionId, ours: 'COMPLETED/PAID', action: 'reverse' }));
+    const report = await reconcile(true);
+
+    expect(report.rows).toContainEqual(expect.objectContaining({ session: refunded.sessionId, action: 'reverse', result: 'cancelled' }));
+    expect(report.rows).toContainEqual(expect.objectContaining({ session: disputed.sessionId, action: 'reverse', result: 'cancelled' }));
+    for (const [{ checkoutId }, reason] of [[refunded, 'refund'], [disputed, 'dispute']] as const) {
+      const row = await staging(checkoutId);
+      expect(await db()('registrations').where({ id: row.registration_id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: reason });
+    }
+    expect((await reconcile(true)).rows?.filter((r) => r.action === 'reverse')).toEqual([]);
+    expect(harness.provider.refundCalls).toEqual([]);
+  });
+
+  it('an expired checkout still open at the provider is expired there (its only write) and recorded as confirmed unpaid', async () => {
+    harness.ctx.clock.set(T0);
+    const abandoned = await checkout();
+    const expiredThere = await checkout();
+    harness.ctx.clock.set(new Date(T0.getTime() + 40 * 60_000));
+    await sweepExpiredCheckouts(harness.ctx, { trigger: 'cli' });
+    harness.provider.sessions.set(expiredThere.sessionId, { ...harness.provider.sessions.get(expiredThere.sessionId), status: 'expired' });
+    const expireCallsBefore = harness.provider.sessionExpireCalls().length;
+
+    const report = await reconcile(true);
+
+    expect(report.rows).toContainEqual(expect.objectContaining({ session: abandoned.sessionId, action: 'expire_at_provider', result: 'expired' }));
+    expect(report.rows).toContainEqual(expect.objectContaining({ session: expiredThere.sessionId, action: 'confirm_unpaid', result: 'expired' }));
+    const calls = harness.provider.sessionExpireCalls().slice(expireCallsBefore);
+    expect(calls.map((call) => call.path)).toEqual([`/v1/checkout/sessions/${abandoned.sessionId}/expire`]);
+    expect(harness.provider.sessions.get(abandoned.sessionId)?.status).toBe('expired');
+    for (const { checkoutId } of [abandoned, expiredThere]) {
+      const row = await staging(checkoutId);
+      expect(row).toMatchObject({ status: 'EXPIRED', payload_enc: null });
+      expect(row.unpaid_confirmed_at).toEqual(harness.ctx.clock.now());
+    }
+    // Only POSTs to create and expire sessions ever reach the provider.
+    expect(harness.provider.requests.filter((r) => r.method === 'POST').every((r) => /^\/v1\/checkout\/sessions(\/[^/]+\/expire)?$/.test(r.path))).toBe(true);
+  });
+
+  it('a COMPLETED checkout the provider does not know, or knows with another amount, raises one reconcile_mismatch alert, not one per run, and exits 1 until a person resolves it', async () => {
+    harness.ctx.clock.set(T0);
+    const differs = await checkout();
+    await harness.provider.deliver('checkout.session.completed', differs.sessionId);
+    harness.provider.sessions.set(differs.sessionId, { ...harness.provider.sessions.get(differs.sessionId), amount_total: 1 });
+    const [ghost] = await db()('checkout_sessions')
+      .insert({ event_id: event.id, status: 'COMPLETED', expires_at: T0, net_minor: 12000, provider_session_id: providerId('cs_test'), created_at: T0, updated_at: T0 })
+      .returning<Array<{ id: string }>>('id');
+
+    const first = await reconcile(true);
+    const second = await reconcile(true);
+
+    expect(first.outcome).toBe('partial');
+    expect(second.outcome).toBe('partial');
+    for (const checkoutId of [differs.checkoutId, ghost?.id]) {
+      const alerts = await db()('operations_alerts').where({ kind: 'reconcile_mismatch', checkout_session_id: checkoutId });
+      expect(alerts).toHaveLength(1);
+      await resolveOperationsAlert(db(), alerts[0].id, 'checked in the dashboard', harness.ctx.clock.now());
+    }
+    expect(first.rows).toContainEqual(expect.objectContaining({ session: differs.sessionId, action: 'alert_mismatch' }));
+    expect(first.rows).toContainEqual(expect.objectContaining({ ours: 'COMPLETED', provider: 'missing', action: 'alert_mismatch' }));
+    expect((await reconcile(true)).outcome).toBe('ok');
+  });
+
+  it('lists the window with one call per 100 sessions through auto-pagination, and leaves sessions created before the window out', async () => {
+    harness.ctx.clock.set(T0);
+    const created = Math.floor(T0.getTime() / 1000);
+    for (let i = 0; i < 230; i += 1) {
+      const id = providerId('cs_test');
+      harness.provider.sessions.set(id, buildCheckoutSession({ id, created: created - 60 }));
+    }
+    const old = providerId('cs_test');
+    harness.provider.sessions.set(old, buildCheckoutSession({ id: old, created: created - 73 * 3600, status: 'complete', payment_status: 'paid', metadata: { eventops_checkout_id: '00000000-0000-4000-8000-0000000000aa' } }));
+    const inWindow = [...harness.provider.sessions.values()].filter((s) => (s.created as number) >= created - 72 * 3600).length;
+    const callsBefore = harness.provider.sessionListCalls().length;
+
+    const report = await reconcile(false);
+
+    expect(report.listed).toBe(inWindow);
+    const calls = harness.provider.sessionListCalls().slice(callsBefore);
+    expect(calls).toHaveLength(Math.ceil(inWindow / 100));
+    expect(calls[0]?.body).toMatchObject({ limit: '100', created: { gte: String(created - 72 * 3600) }, expand: ['data.payment_intent.latest_charge'] });
+    expect(calls[1]?.body.starting_after).toEqual(expect.stringMatching(/^cs_test_/));
+    expect(report.rows?.some((row) => row.session === old)).toBe(false);
+  });
+
+  it('POST /api/cron/reconcile runs the same job with --apply semantics, recorded with trigger http', async () => {
+    harness.ctx.clock.set(T0);
+    const paid = await checkout();
+    harness.provider.completeSession(paid.sessionId);
+
+    const response = await fetch(`${harness.server.url}/api/cron/reconcile`, { method: 'POST', headers: { authorization: 'Bearer test-cron-secret' } });
+
+    expect(response.status).toBe(200);
+    const summary = (await response.json()) as { job: string; outcome: string; runId: number; dryRun: boolean };
+    expect(summary).toMatchObject({ job: 'reconcile', outcome: 'ok', dryRun: false });
+    expect(await db()('job_runs').where({ id: summary.runId }).first()).toMatchObject({ job: 'reconcile', trigger: 'http', outcome: 'ok' });
+    expect(await staging(paid.checkoutId)).toMatchObject({ status: 'COMPLETED' });
+  });
+
+  it('without card payments configured the job is skipped, not failed', async () => {
+    const summary = await reconcileCheckouts({ ...harness.ctx, config: { ...harness.ctx.config, payments: undefined } }, { trigger: 'scheduler' });
+    expect(summary).toMatchObject({ job: 'reconcile', outcome: 'skipped' });
+  });
+});
