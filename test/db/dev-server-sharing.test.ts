@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { JOB_NAMES } from '../../src/jobs/types.js';
 import { runCli, startCli } from '../support/cli.js';
 import { testEnv } from '../support/env.js';
 
@@ -39,7 +40,7 @@ describe('the embedded development database', () => {
       const status = await runCli(['status', '--json'], { env: DEV_ENV, cwd, timeoutMs: 60_000 });
       expect(status.stderr).not.toContain('in use by another');
       expect(status.code).toBe(0);
-      expect(JSON.parse(status.stdout).jobs).toHaveLength(5);
+      expect(JSON.parse(status.stdout).jobs).toHaveLength(JOB_NAMES.length);
       const events = await runCli(['events', 'list', '--json'], { env: DEV_ENV, cwd, timeoutMs: 60_000 });
       expect(events.code).toBe(0);
 

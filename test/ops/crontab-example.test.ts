@@ -60,6 +60,7 @@ describe('crontab.example', () => {
     const jobs = crontabJobs();
     expect(jobs.map((job) => job.subcommand).sort()).toEqual([
       'error-issues',
+      'reconcile',
       'send-celebrations',
       'send-clearance-digest',
       'send-reminders',
