@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as initial from '../../migrations/20261122000001_initial.js';
+import * as officeRegistrations from '../../migrations/20261123001300_office_registrations.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -11,7 +12,10 @@ interface Migration {
  * and the knex CLI all run the same list without a file-system loader.
  * Add each new migration file here, in order.
  */
-const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [['20261122000001_initial', initial]];
+const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
+  ['20261122000001_initial', initial],
+  ['20261123001300_office_registrations', officeRegistrations],
+];
 
 export const migrationSource: Knex.MigrationSource<string> = {
   getMigrations: async () => MIGRATIONS.map(([name]) => name),

@@ -17,7 +17,14 @@ import { registrationConfirmationEmail } from './templates/confirmation.js';
 export async function queueRegistrationConfirmation(
   trx: Knex.Transaction,
   ctx: Pick<AppContext, 'config' | 'cipher'>,
-  input: { registrationId: string; contact: RegistrationContact; event: EventRecord; priced: PricedRegistration },
+  input: {
+    registrationId: string;
+    contact: RegistrationContact;
+    event: EventRecord;
+    priced: PricedRegistration;
+    /** Set when the office sends the confirmation again, so the mail API does not drop it as a repeat. */
+    idempotencySuffix?: string;
+  },
   now: Date,
 ): Promise<number> {
   const hasPublicUrl = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
@@ -45,7 +52,11 @@ export async function queueRegistrationConfirmation(
   return enqueueMail(
     trx,
     ctx.cipher,
-    { kind: 'registration-confirmation', message: { to: [input.contact.email], ...rendered, idempotencyKey: `confirmation-${input.registrationId}` } },
+    {
+      kind: 'registration-confirmation',
+      registrationId: input.registrationId,
+      message: { to: [input.contact.email], ...rendered, idempotencyKey: `confirmation-${input.registrationId}${input.idempotencySuffix ?? ''}` },
+    },
     now,
   );
 }

@@ -14,6 +14,7 @@ import { registerPeopleCommands } from './people.js';
 import { registerSettingsCommands } from './settings.js';
 import { registerRotateKeysCommand } from './rotate-keys.js';
 import { registerAlertsCommands } from './alerts.js';
+import { registerRegistrationsCommands } from './registrations/index.js';
 
 /** Every subcommand, one file each. Heavy modules are imported inside actions, never here. */
 export function registerCommands(program: Command): void {
@@ -32,4 +33,5 @@ export function registerCommands(program: Command): void {
   registerSettingsCommands(program);
   registerRotateKeysCommand(program);
   registerAlertsCommands(program);
+  registerRegistrationsCommands(program);
 }
