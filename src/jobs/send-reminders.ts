@@ -52,6 +52,8 @@ interface RecipientRow {
   contact_name: string;
   contact_email_enc: string;
   total_minor: number;
+  /** What is still owing: the total less what the office recorded as part-payments. */
+  balance_minor: number;
 }
 
 interface EventResult {
@@ -271,7 +273,16 @@ async function* recipientPages(ctx: AppContext, eventId: string): AsyncGenerator
       .whereNot('status', 'CANCELLED')
       .orderBy('id')
       .limit(PAGE_SIZE)
-      .select<RecipientRow[]>('id', 'status', 'contact_name', 'contact_email_enc', 'total_minor');
+      .select<RecipientRow[]>(
+        'id',
+        'status',
+        'contact_name',
+        'contact_email_enc',
+        'total_minor',
+        ctx.db.raw(
+          'total_minor - COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = registrations.id), 0)::int AS balance_minor',
+        ),
+      );
     if (after !== undefined) query.where('id', '>', after);
     const rows = await query;
     if (rows.length === 0) return;
@@ -282,7 +293,7 @@ async function* recipientPages(ctx: AppContext, eventId: string): AsyncGenerator
 }
 
 function isPaymentReminder(row: RecipientRow): boolean {
-  return row.status === 'PENDING' && row.total_minor > 0;
+  return row.status === 'PENDING' && row.balance_minor > 0;
 }
 
 function composeMessage(
@@ -303,7 +314,7 @@ function composeMessage(
     const rendered = paymentReminderEmail(
       {
         ...base,
-        amountMinor: row.total_minor,
+        amountMinor: row.balance_minor,
         reference: paymentReference(row.id),
         bank: materials.bank,
         payNowUrl: materials.linksAvailable && cardPaymentPossible(ctx.config, event) ? payNowUrl(ctx.config, row.id) : undefined,
