@@ -9,6 +9,7 @@ import { registerPublicPages } from './public-pages.js';
 import { registerRegistrationRoute } from './register-route.js';
 import { registerSetupRoutes } from './setup-routes.js';
 import { registerWebhookRoute } from './webhook-route.js';
+import { captchaMissingInProduction, NO_CAPTCHA_WARNING } from '../payments/captcha.js';
 import type { Telemetry, TelemetrySpan } from '../telemetry.js';
 
 declare module 'fastify' {
@@ -115,6 +116,7 @@ export async function buildServer(
   registerWebhookRoute(app, ctx);
 
   if (!ctx.config.jobs.cronSecret) ctx.logger.warn(CRON_SECRET_MISSING_WARNING);
+  if (captchaMissingInProduction(ctx.config)) await warnOpenRegistrationWithoutCaptcha(ctx);
   if (ctx.config.replicaCount > 1) {
     ctx.logger.warn(`CONTAINER_APP_REPLICA_COUNT is ${ctx.config.replicaCount}: run a single replica, the rate limiter is in memory`);
   }
@@ -125,4 +127,17 @@ export async function buildServer(
       while (running.size > 0) await Promise.allSettled([...running]);
     },
   };
+}
+
+/** Says how many events take registrations right now, so the warning is concrete; a database error only loses the count. */
+async function warnOpenRegistrationWithoutCaptcha(ctx: AppContext): Promise<void> {
+  const open = await ctx.db('events')
+    .where({ published: true })
+    .whereNull('deleted_at')
+    .where('starts_at', '>', ctx.clock.now())
+    .count<{ n: number }>({ n: '*' })
+    .first()
+    .then((row) => Number(row?.n ?? 0))
+    .catch(() => undefined);
+  ctx.logger.warn({ openEvents: open }, NO_CAPTCHA_WARNING);
 }

@@ -11,11 +11,14 @@ export function registerConfigCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  $ eventops config check --json\n\nExit 0 when valid, 78 listing every problem when not.')
     .action(async (options: { json?: boolean }) => {
       const { loadRuntimeConfig } = await import('../runtime.js');
+      const { captchaMissingInProduction, NO_CAPTCHA_WARNING } = await import('../../payments/captcha.js');
       const { config: resolved } = loadRuntimeConfig();
       const described = describeConfig(resolved);
-      printResult(options, { valid: true, config: described }, [
+      const warnings = captchaMissingInProduction(resolved) ? [NO_CAPTCHA_WARNING] : [];
+      printResult(options, { valid: true, config: described, warnings }, [
         'Configuration is valid.',
         ...Object.entries(described).map(([key, value]) => `  ${key}: ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`),
+        ...warnings.map((warning) => `Warning: ${warning}`),
       ]);
     });
 }
