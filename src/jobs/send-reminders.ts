@@ -317,7 +317,11 @@ function composeMessage(
         amountMinor: row.balance_minor,
         reference: paymentReference(row.id),
         bank: materials.bank,
-        payNowUrl: materials.linksAvailable && cardPaymentPossible(ctx.config, event) ? payNowUrl(ctx.config, row.id) : undefined,
+        // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
+        payNowUrl:
+          materials.linksAvailable && cardPaymentPossible(ctx.config, event) && row.balance_minor === row.total_minor
+            ? payNowUrl(ctx.config, row.id)
+            : undefined,
       },
       materials.branding,
     );

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { eventFromRow, type EventRecord } from '../admin/events.js';
 import type { AppContext } from '../context.js';
+import { officePaidSum } from '../admin/registrations/payments.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { getCardFeeRate } from '../settings.js';
 import { openProviderSession, type StartedCheckout } from './checkout.js';
@@ -8,7 +9,7 @@ import { cardPaymentPossible, registrationUrl } from './links.js';
 import { CARD_FEE_LINE_LABEL, DISCOUNTED_LINE_LABEL, cardSurcharge, type PricedLine } from './pricing.js';
 import { CHECKOUT_EXPIRY_MS } from './staging.js';
 
-export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing';
+export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing' | 'part_paid';
 
 const NOT_PAYABLE_MESSAGES: Record<NotPayableReason, string> = {
   paid: 'This registration is already paid.',
@@ -17,6 +18,7 @@ const NOT_PAYABLE_MESSAGES: Record<NotPayableReason, string> = {
   card_unavailable: 'Card payment is not available for this event; please pay by bank transfer.',
   event_deleted: 'This event has been cancelled, so there is nothing to pay.',
   processing: 'A payment for this registration is already being processed.',
+  part_paid: 'Part of this registration has already been paid to the church; please pay the balance by bank transfer.',
 };
 
 /** Pay-now refused; `reason` says why, and the message says it to the registrant. */
@@ -70,6 +72,8 @@ export async function startExistingRegistrationCheckout(
     const eventRow = await trx('events').where({ id: registration.event_id }).first();
     const event = eventFromRow(eventRow);
     assertPayable(ctx, registration, event);
+    // A card payment is always for the whole total; after a part-payment recorded by the office it would overpay.
+    if ((await officePaidSum(trx, registration.id)) > 0) throw new NotPayableError('part_paid');
 
     const now = ctx.clock.now();
     const inProgress = await openCheckoutsOf(trx, registration.id);

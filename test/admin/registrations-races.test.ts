@@ -5,7 +5,9 @@ import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js
 import { moneyFormatter } from '../../src/admin/registrations/money.js';
 import { AppError } from '../../src/errors.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
-import { startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
+import { NotPayableError, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
+import { registrationPath } from '../../src/http/registration-view.js';
+import { setSetting } from '../../src/settings.js';
 import { registerForEvent } from '../../src/payments/register.js';
 import { seatsLeft } from '../../src/payments/registrations.js';
 import { insertEvent } from '../support/factories.js';
@@ -126,6 +128,21 @@ describe('office commands racing each other, pay-now and the webhook on one regi
       expect((await harness.tdb.db('registrations').where({ id }).first()).status).toBe('CANCELLED');
       await assertInvariants(harness.tdb.db, { charged });
     }
+  });
+
+  it('after a part-payment recorded by the office, pay-now is refused (it would charge the whole total) and the page shows the balance', async () => {
+    await setSetting(harness.tdb.db, 'bank.accountName', 'Grace Community Church', harness.ctx.clock.now());
+    await setSetting(harness.tdb.db, 'bank.bsb', '062-000', harness.ctx.clock.now());
+    await setSetting(harness.tdb.db, 'bank.accountNumber', '1234 5678', harness.ctx.clock.now());
+    const event = await liveEvent();
+    const id = await bankRegistration(event, 30);
+    await markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 5000, method: 'cash', partial: true, ...office }, money);
+    const refused = await startExistingRegistrationCheckout(harness.ctx, { registrationId: id }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(NotPayableError);
+    expect((refused as NotPayableError).reason).toBe('part_paid');
+    const page = await (await fetch(`${harness.server.url}${registrationPath(harness.ctx.config.authSecret, id)}`)).text();
+    expect(page).toContain('$70.00');
+    expect(await harness.tdb.db('checkout_sessions').where({ registration_id: id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 0 });
   });
 
   it('cancelling a card-paid registration says the refund is made in the dashboard; the refund webhook that follows is a no-op', async () => {

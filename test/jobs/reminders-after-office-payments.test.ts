@@ -29,10 +29,15 @@ afterAll(async () => {
 });
 
 describe('send-reminders after the office recorded payments', () => {
-  it('a registration marked paid gets the plain reminder, not a payment reminder; a part-paid one is reminded of its balance', async () => {
-    const ctx = createTestContext({ db: tdb.db, mailer, clock: new FixedClock(NOW), env: sink.configEnv() });
+  it('a registration marked paid gets the plain reminder, not a payment reminder; a part-paid one is reminded of its balance, without the pay-now link', async () => {
+    const ctx = createTestContext({
+      db: tdb.db,
+      mailer,
+      clock: new FixedClock(NOW),
+      env: { ...sink.configEnv(), PSP_SECRET_KEY: 'sk_test_reminders', PSP_WEBHOOK_SECRET: 'whsec_reminders' },
+    });
     const money = moneyFormatter(ctx.config.regional);
-    const event = await insertEvent(tdb.db, { reminder_at: new Date(NOW.getTime() - 60_000), starts_at: new Date('2026-12-05T08:00:00Z') });
+    const event = await insertEvent(tdb.db, { online_payment: true, reminder_at: new Date(NOW.getTime() - 60_000), starts_at: new Date('2026-12-05T08:00:00Z') });
     const paidInFull = await insertRegistration(tdb.db, ctx.cipher, event.id, { email: 'full@example.org', status: 'PENDING', total_minor: 24000 });
     const partlyPaid = await insertRegistration(tdb.db, ctx.cipher, event.id, { email: 'part@example.org', status: 'PENDING', total_minor: 24000 });
     await insertRegistration(tdb.db, ctx.cipher, event.id, { email: 'owing@example.org', status: 'PENDING', total_minor: 24000 });
@@ -49,5 +54,8 @@ describe('send-reminders after the office recorded payments', () => {
     expect(to('part@example.org')?.subject).toBe('Payment reminder: Family Camp');
     expect(to('part@example.org')?.text).toContain('$140.00 still owing');
     expect(to('owing@example.org')?.text).toContain('$240.00 still owing');
+    // Pay-now charges the whole total: only the untouched registration is offered it.
+    expect(to('owing@example.org')?.text).toContain('/pay?token');
+    expect(to('part@example.org')?.text).not.toContain('/pay?token');
   });
 });
