@@ -110,7 +110,7 @@ export interface RegisteredWithoutCard {
  * form and the office's `registrations add` both come through here.
  */
 export async function registerWithoutCard(
-  ctx: AppContext,
+  ctx: Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config'>,
   event: EventRecord,
   submission: Omit<RegistrationSubmission, 'payment'>,
   office?: OfficeRegistrationOptions,

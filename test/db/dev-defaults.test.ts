@@ -23,7 +23,7 @@ describe('development defaults', () => {
     const env = testEnv({ NODE_ENV: 'development' });
     const first = await runCli(['migrate', '--json'], { env, cwd, timeoutMs: 120_000 });
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ applied: ['20261122000001_initial'] });
+    expect(JSON.parse(first.stdout)).toMatchObject({ applied: ['20261122000001_initial', '20261123001300_office_registrations'] });
     expect(fs.existsSync(path.join(cwd, '.eventops/pg/PG_VERSION'))).toBe(true);
     expect(fs.existsSync(path.join(cwd, '.eventops/pg/postmaster.pid'))).toBe(false);
     // The data persists across commands.
