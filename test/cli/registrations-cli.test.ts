@@ -173,6 +173,16 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(unique.code).toBe(0);
     expect(JSON.parse(unique.stdout).registration.id).toBe(first.id);
 
+    const resent = await cli(['resend', 'abcd1234', '--json']);
+    expect(resent.code).toBe(0);
+    expect(JSON.parse(resent.stdout)).toEqual({ resent: { registrationId: first.id, reference: 'ABCD1234', sent: 'receipt' } });
+    const cancelled = await cli(['cancel', 'ABCD-1299', '--json']);
+    expect(cancelled.code).toBe(0);
+    expect(JSON.parse(cancelled.stdout)).toMatchObject({ cancellation: { reference: 'ABCD1299', previousStatus: 'PAID', seatsFreed: 1, notified: false } });
+    const pendingOne = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING' });
+    const confirmation = await cli(['resend', pendingOne.id, '--json']);
+    expect(JSON.parse(confirmation.stdout)).toMatchObject({ resent: { sent: 'confirmation' } });
+
     const unknown = await cli(['cancel', 'FFFF0000']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no registration has the id or reference "FFFF0000"');
@@ -241,6 +251,8 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-export-'));
     const file = path.join(dir, 'attendees.csv');
     fs.writeFileSync(file, 'old contents', { mode: 0o644 });
+    const summary = await cli(['export', '--event', event.slug, '--out', file, '--json']);
+    expect(JSON.parse(summary.stdout)).toEqual({ file, rows: 3, format: 'csv', mode: '0600' });
     const written = await cli(['export', '--event', event.slug, '--out', file]);
     expect(written.code).toBe(0);
     expect(written.stdout).toBe(`wrote 3 attendee row(s) to ${file} (mode 0600)\n`);
