@@ -20,6 +20,9 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('registrations', (t) => {
     // The reminder that the unpaid hold ends tomorrow was queued.
     t.timestamp('hold_reminder_sent_at', { useTz: true });
+    // The sum of registration_payments, kept on the row in the same transaction, so a statement
+    // that waited for the row lock (the unpaid-hold release) re-checks it on the new row version.
+    t.integer('office_paid_minor').notNullable().defaultTo(0);
   });
   await knex.raw(
     `CREATE INDEX registrations_unpaid_bank_idx ON registrations (created_at) WHERE status = 'PENDING' AND payment_method = 'bank'`,
@@ -64,7 +67,10 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTableIfExists('registration_history');
   await knex.schema.dropTableIfExists('registration_payments');
   await knex.raw('DROP INDEX IF EXISTS registrations_unpaid_bank_idx');
-  await knex.schema.alterTable('registrations', (t) => t.dropColumn('hold_reminder_sent_at'));
+  await knex.schema.alterTable('registrations', (t) => {
+    t.dropColumn('hold_reminder_sent_at');
+    t.dropColumn('office_paid_minor');
+  });
   await knex.raw('ALTER TABLE registrations DROP CONSTRAINT registrations_method_check');
   await knex.raw(`ALTER TABLE registrations ADD CONSTRAINT registrations_method_check CHECK (payment_method IN ('free','bank','card'))`);
   await knex.schema.alterTable('events', (t) => {

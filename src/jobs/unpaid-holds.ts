@@ -43,7 +43,7 @@ const REMIND_AT = holdEnd('e.unpaid_hold_days - 1');
 const HELD = `r.event_id = e.id
   AND r.status = 'PENDING' AND r.payment_method = 'bank' AND r.total_minor > 0
   AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL AND e.starts_at > :now
-  AND NOT EXISTS (SELECT 1 FROM registration_payments p WHERE p.registration_id = r.id)
+  AND r.office_paid_minor = 0
   AND NOT EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = r.id AND c.status = 'OPEN' AND c.expires_at > :now)`;
 
 const RETURNED = `r.id, r.contact_name, r.contact_email_enc, r.attendee_count, r.total_minor, e.online_payment, e.title, e.starts_at, ${RELEASE_AT} AS release_at`;
@@ -69,9 +69,9 @@ export async function previewUnpaidHolds(ctx: HoldContext, now: Date): Promise<s
 
 /**
  * Cancels every hold past its end in one UPDATE, then queues each notice and
- * history row in the same transaction. The UPDATE waits for a row another
- * command holds (mark-paid, cancel, pay-now, the webhook) and skips it once
- * that one has settled it.
+ * history row in the same transaction. A registration another command holds
+ * (mark-paid, cancel, pay-now, the webhook) is skipped (SKIP LOCKED) and looked
+ * at again by the next sweep, once that command has settled it.
  */
 export async function releaseUnpaidHolds(ctx: HoldContext, now: Date): Promise<number> {
   return ctx.db.transaction(async (trx) => {
@@ -80,6 +80,7 @@ export async function releaseUnpaidHolds(ctx: HoldContext, now: Date): Promise<n
           SET status = 'CANCELLED', cancelled_at = :now, cancel_reason = 'unpaid_hold', updated_at = :now
          FROM events e
         WHERE ${HELD} AND ${RELEASE_AT} <= :now
+          AND r.id IN (SELECT r.id FROM registrations r, events e WHERE ${HELD} AND ${RELEASE_AT} <= :now FOR UPDATE OF r SKIP LOCKED)
       RETURNING ${RETURNED}`,
       { tz: ctx.config.regional.timeZone, now },
     );

@@ -4,7 +4,9 @@ import { silentLogger } from '../../src/logger.js';
 import { createMailer } from '../../src/mail/create.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import type { Mailer } from '../../src/mail/types.js';
+import { insertOfficePayment } from '../../src/admin/registrations/payments.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
+import { releaseUnpaidHolds } from '../../src/jobs/unpaid-holds.js';
 import { seatsLeft } from '../../src/payments/registrations.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -43,7 +45,7 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
       attendees: JSON.stringify([{ name: 'A', tier: 'adult' }, { name: 'B', tier: 'adult' }]), created_at: madeAt,
     });
     const paid = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PAID', paid_at: madeAt, created_at: madeAt });
-    const partlyPaid = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: madeAt });
+    const partlyPaid = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: madeAt, office_paid_minor: 5000 });
     await tdb.db('registration_payments').insert({ registration_id: partlyPaid.id, amount_minor: 5000, method: 'cash', recorded_by: 'office', recorded_at: madeAt });
     const payingByCard = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: madeAt });
     const noLimit = await insertRegistration(tdb.db, ctx.cipher, unlimitedHold.id, { status: 'PENDING', created_at: madeAt });
@@ -103,6 +105,22 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
 
     const preview = await sweepExpiredCheckouts(ctx, { trigger: 'cli', dryRun: true });
     expect(preview).toMatchObject({ holdsReleased: 0, holdReminders: 0 });
+  });
+
+  it('a hold being marked paid (row locked) is skipped, and once its part-payment is recorded it is kept', async () => {
+    const clock = new FixedClock(new Date('2026-11-23T00:00:00Z'));
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const event = await insertEvent(tdb.db, { unpaid_hold_days: 1, starts_at: new Date('2027-01-10T00:00:00Z') });
+    const due = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: new Date('2026-11-21T00:00:00Z') });
+
+    // mark-paid --partial in progress: it holds the row lock while the sweep runs (a sweep that waited would hang here).
+    await tdb.db.transaction(async (trx) => {
+      await trx('registrations').where({ id: due.id }).forUpdate().first();
+      expect(await releaseUnpaidHolds(ctx, clock.now())).toBe(0);
+      await insertOfficePayment(trx, { registrationId: due.id, amountMinor: 5000, method: 'cash', actor: 'office', now: clock.now() });
+    });
+    expect(await releaseUnpaidHolds(ctx, clock.now())).toBe(0);
+    expect(await tdb.db('registrations').where({ id: due.id }).first()).toMatchObject({ status: 'PENDING', office_paid_minor: 5000 });
   });
 
   it('a dry run lists the holds it would release and changes nothing', async () => {

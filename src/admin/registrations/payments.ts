@@ -13,6 +13,7 @@ export interface OfficePayment {
 
 export type OfficePaymentMethod = 'bank' | 'cash' | 'other';
 
+/** Records the payment and adds it to the registration's office_paid_minor, in the caller's transaction. */
 export async function insertOfficePayment(
   trx: Knex.Transaction,
   input: { registrationId: string; amountMinor: number; method: OfficePaymentMethod; note?: string; actor: string; now: Date },
@@ -27,6 +28,7 @@ export async function insertOfficePayment(
       recorded_at: input.now,
     })
     .returning<Array<{ id: number }>>('id');
+  await trx('registrations').where({ id: input.registrationId }).increment('office_paid_minor', input.amountMinor);
   return (row as { id: number }).id;
 }
 
