@@ -211,6 +211,11 @@ class Sweep implements Cmd {
   async run(model: InterleavingModel, real: InterleavingReal) {
     real.harness.ctx.clock.advance(this.minutes * 60_000);
     await sweepExpiredCheckouts(real.harness.ctx, { trigger: 'cli' });
+    const releasedButPaid = await real.harness.tdb.db('registrations')
+      .where({ cancel_reason: 'unpaid_hold' })
+      .where((q) => q.where('office_paid_minor', '>', 0).orWhereNotNull('paid_at').orWhereNot('payment_method', 'bank'))
+      .first('id');
+    if (releasedButPaid) throw new Error(`the unpaid-hold release cancelled registration ${String(releasedButPaid.id)}, which was paid`);
     await settle(model, real);
   }
   toString = () => `sweep(after ${this.minutes} min)`;
@@ -410,7 +415,8 @@ export const interleavingCommands = [
   fc.nat().map((s) => new CompleteUnpaid(s)),
   fc.nat().map((s) => new AsyncSuccess(s)),
   fc.nat().map((s) => new AsyncFail(s)),
-  fc.constantFrom(0, 5, 20, 32, 45).map((minutes) => new Sweep(minutes)),
+  // A day and a minute: the event with an unpaid hold of one day releases its bank-transfer registrations.
+  fc.constantFrom(0, 5, 20, 32, 45, 24 * 60 + 1).map((minutes) => new Sweep(minutes)),
   fc.nat().map((s) => new Reverse('refund_full', s)),
   fc.nat().map((s) => new Reverse('refund_partial', s)),
   fc.nat().map((s) => new Reverse('dispute', s)),
@@ -438,7 +444,8 @@ async function freshReal(harness: PaymentsHarness, counters: InterleavingCounter
     [3, false],
     [null, false],
   ] as const) {
-    const { slug } = await insertEvent(db, { capacity, online_payment: true, pass_card_fee: passCardFee });
+    // The event with room for 2 also releases unpaid bank-transfer holds after a day.
+    const { slug } = await insertEvent(db, { capacity, online_payment: true, pass_card_fee: passCardFee, unpaid_hold_days: capacity === 2 ? 1 : null });
     events.push((await getEventBySlug(db, slug)) as EventRecord);
   }
   counters.runs += 1;
@@ -483,7 +490,7 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
     case: 'model-interleavings',
     load: `${counters.runs} generated runs (fast-check commands, up to 40 steps), ${counters.commands} steps on real PostgreSQL`,
     faults:
-      'any order of checkout, pay-now, paid/unpaid completion, delayed success/failure, sweep after time passes, full/partial refund, dispute, redelivery, completion racing its reversal, office mark-paid (alone or racing a payment), cancel and add',
+      'any order of checkout, pay-now, paid/unpaid completion, delayed success/failure, sweep after time passes (releasing unpaid holds after a day), full/partial refund, dispute, redelivery, completion racing its reversal, office mark-paid (alone or racing a payment), cancel and add',
     inputs: counters.commands,
     lost,
     duplicates,
