@@ -1,5 +1,9 @@
 import fc from 'fast-check';
 import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import { addRegistration } from '../../src/admin/registrations/add.js';
+import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
+import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
+import { moneyFormatter } from '../../src/admin/registrations/money.js';
 import { AppError } from '../../src/errors.js';
 import { reconcileCheckouts } from '../../src/jobs/reconcile.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
@@ -14,11 +18,13 @@ import type { ProviderObject } from '../../test/support/provider-fixtures.js';
 
 /**
  * Case 2, model-based interleavings: fast-check generates sequences of what
- * payers, the provider and the jobs do — start a checkout, pay-now, pay,
- * pay with a delayed method that then succeeds or fails, pay during a webhook
- * outage and deliver the completion late, the provider's expiry, sweep after
- * time passes, the scrub 72 hours later, reconcile, full and partial refunds,
- * disputes, redeliveries, and a completion racing its own refund — and runs
+ * payers, the provider, the office and the jobs do — start a checkout, pay-now,
+ * pay, pay with a delayed method that then succeeds or fails, pay during a
+ * webhook outage and deliver the completion late, the provider's expiry, sweep
+ * after time passes (releasing unpaid holds after a day), the scrub 72 hours
+ * later, reconcile, full and partial refunds, disputes, redeliveries, a
+ * completion racing its own refund, and the office recording a bank transfer,
+ * cancelling and registering by hand (alone or racing a payment) — and runs
  * them against the real code on real PostgreSQL (deliveries through the real
  * server). After every step the shared invariants must hold (every charged
  * session registered PAID or CANCELLED, or UNFULFILLED with exactly one alert;
@@ -80,7 +86,19 @@ async function deliver(model: InterleavingModel, real: InterleavingReal, event: 
 const pick = <T>(items: T[], index: number): T => items[index % items.length] as T;
 const inState = (model: InterleavingModel, state: ProviderState) => model.sessions.filter((s) => s.provider === state);
 
-const isRefusal = (error: unknown) => error instanceof AppError && ['sold_out', 'not_payable'].includes(error.code);
+const isRefusal = (error: unknown) =>
+  error instanceof AppError && ['sold_out', 'not_payable', 'not_markable', 'already_cancelled'].includes(error.code);
+
+const OFFICE = { actor: 'model-office' };
+const money = moneyFormatter({ locale: 'en-AU', currency: 'AUD' });
+
+async function registrationIds(real: InterleavingReal): Promise<string[]> {
+  return real.harness.tdb.db('registrations').orderBy([{ column: 'created_at' }, { column: 'id' }]).pluck('id');
+}
+
+async function statusOf(real: InterleavingReal, id: string): Promise<{ status: string; total_minor: number }> {
+  return real.harness.tdb.db('registrations').where({ id }).first<{ status: string; total_minor: number }>('status', 'total_minor');
+}
 
 class StartCheckout implements Cmd {
   constructor(readonly event: number, readonly attendees: number) {}
@@ -294,6 +312,11 @@ class Sweep implements Cmd {
   async run(model: InterleavingModel, real: InterleavingReal) {
     real.harness.ctx.clock.advance(this.minutes * 60_000);
     await sweepExpiredCheckouts(real.harness.ctx, { trigger: 'cli' });
+    const releasedButPaid = await real.harness.tdb.db('registrations')
+      .where({ cancel_reason: 'unpaid_hold' })
+      .where((q) => q.where('office_paid_minor', '>', 0).orWhereNotNull('paid_at').orWhereNot('payment_method', 'bank'))
+      .first('id');
+    if (releasedButPaid) throw new Error(`the unpaid-hold release cancelled registration ${String(releasedButPaid.id)}, which was paid`);
     await settle(model, real);
   }
   toString = () => `sweep(after ${this.minutes} min)`;
@@ -370,6 +393,93 @@ class RaceCompletionAndReversal implements Cmd {
   toString = () => `race(completion, ${this.dispute ? 'dispute' : 'refund'}, #${this.session})`;
 }
 
+/** The office records a bank transfer for the whole amount, optionally at the same moment as a pay-now payment lands. */
+class MarkPaid implements Cmd {
+  constructor(
+    readonly registration: number,
+    readonly racePayment: number | null,
+  ) {}
+  check = (model: InterleavingModel) => model.bankRegistrations.length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const id = pick(model.bankRegistrations, this.registration);
+    const before = await statusOf(real, id);
+    const racing = this.racePayment === null ? undefined : model.sessions.find((s) => s.registrationId === id && s.provider === 'open');
+    const markPaid = markRegistrationPaid(real.harness.ctx, { registration: id, amountMinor: before.total_minor, method: 'bank', ...OFFICE }, money).then(
+      () => true,
+      (error: unknown) => {
+        if (!isRefusal(error)) throw error;
+        return false;
+      },
+    );
+    if (racing) {
+      racing.provider = 'paid';
+      model.charged.add(racing.providerSessionId);
+    }
+    const [recorded] = await Promise.all([
+      markPaid,
+      racing ? deliver(model, real, real.harness.provider.buildEvent('checkout.session.completed', racing.providerSessionId)) : undefined,
+    ]);
+    const after = await statusOf(real, id);
+    if (recorded && before.status !== 'PENDING') throw new Error(`mark-paid recorded a payment for a ${before.status} registration ${id}`);
+    if (recorded && after.status !== 'PAID' && after.status !== 'CANCELLED') throw new Error(`mark-paid left registration ${id} ${after.status}`);
+    await settle(model, real);
+  }
+  toString = () => `markPaid(bank registration #${this.registration}${this.racePayment === null ? '' : ', racing its pay-now payment'})`;
+}
+
+/** The office cancels any registration (bank or card, paid or not). */
+class OfficeCancel implements Cmd {
+  constructor(readonly registration: number) {}
+  check = () => true;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const ids = await registrationIds(real);
+    if (ids.length > 0) {
+      const id = pick(ids, this.registration);
+      const before = await statusOf(real, id);
+      try {
+        await cancelRegistration(real.harness.ctx, { registration: id, ...OFFICE });
+        if (before.status === 'CANCELLED') throw new Error(`cancel succeeded twice on registration ${id}`);
+      } catch (error) {
+        if (!isRefusal(error)) throw error;
+        if (before.status !== 'CANCELLED') throw new Error(`cancel of a ${before.status} registration was refused: ${String(error)}`);
+      }
+      if ((await statusOf(real, id)).status !== 'CANCELLED') throw new Error(`cancel left registration ${id} not CANCELLED`);
+    }
+    await settle(model, real);
+  }
+  toString = () => `officeCancel(registration #${this.registration})`;
+}
+
+/** The office registers someone by hand (within the capacity), unpaid or paid by bank transfer. */
+class OfficeAdd implements Cmd {
+  constructor(
+    readonly event: number,
+    readonly attendees: number,
+    readonly paid: boolean,
+  ) {}
+  check = () => true;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const event = pick(real.events, this.event);
+    const n = model.bankRegistrations.length;
+    try {
+      const added = await addRegistration(real.harness.ctx, {
+        eventSlug: event.slug,
+        contact: { name: `Office Guest ${n}`, email: `office-${n}@example.org` },
+        attendees: Array.from({ length: this.attendees }, (_, i) => ({ name: `Office Guest ${n}.${i}`, tier: 'adult' })),
+        family: false,
+        paid: this.paid ? 'bank' : 'none',
+        overCapacity: false,
+        ...OFFICE,
+      });
+      if (added.status === 'PENDING') model.bankRegistrations.push(added.registrationId);
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+    }
+    await settle(model, real);
+  }
+  toString = () => `officeAdd(event ${this.event}, ${this.attendees} seat(s), ${this.paid ? 'paid by bank' : 'unpaid'})`;
+}
+
 async function providerIdsOf(real: InterleavingReal, checkoutId: string): Promise<{ checkoutId: string; providerSessionId: string }> {
   const row = await real.harness.tdb.db('checkout_sessions').where({ id: checkoutId }).first<{ provider_session_id: string }>();
   return { checkoutId, providerSessionId: row.provider_session_id };
@@ -406,7 +516,8 @@ export const interleavingCommands = [
   fc.nat().map((s) => new CompleteUnpaid(s)),
   fc.nat().map((s) => new AsyncSuccess(s)),
   fc.nat().map((s) => new AsyncFail(s)),
-  fc.constantFrom(0, 5, 20, 32, 45).map((minutes) => new Sweep(minutes)),
+  // A day and a minute: the event with an unpaid hold of one day releases its bank-transfer registrations.
+  fc.constantFrom(0, 5, 20, 32, 45, 24 * 60 + 1).map((minutes) => new Sweep(minutes)),
   fc.nat().map((s) => new CompletePaidDuringOutage(s)),
   fc.nat().map((i) => new DeliverLate(i)),
   fc.nat().map((i) => new DeliverLate(i)),
@@ -418,12 +529,15 @@ export const interleavingCommands = [
   fc.nat().map((s) => new Reverse('dispute', s)),
   fc.nat().map((d) => new Redeliver(d)),
   fc.tuple(fc.nat(), fc.boolean()).map(([s, dispute]) => new RaceCompletionAndReversal(s, dispute)),
+  fc.tuple(fc.nat(), fc.option(fc.nat(), { nil: null })).map(([r, race]) => new MarkPaid(r, race)),
+  fc.nat().map((r) => new OfficeCancel(r)),
+  fc.tuple(fc.nat(3), fc.integer({ min: 1, max: 2 }), fc.boolean()).map(([event, attendees, paid]) => new OfficeAdd(event, attendees, paid)),
 ];
 
 /** The issue asks for at least 200 generated runs in the soak: one round is that many. */
 const RUNS_PER_ROUND = 200;
 
-const TABLES = ['processed_webhook_events', 'operations_alerts', 'pending_reversals', 'queued_mail', 'job_runs', 'checkout_sessions', 'registrations', 'events'];
+const TABLES = ['registration_history', 'registration_payments', 'processed_webhook_events', 'operations_alerts', 'pending_reversals', 'queued_mail', 'job_runs', 'checkout_sessions', 'registrations', 'events'];
 
 /** Starts each generated run from an empty set of events, checkouts, registrations and alerts (users are kept). */
 async function freshReal(harness: PaymentsHarness, counters: InterleavingCounters): Promise<InterleavingReal> {
@@ -439,7 +553,8 @@ async function freshReal(harness: PaymentsHarness, counters: InterleavingCounter
     [3, false],
     [null, false],
   ] as const) {
-    const { slug } = await insertEvent(db, { capacity, online_payment: true, pass_card_fee: passCardFee });
+    // The event with room for 2 also releases unpaid bank-transfer holds after a day.
+    const { slug } = await insertEvent(db, { capacity, online_payment: true, pass_card_fee: passCardFee, unpaid_hold_days: capacity === 2 ? 1 : null });
     events.push((await getEventBySlug(db, slug)) as EventRecord);
   }
   counters.runs += 1;
@@ -483,7 +598,8 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
   return {
     case: 'model-interleavings',
     load: `${counters.runs} generated runs (fast-check commands, up to 40 steps), ${counters.commands} steps on real PostgreSQL`,
-    faults: 'any order of checkout, pay-now, paid/unpaid completion, payment during a webhook outage delivered late, provider expiry, delayed success/failure, sweep after time passes, scrub after 72 h, reconcile, full/partial refund, dispute, redelivery, completion racing its reversal',
+    faults:
+      'any order of checkout, pay-now, paid/unpaid completion, payment during a webhook outage delivered late, provider expiry, delayed success/failure, sweep after time passes (releasing unpaid holds after a day), scrub after 72 h, reconcile, full/partial refund, dispute, redelivery, completion racing its reversal, office mark-paid (alone or racing a payment), cancel and add',
     inputs: counters.commands,
     lost,
     duplicates,

@@ -39,8 +39,17 @@ export interface EventFile {
   onlinePayment?: boolean;
   passCardFee?: boolean;
   reminderAt?: Date | null;
+  /** Attendees one registration may name (default 10). */
+  maxAttendeesPerRegistration?: number;
+  /** Days an unpaid bank-transfer registration holds its seats; null = until the event. */
+  unpaidHoldDays?: number | null;
   pricing: EventPricing;
 }
+
+/** When an event file does not say: how many attendees one registration may name. */
+export const DEFAULT_MAX_ATTENDEES_PER_REGISTRATION = 10;
+/** The most any event may allow in one registration (the form's own hard limit). */
+export const MAX_ATTENDEES_LIMIT = 50;
 
 const isoWithOffset = z.iso
   .datetime({ offset: true, error: 'an ISO 8601 time with an offset, e.g. 2027-03-12T18:00:00+11:00' })
@@ -98,6 +107,12 @@ export const eventFileSchema = z.strictObject({
   onlinePayment: z.boolean().optional(),
   passCardFee: z.boolean().optional(),
   reminderAt: isoWithOffset.nullable().optional(),
+  maxAttendeesPerRegistration: z
+    .int({ error: 'a whole number of attendees' })
+    .min(1, { error: 'at least 1' })
+    .max(MAX_ATTENDEES_LIMIT, { error: `at most ${MAX_ATTENDEES_LIMIT}` })
+    .optional(),
+  unpaidHoldDays: z.int({ error: 'a whole number of days, or null' }).min(1, { error: 'at least 1' }).max(365, { error: 'at most 365' }).nullable().optional(),
   pricing: eventPricingSchema,
 });
 

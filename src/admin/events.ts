@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { AppError, NotFoundError } from '../errors.js';
-import type { EventFile, EventPricing } from './event-file.js';
+import { DEFAULT_MAX_ATTENDEES_PER_REGISTRATION, type EventFile, type EventPricing } from './event-file.js';
 import { enqueueWebsiteSync, type WebsiteSyncType } from './website-sync.js';
 
 /**
@@ -27,6 +27,9 @@ export interface EventRecord {
   reminderAt: Date | null;
   reminderClaimedAt: Date | null;
   reminderSentAt: Date | null;
+  maxAttendeesPerRegistration: number;
+  /** null = an unpaid bank-transfer registration holds its seats until the event. */
+  unpaidHoldDays: number | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -47,6 +50,8 @@ export interface EventRow {
   reminder_at: Date | null;
   reminder_claimed_at: Date | null;
   reminder_sent_at: Date | null;
+  max_attendees_per_registration: number;
+  unpaid_hold_days: number | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -68,6 +73,8 @@ export function eventFromRow(row: EventRow): EventRecord {
     reminderAt: row.reminder_at,
     reminderClaimedAt: row.reminder_claimed_at,
     reminderSentAt: row.reminder_sent_at,
+    maxAttendeesPerRegistration: row.max_attendees_per_registration,
+    unpaidHoldDays: row.unpaid_hold_days,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -126,6 +133,8 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
         pass_card_fee: file.passCardFee ?? false,
         pricing: JSON.stringify(file.pricing),
         reminder_at: file.reminderAt ?? null,
+        max_attendees_per_registration: file.maxAttendeesPerRegistration ?? DEFAULT_MAX_ATTENDEES_PER_REGISTRATION,
+        unpaid_hold_days: file.unpaidHoldDays ?? null,
         created_at: now,
         updated_at: now,
       })
@@ -169,6 +178,8 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
       ...optional('published', file.published),
       ...optional('online_payment', file.onlinePayment),
       ...optional('pass_card_fee', file.passCardFee),
+      ...optional('max_attendees_per_registration', file.maxAttendeesPerRegistration),
+      ...optional('unpaid_hold_days', file.unpaidHoldDays),
     };
     if (file.reminderAt !== undefined) {
       changes.reminder_at = file.reminderAt;

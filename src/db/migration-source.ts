@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as initial from '../../migrations/20261122000001_initial.js';
 import * as checkoutLatePayments from '../../migrations/20261123001200_checkout_late_payments.js';
+import * as officeRegistrations from '../../migrations/20261123001300_office_registrations.js';
 import * as hardening from '../../migrations/20261123001450_hardening.js';
 import * as outboxNotify from '../../migrations/20261123001500_outbox_notify.js';
 
@@ -17,6 +18,7 @@ interface Migration {
 const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261122000001_initial', initial],
   ['20261123001200_checkout_late_payments', checkoutLatePayments],
+  ['20261123001300_office_registrations', officeRegistrations],
   ['20261123001450_hardening', hardening],
   ['20261123001500_outbox_notify', outboxNotify],
 ];

@@ -49,7 +49,7 @@ export async function eventPageData(
   if (pricing.discount && 'amount' in pricing.discount) discountNote = `Every registration gets ${format.money(pricing.discount.amount)} off the total.`;
 
   const submittedRows = values?.attendees ?? [];
-  const rowCount = Math.max(ATTENDEE_ROWS, submittedRows.length);
+  const rowCount = Math.max(Math.min(ATTENDEE_ROWS, event.maxAttendeesPerRegistration), submittedRows.length);
   const attendeeRows = Array.from({ length: rowCount }, (_, index) => {
     const row = submittedRows[index];
     const chosen = pricing.tiers.some((tier) => tier.id === row?.tier) ? row?.tier : pricing.tiers[0]?.id;
@@ -102,6 +102,7 @@ export async function eventPageData(
     familyWaiver: Boolean(waiver),
     paymentOptions,
     attendeeRows,
+    maxAttendees: event.maxAttendeesPerRegistration,
     captchaSiteKey: ctx.config.captcha?.siteKey,
   };
 }

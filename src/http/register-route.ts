@@ -52,7 +52,12 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       });
     };
 
-    const parsed = parseRegistrationBody(request.body, json ? 'json' : 'form', event.pricing.tiers.map((tier) => tier.id));
+    const parsed = parseRegistrationBody(
+      request.body,
+      json ? 'json' : 'form',
+      event.pricing.tiers.map((tier) => tier.id),
+      event.maxAttendeesPerRegistration,
+    );
     if (!parsed.ok) return rejectForm(400, 'invalid_registration', parsed.values, parsed.problems);
 
     if (ctx.config.captcha) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_ATTENDEES_LIMIT } from '../admin/event-file.js';
 import type { RegistrationSubmission } from '../payments/register.js';
 import { CONTROL_CHARACTERS_MESSAGE, hasControlCharacters, personName, publicString } from './field-rules.js';
 import type { FieldProblem } from './templates/event-page.js';
@@ -10,7 +11,7 @@ import type { FieldProblem } from './templates/event-page.js';
  * read: the server prices the choices.
  */
 
-export const MAX_ATTENDEES = 50;
+export const MAX_ATTENDEES = MAX_ATTENDEES_LIMIT;
 /** Rows beyond this are refused before looking at them. */
 const MAX_SUBMITTED_ROWS = 200;
 /** Field the Turnstile widget adds to the form. */
@@ -123,7 +124,13 @@ function parseFamily(value: unknown, format: 'form' | 'json'): boolean | undefin
   return undefined;
 }
 
-export function parseRegistrationBody(body: unknown, format: 'form' | 'json', tierIds: readonly string[]): ParsedRegistration {
+/** `maxAttendees` is the event's maxAttendeesPerRegistration (default: the form's hard limit). */
+export function parseRegistrationBody(
+  body: unknown,
+  format: 'form' | 'json',
+  tierIds: readonly string[],
+  maxAttendees: number = MAX_ATTENDEES,
+): ParsedRegistration {
   const record = isRecord(body) ? body : {};
   const raw = format === 'form' ? fromForm(record) : fromJson(record);
   const values: SubmittedValues = {
@@ -171,7 +178,8 @@ export function parseRegistrationBody(body: unknown, format: 'form' | 'json', ti
   if (!raw.rowsProblem && attendees.length === 0 && !problems.some((p) => p.field.startsWith('attendees['))) {
     problems.push(problem('attendees', 'add at least one attendee'));
   }
-  if (attendees.length > MAX_ATTENDEES) problems.push(problem('attendees', `at most ${MAX_ATTENDEES} attendees per registration`));
+  const cap = Math.min(maxAttendees, MAX_ATTENDEES);
+  if (attendees.length > cap) problems.push(problem('attendees', `at most ${cap} attendees per registration`));
 
   if (problems.length > 0 || !contact.success || family === undefined) return { ok: false, problems, values };
   return {

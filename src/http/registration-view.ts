@@ -1,3 +1,4 @@
+import { officePaidSum } from '../admin/registrations/payments.js';
 import type { AppConfig } from '../config/types.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
@@ -5,6 +6,7 @@ import { cardPaymentStateOf, type CardPaymentState } from '../payments/card-paym
 import { cardPaymentPossible, paymentReference, registrationToken } from '../payments/links.js';
 import { payNowLines } from '../payments/pay-now.js';
 import { cardSurcharge, type PricedLine } from '../payments/pricing.js';
+import type { PaymentMethod } from '../payments/registrations.js';
 import { getBankDetails, getCardFeeRate } from '../settings.js';
 import type { PayNowPageData } from './templates/pay-now-page.js';
 import type { LineView, RegistrationPageData } from './templates/registration-page.js';
@@ -15,7 +17,7 @@ import { eventPath } from './event-view.js';
 export interface PublicRegistration {
   id: string;
   status: 'PENDING' | 'PAID' | 'CANCELLED';
-  paymentMethod: 'free' | 'bank' | 'card';
+  paymentMethod: PaymentMethod;
   contactName: string;
   lineItems: PricedLine[];
   totalMinor: number;
@@ -169,7 +171,7 @@ export async function registrationPageData(
       ...details,
       configured: details !== undefined,
       reference: paymentReference(registration.id),
-      amount: format.money(registration.totalMinor),
+      amount: format.money(registration.totalMinor - (await officePaidSum(ctx.db, registration.id))),
     };
   }
   const live = registration.event.published && !registration.event.deletedAt;

@@ -12,6 +12,7 @@ import { postgresRateLimitStore } from './rate-limit-store.js';
 import { registerRegistrationRoute } from './register-route.js';
 import { registerSetupRoutes } from './setup-routes.js';
 import { registerWebhookRoute } from './webhook-route.js';
+import { captchaMissingInProduction, NO_CAPTCHA_WARNING } from '../payments/captcha.js';
 import type { Telemetry, TelemetrySpan } from '../telemetry.js';
 import { countRouteView } from '../ops/route-views.js';
 
@@ -134,6 +135,7 @@ export async function buildServer(
   });
 
   if (!ctx.config.jobs.cronSecret) ctx.logger.warn(CRON_SECRET_MISSING_WARNING);
+  if (captchaMissingInProduction(ctx.config)) await warnOpenRegistrationWithoutCaptcha(ctx);
 
   return {
     app,
@@ -141,4 +143,17 @@ export async function buildServer(
       while (running.size > 0) await Promise.allSettled([...running]);
     },
   };
+}
+
+/** Says how many events take registrations right now, so the warning is concrete; a database error only loses the count. */
+async function warnOpenRegistrationWithoutCaptcha(ctx: AppContext): Promise<void> {
+  const open = await ctx.db('events')
+    .where({ published: true })
+    .whereNull('deleted_at')
+    .where('starts_at', '>', ctx.clock.now())
+    .count<{ n: number }>({ n: '*' })
+    .first()
+    .then((row) => Number(row?.n ?? 0))
+    .catch(() => undefined);
+  ctx.logger.warn({ openEvents: open }, NO_CAPTCHA_WARNING);
 }

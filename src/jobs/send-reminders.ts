@@ -54,6 +54,8 @@ interface RecipientRow {
   total_minor: number;
   /** A pay-now card payment may still be confirmed: asking for payment now could have it paid twice. */
   card_payment_in_flight: boolean;
+  /** What is still owing: the total less what the office recorded as part-payments. */
+  balance_minor: number;
 }
 
 interface EventResult {
@@ -282,6 +284,7 @@ async function* recipientPages(ctx: AppContext, eventId: string): AsyncGenerator
         ctx.db.raw(
           `EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = registrations.id
              AND (c.status = 'OPEN' OR (c.status = 'EXPIRED' AND c.scrubbed_at IS NULL))) AS card_payment_in_flight`,
+          'total_minor - COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = registrations.id), 0)::int AS balance_minor',
         ),
       );
     if (after !== undefined) query.where('id', '>', after);
@@ -294,7 +297,7 @@ async function* recipientPages(ctx: AppContext, eventId: string): AsyncGenerator
 }
 
 function isPaymentReminder(row: RecipientRow): boolean {
-  return row.status === 'PENDING' && row.total_minor > 0 && !row.card_payment_in_flight;
+  return row.status === 'PENDING' && row.balance_minor > 0 && !row.card_payment_in_flight;
 }
 
 function composeMessage(
@@ -315,10 +318,14 @@ function composeMessage(
     const rendered = paymentReminderEmail(
       {
         ...base,
-        amountMinor: row.total_minor,
+        amountMinor: row.balance_minor,
         reference: paymentReference(row.id),
         bank: materials.bank,
-        payNowUrl: materials.linksAvailable && cardPaymentPossible(ctx.config, event) ? payNowUrl(ctx.config, row.id) : undefined,
+        // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
+        payNowUrl:
+          materials.linksAvailable && cardPaymentPossible(ctx.config, event) && row.balance_minor === row.total_minor
+            ? payNowUrl(ctx.config, row.id)
+            : undefined,
       },
       materials.branding,
     );

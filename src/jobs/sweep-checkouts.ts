@@ -3,8 +3,9 @@ import type { AppContext } from '../context.js';
 import { PAYLOAD_KEPT_AFTER_EXPIRY_MS } from '../payments/staging.js';
 import { runRecordedJob } from './run-recorded.js';
 import type { JobOptions, JobSummary } from './types.js';
+import { previewUnpaidHolds, settleUnpaidHolds, type UnpaidHoldCounts } from './unpaid-holds.js';
 
-export interface SweepSummary extends JobSummary {
+export interface SweepSummary extends JobSummary, UnpaidHoldCounts {
   job: 'sweep-checkouts';
   expired: number;
   scrubbed: number;
@@ -15,6 +16,8 @@ export interface SweepSummary extends JobSummary {
  * sessions past their expiry become EXPIRED (their payload is kept, so a
  * completion the provider delivers late is still honoured); EXPIRED sessions
  * whose payload has been kept for the provider's redelivery window are scrubbed.
+ * Then, separately, unpaid bank-transfer holds past their event's
+ * unpaidHoldDays are released (and reminded a day before): see unpaid-holds.ts.
  */
 export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions): Promise<SweepSummary> {
   return runRecordedJob<SweepSummary>(ctx, 'sweep-checkouts', options, async () => {
@@ -23,22 +26,27 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
     if (options.dryRun) {
       const due = await overdueCheckouts(ctx.db, now).select<Array<{ id: string; expires_at: Date }>>('id', 'expires_at');
       const stale = await keptPastWindow(ctx.db, scrubBefore).select<Array<{ id: string; expires_at: Date }>>('id', 'expires_at');
+      const holds = await previewUnpaidHolds(ctx, now);
       return {
         job: 'sweep-checkouts',
         outcome: 'ok',
         dryRun: true,
         expired: due.length,
         scrubbed: stale.length,
+        holdsReleased: holds.filter((line) => line.startsWith('release')).length,
+        holdReminders: holds.filter((line) => line.startsWith('remind')).length,
         wouldDo: [
           ...due.map((row) => `expire checkout ${row.id} (expired ${row.expires_at.toISOString()}), keeping its payload for late payment`),
           ...stale.map((row) => `scrub the payload of checkout ${row.id} (expired ${row.expires_at.toISOString()})`),
+          ...holds,
         ],
       };
     }
     const expired = await expireOverdueCheckouts(ctx.db, now);
     const scrubbed = await scrubExpiredPayloads(ctx.db, now, scrubBefore);
     options.onProgress?.({ expired, scrubbed });
-    return { job: 'sweep-checkouts', outcome: 'ok', dryRun: false, expired, scrubbed };
+    const holds = await settleUnpaidHolds(ctx, now);
+    return { job: 'sweep-checkouts', outcome: 'ok', dryRun: false, expired, scrubbed, ...holds };
   });
 }
 

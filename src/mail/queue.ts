@@ -38,6 +38,8 @@ export interface QueuedMailInput {
   /** What the mail is (e.g. "receipt", "operations-alert"), for logs and counts; never an address. */
   kind: string;
   message: MailMessage;
+  /** The registration the mail is about, so the office can see what was sent to it. */
+  registrationId?: string;
 }
 
 /** Stores the whole message, recipients included, encrypted. Returns the queued mail id. */
@@ -59,7 +61,13 @@ export async function enqueueMail(db: Db | Knex.Transaction, cipher: FieldCipher
     })),
   };
   const [row] = await db('queued_mail')
-    .insert({ kind: input.kind, message_enc: cipher.encrypt(JSON.stringify(stored)), next_attempt_at: now, created_at: now })
+    .insert({
+      kind: input.kind,
+      message_enc: cipher.encrypt(JSON.stringify(stored)),
+      registration_id: input.registrationId ?? null,
+      next_attempt_at: now,
+      created_at: now,
+    })
     .returning<Array<{ id: number }>>('id');
   if (!row) throw new Error('queued_mail insert returned no row');
   return row.id;

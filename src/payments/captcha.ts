@@ -39,3 +39,11 @@ export async function verifyCaptchaToken(
   if (!parsed.success) return { ok: false, reason: 'unavailable' };
   return parsed.data.success ? { ok: true } : { ok: false, reason: 'rejected' };
 }
+
+export const NO_CAPTCHA_WARNING =
+  'public registration is open without a captcha: anyone (or any bot) can post the form; set CAPTCHA_SECRET_KEY and CAPTCHA_SITE_KEY';
+
+/** In production the public registration form should be behind a captcha: a warning, not a failure. */
+export function captchaMissingInProduction(config: Pick<AppConfig, 'isProduction' | 'captcha'>): boolean {
+  return config.isProduction && !config.captcha;
+}

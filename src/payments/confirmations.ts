@@ -28,7 +28,14 @@ const HOUR_MS = 60 * 60_000;
 export async function queueRegistrationConfirmation(
   trx: Knex.Transaction,
   ctx: Pick<AppContext, 'config' | 'cipher' | 'logger'>,
-  input: { registrationId: string; contact: RegistrationContact; event: EventRecord; priced: PricedRegistration },
+  input: {
+    registrationId: string;
+    contact: RegistrationContact;
+    event: EventRecord;
+    priced: PricedRegistration;
+    /** Set when the office sends the confirmation again, so the mail API does not drop it as a repeat. */
+    idempotencySuffix?: string;
+  },
   now: Date,
 ): Promise<number | null> {
   // Counted in the registration's transaction: a registration that rolls back uses up nothing.
@@ -67,7 +74,11 @@ export async function queueRegistrationConfirmation(
   return enqueueMail(
     trx,
     ctx.cipher,
-    { kind: 'registration-confirmation', message: { to: [input.contact.email], ...rendered, idempotencyKey: `confirmation-${input.registrationId}` } },
+    {
+      kind: 'registration-confirmation',
+      registrationId: input.registrationId,
+      message: { to: [input.contact.email], ...rendered, idempotencyKey: `confirmation-${input.registrationId}${input.idempotencySuffix ?? ''}` },
+    },
     now,
   );
 }

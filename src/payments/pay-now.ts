@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { eventFromRow, type EventRecord } from '../admin/events.js';
 import type { AppContext } from '../context.js';
+import { officePaidSum } from '../admin/registrations/payments.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { getCardFeeRate } from '../settings.js';
 import { openProviderSession, type StartedCheckout } from './checkout.js';
@@ -9,7 +10,7 @@ import { CARD_FEE_LINE_LABEL, DISCOUNTED_LINE_LABEL, cardSurcharge, type PricedL
 import { CHECKOUT_EXPIRY_MS } from './staging.js';
 import { mayStillBePaid } from './webhook/staging-rows.js';
 
-export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing';
+export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing' | 'part_paid';
 
 const NOT_PAYABLE_MESSAGES: Record<NotPayableReason, string> = {
   paid: 'This registration is already paid.',
@@ -19,6 +20,7 @@ const NOT_PAYABLE_MESSAGES: Record<NotPayableReason, string> = {
   event_deleted: 'This event has been cancelled, so there is nothing to pay.',
   processing:
     'A card payment for this registration may still be on its way. We will email you as soon as it is confirmed; if you were charged you do not need to pay again.',
+  part_paid: 'Part of this registration has already been paid to the church; please pay the balance by bank transfer.',
 };
 
 /** Pay-now refused; `reason` says why, and the message says it to the registrant. */
@@ -74,6 +76,8 @@ export async function startExistingRegistrationCheckout(
     const eventRow = await trx('events').where({ id: registration.event_id }).first();
     const event = eventFromRow(eventRow);
     assertPayable(ctx, registration, event);
+    // A card payment is always for the whole total; after a part-payment recorded by the office it would overpay.
+    if ((await officePaidSum(trx, registration.id)) > 0) throw new NotPayableError('part_paid');
 
     const now = ctx.clock.now();
     const inFlight = await inFlightCheckoutsOf(trx, registration.id);

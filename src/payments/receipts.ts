@@ -12,9 +12,23 @@ export interface ReceiptInput {
   lines: Array<{ label: string; amount: number }>;
   /** What was charged, minor units. */
   amountMinor: number;
-  paymentIntentId: string;
+  /** The card payment's reference at the provider; absent for money received by the office. */
+  paymentIntentId?: string;
   paidAt: Date;
+  /** How the money came; default card. */
+  method?: ReceiptMethod;
+  /** Names a payment recorded by the office (its row id), for the mail's idempotency key. */
+  officePaymentKey?: string;
 }
+
+export type ReceiptMethod = 'card' | 'bank' | 'cash' | 'other';
+
+const METHOD_WORDS: Record<ReceiptMethod, string> = {
+  card: 'card payment',
+  bank: 'bank transfer',
+  cash: 'cash payment',
+  other: 'payment',
+};
 
 /**
  * The receipt, rendered for the mail queue. The webhook renders it before it
@@ -39,10 +53,16 @@ export async function renderReceipt(
       amountMinor: input.amountMinor,
       paidAt: input.paidAt,
       paymentIntentId: input.paymentIntentId,
+      methodWords: METHOD_WORDS[input.method ?? 'card'],
       reference: paymentReference(input.registrationId),
       registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId) : undefined,
     },
     branding,
   );
-  return { kind: 'receipt', message: { to: [input.contact.email], ...rendered, idempotencyKey: `receipt-${input.paymentIntentId}` } };
+  const key = input.paymentIntentId ?? `office-${input.officePaymentKey ?? input.registrationId}`;
+  return {
+    kind: 'receipt',
+    registrationId: input.registrationId,
+    message: { to: [input.contact.email], ...rendered, idempotencyKey: `receipt-${key}` },
+  };
 }

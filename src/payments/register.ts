@@ -1,11 +1,12 @@
+import type { Knex } from 'knex';
 import type { EventRecord } from '../admin/events.js';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { startEventCheckout } from './checkout.js';
 import { queueRegistrationConfirmation } from './confirmations.js';
 import { cardPaymentPossible } from './links.js';
-import { priceRegistration, type AttendeeChoice, type PricedRegistration } from './pricing.js';
-import { insertRegistration, lockEventForSeats, type RegistrationContact } from './registrations.js';
+import { PricingError, priceRegistration, type AttendeeChoice, type PricedRegistration } from './pricing.js';
+import { insertRegistration, lockEventForSeats, type PaymentMethod, type RegistrationContact } from './registrations.js';
 
 /**
  * A registration submitted on the public event page, already validated. Every
@@ -20,7 +21,7 @@ export interface RegistrationSubmission {
 }
 
 export type RegistrationOutcome =
-  | { kind: 'registered'; registrationId: string; status: 'PAID' | 'PENDING'; method: 'free' | 'bank'; priced: PricedRegistration }
+  | { kind: 'registered'; registrationId: string; status: 'PAID' | 'PENDING'; method: PaymentMethod; priced: PricedRegistration }
   | { kind: 'checkout'; checkoutId: string; redirectUrl: string };
 
 export class SoldOutError extends AppError {
@@ -56,6 +57,7 @@ export async function registerForEvent(
   event: EventRecord,
   submission: RegistrationSubmission,
 ): Promise<RegistrationOutcome> {
+  assertWithinAttendeeCap(event, submission.attendees.length);
   const priced = priceRegistration(event.pricing, { attendees: submission.attendees, family: submission.family });
   const wantsCard = submission.payment === 'card' && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
   if (!priced.free && wantsCard) {
@@ -71,21 +73,59 @@ export async function registerForEvent(
   return registerWithoutCard(ctx, event, submission);
 }
 
-async function registerWithoutCard(
-  ctx: AppContext,
+/** The event's maxAttendeesPerRegistration, checked on the server whatever the form allowed. */
+export function assertWithinAttendeeCap(event: Pick<EventRecord, 'maxAttendeesPerRegistration'>, attendees: number): void {
+  if (attendees > event.maxAttendeesPerRegistration) {
+    throw new PricingError(`at most ${event.maxAttendeesPerRegistration} attendees per registration`, 'attendees');
+  }
+}
+
+/**
+ * How a registration made by hand by the office differs from the public form:
+ * the event may be unpublished, the capacity may be exceeded knowingly, the
+ * money may already have been received, and the caller writes its own rows
+ * (history, payment, alert) in the same transaction.
+ */
+export interface OfficeRegistrationOptions {
+  overCapacity?: boolean;
+  /** Received before registering: PAID with this method (a free registration stays "free"). */
+  paidWith?: 'bank' | 'cash';
+  /** Runs in the registration's transaction after the insert; the confirmation is then queued by the caller. */
+  within: (trx: Knex.Transaction, registered: RegisteredWithoutCard) => Promise<void>;
+}
+
+export interface RegisteredWithoutCard {
+  registrationId: string;
+  status: 'PAID' | 'PENDING';
+  method: PaymentMethod;
+  priced: PricedRegistration;
+  event: EventRecord;
+  /** The seats left after this registration; negative when the office exceeded the capacity. */
+  seatsLeftAfter: number | null;
+}
+
+/**
+ * Free → PAID, else PENDING by bank transfer; the seats are counted under the
+ * event's row lock and the price is computed from the locked row. The public
+ * form and the office's `registrations add` both come through here.
+ */
+export async function registerWithoutCard(
+  ctx: Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config' | 'logger'>,
   event: EventRecord,
-  submission: RegistrationSubmission,
-): Promise<RegistrationOutcome> {
+  submission: Omit<RegistrationSubmission, 'payment'>,
+  office?: OfficeRegistrationOptions,
+): Promise<Extract<RegistrationOutcome, { kind: 'registered' }> & RegisteredWithoutCard> {
   const now = ctx.clock.now();
   return ctx.db.transaction(async (trx) => {
     const locked = await lockEventForSeats(trx, event.id);
-    if (!locked || locked.event.deletedAt || !locked.event.published) throw new EventClosedError();
-    if (locked.seatsLeft !== null && locked.seatsLeft < submission.attendees.length) throw new SoldOutError(locked.seatsLeft);
+    if (!locked || locked.event.deletedAt || (!office && !locked.event.published)) throw new EventClosedError();
+    const wanted = submission.attendees.length;
+    if (locked.seatsLeft !== null && locked.seatsLeft < wanted && !office?.overCapacity) throw new SoldOutError(locked.seatsLeft);
     // Priced again from the locked row, so a price change committed meanwhile is the one that counts.
     const priced = priceRegistration(locked.event.pricing, { attendees: submission.attendees, family: submission.family });
     const free = priced.free;
-    const status = free ? 'PAID' : 'PENDING';
-    const method = free ? 'free' : 'bank';
+    const status = free || office?.paidWith ? 'PAID' : 'PENDING';
+    const method: PaymentMethod = free ? 'free' : (office?.paidWith ?? 'bank');
     const { id } = await insertRegistration(trx, ctx.cipher, {
       eventId: event.id,
       status,
@@ -96,7 +136,16 @@ async function registerWithoutCard(
       priced,
       now,
     });
-    await queueRegistrationConfirmation(trx, ctx, { registrationId: id, contact: submission.contact, event: locked.event, priced }, now);
-    return { kind: 'registered', registrationId: id, status, method, priced };
+    const registered: RegisteredWithoutCard = {
+      registrationId: id,
+      status,
+      method,
+      priced,
+      event: locked.event,
+      seatsLeftAfter: locked.event.capacity === null ? null : locked.event.capacity - locked.seatsTaken - wanted,
+    };
+    if (office) await office.within(trx, registered);
+    else await queueRegistrationConfirmation(trx, ctx, { registrationId: id, contact: submission.contact, event: locked.event, priced }, now);
+    return { kind: 'registered', ...registered };
   });
 }

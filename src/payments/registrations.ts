@@ -4,7 +4,7 @@ import type { FieldCipher } from '../crypto/field-cipher.js';
 import type { PricedRegistration, AttendeeChoice } from './pricing.js';
 
 export type RegistrationStatus = 'PENDING' | 'PAID' | 'CANCELLED';
-export type PaymentMethod = 'free' | 'bank' | 'card';
+export type PaymentMethod = 'free' | 'bank' | 'card' | 'cash' | 'other';
 
 export interface RegistrationContact {
   name: string;

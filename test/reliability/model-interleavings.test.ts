@@ -12,7 +12,7 @@ afterAll(async () => {
   await harness.close();
 });
 
-describe('model-based interleavings of checkout, payment, sweep and reversal events (real PostgreSQL)', () => {
+describe('model-based interleavings of checkout, payment, sweep, reversal events and office commands (real PostgreSQL)', () => {
   it('after every step: one registration per checkout, capacity kept, every charge registered or alerted, no refunds', async () => {
     const counters: InterleavingCounters = { runs: 0, commands: 0 };
     await fc.assert(interleavingProperty(harness, counters, 30), { numRuns: 20 });

@@ -11,8 +11,10 @@ export function registerConfigCommands(program: Command): void {
     .addHelpText('after', '\nExample:\n  $ eventops config check --json\n\nExit 0 when valid, 78 listing every problem when not.')
     .action(async (options: { json?: boolean }) => {
       const { loadRuntimeConfig } = await import('../runtime.js');
-      const { config: resolved, warnings = [] } = loadRuntimeConfig();
+      const { captchaMissingInProduction, NO_CAPTCHA_WARNING } = await import('../../payments/captcha.js');
+      const { config: resolved, warnings: configWarnings = [] } = loadRuntimeConfig();
       const described = describeConfig(resolved);
+      const warnings = [...configWarnings, ...(captchaMissingInProduction(resolved) ? [NO_CAPTCHA_WARNING] : [])];
       printResult(options, { valid: true, warnings, config: described }, [
         'Configuration is valid.',
         ...warnings.map((warning) => `  warning: ${warning}`),

@@ -32,7 +32,7 @@ export function registerDemoCommand(program: Command): void {
       const logger = loaded.config.logLevel === 'info' ? loaded.logger.child({}, { level: 'warn' }) : loaded.logger;
       const ctx = await openContext({ logger, config: { ...loaded.config, allowDemoSeed: true } });
       try {
-        const { seedDemoChurch } = await import('../../admin/demo-seed.js');
+        const { seedDemoChurch, DEMO_EVENT_SLUG } = await import('../../admin/demo-seed.js');
         const seed = await seedDemoChurch(ctx);
         const lines = [
           seed.seeded
@@ -60,7 +60,10 @@ export function registerDemoCommand(program: Command): void {
         const mailer = await ctx.mailer();
         const where =
           mailer.kind === 'outbox' ? `Emails are in ${ctx.config.devOutboxDir} (open the .eml files in any mail program).` : `Emails went out through ${mailer.kind}.`;
-        lines.push(where, 'Next: `eventops status` shows each run; `eventops events list` the demo event.');
+        lines.push(
+          where,
+          `Next: \`eventops registrations list --event ${DEMO_EVENT_SLUG}\` shows who is coming; \`eventops status\` shows each run.`,
+        );
         printResult(options, { seed, jobs: results, outbox: mailer.kind === 'outbox' ? ctx.config.devOutboxDir : undefined }, lines);
         if (results.some((r) => r.error || r.summary?.outcome === 'failed')) process.exitCode = 1;
       } finally {

@@ -15,6 +15,7 @@ import { registerSettingsCommands } from './settings.js';
 import { registerRotateKeysCommand } from './rotate-keys.js';
 import { registerAlertsCommands } from './alerts.js';
 import { registerReconcileCommand } from './reconcile.js';
+import { registerRegistrationsCommands } from './registrations/index.js';
 
 /** Every subcommand, one file each. Heavy modules are imported inside actions, never here. */
 export function registerCommands(program: Command): void {
@@ -34,4 +35,5 @@ export function registerCommands(program: Command): void {
   registerRotateKeysCommand(program);
   registerAlertsCommands(program);
   registerReconcileCommand(program);
+  registerRegistrationsCommands(program);
 }

@@ -35,9 +35,10 @@ const JOBS: JobCommandSpec[] = [
   },
   {
     name: 'sweep-checkouts',
-    description: 'expire OPEN checkout sessions past their expiry; scrub staged payloads kept 72 hours past expiry (suggested: hourly)',
+    description: "expire OPEN checkout sessions past their expiry; scrub staged payloads kept 72 hours past expiry; release unpaid bank-transfer holds past their event's unpaidHoldDays (suggested: hourly)",
     example: 'eventops sweep-checkouts --json',
-    describe: (s) => `sweep-checkouts: ${s.outcome}, expired ${String(s.expired)}, scrubbed ${String(s.scrubbed)}`,
+    describe: (s) =>
+      `sweep-checkouts: ${s.outcome}, expired ${String(s.expired)}, scrubbed ${String(s.scrubbed)}${s.holdsReleased || s.holdReminders ? `, holds released ${String(s.holdsReleased)}, hold reminders ${String(s.holdReminders)}` : ''}`,
   },
   {
     name: 'send-celebrations',

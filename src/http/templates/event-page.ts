@@ -35,6 +35,8 @@ export interface EventPageData {
   familyWaiver: boolean;
   paymentOptions: Array<{ value: 'card' | 'bank'; label: string; hint: string; checked: boolean }>;
   attendeeRows: AttendeeRowView[];
+  /** The event's maxAttendeesPerRegistration: the form offers no more rows than this. */
+  maxAttendees: number;
   captchaSiteKey?: string;
 }
 
@@ -91,7 +93,7 @@ export const eventPage = definePage<EventPageData>(`
 
     <fieldset id="attendees">
       <legend>Who is coming</legend>
-      <p class="muted">One row per person. Empty rows are ignored.</p>
+      <p class="muted">One row per person, at most {{maxAttendees}}. Empty rows are ignored.</p>
       {{#each attendeeRows}}
       <div class="attendee">
         <div>
@@ -107,7 +109,7 @@ export const eventPage = definePage<EventPageData>(`
       </div>
       {{/each}}
     </fieldset>
-    <button type="button" id="add-attendee" hidden>Add another attendee</button>
+    <button type="button" id="add-attendee" data-max="{{maxAttendees}}" hidden>Add another attendee</button>
 
     {{#if familyWaiver}}
     <label class="choice" for="family"><input id="family" name="family" type="checkbox" value="on"{{#if values.family}} checked{{/if}}> <span>We are one household (family waiver)</span></label>
@@ -132,9 +134,12 @@ export const eventPage = definePage<EventPageData>(`
     var button = document.getElementById('add-attendee');
     var list = document.getElementById('attendees');
     if (!button || !list) return;
-    button.hidden = false;
+    button.hidden = list.querySelectorAll('.attendee').length >= Number(button.getAttribute('data-max'));
     button.addEventListener('click', function () {
       var rows = list.querySelectorAll('.attendee');
+      var max = Number(button.getAttribute('data-max'));
+      if (rows.length >= max) return;
+      if (rows.length + 1 >= max) button.hidden = true;
       var row = rows[rows.length - 1].cloneNode(true);
       var n = rows.length + 1;
       row.querySelectorAll('label').forEach(function (label) {

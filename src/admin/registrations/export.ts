@@ -1,0 +1,92 @@
+import fs from 'node:fs/promises';
+import { stringify } from 'csv-stringify/sync';
+import type { AppContext } from '../../context.js';
+import { NotFoundError } from '../../errors.js';
+import { paymentReference } from '../../payments/links.js';
+import type { RegistrationStatus } from '../../payments/registrations.js';
+import { currencyDigits } from './money.js';
+import { PAID_MINOR_SQL } from './payments.js';
+
+/** One row per attendee: for name tags, the kitchen and the roll. */
+export interface AttendeeExportRow {
+  attendeeName: string;
+  ticket: string;
+  reference: string;
+  contactName: string;
+  email: string;
+  mobile: string;
+  status: RegistrationStatus;
+  /** What the registration has paid, in APP_CURRENCY as a plain decimal ("240.00"). */
+  amountPaid: string;
+}
+
+export const EXPORT_COLUMNS: Array<{ key: keyof AttendeeExportRow; header: string }> = [
+  { key: 'attendeeName', header: 'attendee_name' },
+  { key: 'ticket', header: 'ticket' },
+  { key: 'reference', header: 'registration_reference' },
+  { key: 'contactName', header: 'contact_name' },
+  { key: 'email', header: 'email' },
+  { key: 'mobile', header: 'mobile' },
+  { key: 'status', header: 'status' },
+  { key: 'amountPaid', header: 'amount_paid' },
+];
+
+interface ExportSourceRow {
+  id: string;
+  status: RegistrationStatus;
+  contact_name: string;
+  contact_email_enc: string;
+  contact_mobile_enc: string | null;
+  attendees: Array<{ name: string; tier: string }>;
+  paid_minor: string | number;
+}
+
+/** The attendees of every registration of the event (cancelled ones included, marked so), in registration order. */
+export async function exportAttendees(ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>, eventSlug: string): Promise<AttendeeExportRow[]> {
+  const event = await ctx.db('events').where({ slug: eventSlug }).first<{ id: string; pricing: { tiers: Array<{ id: string; label: string }> } } | undefined>('id', 'pricing');
+  if (!event) throw new NotFoundError(`event "${eventSlug}"`, 'run `eventops events list --all` to see the slugs');
+  const labels = new Map(event.pricing.tiers.map((tier) => [tier.id, tier.label]));
+  const digits = currencyDigits(ctx.config.regional.currency);
+  const rows = await ctx.db('registrations as r')
+    .where('r.event_id', event.id)
+    .orderBy([{ column: 'r.created_at' }, { column: 'r.id' }])
+    .select<ExportSourceRow[]>('r.id', 'r.status', 'r.contact_name', 'r.contact_email_enc', 'r.contact_mobile_enc', 'r.attendees', ctx.db.raw(`${PAID_MINOR_SQL} AS paid_minor`));
+  return rows.flatMap((row) => {
+    const email = ctx.cipher.decrypt(row.contact_email_enc);
+    const mobile = row.contact_mobile_enc ? ctx.cipher.decrypt(row.contact_mobile_enc) : '';
+    const amountPaid = (Number(row.paid_minor) / 10 ** digits).toFixed(digits);
+    return row.attendees.map((attendee) => ({
+      attendeeName: attendee.name,
+      ticket: labels.get(attendee.tier) ?? attendee.tier,
+      reference: paymentReference(row.id),
+      contactName: row.contact_name,
+      email,
+      mobile,
+      status: row.status,
+      amountPaid,
+    }));
+  });
+}
+
+/**
+ * CSV with a header row. A cell starting with =, +, -, @ (or a tab or carriage
+ * return) is prefixed with an apostrophe, so a spreadsheet shows it as text
+ * instead of running it as a formula.
+ */
+export function attendeesCsv(rows: AttendeeExportRow[]): string {
+  return stringify(
+    rows.map((row) => EXPORT_COLUMNS.map((column) => row[column.key])),
+    { header: true, columns: EXPORT_COLUMNS.map((column) => column.header), escape_formulas: true },
+  );
+}
+
+/** Writes a file only its owner can read (0600), tightening an existing file before anything is written to it. */
+export async function writePrivateFile(file: string, contents: string): Promise<void> {
+  const handle = await fs.open(file, 'w', 0o600);
+  try {
+    await handle.chmod(0o600);
+    await handle.writeFile(contents, 'utf8');
+  } finally {
+    await handle.close();
+  }
+}

@@ -1,0 +1,46 @@
+import type { Knex } from 'knex';
+import type { Db } from '../../db/connect.js';
+
+/**
+ * Every change made to a registration by the office commands or the unpaid-hold
+ * release: what changed, when, the note, and who (the operating-system user who
+ * ran the command, or the job's name).
+ */
+
+export type HistoryAction = 'registered' | 'payment_recorded' | 'marked_paid' | 'cancelled' | 'resent' | 'hold_reminder' | 'hold_released';
+
+export interface HistoryEntry {
+  action: HistoryAction;
+  changes: Record<string, unknown>;
+  note: string | null;
+  actor: string;
+  at: Date;
+}
+
+export async function recordHistory(
+  trx: Knex.Transaction,
+  input: { registrationId: string; action: HistoryAction; changes?: Record<string, unknown>; note?: string; actor: string; now: Date },
+): Promise<void> {
+  await trx('registration_history').insert({
+    registration_id: input.registrationId,
+    action: input.action,
+    changes: JSON.stringify(input.changes ?? {}),
+    note: input.note ?? null,
+    actor: input.actor,
+    created_at: input.now,
+  });
+}
+
+export async function listHistory(db: Db, registrationId: string): Promise<HistoryEntry[]> {
+  const rows = await db('registration_history')
+    .where({ registration_id: registrationId })
+    .orderBy('id')
+    .select<Array<{ action: HistoryAction; changes: Record<string, unknown>; note: string | null; actor: string; created_at: Date }>>(
+      'action',
+      'changes',
+      'note',
+      'actor',
+      'created_at',
+    );
+  return rows.map((row) => ({ action: row.action, changes: row.changes, note: row.note, actor: row.actor, at: row.created_at }));
+}

@@ -1,0 +1,86 @@
+import type { AppContext } from '../../context.js';
+import { NotFoundError } from '../../errors.js';
+import { paymentReference } from '../../payments/links.js';
+import type { PaymentMethod, RegistrationStatus } from '../../payments/registrations.js';
+import { PAID_MINOR_SQL } from './payments.js';
+
+export interface RegistrationListing {
+  id: string;
+  reference: string;
+  event: string;
+  contactName: string;
+  attendees: number;
+  totalMinor: number;
+  paidMinor: number;
+  method: PaymentMethod;
+  status: RegistrationStatus;
+  createdAt: Date;
+}
+
+export interface ListFilter {
+  eventSlug?: string;
+  status?: RegistrationStatus;
+  /** A name (contact or attendee), an exact email address, or the start of a reference. */
+  search?: string;
+}
+
+interface ListingRow {
+  id: string;
+  slug: string;
+  contact_name: string;
+  attendee_count: number;
+  total_minor: number;
+  paid_minor: string | number;
+  payment_method: PaymentMethod;
+  status: RegistrationStatus;
+  created_at: Date;
+}
+
+const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** One row per registration, oldest first. Contact emails stay encrypted: a search by email compares lookup hashes. */
+export async function listRegistrations(ctx: Pick<AppContext, 'db' | 'cipher'>, filter: ListFilter): Promise<RegistrationListing[]> {
+  const query = ctx.db('registrations as r')
+    .join('events as e', 'e.id', 'r.event_id')
+    .orderBy([{ column: 'r.created_at' }, { column: 'r.id' }])
+    .select<ListingRow[]>(
+      'r.id',
+      'e.slug',
+      'r.contact_name',
+      'r.attendee_count',
+      'r.total_minor',
+      ctx.db.raw(`${PAID_MINOR_SQL} AS paid_minor`),
+      'r.payment_method',
+      'r.status',
+      'r.created_at',
+    );
+  if (filter.eventSlug) {
+    const event = await ctx.db('events').where({ slug: filter.eventSlug }).first('id');
+    if (!event) throw new NotFoundError(`event "${filter.eventSlug}"`, 'run `eventops events list --all` to see the slugs');
+    query.where('r.event_id', event.id);
+  }
+  if (filter.status) query.where('r.status', filter.status);
+  const search = filter.search?.trim();
+  if (search) {
+    const like = `%${likeEscape(search)}%`;
+    const hexKey = search.replace(/-/g, '').toLowerCase();
+    query.where((q) => {
+      q.whereILike('r.contact_name', like).orWhereRaw(`r.attendees::text ILIKE ?`, [like]);
+      if (search.includes('@')) q.orWhere('r.contact_email_hash', ctx.cipher.lookupHash('email', search));
+      if (/^[0-9a-f]{4,32}$/.test(hexKey)) q.orWhereRaw(`replace(r.id::text, '-', '') LIKE ?`, [`${hexKey}%`]);
+    });
+  }
+  const rows = await query;
+  return rows.map((row) => ({
+    id: row.id,
+    reference: paymentReference(row.id),
+    event: row.slug,
+    contactName: row.contact_name,
+    attendees: row.attendee_count,
+    totalMinor: row.total_minor,
+    paidMinor: Number(row.paid_minor),
+    method: row.payment_method,
+    status: row.status,
+    createdAt: row.created_at,
+  }));
+}

@@ -1,0 +1,74 @@
+import type { Knex } from 'knex';
+import type { Db } from '../../db/connect.js';
+import { AppError } from '../../errors.js';
+import { paymentReference } from '../../payments/links.js';
+import type { PaymentMethod, RegistrationStatus } from '../../payments/registrations.js';
+
+/** A registration row as the office commands read it. */
+export interface RegistrationRow {
+  id: string;
+  event_id: string;
+  status: RegistrationStatus;
+  contact_name: string;
+  contact_email_enc: string;
+  contact_mobile_enc: string | null;
+  attendees: Array<{ name: string; tier: string }>;
+  attendee_count: number;
+  family: boolean;
+  payment_method: PaymentMethod;
+  line_items: Array<{ label: string; amount: number; kind?: string }>;
+  total_minor: number;
+  surcharge_minor: number;
+  payment_intent_id: string | null;
+  paid_at: Date | null;
+  cancelled_at: Date | null;
+  cancel_reason: string | null;
+  hold_reminder_sent_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const MAX_LISTED = 20;
+
+export class RegistrationNotFoundError extends AppError {
+  constructor(given: string) {
+    super('registration_not_found', `no registration has the id or reference "${given}"`, {
+      exitCode: 1,
+      suggestion: 'find it with `eventops registrations list --search TEXT`',
+    });
+    this.name = 'RegistrationNotFoundError';
+  }
+}
+
+/**
+ * The id of the one registration named by `given`: its id, its reference (the
+ * short code on the bank details) or a prefix of either, case and dashes
+ * ignored. A prefix that matches several lists them.
+ */
+export async function resolveRegistrationId(db: Db | Knex.Transaction, given: string): Promise<string> {
+  const key = given.trim().replace(/-/g, '').toLowerCase();
+  if (!/^[0-9a-f]{1,32}$/.test(key)) throw new RegistrationNotFoundError(given);
+  const rows = await db('registrations as r')
+    .join('events as e', 'e.id', 'r.event_id')
+    .whereRaw(`replace(r.id::text, '-', '') LIKE ?`, [`${key}%`])
+    .orderBy('r.created_at')
+    .limit(MAX_LISTED + 1)
+    .select<Array<{ id: string; contact_name: string; status: string; slug: string }>>('r.id', 'r.contact_name', 'r.status', 'e.slug');
+  if (rows.length === 0) throw new RegistrationNotFoundError(given);
+  if (rows.length === 1) return (rows[0] as { id: string }).id;
+  const listed = rows
+    .slice(0, MAX_LISTED)
+    .map((row) => `  ${paymentReference(row.id)}  ${row.id}  ${row.contact_name}  ${row.status}  ${row.slug}`);
+  throw new AppError(
+    'registration_ambiguous',
+    `"${given}" matches ${rows.length > MAX_LISTED ? `more than ${MAX_LISTED}` : rows.length} registrations:\n${listed.join('\n')}`,
+    { exitCode: 1, suggestion: 'give more characters of the id or reference' },
+  );
+}
+
+/** The registration row, locked (FOR UPDATE) for the rest of the transaction: what serialises the office commands, pay-now and the webhook. */
+export async function lockRegistration(trx: Knex.Transaction, id: string): Promise<RegistrationRow> {
+  const row = await trx('registrations').where({ id }).forUpdate().first<RegistrationRow | undefined>();
+  if (!row) throw new RegistrationNotFoundError(id);
+  return row;
+}

@@ -1,0 +1,134 @@
+import type { AppContext } from '../../context.js';
+import { AppError } from '../../errors.js';
+import { enqueueMail } from '../../mail/queue.js';
+import { paymentReference } from '../../payments/links.js';
+import { renderReceipt } from '../../payments/receipts.js';
+import { recordHistory } from './history.js';
+import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
+import { insertOfficePayment, officePaidSum, type OfficePaymentMethod } from './payments.js';
+
+export type OfficeContext = Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config' | 'logger'>;
+
+export interface MarkPaidInput {
+  registration: string;
+  amountMinor: number;
+  method: OfficePaymentMethod;
+  note?: string;
+  /** Records part of what is owing; the registration stays PENDING until the balance is paid. */
+  partial?: boolean;
+  actor: string;
+}
+
+export interface MarkPaidResult {
+  registrationId: string;
+  reference: string;
+  status: 'PAID' | 'PENDING';
+  recordedMinor: number;
+  paidMinor: number;
+  balanceMinor: number;
+  receiptQueued: boolean;
+}
+
+/** A mark-paid that did nothing, and why. */
+export class NotMarkableError extends AppError {
+  constructor(message: string, suggestion?: string) {
+    super('not_markable', message, { exitCode: 1, suggestion });
+    this.name = 'NotMarkableError';
+  }
+}
+
+/**
+ * Records money received outside the card provider. Under the registration's
+ * row lock (the lock pay-now and the webhook take too): refused for a
+ * CANCELLED or PAID registration or while a card payment for it is in flight;
+ * the amount must be exactly the balance, or less with `partial`. Paid in full
+ * → PAID, and the receipt naming the method is queued in the same transaction.
+ */
+export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidInput, money: (minor: number) => string): Promise<MarkPaidResult> {
+  const id = await resolveRegistrationId(ctx.db, input.registration);
+  return ctx.db.transaction(async (trx) => {
+    const registration = await lockRegistration(trx, id);
+    const now = ctx.clock.now();
+    refuseUnlessOwing(registration);
+    const inFlight = await trx('checkout_sessions')
+      .where({ registration_id: id, status: 'OPEN' })
+      .where('expires_at', '>', now)
+      .whereNotNull('payment_intent_id')
+      .first('id');
+    if (inFlight) {
+      throw new NotMarkableError(
+        `a card payment for registration ${paymentReference(id)} is being processed right now; nothing was recorded`,
+        'wait half an hour, then look at it again with `eventops registrations show`',
+      );
+    }
+
+    const paidBefore = await officePaidSum(trx, id);
+    const balance = registration.total_minor - paidBefore;
+    if (input.amountMinor > balance || (!input.partial && input.amountMinor !== balance)) {
+      throw new NotMarkableError(
+        `${money(input.amountMinor)} is not what is owing (${money(balance)}); nothing was recorded`,
+        input.amountMinor > balance ? `record the balance, ${money(balance)}` : 'record part of it with --partial',
+      );
+    }
+
+    const paymentId = await insertOfficePayment(trx, { registrationId: id, ...input, now });
+    // --partial with the whole balance pays it in full.
+    const full = input.amountMinor === balance;
+    if (full) {
+      await trx('registrations')
+        .where({ id })
+        .update({ status: 'PAID', paid_at: now, payment_method: input.method, updated_at: now });
+      const event = await trx('events').where({ id: registration.event_id }).first<{ title: string; starts_at: Date }>('title', 'starts_at');
+      const receipt = await renderReceipt(trx, ctx, {
+        registrationId: id,
+        contact: { name: registration.contact_name, email: ctx.cipher.decrypt(registration.contact_email_enc) },
+        event: { title: event.title, startsAt: event.starts_at },
+        lines: registration.line_items,
+        amountMinor: registration.total_minor,
+        paidAt: now,
+        method: input.method,
+        officePaymentKey: String(paymentId),
+      });
+      await enqueueMail(trx, ctx.cipher, receipt, now);
+    }
+    const paid = paidBefore + input.amountMinor;
+    await recordHistory(trx, {
+      registrationId: id,
+      action: full ? 'marked_paid' : 'payment_recorded',
+      changes: {
+        amountMinor: input.amountMinor,
+        method: input.method,
+        paidMinor: paid,
+        balanceMinor: registration.total_minor - paid,
+        ...(full ? { status: { from: 'PENDING', to: 'PAID' } } : {}),
+      },
+      note: input.note,
+      actor: input.actor,
+      now,
+    });
+    return {
+      registrationId: id,
+      reference: paymentReference(id),
+      status: full ? 'PAID' : 'PENDING',
+      recordedMinor: input.amountMinor,
+      paidMinor: paid,
+      balanceMinor: registration.total_minor - paid,
+      receiptQueued: full,
+    };
+  });
+}
+
+function refuseUnlessOwing(registration: RegistrationRow): void {
+  const reference = paymentReference(registration.id);
+  if (registration.status === 'CANCELLED') {
+    throw new NotMarkableError(
+      `registration ${reference} was cancelled on ${registration.cancelled_at?.toISOString().slice(0, 10) ?? '?'}; nothing was recorded`,
+      'register them again with `eventops registrations add` if they are coming after all',
+    );
+  }
+  if (registration.status === 'PAID') {
+    const how = registration.payment_method === 'free' ? 'free' : `already paid (${registration.payment_method})`;
+    throw new NotMarkableError(`registration ${reference} is ${how} since ${registration.paid_at?.toISOString().slice(0, 10) ?? '?'}; nothing was recorded`);
+  }
+  if (registration.total_minor <= 0) throw new NotMarkableError(`registration ${reference} is free; there is nothing to pay`);
+}

@@ -1,0 +1,64 @@
+import type { Knex } from 'knex';
+import type { Db } from '../../db/connect.js';
+
+/** A payment the office received outside the card provider. */
+export interface OfficePayment {
+  id: number;
+  amountMinor: number;
+  method: OfficePaymentMethod;
+  note: string | null;
+  recordedBy: string;
+  recordedAt: Date;
+}
+
+export type OfficePaymentMethod = 'bank' | 'cash' | 'other';
+
+/** Records the payment and adds it to the registration's office_paid_minor, in the caller's transaction. */
+export async function insertOfficePayment(
+  trx: Knex.Transaction,
+  input: { registrationId: string; amountMinor: number; method: OfficePaymentMethod; note?: string; actor: string; now: Date },
+): Promise<number> {
+  const [row] = await trx('registration_payments')
+    .insert({
+      registration_id: input.registrationId,
+      amount_minor: input.amountMinor,
+      method: input.method,
+      note: input.note ?? null,
+      recorded_by: input.actor,
+      recorded_at: input.now,
+    })
+    .returning<Array<{ id: number }>>('id');
+  await trx('registrations').where({ id: input.registrationId }).increment('office_paid_minor', input.amountMinor);
+  return (row as { id: number }).id;
+}
+
+/** What the office has received for a registration so far, minor units. */
+export async function officePaidSum(db: Db | Knex.Transaction, registrationId: string): Promise<number> {
+  const row = await db('registration_payments')
+    .where({ registration_id: registrationId })
+    .sum<{ paid: string | number | null }>({ paid: 'amount_minor' })
+    .first();
+  return Number(row?.paid ?? 0);
+}
+
+export async function listOfficePayments(db: Db, registrationId: string): Promise<OfficePayment[]> {
+  const rows = await db('registration_payments')
+    .where({ registration_id: registrationId })
+    .orderBy('id')
+    .select<Array<{ id: number; amount_minor: number; method: OfficePaymentMethod; note: string | null; recorded_by: string; recorded_at: Date }>>('*');
+  return rows.map((row) => ({
+    id: Number(row.id),
+    amountMinor: row.amount_minor,
+    method: row.method,
+    note: row.note,
+    recordedBy: row.recorded_by,
+    recordedAt: row.recorded_at,
+  }));
+}
+
+/**
+ * The SQL for "amount paid" of a registration aliased `r`: the total once it is
+ * paid (card, free or in full by the office), else what the office received.
+ */
+export const PAID_MINOR_SQL = `CASE WHEN r.paid_at IS NOT NULL THEN r.total_minor
+  ELSE COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = r.id), 0) END`;

@@ -1,0 +1,64 @@
+import { AppError } from '../../errors.js';
+import { enqueueMail } from '../../mail/queue.js';
+import { queueRegistrationConfirmation } from '../../payments/confirmations.js';
+import { paymentReference } from '../../payments/links.js';
+import type { PricedLine, PricedRegistration } from '../../payments/pricing.js';
+import { renderReceipt, type ReceiptMethod } from '../../payments/receipts.js';
+import { eventFromRow, type EventRow } from '../events.js';
+import { recordHistory } from './history.js';
+import { lockRegistration, resolveRegistrationId } from './lookup.js';
+import type { OfficeContext } from './mark-paid.js';
+
+export interface ResendResult {
+  registrationId: string;
+  reference: string;
+  sent: 'receipt' | 'confirmation';
+}
+
+/** Queues the confirmation (pending or free) or the receipt (paid) again, to the registration's contact. */
+export async function resendRegistrationMail(ctx: OfficeContext, input: { registration: string; actor: string }): Promise<ResendResult> {
+  const id = await resolveRegistrationId(ctx.db, input.registration);
+  return ctx.db.transaction(async (trx) => {
+    const registration = await lockRegistration(trx, id);
+    const reference = paymentReference(id);
+    if (registration.status === 'CANCELLED') {
+      throw new AppError('registration_cancelled', `registration ${reference} is cancelled; there is nothing to send`, { exitCode: 1 });
+    }
+    const now = ctx.clock.now();
+    const event = eventFromRow(await trx('events').where({ id: registration.event_id }).first<EventRow>());
+    const contact = { name: registration.contact_name, email: ctx.cipher.decrypt(registration.contact_email_enc) };
+    const lines = registration.line_items.map((line) => ({ label: line.label, amount: line.amount }));
+    const sendReceipt = registration.status === 'PAID' && registration.payment_method !== 'free';
+    if (sendReceipt) {
+      const receipt = await renderReceipt(trx, ctx, {
+        registrationId: id,
+        contact,
+        event: { title: event.title, startsAt: event.startsAt },
+        lines,
+        amountMinor: registration.total_minor,
+        paidAt: registration.paid_at ?? now,
+        paymentIntentId: registration.payment_intent_id ?? undefined,
+        method: registration.payment_method as ReceiptMethod,
+        officePaymentKey: id,
+      });
+      // A repeat of a card receipt needs its own key too, or the mail API would drop it as already sent.
+      receipt.message.idempotencyKey = `${receipt.message.idempotencyKey ?? `receipt-${id}`}-resent-${now.getTime()}`;
+      await enqueueMail(trx, ctx.cipher, receipt, now);
+    } else {
+      const priced: PricedRegistration = {
+        lines: lines as PricedLine[],
+        subtotal: registration.total_minor,
+        discount: 0,
+        net: registration.total_minor - registration.surcharge_minor,
+        surcharge: registration.surcharge_minor,
+        total: registration.total_minor,
+        attendeeCount: registration.attendee_count,
+        free: registration.total_minor === 0,
+      };
+      await queueRegistrationConfirmation(trx, ctx, { registrationId: id, contact, event, priced, idempotencySuffix: `-resent-${now.getTime()}` }, now);
+    }
+    const sent = sendReceipt ? 'receipt' : 'confirmation';
+    await recordHistory(trx, { registrationId: id, action: 'resent', changes: { sent }, actor: input.actor, now });
+    return { registrationId: id, reference, sent };
+  });
+}

@@ -1,0 +1,88 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { UsageError } from '../../../errors.js';
+import { printResult, withContext } from '../../io.js';
+import { noteSchema, operatingSystemUser, parseOrUsage } from './shared.js';
+
+const PHONE = /^\+?[0-9 ()-]{6,40}$/;
+
+const optionsSchema = z.object({
+  event: z.string({ error: 'is required' }).trim().min(1),
+  name: z.string({ error: 'is required' }).trim().min(1, { error: 'must not be empty' }).max(200),
+  email: z.string({ error: 'is required' }).trim().pipe(z.email({ error: 'must be an email address' })),
+  mobile: z.string().trim().regex(PHONE, { error: 'use digits, spaces and an optional leading +' }).optional(),
+  attendee: z
+    .array(z.string())
+    .min(1, { error: 'is required at least once, e.g. --attendee "Sam Smith:adult"' })
+    .transform((values, ctx) =>
+      values.map((value) => {
+        const at = value.lastIndexOf(':');
+        const name = at > 0 ? value.slice(0, at).trim() : '';
+        const tier = at > 0 ? value.slice(at + 1).trim() : '';
+        if (!name || !tier || name.length > 200) ctx.addIssue({ code: 'custom', message: `"${value}" must be "Name:tier"` });
+        return { name, tier };
+      }),
+    ),
+  family: z.boolean().optional(),
+  paid: z.enum(['bank', 'cash', 'none'], { error: 'must be bank, cash or none' }).default('none'),
+  overCapacity: z.boolean().optional(),
+  resolveAlert: z.coerce.number({ error: 'must be an alert id' }).int().positive().optional(),
+  note: noteSchema,
+  json: z.boolean().optional(),
+});
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+export function registerAddCommand(registrations: Command): void {
+  registrations
+    .command('add')
+    .description('register someone by hand, priced and seat-checked like the public form; they get the same confirmation')
+    .requiredOption('--event <slug>', 'the event')
+    .requiredOption('--name <name>', "the contact's name")
+    .requiredOption('--email <email>', "the contact's email address")
+    .option('--mobile <mobile>', "the contact's mobile")
+    .option('--attendee <name:tier>', 'an attendee and their ticket tier id; repeat for each', collect)
+    .option('--family', 'one household: the family waiver applies')
+    .option('--paid <how>', 'bank or cash when the money is already received (PAID, receipt sent); none (default) for a PENDING bank-transfer registration')
+    .option('--over-capacity', 'exceed the capacity knowingly')
+    .option('--resolve-alert <id>', 'resolve this open alert (a payment kept without a registration) as answered by this registration')
+    .option('--note <text>', 'kept in the history (and the alert resolution)')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ eventops registrations add --event family-camp --name "Sam Smith" --email sam@example.org \\
+      --attendee "Sam Smith:adult" --attendee "Kim Smith:child" --family
+  $ eventops registrations add --event family-camp --name "Ana Lee" --email ana@example.org \\
+      --attendee "Ana Lee:adult" --paid bank --over-capacity --resolve-alert 12 --note "paid by card, event was full"
+
+Exit 1 when the event is full (without --over-capacity) or the alert is not open, 2 for bad arguments.`,
+    )
+    .action(async (raw: Record<string, unknown>) => {
+      if (raw.attendee === undefined) throw new UsageError('at least one --attendee "Name:tier" is required', 'see `eventops registrations add --help`');
+      const options = parseOrUsage(optionsSchema, raw, 'add');
+      await withContext(async (ctx) => {
+        const { addRegistration } = await import('../../../admin/registrations/add.js');
+        const { moneyFormatter } = await import('../../../admin/registrations/money.js');
+        const money = moneyFormatter(ctx.config.regional);
+        const result = await addRegistration(ctx, {
+          eventSlug: options.event,
+          contact: { name: options.name, email: options.email, mobile: options.mobile },
+          attendees: options.attendee,
+          family: Boolean(options.family),
+          paid: options.paid,
+          overCapacity: Boolean(options.overCapacity),
+          resolveAlert: options.resolveAlert,
+          note: options.note,
+          actor: operatingSystemUser(),
+        });
+        const lines = [
+          `registered ${result.reference} (${result.status}, ${result.method}, ${money(result.totalMinor)}) for ${options.event}; the ${result.status === 'PAID' && result.method !== 'free' ? 'receipt' : 'confirmation'} is queued`,
+        ];
+        if (result.seatsLeft !== null) lines.push(result.overCapacity ? `the event is now ${-result.seatsLeft} over its capacity` : `${result.seatsLeft} place(s) left`);
+        if (result.resolvedAlert !== null) lines.push(`resolved alert ${result.resolvedAlert}`);
+        printResult(options, { registration: result }, lines);
+      });
+    });
+}

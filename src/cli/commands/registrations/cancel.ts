@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { printResult, withContext } from '../../io.js';
+import { noteSchema, operatingSystemUser, parseOrUsage } from './shared.js';
+
+const optionsSchema = z.object({ note: noteSchema, notify: z.boolean().optional(), json: z.boolean().optional() });
+
+export function registerCancelCommand(registrations: Command): void {
+  registrations
+    .command('cancel')
+    .description('cancel a registration and free its seats; never refunds anything')
+    .argument('<id-or-reference>', 'the registration id or its reference')
+    .option('--note <text>', 'why, kept in the history')
+    .option('--notify', 'email the registrant a cancellation notice')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      `
+Example:
+  $ eventops registrations cancel 3F2A9C1B --note "family is away" --notify
+
+A card payment is refunded in the card provider's dashboard, by a person; the refund
+notice the provider then sends changes nothing here. Exit 1 when already cancelled.`,
+    )
+    .action(async (given: string, raw: Record<string, unknown>) => {
+      const options = parseOrUsage(optionsSchema, raw, 'cancel');
+      await withContext(async (ctx) => {
+        const { cancelRegistration } = await import('../../../admin/registrations/cancel.js');
+        const { moneyFormatter } = await import('../../../admin/registrations/money.js');
+        const money = moneyFormatter(ctx.config.regional);
+        const result = await cancelRegistration(ctx, { registration: given, note: options.note, notify: options.notify, actor: operatingSystemUser() });
+        const lines = [`cancelled registration ${result.reference}: ${result.seatsFreed} seat(s) freed${result.notified ? '; the registrant is notified' : ''}`];
+        if (result.paidByCard) {
+          lines.push(`It was paid by card (${money(result.paidMinor)}). Nothing was refunded: make any refund in the card provider's dashboard.`);
+        } else if (result.paidMinor > 0) {
+          lines.push(`${money(result.paidMinor)} had been received. Nothing was refunded: pay back by hand what is due.`);
+        }
+        printResult(options, { cancellation: result }, lines);
+      });
+    });
+}

@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { printResult, withContext } from '../../io.js';
+import { parseOrUsage } from './shared.js';
+
+const optionsSchema = z.object({
+  event: z.string({ error: 'is required' }).trim().min(1, { error: 'is required' }),
+  format: z.enum(['csv', 'json'], { error: 'must be csv or json' }).default('csv'),
+  out: z.string().trim().min(1).optional(),
+  json: z.boolean().optional(),
+});
+
+export function registerExportCommand(registrations: Command): void {
+  registrations
+    .command('export')
+    .description('one row per attendee (name tags, kitchen, roll): attendee, ticket, reference, contact, email, mobile, status, amount paid')
+    .requiredOption('--event <slug>', 'the event')
+    .option('--format <format>', 'csv (default) or json')
+    .option('--out <file>', 'write to this file (mode 0600) instead of standard output')
+    .option('--json', 'with --out: print what was written as JSON; without: the same as --format json')
+    .addHelpText(
+      'after',
+      `
+CSV cells starting with =, +, - or @ are prefixed with ' so a spreadsheet never runs them.
+The file holds contact details: it is written readable by its owner only, and its
+contents never go to a log.
+
+Example:
+  $ eventops registrations export --event family-camp --out family-camp.csv`,
+    )
+    .action(async (raw: unknown) => {
+      const options = parseOrUsage(optionsSchema, raw, 'export');
+      await withContext(async (ctx) => {
+        const { exportAttendees, attendeesCsv, writePrivateFile } = await import('../../../admin/registrations/export.js');
+        const rows = await exportAttendees(ctx, options.event);
+        const json = options.format === 'json' || (options.json && !options.out);
+        const contents = json ? JSON.stringify({ attendees: rows }, null, 2) + '\n' : attendeesCsv(rows);
+        if (!options.out) {
+          process.stdout.write(contents);
+          return;
+        }
+        await writePrivateFile(options.out, contents);
+        printResult(options, { file: options.out, rows: rows.length, format: json ? 'json' : 'csv', mode: '0600' }, `wrote ${rows.length} attendee row(s) to ${options.out} (mode 0600)`);
+      });
+    });
+}

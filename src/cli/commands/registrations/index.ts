@@ -1,0 +1,22 @@
+import type { Command } from 'commander';
+import { registerAddCommand } from './add.js';
+import { registerCancelCommand } from './cancel.js';
+import { registerExportCommand } from './export.js';
+import { registerListCommand } from './list.js';
+import { registerMarkPaidCommand } from './mark-paid.js';
+import { registerResendCommand } from './resend.js';
+import { registerShowCommand } from './show.js';
+
+/** The office's everyday commands on registrations, one file each. */
+export function registerRegistrationsCommands(program: Command): void {
+  const registrations = program
+    .command('registrations')
+    .description('who is coming: list, show, export, record bank transfers, cancel, register by hand, resend');
+  registerListCommand(registrations);
+  registerShowCommand(registrations);
+  registerExportCommand(registrations);
+  registerMarkPaidCommand(registrations);
+  registerCancelCommand(registrations);
+  registerAddCommand(registrations);
+  registerResendCommand(registrations);
+}

@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { printResult, withContext } from '../../io.js';
+import { day, parseOrUsage, table } from './shared.js';
+
+const optionsSchema = z.object({
+  event: z.string().trim().min(1).optional(),
+  status: z.enum(['PENDING', 'PAID', 'CANCELLED'], { error: 'must be PENDING, PAID or CANCELLED' }).optional(),
+  search: z.string().trim().min(1, { error: 'must not be empty' }).max(200).optional(),
+  json: z.boolean().optional(),
+});
+
+export function registerListCommand(registrations: Command): void {
+  registrations
+    .command('list')
+    .description('one row per registration: reference, contact, attendees, total, paid, method, status, created')
+    .option('--event <slug>', 'only this event')
+    .option('--status <status>', 'PENDING, PAID or CANCELLED')
+    .option('--search <text>', 'a contact or attendee name, an exact email address, or the start of a reference')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExamples:\n  $ eventops registrations list --event family-camp --status PENDING\n  $ eventops registrations list --search smith --json')
+    .action(async (raw: unknown) => {
+      const options = parseOrUsage(optionsSchema, raw, 'list');
+      await withContext(async (ctx) => {
+        const { listRegistrations } = await import('../../../admin/registrations/list.js');
+        const { moneyFormatter } = await import('../../../admin/registrations/money.js');
+        const money = moneyFormatter(ctx.config.regional);
+        const found = await listRegistrations(ctx, { eventSlug: options.event, status: options.status, search: options.search });
+        printResult(
+          options,
+          { registrations: found },
+          found.length === 0
+            ? 'no registrations match'
+            : table(
+                ['REFERENCE', 'EVENT', 'CONTACT', 'ATTENDEES', 'TOTAL', 'PAID', 'METHOD', 'STATUS', 'CREATED'],
+                found.map((r) => [r.reference, r.event, r.contactName, String(r.attendees), money(r.totalMinor), money(r.paidMinor), r.method, r.status, day(r.createdAt)]),
+              ),
+        );
+      });
+    });
+}

@@ -1,0 +1,55 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { printResult, withContext } from '../../io.js';
+import { noteSchema, operatingSystemUser, parseOrUsage } from './shared.js';
+
+const optionsSchema = z.object({
+  amount: z.string({ error: 'is required, e.g. --amount 240.00' }),
+  method: z.enum(['bank', 'cash', 'other'], { error: 'must be bank, cash or other' }).default('bank'),
+  note: noteSchema,
+  partial: z.boolean().optional(),
+  json: z.boolean().optional(),
+});
+
+export function registerMarkPaidCommand(registrations: Command): void {
+  registrations
+    .command('mark-paid')
+    .description('record a payment received outside the card provider (a bank transfer, cash); in full, the registration becomes PAID and the receipt is sent')
+    .argument('<id-or-reference>', 'the registration id or its reference (the code on the bank transfer)')
+    .requiredOption('--amount <amount>', 'the amount received, as written ("240" or "240.00") in APP_CURRENCY')
+    .option('--method <method>', 'bank (default), cash or other')
+    .option('--note <text>', 'kept in the history, e.g. "transfer of 3 March"')
+    .option('--partial', 'record part of what is owing: the registration stays PENDING and the balance is reminded')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ eventops registrations mark-paid 3F2A9C1B --amount 240.00 --note "transfer of 3 March"
+  $ eventops registrations mark-paid 3F2A9C1B --amount 100 --partial --method cash
+
+The amount must equal what is owing unless --partial. A cancelled or already paid
+registration is refused. Exit 1 when nothing was recorded, 2 for a malformed amount.`,
+    )
+    .action(async (given: string, raw: Record<string, unknown>) => {
+      const options = parseOrUsage(optionsSchema, raw, 'mark-paid');
+      await withContext(async (ctx) => {
+        const { parseAmount, moneyFormatter } = await import('../../../admin/registrations/money.js');
+        const { markRegistrationPaid } = await import('../../../admin/registrations/mark-paid.js');
+        const amountMinor = parseAmount(options.amount, ctx.config.regional.currency);
+        const money = moneyFormatter(ctx.config.regional);
+        const result = await markRegistrationPaid(
+          ctx,
+          { registration: given, amountMinor, method: options.method, note: options.note, partial: options.partial, actor: operatingSystemUser() },
+          money,
+        );
+        printResult(
+          options,
+          { payment: result },
+          result.status === 'PAID'
+            ? `registration ${result.reference} is PAID (${money(result.recordedMinor)} by ${options.method}); the receipt is queued`
+            : `recorded ${money(result.recordedMinor)} by ${options.method} for ${result.reference}; paid ${money(result.paidMinor)}, balance ${money(result.balanceMinor)} (still PENDING)`,
+        );
+      });
+    });
+}

@@ -1,0 +1,19 @@
+import type { Command } from 'commander';
+import { printResult, withContext } from '../../io.js';
+import { operatingSystemUser } from './shared.js';
+
+export function registerResendCommand(registrations: Command): void {
+  registrations
+    .command('resend')
+    .description('send the confirmation (unpaid or free) or the receipt (paid) again')
+    .argument('<id-or-reference>', 'the registration id or its reference')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  $ eventops registrations resend 3F2A9C1B\n\nExit 1 for a cancelled registration.')
+    .action(async (given: string, options: { json?: boolean }) => {
+      await withContext(async (ctx) => {
+        const { resendRegistrationMail } = await import('../../../admin/registrations/resend.js');
+        const result = await resendRegistrationMail(ctx, { registration: given, actor: operatingSystemUser() });
+        printResult(options, { resent: result }, `queued the ${result.sent} of ${result.reference} again`);
+      });
+    });
+}

@@ -1,0 +1,54 @@
+import type { Command } from 'commander';
+import type { RegistrationDetail } from '../../../admin/registrations/show.js';
+import { printResult, withContext } from '../../io.js';
+import { minute } from './shared.js';
+
+export function registerShowCommand(registrations: Command): void {
+  registrations
+    .command('show')
+    .description('everything about one registration: contact, attendees, price lines, payments, emails, alerts and the history of changes')
+    .argument('<id-or-reference>', 'the registration id, its reference (e.g. 3F2A9C1B), or enough of either to be unique')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  $ eventops registrations show 3F2A9C1B\n\nExit 1 when no registration (or several) match.')
+    .action(async (given: string, options: { json?: boolean }) => {
+      await withContext(async (ctx) => {
+        const { showRegistration } = await import('../../../admin/registrations/show.js');
+        const { moneyFormatter } = await import('../../../admin/registrations/money.js');
+        const detail = await showRegistration(ctx, given);
+        printResult(options, { registration: detail }, describe(detail, moneyFormatter(ctx.config.regional)));
+      });
+    });
+}
+
+function describe(r: RegistrationDetail, money: (minor: number) => string): string[] {
+  const lines = [
+    `Registration ${r.reference} (${r.id})`,
+    `  event:    ${r.event.title} (${r.event.slug}), ${minute(r.event.startsAt)} UTC`,
+    `  status:   ${r.status}${r.cancelledAt ? ` since ${minute(r.cancelledAt)} (${r.cancelReason ?? 'no reason'})` : ''}${r.paidAt ? `, paid ${minute(r.paidAt)}` : ''}`,
+    `  method:   ${r.method}`,
+    `  contact:  ${r.contact.name} <${r.contact.email}>${r.contact.mobile ? `, ${r.contact.mobile}` : ''}`,
+    `  created:  ${minute(r.createdAt)}${r.family ? ', one household' : ''}`,
+    'Attendees:',
+    ...r.attendees.map((a) => `  ${a.name} (${a.tierLabel})`),
+    'Price:',
+    ...r.lines.map((line) => `  ${line.label}: ${money(line.amount)}`),
+    `  total ${money(r.totalMinor)}, paid ${money(r.paidMinor)}${r.balanceMinor > 0 ? `, balance ${money(r.balanceMinor)}` : ''}`,
+    'Payments:',
+    ...(r.cardPayments.length + r.officePayments.length === 0 ? ['  none'] : []),
+    ...r.cardPayments.map(
+      (c) => `  card ${c.status} ${money(c.amountMinor)} started ${minute(c.createdAt)}${c.completedAt ? `, completed ${minute(c.completedAt)}` : ''} ${c.paymentIntentId ?? c.providerSessionId ?? ''}`.trimEnd(),
+    ),
+    ...r.officePayments.map((p) => `  ${p.method} ${money(p.amountMinor)} recorded ${minute(p.recordedAt)} by ${p.recordedBy}${p.note ? `: ${p.note}` : ''}`),
+    'Emails:',
+    ...(r.emails.length === 0 ? ['  none'] : r.emails.map((m) => `  ${minute(m.queuedAt)} ${m.kind} ${m.status}${m.subject ? `: ${m.subject}` : ''}`)),
+    'Alerts:',
+    ...(r.alerts.length === 0
+      ? ['  none']
+      : r.alerts.map((a) => `  #${a.id} ${a.kind} ${a.resolvedAt ? `resolved${a.resolution ? `: ${a.resolution}` : ''}` : 'open'}\n    ${a.reason}`)),
+    'History:',
+    ...(r.history.length === 0
+      ? ['  none']
+      : r.history.map((h) => `  ${minute(h.at)} ${h.action} by ${h.actor}: ${JSON.stringify(h.changes)}${h.note ? ` (note: ${h.note})` : ''}`)),
+  ];
+  return lines;
+}

@@ -1,0 +1,149 @@
+import { recordHistory } from '../admin/registrations/history.js';
+import type { AppContext } from '../context.js';
+import { queueCancellationNotice, queueHoldEndingReminder } from '../payments/notices.js';
+import { cardPaymentPossible, payNowUrl, paymentReference } from '../payments/links.js';
+
+/**
+ * Seat holds that end: an event with `unpaidHoldDays` N lets an unpaid
+ * bank-transfer registration hold its seats for N days. One day before, the
+ * registrant is reminded; at N days, sweep-checkouts cancels it (freeing the
+ * seats) and tells them. Days are calendar days in APP_TIMEZONE, so a hold made
+ * at 10:00 ends at 10:00 local time even across a daylight-saving change.
+ *
+ * A registration is left alone while a card payment for it may be in flight (a
+ * pay-now checkout OPEN, or EXPIRED with its payload kept for a late completion:
+ * the same rule as mayStillBePaid), once the office has recorded part of
+ * its payment, and after its event has started or been deleted.
+ */
+
+const HOLD_ACTOR = 'sweep-checkouts';
+
+export interface UnpaidHoldCounts {
+  holdsReleased: number;
+  holdReminders: number;
+}
+
+interface HeldRow {
+  id: string;
+  contact_name: string;
+  contact_email_enc: string;
+  attendee_count: number;
+  total_minor: number;
+  online_payment: boolean;
+  title: string;
+  starts_at: Date;
+  release_at: Date;
+}
+
+/** The moment `days` calendar days after the registration was made, in the church's time zone. */
+const holdEnd = (days: string) => `((r.created_at AT TIME ZONE :tz) + make_interval(days => ${days})) AT TIME ZONE :tz`;
+const RELEASE_AT = holdEnd('e.unpaid_hold_days');
+const REMIND_AT = holdEnd('e.unpaid_hold_days - 1');
+
+/** Unpaid bank-transfer holds on live events with a hold limit, that nothing else is settling. */
+const HELD = `r.event_id = e.id
+  AND r.status = 'PENDING' AND r.payment_method = 'bank' AND r.total_minor > 0
+  AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL AND e.starts_at > :now
+  AND r.office_paid_minor = 0
+  AND NOT EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = r.id
+    AND (c.status = 'OPEN' OR (c.status = 'EXPIRED' AND c.scrubbed_at IS NULL)))`;
+
+const RETURNED = `r.id, r.contact_name, r.contact_email_enc, r.attendee_count, r.total_minor, e.online_payment, e.title, e.starts_at, ${RELEASE_AT} AS release_at`;
+
+type HoldContext = Pick<AppContext, 'db' | 'config' | 'cipher' | 'logger'>;
+
+/** What a run would do, for --dry-run: reads only. */
+export async function previewUnpaidHolds(ctx: HoldContext, now: Date): Promise<string[]> {
+  const bindings = { tz: ctx.config.regional.timeZone, now };
+  const { rows } = await ctx.db.raw<{ rows: Array<HeldRow & { due: 'release' | 'remind' }> }>(
+    `SELECT ${RETURNED}, CASE WHEN ${RELEASE_AT} <= :now THEN 'release' ELSE 'remind' END AS due
+       FROM registrations r, events e
+      WHERE ${HELD} AND (${RELEASE_AT} <= :now OR (r.hold_reminder_sent_at IS NULL AND ${REMIND_AT} <= :now))
+      ORDER BY r.created_at`,
+    bindings,
+  );
+  return rows.map((row) =>
+    row.due === 'release'
+      ? `release the unpaid hold of ${paymentReference(row.id)} (${row.attendee_count} seat(s), "${row.title}") and notify ${row.contact_name}`
+      : `remind ${row.contact_name} that the hold of ${paymentReference(row.id)} ends ${row.release_at.toISOString()}`,
+  );
+}
+
+/**
+ * Cancels every hold past its end in one UPDATE, then queues each notice and
+ * history row in the same transaction. A registration another command holds
+ * (mark-paid, cancel, pay-now, the webhook) is skipped (SKIP LOCKED) and looked
+ * at again by the next sweep, once that command has settled it.
+ */
+export async function releaseUnpaidHolds(ctx: HoldContext, now: Date): Promise<number> {
+  return ctx.db.transaction(async (trx) => {
+    const { rows } = await trx.raw<{ rows: HeldRow[] }>(
+      `UPDATE registrations r
+          SET status = 'CANCELLED', cancelled_at = :now, cancel_reason = 'unpaid_hold', updated_at = :now
+         FROM events e
+        WHERE ${HELD} AND ${RELEASE_AT} <= :now
+          AND r.id IN (SELECT r.id FROM registrations r, events e WHERE ${HELD} AND ${RELEASE_AT} <= :now FOR UPDATE OF r SKIP LOCKED)
+      RETURNING ${RETURNED}`,
+      { tz: ctx.config.regional.timeZone, now },
+    );
+    for (const row of rows) {
+      await queueCancellationNotice(trx, ctx, recipient(ctx, row), { holdReleased: true, paid: false }, now);
+      await recordHistory(trx, {
+        registrationId: row.id,
+        action: 'hold_released',
+        changes: { status: { from: 'PENDING', to: 'CANCELLED' }, seatsFreed: row.attendee_count },
+        actor: HOLD_ACTOR,
+        now,
+      });
+    }
+    if (rows.length > 0) ctx.logger.info({ released: rows.length }, 'unpaid holds released');
+    return rows.length;
+  });
+}
+
+/** Marks and queues "your hold ends tomorrow" for every hold within a day of its end, once each. */
+export async function remindUnpaidHolds(ctx: HoldContext, now: Date): Promise<number> {
+  return ctx.db.transaction(async (trx) => {
+    const { rows } = await trx.raw<{ rows: HeldRow[] }>(
+      `UPDATE registrations r
+          SET hold_reminder_sent_at = :now
+         FROM events e
+        WHERE ${HELD} AND r.hold_reminder_sent_at IS NULL AND ${REMIND_AT} <= :now AND ${RELEASE_AT} > :now
+      RETURNING ${RETURNED}`,
+      { tz: ctx.config.regional.timeZone, now },
+    );
+    const links = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
+    for (const row of rows) {
+      await queueHoldEndingReminder(
+        trx,
+        ctx,
+        recipient(ctx, row),
+        {
+          balanceMinor: row.total_minor,
+          releaseAt: row.release_at,
+          payNowUrl: links && cardPaymentPossible(ctx.config, row) ? payNowUrl(ctx.config, row.id) : undefined,
+        },
+        now,
+      );
+      await recordHistory(trx, { registrationId: row.id, action: 'hold_reminder', changes: { releaseAt: row.release_at.toISOString() }, actor: HOLD_ACTOR, now });
+    }
+    return rows.length;
+  });
+}
+
+export async function settleUnpaidHolds(ctx: HoldContext, now: Date): Promise<UnpaidHoldCounts> {
+  // Release first, so a hold whose reminder was never sent (the job did not run that day) is only released.
+  const holdsReleased = await releaseUnpaidHolds(ctx, now);
+  const holdReminders = await remindUnpaidHolds(ctx, now);
+  return { holdsReleased, holdReminders };
+}
+
+function recipient(ctx: HoldContext, row: HeldRow) {
+  return {
+    registrationId: row.id,
+    name: row.contact_name,
+    email: ctx.cipher.decrypt(row.contact_email_enc),
+    event: { title: row.title, startsAt: row.starts_at },
+  };
+}
+

@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
+import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
+import { moneyFormatter } from '../../src/admin/registrations/money.js';
+import { AppError } from '../../src/errors.js';
+import { startEventCheckout } from '../../src/payments/checkout.js';
+import { NotPayableError, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
+import { registrationPath } from '../../src/http/registration-view.js';
+import { setSetting } from '../../src/settings.js';
+import { registerForEvent } from '../../src/payments/register.js';
+import { seatsLeft } from '../../src/payments/registrations.js';
+import { insertEvent } from '../support/factories.js';
+import { assertInvariants } from '../support/invariants.js';
+import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
+
+let harness: PaymentsHarness;
+const charged = new Set<string>();
+beforeAll(async () => {
+  harness = await startPaymentsHarness();
+});
+afterAll(async () => {
+  expect(harness.provider.refundCalls).toEqual([]);
+  await harness.close();
+});
+
+const money = (minor: number) => moneyFormatter({ locale: 'en-AU', currency: 'AUD' })(minor);
+
+async function liveEvent(capacity: number | null = 10): Promise<EventRecord> {
+  const { slug } = await insertEvent(harness.tdb.db, { capacity, online_payment: true });
+  return (await getEventBySlug(harness.tdb.db, slug)) as EventRecord;
+}
+
+async function bankRegistration(event: EventRecord, n: number): Promise<string> {
+  const outcome = await registerForEvent(harness.ctx, event, {
+    contact: { name: `Bank Payer ${n}`, email: `bank-${n}@example.org` },
+    attendees: [{ name: `Guest ${n}`, tier: 'adult' }],
+    family: false,
+    payment: 'bank',
+  });
+  if (outcome.kind !== 'registered') throw new Error('expected a bank registration');
+  return outcome.registrationId;
+}
+
+async function payAtProvider(checkoutId: string): Promise<{ outcome?: string }> {
+  const row = await harness.tdb.db('checkout_sessions').where({ id: checkoutId }).first<{ provider_session_id: string }>();
+  charged.add(row.provider_session_id);
+  const result = await harness.provider.deliverEvent(harness.provider.buildEvent('checkout.session.completed', row.provider_session_id));
+  expect(result.status).toBe(200);
+  return JSON.parse(result.body) as { outcome?: string };
+}
+
+/** Settles each promise and returns the values and the AppErrors, failing on anything else. */
+async function settleAll<T>(promises: Array<Promise<T>>): Promise<{ won: T[]; refused: AppError[] }> {
+  const results = await Promise.allSettled(promises);
+  const won: T[] = [];
+  const refused: AppError[] = [];
+  for (const result of results) {
+    if (result.status === 'fulfilled') won.push(result.value);
+    else if (result.reason instanceof AppError) refused.push(result.reason);
+    else throw result.reason;
+  }
+  return { won, refused };
+}
+
+const office = { actor: 'office' };
+
+describe('office commands racing each other, pay-now and the webhook on one registration (row lock)', () => {
+  it('two mark-paids: one records the payment and queues one receipt; the other says it is already paid', async () => {
+    const event = await liveEvent();
+    const id = await bankRegistration(event, 1);
+    const attempt = () => markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 12000, method: 'bank', ...office }, money);
+    const { won, refused } = await settleAll([attempt(), attempt(), attempt()]);
+    expect(won).toHaveLength(1);
+    expect(refused.map((e) => e.message)).toEqual([expect.stringContaining('already paid (bank)'), expect.stringContaining('already paid (bank)')]);
+    expect(await harness.tdb.db('registration_payments').where({ registration_id: id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
+    expect(await harness.tdb.db('queued_mail').where({ registration_id: id, kind: 'receipt' }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
+    await assertInvariants(harness.tdb.db, { charged });
+  });
+
+  it('two cancels: one frees the seat once; the other says it was already cancelled', async () => {
+    const event = await liveEvent(2);
+    const id = await bankRegistration(event, 2);
+    await bankRegistration(event, 3);
+    expect(await seatsLeft(harness.tdb.db, event)).toBe(0);
+    const { won, refused } = await settleAll([cancelRegistration(harness.ctx, { registration: id, ...office }), cancelRegistration(harness.ctx, { registration: id, ...office })]);
+    expect(won).toHaveLength(1);
+    expect(refused.map((e) => e.code)).toEqual(['already_cancelled']);
+    expect(await seatsLeft(harness.tdb.db, event)).toBe(1);
+    expect(await harness.tdb.db('registration_history').where({ registration_id: id, action: 'cancelled' }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
+  });
+
+  it('mark-paid against a pay-now card payment: one makes it PAID, the other is refused or kept with an alert, never both', async () => {
+    const event = await liveEvent();
+    for (let round = 0; round < 4; round++) {
+      const id = await bankRegistration(event, 10 + round);
+      const checkout = await startExistingRegistrationCheckout(harness.ctx, { registrationId: id });
+      const { won, refused } = await settleAll<unknown>([
+        markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 12000, method: 'bank', ...office }, money),
+        payAtProvider(checkout.checkoutId),
+      ]);
+      const registration = await harness.tdb.db('registrations').where({ id }).first();
+      const staged = await harness.tdb.db('checkout_sessions').where({ id: checkout.checkoutId }).first();
+      expect(registration.status).toBe('PAID');
+      if (registration.payment_method === 'card') {
+        expect(refused.map((e) => e.message)).toEqual([expect.stringContaining('already paid (card)')]);
+        expect(staged.status).toBe('COMPLETED');
+      } else {
+        expect(registration.payment_method).toBe('bank');
+        expect(won).toContainEqual(expect.objectContaining({ outcome: 'unfulfilled' }));
+        expect(staged).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'duplicate_charge' });
+      }
+      await assertInvariants(harness.tdb.db, { charged });
+    }
+  });
+
+  it('cancel against pay-now: a cancelled registration cannot be paid; a payment that lands after the cancel is kept with an alert, not made PAID', async () => {
+    const event = await liveEvent();
+    for (let round = 0; round < 4; round++) {
+      const id = await bankRegistration(event, 20 + round);
+      const { won, refused } = await settleAll<unknown>([
+        cancelRegistration(harness.ctx, { registration: id, ...office }),
+        startExistingRegistrationCheckout(harness.ctx, { registrationId: id }),
+      ]);
+      const started = won.find((value): value is { checkoutId: string } => typeof value === 'object' && value !== null && 'checkoutId' in value);
+      if (!started) expect(refused.map((e) => e.message)).toEqual([expect.stringContaining('was cancelled')]);
+      else expect(await payAtProvider(started.checkoutId)).toEqual(expect.objectContaining({ outcome: 'unfulfilled' }));
+      expect((await harness.tdb.db('registrations').where({ id }).first()).status).toBe('CANCELLED');
+      await assertInvariants(harness.tdb.db, { charged });
+    }
+  });
+
+  it('after a part-payment recorded by the office, pay-now is refused (it would charge the whole total) and the page shows the balance', async () => {
+    await setSetting(harness.tdb.db, 'bank.accountName', 'Grace Community Church', harness.ctx.clock.now());
+    await setSetting(harness.tdb.db, 'bank.bsb', '062-000', harness.ctx.clock.now());
+    await setSetting(harness.tdb.db, 'bank.accountNumber', '1234 5678', harness.ctx.clock.now());
+    const event = await liveEvent();
+    const id = await bankRegistration(event, 30);
+    await markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 5000, method: 'cash', partial: true, ...office }, money);
+    const refused = await startExistingRegistrationCheckout(harness.ctx, { registrationId: id }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(NotPayableError);
+    expect((refused as NotPayableError).reason).toBe('part_paid');
+    const page = await (await fetch(`${harness.server.url}${registrationPath(harness.ctx.config.authSecret, id)}`)).text();
+    expect(page).toContain('$70.00');
+    expect(await harness.tdb.db('checkout_sessions').where({ registration_id: id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 0 });
+  });
+
+  it('cancelling a card-paid registration says the refund is made in the dashboard; the refund webhook that follows is a no-op', async () => {
+    const event = await liveEvent();
+    const started = await startEventCheckout(harness.ctx, {
+      event,
+      contact: { name: 'Card Payer', email: 'card@example.org' },
+      attendees: [{ name: 'Card Payer', tier: 'adult' }],
+      family: false,
+    });
+    expect(await payAtProvider(started.checkoutId)).toMatchObject({ outcome: 'completed' });
+    const staged = await harness.tdb.db('checkout_sessions').where({ id: started.checkoutId }).first();
+    const id = staged.registration_id as string;
+
+    const cancelled = await cancelRegistration(harness.ctx, { registration: id, note: 'cannot come', ...office });
+    expect(cancelled).toMatchObject({ paidByCard: true, paidMinor: 12000, previousStatus: 'PAID' });
+    const alertsBefore = await harness.tdb.db('operations_alerts').count<{ n: number }>({ n: '*' }).first();
+    const before = await harness.tdb.db('registrations').where({ id }).first();
+
+    const refund = await harness.provider.deliverEvent(harness.provider.buildEvent('charge.refunded', staged.provider_session_id));
+    expect(refund.status).toBe(200);
+    expect(JSON.parse(refund.body)).toMatchObject({ outcome: 'already_cancelled' });
+    expect(await harness.tdb.db('registrations').where({ id }).first()).toEqual(before);
+    expect(await harness.tdb.db('operations_alerts').count<{ n: number }>({ n: '*' }).first()).toEqual(alertsBefore);
+    expect(await harness.tdb.db('registration_history').where({ registration_id: id }).pluck('action')).toEqual(['cancelled']);
+    await assertInvariants(harness.tdb.db, { charged, refundCalls: harness.provider.refundCalls });
+  });
+});

@@ -1,0 +1,286 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import { silentLogger } from '../../src/logger.js';
+import { createMailer } from '../../src/mail/create.js';
+import { deliverQueuedMail } from '../../src/mail/queue.js';
+import type { Mailer } from '../../src/mail/types.js';
+import { raiseOperationsAlert } from '../../src/payments/alerts.js';
+import { paymentReference } from '../../src/payments/links.js';
+import { readOperationsStatus } from '../../src/ops/status.js';
+import { runCli } from '../support/cli.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testConfig, testEnv } from '../support/env.js';
+import { insertEvent, insertRegistration, insertUser } from '../support/factories.js';
+import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+
+// The subprocess runs on the real clock and the built command; mail it queues is delivered here to a real SMTP sink.
+let tdb: TestDatabase;
+let sink: SmtpSink;
+let mailer: Mailer;
+let env: Record<string, string | undefined>;
+const osUser = os.userInfo().username;
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  sink = await startSmtpSink();
+  env = testEnv({ DATABASE_URL: tdb.url, ...sink.configEnv() });
+  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 5_000 });
+});
+afterAll(async () => {
+  await mailer.close();
+  await sink.close();
+  await tdb.drop();
+});
+beforeEach(() => sink.clear());
+
+function context() {
+  return createTestContext({ db: tdb.db, mailer, env: sink.configEnv(), clock: new FixedClock(new Date(Date.now() + 60_000)) });
+}
+
+async function deliverMail() {
+  return deliverQueuedMail(context(), { limit: 100 });
+}
+
+const cli = (args: string[]) => runCli(['registrations', ...args], { env });
+
+async function registrationRow(id: string) {
+  return tdb.db('registrations').where({ id }).first();
+}
+
+describe('eventops registrations: the office records a bank transfer, cancels and registers by hand', () => {
+  it('add → list → mark-paid (partial, then the balance) → show → resend → cancel, with the history and the emails', async () => {
+    const event = await insertEvent(tdb.db, {
+      capacity: 10,
+      pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 12000 }, { id: 'child', label: 'Child', price: 6000 }] }),
+    });
+
+    const added = await cli([
+      'add', '--event', event.slug, '--name', 'Dana Office', '--email', 'dana@example.org', '--mobile', '+61 400 000 000',
+      '--attendee', 'Dana Office:adult', '--attendee', 'Kit Office:child', '--json',
+    ]);
+    expect(added.stderr).toBe('');
+    expect(added.code).toBe(0);
+    const { registration } = JSON.parse(added.stdout) as { registration: { registrationId: string; reference: string; status: string; totalMinor: number; seatsLeft: number } };
+    expect(registration).toMatchObject({ status: 'PENDING', totalMinor: 18000, seatsLeft: 8 });
+    const id = registration.registrationId;
+    expect(await registrationRow(id)).toMatchObject({ status: 'PENDING', payment_method: 'bank', attendee_count: 2, total_minor: 18000 });
+    await deliverMail();
+    expect(sink.messages.map((m) => [m.envelope.to, m.subject])).toEqual([[['dana@example.org'], `Registration received: Family Camp`]]);
+    expect(sink.messages[0]?.text).toContain(registration.reference);
+
+    const list = await cli(['list', '--event', event.slug]);
+    expect(list.code).toBe(0);
+    const [header, row] = list.stdout.trimEnd().split('\n');
+    expect(header).toMatch(/^REFERENCE\s+EVENT\s+CONTACT\s+ATTENDEES\s+TOTAL\s+PAID\s+METHOD\s+STATUS\s+CREATED$/);
+    expect(row?.split(/\s{2,}/)).toEqual([registration.reference, event.slug, 'Dana Office', '2', '$180.00', '$0.00', 'bank', 'PENDING', new Date().toISOString().slice(0, 10)]);
+    expect(list.stdout).not.toContain('dana@example.org');
+
+    const badDecimals = await cli(['mark-paid', registration.reference, '--amount', '180.5']);
+    expect(badDecimals.code).toBe(2);
+    expect(badDecimals.stderr).toContain('--amount must have 2 decimals');
+    const wrongAmount = await cli(['mark-paid', registration.reference, '--amount', '100']);
+    expect(wrongAmount.code).toBe(1);
+    expect(wrongAmount.stderr).toContain('$100.00 is not what is owing ($180.00)');
+    expect(wrongAmount.stderr).toContain('--partial');
+
+    const partial = await cli(['mark-paid', registration.reference.toLowerCase(), '--amount', '100', '--partial', '--method', 'cash', '--note', 'cash at the door']);
+    expect(partial.code).toBe(0);
+    expect(partial.stdout).toBe(`recorded $100.00 by cash for ${registration.reference}; paid $100.00, balance $80.00 (still PENDING)\n`);
+    expect(await registrationRow(id)).toMatchObject({ status: 'PENDING', paid_at: null });
+
+    const full = await cli(['mark-paid', id, '--amount', '80.00', '--note', 'transfer of 3 March', '--json']);
+    expect(full.code).toBe(0);
+    expect(JSON.parse(full.stdout)).toMatchObject({ payment: { status: 'PAID', recordedMinor: 8000, paidMinor: 18000, balanceMinor: 0, receiptQueued: true } });
+    expect(await registrationRow(id)).toMatchObject({ status: 'PAID', payment_method: 'bank' });
+    await deliverMail();
+    const receipt = sink.messages.find((m) => m.subject === 'Receipt: Family Camp');
+    expect(receipt?.envelope.to).toEqual(['dana@example.org']);
+    expect(receipt?.text).toContain('your bank transfer for Family Camp');
+    expect(receipt?.text).toContain('Paid by: bank transfer');
+    expect(receipt?.text).toContain('Total paid: $180.00');
+
+    const again = await cli(['mark-paid', registration.reference, '--amount', '180']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('already paid (bank)');
+
+    const resent = await cli(['resend', registration.reference]);
+    expect(resent).toMatchObject({ code: 0, stdout: `queued the receipt of ${registration.reference} again\n` });
+    sink.clear();
+    await deliverMail();
+    expect(sink.messages.map((m) => m.subject)).toEqual(['Receipt: Family Camp']);
+
+    const cancelled = await cli(['cancel', registration.reference, '--note', 'family is away', '--notify']);
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.stdout).toContain(`cancelled registration ${registration.reference}: 2 seat(s) freed; the registrant is notified`);
+    expect(cancelled.stdout).toContain('$180.00 had been received. Nothing was refunded');
+    expect(await registrationRow(id)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'office' });
+    sink.clear();
+    await deliverMail();
+    expect(sink.messages.map((m) => m.subject)).toEqual(['Registration cancelled: Family Camp']);
+
+    const cancelAgain = await cli(['cancel', registration.reference]);
+    expect(cancelAgain.code).toBe(1);
+    expect(cancelAgain.stderr).toContain('already cancelled');
+    const payCancelled = await cli(['mark-paid', registration.reference, '--amount', '180']);
+    expect(payCancelled.code).toBe(1);
+    expect(payCancelled.stderr).toContain('was cancelled');
+
+    const shown = await cli(['show', registration.reference, '--json']);
+    expect(shown.code).toBe(0);
+    const detail = JSON.parse(shown.stdout).registration;
+    expect(detail).toMatchObject({
+      status: 'CANCELLED',
+      contact: { name: 'Dana Office', email: 'dana@example.org', mobile: '+61 400 000 000' },
+      attendees: [{ name: 'Dana Office', tierLabel: 'Adult' }, { name: 'Kit Office', tierLabel: 'Child' }],
+      totalMinor: 18000,
+      paidMinor: 18000,
+      officePayments: [{ amountMinor: 10000, method: 'cash', note: 'cash at the door', recordedBy: osUser }, { amountMinor: 8000, method: 'bank', recordedBy: osUser }],
+    });
+    expect(detail.emails.map((m: { kind: string }) => m.kind)).toEqual(['registration-confirmation', 'receipt', 'receipt', 'cancellation']);
+    expect(detail.history.map((h: { action: string; actor: string }) => [h.action, h.actor])).toEqual([
+      ['registered', osUser],
+      ['payment_recorded', osUser],
+      ['marked_paid', osUser],
+      ['resent', osUser],
+      ['cancelled', osUser],
+    ]);
+    expect(detail.history[4]).toMatchObject({ note: 'family is away', changes: { status: { from: 'PAID', to: 'CANCELLED' }, seatsFreed: 2 } });
+
+    const human = await cli(['show', registration.reference]);
+    expect(human.stdout).toContain('History:');
+    expect(human.stdout).toContain(`cancelled by ${osUser}`);
+    expect(human.stdout).toContain('cash $100.00 recorded');
+  });
+
+  it('names a registration by id, reference or a unique prefix; an ambiguous prefix lists the matches; an unknown one exits 1', async () => {
+    const event = await insertEvent(tdb.db);
+    const ctx = context();
+    const first = await insertRegistration(tdb.db, ctx.cipher, event.id, { id: 'abcd1234-0000-4000-8000-000000000001', contact_name: 'First Twin' });
+    await insertRegistration(tdb.db, ctx.cipher, event.id, { id: 'abcd1299-0000-4000-8000-000000000002', contact_name: 'Second Twin' });
+
+    const ambiguous = await cli(['show', 'ABCD12']);
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.stderr).toContain('"ABCD12" matches 2 registrations');
+    expect(ambiguous.stderr).toContain('ABCD1234');
+    expect(ambiguous.stderr).toContain('Second Twin');
+
+    const unique = await cli(['show', 'abcd1234', '--json']);
+    expect(unique.code).toBe(0);
+    expect(JSON.parse(unique.stdout).registration.id).toBe(first.id);
+
+    const resent = await cli(['resend', 'abcd1234', '--json']);
+    expect(resent.code).toBe(0);
+    expect(JSON.parse(resent.stdout)).toEqual({ resent: { registrationId: first.id, reference: 'ABCD1234', sent: 'receipt' } });
+    const cancelled = await cli(['cancel', 'ABCD-1299', '--json']);
+    expect(cancelled.code).toBe(0);
+    expect(JSON.parse(cancelled.stdout)).toMatchObject({ cancellation: { reference: 'ABCD1299', previousStatus: 'PAID', seatsFreed: 1, notified: false } });
+    const pendingOne = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING' });
+    const confirmation = await cli(['resend', pendingOne.id, '--json']);
+    expect(JSON.parse(confirmation.stdout)).toMatchObject({ resent: { sent: 'confirmation' } });
+
+    const unknown = await cli(['cancel', 'FFFF0000']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('no registration has the id or reference "FFFF0000"');
+    const notAReference = await cli(['resend', 'smith']);
+    expect(notAReference.code).toBe(1);
+    expect(notAReference.stderr).toContain('no registration');
+  });
+
+  it('add refuses a full event unless --over-capacity, resolves the alert it answers, and the seats and status counts follow', async () => {
+    const event = await insertEvent(tdb.db, { capacity: 1 });
+    const ctx = context();
+    await insertUser(tdb.db, ctx.cipher, { email: `admin-${Date.now()}@example.org` });
+    await insertRegistration(tdb.db, ctx.cipher, event.id, { contact_name: 'Already Coming' });
+    const alert = await tdb.db.transaction((trx) =>
+      raiseOperationsAlert(trx, ctx, { kind: 'sold_out', reason: '1 seat(s) paid for but only 0 left', paymentIntentId: 'pi_test_full', amountMinor: 12000 }),
+    );
+    const openBefore = (await readOperationsStatus(tdb.db, new Date())).openAlerts;
+
+    const base = ['add', '--event', event.slug, '--name', 'Late Payer', '--email', 'late@example.org', '--attendee', 'Late Payer:adult'];
+    const full = await cli(base);
+    expect(full.code).toBe(1);
+    expect(full.stderr).toContain('has 0 place(s) left');
+    expect(full.stderr).toContain('--over-capacity');
+    const badTier = await cli(['add', '--event', event.slug, '--name', 'X', '--email', 'x@example.org', '--attendee', 'X:dragon', '--over-capacity']);
+    expect(badTier.code).toBe(2);
+    expect(badTier.stderr).toContain('unknown ticket type');
+    const noAttendee = await cli(['add', '--event', event.slug, '--name', 'X', '--email', 'x@example.org']);
+    expect(noAttendee.code).toBe(2);
+    const resolvedUnknown = await cli([...base, '--over-capacity', '--resolve-alert', '999999']);
+    expect(resolvedUnknown.code).toBe(1);
+    expect(await tdb.db('registrations').where({ event_id: event.id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
+
+    const added = await cli([...base, '--over-capacity', '--paid', 'bank', '--resolve-alert', String(alert.id), '--note', 'paid by card while full', '--json']);
+    expect(added.stderr).toBe('');
+    expect(added.code).toBe(0);
+    const { registration } = JSON.parse(added.stdout);
+    expect(registration).toMatchObject({ status: 'PAID', method: 'bank', seatsLeft: -1, overCapacity: true, resolvedAlert: alert.id });
+    const alertRow = await tdb.db('operations_alerts').where({ id: alert.id }).first();
+    expect(alertRow.resolved_at).not.toBeNull();
+    expect(alertRow.resolution).toBe(`registered by hand as ${registration.reference}: paid by card while full`);
+    expect((await readOperationsStatus(tdb.db, new Date())).openAlerts).toBe(openBefore - 1);
+
+    const shown = JSON.parse((await cli(['show', registration.reference, '--json'])).stdout).registration;
+    expect(shown.alerts).toMatchObject([{ id: alert.id, kind: 'sold_out' }]);
+    expect(shown.history[0]).toMatchObject({ action: 'registered', changes: { overCapacityBy: 1, resolvedAlert: alert.id }, note: 'paid by card while full' });
+
+    await cli(['cancel', registration.reference]);
+    const { seatsLeft } = await import('../../src/payments/registrations.js');
+    expect(await seatsLeft(tdb.db, { id: event.id, capacity: 1 })).toBe(0);
+  });
+
+  it('export writes one row per attendee, neutralises formula cells, and a file only its owner can read', async () => {
+    const event = await insertEvent(tdb.db);
+    const ctx = context();
+    const hostile = await insertRegistration(tdb.db, ctx.cipher, event.id, {
+      email: 'evil@example.org',
+      contact_name: '=HYPERLINK("http://x.example","click")',
+      attendees: JSON.stringify([{ name: '+SUM(A1:A9)', tier: 'adult' }, { name: '@cmd', tier: 'adult' }]),
+      attendee_count: 2,
+      contact_mobile_enc: ctx.cipher.encrypt('-1+1'),
+      total_minor: 24000,
+      paid_at: new Date(),
+    });
+    await insertRegistration(tdb.db, ctx.cipher, event.id, { email: 'plain@example.org', contact_name: 'Plain Person', status: 'PENDING' });
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-export-'));
+    const file = path.join(dir, 'attendees.csv');
+    fs.writeFileSync(file, 'old contents', { mode: 0o644 });
+    const summary = await cli(['export', '--event', event.slug, '--out', file, '--json']);
+    expect(JSON.parse(summary.stdout)).toEqual({ file, rows: 3, format: 'csv', mode: '0600' });
+    const written = await cli(['export', '--event', event.slug, '--out', file]);
+    expect(written.code).toBe(0);
+    expect(written.stdout).toBe(`wrote 3 attendee row(s) to ${file} (mode 0600)\n`);
+    expect(written.stdout + written.stderr).not.toContain('evil@example.org');
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+
+    const rows = parse(fs.readFileSync(file, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    expect(rows).toEqual([
+      {
+        attendee_name: "'+SUM(A1:A9)",
+        ticket: 'Adult',
+        registration_reference: paymentReference(hostile.id),
+        contact_name: `'=HYPERLINK("http://x.example","click")`,
+        email: 'evil@example.org',
+        mobile: "'-1+1",
+        status: 'PAID',
+        amount_paid: '240.00',
+      },
+      expect.objectContaining({ attendee_name: "'@cmd", contact_name: `'=HYPERLINK("http://x.example","click")` }),
+      expect.objectContaining({ attendee_name: 'Sam Member', contact_name: 'Plain Person', email: 'plain@example.org', mobile: '', status: 'PENDING', amount_paid: '0.00' }),
+    ]);
+
+    const json = await cli(['export', '--event', event.slug, '--format', 'json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout).attendees[0]).toMatchObject({ attendeeName: '+SUM(A1:A9)', amountPaid: '240.00' });
+    const unknownEvent = await cli(['export', '--event', 'no-such-event']);
+    expect(unknownEvent.code).toBe(1);
+    const badFormat = await cli(['export', '--event', event.slug, '--format', 'xlsx']);
+    expect(badFormat.code).toBe(2);
+  });
+});

@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FixedClock } from '../../src/clock.js';
+import { silentLogger } from '../../src/logger.js';
+import { createMailer } from '../../src/mail/create.js';
+import { deliverQueuedMail } from '../../src/mail/queue.js';
+import type { Mailer } from '../../src/mail/types.js';
+import { insertOfficePayment } from '../../src/admin/registrations/payments.js';
+import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
+import { releaseUnpaidHolds } from '../../src/jobs/unpaid-holds.js';
+import { seatsLeft } from '../../src/payments/registrations.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testConfig } from '../support/env.js';
+import { insertCheckoutSession, insertEvent, insertRegistration } from '../support/factories.js';
+import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+
+let tdb: TestDatabase;
+let sink: SmtpSink;
+let mailer: Mailer;
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  sink = await startSmtpSink();
+  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 5_000 });
+});
+afterAll(async () => {
+  await mailer.close();
+  await sink.close();
+  await tdb.drop();
+});
+
+const HOUR = 60 * 60_000;
+
+describe('sweep-checkouts releases unpaid bank-transfer holds after the event’s unpaidHoldDays (APP_TIMEZONE Australia/Sydney)', () => {
+  it('reminds one local day before and releases at the same local time N days on, across the end of daylight saving', async () => {
+    // Made Friday 2 April 2027 10:00 AEDT (+11). Daylight saving ends Sunday 4 April 03:00 → 02:00 (AEST, +10),
+    // so 3 local days later (Monday 5 April 10:00 AEST) is 73 hours later, not 72.
+    const madeAt = new Date('2027-04-01T23:00:00Z');
+    const clock = new FixedClock(madeAt);
+    const ctx = createTestContext({ db: tdb.db, clock, mailer, env: sink.configEnv() });
+    const event = await insertEvent(tdb.db, { capacity: 5, unpaid_hold_days: 3, starts_at: new Date('2027-05-01T08:00:00Z'), title: 'Autumn Retreat' });
+    const unlimitedHold = await insertEvent(tdb.db, { starts_at: new Date('2027-05-01T08:00:00Z') });
+
+    const held = await insertRegistration(tdb.db, ctx.cipher, event.id, {
+      email: 'held@example.org', contact_name: 'Held Family', status: 'PENDING', attendee_count: 2,
+      attendees: JSON.stringify([{ name: 'A', tier: 'adult' }, { name: 'B', tier: 'adult' }]), created_at: madeAt,
+    });
+    const paid = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PAID', paid_at: madeAt, created_at: madeAt });
+    const partlyPaid = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: madeAt, office_paid_minor: 5000 });
+    await tdb.db('registration_payments').insert({ registration_id: partlyPaid.id, amount_minor: 5000, method: 'cash', recorded_by: 'office', recorded_at: madeAt });
+    const payingByCard = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: madeAt });
+    const noLimit = await insertRegistration(tdb.db, ctx.cipher, unlimitedHold.id, { status: 'PENDING', created_at: madeAt });
+    expect(await seatsLeft(tdb.db, { id: event.id, capacity: 5 })).toBe(0);
+    // A pay-now checkout in flight keeps its registration's hold (no reminder, no release) until it is settled.
+    const inFlight = await insertCheckoutSession(tdb.db, ctx.cipher, event.id, {
+      registration_id: payingByCard.id, payload_enc: null, expires_at: new Date('2027-04-05T00:20:00Z'),
+    });
+
+    const sweepAt = async (iso: string) => {
+      clock.set(new Date(iso));
+      return sweepExpiredCheckouts(ctx, { trigger: 'cli' });
+    };
+    const statusOf = async (id: string) => (await tdb.db('registrations').where({ id }).first()).status as string;
+
+    expect(await sweepAt('2027-04-03T23:59:00Z')).toMatchObject({ holdsReleased: 0, holdReminders: 0 });
+
+    // 10:00 AEST on Sunday 4 April: one local day before the release.
+    expect(await sweepAt('2027-04-04T00:00:00Z')).toMatchObject({ holdsReleased: 0, holdReminders: 1 });
+    expect(await sweepAt('2027-04-04T06:00:00Z')).toMatchObject({ holdsReleased: 0, holdReminders: 0 });
+    await deliverQueuedMail(ctx);
+    expect(sink.messages.map((m) => [m.envelope.to, m.subject])).toEqual([
+      [['held@example.org'], 'Your place is held until Monday, 5 April 2027 at 10:00 am: Autumn Retreat'],
+    ]);
+    expect(sink.messages[0]?.text).toContain('we have not received your payment of $120.00 yet');
+
+    // 72 hours after it was made is still 09:00 local: a hold counted in hours would end an hour early.
+    expect(await sweepAt('2027-04-04T23:00:00Z')).toMatchObject({ holdsReleased: 0 });
+    expect(await statusOf(held.id)).toBe('PENDING');
+
+    expect(await sweepAt('2027-04-05T00:00:00Z')).toMatchObject({ holdsReleased: 1, holdReminders: 0 });
+    expect(await statusOf(held.id)).toBe('CANCELLED');
+    const row = await tdb.db('registrations').where({ id: held.id }).first();
+    expect(row).toMatchObject({ cancel_reason: 'unpaid_hold' });
+    expect(row.cancelled_at.toISOString()).toBe('2027-04-05T00:00:00.000Z');
+    expect(await statusOf(paid.id)).toBe('PAID');
+    expect(await statusOf(partlyPaid.id)).toBe('PENDING');
+    expect(await statusOf(payingByCard.id)).toBe('PENDING');
+    expect(await statusOf(noLimit.id)).toBe('PENDING');
+    expect(await seatsLeft(tdb.db, { id: event.id, capacity: 5 })).toBe(2);
+    expect(await tdb.db('registration_history').where({ registration_id: held.id }).orderBy('id').select('action', 'actor')).toEqual([
+      { action: 'hold_reminder', actor: 'sweep-checkouts' },
+      { action: 'hold_released', actor: 'sweep-checkouts' },
+    ]);
+
+    sink.clear();
+    await deliverQueuedMail(ctx);
+    expect(sink.messages.map((m) => [m.envelope.to, m.subject])).toEqual([[['held@example.org'], 'Registration cancelled: Autumn Retreat']]);
+    expect(sink.messages[0]?.text).toContain('No payment has reached us, so the places have been released');
+
+    // Once the card checkout has expired, the next sweep expires it and releases that hold too, once.
+    await tdb.db('checkout_sessions').where({ id: inFlight.id }).update({ expires_at: new Date('2027-04-05T00:10:00Z') });
+    const later = await sweepAt('2027-04-05T01:00:00Z');
+    expect(later).toMatchObject({ expired: 1, holdsReleased: 1 });
+    expect(await statusOf(payingByCard.id)).toBe('CANCELLED');
+    expect(await sweepAt('2027-04-05T02:00:00Z')).toMatchObject({ holdsReleased: 0, holdReminders: 0 });
+
+    const preview = await sweepExpiredCheckouts(ctx, { trigger: 'cli', dryRun: true });
+    expect(preview).toMatchObject({ holdsReleased: 0, holdReminders: 0 });
+  });
+
+  it('a hold being marked paid (row locked) is skipped, and once its part-payment is recorded it is kept', async () => {
+    const clock = new FixedClock(new Date('2026-11-23T00:00:00Z'));
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const event = await insertEvent(tdb.db, { unpaid_hold_days: 1, starts_at: new Date('2027-01-10T00:00:00Z') });
+    const due = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: new Date('2026-11-21T00:00:00Z') });
+
+    // mark-paid --partial in progress: it holds the row lock while the sweep runs (a sweep that waited would hang here).
+    await tdb.db.transaction(async (trx) => {
+      await trx('registrations').where({ id: due.id }).forUpdate().first();
+      expect(await releaseUnpaidHolds(ctx, clock.now())).toBe(0);
+      await insertOfficePayment(trx, { registrationId: due.id, amountMinor: 5000, method: 'cash', actor: 'office', now: clock.now() });
+    });
+    expect(await releaseUnpaidHolds(ctx, clock.now())).toBe(0);
+    expect(await tdb.db('registrations').where({ id: due.id }).first()).toMatchObject({ status: 'PENDING', office_paid_minor: 5000 });
+  });
+
+  it('a dry run lists the holds it would release and changes nothing', async () => {
+    const clock = new FixedClock(new Date('2026-11-23T00:00:00Z'));
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const event = await insertEvent(tdb.db, { unpaid_hold_days: 1, starts_at: new Date('2027-01-10T00:00:00Z') });
+    const old = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: new Date('2026-11-21T00:00:00Z') });
+    const fresh = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: new Date('2026-11-22T12:00:00Z') });
+
+    const dry = await sweepExpiredCheckouts(ctx, { trigger: 'cli', dryRun: true });
+    expect(dry).toMatchObject({ holdsReleased: 1, holdReminders: 1 });
+    expect(dry.wouldDo?.join('\n')).toContain('release the unpaid hold of');
+    expect((await tdb.db('registrations').where({ id: old.id }).first()).status).toBe('PENDING');
+    expect((await tdb.db('registrations').where({ id: fresh.id }).first()).hold_reminder_sent_at).toBeNull();
+  });
+});
