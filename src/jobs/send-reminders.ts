@@ -284,6 +284,8 @@ async function* recipientPages(ctx: AppContext, eventId: string): AsyncGenerator
         ctx.db.raw(
           `EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = registrations.id
              AND (c.status = 'OPEN' OR (c.status = 'EXPIRED' AND c.scrubbed_at IS NULL))) AS card_payment_in_flight`,
+        ),
+        ctx.db.raw(
           'total_minor - COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = registrations.id), 0)::int AS balance_minor',
         ),
       );

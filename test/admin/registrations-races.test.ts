@@ -108,7 +108,7 @@ describe('office commands racing each other, pay-now and the webhook on one regi
       } else {
         expect(registration.payment_method).toBe('bank');
         expect(won).toContainEqual(expect.objectContaining({ outcome: 'unfulfilled' }));
-        expect(staged).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'duplicate_charge' });
+        expect(staged).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'paid_twice' });
       }
       await assertInvariants(harness.tdb.db, { charged });
     }

@@ -13,7 +13,8 @@ afterAll(async () => {
 
 describe('eventops demo', () => {
   it('ends with a next step that lists the demo registrations, and that step works', async () => {
-    const env = testEnv({ DATABASE_URL: tdb.url });
+    // demo seeds only the embedded database unless told it may seed this one.
+    const env = testEnv({ DATABASE_URL: tdb.url, ALLOW_DEMO_SEED: 'true' });
     const demo = await runCli(['demo', '--seed-only'], { env });
     expect(demo.code).toBe(0);
     const lastLine = demo.stdout.trimEnd().split('\n').at(-1) ?? '';

@@ -25,6 +25,8 @@ const PRODUCTION = {
   AUTH_URL: 'https://events.example.org',
   SMTP_USER: 'office@example.org',
   SMTP_APP_PASSWORD: 'app-password',
+  // Production wants shared secrets of 32 characters or more.
+  CRON_SECRET: 'test-cron-secret-long-enough-for-production-use',
 };
 const CAPTCHA = { CAPTCHA_SECRET_KEY: 'captcha-secret', CAPTCHA_SITE_KEY: 'captcha-site' };
 

@@ -96,12 +96,16 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
     expect(sink.messages.map((m) => [m.envelope.to, m.subject])).toEqual([[['held@example.org'], 'Registration cancelled: Autumn Retreat']]);
     expect(sink.messages[0]?.text).toContain('No payment has reached us, so the places have been released');
 
-    // Once the card checkout has expired, the next sweep expires it and releases that hold too, once.
+    // Once the card checkout has expired the sweep expires it, but the hold stays while the provider may still
+    // confirm a late payment (the payload is kept 72 hours); when the payload is scrubbed the hold is released, once.
     await tdb.db('checkout_sessions').where({ id: inFlight.id }).update({ expires_at: new Date('2027-04-05T00:10:00Z') });
     const later = await sweepAt('2027-04-05T01:00:00Z');
-    expect(later).toMatchObject({ expired: 1, holdsReleased: 1 });
+    expect(later).toMatchObject({ expired: 1, holdsReleased: 0 });
+    expect(await statusOf(payingByCard.id)).toBe('PENDING');
+    const afterWindow = await sweepAt('2027-04-08T01:00:00Z');
+    expect(afterWindow).toMatchObject({ scrubbed: 1, holdsReleased: 1 });
     expect(await statusOf(payingByCard.id)).toBe('CANCELLED');
-    expect(await sweepAt('2027-04-05T02:00:00Z')).toMatchObject({ holdsReleased: 0, holdReminders: 0 });
+    expect(await sweepAt('2027-04-08T02:00:00Z')).toMatchObject({ holdsReleased: 0, holdReminders: 0 });
 
     const preview = await sweepExpiredCheckouts(ctx, { trigger: 'cli', dryRun: true });
     expect(preview).toMatchObject({ holdsReleased: 0, holdReminders: 0 });
