@@ -2,6 +2,7 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { DEFAULT_MAX_ATTENDEES_PER_REGISTRATION, type EventFile, type EventPricing } from './event-file.js';
+import type { EventRecord } from './event-record.js';
 import { enqueueWebsiteSync, type WebsiteSyncType } from './website-sync.js';
 
 /**
@@ -10,29 +11,7 @@ import { enqueueWebsiteSync, type WebsiteSyncType } from './website-sync.js';
  * committed without its notification, nor the reverse.
  */
 
-export interface EventRecord {
-  id: string;
-  slug: string;
-  title: string;
-  description: string | null;
-  location: string | null;
-  startsAt: Date;
-  /** null = unlimited. */
-  capacity: number | null;
-  published: boolean;
-  deletedAt: Date | null;
-  onlinePayment: boolean;
-  passCardFee: boolean;
-  pricing: EventPricing;
-  reminderAt: Date | null;
-  reminderClaimedAt: Date | null;
-  reminderSentAt: Date | null;
-  maxAttendeesPerRegistration: number;
-  /** null = an unpaid bank-transfer registration holds its seats until the event. */
-  unpaidHoldDays: number | null;
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type { EventRecord } from './event-record.js';
 
 export interface EventRow {
   id: string;

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { errorMessage } from '../errors.js';
 import type { EventPricing } from './event-file.js';
-import type { EventRecord } from './events.js';
+import type { EventRecord } from './event-record.js';
 
 /**
  * The outbound website webhook ("Website webhook (outbound)" in the decisions).

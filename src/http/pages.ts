@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import Handlebars from 'handlebars';
 import type { Theme } from '../config/types.js';
 
@@ -57,3 +58,10 @@ export function definePage<D extends object>(bodyTemplate: string): (data: D & {
   return (data, shell) =>
     LAYOUT({ ...shell, title: data.title, refreshSeconds: data.refreshSeconds, body: body({ ...data, cspNonce: shell.cspNonce }) });
 }
+
+/** Renders a page inside the layout, with the church's identity and the response's CSP nonce (see buildServer). */
+export type PageRenderer = <D extends object>(
+  reply: FastifyReply,
+  render: (data: D & { title: string; refreshSeconds?: number }, shell: PageShell) => string,
+  data: D & { title: string; refreshSeconds?: number },
+) => Promise<FastifyReply>;

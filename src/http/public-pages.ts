@@ -16,7 +16,7 @@ import {
   registrationPath,
   type PublicRegistration,
 } from './registration-view.js';
-import type { PageRenderer } from './server.js';
+import type { PageRenderer } from './pages.js';
 import { eventPage } from './templates/event-page.js';
 import { messagePage } from './templates/message-page.js';
 import { payNowPage } from './templates/pay-now-page.js';

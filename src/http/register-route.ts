@@ -9,7 +9,7 @@ import { eventPageData, eventPath } from './event-view.js';
 import { loadPublicEvent, PUBLIC_FORM_RATE_LIMIT, sendPageNotFound, slugOf } from './public-pages.js';
 import { parseRegistrationBody, type SubmittedValues } from './registration-form.js';
 import { registrationPath } from './registration-view.js';
-import type { PageRenderer } from './server.js';
+import type { PageRenderer } from './pages.js';
 import { eventPage, type FieldProblem } from './templates/event-page.js';
 import { messagePage } from './templates/message-page.js';
 

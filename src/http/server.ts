@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import { loadChurchIdentity } from '../mail/identity.js';
 import { CRON_SECRET_MISSING_WARNING, registerCronRoutes } from './cron-routes.js';
 import { createErrorHandler, sendError } from './errors.js';
-import type { PageShell } from './pages.js';
+import type { PageRenderer } from './pages.js';
 import { securityHeaders } from './security-headers.js';
 import { registerHealthRoute } from './health.js';
 import { registerPublicPages } from './public-pages.js';
@@ -22,12 +22,6 @@ declare module 'fastify' {
     recordView?: boolean;
   }
 }
-
-export type PageRenderer = <D extends object>(
-  reply: FastifyReply,
-  render: (data: D & { title: string; refreshSeconds?: number }, shell: PageShell) => string,
-  data: D & { title: string; refreshSeconds?: number },
-) => Promise<FastifyReply>;
 
 /** The whole request, headers and body, must arrive within this. */
 export const REQUEST_TIMEOUT_MS = 20_000;

@@ -6,7 +6,7 @@ import { secretsEqual } from '../crypto/field-cipher.js';
 import { AppError } from '../errors.js';
 import { CONTROL_CHARACTERS_MESSAGE, publicString } from './field-rules.js';
 import { definePage } from './pages.js';
-import type { PageRenderer } from './server.js';
+import type { PageRenderer } from './pages.js';
 
 const setupForm = definePage<{ error?: string; email?: string; name?: string }>(`
 <div class="card">

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testEnv } from '../support/env.js';
+import { zoneWhereItIsMidday } from '../support/zones.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 
 let tdb: TestDatabase;
@@ -54,16 +55,6 @@ async function waitFor(condition: () => Promise<boolean>, timeoutMs = 30_000): P
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-/**
- * A fixed-offset zone where it is now about midday, so the day's 07:00 celebrations
- * are due whatever the hour of the test run (Etc/GMT-N is N hours east of UTC).
- */
-function zoneWhereItIsMidday(now = new Date()): string {
-  const offset = 12 - now.getUTCHours();
-  if (offset === 0) return 'Etc/UTC';
-  return offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
 }
 
 describe('eventops serve', () => {

@@ -14,6 +14,7 @@ import { startFakeProvider, type FakeProvider } from '../support/fake-provider.j
 import { startRoundRobinProxy, type RoundRobinProxy } from '../support/round-robin-proxy.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 import { TEST_WEBHOOK_SECRET } from '../support/webhook-events.js';
+import { zoneWhereItIsMidday } from '../support/zones.js';
 
 const SERVERS = 3;
 const SESSIONS = 24;
@@ -25,13 +26,6 @@ let provider: FakeProvider;
 let proxy: RoundRobinProxy;
 const servers: RunningCli[] = [];
 const cwds: string[] = [];
-
-/** A fixed-offset zone where it is about midday now, so every daily job is due whatever the hour of the run. */
-function zoneWhereItIsMidday(now = new Date()): string {
-  const offset = 12 - now.getUTCHours();
-  if (offset === 0) return 'Etc/UTC';
-  return offset > 0 ? `Etc/GMT-${offset}` : `Etc/GMT+${-offset}`;
-}
 
 async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
