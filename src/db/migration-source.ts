@@ -4,6 +4,7 @@ import * as checkoutLatePayments from '../../migrations/20261123001200_checkout_
 import * as officeRegistrations from '../../migrations/20261123001300_office_registrations.js';
 import * as hardening from '../../migrations/20261123001450_hardening.js';
 import * as outboxNotify from '../../migrations/20261123001500_outbox_notify.js';
+import * as registrationEmails from '../../migrations/20261123001550_registration_emails.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -21,6 +22,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261123001300_office_registrations', officeRegistrations],
   ['20261123001450_hardening', hardening],
   ['20261123001500_outbox_notify', outboxNotify],
+  ['20261123001550_registration_emails', registrationEmails],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

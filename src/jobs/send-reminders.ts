@@ -1,6 +1,7 @@
 import { createEvent } from 'ics';
 import type { AppContext } from '../context.js';
 import { errorMessage } from '../errors.js';
+import { recordDirectEmails } from '../db/registration-emails.js';
 import { loadEmailBranding, type EmailBranding } from '../mail/render.js';
 import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
 import { recordError } from '../ops/error-log.js';
@@ -248,6 +249,14 @@ async function sendForEvent(
       }
       return payment;
     });
+    const sentAt = ctx.clock.now();
+    const sent = outcomes.flatMap((outcome) =>
+      outcome.ok ? [{ registrationId: outcome.item.id, kind: outcome.value ? 'payment-reminder' : 'event-reminder', sentAt }] : [],
+    );
+    // What each registration was sent, for `registrations show`; informational, so a failure to record it stops nothing.
+    await recordDirectEmails(ctx.db, sent).catch((error: unknown) =>
+      ctx.logger.warn({ eventId: event.id, err: errorMessage(error) }, 'could not record which registrations were reminded'),
+    );
     for (const outcome of outcomes) {
       if (outcome.ok) {
         result.sent++;

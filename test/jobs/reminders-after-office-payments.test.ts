@@ -6,6 +6,7 @@ import { sendEventReminders } from '../../src/jobs/send-reminders.js';
 import { silentLogger } from '../../src/logger.js';
 import { createMailer } from '../../src/mail/create.js';
 import type { Mailer } from '../../src/mail/types.js';
+import { showRegistration } from '../../src/admin/registrations/show.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testConfig } from '../support/env.js';
@@ -57,5 +58,11 @@ describe('send-reminders after the office recorded payments', () => {
     // Pay-now charges the whole total: only the untouched registration is offered it.
     expect(to('owing@example.org')?.text).toContain('/pay?token');
     expect(to('part@example.org')?.text).not.toContain('/pay?token');
+
+    // `registrations show` lists the reminders too, though they go straight from the job rather than through the queue.
+    const kindsSent = async (id: string) => (await showRegistration(ctx, id)).emails.filter((e) => e.status === 'SENT').map((e) => e.kind);
+    expect(await kindsSent(paidInFull.id)).toContain('event-reminder');
+    expect(await kindsSent(partlyPaid.id)).toContain('payment-reminder');
+    expect(await kindsSent(partlyPaid.id)).not.toContain('event-reminder');
   });
 });

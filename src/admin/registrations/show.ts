@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context.js';
+import { listDirectEmails } from '../../db/registration-emails.js';
 import { paymentReference } from '../../payments/links.js';
 import type { PaymentMethod, RegistrationStatus } from '../../payments/registrations.js';
 import { listHistory, type HistoryEntry } from './history.js';
@@ -88,7 +89,11 @@ export async function showRegistration(ctx: Pick<AppContext, 'db' | 'cipher'>, g
       completedAt: c.completed_at,
     })),
     officePayments,
-    emails: mails.map((mail) => ({ id: Number(mail.id), kind: mail.kind, subject: subjectOf(ctx, mail.message_enc), status: mail.status, queuedAt: mail.created_at, sentAt: mail.sent_at })),
+    emails: [
+      ...mails.map((mail) => ({ id: Number(mail.id), kind: mail.kind, subject: subjectOf(ctx, mail.message_enc), status: mail.status, queuedAt: mail.created_at, sentAt: mail.sent_at })),
+      // Reminders go straight from their job, not through the queue.
+      ...(await listDirectEmails(ctx.db, id)).map((mail) => ({ id: mail.id, kind: mail.kind, subject: null, status: 'SENT', queuedAt: mail.sentAt, sentAt: mail.sentAt })),
+    ].sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime()),
     alerts: alerts.map((a) => ({ id: Number(a.id), kind: a.kind, reason: a.reason, createdAt: a.created_at, resolvedAt: a.resolved_at, resolution: a.resolution })),
     history: await listHistory(ctx.db, id),
   };
