@@ -8,6 +8,7 @@ import { ratioRow, type BenchEnv, type CaseReport } from '../support/harness.js'
 import { BIN } from '../support/paths.js';
 import { startNode, waitForHttp } from '../support/processes.js';
 import { round } from '../support/stats.js';
+import { noDelayConnection } from '../references/tuned-socket.js';
 import { stageSessions } from './webhook.js';
 
 const DATABASE = 'bench_receipts';
@@ -129,6 +130,7 @@ async function pooledFloor(env: BenchEnv, receipts: Array<{ from: string; to: st
     port: Number(smtp.SMTP_PORT),
     secure: false,
     auth: { user: smtp.SMTP_USER as string, pass: smtp.SMTP_APP_PASSWORD as string },
+    getSocket: noDelayConnection,
   });
   try {
     const floorAddress = (address: string) => `floor-${address}`;

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import pg from 'pg';
 import nodemailer from 'nodemailer';
 import { createFieldCipher } from '../../src/crypto/field-cipher.js';
+import { noDelayConnection } from './tuned-socket.js';
 
 /**
  * Reference for case 5: select today's celebrants through the month/day
@@ -56,6 +57,7 @@ const transport = nodemailer.createTransport({
   port: Number(process.env.SMTP_PORT),
   secure: false,
   auth: { user: process.env.SMTP_USER as string, pass: process.env.SMTP_APP_PASSWORD as string },
+  getSocket: noDelayConnection,
 });
 await Promise.all(
   recipientSets.map((to) => {

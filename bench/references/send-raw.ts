@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import nodemailer from 'nodemailer';
+import { noDelayConnection } from './tuned-socket.js';
 
 /**
  * Reference for case 4: the messages our run produced, already rendered
@@ -21,6 +22,7 @@ const transport = nodemailer.createTransport({
   port: Number(process.env.SMTP_PORT),
   secure: false,
   auth: { user: process.env.SMTP_USER as string, pass: process.env.SMTP_APP_PASSWORD as string },
+  getSocket: noDelayConnection,
 });
 await Promise.all(messages.map((m) => transport.sendMail({ envelope: { from: m.from, to: m.to }, raw: m.raw })));
 transport.close();

@@ -3,6 +3,7 @@ import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { SmtpConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import { newMessageId, toNodemailerOptions } from './compose.js';
+import { noDelaySocket } from './smtp-socket.js';
 import { MailSendError, type Mailer, type MailMessage, type SendResult } from './types.js';
 
 export interface SmtpMailerOptions {
@@ -39,6 +40,7 @@ export async function createSmtpMailer(options: SmtpMailerOptions): Promise<Mail
     connectionTimeout: timeoutMs,
     greetingTimeout: timeoutMs,
     socketTimeout: timeoutMs,
+    getSocket: noDelaySocket(timeoutMs),
     logger: false,
   };
   const transport = nodemailer.createTransport(poolOptions);
