@@ -42,7 +42,8 @@ async function acceptance(env: BenchEnv, addresses: string[], since: Map<string,
     const latencies = addresses.map((address) => {
       const accepted = env.sink.acceptedAt(address);
       const start = since.get(address);
-      return accepted !== undefined && start !== undefined && accepted >= start ? accepted - start : undefined;
+      // A receipt can be accepted before the client has read the webhook's answer: that is no wait at all.
+      return accepted !== undefined && start !== undefined ? Math.max(0, accepted - start) : undefined;
     });
     if (latencies.every((latency) => latency !== undefined)) return latencies as number[];
     if (performance.now() > deadline) throw new Error(`${latencies.filter((l) => l === undefined).length} receipts never arrived`);
@@ -75,6 +76,8 @@ export async function receiptLatency(env: BenchEnv): Promise<CaseReport> {
     await waitForHttp(`http://127.0.0.1:${port}/healthz`);
     const deliveries = signDeliveries(sessions, secret, 900_000);
     const answeredAt = new Map<string, number>();
+    // Case 2 mails the same seeded addresses: forget its acceptances.
+    env.sink.reset();
     env.sink.capture(true);
     await paced(count, PER_SECOND, async (i) => {
       const delivery = deliveries[i] as { body: string; signature: string };
