@@ -1,3 +1,4 @@
+/// <reference path="./dotenv-safe.d.ts" />
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
