@@ -155,20 +155,33 @@ const purgeLine = (purge: { errors: number; routeViews: number }) =>
 /**
  * Error rows go in set-based batches: each statement is short, so a first
  * purge of a large backlog neither hits the statement timeout nor holds locks
- * for long. Page-view counters are one row per path and day, and rate-limit
- * counters whose window ended a day ago would restart at 1 anyway.
+ * for long. Each batch walks the created_at index on from where the last one
+ * stopped (never back over the entries it just deleted) and deletes by row
+ * address (a TID scan, no primary-key probe per row). Page-view counters are
+ * one row per path and day, and rate-limit counters whose window ended a day
+ * ago would restart at 1 anyway.
  */
 async function purgeOldRows(ctx: AppContext, now: Date): Promise<{ errors: number; routeViews: number }> {
   let errors = 0;
+  let from: Date | null = null;
   for (;;) {
-    const deleted = await ctx.db.raw<{ rowCount: number }>(
-      `DELETE FROM error_logs WHERE id IN (
-         SELECT id FROM error_logs WHERE created_at < ?::timestamptz - ?::interval LIMIT ?
-       )`,
-      [now, RETENTION, PURGE_BATCH],
+    const result: { rows: Array<{ deleted: number; last: Date | null }> } = await ctx.db.raw(
+      `WITH gone AS (
+         DELETE FROM error_logs WHERE ctid = ANY(ARRAY(
+           SELECT ctid FROM error_logs
+           WHERE created_at < ?::timestamptz - ?::interval AND created_at >= coalesce(?::timestamptz, '-infinity')
+           ORDER BY created_at
+           LIMIT ?
+         ))
+         RETURNING created_at
+       )
+       SELECT count(*)::int AS deleted, max(created_at) AS last FROM gone`,
+      [now, RETENTION, from, PURGE_BATCH],
     );
-    errors += deleted.rowCount;
-    if (deleted.rowCount < PURGE_BATCH) break;
+    const batch = result.rows[0] ?? { deleted: 0, last: null };
+    errors += batch.deleted;
+    if (batch.deleted < PURGE_BATCH) break;
+    from = batch.last;
   }
   const routeViews = await ctx.db('route_view_days').where('day', '<', oldestKeptDay(ctx, now)).delete();
   await purgeEndedRateLimits(ctx.db, new Date(now.getTime() - DAY_MS));
