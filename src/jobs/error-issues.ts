@@ -29,11 +29,16 @@ const TITLE_MAX = 120;
 const PURGE_BATCH = 20_000;
 const DAY_MS = 24 * 60 * 60_000;
 
-export interface ErrorGroup {
+/** A fingerprint's counts over the window. */
+export interface ErrorGroupCounts {
   fingerprint: string;
   count: number;
   first_seen: Date;
   last_seen: Date;
+}
+
+/** A group with its newest row as the sample an issue shows. */
+export interface ErrorGroup extends ErrorGroupCounts {
   error_class: string;
   message: string;
   stack: string | null;
@@ -77,11 +82,14 @@ export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Pro
 
     if (dryRun) {
       const { groups, open } = await loadGroups(ctx, tracker, now);
+      const samples = await sampleGroups(ctx, now, groups.filter((g) => !open.has(g.fingerprint)));
       const wouldDo: string[] = [];
       for (const group of groups) {
         const issue = open.get(group.fingerprint);
-        if (issue === undefined) wouldDo.push(`file issue "${issueTitle(group)}" (${group.count} in 7 days, fingerprint ${group.fingerprint})`);
-        else wouldDo.push(`skip fingerprint ${group.fingerprint}: issue #${issue} is open`);
+        if (issue === undefined) {
+          const title = issueTitle(samples.get(group.fingerprint) ?? { error_class: 'Error', message: '' });
+          wouldDo.push(`file issue "${title}" (${group.count} in 7 days, fingerprint ${group.fingerprint})`);
+        } else wouldDo.push(`skip fingerprint ${group.fingerprint}: issue #${issue} is open`);
       }
       wouldDo.push(purgeLine(purge));
       return {
@@ -96,11 +104,14 @@ export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Pro
     return withJobLease(ctx, ERROR_ISSUES_LEASE, ERROR_ISSUES_LEASE_MS, async (holder) => {
       const { groups, open } = await loadGroups(ctx, tracker, now);
       summary.groups = groups.length;
-      for (const group of groups) {
-        if (open.has(group.fingerprint)) {
+      const samples = await sampleGroups(ctx, now, groups.filter((g) => !open.has(g.fingerprint)));
+      for (const counted of groups) {
+        if (open.has(counted.fingerprint)) {
           summary.alreadyOpen++;
           continue;
         }
+        // Every group has a row in the window (the purge never reaches it), so a sample.
+        const group = samples.get(counted.fingerprint) ?? { ...counted, error_class: 'Error', message: '', stack: null, source: 'unknown' };
         // GitHub paces issue creation (about one every few seconds): keep the lease for a long list.
         await renewLease(ctx.db, { name: ERROR_ISSUES_LEASE, holder, now: ctx.clock.now(), ttlMs: ERROR_ISSUES_LEASE_MS });
         const issue = await tracker.createIssue({ title: issueTitle(group), body: issueBody(group) });
@@ -113,40 +124,51 @@ export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Pro
   });
 }
 
-async function loadGroups(ctx: AppContext, tracker: Tracker, now: Date): Promise<{ groups: ErrorGroup[]; open: Map<string, number> }> {
+async function loadGroups(ctx: AppContext, tracker: Tracker, now: Date): Promise<{ groups: ErrorGroupCounts[]; open: Map<string, number> }> {
   const groups = await groupRecentErrors(ctx, now);
   // No groups, no need to ask the tracker anything.
   const open = groups.length > 0 ? await tracker.openIssueFingerprints() : new Map<string, number>();
   return { groups, open };
 }
 
-/**
- * One statement: counts and first/last seen per fingerprint, plus the newest
- * row of each group as its sample. The sample is fetched per group through the
- * (fingerprint, created_at) index rather than with array_agg, which would
- * gather every message and stack of the week in memory.
- */
-export async function groupRecentErrors(ctx: AppContext, now: Date): Promise<ErrorGroup[]> {
-  const { rows } = await ctx.db.raw<{ rows: ErrorGroup[] }>(
-    `WITH groups AS (
-       SELECT fingerprint, count(*)::int AS count, min(created_at) AS first_seen, max(created_at) AS last_seen
-       FROM error_logs
-       WHERE created_at > ?::timestamptz - ?::interval
-       GROUP BY fingerprint
-     )
-     SELECT g.fingerprint, g.count, g.first_seen, g.last_seen, s.error_class, s.message, s.stack, s.source
-     FROM groups g
-     CROSS JOIN LATERAL (
-       SELECT e.error_class, e.message, e.stack, e.source
-       FROM error_logs e
-       WHERE e.fingerprint = g.fingerprint AND e.created_at = g.last_seen
-       ORDER BY e.id DESC
-       LIMIT 1
-     ) s
-     ORDER BY g.count DESC, g.fingerprint`,
+/** One GROUP BY over the window: counts and first/last seen per fingerprint, the largest group first. */
+export async function groupRecentErrors(ctx: AppContext, now: Date): Promise<ErrorGroupCounts[]> {
+  const { rows } = await ctx.db.raw<{ rows: ErrorGroupCounts[] }>(
+    `SELECT fingerprint, count(*)::int AS count, min(created_at) AS first_seen, max(created_at) AS last_seen
+     FROM error_logs
+     WHERE created_at > ?::timestamptz - ?::interval
+     GROUP BY fingerprint
+     ORDER BY count DESC, fingerprint`,
     [now, WINDOW],
   );
   return rows;
+}
+
+/**
+ * The newest row of each group to file, as its sample, in one statement: one
+ * backward step through the (fingerprint, created_at) index per group. Only
+ * groups without an open issue need one, so a week of thousands of known
+ * faults reads no message or stack at all.
+ */
+async function sampleGroups(ctx: AppContext, now: Date, groups: ErrorGroupCounts[]): Promise<Map<string, ErrorGroup>> {
+  if (groups.length === 0) return new Map();
+  const { rows } = await ctx.db.raw<{ rows: Array<Pick<ErrorGroup, 'fingerprint' | 'error_class' | 'message' | 'stack' | 'source'>> }>(
+    `SELECT g.fingerprint, s.error_class, s.message, s.stack, s.source
+     FROM unnest(?::text[]) AS g(fingerprint)
+     CROSS JOIN LATERAL (
+       SELECT e.error_class, e.message, e.stack, e.source
+       FROM error_logs e
+       WHERE e.fingerprint = g.fingerprint AND e.created_at > ?::timestamptz - ?::interval
+       ORDER BY e.created_at DESC, e.id DESC
+       LIMIT 1
+     ) s`,
+    [groups.map((g) => g.fingerprint), now, WINDOW],
+  );
+  const counts = new Map(groups.map((g) => [g.fingerprint, g]));
+  return new Map(rows.flatMap((row) => {
+    const group = counts.get(row.fingerprint);
+    return group ? [[row.fingerprint, { ...group, ...row }] as const] : [];
+  }));
 }
 
 const purgeLine = (purge: { errors: number; routeViews: number }) =>
