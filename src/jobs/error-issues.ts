@@ -67,60 +67,74 @@ export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Pro
       purgedRouteViews: 0,
     };
     const now = ctx.clock.now();
-    // Retention does not depend on the tracker: old rows go on every run, before any filing (which never
-    // looks further back than 7 days), so a missing or broken tracker cannot let the tables grow.
-    const purge = dryRun ? await countPurgeable(ctx, now) : await purgeOldRows(ctx, now);
-    summary.purgedErrors = purge.errors;
-    summary.purgedRouteViews = purge.routeViews;
-    const trackerConfig = ctx.config.tracker;
-    if (!trackerConfig) {
-      ctx.logger.info('error-issues filed nothing: TRACKER_TOKEN and TRACKER_REPO are not both set');
-      const wouldDo = dryRun ? [purgeLine(purge)] : undefined;
-      return { ...summary, outcome: 'skipped', ...(wouldDo ? { wouldDo } : {}) };
-    }
-    const tracker = await createTracker(trackerConfig, ctx.logger);
-
-    if (dryRun) {
-      const { groups, open } = await loadGroups(ctx, tracker, now);
-      const samples = await sampleGroups(ctx, now, groups.filter((g) => !open.has(g.fingerprint)));
-      const wouldDo: string[] = [];
-      for (const group of groups) {
-        const issue = open.get(group.fingerprint);
-        if (issue === undefined) {
-          const title = issueTitle(samples.get(group.fingerprint) ?? { error_class: 'Error', message: '' });
-          wouldDo.push(`file issue "${title}" (${group.count} in 7 days, fingerprint ${group.fingerprint})`);
-        } else wouldDo.push(`skip fingerprint ${group.fingerprint}: issue #${issue} is open`);
+    // Retention does not depend on the tracker: old rows go on every run, whatever the tracker does
+    // (which never looks further back than 7 days), so a missing or broken tracker cannot let the tables
+    // grow. The purge runs beside the grouping and the tracker listing, and always ends before any
+    // filing and before the run answers, even when the listing fails.
+    const purging = dryRun ? countPurgeable(ctx, now) : purgeOldRows(ctx, now);
+    purging.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+    const besidePurge = async <T>(work: () => Promise<T>): Promise<T> => {
+      const [purged, done] = await Promise.allSettled([purging, work()]);
+      if (purged.status === 'rejected') throw purged.reason;
+      summary.purgedErrors = purged.value.errors;
+      summary.purgedRouteViews = purged.value.routeViews;
+      if (done.status === 'rejected') throw done.reason;
+      return done.value;
+    };
+    try {
+      const trackerConfig = ctx.config.tracker;
+      if (!trackerConfig) {
+        await besidePurge(async () => undefined);
+        ctx.logger.info('error-issues filed nothing: TRACKER_TOKEN and TRACKER_REPO are not both set');
+        const wouldDo = dryRun ? [purgeLine(summary)] : undefined;
+        return { ...summary, outcome: 'skipped', ...(wouldDo ? { wouldDo } : {}) };
       }
-      wouldDo.push(purgeLine(purge));
-      return {
-        ...summary,
-        groups: groups.length,
-        filed: groups.filter((g) => !open.has(g.fingerprint)).length,
-        alreadyOpen: groups.filter((g) => open.has(g.fingerprint)).length,
-        wouldDo,
-      };
-    }
 
-    return withJobLease(ctx, ERROR_ISSUES_LEASE, ERROR_ISSUES_LEASE_MS, async (holder) => {
-      const { groups, open } = await loadGroups(ctx, tracker, now);
-      summary.groups = groups.length;
-      const samples = await sampleGroups(ctx, now, groups.filter((g) => !open.has(g.fingerprint)));
-      for (const counted of groups) {
-        if (open.has(counted.fingerprint)) {
-          summary.alreadyOpen++;
-          continue;
+      if (dryRun) {
+        const { groups, open } = await besidePurge(async () => loadGroups(ctx, await createTracker(trackerConfig, ctx.logger), now));
+        const samples = await sampleGroups(ctx, now, groups.filter((g) => !open.has(g.fingerprint)));
+        const wouldDo: string[] = [];
+        for (const group of groups) {
+          const issue = open.get(group.fingerprint);
+          if (issue === undefined) {
+            const title = issueTitle(samples.get(group.fingerprint) ?? { error_class: 'Error', message: '' });
+            wouldDo.push(`file issue "${title}" (${group.count} in 7 days, fingerprint ${group.fingerprint})`);
+          } else wouldDo.push(`skip fingerprint ${group.fingerprint}: issue #${issue} is open`);
         }
-        // Every group has a row in the window (the purge never reaches it), so a sample.
-        const group = samples.get(counted.fingerprint) ?? { ...counted, error_class: 'Error', message: '', stack: null, source: 'unknown' };
-        // GitHub paces issue creation (about one every few seconds): keep the lease for a long list.
-        await renewLease(ctx.db, { name: ERROR_ISSUES_LEASE, holder, now: ctx.clock.now(), ttlMs: ERROR_ISSUES_LEASE_MS });
-        const issue = await tracker.createIssue({ title: issueTitle(group), body: issueBody(group) });
-        summary.filed++;
-        ctx.logger.info({ fingerprint: group.fingerprint, issue: issue.number }, 'filed an issue for an error group');
-        options.onProgress?.({ filed: summary.filed, alreadyOpen: summary.alreadyOpen });
+        wouldDo.push(purgeLine(summary));
+        return {
+          ...summary,
+          groups: groups.length,
+          filed: groups.filter((g) => !open.has(g.fingerprint)).length,
+          alreadyOpen: groups.filter((g) => open.has(g.fingerprint)).length,
+          wouldDo,
+        };
       }
-      return summary;
-    });
+
+      return await withJobLease(ctx, ERROR_ISSUES_LEASE, ERROR_ISSUES_LEASE_MS, async (holder) => {
+        const tracker = await createTracker(trackerConfig, ctx.logger);
+        const { groups, open } = await besidePurge(() => loadGroups(ctx, tracker, now));
+        summary.groups = groups.length;
+        const samples = await sampleGroups(ctx, now, groups.filter((g) => !open.has(g.fingerprint)));
+        for (const counted of groups) {
+          if (open.has(counted.fingerprint)) {
+            summary.alreadyOpen++;
+            continue;
+          }
+          // Every group has a row in the window (the purge never reaches it), so a sample.
+          const group = samples.get(counted.fingerprint) ?? { ...counted, error_class: 'Error', message: '', stack: null, source: 'unknown' };
+          // GitHub paces issue creation (about one every few seconds): keep the lease for a long list.
+          await renewLease(ctx.db, { name: ERROR_ISSUES_LEASE, holder, now: ctx.clock.now(), ttlMs: ERROR_ISSUES_LEASE_MS });
+          const issue = await tracker.createIssue({ title: issueTitle(group), body: issueBody(group) });
+          summary.filed++;
+          ctx.logger.info({ fingerprint: group.fingerprint, issue: issue.number }, 'filed an issue for an error group');
+          options.onProgress?.({ filed: summary.filed, alreadyOpen: summary.alreadyOpen });
+        }
+        return summary;
+      });
+    } finally {
+      await purging.catch(() => undefined);
+    }
   });
 }
 
@@ -171,8 +185,8 @@ async function sampleGroups(ctx: AppContext, now: Date, groups: ErrorGroupCounts
   }));
 }
 
-const purgeLine = (purge: { errors: number; routeViews: number }) =>
-  `delete ${purge.errors} error rows and ${purge.routeViews} daily page-view counters older than 90 days`;
+const purgeLine = (purge: { purgedErrors: number; purgedRouteViews: number }) =>
+  `delete ${purge.purgedErrors} error rows and ${purge.purgedRouteViews} daily page-view counters older than 90 days`;
 
 /**
  * Error rows go in set-based batches: each statement is short, so a first
