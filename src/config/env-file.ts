@@ -1,18 +1,9 @@
+/// <reference path="./dotenv-safe.d.ts" />
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import dotenvSafe from 'dotenv-safe';
 import type { ConfigProblem } from './types.js';
-
-const require = createRequire(import.meta.url);
-
-interface MissingEnvVarsErrorShape extends Error {
-  missing: string[];
-}
-interface DotenvSafe {
-  config(options: { path: string; example: string; allowEmptyValues?: boolean; quiet?: boolean }): unknown;
-  MissingEnvVarsError: new (...args: never[]) => MissingEnvVarsErrorShape;
-}
 
 /** The package root, wherever the command was started from. */
 export function packageRoot(): string {
@@ -31,7 +22,6 @@ export function packageRoot(): string {
  * variables that are missing, so they join the one list of problems.
  */
 export function loadEnvFile(cwd: string, envFile = '.env'): ConfigProblem[] {
-  const dotenvSafe = require('dotenv-safe') as DotenvSafe;
   const file = path.resolve(cwd, envFile);
   // Only the file's values in use: a variable the environment set otherwise wins (the file may already be loaded, with the cut value).
   const cutAtHash = fs.existsSync(file)

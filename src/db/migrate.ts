@@ -2,8 +2,27 @@ import type { Db } from './connect.js';
 import { migrationConfig, migrationSource } from './migration-source.js';
 
 export async function migrateLatest(db: Db): Promise<string[]> {
+  if (await everyMigrationApplied(db)) return [];
   const [, applied] = (await db.migrate.latest(migrationConfig)) as [number, string[]];
   return applied;
+}
+
+/**
+ * One query instead of knex's eleven (table checks, lock, list, unlock) on
+ * every start: true only when the applied list is exactly ours. Anything else
+ * (no table yet, a pending migration, an applied one we do not know) goes
+ * through knex's migrator, which takes its lock and reports as before.
+ */
+async function everyMigrationApplied(db: Db): Promise<boolean> {
+  let applied: string[];
+  try {
+    applied = (await db(migrationConfig.tableName ?? 'knex_migrations').select<Array<{ name: string }>>('name')).map((row) => row.name);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '42P01') return false; // undefined_table: a new database
+    throw error;
+  }
+  const ours = await migrationSource.getMigrations([]);
+  return applied.length === ours.length && ours.every((name) => applied.includes(name));
 }
 
 export async function migrateRollback(db: Db): Promise<string[]> {

@@ -29,11 +29,16 @@ const TITLE_MAX = 120;
 const PURGE_BATCH = 20_000;
 const DAY_MS = 24 * 60 * 60_000;
 
-export interface ErrorGroup {
+/** A fingerprint's counts over the window. */
+export interface ErrorGroupCounts {
   fingerprint: string;
   count: number;
   first_seen: Date;
   last_seen: Date;
+}
+
+/** A group with its newest row as the sample an issue shows. */
+export interface ErrorGroup extends ErrorGroupCounts {
   error_class: string;
   message: string;
   stack: string | null;
@@ -62,113 +67,157 @@ export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Pro
       purgedRouteViews: 0,
     };
     const now = ctx.clock.now();
-    // Retention does not depend on the tracker: old rows go on every run, before any filing (which never
-    // looks further back than 7 days), so a missing or broken tracker cannot let the tables grow.
-    const purge = dryRun ? await countPurgeable(ctx, now) : await purgeOldRows(ctx, now);
-    summary.purgedErrors = purge.errors;
-    summary.purgedRouteViews = purge.routeViews;
-    const trackerConfig = ctx.config.tracker;
-    if (!trackerConfig) {
-      ctx.logger.info('error-issues filed nothing: TRACKER_TOKEN and TRACKER_REPO are not both set');
-      const wouldDo = dryRun ? [purgeLine(purge)] : undefined;
-      return { ...summary, outcome: 'skipped', ...(wouldDo ? { wouldDo } : {}) };
-    }
-    const tracker = await createTracker(trackerConfig, ctx.logger);
-
-    if (dryRun) {
-      const { groups, open } = await loadGroups(ctx, tracker, now);
-      const wouldDo: string[] = [];
-      for (const group of groups) {
-        const issue = open.get(group.fingerprint);
-        if (issue === undefined) wouldDo.push(`file issue "${issueTitle(group)}" (${group.count} in 7 days, fingerprint ${group.fingerprint})`);
-        else wouldDo.push(`skip fingerprint ${group.fingerprint}: issue #${issue} is open`);
+    // Retention does not depend on the tracker: old rows go on every run, whatever the tracker does
+    // (which never looks further back than 7 days), so a missing or broken tracker cannot let the tables
+    // grow. The purge runs beside the grouping and the tracker listing, and always ends before any
+    // filing and before the run answers, even when the listing fails.
+    const purging = dryRun ? countPurgeable(ctx, now) : purgeOldRows(ctx, now);
+    purging.catch(() => undefined); // awaited below; never an unhandled rejection meanwhile
+    const besidePurge = async <T>(work: () => Promise<T>): Promise<T> => {
+      const [purged, done] = await Promise.allSettled([purging, work()]);
+      if (purged.status === 'rejected') throw purged.reason;
+      summary.purgedErrors = purged.value.errors;
+      summary.purgedRouteViews = purged.value.routeViews;
+      if (done.status === 'rejected') throw done.reason;
+      return done.value;
+    };
+    try {
+      const trackerConfig = ctx.config.tracker;
+      if (!trackerConfig) {
+        await besidePurge(async () => undefined);
+        ctx.logger.info('error-issues filed nothing: TRACKER_TOKEN and TRACKER_REPO are not both set');
+        const wouldDo = dryRun ? [purgeLine(summary)] : undefined;
+        return { ...summary, outcome: 'skipped', ...(wouldDo ? { wouldDo } : {}) };
       }
-      wouldDo.push(purgeLine(purge));
-      return {
-        ...summary,
-        groups: groups.length,
-        filed: groups.filter((g) => !open.has(g.fingerprint)).length,
-        alreadyOpen: groups.filter((g) => open.has(g.fingerprint)).length,
-        wouldDo,
-      };
-    }
 
-    return withJobLease(ctx, ERROR_ISSUES_LEASE, ERROR_ISSUES_LEASE_MS, async (holder) => {
-      const { groups, open } = await loadGroups(ctx, tracker, now);
-      summary.groups = groups.length;
-      for (const group of groups) {
-        if (open.has(group.fingerprint)) {
-          summary.alreadyOpen++;
-          continue;
+      if (dryRun) {
+        const { groups, open } = await besidePurge(async () => loadGroups(ctx, await createTracker(trackerConfig, ctx.logger), now));
+        const samples = await sampleGroups(ctx, now, groups.filter((g) => !open.has(g.fingerprint)));
+        const wouldDo: string[] = [];
+        for (const group of groups) {
+          const issue = open.get(group.fingerprint);
+          if (issue === undefined) {
+            const title = issueTitle(samples.get(group.fingerprint) ?? { error_class: 'Error', message: '' });
+            wouldDo.push(`file issue "${title}" (${group.count} in 7 days, fingerprint ${group.fingerprint})`);
+          } else wouldDo.push(`skip fingerprint ${group.fingerprint}: issue #${issue} is open`);
         }
-        // GitHub paces issue creation (about one every few seconds): keep the lease for a long list.
-        await renewLease(ctx.db, { name: ERROR_ISSUES_LEASE, holder, now: ctx.clock.now(), ttlMs: ERROR_ISSUES_LEASE_MS });
-        const issue = await tracker.createIssue({ title: issueTitle(group), body: issueBody(group) });
-        summary.filed++;
-        ctx.logger.info({ fingerprint: group.fingerprint, issue: issue.number }, 'filed an issue for an error group');
-        options.onProgress?.({ filed: summary.filed, alreadyOpen: summary.alreadyOpen });
+        wouldDo.push(purgeLine(summary));
+        return {
+          ...summary,
+          groups: groups.length,
+          filed: groups.filter((g) => !open.has(g.fingerprint)).length,
+          alreadyOpen: groups.filter((g) => open.has(g.fingerprint)).length,
+          wouldDo,
+        };
       }
-      return summary;
-    });
+
+      return await withJobLease(ctx, ERROR_ISSUES_LEASE, ERROR_ISSUES_LEASE_MS, async (holder) => {
+        const tracker = await createTracker(trackerConfig, ctx.logger);
+        const { groups, open } = await besidePurge(() => loadGroups(ctx, tracker, now));
+        summary.groups = groups.length;
+        const samples = await sampleGroups(ctx, now, groups.filter((g) => !open.has(g.fingerprint)));
+        for (const counted of groups) {
+          if (open.has(counted.fingerprint)) {
+            summary.alreadyOpen++;
+            continue;
+          }
+          // Every group has a row in the window (the purge never reaches it), so a sample.
+          const group = samples.get(counted.fingerprint) ?? { ...counted, error_class: 'Error', message: '', stack: null, source: 'unknown' };
+          // GitHub paces issue creation (about one every few seconds): keep the lease for a long list.
+          await renewLease(ctx.db, { name: ERROR_ISSUES_LEASE, holder, now: ctx.clock.now(), ttlMs: ERROR_ISSUES_LEASE_MS });
+          const issue = await tracker.createIssue({ title: issueTitle(group), body: issueBody(group) });
+          summary.filed++;
+          ctx.logger.info({ fingerprint: group.fingerprint, issue: issue.number }, 'filed an issue for an error group');
+          options.onProgress?.({ filed: summary.filed, alreadyOpen: summary.alreadyOpen });
+        }
+        return summary;
+      });
+    } finally {
+      await purging.catch(() => undefined);
+    }
   });
 }
 
-async function loadGroups(ctx: AppContext, tracker: Tracker, now: Date): Promise<{ groups: ErrorGroup[]; open: Map<string, number> }> {
+async function loadGroups(ctx: AppContext, tracker: Tracker, now: Date): Promise<{ groups: ErrorGroupCounts[]; open: Map<string, number> }> {
   const groups = await groupRecentErrors(ctx, now);
   // No groups, no need to ask the tracker anything.
   const open = groups.length > 0 ? await tracker.openIssueFingerprints() : new Map<string, number>();
   return { groups, open };
 }
 
-/**
- * One statement: counts and first/last seen per fingerprint, plus the newest
- * row of each group as its sample. The sample is fetched per group through the
- * (fingerprint, created_at) index rather than with array_agg, which would
- * gather every message and stack of the week in memory.
- */
-export async function groupRecentErrors(ctx: AppContext, now: Date): Promise<ErrorGroup[]> {
-  const { rows } = await ctx.db.raw<{ rows: ErrorGroup[] }>(
-    `WITH groups AS (
-       SELECT fingerprint, count(*)::int AS count, min(created_at) AS first_seen, max(created_at) AS last_seen
-       FROM error_logs
-       WHERE created_at > ?::timestamptz - ?::interval
-       GROUP BY fingerprint
-     )
-     SELECT g.fingerprint, g.count, g.first_seen, g.last_seen, s.error_class, s.message, s.stack, s.source
-     FROM groups g
-     CROSS JOIN LATERAL (
-       SELECT e.error_class, e.message, e.stack, e.source
-       FROM error_logs e
-       WHERE e.fingerprint = g.fingerprint AND e.created_at = g.last_seen
-       ORDER BY e.id DESC
-       LIMIT 1
-     ) s
-     ORDER BY g.count DESC, g.fingerprint`,
+/** One GROUP BY over the window: counts and first/last seen per fingerprint, the largest group first. */
+export async function groupRecentErrors(ctx: AppContext, now: Date): Promise<ErrorGroupCounts[]> {
+  const { rows } = await ctx.db.raw<{ rows: ErrorGroupCounts[] }>(
+    `SELECT fingerprint, count(*)::int AS count, min(created_at) AS first_seen, max(created_at) AS last_seen
+     FROM error_logs
+     WHERE created_at > ?::timestamptz - ?::interval
+     GROUP BY fingerprint
+     ORDER BY count DESC, fingerprint`,
     [now, WINDOW],
   );
   return rows;
 }
 
-const purgeLine = (purge: { errors: number; routeViews: number }) =>
-  `delete ${purge.errors} error rows and ${purge.routeViews} daily page-view counters older than 90 days`;
+/**
+ * The newest row of each group to file, as its sample, in one statement: one
+ * backward step through the (fingerprint, created_at) index per group. Only
+ * groups without an open issue need one, so a week of thousands of known
+ * faults reads no message or stack at all.
+ */
+async function sampleGroups(ctx: AppContext, now: Date, groups: ErrorGroupCounts[]): Promise<Map<string, ErrorGroup>> {
+  if (groups.length === 0) return new Map();
+  const { rows } = await ctx.db.raw<{ rows: Array<Pick<ErrorGroup, 'fingerprint' | 'error_class' | 'message' | 'stack' | 'source'>> }>(
+    `SELECT g.fingerprint, s.error_class, s.message, s.stack, s.source
+     FROM unnest(?::text[]) AS g(fingerprint)
+     CROSS JOIN LATERAL (
+       SELECT e.error_class, e.message, e.stack, e.source
+       FROM error_logs e
+       WHERE e.fingerprint = g.fingerprint AND e.created_at > ?::timestamptz - ?::interval
+       ORDER BY e.created_at DESC, e.id DESC
+       LIMIT 1
+     ) s`,
+    [groups.map((g) => g.fingerprint), now, WINDOW],
+  );
+  const counts = new Map(groups.map((g) => [g.fingerprint, g]));
+  return new Map(rows.flatMap((row) => {
+    const group = counts.get(row.fingerprint);
+    return group ? [[row.fingerprint, { ...group, ...row }] as const] : [];
+  }));
+}
+
+const purgeLine = (purge: { purgedErrors: number; purgedRouteViews: number }) =>
+  `delete ${purge.purgedErrors} error rows and ${purge.purgedRouteViews} daily page-view counters older than 90 days`;
 
 /**
  * Error rows go in set-based batches: each statement is short, so a first
  * purge of a large backlog neither hits the statement timeout nor holds locks
- * for long. Page-view counters are one row per path and day, and rate-limit
- * counters whose window ended a day ago would restart at 1 anyway.
+ * for long. Each batch walks the created_at index on from where the last one
+ * stopped (never back over the entries it just deleted) and deletes by row
+ * address (a TID scan, no primary-key probe per row). Page-view counters are
+ * one row per path and day, and rate-limit counters whose window ended a day
+ * ago would restart at 1 anyway.
  */
 async function purgeOldRows(ctx: AppContext, now: Date): Promise<{ errors: number; routeViews: number }> {
   let errors = 0;
+  let from: Date | null = null;
   for (;;) {
-    const deleted = await ctx.db.raw<{ rowCount: number }>(
-      `DELETE FROM error_logs WHERE id IN (
-         SELECT id FROM error_logs WHERE created_at < ?::timestamptz - ?::interval LIMIT ?
-       )`,
-      [now, RETENTION, PURGE_BATCH],
+    const result: { rows: Array<{ deleted: number; last: Date | null }> } = await ctx.db.raw(
+      `WITH gone AS (
+         DELETE FROM error_logs WHERE ctid = ANY(ARRAY(
+           SELECT ctid FROM error_logs
+           WHERE created_at < ?::timestamptz - ?::interval AND created_at >= coalesce(?::timestamptz, '-infinity')
+           ORDER BY created_at
+           LIMIT ?
+         ))
+         RETURNING created_at
+       )
+       SELECT count(*)::int AS deleted, max(created_at) AS last FROM gone`,
+      [now, RETENTION, from, PURGE_BATCH],
     );
-    errors += deleted.rowCount;
-    if (deleted.rowCount < PURGE_BATCH) break;
+    const batch = result.rows[0] ?? { deleted: 0, last: null };
+    errors += batch.deleted;
+    if (batch.deleted < PURGE_BATCH) break;
+    from = batch.last;
   }
   const routeViews = await ctx.db('route_view_days').where('day', '<', oldestKeptDay(ctx, now)).delete();
   await purgeEndedRateLimits(ctx.db, new Date(now.getTime() - DAY_MS));

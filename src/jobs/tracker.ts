@@ -16,6 +16,10 @@ const REQUEST_TIMEOUT_MS = 20_000;
 /** A secondary rate limit asking for a wait this short is waited out once; anything else fails the run. */
 const MAX_RATE_LIMIT_WAIT_S = 5;
 
+const PER_PAGE = 100;
+/** Pages of open issues read at once after the first. */
+const LIST_CONCURRENCY = 6;
+
 const MARKER = /<!--\s*eventops:fingerprint=([0-9a-f]+)\s*-->/g;
 
 export function fingerprintMarker(fingerprint: string): string {
@@ -87,20 +91,39 @@ export async function createTracker(config: TrackerConfig, logger: Logger, optio
   return {
     async openIssueFingerprints() {
       const open = new Map<string, number>();
+      const list = (page: number) =>
+        octokit.rest.issues.listForRepo({ owner: config.owner, repo: config.name, state: 'open', per_page: PER_PAGE, page });
+      const pages: Array<Array<{ number: number; body?: string | null }>> = [];
       try {
-        const pages = octokit.paginate.iterator(octokit.rest.issues.listForRepo, {
-          owner: config.owner,
-          repo: config.name,
-          state: 'open',
-          per_page: 100,
-        });
-        for await (const page of pages) {
-          for (const issue of page.data) {
-            for (const fingerprint of fingerprintsInBody(issue.body)) if (!open.has(fingerprint)) open.set(fingerprint, issue.number);
-          }
+        const first = await list(1);
+        pages[0] = first.data;
+        // The first page's Link header names the last page: fetch the rest a few at a time (GitHub allows
+        // concurrent reads; octokit's throttling still paces them), not one after another.
+        const last = lastPage(first.headers.link);
+        if (last === undefined) {
+          // A next page but no last one named: read on until a short page.
+          for (let page = 2; (pages[page - 2]?.length ?? 0) === PER_PAGE; page++) pages[page - 1] = (await list(page)).data;
+        } else {
+          let next = 2;
+          let failed = false;
+          const worker = async () => {
+            try {
+              for (let page = next++; page <= last && !failed; page = next++) pages[page - 1] = (await list(page)).data;
+            } catch (error) {
+              failed = true; // the other readers stop at their next page
+              throw error;
+            }
+          };
+          await Promise.all(Array.from({ length: Math.min(LIST_CONCURRENCY, last - 1) }, worker));
         }
       } catch (error) {
         throw failure('listing the open issues', error);
+      }
+      // In page order (newest first): a fingerprint carried by two open issues maps to the newest.
+      for (const page of pages) {
+        for (const issue of page ?? []) {
+          for (const fingerprint of fingerprintsInBody(issue.body)) if (!open.has(fingerprint)) open.set(fingerprint, issue.number);
+        }
       }
       return open;
     },
@@ -113,4 +136,13 @@ export async function createTracker(config: TrackerConfig, logger: Logger, optio
       }
     },
   };
+}
+
+/** The page number of rel="last" in a Link header: 1 without a next page, undefined when only rel="next" is given. */
+export function lastPage(link: string | undefined): number | undefined {
+  const target = (rel: string) => link?.split(',').find((part) => part.includes(`rel="${rel}"`))?.match(/<([^>]+)>/)?.[1];
+  const last = target('last');
+  if (last === undefined) return target('next') === undefined ? 1 : undefined;
+  const page = Number(new URL(last).searchParams.get('page'));
+  return Number.isInteger(page) && page > 1 ? page : 1;
 }

@@ -15,7 +15,8 @@ export interface OutboxMailerOptions {
 
 /** Outside production with no mail server: each message becomes an .eml file a mail client can open. */
 export async function createOutboxMailer(options: OutboxMailerOptions): Promise<Mailer> {
-  const nodemailer = await import('nodemailer');
+  // The default export (module.exports): a bundled chunk of a CommonJS package exports nothing else.
+  const { default: nodemailer } = await import('nodemailer');
   const { dir, logger, clock } = options;
   const from = options.from ?? 'eventops@localhost';
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });

@@ -25,7 +25,8 @@ interface SmtpErrorFields {
 const CONNECTION_FAILURES = new Set(['ETIMEDOUT', 'ECONNECTION', 'ESOCKET']);
 
 export async function createSmtpMailer(options: SmtpMailerOptions): Promise<Mailer> {
-  const nodemailer = await import('nodemailer');
+  // The default export (module.exports): a bundled chunk of a CommonJS package exports nothing else.
+  const { default: nodemailer } = await import('nodemailer');
   const { smtp, from, logger, timeoutMs } = options;
   // maxRequeues is honoured by the pool but missing from its type definitions.
   const poolOptions: SMTPPool.Options & { maxRequeues: number } = {

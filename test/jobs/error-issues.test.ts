@@ -118,6 +118,21 @@ describe('error-issues', () => {
     expect(tracker.created.map((issue) => issue.body?.includes(marker('bbbb000000000002')))).toEqual([true]);
   });
 
+  it('reads each page of a long listing exactly once, the pages after the first at once: a marker on the last of 4 pages counts', async () => {
+    await weekOfErrors();
+    // Issue #1 is the oldest: newest first it is the last of 331 open issues, on page 4.
+    tracker.seed([{ title: 'Payment failures', body: `Seen before.\n\n${marker('aaaa000000000001')}` }]);
+    tracker.seed(Array.from({ length: 330 }, (_, i) => ({ title: `Unrelated ${i}`, body: 'no marker here' })));
+
+    const summary = await fileErrorIssues(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', groups: 2, filed: 1, alreadyOpen: 1 });
+    const listed = tracker.requests.filter((r) => r.method === 'GET');
+    expect(listed.map((r) => r.query.page).sort()).toEqual(['1', '2', '3', '4']);
+    expect(listed.every((r) => r.query.state === 'open' && r.query.per_page === '100')).toBe(true);
+    expect(tracker.created.map((issue) => issue.body?.includes(marker('bbbb000000000002')))).toEqual([true]);
+  });
+
   it('a tracker answering 500 fails the run without losing the groups; the next run files them', async () => {
     await weekOfErrors();
     await errorRow('dddd000000000004', ago(120));

@@ -24,13 +24,14 @@ const TEMPLATE = 'eventops_template';
  * database a fast clone.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  // CLI tests run the installed command (compiled JavaScript): build it once, before any file starts.
+  // CLI tests run the installed command (the bundle `npm run build` makes): build it once, before any file starts.
   // tsc still emits on type errors; `npm test` type-checks separately, so a type error fails there, not here.
   try {
     execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'pipe' });
   } catch {
     process.stderr.write('warning: the build reported type errors; CLI tests run what was emitted\n');
   }
+  execFileSync(process.execPath, ['scripts/bundle-cli.mjs'], { stdio: 'pipe' });
   // Unpack a packaged Chromium once, here, rather than in parallel browser test files.
   process.env.CHROMIUM_PATH = (await resolveChromium()).path;
   let server: EmbeddedServer | undefined;
