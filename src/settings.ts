@@ -62,10 +62,16 @@ export async function getSetting<K extends SettingKey>(db: Db, key: K): Promise<
 
 export async function getSettings<K extends SettingKey>(db: Db, keys: K[]): Promise<Partial<{ [P in K]: SettingValue<P> }>> {
   const rows = await db('app_settings').whereIn('key', keys).select<Array<{ key: K; value: unknown }>>('key', 'value');
+  return parseSettings<K>(Object.fromEntries(rows.map((row) => [row.key, row.value])) as Partial<Record<K, unknown>>);
+}
+
+/** Stored values (as read from app_settings) → the valid ones; a value that fails its schema counts as unset. */
+export function parseSettings<K extends SettingKey>(stored: Partial<Record<K, unknown>>): Partial<{ [P in K]: SettingValue<P> }> {
   const result: Partial<{ [P in K]: SettingValue<P> }> = {};
-  for (const row of rows) {
-    const parsed = SETTING_SCHEMAS[row.key].safeParse(row.value);
-    if (parsed.success) result[row.key] = parsed.data as SettingValue<K>;
+  for (const [key, value] of Object.entries(stored) as Array<[K, unknown]>) {
+    if (!isSettingKey(key)) continue;
+    const parsed = SETTING_SCHEMAS[key].safeParse(value);
+    if (parsed.success) result[key] = parsed.data as SettingValue<K>;
   }
   return result;
 }

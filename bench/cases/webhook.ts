@@ -188,6 +188,7 @@ export async function webhookThroughput(env: BenchEnv): Promise<CaseReport> {
       throw new Error(`expected ${perRun * runs} registrations and receipts, got ${String(made?.n)} and ${String(receipts?.n)}`);
     }
     const ourServer = await ours.stop();
+    const cpuPerDelivery = (cpuMs: number | undefined) => (cpuMs === undefined ? '?' : round(cpuMs / (perRun * runs), 2));
     const referenceExit = await referenceServer.stop();
     const p99 = median(samples.ours.map((s) => s.p99));
     const rps = (side: LoadRun[]) => Math.round(median(side.map((s) => s.requestsPerSecond)));
@@ -216,7 +217,9 @@ export async function webhookThroughput(env: BenchEnv): Promise<CaseReport> {
           `reference ${rps(samples.reference)} req/s, p50 ${median(samples.reference.map((s) => s.p50))} ms, ` +
           `p99 ${median(samples.reference.map((s) => s.p99))} ms; throughput ours/reference ` +
           `${round(rps(samples.ours) / rps(samples.reference), 2)}; peak RSS serve ${Math.round(ourServer.rssMb ?? 0)} MB, ` +
-          `reference server ${Math.round(referenceExit.rssMb ?? 0)} MB`,
+          `reference server ${Math.round(referenceExit.rssMb ?? 0)} MB; CPU per delivery (whole process life over all ` +
+          `${perRun * runs} deliveries, start-up included) serve ${cpuPerDelivery(ourServer.cpuMs)} ms, reference server ` +
+          `${cpuPerDelivery(referenceExit.cpuMs)} ms`,
       ],
     };
   } finally {

@@ -44,6 +44,13 @@ export interface QueuedMailInput {
 
 /** Stores the whole message, recipients included, encrypted. Returns the queued mail id. */
 export async function enqueueMail(db: Db | Knex.Transaction, cipher: FieldCipher, input: QueuedMailInput, now: Date): Promise<number> {
+  const [row] = await db('queued_mail').insert(queuedMailRow(cipher, input, now)).returning<Array<{ id: number }>>('id');
+  if (!row) throw new Error('queued_mail insert returned no row');
+  return row.id;
+}
+
+/** The queued_mail row for a message, for an insert of the caller's (e.g. one statement with the writes it belongs to). */
+export function queuedMailRow(cipher: FieldCipher, input: QueuedMailInput, now: Date): Record<string, unknown> {
   const { message } = input;
   const stored: StoredMessage = {
     to: message.to,
@@ -60,17 +67,13 @@ export async function enqueueMail(db: Db | Knex.Transaction, cipher: FieldCipher
       contentBase64: Buffer.from(a.content).toString('base64'),
     })),
   };
-  const [row] = await db('queued_mail')
-    .insert({
-      kind: input.kind,
-      message_enc: cipher.encrypt(JSON.stringify(stored)),
-      registration_id: input.registrationId ?? null,
-      next_attempt_at: now,
-      created_at: now,
-    })
-    .returning<Array<{ id: number }>>('id');
-  if (!row) throw new Error('queued_mail insert returned no row');
-  return row.id;
+  return {
+    kind: input.kind,
+    message_enc: cipher.encrypt(JSON.stringify(stored)),
+    registration_id: input.registrationId ?? null,
+    next_attempt_at: now,
+    created_at: now,
+  };
 }
 
 export interface DeliverQueuedMailResult {

@@ -106,7 +106,11 @@ export function renderEmail<D extends object>(template: EmailTemplate, data: D, 
 
 /** Identity (Settings, then CHURCH_*), theme colour and regional formats for rendering. */
 export async function loadEmailBranding(db: Db, config: AppConfig): Promise<EmailBranding> {
-  return { identity: await loadChurchIdentity(db, config), theme: config.theme, regional: config.regional };
+  return emailBrandingFrom(await loadChurchIdentity(db, config), config);
+}
+
+export function emailBrandingFrom(identity: ChurchIdentity, config: AppConfig): EmailBranding {
+  return { identity, theme: config.theme, regional: config.regional };
 }
 
 const CALENDAR_DATE = /^\d{4}-\d{2}-\d{2}$/;

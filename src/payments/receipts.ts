@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
 import type { QueuedMailInput } from '../mail/queue.js';
-import { loadEmailBranding } from '../mail/render.js';
+import { loadEmailBranding, type EmailBranding } from '../mail/render.js';
 import { paymentReference, registrationUrl } from './links.js';
 import { receiptEmail } from './templates/receipt.js';
 
@@ -42,7 +42,11 @@ export async function renderReceipt(
   ctx: Pick<AppContext, 'config'>,
   input: ReceiptInput,
 ): Promise<QueuedMailInput> {
-  const branding = await loadEmailBranding(db, ctx.config);
+  return renderReceiptWith(await loadEmailBranding(db, ctx.config), ctx, input);
+}
+
+/** The same, with the branding already read. */
+export function renderReceiptWith(branding: EmailBranding, ctx: Pick<AppContext, 'config'>, input: ReceiptInput): QueuedMailInput {
   const hasPublicUrl = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
   const rendered = receiptEmail(
     {

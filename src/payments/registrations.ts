@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { eventFromRow, type EventRecord } from '../admin/events.js';
+import { eventFromRow, type EventRecord, type EventRow } from '../admin/events.js';
 import type { FieldCipher } from '../crypto/field-cipher.js';
 import type { PricedRegistration, AttendeeChoice } from './pricing.js';
 
@@ -26,19 +26,25 @@ export interface LockedEvent {
  */
 export async function lockEventForSeats(trx: Knex.Transaction, eventId: string): Promise<LockedEvent | undefined> {
   const row = await trx('events').where({ id: eventId }).forUpdate().first();
-  if (!row) return undefined;
+  return row ? withSeatsTaken(trx, eventFromRow(row)) : undefined;
+}
+
+/** The seats count is its own statement, after the lock: one statement's snapshot would predate the wait for it. */
+async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord): Promise<LockedEvent> {
   const taken = await trx('registrations')
-    .where({ event_id: eventId })
+    .where({ event_id: event.id })
     .whereIn('status', ['PENDING', 'PAID'])
     .sum<{ seats: string | number | null }>({ seats: 'attendee_count' })
     .first();
   const seatsTaken = Number(taken?.seats ?? 0);
-  const event = eventFromRow(row);
   return { event, seatsTaken, seatsLeft: event.capacity === null ? null : Math.max(0, event.capacity - seatsTaken) };
 }
 
 /** A paid checkout's hold on its event: the event as locked and the seats left (null = unlimited). */
-export type CompletionLock = Pick<LockedEvent, 'event' | 'seatsLeft'>;
+export type CompletionLock = Pick<LockedEvent, 'event' | 'seatsLeft'> & {
+  /** A refund or dispute of this payment that arrived before it (pending_reversals), read under the locks. */
+  pendingReversal: boolean;
+};
 
 /** The event's capacity moved from unlimited to limited between our read and our lock: run the transaction again. */
 export class CapacityChangedError extends Error {
@@ -56,18 +62,30 @@ export class CapacityChangedError extends Error {
  * (and they for it). `seenCapacity` is the capacity read before locking; if it
  * was unlimited but is limited under the lock, the caller must start again
  * (CapacityChangedError), because other shared holders may be taking seats.
+ * The same statement reads whether a reversal of `paymentIntentId` is waiting:
+ * the caller holds the payment's advisory lock, so that answer is stable.
  */
 export async function lockEventForCompletion(
   trx: Knex.Transaction,
   eventId: string,
   seenCapacity: number | null,
+  paymentIntentId: string | null,
 ): Promise<CompletionLock | undefined> {
-  if (seenCapacity !== null) return lockEventForSeats(trx, eventId);
-  const row = await trx('events').where({ id: eventId }).forShare().first();
+  const pendingReversal = paymentIntentId
+    ? trx.raw('EXISTS (SELECT 1 FROM pending_reversals WHERE payment_intent_id = ?) AS pending_reversal', [paymentIntentId])
+    : trx.raw('false AS pending_reversal');
+  const query = trx('events').where({ id: eventId }).first<(EventRow & { pending_reversal: boolean }) | undefined>('events.*', pendingReversal);
+  if (seenCapacity !== null) {
+    const row = await query.forUpdate();
+    if (!row) return undefined;
+    const { event, seatsLeft } = await withSeatsTaken(trx, eventFromRow(row));
+    return { event, seatsLeft, pendingReversal: row.pending_reversal };
+  }
+  const row = await query.forShare();
   if (!row) return undefined;
   const event = eventFromRow(row);
   if (event.capacity !== null) throw new CapacityChangedError(eventId);
-  return { event, seatsLeft: null };
+  return { event, seatsLeft: null, pendingReversal: row.pending_reversal };
 }
 
 /** Seats left without locking, for showing on the public page. */
@@ -97,27 +115,30 @@ export interface NewRegistration {
 
 /** Inserts a registration (contact encrypted, lookup hash from key v1) inside the caller's transaction. */
 export async function insertRegistration(trx: Knex.Transaction, cipher: FieldCipher, input: NewRegistration): Promise<{ id: string }> {
-  const [row] = await trx('registrations')
-    .insert({
-      ...(input.id ? { id: input.id } : {}),
-      event_id: input.eventId,
-      status: input.status,
-      contact_name: input.contact.name,
-      contact_email_enc: cipher.encrypt(input.contact.email),
-      contact_email_hash: cipher.lookupHash('email', input.contact.email),
-      contact_mobile_enc: input.contact.mobile ? cipher.encrypt(input.contact.mobile) : null,
-      attendees: JSON.stringify(input.attendees),
-      attendee_count: input.attendees.length,
-      family: input.family,
-      payment_method: input.method,
-      line_items: JSON.stringify(input.priced.lines),
-      total_minor: input.priced.total,
-      surcharge_minor: input.priced.surcharge,
-      payment_intent_id: input.paymentIntentId ?? null,
-      paid_at: input.status === 'PAID' ? input.now : null,
-      created_at: input.now,
-      updated_at: input.now,
-    })
-    .returning<Array<{ id: string }>>('id');
+  const [row] = await trx('registrations').insert(registrationRow(cipher, input)).returning<Array<{ id: string }>>('id');
   return row as { id: string };
+}
+
+/** The registrations row for a new registration, for an insert of the caller's (e.g. one statement with other writes). */
+export function registrationRow(cipher: FieldCipher, input: NewRegistration): Record<string, unknown> {
+  return {
+    ...(input.id ? { id: input.id } : {}),
+    event_id: input.eventId,
+    status: input.status,
+    contact_name: input.contact.name,
+    contact_email_enc: cipher.encrypt(input.contact.email),
+    contact_email_hash: cipher.lookupHash('email', input.contact.email),
+    contact_mobile_enc: input.contact.mobile ? cipher.encrypt(input.contact.mobile) : null,
+    attendees: JSON.stringify(input.attendees),
+    attendee_count: input.attendees.length,
+    family: input.family,
+    payment_method: input.method,
+    line_items: JSON.stringify(input.priced.lines),
+    total_minor: input.priced.total,
+    surcharge_minor: input.priced.surcharge,
+    payment_intent_id: input.paymentIntentId ?? null,
+    paid_at: input.status === 'PAID' ? input.now : null,
+    created_at: input.now,
+    updated_at: input.now,
+  };
 }

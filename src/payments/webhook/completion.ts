@@ -1,14 +1,15 @@
-import { raiseOperationsAlert, type AlertKind } from '../alerts.js';
-import { CARD_FEE_LINE_LABEL, type PricedLine } from '../pricing.js';
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
-import type { EventRow } from '../../admin/events.js';
-import { enqueueMail } from '../../mail/queue.js';
-import { renderReceipt } from '../receipts.js';
-import { insertRegistration, lockEventForCompletion, type CompletionLock } from '../registrations.js';
+import { churchIdentityFrom } from '../../mail/identity.js';
+import { queuedMailRow } from '../../mail/queue.js';
+import { emailBrandingFrom, loadEmailBranding, type EmailBranding } from '../../mail/render.js';
+import { raiseOperationsAlert, type AlertKind } from '../alerts.js';
+import { CARD_FEE_LINE_LABEL, type PricedLine } from '../pricing.js';
+import { renderReceiptWith } from '../receipts.js';
+import { lockEventForCompletion, registrationRow, type CompletionLock } from '../registrations.js';
 import { decryptStagedRegistration, type StagedRegistration } from '../staging.js';
-import type { WebhookAction } from './map.js';
-import { findStagingRow, lockPaymentIntent, mayStillBePaid, type StagingRow, type WebhookContext } from './staging-rows.js';
+import type { CompleteAction, RecordedCompletion, SeenEvent } from './claim.js';
+import { findStagingRow, mayStillBePaid, type StagingRow, type WebhookContext } from './staging-rows.js';
 
 /**
  * A paid checkout (checkout.session.completed with payment settled, or
@@ -19,7 +20,7 @@ import { findStagingRow, lockPaymentIntent, mayStillBePaid, type StagingRow, typ
  * failed check ends UNFULFILLED with an alert; the money is never refunded here.
  */
 
-export type CompleteAction = Extract<WebhookAction, { kind: 'complete' }>;
+export type { CompleteAction } from './claim.js';
 export type CompletionOutcome = 'completed' | 'unfulfilled' | 'already_handled' | 'unknown_checkout' | 'completed_then_cancelled';
 
 interface RegistrationRow {
@@ -37,6 +38,36 @@ interface Failure {
   reason: string;
 }
 
+/** A staging row this transaction has claimed → COMPLETED, with what was read beside it. */
+interface ClaimedCheckout {
+  claimed: StagingRow;
+  /** The pay-now registration, locked before the claim. */
+  registration?: RegistrationRow;
+  /** The event as read before its lock; absent when the event row is gone. */
+  seen?: SeenEvent;
+  branding: EmailBranding;
+}
+
+/**
+ * The common case, a new registration's checkout, already claimed by
+ * recordAndClaimCompletion (which also recorded the event and took the
+ * payment's lock): check, then write, in two more statements.
+ */
+export async function completeClaimedCheckout(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  eventId: string,
+  action: CompleteAction,
+  claim: Required<Pick<RecordedCompletion, 'claimed'>> & RecordedCompletion,
+): Promise<CompletionOutcome> {
+  const branding = emailBrandingFrom(churchIdentityFrom(claim.identitySettings, ctx.config), ctx.config);
+  return settleClaimedCheckout(trx, ctx, eventId, action, { claimed: claim.claimed, seen: claim.seen, branding });
+}
+
+/**
+ * Every other paid checkout (pay-now, no id of ours, unknown, late). The
+ * caller has recorded the event and holds the payment's advisory lock.
+ */
 export async function completeCheckout(
   trx: Knex.Transaction,
   ctx: WebhookContext,
@@ -44,7 +75,6 @@ export async function completeCheckout(
   action: CompleteAction,
 ): Promise<CompletionOutcome> {
   const now = ctx.clock.now();
-  if (action.paymentIntentId) await lockPaymentIntent(trx, action.paymentIntentId);
   const staging = await findStagingRow(trx, action.providerSessionId, action.ids);
   if (!staging) return unknownCheckout(trx, ctx, action);
 
@@ -66,6 +96,24 @@ export async function completeCheckout(
     .returning<StagingRow[]>('*');
   if (!claimed) return lateCompletion(trx, ctx, staging.id, action);
 
+  const seen = await trx('events').where({ id: claimed.event_id }).first<SeenEvent | undefined>('title', 'starts_at', 'capacity');
+  const branding = await loadEmailBranding(trx, ctx.config);
+  return settleClaimedCheckout(trx, ctx, eventId, action, { claimed, registration, seen, branding });
+}
+
+/**
+ * Checks everything that could make the registration wrong, then creates it
+ * PAID (or flips the pay-now registration PENDING → PAID) and queues the
+ * receipt; a failed check ends UNFULFILLED with an alert.
+ */
+async function settleClaimedCheckout(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  eventId: string,
+  action: CompleteAction,
+  { claimed, registration, seen, branding }: ClaimedCheckout,
+): Promise<CompletionOutcome> {
+  const now = ctx.clock.now();
   const charged = action.amountTotal;
   const staged = claimed.payload_enc ? decryptStagedRegistration(ctx.cipher, claimed.payload_enc) : undefined;
   const payer = staged
@@ -74,17 +122,15 @@ export async function completeCheckout(
       ? { name: registration.contact_name, email: ctx.cipher.decrypt(registration.contact_email_enc) }
       : undefined;
 
-  // Everything that does not depend on the seats is read and rendered before the event lock, which
+  // Everything that does not depend on the seats is rendered before the event lock, which
   // completions for the same event take in turn: under it only the checks and the writes remain.
-  const seen = await trx('events').where({ id: claimed.event_id }).first<EventRow | undefined>();
   const newRegistrationId = staged ? crypto.randomUUID() : undefined;
   const registrationId = newRegistrationId ?? registration?.id;
   const reference = action.paymentIntentId ?? action.providerSessionId;
-  const pendingReversal = action.paymentIntentId ? await hasPendingReversal(trx, action.paymentIntentId) : false;
   const lines = staged ? staged.priced.lines : registration ? withCardFee(registration.line_items, claimed.surcharge_minor) : [];
   const receipt =
-    seen && payer && registrationId && charged !== null && !pendingReversal
-      ? await renderReceipt(trx, ctx, {
+    seen && payer && registrationId && charged !== null
+      ? renderReceiptWith(branding, ctx, {
           registrationId,
           contact: payer,
           event: { title: seen.title, startsAt: seen.starts_at },
@@ -95,7 +141,7 @@ export async function completeCheckout(
         })
       : undefined;
 
-  const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.capacity) : undefined;
+  const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.capacity, action.paymentIntentId) : undefined;
   const failure = checkCompletion(ctx, claimed, action, locked, staged, registration);
   if (failure) {
     await trx('checkout_sessions').where({ id: claimed.id }).update({ status: 'UNFULFILLED', unfulfilled_reason: failure.kind, updated_at: now });
@@ -118,27 +164,33 @@ export async function completeCheckout(
     return 'unfulfilled';
   }
   // checkCompletion guarantees these.
-  const event = (locked as CompletionLock).event;
+  const { event, pendingReversal } = locked as CompletionLock;
   const amount = charged as number;
   const paidId = registrationId as string;
+  if (!receipt) throw new Error(`the receipt for checkout ${claimed.id} was not rendered`);
+  // A reversal waiting for this payment cancels the registration at once: no receipt for it.
+  const receiptRow = pendingReversal ? undefined : queuedMailRow(ctx.cipher, receipt, now);
 
   if (staged) {
-    await insertRegistration(trx, ctx.cipher, {
-      id: paidId,
-      eventId: event.id,
-      status: 'PAID',
-      method: 'card',
-      contact: staged.contact,
-      attendees: staged.attendees,
-      family: staged.family,
-      priced: staged.priced,
-      paymentIntentId: action.paymentIntentId ?? undefined,
-      now,
-    });
+    const registrationInsert = trx('registrations').insert(
+      registrationRow(ctx.cipher, {
+        id: paidId,
+        eventId: event.id,
+        status: 'PAID',
+        method: 'card',
+        contact: staged.contact,
+        attendees: staged.attendees,
+        family: staged.family,
+        priced: staged.priced,
+        paymentIntentId: action.paymentIntentId ?? undefined,
+        now,
+      }),
+    );
     // The payload has served its purpose: keep only the link to the registration it became.
-    await trx('checkout_sessions').where({ id: claimed.id }).update({ payload_enc: null, registration_id: paidId });
+    const scrub = trx('checkout_sessions').where({ id: claimed.id }).update({ payload_enc: null, registration_id: paidId });
+    await writeTogether(trx, [registrationInsert, scrub], receiptRow);
   } else {
-    await trx('registrations').where({ id: paidId }).update({
+    const paid = trx('registrations').where({ id: paidId }).update({
       status: 'PAID',
       payment_method: 'card',
       payment_intent_id: action.paymentIntentId,
@@ -148,20 +200,23 @@ export async function completeCheckout(
       line_items: JSON.stringify(lines),
       updated_at: now,
     });
+    await writeTogether(trx, [paid], receiptRow);
   }
 
   if (pendingReversal && action.paymentIntentId && (await applyPendingReversal(trx, ctx, action.paymentIntentId, paidId, claimed, amount))) {
     return 'completed_then_cancelled';
   }
-  if (!receipt) throw new Error(`the receipt for checkout ${claimed.id} was not rendered`);
-  await enqueueMail(trx, ctx.cipher, receipt, now);
   return 'completed';
 }
 
-/** A refund or dispute of this payment waiting for it (stable here: both sides hold the payment's advisory lock). */
-async function hasPendingReversal(trx: Knex.Transaction, paymentIntentId: string): Promise<boolean> {
-  const row = await trx('pending_reversals').where({ payment_intent_id: paymentIntentId }).first('payment_intent_id');
-  return row !== undefined;
+/**
+ * The writes of a completion as one statement (data-modifying CTEs, which all
+ * run whether or not they are read), with the receipt's queue row when there is one.
+ */
+async function writeTogether(trx: Knex.Transaction, writes: Knex.QueryBuilder[], receiptRow: Record<string, unknown> | undefined): Promise<void> {
+  const withWrites = writes.reduce((query, write, index) => query.with(`write_${index}`, write), trx.queryBuilder());
+  if (receiptRow) await withWrites.insert(receiptRow).into('queued_mail');
+  else await withWrites.select(trx.raw('1'));
 }
 
 function checkCompletion(

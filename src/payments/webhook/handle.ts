@@ -1,12 +1,14 @@
 import type { Knex } from 'knex';
 import { CapacityChangedError } from '../registrations.js';
 import { DELAYED_PAYMENT_EXTENSION_MS } from '../staging.js';
-import { completeCheckout, type CompletionOutcome } from './completion.js';
+import { recordAndClaimCompletion, type DeliveredEvent } from './claim.js';
+import { completeCheckout, completeClaimedCheckout, type CompletionOutcome } from './completion.js';
 import type { WebhookAction } from './map.js';
 import { alertPartialRefund, reversePayment, type ReversalOutcome } from './reversal.js';
 import { findStagingRow, mayStillBePaid, type WebhookContext } from './staging-rows.js';
 
 export type { WebhookContext } from './staging-rows.js';
+export type { DeliveredEvent } from './claim.js';
 
 /** What one delivery did; every one of these is answered 200. */
 export type WebhookOutcome =
@@ -17,11 +19,6 @@ export type WebhookOutcome =
   | ReversalOutcome;
 
 export type ActionableWebhookAction = Exclude<WebhookAction, { kind: 'ignore' }>;
-
-export interface DeliveredEvent {
-  id: string;
-  type: string;
-}
 
 /**
  * Applies one verified provider event in ONE transaction. The event id is
@@ -46,6 +43,7 @@ export async function handleWebhookAction(
 
 function applyOnce(ctx: WebhookContext, event: DeliveredEvent, action: ActionableWebhookAction): Promise<WebhookOutcome> {
   return ctx.db.transaction(async (trx) => {
+    if (action.kind === 'complete') return recordAndComplete(trx, ctx, event, action);
     const recorded = await trx('processed_webhook_events')
       .insert({ event_id: event.id, type: event.type, processed_at: ctx.clock.now() })
       .onConflict('event_id')
@@ -56,10 +54,26 @@ function applyOnce(ctx: WebhookContext, event: DeliveredEvent, action: Actionabl
   });
 }
 
-async function apply(trx: Knex.Transaction, ctx: WebhookContext, eventId: string, action: ActionableWebhookAction): Promise<WebhookOutcome> {
+/** A payment: recorded, locked and (commonly) claimed in the first statement; see recordAndClaimCompletion. */
+async function recordAndComplete(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  event: DeliveredEvent,
+  action: Extract<WebhookAction, { kind: 'complete' }>,
+): Promise<WebhookOutcome> {
+  const claim = await recordAndClaimCompletion(trx, event, action, ctx.clock.now());
+  if (!claim.recorded) return 'duplicate_event';
+  if (claim.claimed) return completeClaimedCheckout(trx, ctx, event.id, action, { ...claim, claimed: claim.claimed });
+  return completeCheckout(trx, ctx, event.id, action);
+}
+
+async function apply(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  eventId: string,
+  action: Exclude<ActionableWebhookAction, { kind: 'complete' }>,
+): Promise<WebhookOutcome> {
   switch (action.kind) {
-    case 'complete':
-      return completeCheckout(trx, ctx, eventId, action);
     case 'extend':
       return extendCheckout(trx, ctx, action);
     case 'expire':
