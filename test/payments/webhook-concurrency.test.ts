@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertEvent, insertUser } from '../support/factories.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 import { PAYMENTS_ENV, completedSession, postWebhook, queuedMessages, signedDelivery, stageNewRegistrationCheckout } from '../support/webhook-events.js';
+import { providerId } from '../support/provider-fixtures.js';
 
 let tdb: TestDatabase;
 let ctx: AppContext;
@@ -113,5 +114,46 @@ describe('webhook under concurrent deliveries (real PostgreSQL)', () => {
     expect(row).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'sold_out' });
     expect(await tdb.db('registrations').where({ event_id: event.id })).toHaveLength(1);
     expect(await tdb.db('operations_alerts').where({ checkout_session_id: late!.checkoutId, kind: 'sold_out' })).toHaveLength(1);
+  });
+  it('the same delivery posted five times at once is handled once: one completion, four duplicates, one receipt', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    const staged = await stageNewRegistrationCheckout(ctx, event);
+    const delivery = signedDelivery('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount }));
+
+    const responses = await Promise.all(Array.from({ length: 5 }, () => postWebhook(server.url, delivery)));
+
+    expect(responses.map((r) => r.status)).toEqual(Array(5).fill(200));
+    const outcomes = responses.map((r) => (r.body as { outcome: string }).outcome).sort();
+    expect(outcomes).toEqual(['completed', ...Array(4).fill('duplicate_event')].sort());
+    expect(await tdb.db('registrations').where({ event_id: event.id })).toHaveLength(1);
+    expect((await queuedMessages(ctx, 'receipt')).filter((m) => m.to.includes(staged.email))).toHaveLength(1);
+  });
+
+  it('a refund committed while the completion waits for the payment lock is seen by it: the registration is cancelled and no receipt is queued', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    const staged = await stageNewRegistrationCheckout(ctx, event);
+    const paymentIntentId = providerId('pi_test');
+    // A refund of this payment being handled: it holds the payment's lock and, finding no registration yet, keeps the refund waiting.
+    const refund = await tdb.db.transaction();
+    await refund.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`payment_intent:${paymentIntentId}`]);
+    await refund('pending_reversals').insert({ payment_intent_id: paymentIntentId, kind: 'refund', provider_event_id: 'evt_refund_waiting' });
+    const completion = postWebhook(
+      server.url,
+      signedDelivery('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId })),
+    );
+    for (;;) {
+      const waiting = await tdb.db.raw<{ rows: unknown[] }>(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'`);
+      if (waiting.rows.length > 0) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await refund.commit();
+
+    const response = await completion;
+    expect(response.body).toEqual({ received: true, outcome: 'completed_then_cancelled' });
+    expect(await tdb.db('registrations').where({ event_id: event.id })).toEqual([
+      expect.objectContaining({ status: 'CANCELLED', cancel_reason: 'refund', payment_intent_id: paymentIntentId }),
+    ]);
+    expect(await tdb.db('pending_reversals').where({ payment_intent_id: paymentIntentId })).toHaveLength(0);
+    expect((await queuedMessages(ctx, 'receipt')).filter((m) => m.to.includes(staged.email))).toHaveLength(0);
   });
 });
