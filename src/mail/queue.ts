@@ -19,6 +19,8 @@ export const QUEUED_MAIL_MAX_ATTEMPTS = 10;
 const CLAIM_MS = 5 * 60_000;
 const MAX_BACKOFF_MS = 60 * 60_000;
 const SEND_CONCURRENCY = 3;
+/** Sent messages marked SENT per statement. */
+const SENT_BATCH = 25;
 
 const storedMessageSchema = z.object({
   to: z.array(z.string()).min(1),
@@ -97,14 +99,57 @@ export async function deliverQueuedMail(ctx: DeliveryContext, options: { limit?:
   const mailer = await ctx.mailer();
   const rows = await claimDue(ctx.db, ctx.clock.now(), limit);
   const result: DeliverQueuedMailResult = { sent: 0, retried: 0, failed: 0 };
+  const sent = new SentRecorder(ctx.db);
   let next = 0;
   const worker = async () => {
     for (let row = rows[next++]; row; row = rows[next++]) {
-      result[await deliverOne(ctx, mailer, row)] += 1;
+      result[await deliverOne(ctx, mailer, sent, row)] += 1;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, rows.length) }, worker));
+  try {
+    await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, rows.length) }, worker));
+  } finally {
+    await sent.flush();
+  }
   return result;
+}
+
+/**
+ * Marks sent mail SENT a batch at a time (one UPDATE instead of one per
+ * message), each with its own sent_at. A message sent but not yet marked is
+ * still claimed, so no other run takes it; if this process dies first, the
+ * claim expires and it is sent again, which at-least-once delivery allows.
+ */
+class SentRecorder {
+  private ids: number[] = [];
+  private times: Date[] = [];
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(private readonly db: Db) {}
+
+  add(id: number, sentAt: Date): Promise<void> {
+    this.ids.push(id);
+    this.times.push(sentAt);
+    return this.ids.length >= SENT_BATCH ? this.flush() : Promise.resolve();
+  }
+
+  flush(): Promise<void> {
+    const ids = this.ids;
+    const times = this.times;
+    this.ids = [];
+    this.times = [];
+    if (ids.length > 0) this.writing = this.writing.then(() => markSent(this.db, ids, times));
+    return this.writing;
+  }
+}
+
+async function markSent(db: Db, ids: number[], times: Date[]): Promise<void> {
+  await db.raw(
+    `UPDATE queued_mail q SET status = 'SENT', sent_at = sent.at, claimed_until = NULL, last_error = NULL
+       FROM unnest(?::bigint[], ?::timestamptz[]) AS sent(id, at)
+      WHERE q.id = sent.id AND q.status = 'PENDING'`,
+    [ids, times],
+  );
 }
 
 export async function countPendingMail(db: Db): Promise<number> {
@@ -126,7 +171,7 @@ async function claimDue(db: Db, now: Date, limit: number): Promise<ClaimedRow[]>
   return result.rows.sort((a, b) => a.id - b.id);
 }
 
-async function deliverOne(ctx: DeliveryContext, mailer: Mailer, row: ClaimedRow): Promise<keyof DeliverQueuedMailResult> {
+async function deliverOne(ctx: DeliveryContext, mailer: Mailer, sentMail: SentRecorder, row: ClaimedRow): Promise<keyof DeliverQueuedMailResult> {
   const log = { queuedMailId: row.id, kind: row.kind, attempts: row.attempts };
   let message: MailMessage;
   try {
@@ -138,7 +183,7 @@ async function deliverOne(ctx: DeliveryContext, mailer: Mailer, row: ClaimedRow)
   }
   try {
     const sent = await mailer.send(message);
-    await finish(ctx.db, row.id, { status: 'SENT', sent_at: ctx.clock.now(), claimed_until: null, last_error: null });
+    await sentMail.add(row.id, ctx.clock.now());
     if (sent.rejected.length > 0) ctx.logger.warn({ ...log, rejectedCount: sent.rejected.length }, 'queued mail sent; some recipients refused');
     return 'sent';
   } catch (error) {

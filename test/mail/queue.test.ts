@@ -163,4 +163,28 @@ describe('queued mail', () => {
     expect(await deliverQueuedMail(ctx)).toEqual({ sent: 1, retried: 0, failed: 0 });
     expect(await tdb.db('queued_mail').where({ id }).first()).toMatchObject({ status: 'SENT', attempts: 2 });
   });
+  it('a pass marks its sent mail SENT a batch at a time, each message with the time it was sent', async () => {
+    let tick = 0;
+    const ctx = context(smtpMailer, { now: () => new Date(t0.getTime() + 1_000 * tick++) });
+    for (let i = 0; i < 30; i++) {
+      await enqueueMail(tdb.db, ctx.cipher, { kind: 'receipt', message: receipt(`member${i}@example.org`, `Receipt ${i}`) }, t0);
+    }
+    const marking: string[] = [];
+    const onQuery = (query: { sql: string }) => {
+      if (/^update "?queued_mail"?(?: q)? set "?status/i.test(query.sql.trim())) marking.push(query.sql);
+    };
+    tdb.db.on('query', onQuery);
+    try {
+      expect(await deliverQueuedMail(ctx, { limit: 50 })).toEqual({ sent: 30, retried: 0, failed: 0 });
+    } finally {
+      tdb.db.off('query', onQuery);
+    }
+
+    const rows = await tdb.db('queued_mail').select('status', 'sent_at', 'claimed_until');
+    expect(rows.every((row) => row.status === 'SENT' && row.claimed_until === null)).toBe(true);
+    expect(new Set(rows.map((row) => (row.sent_at as Date).getTime())).size).toBe(30);
+    // 30 messages, 25 to a statement: two statements instead of thirty.
+    expect(marking).toHaveLength(2);
+    await sink.waitFor(30);
+  });
 });
