@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FixedClock } from '../../src/clock.js';
+import { FixedClock, type Clock } from '../../src/clock.js';
 import { silentLogger } from '../../src/logger.js';
 import { createMailer } from '../../src/mail/create.js';
 import { countPendingMail, deliverQueuedMail, enqueueMail, QUEUED_MAIL_MAX_ATTEMPTS } from '../../src/mail/queue.js';
@@ -38,7 +38,7 @@ beforeEach(async () => {
 const t0 = new Date('2026-11-22T10:00:00Z');
 const minute = 60_000;
 
-function context(mailer: Mailer, clock = new FixedClock(t0)) {
+function context(mailer: Mailer, clock: Clock = new FixedClock(t0)) {
   return createTestContext({ db: tdb.db, clock, mailer });
 }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.js';
+import { textEncodingFor } from '../../src/mail/compose.js';
 import { createMailer } from '../../src/mail/create.js';
 import { MailSendError, type Mailer, type MailMessage } from '../../src/mail/types.js';
 import { testConfig } from '../support/env.js';
@@ -64,6 +65,29 @@ describe('SMTP mailer', () => {
     expect(received?.attachments[0]).toMatchObject({ filename: 'receipt.pdf', contentType: 'application/pdf' });
     expect(received?.attachments[0]?.content.toString()).toBe('%PDF-1.4 test');
     expect(received?.raw.toString()).toMatch(/^Reply-To: office@example\.org/m);
+  });
+
+  it('bodies are quoted-printable when Latin letters outnumber other characters, else base64, and both arrive exactly as written', async () => {
+    const english = 'Zoë, thank you for registering for the café night. '.repeat(40);
+    const japanese = '教会のファミリーキャンプへのお申し込みありがとうございます。'.repeat(40);
+    await mailer.send(message({ subject: 'Your receipt', html: `<p>${english}</p>`, text: english }));
+    await mailer.send(message({ subject: 'お申し込みの確認', html: `<p>${japanese}</p>`, text: japanese }));
+
+    const [latin, other] = await sink.waitFor(2);
+    expect(latin?.raw.toString()).toMatch(/^Content-Transfer-Encoding: quoted-printable$/m);
+    expect(latin?.raw.toString()).not.toMatch(/^Content-Transfer-Encoding: base64$/m);
+    expect(latin?.text.trim()).toBe(english.trim());
+    expect(other?.raw.toString()).toMatch(/^Content-Transfer-Encoding: base64$/m);
+    expect(other?.raw.toString()).not.toMatch(/^Content-Transfer-Encoding: quoted-printable$/m);
+    expect(other?.text.trim()).toBe(japanese);
+    expect(other?.subject).toBe('お申し込みの確認');
+  });
+
+  it('the encoding is chosen by counting Latin letters against other characters, as nodemailer would', () => {
+    expect(textEncodingFor('Plain English text')).toBe('quoted-printable');
+    expect(textEncodingFor('教会', 'ab')).toBe('base64');
+    expect(textEncodingFor('教会', 'abc')).toBe('quoted-printable');
+    expect(textEncodingFor('')).toBe('base64');
   });
 
   it('a refused only recipient fails permanently, not ambiguous, naming the address', async () => {
