@@ -1,7 +1,9 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
+import type { Db } from '../../src/db/connect.js';
 import { freePort } from '../../src/db/embedded.js';
 import { priceRegistration } from '../../src/payments/pricing.js';
 import { CHECKOUT_EXPIRY_MS, encryptStagedRegistration, type StagedRegistration } from '../../src/payments/staging.js';
@@ -101,6 +103,25 @@ export async function stageSessions(env: BenchEnv, count: number, database = DAT
   }
 }
 
+/**
+ * CPU time (user + system) of the database's server processes serving `database`,
+ * from /proc: the embedded server runs on this machine. Diagnosis only; undefined elsewhere.
+ */
+async function backendCpuMs(db: Db, database: string): Promise<number | undefined> {
+  const { rows } = await db.raw<{ rows: Array<{ pid: number }> }>('SELECT pid FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()', [database]);
+  let ticks = 0;
+  for (const { pid } of rows) {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return undefined;
+    }
+  }
+  // Linux counts in clock ticks of 1/100 s (USER_HZ).
+  return ticks * 10;
+}
+
 /** `deliveries.length` POSTs at fixed concurrency; every answer must be 200. */
 async function load(port: number, deliveries: Delivery[]): Promise<LoadRun> {
   let next = 0;
@@ -181,6 +202,7 @@ export async function webhookThroughput(env: BenchEnv): Promise<CaseReport> {
       log: env.log,
     });
     const db = env.database.connect(DATABASE, 1);
+    const databaseCpu = { ours: await backendCpuMs(db, DATABASE), reference: await backendCpuMs(db, REFERENCE_DATABASE) };
     const made = await db('registrations').count<Array<{ n: number }>>({ n: '*' }).first();
     const receipts = await db('queued_mail').count<Array<{ n: number }>>({ n: '*' }).first();
     await db.destroy();
@@ -219,7 +241,8 @@ export async function webhookThroughput(env: BenchEnv): Promise<CaseReport> {
           `${round(rps(samples.ours) / rps(samples.reference), 2)}; peak RSS serve ${Math.round(ourServer.rssMb ?? 0)} MB, ` +
           `reference server ${Math.round(referenceExit.rssMb ?? 0)} MB; CPU per delivery (whole process life over all ` +
           `${perRun * runs} deliveries, start-up included) serve ${cpuPerDelivery(ourServer.cpuMs)} ms, reference server ` +
-          `${cpuPerDelivery(referenceExit.cpuMs)} ms`,
+          `${cpuPerDelivery(referenceExit.cpuMs)} ms; PostgreSQL CPU per delivery (the servers' connections) ours ` +
+          `${cpuPerDelivery(databaseCpu.ours)} ms, reference ${cpuPerDelivery(databaseCpu.reference)} ms`,
       ],
     };
   } finally {
