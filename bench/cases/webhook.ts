@@ -18,7 +18,6 @@ import { median, round } from '../support/stats.js';
 
 export const WEBHOOK_REQUESTS = 3_000;
 const CONCURRENCY = 50;
-const P99_LIMIT_MS = 50;
 const WARMUP = 1;
 const REPS = 3;
 const DATABASE = 'bench_webhook';
@@ -230,7 +229,8 @@ export async function webhookThroughput(env: BenchEnv): Promise<CaseReport> {
           ours: samples.ours.map((s) => s.p99),
           reference: samples.reference.map((s) => s.p99),
           peakRssMb: ourServer.rssMb ?? null,
-          extraTarget: { text: `p99 ≤ ${P99_LIMIT_MS} ms`, met: p99 <= P99_LIMIT_MS },
+          // The p99 at 50 connections within twice the floor's.
+          targetRatio: 2,
         }),
       ],
       notes: [
