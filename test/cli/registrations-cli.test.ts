@@ -2,44 +2,36 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
-import { silentLogger } from '../../src/logger.js';
-import { createMailer } from '../../src/mail/create.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
-import type { Mailer } from '../../src/mail/types.js';
 import { raiseOperationsAlert } from '../../src/payments/alerts.js';
 import { paymentReference } from '../../src/payments/links.js';
 import { readOperationsStatus } from '../../src/ops/status.js';
 import { runCli } from '../support/cli.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { testConfig, testEnv } from '../support/env.js';
+import { testEnv } from '../support/env.js';
 import { insertEvent, insertRegistration, insertUser } from '../support/factories.js';
-import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+import { useSinkAndMailer } from '../support/mail-fixture.js';
 
 // The subprocess runs on the real clock and the built command; mail it queues is delivered here to a real SMTP sink.
 let tdb: TestDatabase;
-let sink: SmtpSink;
-let mailer: Mailer;
 let env: Record<string, string | undefined>;
 const osUser = os.userInfo().username;
 
+const mail = useSinkAndMailer({ timeoutMs: 5_000 });
+
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  sink = await startSmtpSink();
-  env = testEnv({ DATABASE_URL: tdb.url, ...sink.configEnv() });
-  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 5_000 });
+  env = testEnv({ DATABASE_URL: tdb.url, ...mail.sink.configEnv() });
 });
 afterAll(async () => {
-  await mailer.close();
-  await sink.close();
   await tdb.drop();
 });
-beforeEach(() => sink.clear());
 
 function context() {
-  return createTestContext({ db: tdb.db, mailer, env: sink.configEnv(), clock: new FixedClock(new Date(Date.now() + 60_000)) });
+  return createTestContext({ db: tdb.db, mailer: mail.mailer, env: mail.sink.configEnv(), clock: new FixedClock(new Date(Date.now() + 60_000)) });
 }
 
 async function deliverMail() {
@@ -70,8 +62,8 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     const id = registration.registrationId;
     expect(await registrationRow(id)).toMatchObject({ status: 'PENDING', payment_method: 'bank', attendee_count: 2, total_minor: 18000 });
     await deliverMail();
-    expect(sink.messages.map((m) => [m.envelope.to, m.subject])).toEqual([[['dana@example.org'], `Registration received: Family Camp`]]);
-    expect(sink.messages[0]?.text).toContain(registration.reference);
+    expect(mail.sink.messages.map((m) => [m.envelope.to, m.subject])).toEqual([[['dana@example.org'], `Registration received: Family Camp`]]);
+    expect(mail.sink.messages[0]?.text).toContain(registration.reference);
 
     const list = await cli(['list', '--event', event.slug]);
     expect(list.code).toBe(0);
@@ -98,7 +90,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(JSON.parse(full.stdout)).toMatchObject({ payment: { status: 'PAID', recordedMinor: 8000, paidMinor: 18000, balanceMinor: 0, receiptQueued: true } });
     expect(await registrationRow(id)).toMatchObject({ status: 'PAID', payment_method: 'bank' });
     await deliverMail();
-    const receipt = sink.messages.find((m) => m.subject === 'Receipt: Family Camp');
+    const receipt = mail.sink.messages.find((m) => m.subject === 'Receipt: Family Camp');
     expect(receipt?.envelope.to).toEqual(['dana@example.org']);
     expect(receipt?.text).toContain('your bank transfer for Family Camp');
     expect(receipt?.text).toContain('Paid by: bank transfer');
@@ -110,18 +102,18 @@ describe('eventops registrations: the office records a bank transfer, cancels an
 
     const resent = await cli(['resend', registration.reference]);
     expect(resent).toMatchObject({ code: 0, stdout: `queued the receipt of ${registration.reference} again\n` });
-    sink.clear();
+    mail.sink.clear();
     await deliverMail();
-    expect(sink.messages.map((m) => m.subject)).toEqual(['Receipt: Family Camp']);
+    expect(mail.sink.messages.map((m) => m.subject)).toEqual(['Receipt: Family Camp']);
 
     const cancelled = await cli(['cancel', registration.reference, '--note', 'family is away', '--notify']);
     expect(cancelled.code).toBe(0);
     expect(cancelled.stdout).toContain(`cancelled registration ${registration.reference}: 2 seat(s) freed; the registrant is notified`);
     expect(cancelled.stdout).toContain('$180.00 had been received. Nothing was refunded');
     expect(await registrationRow(id)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'office' });
-    sink.clear();
+    mail.sink.clear();
     await deliverMail();
-    expect(sink.messages.map((m) => m.subject)).toEqual(['Registration cancelled: Family Camp']);
+    expect(mail.sink.messages.map((m) => m.subject)).toEqual(['Registration cancelled: Family Camp']);
 
     const cancelAgain = await cli(['cancel', registration.reference]);
     expect(cancelAgain.code).toBe(1);

@@ -3,29 +3,21 @@ import { FixedClock } from '../../src/clock.js';
 import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
 import { moneyFormatter } from '../../src/admin/registrations/money.js';
 import { sendEventReminders } from '../../src/jobs/send-reminders.js';
-import { silentLogger } from '../../src/logger.js';
-import { createMailer } from '../../src/mail/create.js';
-import type { Mailer } from '../../src/mail/types.js';
 import { showRegistration } from '../../src/admin/registrations/show.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { testConfig } from '../support/env.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
-import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+import { useSinkAndMailer } from '../support/mail-fixture.js';
 
 const NOW = new Date('2026-11-22T00:00:00Z');
 
 let tdb: TestDatabase;
-let sink: SmtpSink;
-let mailer: Mailer;
+const mail = useSinkAndMailer({ timeoutMs: 5_000 });
+
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  sink = await startSmtpSink();
-  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 5_000 });
 });
 afterAll(async () => {
-  await mailer.close();
-  await sink.close();
   await tdb.drop();
 });
 
@@ -33,9 +25,9 @@ describe('send-reminders after the office recorded payments', () => {
   it('a registration marked paid gets the plain reminder, not a payment reminder; a part-paid one is reminded of its balance, without the pay-now link', async () => {
     const ctx = createTestContext({
       db: tdb.db,
-      mailer,
+      mailer: mail.mailer,
       clock: new FixedClock(NOW),
-      env: { ...sink.configEnv(), PSP_SECRET_KEY: 'sk_test_reminders', PSP_WEBHOOK_SECRET: 'whsec_reminders' },
+      env: { ...mail.sink.configEnv(), PSP_SECRET_KEY: 'sk_test_reminders', PSP_WEBHOOK_SECRET: 'whsec_reminders' },
     });
     const money = moneyFormatter(ctx.config.regional);
     const event = await insertEvent(tdb.db, { online_payment: true, reminder_at: new Date(NOW.getTime() - 60_000), starts_at: new Date('2026-12-05T08:00:00Z') });
@@ -49,7 +41,7 @@ describe('send-reminders after the office recorded payments', () => {
     const summary = await sendEventReminders(ctx, { trigger: 'cli' });
 
     expect(summary).toMatchObject({ outcome: 'ok', sent: 3, paymentReminders: 2 });
-    const to = (address: string) => sink.messages.find((m) => m.envelope.to.includes(address));
+    const to = (address: string) => mail.sink.messages.find((m) => m.envelope.to.includes(address));
     expect(to('full@example.org')?.subject).toBe('Reminder: Family Camp');
     expect(to('full@example.org')?.text).not.toContain('still owing');
     expect(to('part@example.org')?.subject).toBe('Payment reminder: Family Camp');

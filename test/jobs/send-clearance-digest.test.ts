@@ -3,15 +3,12 @@ import { FixedClock } from '../../src/clock.js';
 import { LeaseHeldError } from '../../src/errors.js';
 import { JobFailedError } from '../../src/jobs/run-recorded.js';
 import { sendClearanceDigest } from '../../src/jobs/send-clearance-digest.js';
-import { silentLogger } from '../../src/logger.js';
-import { createMailer } from '../../src/mail/create.js';
-import type { Mailer } from '../../src/mail/types.js';
 import { getSetting, setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { testConfig } from '../support/env.js';
 import { insertPerson, insertUser } from '../support/factories.js';
-import { startSmtpSink, type SinkMessage, type SmtpSink } from '../support/smtp-sink.js';
+import type { SinkMessage } from '../support/smtp-sink.js';
+import { useSinkAndMailer } from '../support/mail-fixture.js';
 
 // 01:00 on 1 December in Sydney (AEDT, UTC+11) while it is still 30 November in UTC.
 const NOW = new Date('2026-11-30T14:00:00Z');
@@ -19,33 +16,28 @@ const MONTH = '2026-12';
 const CLEARANCE_NUMBER = 'WWC0123456E';
 
 let tdb: TestDatabase;
-let sink: SmtpSink;
-let mailer: Mailer;
 let rejectRecipient: (address: string) => boolean = () => false;
 let dropAfterDataTo: (address: string) => boolean = () => false;
 
+const mail = useSinkAndMailer({
+  rejectRecipient: (address) => rejectRecipient(address),
+  dropAfterData: (message) => message.envelope.to.some((address) => dropAfterDataTo(address)),
+});
+
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  sink = await startSmtpSink({
-    rejectRecipient: (address) => rejectRecipient(address),
-    dropAfterData: (message) => message.envelope.to.some((address) => dropAfterDataTo(address)),
-  });
-  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 2_000 });
 });
 afterAll(async () => {
-  await mailer.close();
-  await sink.close();
   await tdb.drop();
 });
 beforeEach(async () => {
-  sink.clear();
   rejectRecipient = () => false;
   dropAfterDataTo = () => false;
   await tdb.db.raw('TRUNCATE people, ministry_roles, clearances, users, app_settings, leases, job_runs, error_logs CASCADE');
 });
 
 function context(clock = new FixedClock(NOW)) {
-  return createTestContext({ db: tdb.db, mailer, clock, env: { ...sink.configEnv(), APP_TIMEZONE: 'Australia/Sydney' } });
+  return createTestContext({ db: tdb.db, mailer: mail.mailer, clock, env: { ...mail.sink.configEnv(), APP_TIMEZONE: 'Australia/Sydney' } });
 }
 
 async function volunteer(
@@ -105,8 +97,8 @@ describe('send-clearance-digest', () => {
 
     expect(summary).toMatchObject({ job: 'send-clearance-digest', outcome: 'ok', status: 'sent', month: MONTH, sent: 2, people: 1 });
     expect(await lastMonth()).toBe(MONTH);
-    expect(sink.messages[0]?.subject).toBe('Clearance digest for December 2026: 1 person needs attention');
-    expect(sink.messages[0]?.text).toMatch(/Expired \(1\)\n- Nina November \(Youth\): WWCC, expiry 30 November 2026/);
+    expect(mail.sink.messages[0]?.subject).toBe('Clearance digest for December 2026: 1 person needs attention');
+    expect(mail.sink.messages[0]?.text).toMatch(/Expired \(1\)\n- Nina November \(Youth\): WWCC, expiry 30 November 2026/);
   });
 
   it('content: people with a ministry role grouped as missing, expired and expiring within 60 days, never the clearance number', async () => {
@@ -128,7 +120,7 @@ describe('send-clearance-digest', () => {
     const summary = await sendClearanceDigest(context(), { trigger: 'cli' });
 
     expect(summary).toMatchObject({ outcome: 'ok', status: 'sent', people: 5 });
-    const message = sink.messages.find((m) => m.envelope.to.includes('admin@example.org'));
+    const message = mail.sink.messages.find((m) => m.envelope.to.includes('admin@example.org'));
     if (!message) throw new Error('the admin got no digest');
     for (const body of [message.html, message.text]) {
       expect(body).not.toContain(CLEARANCE_NUMBER);
@@ -156,8 +148,8 @@ describe('send-clearance-digest', () => {
 
     await sendClearanceDigest(context(), { trigger: 'cli' });
 
-    expect(recipients(sink.messages)).toEqual(['admin@example.org', 'pastor@example.org']);
-    expect(sink.messages.find((m) => m.envelope.to.includes('pastor@example.org'))?.text).toContain('Hi Paul Pastor,');
+    expect(recipients(mail.sink.messages)).toEqual(['admin@example.org', 'pastor@example.org']);
+    expect(mail.sink.messages.find((m) => m.envelope.to.includes('pastor@example.org'))?.text).toContain('Hi Paul Pastor,');
     expect(await delivered()).toEqual({ month: MONTH, addresses: expect.arrayContaining(['admin@example.org', 'pastor@example.org']) });
     expect((await delivered())?.addresses).toHaveLength(2);
   });
@@ -166,12 +158,12 @@ describe('send-clearance-digest', () => {
     await staff();
     await somethingToReport();
     await sendClearanceDigest(context(), { trigger: 'cli' });
-    sink.clear();
+    mail.sink.clear();
 
     const again = await sendClearanceDigest(context(), { trigger: 'http' });
 
     expect(again).toMatchObject({ job: 'send-clearance-digest', outcome: 'ok', status: 'already-sent', month: MONTH, sent: 0 });
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
     const runs = await tdb.db('job_runs').orderBy('id').select('outcome', 'summary');
     expect(runs[1]).toMatchObject({ outcome: 'ok', summary: { status: 'already-sent', month: MONTH } });
   });
@@ -185,7 +177,7 @@ describe('send-clearance-digest', () => {
     const summary = await sendClearanceDigest(context(), { trigger: 'cli', force: true });
 
     expect(summary).toMatchObject({ outcome: 'ok', status: 'sent', sent: 2 });
-    expect(recipients(sink.messages)).toEqual(['admin@example.org', 'pastor@example.org']);
+    expect(recipients(mail.sink.messages)).toEqual(['admin@example.org', 'pastor@example.org']);
     expect([...((await delivered())?.addresses ?? [])].sort()).toEqual(['admin@example.org', 'pastor@example.org']);
     expect(await lastMonth()).toBe(MONTH);
   });
@@ -200,17 +192,17 @@ describe('send-clearance-digest', () => {
     expect(first).toMatchObject({ outcome: 'partial', status: 'partial', sent: 1, failed: 1 });
     expect(await lastMonth()).toBeNull();
     expect(await delivered()).toEqual({ month: MONTH, addresses: ['admin@example.org'] });
-    expect(recipients(sink.messages)).toEqual(['admin@example.org']);
+    expect(recipients(mail.sink.messages)).toEqual(['admin@example.org']);
     const errors = await tdb.db('error_logs').select('source', 'message', 'context');
     expect(errors).toEqual([expect.objectContaining({ source: 'job:send-clearance-digest' })]);
     expect(JSON.stringify(errors)).not.toContain('pastor@example.org');
 
     rejectRecipient = () => false;
-    sink.clear();
+    mail.sink.clear();
     const retry = await sendClearanceDigest(context(), { trigger: 'scheduler' });
 
     expect(retry).toMatchObject({ outcome: 'ok', status: 'sent', sent: 1, failed: 0 });
-    expect(recipients(sink.messages)).toEqual(['pastor@example.org']);
+    expect(recipients(mail.sink.messages)).toEqual(['pastor@example.org']);
     expect(await lastMonth()).toBe(MONTH);
   });
 
@@ -232,7 +224,7 @@ describe('send-clearance-digest', () => {
 
     const summary = await sendClearanceDigest(context(), { trigger: 'cli' });
 
-    expect(sink.unanswered.map((m) => m.envelope.to[0])).toEqual(['pastor@example.org']);
+    expect(mail.sink.unanswered.map((m) => m.envelope.to[0])).toEqual(['pastor@example.org']);
     expect(summary).toMatchObject({ outcome: 'ok', status: 'sent', sent: 2, failed: 0 });
     expect([...((await delivered())?.addresses ?? [])].sort()).toEqual(['admin@example.org', 'pastor@example.org']);
     expect(await lastMonth()).toBe(MONTH);
@@ -245,7 +237,7 @@ describe('send-clearance-digest', () => {
 
     await sendClearanceDigest(context(), { trigger: 'cli' });
 
-    expect(recipients(sink.messages)).toEqual(['admin@example.org', 'pastor@example.org']);
+    expect(recipients(mail.sink.messages)).toEqual(['admin@example.org', 'pastor@example.org']);
     expect((await delivered())?.month).toBe(MONTH);
   });
 
@@ -261,10 +253,10 @@ describe('send-clearance-digest', () => {
       expect(await delivered()).toBeNull();
 
       await tdb.db('app_settings').delete();
-      sink.clear();
+      mail.sink.clear();
       await refuseSettings(['clearanceDigestDelivered', 'clearanceDigestLastMonth']);
       await expect(sendClearanceDigest(context(), { trigger: 'cli' })).rejects.toBeInstanceOf(JobFailedError);
-      expect(recipients(sink.messages)).toEqual(['admin@example.org']);
+      expect(recipients(mail.sink.messages)).toEqual(['admin@example.org']);
       expect(await tdb.db('job_runs').orderBy('id', 'desc').first('outcome')).toEqual({ outcome: 'failed' });
       // The lease is released, so a later run may send again (rule 7's last sentence).
       expect(await tdb.db('leases').where({ name: 'clearance-digest' }).first()).toBeUndefined();
@@ -281,10 +273,10 @@ describe('send-clearance-digest', () => {
     const summary = await sendClearanceDigest(context(), { trigger: 'cli' });
 
     expect(summary).toMatchObject({ outcome: 'ok', status: 'nothing-to-report', month: MONTH, sent: 0, people: 0 });
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
     expect(await lastMonth()).toBe(MONTH);
     expect(await sendClearanceDigest(context(), { trigger: 'cli', force: true })).toMatchObject({ status: 'nothing-to-report' });
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
   });
 
   it('rule 5: while another run holds the lease the run fails with LeaseHeldError and sends nothing', async () => {
@@ -299,7 +291,7 @@ describe('send-clearance-digest', () => {
 
     await expect(sendClearanceDigest(context(), { trigger: 'cli' })).rejects.toBeInstanceOf(LeaseHeldError);
 
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
     expect(await lastMonth()).toBeNull();
     expect(await tdb.db('job_runs').first('outcome')).toEqual({ outcome: 'skipped' });
   });
@@ -329,7 +321,7 @@ describe('send-clearance-digest', () => {
       sendClearanceDigest(context(), { trigger: 'http' }),
     ]);
 
-    expect(recipients(sink.messages)).toEqual(['admin@example.org', 'pastor@example.org']);
+    expect(recipients(mail.sink.messages)).toEqual(['admin@example.org', 'pastor@example.org']);
     const sent = settled.filter((s) => s.status === 'fulfilled' && s.value.status === 'sent');
     expect(sent).toHaveLength(1);
     for (const other of settled.filter((s) => !sent.includes(s))) {
@@ -347,7 +339,7 @@ describe('send-clearance-digest', () => {
 
     expect(summary).toMatchObject({ dryRun: true, month: MONTH, sent: 1, people: 1 });
     expect(summary.wouldDo).toEqual([expect.stringMatching(/^email Paul Pastor pastor@example\.org \(clearance digest for 2026-12: 1 person; 1 expired\)$/)]);
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
     expect(await lastMonth()).toBeNull();
     expect(await tdb.db('job_runs').count({ n: '*' }).first()).toEqual({ n: 0 });
     expect(await tdb.db('leases').count({ n: '*' }).first()).toEqual({ n: 0 });

@@ -1,30 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
-import { silentLogger } from '../../src/logger.js';
-import { createMailer } from '../../src/mail/create.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
-import type { Mailer } from '../../src/mail/types.js';
 import { insertOfficePayment } from '../../src/admin/registrations/payments.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { releaseUnpaidHolds } from '../../src/jobs/unpaid-holds.js';
 import { seatsLeft } from '../../src/payments/registrations.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { testConfig } from '../support/env.js';
 import { insertCheckoutSession, insertEvent, insertRegistration } from '../support/factories.js';
-import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+import { useSinkAndMailer } from '../support/mail-fixture.js';
 
 let tdb: TestDatabase;
-let sink: SmtpSink;
-let mailer: Mailer;
+const mail = useSinkAndMailer({ timeoutMs: 5_000 });
+
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  sink = await startSmtpSink();
-  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 5_000 });
 });
 afterAll(async () => {
-  await mailer.close();
-  await sink.close();
   await tdb.drop();
 });
 
@@ -36,7 +28,7 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
     // so 3 local days later (Monday 5 April 10:00 AEST) is 73 hours later, not 72.
     const madeAt = new Date('2027-04-01T23:00:00Z');
     const clock = new FixedClock(madeAt);
-    const ctx = createTestContext({ db: tdb.db, clock, mailer, env: sink.configEnv() });
+    const ctx = createTestContext({ db: tdb.db, clock, mailer: mail.mailer, env: mail.sink.configEnv() });
     const event = await insertEvent(tdb.db, { capacity: 5, unpaid_hold_days: 3, starts_at: new Date('2027-05-01T08:00:00Z'), title: 'Autumn Retreat' });
     const unlimitedHold = await insertEvent(tdb.db, { starts_at: new Date('2027-05-01T08:00:00Z') });
 
@@ -67,10 +59,10 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
     expect(await sweepAt('2027-04-04T00:00:00Z')).toMatchObject({ holdsReleased: 0, holdReminders: 1 });
     expect(await sweepAt('2027-04-04T06:00:00Z')).toMatchObject({ holdsReleased: 0, holdReminders: 0 });
     await deliverQueuedMail(ctx);
-    expect(sink.messages.map((m) => [m.envelope.to, m.subject])).toEqual([
+    expect(mail.sink.messages.map((m) => [m.envelope.to, m.subject])).toEqual([
       [['held@example.org'], 'Your place is held until Monday, 5 April 2027 at 10:00 am: Autumn Retreat'],
     ]);
-    expect(sink.messages[0]?.text).toContain('we have not received your payment of $120.00 yet');
+    expect(mail.sink.messages[0]?.text).toContain('we have not received your payment of $120.00 yet');
 
     // 72 hours after it was made is still 09:00 local: a hold counted in hours would end an hour early.
     expect(await sweepAt('2027-04-04T23:00:00Z')).toMatchObject({ holdsReleased: 0 });
@@ -91,10 +83,10 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
       { action: 'hold_released', actor: 'sweep-checkouts' },
     ]);
 
-    sink.clear();
+    mail.sink.clear();
     await deliverQueuedMail(ctx);
-    expect(sink.messages.map((m) => [m.envelope.to, m.subject])).toEqual([[['held@example.org'], 'Registration cancelled: Autumn Retreat']]);
-    expect(sink.messages[0]?.text).toContain('No payment has reached us, so the places have been released');
+    expect(mail.sink.messages.map((m) => [m.envelope.to, m.subject])).toEqual([[['held@example.org'], 'Registration cancelled: Autumn Retreat']]);
+    expect(mail.sink.messages[0]?.text).toContain('No payment has reached us, so the places have been released');
 
     // Once the card checkout has expired the sweep expires it, but the hold stays while the provider may still
     // confirm a late payment (the payload is kept 72 hours); when the payload is scrubbed the hold is released, once.

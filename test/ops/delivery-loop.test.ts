@@ -1,43 +1,35 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { connectDb, type Db } from '../../src/db/connect.js';
-import { silentLogger } from '../../src/logger.js';
-import { createMailer } from '../../src/mail/create.js';
 import { enqueueMail } from '../../src/mail/queue.js';
-import type { Mailer, MailMessage } from '../../src/mail/types.js';
+import type { MailMessage } from '../../src/mail/types.js';
 import { startDeliveryLoop, type DeliveryLoop } from '../../src/ops/delivery-loop.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { testConfig } from '../support/env.js';
-import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+import { useSinkAndMailer } from '../support/mail-fixture.js';
 
 let tdb: TestDatabase;
-let sink: SmtpSink;
-let mailer: Mailer;
 /** A second connection pool on the same database: another server, or a cron job, writing the outbox. */
 let otherServer: Db;
 const loops: DeliveryLoop[] = [];
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  sink = await startSmtpSink();
-  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 2_000 });
   otherServer = connectDb({ url: tdb.url, poolMax: 2 });
 });
 afterAll(async () => {
-  await mailer.close();
   await otherServer.destroy();
-  await sink.close();
   await tdb.drop();
 });
 beforeEach(async () => {
   while (loops.length > 0) await loops.pop()?.stop();
   await tdb.db('queued_mail').delete();
-  sink.clear();
 });
+// Registered after the hook that stops the loops, so the sink is emptied once nothing can still send to it.
+const mail = useSinkAndMailer();
 
 const NEVER_BY_TIMER = 10 * 60_000;
-const context = (db: Db = tdb.db) => createTestContext({ db, clock: systemClock, mailer });
+const context = (db: Db = tdb.db) => createTestContext({ db, clock: systemClock, mailer: mail.mailer });
 const receipt = (n: number): MailMessage => ({ to: [`family${n}@example.org`], subject: `Receipt ${n}`, html: '<p>Paid</p>', text: 'Paid' });
 
 async function queueCommitted(db: Db, count: number): Promise<void> {
@@ -75,7 +67,7 @@ describe('queued mail leaves within seconds', () => {
     await listening(tdb.db);
     const committedAt = Date.now();
     await queueCommitted(otherServer, 1);
-    const [message] = await sink.waitFor(1, 2_000);
+    const [message] = await mail.sink.waitFor(1, 2_000);
     expect(message?.subject).toBe('Receipt 0');
     expect(Date.now() - committedAt).toBeLessThan(2_000);
     await pendingMailSettles();
@@ -93,9 +85,9 @@ describe('queued mail leaves within seconds', () => {
       })
       .catch(() => undefined);
     await queueCommitted(otherServer, 1);
-    await sink.waitFor(1, 2_000);
+    await mail.sink.waitFor(1, 2_000);
     await loop.runOnce();
-    expect(sink.messages.map((m) => m.subject)).toEqual(['Receipt 0']);
+    expect(mail.sink.messages.map((m) => m.subject)).toEqual(['Receipt 0']);
   });
 
   it('wake() delivers at once in the same process, and a pass drains more than one batch', async () => {
@@ -104,7 +96,7 @@ describe('queued mail leaves within seconds', () => {
     await loop.runOnce();
     await queueCommitted(tdb.db, 120);
     loop.wake();
-    const messages = await sink.waitFor(120, 10_000);
+    const messages = await mail.sink.waitFor(120, 10_000);
     expect(new Set(messages.map((m) => m.subject)).size).toBe(120);
     await pendingMailSettles();
     expect(await tdb.db('queued_mail').where({ status: 'SENT' }).count({ n: '*' }).first()).toEqual({ n: 120 });
@@ -115,9 +107,9 @@ describe('queued mail leaves within seconds', () => {
     try {
       loops.push(startDeliveryLoop(context(), { intervalMs: NEVER_BY_TIMER }), startDeliveryLoop(context(second), { intervalMs: NEVER_BY_TIMER }));
       await queueCommitted(otherServer, 150);
-      const messages = await sink.waitFor(150, 15_000);
+      const messages = await mail.sink.waitFor(150, 15_000);
       await Promise.all(loops.map((loop) => loop.runOnce()));
-      expect(sink.messages).toHaveLength(150);
+      expect(mail.sink.messages).toHaveLength(150);
       expect(new Set(messages.map((m) => m.subject)).size).toBe(150);
     } finally {
       while (loops.length > 0) await loops.pop()?.stop();
