@@ -1,28 +1,19 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/logger.js';
 import { textEncodingFor } from '../../src/mail/compose.js';
 import { createMailer } from '../../src/mail/create.js';
-import { MailSendError, type Mailer, type MailMessage } from '../../src/mail/types.js';
+import { MailSendError, type MailMessage } from '../../src/mail/types.js';
 import { testConfig } from '../support/env.js';
-import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+import { startSmtpSink } from '../support/smtp-sink.js';
+import { useSinkAndMailer } from '../support/mail-fixture.js';
 
-let sink: SmtpSink;
-let mailer: Mailer;
-
-beforeAll(async () => {
-  sink = await startSmtpSink({
-    rejectRecipient: (address) => address.startsWith('nobody'),
-    dropOnRecipient: (address) => address.startsWith('hangup'),
-    dropAfterData: (message) => message.subject.includes('[drop]'),
-    stallAfterData: (message) => message.subject.includes('[stall]'),
-  });
-  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 1_000 });
+const mail = useSinkAndMailer({
+  rejectRecipient: (address) => address.startsWith('nobody'),
+  dropOnRecipient: (address) => address.startsWith('hangup'),
+  dropAfterData: (message) => message.subject.includes('[drop]'),
+  stallAfterData: (message) => message.subject.includes('[stall]'),
+  timeoutMs: 1_000,
 });
-afterAll(async () => {
-  await mailer.close();
-  await sink.close();
-});
-beforeEach(() => sink.clear());
 
 const message = (overrides: Partial<MailMessage> = {}): MailMessage => ({
   to: ['alice@example.org'],
@@ -33,7 +24,7 @@ const message = (overrides: Partial<MailMessage> = {}): MailMessage => ({
 });
 
 async function sendError(m: MailMessage): Promise<MailSendError> {
-  const error: unknown = await mailer.send(m).then(
+  const error: unknown = await mail.mailer.send(m).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -41,13 +32,13 @@ async function sendError(m: MailMessage): Promise<MailSendError> {
   return error as MailSendError;
 }
 
-describe('SMTP mailer', () => {
+describe('SMTP mail.mailer', () => {
   it('is chosen when SMTP credentials are configured', () => {
-    expect(mailer.kind).toBe('smtp');
+    expect(mail.mailer.kind).toBe('smtp');
   });
 
   it('delivers an HTML part, a plain-text part and an attachment from MAIL_FROM', async () => {
-    const result = await mailer.send(
+    const result = await mail.mailer.send(
       message({
         cc: ['bob@example.org'],
         replyTo: 'office@example.org',
@@ -56,7 +47,7 @@ describe('SMTP mailer', () => {
     );
     expect(result.accepted).toEqual(['alice@example.org', 'bob@example.org']);
     expect(result.rejected).toEqual([]);
-    const [received] = await sink.waitFor(1);
+    const [received] = await mail.sink.waitFor(1);
     expect(received?.envelope).toEqual({ from: 'events@example.org', to: ['alice@example.org', 'bob@example.org'] });
     expect(received?.subject).toBe('Your receipt');
     expect(received?.html).toContain('<strong>registering</strong>');
@@ -70,10 +61,10 @@ describe('SMTP mailer', () => {
   it('bodies are quoted-printable when Latin letters outnumber other characters, else base64, and both arrive exactly as written', async () => {
     const english = 'Zoë, thank you for registering for the café night. '.repeat(40);
     const japanese = '教会のファミリーキャンプへのお申し込みありがとうございます。'.repeat(40);
-    await mailer.send(message({ subject: 'Your receipt', html: `<p>${english}</p>`, text: english }));
-    await mailer.send(message({ subject: 'お申し込みの確認', html: `<p>${japanese}</p>`, text: japanese }));
+    await mail.mailer.send(message({ subject: 'Your receipt', html: `<p>${english}</p>`, text: english }));
+    await mail.mailer.send(message({ subject: 'お申し込みの確認', html: `<p>${japanese}</p>`, text: japanese }));
 
-    const [latin, other] = await sink.waitFor(2);
+    const [latin, other] = await mail.sink.waitFor(2);
     expect(latin?.raw.toString()).toMatch(/^Content-Transfer-Encoding: quoted-printable$/m);
     expect(latin?.raw.toString()).not.toMatch(/^Content-Transfer-Encoding: base64$/m);
     expect(latin?.text.trim()).toBe(english.trim());
@@ -95,21 +86,21 @@ describe('SMTP mailer', () => {
     expect(error.ambiguous).toBe(false);
     expect(error.permanent).toBe(true);
     expect(error.rejected).toEqual(['nobody@example.org']);
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
   });
 
   it('a partly refused recipient list is sent to the others and reports the refused one', async () => {
-    const result = await mailer.send(message({ to: ['alice@example.org', 'nobody@example.org'] }));
+    const result = await mail.mailer.send(message({ to: ['alice@example.org', 'nobody@example.org'] }));
     expect(result.accepted).toEqual(['alice@example.org']);
     expect(result.rejected).toEqual(['nobody@example.org']);
-    const [received] = await sink.waitFor(1);
+    const [received] = await mail.sink.waitFor(1);
     expect(received?.envelope.to).toEqual(['alice@example.org']);
   });
 
   it('a connection dropped after the message was sent is ambiguous', async () => {
     const error = await sendError(message({ subject: 'Receipt [drop]' }));
     expect(error.ambiguous).toBe(true);
-    expect(sink.unanswered.map((m) => m.subject)).toEqual(['Receipt [drop]']);
+    expect(mail.sink.unanswered.map((m) => m.subject)).toEqual(['Receipt [drop]']);
   });
 
   it('a server that never answers the message times out as ambiguous instead of hanging', async () => {
@@ -123,13 +114,13 @@ describe('SMTP mailer', () => {
     const error = await sendError(message({ to: ['hangup@example.org'] }));
     expect(error.ambiguous).toBe(false);
     expect(error.permanent).toBe(false);
-    expect(sink.unanswered).toHaveLength(0);
+    expect(mail.sink.unanswered).toHaveLength(0);
   });
 
   it('the pool keeps working after a failed send', async () => {
     await sendError(message({ subject: 'Receipt [drop]' }));
-    await mailer.send(message({ subject: 'After the drop' }));
-    const [received] = await sink.waitFor(1);
+    await mail.mailer.send(message({ subject: 'After the drop' }));
+    const [received] = await mail.sink.waitFor(1);
     expect(received?.subject).toBe('After the drop');
   });
 });
