@@ -1,6 +1,7 @@
 import type { EventRecord } from '../admin/events.js';
 import type { AppContext } from '../context.js';
 import { cardPaymentPossible } from '../payments/links.js';
+import { openForRegistration } from '../payments/register.js';
 import { seatsLeft } from '../payments/registrations.js';
 import { getCardFeeRate } from '../settings.js';
 import type { SubmittedValues } from './registration-form.js';
@@ -86,6 +87,7 @@ export async function eventPageData(
     tiers: pricing.tiers.map((tier) => ({ label: tier.label, price: price(tier.price) })),
     seatsLine: seats === null ? undefined : seats === 0 ? 'Sold out' : `${seats} ${seats === 1 ? 'place' : 'places'} left`,
     soldOut: seats === 0,
+    registrationClosed: !openForRegistration(event, ctx.clock.now()),
     familyNote,
     discountNote,
     cardFeeNote,

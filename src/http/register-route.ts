@@ -42,10 +42,10 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
 
     const refuse = (error: AppError) => {
       if (json) return sendError(reply, error.httpStatus, error.code, error.message);
-      const soldOut = error.code === 'sold_out';
+      const heading = error.code === 'sold_out' ? 'Sold out' : error.code === 'registration_closed' ? 'Registration closed' : 'Registration not possible';
       return page(reply.code(error.httpStatus), messagePage, {
-        title: soldOut ? 'Sold out' : 'Registration not possible',
-        heading: soldOut ? 'Sold out' : 'Registration not possible',
+        title: heading,
+        heading,
         message: sentence(error.message),
         linkHref: eventPath(event.slug),
         linkLabel: 'Back to the event',

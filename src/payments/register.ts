@@ -44,6 +44,19 @@ export class EventClosedError extends AppError {
   }
 }
 
+/** The public form closes when the event starts; the office can still register by hand (walk-ins). */
+export class RegistrationClosedError extends AppError {
+  constructor() {
+    super('registration_closed', 'Registration for this event closed when it started.', { httpStatus: 409 });
+    this.name = 'RegistrationClosedError';
+  }
+}
+
+/** Whether the public may still register: until the event starts. */
+export function openForRegistration(event: Pick<EventRecord, 'startsAt'>, now: Date): boolean {
+  return event.startsAt.getTime() > now.getTime();
+}
+
 /**
  * Registers for an event. Free (net 0) → PAID at once, whatever payment was
  * chosen; bank transfer → PENDING; card → a provider checkout (no
@@ -57,6 +70,7 @@ export async function registerForEvent(
   event: EventRecord,
   submission: RegistrationSubmission,
 ): Promise<RegistrationOutcome> {
+  if (!openForRegistration(event, ctx.clock.now())) throw new RegistrationClosedError();
   assertWithinAttendeeCap(event, submission.attendees.length);
   const priced = priceRegistration(event.pricing, { attendees: submission.attendees, family: submission.family });
   const wantsCard = submission.payment === 'card' && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
@@ -119,6 +133,8 @@ export async function registerWithoutCard(
   return ctx.db.transaction(async (trx) => {
     const locked = await lockEventForSeats(trx, event.id);
     if (!locked || locked.event.deletedAt || (!office && !locked.event.published)) throw new EventClosedError();
+    // Checked again on the locked row: the start may have been moved meanwhile.
+    if (!office && !openForRegistration(locked.event, now)) throw new RegistrationClosedError();
     const wanted = submission.attendees.length;
     if (locked.seatsLeft !== null && locked.seatsLeft < wanted && !office?.overCapacity) throw new SoldOutError(locked.seatsLeft);
     // Priced again from the locked row, so a price change committed meanwhile is the one that counts.

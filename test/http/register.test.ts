@@ -445,3 +445,46 @@ describe('POST /events/:slug/register — card', () => {
     }
   });
 });
+
+describe('POST /events/:slug/register — once the event has started', () => {
+  // The test server's clock is 2026-11-22T00:00Z.
+  const started = new Date('2026-11-21T23:00:00Z');
+
+  it('the public form is closed: the page says so instead of showing the form, and a post answers 409 and stores nothing, by bank or by card', async () => {
+    const fake = await startFakeProvider({ webhookSecret: 'whsec_register_test' });
+    const event = await insertEvent(tdb.db, { pricing: JSON.stringify(PRICING), online_payment: true, starts_at: started });
+    try {
+      await withServer(fake.configEnv(), async (server) => {
+        const page = await fetch(`${server.url}/events/${event.slug}`);
+        const html = await page.text();
+        expect(html).toContain('Registration closed');
+        expect(html).not.toContain('<form method="post"');
+
+        const byBank = await postForm(server, event.slug, valid());
+        expect(byBank.status).toBe(409);
+        expect(await byBank.text()).toContain('Registration for this event closed when it started.');
+        const byCard = await postJson(server, event.slug, {
+          name: 'Jo Citizen',
+          email: 'jo@example.org',
+          payment: 'card',
+          attendees: [{ name: 'Jo Citizen', tier: 'adult' }],
+        });
+        expect(byCard.status).toBe(409);
+        expect(await byCard.json()).toMatchObject({ error: { code: 'registration_closed' } });
+      });
+      expect(await registrationsOf(event.id)).toEqual([]);
+      expect(await tdb.db('checkout_sessions').where({ event_id: event.id })).toEqual([]);
+      expect(fake.sessionCreateCalls()).toEqual([]);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('an event that has not started yet still takes registrations up to its start', async () => {
+    const event = await insertEvent(tdb.db, { pricing: JSON.stringify(PRICING), starts_at: new Date('2026-11-22T00:01:00Z') });
+    await withServer({}, async (server) => {
+      expect((await postForm(server, event.slug, valid())).status).toBe(303);
+    });
+    expect(await registrationsOf(event.id)).toHaveLength(1);
+  });
+});

@@ -22,6 +22,8 @@ export interface EventPageData {
   /** "12 places left"; absent when the event has no capacity limit. */
   seatsLine?: string;
   soldOut: boolean;
+  /** The event has started: the public form is closed. */
+  registrationClosed: boolean;
   familyNote?: string;
   discountNote?: string;
   cardFeeNote?: string;
@@ -71,7 +73,10 @@ export const eventPage = definePage<EventPageData>(`
   {{#if seatsLine}}<p><strong>{{seatsLine}}</strong></p>{{/if}}
 </div>
 <div class="card">
-{{#if soldOut}}
+{{#if registrationClosed}}
+  <h2>Registration closed</h2>
+  <p>Registration closed when the event started.</p>
+{{else if soldOut}}
   <h2>Sold out</h2>
   <p>Every place for this event is taken.</p>
 {{else}}
