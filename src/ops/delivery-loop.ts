@@ -1,5 +1,6 @@
 import { deliverWebsiteSync } from '../admin/website-sync.js';
 import type { AppContext } from '../context.js';
+import type { Db } from '../db/connect.js';
 import { deliverQueuedMail } from '../mail/queue.js';
 import { listenForOutbox, type OutboxListener } from './outbox-listener.js';
 
@@ -22,7 +23,15 @@ export const MAIL_BATCH = 50;
  * out its backoff and covers a lost listening connection. Each row has its own
  * backoff in the database, so a mail or receiver outage delays but loses nothing.
  */
-export function startDeliveryLoop(ctx: AppContext, options: { intervalMs?: number; listen?: boolean } = {}): DeliveryLoop {
+export function startDeliveryLoop(
+  ctx: AppContext,
+  options: {
+    intervalMs?: number;
+    listen?: boolean;
+    /** Where to LISTEN when that is not ctx.db: a direct connection, when ctx.db goes through a pooler in transaction mode. */
+    listenOn?: Db;
+  } = {},
+): DeliveryLoop {
   const intervalMs = options.intervalMs ?? 30_000;
   let stopped = false;
   let running: Promise<void> | undefined;
@@ -78,7 +87,7 @@ export function startDeliveryLoop(ctx: AppContext, options: { intervalMs?: numbe
   };
 
   let listener: OutboxListener | undefined;
-  if (options.listen ?? true) listener = listenForOutbox(ctx, wake);
+  if (options.listen ?? true) listener = listenForOutbox({ db: options.listenOn ?? ctx.db, logger: ctx.logger }, wake);
   wake();
 
   return {

@@ -74,6 +74,26 @@ describe('queued mail leaves within seconds', () => {
     expect(await tdb.db('queued_mail').where({ status: 'SENT' }).count({ n: '*' }).first()).toEqual({ n: 1 });
   });
 
+  it('with a listening connection of its own (DIRECT_URL beside a pooler), the loop LISTENs there and still wakes at once', async () => {
+    const direct = connectDb({ url: tdb.url, poolMax: 1, applicationName: 'eventops-listener-test' });
+    try {
+      const loop = startDeliveryLoop(context(), { intervalMs: NEVER_BY_TIMER, listenOn: direct });
+      loops.push(loop);
+      await listening(tdb.db);
+      const listeners = await tdb.db.raw<{ rows: Array<{ application_name: string }> }>(
+        `SELECT application_name FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN eventops_outbox%'`,
+      );
+      expect(listeners.rows.map((row) => row.application_name)).toEqual(['eventops-listener-test']);
+
+      await queueCommitted(otherServer, 1);
+      const [message] = await mail.sink.waitFor(1, 2_000);
+      expect(message?.subject).toBe('Receipt 0');
+      await loop.stop();
+    } finally {
+      await direct.destroy();
+    }
+  });
+
   it('nothing is sent for a transaction that rolls back', async () => {
     const loop = startDeliveryLoop(context(), { intervalMs: NEVER_BY_TIMER });
     loops.push(loop);

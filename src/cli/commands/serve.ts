@@ -32,7 +32,12 @@ export function registerServeCommand(program: Command): void {
       const { startTelemetry } = await import('../../telemetry.js');
       const telemetry = await startTelemetry(config.telemetryConnectionString, logger);
       const server = await buildServer(ctx, { packageVersion: packageVersion(), telemetry });
-      const delivery = startDeliveryLoop(ctx);
+      // LISTEN needs a session of its own: behind a pooler in transaction mode DATABASE_URL cannot keep one, DIRECT_URL can.
+      const listenOn =
+        config.directUrl && config.databaseUrl && config.directUrl !== config.databaseUrl
+          ? (await import('../../db/connect.js')).connectDb({ url: config.directUrl, poolMax: 1, applicationName: 'eventops-listener' })
+          : undefined;
+      const delivery = startDeliveryLoop(ctx, { listenOn });
       // A webhook or form post may have queued a receipt or confirmation: deliver it now (other servers hear the NOTIFY).
       server.app.addHook('onResponse', async (request) => {
         if (request.method === 'POST') delivery.wake();
@@ -59,6 +64,7 @@ export function registerServeCommand(program: Command): void {
               await scheduler?.stop();
               await server.idle();
               await delivery.stop();
+              await listenOn?.destroy();
               await telemetry?.shutdown();
             } catch (error) {
               logger.error({ err: error }, 'error during shutdown');
