@@ -27,6 +27,10 @@ export interface WebsiteEventFields {
   published: boolean;
   onlinePayment: boolean;
   pricing: EventPricing;
+  /** How many attendees one registration may name. */
+  maxAttendeesPerRegistration: number;
+  /** Days an unpaid bank-transfer registration holds its places before the event (null: until the event). */
+  unpaidHoldDays: number | null;
   deleted: boolean;
 }
 
@@ -49,6 +53,8 @@ export function websiteEventFields(event: EventRecord): WebsiteEventFields {
     published: event.published,
     onlinePayment: event.onlinePayment,
     pricing: event.pricing,
+    maxAttendeesPerRegistration: event.maxAttendeesPerRegistration,
+    unpaidHoldDays: event.unpaidHoldDays,
     deleted: event.deletedAt !== null,
   };
 }
