@@ -5,6 +5,7 @@ import * as officeRegistrations from '../../migrations/20261123001300_office_reg
 import * as hardening from '../../migrations/20261123001450_hardening.js';
 import * as outboxNotify from '../../migrations/20261123001500_outbox_notify.js';
 import * as registrationEmails from '../../migrations/20261123001550_registration_emails.js';
+import * as cardFeePercentDigits from '../../migrations/20261123001700_card_fee_percent_digits.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -23,6 +24,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261123001450_hardening', hardening],
   ['20261123001500_outbox_notify', outboxNotify],
   ['20261123001550_registration_emails', registrationEmails],
+  ['20261123001700_card_fee_percent_digits', cardFeePercentDigits],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {
