@@ -27,6 +27,8 @@ async function cardEvent(): Promise<{ id: string; slug: string }> {
   return insertEvent(tdb.db, {
     online_payment: true,
     capacity: 20,
+    // The stack runs on the real clock, and the form closes when the event starts.
+    starts_at: new Date(Date.now() + 30 * 86_400_000),
     pricing: JSON.stringify({
       tiers: [
         { id: 'adult', label: 'Adult', price: 12000 },

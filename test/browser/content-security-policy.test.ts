@@ -18,9 +18,12 @@ afterAll(async () => {
   await tdb?.drop();
 });
 
+/** The pages run on the real clock, and the form closes when the event starts. */
+const inAMonth = () => new Date(Date.now() + 30 * 86_400_000);
+
 describe('the event page under its Content-Security-Policy', () => {
   it('runs its own nonced script and styles with no violation, and the browser refuses an injected inline script', async () => {
-    const event = await insertEvent(tdb.db, { capacity: 20 });
+    const event = await insertEvent(tdb.db, { capacity: 20, starts_at: inAMonth() });
     const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
     const violations: string[] = [];
     page.on('console', (message) => {
@@ -48,7 +51,7 @@ describe('the event page under its Content-Security-Policy', () => {
   });
 
   it('cannot be shown in a frame on another site', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(tdb.db, { starts_at: inAMonth() });
     const page = await browser.newPage();
     try {
       await page.setContent(`<iframe id="framed" src="${stack.url}/events/${event.slug}"></iframe>`);
