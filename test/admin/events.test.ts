@@ -176,6 +176,8 @@ describe('event administration', () => {
         published: false,
         onlinePayment: true,
         pricing: file.pricing,
+        maxAttendeesPerRegistration: 10,
+        unpaidHoldDays: null,
         deleted: false,
       },
     });
