@@ -2,7 +2,8 @@ import { MIGRATED } from '../support/database.js';
 import { alternate, ratioRow, type BenchEnv, type CaseReport } from '../support/harness.js';
 import { BIN, reference } from '../support/paths.js';
 import { runNodeOk } from '../support/processes.js';
-import { maxOf } from '../support/stats.js';
+import type { ProcessRun } from '../support/processes.js';
+import { maxOf, median, round } from '../support/stats.js';
 
 const DATABASE = 'bench_cold_start';
 
@@ -53,9 +54,16 @@ export async function coldStart(env: BenchEnv): Promise<CaseReport> {
           peakRssMb: maxOf(help.ours.map((r) => r.rssMb)),
         }),
       ],
-      notes: [],
+      notes: [
+        `case 1, CPU time (user + system, median; it moves little with the machine's load): sweep-checkouts ${cpuLine(sweep.ours, sweep.reference)}; --help ${cpuLine(help.ours, help.reference)}`,
+      ],
     };
   } finally {
     await env.database.drop(DATABASE);
   }
+}
+
+function cpuLine(ours: ProcessRun[], reference: ProcessRun[]): string {
+  const cpu = (runs: ProcessRun[]) => median(runs.map((r) => r.cpuMs ?? Number.NaN));
+  return `ours ${round(cpu(ours), 1)} ms, reference ${round(cpu(reference), 1)} ms (${round(cpu(ours) / cpu(reference), 2)}×)`;
 }

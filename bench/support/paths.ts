@@ -18,8 +18,22 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = findRoot(HERE);
 /** The compiled bench directory (bench/.build/bench). */
 export const BENCH_BUILD = path.resolve(HERE, '..');
-/** The command under test: the bench's own build of it (see eventops.ts), or BENCH_BIN. */
-export const BIN = process.env.BENCH_BIN ? path.resolve(process.env.BENCH_BIN) : path.join(BENCH_BUILD, 'eventops.js');
+/** bench/.build: laid out like an installed package, bin/eventops beside dist/cli (the bench's bundle of its compilation of src/). */
+const BUILD_ROOT = path.resolve(BENCH_BUILD, '..');
+/**
+ * The command under test: a copy of bin/eventops in bench/.build/bin, so it is launched exactly as
+ * installed (the same launcher, with its compile cache) but runs the bench's own bundle: a concurrent
+ * `npm run build` rewriting dist/ cannot change the code halfway through a run.
+ * BENCH_BIN=bin/eventops measures the installed build instead.
+ */
+export const BIN = process.env.BENCH_BIN ? path.resolve(process.env.BENCH_BIN) : path.join(BUILD_ROOT, 'bin', 'eventops');
+
+/** Copies the launcher beside the bench's bundle (bench/.build/dist/cli, made by scripts/bundle-cli.mjs). */
+export function installLauncher(): void {
+  if (process.env.BENCH_BIN) return;
+  fs.mkdirSync(path.dirname(BIN), { recursive: true });
+  fs.copyFileSync(path.join(ROOT, 'bin', 'eventops'), BIN);
+}
 export const RESULTS_FILE = path.join(ROOT, 'bench/results.json');
 
 /** A compiled reference script, e.g. reference('sweep-pg') → bench/.build/bench/references/sweep-pg.js. */

@@ -1,6 +1,5 @@
 import { recordHistory } from '../admin/registrations/history.js';
 import type { AppContext } from '../context.js';
-import { queueCancellationNotice, queueHoldEndingReminder } from '../payments/notices.js';
 import { cardPaymentPossible, payNowUrl, paymentReference } from '../payments/links.js';
 
 /**
@@ -17,6 +16,12 @@ import { cardPaymentPossible, payNowUrl, paymentReference } from '../payments/li
  */
 
 const HOLD_ACTOR = 'sweep-checkouts';
+
+/**
+ * The notices bring the mail templates (handlebars, the settings, the mail queue):
+ * loaded only by a run that has a hold to release or remind, not by every hourly sweep.
+ */
+const loadNotices = () => import('../payments/notices.js');
 
 export interface UnpaidHoldCounts {
   holdsReleased: number;
@@ -86,6 +91,8 @@ export async function releaseUnpaidHolds(ctx: HoldContext, now: Date): Promise<n
       RETURNING ${RETURNED}`,
       { tz: ctx.config.regional.timeZone, now },
     );
+    if (rows.length === 0) return 0;
+    const { queueCancellationNotice } = await loadNotices();
     for (const row of rows) {
       await queueCancellationNotice(trx, ctx, recipient(ctx, row), { holdReleased: true, paid: false }, now);
       await recordHistory(trx, {
@@ -96,7 +103,7 @@ export async function releaseUnpaidHolds(ctx: HoldContext, now: Date): Promise<n
         now,
       });
     }
-    if (rows.length > 0) ctx.logger.info({ released: rows.length }, 'unpaid holds released');
+    ctx.logger.info({ released: rows.length }, 'unpaid holds released');
     return rows.length;
   });
 }
@@ -112,6 +119,8 @@ export async function remindUnpaidHolds(ctx: HoldContext, now: Date): Promise<nu
       RETURNING ${RETURNED}`,
       { tz: ctx.config.regional.timeZone, now },
     );
+    if (rows.length === 0) return 0;
+    const { queueHoldEndingReminder } = await loadNotices();
     const links = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
     for (const row of rows) {
       await queueHoldEndingReminder(
