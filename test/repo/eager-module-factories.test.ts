@@ -49,8 +49,8 @@ describe('bundled module bodies are compiled with their file, so the compile cac
     expect(files.length).toBeGreaterThan(10);
     const left = files.filter((file) => compileFactoriesEagerly(fs.readFileSync(path.join(outdir, file), 'utf8')).rewritten > 0);
     expect(left).toEqual([]);
-    const runtime = files.find((file) => file.startsWith('chunks/runtime-'));
-    expect(runtime).toBeDefined();
-    expect(fs.readFileSync(path.join(outdir, runtime as string), 'utf8')).toMatch(/= \w+\(\(function\(/);
+    // Which chunk holds the bundled packages (knex, pg, pino) depends on what imports them; one of them does.
+    const eager = files.filter((file) => /= \w+\(\(function\(/.test(fs.readFileSync(path.join(outdir, file), 'utf8')));
+    expect(eager.length).toBeGreaterThan(0);
   });
 });
