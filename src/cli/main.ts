@@ -28,6 +28,11 @@ Exit codes: 0 ok, 1 failure, 2 usage, 75 another run holds the lease, 78 configu
 
 /** The single error handler at the edge: maps every failure to a message and an exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // A reader that stops early (`eventops --help | head`) is not a failure: stop quietly, as other tools do.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok);
+  });
   loadEnvFile(process.cwd()); // so --version sees NEXT_PUBLIC_* from .env; missing values are reported by each command
   const program = buildProgram();
   let code: number = EXIT.ok;
