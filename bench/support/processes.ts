@@ -13,6 +13,8 @@ export interface ProcessRun {
   stderr: string;
   /** Peak RSS of the process (MiB), from the probe. */
   rssMb: number | undefined;
+  /** CPU time the process used (user + system, ms), from the probe. */
+  cpuMs?: number | undefined;
 }
 
 export interface ProcessOptions {
@@ -36,11 +38,18 @@ function probeEnv(options: ProcessOptions): { env: Record<string, string>; rssFi
   return { env: { ...options.env, BENCH_RSS_FILE: rssFile }, rssFile };
 }
 
-function readRss(rssFile: string): number | undefined {
-  if (!fs.existsSync(rssFile)) return undefined;
-  const kib = Number(fs.readFileSync(rssFile, 'utf8'));
+function readProbe(rssFile: string): { rssMb: number | undefined; cpuMs: number | undefined } {
+  if (!fs.existsSync(rssFile)) return { rssMb: undefined, cpuMs: undefined };
+  const [kib, cpuMicros] = fs.readFileSync(rssFile, 'utf8').split(' ').map(Number);
   fs.rmSync(rssFile);
-  return Number.isFinite(kib) ? kib / 1024 : undefined;
+  return {
+    rssMb: kib !== undefined && Number.isFinite(kib) ? kib / 1024 : undefined,
+    cpuMs: cpuMicros !== undefined && Number.isFinite(cpuMicros) ? cpuMicros / 1000 : undefined,
+  };
+}
+
+function readRss(rssFile: string): number | undefined {
+  return readProbe(rssFile).rssMb;
 }
 
 /** Runs `node <args>` to completion and times it; the probe reports its peak RSS. */
@@ -65,7 +74,7 @@ export function timeNode(args: string[], options: ProcessOptions): Promise<Proce
       clearTimeout(timer);
     });
     // 'exit' can precede the last output; 'close' comes after both.
-    child.on('close', (code) => resolve({ ms, code, stdout, stderr, rssMb: readRss(rssFile) }));
+    child.on('close', (code) => resolve({ ms, code, stdout, stderr, ...readProbe(rssFile) }));
   });
 }
 
