@@ -8,7 +8,7 @@ export function newMessageId(from: string | undefined): string {
   return `<${crypto.randomUUID()}@${domain}>`;
 }
 
-/** The nodemailer form of a message: both an HTML and a plain-text part, attachments as given. */
+/** The nodemailer form of a message: both an HTML and a plain-text part (quoted-printable), attachments as given. */
 export function toNodemailerOptions(message: MailMessage, from: string | undefined, messageId: string): Mail.Options {
   return {
     from,
@@ -19,6 +19,9 @@ export function toNodemailerOptions(message: MailMessage, from: string | undefin
     html: message.html,
     text: message.text,
     messageId,
+    // The templates are English, for which nodemailer's own choice is always quoted-printable; naming it skips the
+    // choice, which counts every letter of each body and encoded header (about a fifth of building a message).
+    textEncoding: 'quoted-printable',
     attachments: message.attachments?.map((a) => ({
       filename: a.filename,
       content: a.content,
