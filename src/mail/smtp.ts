@@ -3,6 +3,7 @@ import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { SmtpConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import { newMessageId, toNodemailerOptions } from './compose.js';
+import { messageBytes } from './mime-bytes.js';
 import { noDelaySocket } from './smtp-socket.js';
 import { MailSendError, type Mailer, type MailMessage, type SendResult } from './types.js';
 
@@ -75,9 +76,10 @@ export async function createSmtpMailer(options: SmtpMailerOptions): Promise<Mail
       });
       try {
         // Built whole before it is queued: the socket then gets the message in one write instead of one per
-        // piece of the MIME tree (about 19 small writes a message, each its own packet with Nagle off).
+        // piece of the MIME tree (about 19 small writes a message, each its own packet with Nagle off),
+        // and written out in one pass rather than streamed (see mime-bytes.ts).
         const mime = new MailComposer(toNodemailerOptions(message, from, messageId)).compile();
-        const raw = await mime.build();
+        const raw = await messageBytes(mime);
         const info = await transport.sendMail({ envelope: mime.getEnvelope(), raw, messageId });
         const rejected = info.rejected.map(String);
         if (rejected.length > 0) logger.warn({ messageId, rejectedCount: rejected.length }, 'SMTP server refused some recipients');
