@@ -120,6 +120,9 @@ export async function sendCelebrations(ctx: AppContext, options: JobOptions): Pr
       return { ...summary, wouldDo };
     }
 
+    // Loading the mail transport overlaps the first reads and claims.
+    const mailerReady = ctx.mailer();
+    mailerReady.catch(() => undefined);
     const branding = await loadEmailBranding(ctx.db, ctx.config);
     let mailer: Mailer | undefined;
     const failures = new Map<string, Failure>();
@@ -140,7 +143,7 @@ export async function sendCelebrations(ctx: AppContext, options: JobOptions): Pr
         const mine = page.filter((c) => ours.has(c.personId));
         summary.skipped += page.length - mine.length;
         if (mine.length === 0) continue;
-        mailer ??= await ctx.mailer();
+        mailer ??= await mailerReady;
         const sendWith = mailer;
         const { outcomes, takenOver } = await sendInChunks(ctx, mine, { kind, year: day.year, claimedAt }, stop, (chunk, at) =>
           eachLimited(chunk, SEND_CONCURRENCY, (c) => deliver(ctx, sendWith, c, { day, claimedAt: at, branding, confirm }, stop)),

@@ -111,6 +111,9 @@ export async function sendEventReminders(ctx: AppContext, options: JobOptions): 
       paymentReminders: 0,
     };
     if (due.length === 0) return summary;
+    // Loading the mail transport overlaps the reads and the claim below.
+    const mailerReady = options.dryRun ? undefined : ctx.mailer();
+    mailerReady?.catch(() => undefined);
     const materials = await loadRunMaterials(ctx);
 
     if (options.dryRun) {
@@ -137,7 +140,7 @@ export async function sendEventReminders(ctx: AppContext, options: JobOptions): 
       return { ...summary, wouldDo };
     }
 
-    const mailer = await ctx.mailer();
+    const mailer = await (mailerReady ?? ctx.mailer());
     for (const candidate of due) {
       const claim = { at: ctx.clock.now() };
       const event = await claimEvent(ctx, candidate.id, claim.at);
