@@ -105,7 +105,7 @@ const record = async (id: string, fn: () => Promise<CaseReport>) => {
 };
 
 function explainNotes(measured: CelebrationMeasurement): string[] {
-  const notes = [`case 5, EXPLAIN (ANALYZE, BUFFERS) of the job's page queries at ${measured.tableRows.toLocaleString('en')} people:`];
+  const notes = [measured.cpu, measured.phases, `case 5, EXPLAIN (ANALYZE, BUFFERS) of the job's page queries at ${measured.tableRows.toLocaleString('en')} people:`];
   for (const plan of measured.plans) {
     notes.push(`  ${plan.query}: ${plan.usesIndex ? 'uses its month/day index' : 'DOES NOT use its month/day index'}`);
     notes.push(...plan.plan.split('\n').map((line) => `    ${line}`));

@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { anniversaryPageQuery, birthdayPageQuery, type CelebrationDay } from '../../src/jobs/celebration-claims.js';
 import { celebrationDay } from '../../src/jobs/send-celebrations.js';
 import { setSetting } from '../../src/settings.js';
 import type { Db } from '../../src/db/connect.js';
 import { MIGRATED, settle } from '../support/database.js';
-import { alternate, processRow, type BenchEnv } from '../support/harness.js';
+import { alternate, cpuNote, mailPhases, phasesNote, processRow, type BenchEnv, type MailPhases } from '../support/harness.js';
 import { BIN, reference } from '../support/paths.js';
 import { runNodeOk, type ProcessRun } from '../support/processes.js';
 import { SQL_FIRST_NAMES, SQL_LAST_NAMES, insertInBatches, seededName, seededUuid } from '../support/seeded.js';
@@ -19,6 +20,9 @@ const DATABASE = 'bench_celebrations';
 export interface CelebrationMeasurement extends ScaledMeasurement {
   /** EXPLAIN (ANALYZE, BUFFERS) of the job's own page queries. */
   plans: Array<{ query: string; plan: string; usesIndex: boolean }>;
+  /** CPU time of both sides, and when their messages reached the sink. */
+  cpu: string;
+  phases: string;
 }
 
 /**
@@ -113,12 +117,17 @@ export async function measureCelebrations(
   const messagesFile = path.join(env.tmpDir, 'celebration-messages.json');
   const processOptions = { env: env.appEnv(env.database.urlFor(DATABASE)), cwd: env.cwd, tmpDir: env.tmpDir };
   const emails = BIRTHDAYS + COUPLES;
-  const counted = async (run: () => Promise<ProcessRun>) => {
+  const addresses = [
+    ...Array.from({ length: BIRTHDAYS }, (_, i) => `birthday${i}@example.org`),
+    ...Array.from({ length: 2 * COUPLES }, (_, i) => `married${i}@example.org`),
+  ];
+  const counted = async (run: () => Promise<ProcessRun>): Promise<ProcessRun & MailPhases> => {
     const before = env.sink.accepted();
+    const startedAt = performance.now();
     const result = await run();
     const sent = env.sink.accepted() - before;
     if (sent !== emails) throw new Error(`expected ${emails} celebration emails at the sink, got ${sent}`);
-    return result;
+    return { ...result, ...mailPhases(env.sink, addresses, startedAt) };
   };
   const ours = () => counted(() => runNodeOk([BIN, 'send-celebrations', '--json'], processOptions));
   const resetClaims = () => db('celebration_claims').delete();
@@ -150,6 +159,8 @@ export async function measureCelebrations(
       touched: BIRTHDAYS + 2 * COUPLES,
       tableRows: people,
       plans,
+      cpu: cpuNote(`case ${options.name}`, samples),
+      phases: phasesNote(`case ${options.name}`, samples),
     };
   } finally {
     await db.destroy();

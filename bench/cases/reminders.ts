@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { setSetting } from '../../src/settings.js';
 import { MIGRATED, settle } from '../support/database.js';
-import { alternate, ratioRow, type BenchEnv, type CaseReport } from '../support/harness.js';
+import { alternate, cpuNote, mailPhases, phasesNote, ratioRow, type BenchEnv, type CaseReport, type MailPhases } from '../support/harness.js';
 import { BIN, reference } from '../support/paths.js';
 import { runNodeOk, type ProcessRun } from '../support/processes.js';
 import { insertInBatches, seededName, seededUuid } from '../support/seeded.js';
@@ -93,12 +94,14 @@ export async function reminders(env: BenchEnv): Promise<CaseReport> {
   const db = env.database.connect(DATABASE, 1);
   const processOptions = { env: env.appEnv(env.database.urlFor(DATABASE)), cwd: env.cwd, tmpDir: env.tmpDir };
   const messagesFile = path.join(env.tmpDir, 'reminder-messages.json');
-  const counted = async (run: () => Promise<ProcessRun>) => {
+  const addresses = Array.from({ length: recipients }, (_, i) => `member${i}@example.org`);
+  const counted = async (run: () => Promise<ProcessRun>): Promise<ProcessRun & MailPhases> => {
     const before = env.sink.accepted();
+    const startedAt = performance.now();
     const result = await run();
     const sent = env.sink.accepted() - before;
     if (sent !== recipients) throw new Error(`expected ${recipients} reminders at the sink, got ${sent}`);
-    return result;
+    return { ...result, ...mailPhases(env.sink, addresses, startedAt) };
   };
   const ours = () => counted(() => runNodeOk([BIN, 'send-reminders', '--json'], processOptions));
   try {
@@ -134,7 +137,7 @@ export async function reminders(env: BenchEnv): Promise<CaseReport> {
           peakRssMb: maxOf(samples.ours.map((r) => r.rssMb)),
         }),
       ],
-      notes: [],
+      notes: [cpuNote('case 4', samples), phasesNote('case 4', samples)],
     };
   } finally {
     await db.destroy();

@@ -120,6 +120,44 @@ export function ratioRow(input: {
   };
 }
 
+/**
+ * The CPU time each side used (median of the measured rounds): on a machine
+ * shared with other work it moves far less than wall time, so it shows
+ * whether a change cut work or only waiting.
+ */
+export function cpuNote(label: string, samples: { ours: ProcessRun[]; reference: ProcessRun[] }): string {
+  const cpu = (runs: ProcessRun[]) => median(runs.flatMap((r) => (r.cpuMs === undefined ? [] : [r.cpuMs])));
+  const ours = cpu(samples.ours);
+  const reference = cpu(samples.reference);
+  return `${label}: CPU time (user + system), median: ours ${Math.round(ours)} ms, reference ${Math.round(reference)} ms (${round(ours / reference, 2)}×)`;
+}
+
+/** When a mail-bound run's messages reached the sink, from the process's start. */
+export interface MailPhases {
+  /** Until the first message was accepted: start-up, the job's reads and claims, the first message. */
+  firstMs: number;
+  /** From the first message accepted to the last. */
+  sendingMs: number;
+}
+
+/** The phases of the run that started at `startedAt` (performance.now()), from the sink's acceptance times of its recipients. */
+export function mailPhases(sink: MailSink, recipients: string[], startedAt: number): MailPhases {
+  const times = recipients.flatMap((address) => {
+    const at = sink.acceptedAt(address);
+    return at !== undefined && at >= startedAt ? [at] : [];
+  });
+  const first = Math.min(...times);
+  return { firstMs: first - startedAt, sendingMs: Math.max(...times) - first };
+}
+
+export function phasesNote(label: string, samples: { ours: MailPhases[]; reference: MailPhases[] }): string {
+  const at = (runs: MailPhases[], key: keyof MailPhases) => Math.round(median(runs.map((r) => r[key])));
+  return (
+    `${label}: first message accepted after ${at(samples.ours, 'firstMs')} ms (reference ${at(samples.reference, 'firstMs')} ms), ` +
+    `then sending took ${at(samples.ours, 'sendingMs')} ms (reference ${at(samples.reference, 'sendingMs')} ms); medians`
+  );
+}
+
 /** A time-ratio row from whole-process runs: wall times compared, peak RSS of ours. */
 export function processRow(input: {
   name: string;

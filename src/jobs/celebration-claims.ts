@@ -160,16 +160,17 @@ export async function claimCelebrations(
   return new Set(result.rows.map((row) => row.person_id));
 }
 
-/** After the mail server accepted the message (or may have): the celebration is done for the year. */
-export async function confirmCelebration(
+/** After the mail server accepted the messages (or may have): those celebrations are done for the year. */
+export async function confirmCelebrations(
   db: Db,
-  key: { personId: string; kind: CelebrationKind; year: number },
-  sentAt: Date,
+  confirmation: { kind: CelebrationKind; year: number; personIds: string[]; sentAt: Date },
 ): Promise<void> {
+  if (confirmation.personIds.length === 0) return;
   await db('celebration_claims')
-    .where({ person_id: key.personId, kind: key.kind, year: key.year })
+    .where({ kind: confirmation.kind, year: confirmation.year })
+    .whereIn('person_id', confirmation.personIds)
     .whereNull('sent_at')
-    .update({ sent_at: sentAt });
+    .update({ sent_at: confirmation.sentAt });
 }
 
 /**

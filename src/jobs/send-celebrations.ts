@@ -11,7 +11,7 @@ import {
   birthdayPageQuery,
   celebrationPages,
   claimCelebrations,
-  confirmCelebration,
+  confirmCelebrations,
   isTakenElsewhere,
   releaseCelebration,
   renewCelebrationClaims,
@@ -22,6 +22,7 @@ import {
   type ClaimState,
 } from './celebration-claims.js';
 import { eachLimited } from './each-limited.js';
+import { groupCommit } from './group-commit.js';
 import { runRecordedJob } from './run-recorded.js';
 import { anniversaryEmail, birthdayEmail, ordinal } from './templates/celebrations.js';
 import type { JobOptions, JobSummary } from './types.js';
@@ -119,11 +120,18 @@ export async function sendCelebrations(ctx: AppContext, options: JobOptions): Pr
       return { ...summary, wouldDo };
     }
 
+    // Loading the mail transport overlaps the first reads and claims.
+    const mailerReady = ctx.mailer();
+    mailerReady.catch(() => undefined);
     const branding = await loadEmailBranding(ctx.db, ctx.config);
     let mailer: Mailer | undefined;
     const failures = new Map<string, Failure>();
     const stop: RunStop = {};
     for (const kind of kinds) {
+      // Sends that finish while a confirmation is being written are confirmed together in the next statement.
+      const confirm = groupCommit<string>((personIds) =>
+        confirmCelebrations(ctx.db, { kind, year: day.year, personIds, sentAt: ctx.clock.now() }),
+      );
       for await (const page of celebrationsOf(ctx, kind, day)) {
         const claimedAt = ctx.clock.now();
         const ours = await claimCelebrations(ctx.db, {
@@ -135,10 +143,10 @@ export async function sendCelebrations(ctx: AppContext, options: JobOptions): Pr
         const mine = page.filter((c) => ours.has(c.personId));
         summary.skipped += page.length - mine.length;
         if (mine.length === 0) continue;
-        mailer ??= await ctx.mailer();
+        mailer ??= await mailerReady;
         const sendWith = mailer;
         const { outcomes, takenOver } = await sendInChunks(ctx, mine, { kind, year: day.year, claimedAt }, stop, (chunk, at) =>
-          eachLimited(chunk, SEND_CONCURRENCY, (c) => deliver(ctx, sendWith, c, day, at, branding, stop)),
+          eachLimited(chunk, SEND_CONCURRENCY, (c) => deliver(ctx, sendWith, c, { day, claimedAt: at, branding, confirm }, stop)),
         );
         summary.skipped += takenOver;
         // A send that could not be recorded stopped the rest: fail the run; the unsent claims go stale and are retried.
@@ -239,11 +247,10 @@ async function deliver(
   ctx: AppContext,
   mailer: Mailer,
   celebration: Celebration,
-  day: CelebrationDay,
-  claimedAt: Date,
-  branding: EmailBranding,
+  run: { day: CelebrationDay; claimedAt: Date; branding: EmailBranding; confirm: (personId: string) => Promise<void> },
   stop: RunStop,
 ): Promise<void> {
+  const { day, claimedAt, branding } = run;
   const key = { personId: celebration.personId, kind: celebration.kind, year: day.year };
   if (stop.cause !== undefined) throw stop.cause;
   try {
@@ -265,7 +272,8 @@ async function deliver(
     ctx.logger.warn({ personId: celebration.personId, kind: celebration.kind, err: error.message }, 'celebration send ambiguous; counted as sent');
   }
   try {
-    await confirmCelebration(ctx.db, key, ctx.clock.now());
+    // Waiting for the confirmation before this slot sends again keeps at most one unrecorded send per slot.
+    await run.confirm(celebration.personId);
   } catch (error) {
     // The email went out: count it as sent. The unconfirmed claim goes stale and may be sent again later,
     // so nothing more is sent in this run.

@@ -29,12 +29,18 @@ export interface ReminderSummary extends JobSummary {
 export const REMINDER_CLAIM_STALE_MS = 15 * 60_000;
 const PAGE_SIZE = 500;
 /**
- * Sends between claim renewals: 30 sends at 3 at a time, each bounded by the
- * 30 s SMTP timeout, take at most 5 minutes, well inside the stale threshold.
+ * Sends between claim renewals: 30 sends over the SMTP pool's 3 connections,
+ * each bounded by the 30 s SMTP timeout, take at most 5 minutes, well inside
+ * the stale threshold.
  */
 const SEND_CHUNK = 30;
-/** The SMTP pool's size. */
-const SEND_CONCURRENCY = 3;
+/**
+ * Messages handed to the mailer at once: twice the SMTP pool's 3 connections,
+ * so each connection finds the next message rendered and built when it
+ * finishes one, instead of waiting for it. A crash mid-event resends the whole
+ * event after the stale threshold whatever this is (rule 2 claims per event).
+ */
+const SEND_WINDOW = 6;
 /** Calendar entries need an end; events have only a start. */
 const ASSUMED_DURATION_HOURS = 2;
 
@@ -105,6 +111,9 @@ export async function sendEventReminders(ctx: AppContext, options: JobOptions): 
       paymentReminders: 0,
     };
     if (due.length === 0) return summary;
+    // Loading the mail transport overlaps the reads and the claim below.
+    const mailerReady = options.dryRun ? undefined : ctx.mailer();
+    mailerReady?.catch(() => undefined);
     const materials = await loadRunMaterials(ctx);
 
     if (options.dryRun) {
@@ -131,7 +140,7 @@ export async function sendEventReminders(ctx: AppContext, options: JobOptions): 
       return { ...summary, wouldDo };
     }
 
-    const mailer = await ctx.mailer();
+    const mailer = await (mailerReady ?? ctx.mailer());
     for (const candidate of due) {
       const claim = { at: ctx.clock.now() };
       const event = await claimEvent(ctx, candidate.id, claim.at);
@@ -207,6 +216,8 @@ async function sendForEvent(
   // One error-log row per distinct failure per event, not one per recipient.
   const failures = new Map<string, { error: unknown; registrationIds: string[]; count: number }>();
 
+  // Each chunk's records are written while the next chunk is sent, one statement at a time.
+  let recording: Promise<void> = Promise.resolve();
   let firstChunk = true;
   pages: for await (const page of recipientPages(ctx, event.id)) {
     for (let start = 0; start < page.length; start += SEND_CHUNK) {
@@ -222,6 +233,7 @@ async function sendForEvent(
       await sendChunk(page.slice(start, start + SEND_CHUNK));
     }
   }
+  await recording;
 
   for (const failure of failures.values()) {
     await recordError(ctx.db, failure.error, {
@@ -235,7 +247,7 @@ async function sendForEvent(
 
   async function sendChunk(batch: RecipientRow[]): Promise<void> {
     result.recipients += batch.length;
-    const outcomes = await eachLimited(batch, SEND_CONCURRENCY, async (row) => {
+    const outcomes = await eachLimited(batch, SEND_WINDOW, async (row) => {
       const payment = isPaymentReminder(row);
       const message = composeMessage(ctx, event, row, materials, payment ? undefined : calendar);
       try {
@@ -254,8 +266,10 @@ async function sendForEvent(
       outcome.ok ? [{ registrationId: outcome.item.id, kind: outcome.value ? 'payment-reminder' : 'event-reminder', sentAt }] : [],
     );
     // What each registration was sent, for `registrations show`; informational, so a failure to record it stops nothing.
-    await recordDirectEmails(ctx.db, sent).catch((error: unknown) =>
-      ctx.logger.warn({ eventId: event.id, err: errorMessage(error) }, 'could not record which registrations were reminded'),
+    recording = recording.then(() =>
+      recordDirectEmails(ctx.db, sent).catch((error: unknown) =>
+        ctx.logger.warn({ eventId: event.id, err: errorMessage(error) }, 'could not record which registrations were reminded'),
+      ),
     );
     for (const outcome of outcomes) {
       if (outcome.ok) {

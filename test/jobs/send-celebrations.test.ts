@@ -311,6 +311,51 @@ describe('send-celebrations', () => {
     for (let i = 1; i < claimTimes.length; i++) expect((claimTimes[i] as number) - (claimTimes[i - 1] as number)).toBeGreaterThanOrEqual(STALE_CLAIM_MS);
   });
 
+  it('sends that finish together are confirmed in one statement, and no connection sends again before its own send is recorded (at most 3 unrecorded)', async () => {
+    await enable({ birthdays: true });
+    for (let i = 0; i < 15; i++) await person(`Together${String(i).padStart(2, '0')}`, { email: `together${i}@example.org`, birth_date: '1990-11-22' });
+    const accepted = new Set<string>();
+    let mostUnrecorded = 0;
+    let released: Array<() => void> = [];
+    // The server answers three messages at once, as a pool of three connections often sees.
+    const answersInThrees: Mailer = {
+      kind: 'smtp',
+      close: async () => undefined,
+      async send(message: MailMessage) {
+        const confirmed = new Set(await tdb.db('celebration_claims').whereNotNull('sent_at').pluck('person_id'));
+        mostUnrecorded = Math.max(mostUnrecorded, [...accepted].filter((id) => !confirmed.has(id)).length);
+        const result = await mailer.send(message);
+        accepted.add(String(message.idempotencyKey?.split(':').at(-1)));
+        await new Promise<void>((resolve) => {
+          released.push(resolve);
+          if (released.length < 3) return;
+          for (const release of released) release();
+          released = [];
+        });
+        return result;
+      },
+    };
+    let confirmations = 0;
+    const countConfirmations = (query: { sql: string }) => {
+      if (/^update "celebration_claims" set "sent_at"/.test(query.sql)) confirmations++;
+    };
+    tdb.db.on('query', countConfirmations);
+    try {
+      const summary = await sendCelebrations(createTestContext({ db: tdb.db, mailer: answersInThrees, clock: new FixedClock(new Date(SYDNEY_22_NOV)) }), {
+        trigger: 'cli',
+      });
+      expect(summary).toMatchObject({ outcome: 'ok', birthdays: 15, failed: 0 });
+    } finally {
+      tdb.db.off('query', countConfirmations);
+    }
+    expect(sink.messages).toHaveLength(15);
+    expect(await tdb.db('celebration_claims').whereNull('sent_at')).toEqual([]);
+    // Each three answered together: the first is confirmed at once, the other two together in the next statement.
+    expect(confirmations).toBe(10);
+    // When a connection starts its next send, only the other two connections' sends may still be unrecorded.
+    expect(mostUnrecorded).toBeLessThanOrEqual(2);
+  });
+
   it('a refused recipient makes the run partial and removes only that claim, so a later run sends only that one', async () => {
     await enable({ birthdays: true });
     const ada = await person('Ada', { email: 'ada@example.org', birth_date: '1990-11-22' });

@@ -335,6 +335,23 @@ describe('send-reminders', () => {
     expect(await eventRow(tdb.db, event.id)).toEqual({ reminder_claimed_at: otherRunsClaim, reminder_sent_at: null });
   });
 
+  it('each reminded registration has its one record for `registrations show` when the run ends, though each chunk is recorded while the next is sent', async () => {
+    const event = await dueEvent();
+    // Three chunks of sends (30, 30, 5); every fifth registration owes a payment.
+    const registrations = [];
+    for (let i = 0; i < 65; i++) {
+      registrations.push(await register(event.id, `chunked${i}@example.org`, i % 5 === 0 ? { status: 'PENDING', total_minor: 4_000 } : {}));
+    }
+
+    const summary = await sendEventReminders(context(), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', sent: 65, paymentReminders: 13 });
+    const records = await tdb.db('registration_emails').select<Array<{ registration_id: string; kind: string }>>('registration_id', 'kind');
+    expect(records).toHaveLength(65);
+    const kinds = new Map(records.map((r) => [r.registration_id, r.kind]));
+    registrations.forEach((registration, i) => expect(kinds.get(registration.id)).toBe(i % 5 === 0 ? 'payment-reminder' : 'event-reminder'));
+  });
+
   it('a dry run lists whom it would email and claims, sends and writes nothing', async () => {
     const event = await dueEvent({ title: 'Harvest Dinner' });
     await register(event.id, 'dee@example.org', { contact_name: 'Dee Plain' });
