@@ -2,40 +2,32 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FixedClock, type Clock } from '../../src/clock.js';
 import { anniversaryPageQuery, birthdayPageQuery, STALE_CLAIM_MS } from '../../src/jobs/celebration-claims.js';
 import { celebrationDay, sendCelebrations } from '../../src/jobs/send-celebrations.js';
-import { silentLogger } from '../../src/logger.js';
-import { createMailer } from '../../src/mail/create.js';
 import type { Mailer, MailMessage } from '../../src/mail/types.js';
 import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { testConfig } from '../support/env.js';
 import { insertPerson } from '../support/factories.js';
-import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+import { useSinkAndMailer } from '../support/mail-fixture.js';
 
 let tdb: TestDatabase;
-let sink: SmtpSink;
-let mailer: Mailer;
 /** Addresses the sink answers 550 at RCPT TO. */
 const refused = new Set<string>();
 /** Addresses whose message the sink receives in full and then drops the connection on (ambiguous). */
 const droppedAfterData = new Set<string>();
 
+const mail = useSinkAndMailer({
+  rejectRecipient: (address) => refused.has(address),
+  dropAfterData: (message) => message.envelope.to.some((address) => droppedAfterData.has(address)),
+});
+
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  sink = await startSmtpSink({
-    rejectRecipient: (address) => refused.has(address),
-    dropAfterData: (message) => message.envelope.to.some((address) => droppedAfterData.has(address)),
-  });
-  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 2_000 });
 });
 afterAll(async () => {
-  await mailer.close();
-  await sink.close();
   await tdb.drop();
 });
 beforeEach(async () => {
   await tdb.db.raw('TRUNCATE people, celebration_claims, app_settings, job_runs, error_logs CASCADE');
-  sink.clear();
   refused.clear();
   droppedAfterData.clear();
 });
@@ -44,7 +36,7 @@ beforeEach(async () => {
 const SYDNEY_22_NOV = '2026-11-21T14:30:00Z';
 
 function contextAt(iso: string) {
-  const ctx = createTestContext({ db: tdb.db, mailer, clock: new FixedClock(new Date(iso)) });
+  const ctx = createTestContext({ db: tdb.db, mailer: mail.mailer, clock: new FixedClock(new Date(iso)) });
   return ctx;
 }
 
@@ -68,7 +60,7 @@ async function claims() {
   return tdb.db('celebration_claims').orderBy(['kind', 'person_id']).select('person_id', 'kind', 'year', 'claimed_at', 'sent_at');
 }
 
-const recipientsOf = () => sink.messages.map((m) => [...m.envelope.to].sort().join(','));
+const recipientsOf = () => mail.sink.messages.map((m) => [...m.envelope.to].sort().join(','));
 
 describe('send-celebrations', () => {
   it("celebrates birthdays on today's date in APP_TIMEZONE while it is still yesterday in UTC, only for people with an email", async () => {
@@ -90,7 +82,7 @@ describe('send-celebrations', () => {
       skipped: 0,
     });
     expect(recipientsOf()).toEqual(['ada@example.org']);
-    const [message] = sink.messages;
+    const [message] = mail.sink.messages;
     expect(message?.subject).toBe('Happy birthday, Ada!');
     expect(message?.text).toContain('Dear Ada,');
     expect(message?.html).toContain('Dear Ada,');
@@ -111,7 +103,7 @@ describe('send-celebrations', () => {
     const off = await sendCelebrations(contextAt(SYDNEY_22_NOV), { trigger: 'scheduler' });
 
     for (const summary of [unset, off]) expect(summary).toMatchObject({ outcome: 'skipped', birthdays: 0, anniversaries: 0 });
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
     expect(await claims()).toEqual([]);
     expect(await tdb.db('job_runs').orderBy('id').pluck('outcome')).toEqual(['skipped', 'skipped']);
   });
@@ -122,12 +114,12 @@ describe('send-celebrations', () => {
 
     const birthdaysOnly = await sendCelebrations(contextAt(SYDNEY_22_NOV), { trigger: 'cli' });
     expect(birthdaysOnly).toMatchObject({ outcome: 'ok', birthdays: 1, anniversaries: 0 });
-    expect(sink.messages.map((m) => m.subject)).toEqual(['Happy birthday, Ada!']);
+    expect(mail.sink.messages.map((m) => m.subject)).toEqual(['Happy birthday, Ada!']);
 
     await enable({ birthdays: false, anniversaries: true });
     const anniversariesOnly = await sendCelebrations(contextAt(SYDNEY_22_NOV), { trigger: 'cli' });
     expect(anniversariesOnly).toMatchObject({ outcome: 'ok', birthdays: 0, anniversaries: 1 });
-    expect(sink.messages.map((m) => m.subject)).toEqual(['Happy birthday, Ada!', 'Happy 11th wedding anniversary, Ada!']);
+    expect(mail.sink.messages.map((m) => m.subject)).toEqual(['Happy birthday, Ada!', 'Happy 11th wedding anniversary, Ada!']);
   });
 
   it('celebrates a 29 February birthday on 28 February in a year without one, not on 1 March, and on 29 February in a leap year once', async () => {
@@ -150,17 +142,17 @@ describe('send-celebrations', () => {
 
     // Even with this year's claim gone, 1 March is not the leapling's day.
     await tdb.db('celebration_claims').where({ person_id: leapling }).delete();
-    sink.clear();
+    mail.sink.clear();
     const march1 = await sendCelebrations(at('2027-03-01'), { trigger: 'cli' });
     expect(march1).toMatchObject({ outcome: 'ok', birthdays: 1 });
     expect(recipientsOf()).toEqual(['march@example.org']);
 
-    sink.clear();
+    mail.sink.clear();
     const leapFeb28 = await sendCelebrations(at('2028-02-28'), { trigger: 'cli' });
     expect(recipientsOf()).toEqual(['feb28@example.org']);
     expect(leapFeb28.birthdays).toBe(1);
 
-    sink.clear();
+    mail.sink.clear();
     const leapDay = await sendCelebrations(at('2028-02-29'), { trigger: 'cli' });
     const leapDayAgain = await sendCelebrations(at('2028-02-29'), { trigger: 'cli' });
     expect(leapDay).toMatchObject({ birthdays: 1, skipped: 0 });
@@ -183,18 +175,18 @@ describe('send-celebrations', () => {
 
     expect(summary).toMatchObject({ outcome: 'ok', anniversaries: 2, birthdays: 0, failed: 0 });
     expect(recipientsOf().sort()).toEqual(['kim@example.org', 'lan@example.org,tom@example.org']);
-    const couple = sink.messages.find((m) => m.envelope.to.length === 2);
+    const couple = mail.sink.messages.find((m) => m.envelope.to.length === 2);
     const [first, second] = tom < lan ? ['Tom', 'Lan'] : ['Lan', 'Tom'];
     expect(couple?.subject).toBe(`Happy 30th wedding anniversary, ${first} and ${second}!`);
     expect(couple?.text).toContain('30 years of marriage');
-    const single = sink.messages.find((m) => m.envelope.to.length === 1);
+    const single = mail.sink.messages.find((m) => m.envelope.to.length === 1);
     expect(single?.text).toMatch(/Dear (Kim and Lee|Lee and Kim),/);
     expect(single?.text).toContain('1 year of marriage');
     expect((await claims()).map((c) => c.person_id).sort()).toEqual([tom < lan ? tom : lan, kim < lee ? kim : lee].sort());
 
     const again = await sendCelebrations(contextAt(SYDNEY_22_NOV), { trigger: 'cli' });
     expect(again).toMatchObject({ outcome: 'ok', anniversaries: 0, skipped: 2 });
-    expect(sink.messages).toHaveLength(2);
+    expect(mail.sink.messages).toHaveLength(2);
   });
 
   it('a second run on the same day sends nothing and counts everything as skipped', async () => {
@@ -207,7 +199,7 @@ describe('send-celebrations', () => {
 
     expect(first).toMatchObject({ outcome: 'ok', birthdays: 2, anniversaries: 1, skipped: 0 });
     expect(second).toMatchObject({ outcome: 'ok', birthdays: 0, anniversaries: 0, skipped: 3 });
-    expect(sink.messages).toHaveLength(3);
+    expect(mail.sink.messages).toHaveLength(3);
   });
 
   it('two overlapping runs send each celebration exactly once', async () => {
@@ -239,8 +231,8 @@ describe('send-celebrations', () => {
     expect(a.anniversaries + b.anniversaries).toBe(10);
     expect(a.skipped + b.skipped).toBe(80);
     expect(a.failed + b.failed).toBe(0);
-    expect(sink.messages).toHaveLength(80);
-    const distinct = new Set(sink.messages.map((m) => `${m.subject}|${m.envelope.to.join()}`));
+    expect(mail.sink.messages).toHaveLength(80);
+    const distinct = new Set(mail.sink.messages.map((m) => `${m.subject}|${m.envelope.to.join()}`));
     expect(distinct.size).toBe(80);
     expect(await tdb.db('celebration_claims').whereNull('sent_at').count({ n: '*' }).first()).toEqual({ n: 0 });
   });
@@ -281,7 +273,7 @@ describe('send-celebrations', () => {
       async send(message: MailMessage) {
         // Meanwhile an overlapping run found our claims stale and took over the ones not yet sent.
         if (++sends === 1) await tdb.db('celebration_claims').whereNull('sent_at').update({ claimed_at: otherRunsClaim });
-        return mailer.send(message);
+        return mail.mailer.send(message);
       },
     };
     const ctx = createTestContext({ db: tdb.db, mailer: takenOverAfterFirstSend, clock: slowClock });
@@ -290,7 +282,7 @@ describe('send-celebrations', () => {
 
     // The first chunk (15) was ours to send; the renewal before the next found the other 5 taken over.
     expect(summary).toMatchObject({ outcome: 'ok', birthdays: 15, skipped: 5, failed: 0 });
-    expect(sink.messages).toHaveLength(15);
+    expect(mail.sink.messages).toHaveLength(15);
     const rows = await claims();
     expect(rows.filter((c) => c.sent_at === null).map((c) => c.claimed_at)).toEqual(Array.from({ length: 5 }, () => otherRunsClaim));
   });
@@ -300,7 +292,7 @@ describe('send-celebrations', () => {
     for (let i = 0; i < 35; i++) await person(`Slow${String(i).padStart(2, '0')}`, { email: `slow${i}@example.org`, birth_date: '1990-11-22' });
     let tick = new Date(SYDNEY_22_NOV).getTime();
     const slowClock: Clock = { now: () => new Date((tick += 6 * 60_000)) };
-    const ctx = createTestContext({ db: tdb.db, mailer, clock: slowClock });
+    const ctx = createTestContext({ db: tdb.db, mailer: mail.mailer, clock: slowClock });
 
     const summary = await sendCelebrations(ctx, { trigger: 'cli' });
 
@@ -324,7 +316,7 @@ describe('send-celebrations', () => {
       async send(message: MailMessage) {
         const confirmed = new Set(await tdb.db('celebration_claims').whereNotNull('sent_at').pluck('person_id'));
         mostUnrecorded = Math.max(mostUnrecorded, [...accepted].filter((id) => !confirmed.has(id)).length);
-        const result = await mailer.send(message);
+        const result = await mail.mailer.send(message);
         accepted.add(String(message.idempotencyKey?.split(':').at(-1)));
         await new Promise<void>((resolve) => {
           released.push(resolve);
@@ -348,7 +340,7 @@ describe('send-celebrations', () => {
     } finally {
       tdb.db.off('query', countConfirmations);
     }
-    expect(sink.messages).toHaveLength(15);
+    expect(mail.sink.messages).toHaveLength(15);
     expect(await tdb.db('celebration_claims').whereNull('sent_at')).toEqual([]);
     // Each three answered together: the first is confirmed at once, the other two together in the next statement.
     expect(confirmations).toBe(10);
@@ -375,7 +367,7 @@ describe('send-celebrations', () => {
     expect(await tdb.db('job_runs').where({ id: first.runId }).first()).toMatchObject({ outcome: 'partial' });
 
     refused.clear();
-    sink.clear();
+    mail.sink.clear();
     const retry = await sendCelebrations(contextAt('2026-11-21T20:00:00Z'), { trigger: 'scheduler' });
     expect(retry).toMatchObject({ outcome: 'ok', birthdays: 1, failed: 0, skipped: 2 });
     expect(recipientsOf()).toEqual(['bounced@example.org']);
@@ -404,13 +396,13 @@ describe('send-celebrations', () => {
     const summary = await sendCelebrations(contextAt(SYDNEY_22_NOV), { trigger: 'cli' });
 
     expect(summary).toMatchObject({ outcome: 'ok', birthdays: 1, failed: 0 });
-    expect(sink.unanswered).toHaveLength(1);
+    expect(mail.sink.unanswered).toHaveLength(1);
     expect(await claims()).toEqual([expect.objectContaining({ person_id: ada, sent_at: new Date(SYDNEY_22_NOV) })]);
 
     droppedAfterData.clear();
     const again = await sendCelebrations(contextAt(SYDNEY_22_NOV), { trigger: 'cli' });
     expect(again).toMatchObject({ birthdays: 0, skipped: 1 });
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
   });
 
   it('a dry run lists whom it would email and why, and claims, sends and records nothing', async () => {
@@ -437,7 +429,7 @@ describe('send-celebrations', () => {
       'email Ada Member ada@example.org (birthday)',
       `email ${first} Member and ${second} Member ${first.toLowerCase()}@example.org, ${second.toLowerCase()}@example.org (30th wedding anniversary)`,
     ]);
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
     expect(await claims()).toHaveLength(1);
     expect(await tdb.db('job_runs').count({ n: '*' }).first()).toEqual({ n: 0 });
   });

@@ -2,16 +2,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FixedClock, type Clock } from '../../src/clock.js';
 import type { Db } from '../../src/db/connect.js';
 import { sendEventReminders } from '../../src/jobs/send-reminders.js';
-import { silentLogger } from '../../src/logger.js';
-import { createMailer } from '../../src/mail/create.js';
 import type { Mailer, MailMessage } from '../../src/mail/types.js';
 import { verifyRegistrationToken } from '../../src/payments/links.js';
 import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { testConfig } from '../support/env.js';
 import { insertCheckoutSession, insertEvent, insertRegistration } from '../support/factories.js';
-import { startSmtpSink, type SinkMessage, type SmtpSink } from '../support/smtp-sink.js';
+import type { SinkMessage } from '../support/smtp-sink.js';
+import { useSinkAndMailer } from '../support/mail-fixture.js';
 
 const NOW = new Date('2026-11-22T00:00:00Z');
 // 19:00 on Saturday 5 December in Sydney (AEDT, UTC+11).
@@ -20,33 +18,28 @@ const SYDNEY_START = 'Saturday, 5 December 2026 at 7:00 pm';
 const PSP = { PSP_SECRET_KEY: 'sk_test_reminders', PSP_WEBHOOK_SECRET: 'whsec_reminders' };
 
 let tdb: TestDatabase;
-let sink: SmtpSink;
-let mailer: Mailer;
 let rejectRecipient: (address: string) => boolean = () => false;
 let dropAfterDataTo: (address: string) => boolean = () => false;
 
+const mail = useSinkAndMailer({
+  rejectRecipient: (address) => rejectRecipient(address),
+  dropAfterData: (message) => message.envelope.to.some((address) => dropAfterDataTo(address)),
+});
+
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  sink = await startSmtpSink({
-    rejectRecipient: (address) => rejectRecipient(address),
-    dropAfterData: (message) => message.envelope.to.some((address) => dropAfterDataTo(address)),
-  });
-  mailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 2_000 });
 });
 afterAll(async () => {
-  await mailer.close();
-  await sink.close();
   await tdb.drop();
 });
 beforeEach(async () => {
-  sink.clear();
   rejectRecipient = () => false;
   dropAfterDataTo = () => false;
   await tdb.db.raw('TRUNCATE registrations, checkout_sessions, events, job_runs, error_logs, app_settings CASCADE');
 });
 
-function context(env: Record<string, string | undefined> = {}, clock: Clock = new FixedClock(NOW), via: Mailer = mailer) {
-  return createTestContext({ db: tdb.db, mailer: via, clock, env: { ...sink.configEnv(), APP_TIMEZONE: 'Australia/Sydney', ...env } });
+function context(env: Record<string, string | undefined> = {}, clock: Clock = new FixedClock(NOW), via: Mailer = mail.mailer) {
+  return createTestContext({ db: tdb.db, mailer: via, clock, env: { ...mail.sink.configEnv(), APP_TIMEZONE: 'Australia/Sydney', ...env } });
 }
 
 function dueEvent(overrides: Record<string, unknown> = {}) {
@@ -71,7 +64,7 @@ async function eventRow(db: Db, id: string) {
 }
 
 const recipients = (messages: SinkMessage[]) => messages.flatMap((m) => m.envelope.to).sort();
-const messageTo = (address: string) => sink.messages.find((m) => m.envelope.to.includes(address));
+const messageTo = (address: string) => mail.sink.messages.find((m) => m.envelope.to.includes(address));
 
 describe('send-reminders', () => {
   it('a due reminder reaches every registration that is not CANCELLED, with date and time in APP_TIMEZONE, the place and an .ics file', async () => {
@@ -83,7 +76,7 @@ describe('send-reminders', () => {
     const summary = await sendEventReminders(context(), { trigger: 'cli' });
 
     expect(summary).toMatchObject({ job: 'send-reminders', outcome: 'ok', dryRun: false, events: 1, sent: 2, failed: 0, skipped: 0, paymentReminders: 0 });
-    expect(recipients(sink.messages)).toEqual(['ann@example.org', 'bob@example.org']);
+    expect(recipients(mail.sink.messages)).toEqual(['ann@example.org', 'bob@example.org']);
     const ann = messageTo('ann@example.org');
     expect(ann?.subject).toBe('Reminder: Family Camp');
     expect(ann?.text).toContain(`When: ${SYDNEY_START}`);
@@ -120,7 +113,7 @@ describe('send-reminders', () => {
     const summary = await sendEventReminders(context(), { trigger: 'cli' });
 
     expect(summary).toMatchObject({ outcome: 'ok', events: 0, sent: 0, failed: 0, skipped: 0 });
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
     const rows = await tdb.db('events').select('id', 'reminder_claimed_at', 'reminder_sent_at');
     for (const row of rows) {
       expect(row.reminder_claimed_at).toBeNull();
@@ -189,8 +182,8 @@ describe('send-reminders', () => {
     const summary = await sendEventReminders(context(PSP), { trigger: 'cli' });
 
     expect(summary).toMatchObject({ sent: 1, paymentReminders: 0 });
-    expect(sink.messages[0]?.subject).toBe('Reminder: Family Camp');
-    expect(sink.messages[0]?.text).not.toContain('/pay?token=');
+    expect(mail.sink.messages[0]?.subject).toBe('Reminder: Family Camp');
+    expect(mail.sink.messages[0]?.text).not.toContain('/pay?token=');
   });
 
   it('a PENDING registration with nothing owing gets the plain reminder', async () => {
@@ -200,8 +193,8 @@ describe('send-reminders', () => {
     const summary = await sendEventReminders(context(PSP), { trigger: 'cli' });
 
     expect(summary).toMatchObject({ sent: 1, paymentReminders: 0 });
-    expect(sink.messages[0]?.subject).toBe('Reminder: Family Camp');
-    expect(sink.messages[0]?.attachments[0]?.filename).toBe('event.ics');
+    expect(mail.sink.messages[0]?.subject).toBe('Reminder: Family Camp');
+    expect(mail.sink.messages[0]?.attachments[0]?.filename).toBe('event.ics');
   });
 
   it('rule 2: when some sends fail the event is marked sent, the run is partial, and the failed recipient is not retried', async () => {
@@ -212,7 +205,7 @@ describe('send-reminders', () => {
     const summary = await sendEventReminders(context(), { trigger: 'cli' });
 
     expect(summary).toMatchObject({ outcome: 'partial', events: 1, sent: 2, failed: 1 });
-    expect(recipients(sink.messages)).toEqual(['one@example.org', 'two@example.org']);
+    expect(recipients(mail.sink.messages)).toEqual(['one@example.org', 'two@example.org']);
     expect((await eventRow(tdb.db, event.id))?.reminder_sent_at).toEqual(NOW);
     expect(await tdb.db('job_runs').where({ id: summary.runId }).first()).toMatchObject({ outcome: 'partial' });
     const errors = await tdb.db('error_logs').select('source', 'message', 'context');
@@ -223,7 +216,7 @@ describe('send-reminders', () => {
     rejectRecipient = () => false;
     const again = await sendEventReminders(context(), { trigger: 'cli' });
     expect(again).toMatchObject({ outcome: 'ok', events: 0, sent: 0 });
-    expect(sink.messages).toHaveLength(2);
+    expect(mail.sink.messages).toHaveLength(2);
   });
 
   it('rule 2: when every send fails the claim is released, the run failed, and a later run sends to everyone', async () => {
@@ -241,7 +234,7 @@ describe('send-reminders', () => {
     const later = new FixedClock(new Date(NOW.getTime() + 30 * 60_000));
     const retry = await sendEventReminders(context({}, later), { trigger: 'scheduler' });
     expect(retry).toMatchObject({ outcome: 'ok', events: 1, sent: 2, failed: 0 });
-    expect(recipients(sink.messages)).toEqual(['first@example.org', 'second@example.org']);
+    expect(recipients(mail.sink.messages)).toEqual(['first@example.org', 'second@example.org']);
     expect((await eventRow(tdb.db, event.id))?.reminder_sent_at).toEqual(later.now());
   });
 
@@ -254,7 +247,7 @@ describe('send-reminders', () => {
     const summary = await sendEventReminders(context(), { trigger: 'cli' });
 
     expect(summary).toMatchObject({ outcome: 'ok', sent: 2, failed: 0 });
-    expect(sink.unanswered.map((m) => m.envelope.to[0])).toEqual(['maybe@example.org']);
+    expect(mail.sink.unanswered.map((m) => m.envelope.to[0])).toEqual(['maybe@example.org']);
     expect((await eventRow(tdb.db, event.id))?.reminder_sent_at).toEqual(NOW);
   });
 
@@ -265,7 +258,7 @@ describe('send-reminders', () => {
     const summary = await sendEventReminders(context(), { trigger: 'cli' });
 
     expect(summary).toMatchObject({ outcome: 'ok', events: 1, sent: 0, failed: 0 });
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
     expect((await eventRow(tdb.db, event.id))?.reminder_sent_at).toEqual(NOW);
   });
 
@@ -281,7 +274,7 @@ describe('send-reminders', () => {
 
     expect(a.sent + b.sent).toBe(7);
     expect(a.events + b.events).toBe(1);
-    expect(recipients(sink.messages)).toEqual([...addresses].sort());
+    expect(recipients(mail.sink.messages)).toEqual([...addresses].sort());
     expect((await eventRow(tdb.db, event.id))?.reminder_sent_at).toEqual(NOW);
   });
 
@@ -293,7 +286,7 @@ describe('send-reminders', () => {
     const summary = await sendEventReminders(context(), { trigger: 'cli' });
 
     expect(summary).toMatchObject({ outcome: 'ok', events: 1, sent: 1, skipped: 0 });
-    expect(recipients(sink.messages)).toEqual(['late@example.org']);
+    expect(recipients(mail.sink.messages)).toEqual(['late@example.org']);
     expect(await eventRow(tdb.db, event.id)).toEqual({ reminder_claimed_at: NOW, reminder_sent_at: NOW });
   });
 
@@ -305,7 +298,7 @@ describe('send-reminders', () => {
     const summary = await sendEventReminders(context(), { trigger: 'cli' });
 
     expect(summary).toMatchObject({ outcome: 'ok', events: 0, sent: 0, skipped: 1 });
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
     expect(await eventRow(tdb.db, event.id)).toEqual({ reminder_claimed_at: new Date(NOW.getTime() - 60_000), reminder_sent_at: null });
   });
 
@@ -322,7 +315,7 @@ describe('send-reminders', () => {
       close: async () => undefined,
       async send(message: MailMessage) {
         if (++sends === 1) await tdb.db('events').where({ id: event.id }).update({ reminder_claimed_at: otherRunsClaim });
-        return mailer.send(message);
+        return mail.mailer.send(message);
       },
     };
 
@@ -330,7 +323,7 @@ describe('send-reminders', () => {
 
     // The first chunk (30) went out under a renewed claim; the next renewal found the claim gone and stopped.
     expect(summary).toMatchObject({ outcome: 'ok', events: 1, sent: 30, failed: 0 });
-    expect(sink.messages).toHaveLength(30);
+    expect(mail.sink.messages).toHaveLength(30);
     // The other run's claim is left alone, for it to finish and mark sent.
     expect(await eventRow(tdb.db, event.id)).toEqual({ reminder_claimed_at: otherRunsClaim, reminder_sent_at: null });
   });
@@ -366,7 +359,7 @@ describe('send-reminders', () => {
       'email Dee Plain dee@example.org (reminder for "Harvest Dinner")',
       'email Eve Owing eve@example.org (payment reminder for "Harvest Dinner")',
     ]);
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
     expect(await eventRow(tdb.db, event.id)).toEqual({ reminder_claimed_at: null, reminder_sent_at: null });
     expect(await tdb.db('job_runs').count({ n: '*' }).first()).toEqual({ n: 0 });
   });
@@ -399,7 +392,7 @@ describe('send-reminders', () => {
 
     const real = await sendEventReminders(context(), { trigger: 'cli' });
     expect(real).toMatchObject({ outcome: 'ok', sent: total, failed: 0 });
-    expect(new Set(recipients(sink.messages)).size).toBe(total);
-    expect(sink.messages).toHaveLength(total);
+    expect(new Set(recipients(mail.sink.messages)).size).toBe(total);
+    expect(mail.sink.messages).toHaveLength(total);
   }, 120_000);
 });
