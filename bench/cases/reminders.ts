@@ -133,7 +133,7 @@ export async function reminders(env: BenchEnv): Promise<CaseReport> {
           scale: env.scale,
           ours: samples.ours.map((r) => r.ms),
           reference: samples.reference.map((r) => r.ms),
-          targetRatio: 1.3,
+          targetRatio: 1.5,
           peakRssMb: maxOf(samples.ours.map((r) => r.rssMb)),
         }),
       ],
