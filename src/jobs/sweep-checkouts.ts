@@ -42,8 +42,9 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
         ],
       };
     }
-    const expired = await expireOverdueCheckouts(ctx.db, now);
-    const scrubbed = await scrubExpiredPayloads(ctx.db, now, scrubBefore);
+    const overdue = await expireOverdueCheckouts(ctx.db, now, scrubBefore);
+    const expired = overdue.expired;
+    const scrubbed = overdue.scrubbed + (await scrubExpiredPayloads(ctx.db, now, scrubBefore));
     options.onProgress?.({ expired, scrubbed });
     const holds = await settleUnpaidHolds(ctx, now);
     return { job: 'sweep-checkouts', outcome: 'ok', dryRun: false, expired, scrubbed, ...holds };
@@ -56,9 +57,26 @@ const overdueCheckouts = (db: Knex, now: Date) =>
 const keptPastWindow = (db: Knex, scrubBefore: Date) =>
   db('checkout_sessions').where('status', 'EXPIRED').whereNull('scrubbed_at').andWhere('expires_at', '<=', scrubBefore).orderBy('expires_at');
 
-/** OPEN past expiry → EXPIRED, payload kept: the provider may still confirm a payment made just before expiry. */
-export async function expireOverdueCheckouts(db: Knex, now: Date): Promise<number> {
-  return db('checkout_sessions').where('status', 'OPEN').andWhere('expires_at', '<=', now).update({ status: 'EXPIRED', updated_at: now });
+/**
+ * OPEN past expiry → EXPIRED, payload kept: the provider may still confirm a
+ * payment made just before expiry. A row that expired before `scrubBefore`
+ * (a sweep that did not run for days) is past that window already, so it is
+ * scrubbed in the same pass instead of being written twice.
+ */
+export async function expireOverdueCheckouts(db: Knex, now: Date, scrubBefore: Date): Promise<{ expired: number; scrubbed: number }> {
+  const result = await db.raw<{ rows: Array<{ expired: number; scrubbed: number }> }>(
+    `WITH expired AS (
+       UPDATE checkout_sessions
+          SET status = 'EXPIRED', updated_at = :now,
+              payload_enc = CASE WHEN expires_at <= :scrubBefore THEN NULL ELSE payload_enc END,
+              scrubbed_at = CASE WHEN expires_at <= :scrubBefore THEN :now ELSE scrubbed_at END
+        WHERE status = 'OPEN' AND expires_at <= :now
+        RETURNING expires_at <= :scrubBefore AS scrubbed
+     )
+     SELECT count(*)::int AS expired, (count(*) FILTER (WHERE scrubbed))::int AS scrubbed FROM expired`,
+    { now, scrubBefore },
+  );
+  return result.rows[0] ?? { expired: 0, scrubbed: 0 };
 }
 
 /** EXPIRED and kept since before `scrubBefore` → payload scrubbed: a completion after this ends UNFULFILLED with an alert. */

@@ -49,4 +49,21 @@ describe('sweep-checkouts', () => {
     expect(runs[1]).toMatchObject({ trigger: 'http', outcome: 'ok' });
     expect(runs[1].finished_at).not.toBeNull();
   });
+  it('after days without a sweep, a session that expired before the redelivery window is expired and scrubbed in one pass; a recent one keeps its payload', async () => {
+    const clock = new FixedClock(new Date('2026-11-22T01:00:00Z'));
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const event = await insertEvent(tdb.db);
+    const longAgo = await insertCheckoutSession(tdb.db, ctx.cipher, event.id, { expires_at: new Date('2026-11-18T01:00:00Z') });
+    const recent = await insertCheckoutSession(tdb.db, ctx.cipher, event.id, { expires_at: new Date('2026-11-21T12:00:00Z') });
+    expect(await sweepExpiredCheckouts(ctx, { trigger: 'cli' })).toMatchObject({ expired: 2, scrubbed: 1 });
+
+    const rows = new Map((await tdb.db('checkout_sessions').whereIn('id', [longAgo.id, recent.id])).map((r) => [r.id, r]));
+    expect(rows.get(longAgo.id)).toMatchObject({ status: 'EXPIRED', payload_enc: null, scrubbed_at: clock.now() });
+    expect(rows.get(recent.id)).toMatchObject({ status: 'EXPIRED', scrubbed_at: null });
+    expect(rows.get(recent.id)?.payload_enc).not.toBeNull();
+    // Both rows were last written by the same statement (the same transaction id): the old one was not written twice.
+    const writtenBy = await tdb.db('checkout_sessions').whereIn('id', [longAgo.id, recent.id]).select(tdb.db.raw('xmin::text AS xid'));
+    expect(new Set(writtenBy.map((row) => row.xid)).size).toBe(1);
+    expect(await sweepExpiredCheckouts(ctx, { trigger: 'cli' })).toMatchObject({ expired: 0, scrubbed: 0 });
+  });
 });
