@@ -19,7 +19,7 @@ export interface ScaledMeasurement {
  * `rows` checkout sessions over two years for 20 events, inserted in time
  * order as checkouts are; every 10th row OPEN
  * and past its expiry (with a staged payload to scrub), every 100th (+1) OPEN
- * and still live, every 10th (+2) EXPIRED, the rest COMPLETED.
+ * and still live, every 10th (+2) EXPIRED and already scrubbed, the rest COMPLETED.
  */
 async function buildTemplate(env: BenchEnv, name: string, rows: number): Promise<number> {
   await env.database.create(name, MIGRATED);
@@ -33,7 +33,7 @@ async function buildTemplate(env: BenchEnv, name: string, rows: number): Promise
     );
     await db.raw(
       `INSERT INTO checkout_sessions (id, event_id, status, expires_at, payload_enc, net_minor, surcharge_minor,
-         provider_session_id, provider_url, payment_intent_id, completed_at, created_at, updated_at)
+         provider_session_id, provider_url, payment_intent_id, completed_at, scrubbed_at, created_at, updated_at)
        SELECT md5('checkout' || i)::uuid,
               md5('event' || (1 + i % ${EVENTS}))::uuid,
               CASE WHEN i % 10 = 0 OR i % 100 = 1 THEN 'OPEN' WHEN i % 10 = 2 THEN 'EXPIRED' ELSE 'COMPLETED' END,
@@ -44,6 +44,8 @@ async function buildTemplate(env: BenchEnv, name: string, rows: number): Promise
               'https://checkout.example/c/pay/cs_test_' || md5('session' || i),
               CASE WHEN i % 10 NOT IN (0, 2) AND i % 100 <> 1 THEN 'pi_' || substr(md5('intent' || i), 1, 24) END,
               CASE WHEN i % 10 NOT IN (0, 2) AND i % 100 <> 1 THEN created + interval '3 minutes' END,
+              -- EXPIRED rows without a payload were scrubbed by earlier sweeps, as the product leaves them.
+              CASE WHEN i % 10 = 2 THEN created + interval '31 minutes' + interval '72 hours' END,
               created, created
        FROM (
          SELECT i, CASE WHEN i % 100 = 1 THEN now() - interval '5 minutes'
