@@ -1,27 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixedClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
-import { createTestContext } from '../support/context.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { insertEvent, insertUser } from '../support/factories.js';
-import { startTestServer, type TestServer } from '../support/http.js';
-import { PAYMENTS_ENV, completedSession, postWebhook, queuedMessages, signedDelivery, stageNewRegistrationCheckout } from '../support/webhook-events.js';
+import type { TestDatabase } from '../support/db.js';
+import { insertEvent } from '../support/factories.js';
+import type { TestServer } from '../support/http.js';
+import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
+import { completedSession, postWebhook, queuedMessages, signedDelivery, stageNewRegistrationCheckout } from '../support/webhook-events.js';
 import { providerId } from '../support/provider-fixtures.js';
 
 let tdb: TestDatabase;
 let ctx: AppContext;
 let server: TestServer;
+let harness: PaymentsHarness;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  ctx = createTestContext({ db: tdb.db, env: PAYMENTS_ENV, clock: new FixedClock(new Date('2026-11-22T00:00:00Z')) });
-  await insertUser(tdb.db, ctx.cipher, { email: 'treasurer@example.org', role: 'ADMIN' });
-  server = await startTestServer(ctx);
+  harness = await startPaymentsHarness({ now: new Date('2026-11-22T00:00:00Z') });
+  ({ tdb, ctx, server } = harness);
 });
-afterAll(async () => {
-  await server.close();
-  await tdb.drop();
-});
+afterAll(() => harness.close());
 
 describe('webhook under concurrent deliveries (real PostgreSQL)', () => {
   it('20 parallel deliveries of one completion under distinct event ids create exactly one registration and one receipt', async () => {

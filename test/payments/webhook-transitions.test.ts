@@ -4,9 +4,10 @@ import type { AppContext } from '../../src/context.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { DELAYED_PAYMENT_EXTENSION_MS } from '../../src/payments/staging.js';
 import { createTestContext } from '../support/context.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { insertEvent, insertRegistration, insertUser } from '../support/factories.js';
-import { startTestServer, type TestServer } from '../support/http.js';
+import type { TestDatabase } from '../support/db.js';
+import { insertEvent, insertRegistration } from '../support/factories.js';
+import type { TestServer } from '../support/http.js';
+import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { providerId } from '../support/provider-fixtures.js';
 import {
   PAYMENTS_ENV,
@@ -26,17 +27,13 @@ const NOW = new Date('2026-11-22T00:00:00Z');
 let tdb: TestDatabase;
 let ctx: AppContext & { clock: FixedClock };
 let server: TestServer;
+let harness: PaymentsHarness;
 
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  ctx = createTestContext({ db: tdb.db, env: PAYMENTS_ENV, clock: new FixedClock(NOW) }) as AppContext & { clock: FixedClock };
-  await insertUser(tdb.db, ctx.cipher, { email: 'treasurer@example.org', role: 'ADMIN' });
-  server = await startTestServer(ctx);
+  harness = await startPaymentsHarness({ now: NOW });
+  ({ tdb, ctx, server } = harness);
 });
-afterAll(async () => {
-  await server.close();
-  await tdb.drop();
-});
+afterAll(() => harness.close());
 
 const deliver = (type: string, object: Record<string, unknown>) => postWebhook(server.url, signedDelivery(type, object));
 const staging = (id: string) => tdb.db('checkout_sessions').where({ id }).first();
