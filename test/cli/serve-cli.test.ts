@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, runCli } from '../support/cli.js';
+import { BIN, fakedClockEnv, runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testEnv } from '../support/env.js';
 import { zoneWhereItIsMidday } from '../support/zones.js';
@@ -31,6 +31,7 @@ interface Served {
 function serve(env: Record<string, string | undefined>): Promise<Served> {
   const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-serve-'));
   const fullEnv: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root' };
+  Object.assign(fullEnv, fakedClockEnv());
   for (const [key, value] of Object.entries(env)) if (value !== undefined) fullEnv[key] = value;
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], { cwd, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';

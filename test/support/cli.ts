@@ -37,13 +37,24 @@ export interface RunningCli {
   result: Promise<CliResult>;
 }
 
+/** libfaketime's variables when set, so a subprocess keeps the suite's faked clock (`faketime -f +400d npm test`). */
+export function fakedClockEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of ['LD_PRELOAD', 'FAKETIME', 'FAKETIME_DONT_RESET']) {
+    const value = process.env[key];
+    if (value) env[key] = value;
+  }
+  return env;
+}
+
 /**
  * Starts the built `eventops` command in a subprocess with exactly the given
- * environment (plus PATH), no stdin and no TTY, as cron would; the child is
+ * environment (plus PATH, and a faked clock's variables), no stdin and no TTY, as cron would; the child is
  * exposed so a test can kill it mid-run.
  */
 export function startCli(args: string[], options: CliOptions = {}): RunningCli {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root' };
+  Object.assign(env, fakedClockEnv());
   for (const [key, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[key] = value;
   const cwd = options.cwd ?? fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-cli-'));
   const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
