@@ -182,7 +182,11 @@ export async function webhookThroughput(env: BenchEnv): Promise<CaseReport> {
   });
   const referenceServer = startNode([reference('webhook-server')], {
     ...base,
-    env: { ...env.appEnv(referenceUrl), BENCH_PORT: String(referencePort) },
+    env: {
+      ...env.appEnv(referenceUrl),
+      BENCH_PORT: String(referencePort),
+      BENCH_WEBHOOK_REFERENCE_ROUND_TRIPS: process.env.BENCH_WEBHOOK_REFERENCE_ROUND_TRIPS ?? '1',
+    },
     logFile: path.join(env.tmpDir, 'reference-server.log'),
   });
   let oursRun = 0;
