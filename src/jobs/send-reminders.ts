@@ -218,19 +218,15 @@ async function sendForEvent(
 
   // Each chunk's records are written while the next chunk is sent, one statement at a time.
   let recording: Promise<void> = Promise.resolve();
-  let firstChunk = true;
-  pages: for await (const page of recipientPages(ctx, event.id)) {
-    for (let start = 0; start < page.length; start += SEND_CHUNK) {
-      // Renewing before every chunk keeps the claim fresh for a large event or a slow mail
-      // server, and stops the sends (by throwing) once the database is gone: sends that
-      // could not be recorded would all be repeated when the claim goes stale.
-      if (!firstChunk && !(await renewClaim(ctx, event.id, claim))) {
-        result.claimLost = true;
-        ctx.logger.warn({ eventId: event.id }, 'another run took over this reminder; stopping');
-        break pages;
-      }
-      firstChunk = false;
-      await sendChunk(page.slice(start, start + SEND_CHUNK));
+  let firstPage = true;
+  for await (const page of recipientPages(ctx, event.id)) {
+    const stop = await sendPage(page, firstPage);
+    firstPage = false;
+    if (stop.cause !== undefined) throw stop.cause;
+    if (stop.claimLost) {
+      result.claimLost = true;
+      ctx.logger.warn({ eventId: event.id }, 'another run took over this reminder; stopping');
+      break;
     }
   }
   await recording;
@@ -245,48 +241,97 @@ async function sendForEvent(
   ctx.logger.info({ eventId: event.id, ...result }, 'event reminders sent');
   return result;
 
-  async function sendChunk(batch: RecipientRow[]): Promise<void> {
-    result.recipients += batch.length;
-    const outcomes = await eachLimited(batch, SEND_WINDOW, async (row) => {
-      const payment = isPaymentReminder(row);
-      const message = composeMessage(ctx, event, row, materials, payment ? undefined : calendar);
+  /**
+   * Sends a page through one window of SEND_WINDOW messages. The claim is renewed before every chunk of
+   * SEND_CHUNK sends but the first of the event, which keeps it fresh for a large event or a slow mail
+   * server and stops the sends once the database is gone (sends that could not be recorded would all be
+   * repeated when the claim goes stale). A chunk's renewal starts when its first send is due, while the
+   * last sends of the chunk before are still on the wire, so the window never drains at a chunk boundary.
+   */
+  async function sendPage(page: RecipientRow[], firstPage: boolean): Promise<{ claimLost: boolean; cause?: unknown }> {
+    const stop: { claimLost: boolean; cause?: unknown } = { claimLost: false };
+    const renewals: Array<Promise<boolean>> = [];
+    const renewedFor = (chunk: number): Promise<boolean> => {
+      for (let k = renewals.length; k <= chunk; k++) {
+        const before = k === 0 ? Promise.resolve(true) : (renewals[k - 1] as Promise<boolean>);
+        renewals.push(
+          before.then(async (ours) => {
+            if (!ours) return false;
+            if (k === 0 && firstPage) return true;
+            try {
+              if (await renewClaim(ctx, event.id, claim)) return true;
+              stop.claimLost = true;
+            } catch (error) {
+              stop.cause ??= error;
+            }
+            return false;
+          }),
+        );
+      }
+      return renewals[chunk] as Promise<boolean>;
+    };
+    const chunks = Array.from({ length: Math.ceil(page.length / SEND_CHUNK) }, () => ({ left: SEND_CHUNK, sent: [] as SentReminder[] }));
+    const lastChunk = chunks[chunks.length - 1];
+    if (lastChunk) lastChunk.left = page.length - (chunks.length - 1) * SEND_CHUNK;
+
+    await eachLimited(page, SEND_WINDOW, async (row, index) => {
+      const chunk = chunks[Math.floor(index / SEND_CHUNK)] as (typeof chunks)[number];
       try {
-        await mailer.send(message);
-      } catch (error) {
-        if (error instanceof MailSendError && error.ambiguous) {
-          ctx.logger.warn({ eventId: event.id, registrationId: row.id, err: error.message }, 'reminder send ambiguous; counted as sent');
-          return payment;
-        }
-        throw error;
-      }
-      return payment;
-    });
-    const sentAt = ctx.clock.now();
-    const sent = outcomes.flatMap((outcome) =>
-      outcome.ok ? [{ registrationId: outcome.item.id, kind: outcome.value ? 'payment-reminder' : 'event-reminder', sentAt }] : [],
-    );
-    // What each registration was sent, for `registrations show`; informational, so a failure to record it stops nothing.
-    recording = recording.then(() =>
-      recordDirectEmails(ctx.db, sent).catch((error: unknown) =>
-        ctx.logger.warn({ eventId: event.id, err: errorMessage(error) }, 'could not record which registrations were reminded'),
-      ),
-    );
-    for (const outcome of outcomes) {
-      if (outcome.ok) {
+        if (!(await renewedFor(Math.floor(index / SEND_CHUNK)))) return;
+        result.recipients++;
+        const payment = await sendOne(row);
         result.sent++;
-        if (outcome.value) result.paymentReminders++;
-        continue;
+        if (payment) result.paymentReminders++;
+        chunk.sent.push({ registrationId: row.id, kind: payment ? 'payment-reminder' : 'event-reminder' });
+      } catch (error) {
+        countFailure(row, error);
+      } finally {
+        if (--chunk.left === 0) chunkDone(chunk.sent);
       }
-      result.failed++;
-      ctx.logger.warn({ eventId: event.id, registrationId: outcome.item.id, err: errorMessage(outcome.error) }, 'reminder send failed');
-      const key = errorMessage(outcome.error);
-      const entry = failures.get(key) ?? { error: outcome.error, registrationIds: [], count: 0 };
-      entry.count++;
-      if (entry.registrationIds.length < 20) entry.registrationIds.push(outcome.item.id);
-      failures.set(key, entry);
+    });
+    return stop;
+  }
+
+  async function sendOne(row: RecipientRow): Promise<boolean> {
+    const payment = isPaymentReminder(row);
+    const message = composeMessage(ctx, event, row, materials, payment ? undefined : calendar);
+    try {
+      await mailer.send(message);
+    } catch (error) {
+      if (!(error instanceof MailSendError && error.ambiguous)) throw error;
+      ctx.logger.warn({ eventId: event.id, registrationId: row.id, err: error.message }, 'reminder send ambiguous; counted as sent');
+    }
+    return payment;
+  }
+
+  function countFailure(row: RecipientRow, error: unknown): void {
+    result.failed++;
+    ctx.logger.warn({ eventId: event.id, registrationId: row.id, err: errorMessage(error) }, 'reminder send failed');
+    const key = errorMessage(error);
+    const entry = failures.get(key) ?? { error, registrationIds: [], count: 0 };
+    entry.count++;
+    if (entry.registrationIds.length < 20) entry.registrationIds.push(row.id);
+    failures.set(key, entry);
+  }
+
+  function chunkDone(sent: SentReminder[]): void {
+    if (sent.length > 0) {
+      const sentAt = ctx.clock.now();
+      // What each registration was sent, for `registrations show`; informational, so a failure to record it stops nothing.
+      recording = recording.then(() =>
+        recordDirectEmails(
+          ctx.db,
+          sent.map((s) => ({ ...s, sentAt })),
+        ).catch((error: unknown) => ctx.logger.warn({ eventId: event.id, err: errorMessage(error) }, 'could not record which registrations were reminded')),
+      );
     }
     onProgress({ sent: result.sent, failed: result.failed });
   }
+}
+
+interface SentReminder {
+  registrationId: string;
+  kind: 'payment-reminder' | 'event-reminder';
 }
 
 /** Keyset pages by id, so memory stays flat however many registrations an event has. */

@@ -328,6 +328,47 @@ describe('send-reminders', () => {
     expect(await eventRow(tdb.db, event.id)).toEqual({ reminder_claimed_at: otherRunsClaim, reminder_sent_at: null });
   });
 
+  it("renews the claim for the next chunk while the chunk before still has sends on the wire, so the window never drains at a chunk boundary", async () => {
+    const event = await dueEvent();
+    for (let i = 0; i < 35; i++) await register(event.id, `window${i}@example.org`);
+    let releaseLastOfFirstChunk: () => void = () => undefined;
+    const lastOfFirstChunkHeld = new Promise<void>((resolve) => (releaseLastOfFirstChunk = resolve));
+    let sends = 0;
+    let inFlight = 0;
+    let inFlightAtRenewal: number | undefined;
+    const onQuery = (query: { sql: string }) => {
+      if (sends > 0 && inFlightAtRenewal === undefined && /^update "events" set "reminder_claimed_at"/.test(query.sql)) {
+        inFlightAtRenewal = inFlight;
+        releaseLastOfFirstChunk();
+      }
+    };
+    // The 30th send, the last of the first chunk, is answered only once the next chunk's renewal has started.
+    const holdsLastOfFirstChunk: Mailer = {
+      kind: 'smtp',
+      close: async () => undefined,
+      async send(message: MailMessage) {
+        const n = ++sends;
+        inFlight++;
+        try {
+          if (n === 30) await lastOfFirstChunkHeld;
+          return await mail.mailer.send(message);
+        } finally {
+          inFlight--;
+        }
+      },
+    };
+    tdb.db.on('query', onQuery);
+    try {
+      const summary = await sendEventReminders(context({}, new FixedClock(NOW), holdsLastOfFirstChunk), { trigger: 'cli' });
+      expect(summary).toMatchObject({ outcome: 'ok', sent: 35, failed: 0 });
+    } finally {
+      tdb.db.off('query', onQuery);
+    }
+    expect(inFlightAtRenewal).toBeGreaterThanOrEqual(1);
+    expect(mail.sink.messages).toHaveLength(35);
+    expect(await tdb.db('registration_emails').count({ n: '*' }).first()).toEqual({ n: 35 });
+  });
+
   it('each reminded registration has its one record for `registrations show` when the run ends, though each chunk is recorded while the next is sent', async () => {
     const event = await dueEvent();
     // Three chunks of sends (30, 30, 5); every fifth registration owes a payment.
