@@ -1,0 +1,300 @@
+import { createEvent } from 'ics';
+import type { AppContext } from '../context.js';
+import { recordDirectEmails } from '../db/registration-emails.js';
+import { errorMessage } from '../errors.js';
+import type { EmailBranding } from '../mail/render.js';
+import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
+import { recordError } from '../ops/error-log.js';
+import { cardPaymentPossible, paymentReference, payNowUrl, registrationUrl } from '../payments/links.js';
+import { eachLimited } from './each-limited.js';
+import { eventReminderEmail, paymentReminderEmail, type PaymentReminderData } from './templates/reminders.js';
+
+// The sending half of send-reminders: one claimed event's recipients, messages and records.
+
+const PAGE_SIZE = 500;
+/**
+ * Sends between claim renewals: 30 sends over the SMTP pool's 3 connections,
+ * each bounded by the 30 s SMTP timeout, take at most 5 minutes, well inside
+ * the stale threshold.
+ */
+const SEND_CHUNK = 30;
+/**
+ * Messages handed to the mailer at once: twice the SMTP pool's 3 connections,
+ * so each connection finds the next message rendered and built when it
+ * finishes one, instead of waiting for it. A crash mid-event resends the whole
+ * event after the stale threshold whatever this is (rule 2 claims per event).
+ */
+const SEND_WINDOW = 6;
+/** Calendar entries need an end; events have only a start. */
+const ASSUMED_DURATION_HOURS = 2;
+
+export interface DueEvent {
+  id: string;
+  title: string;
+  location: string | null;
+  starts_at: Date;
+  online_payment: boolean;
+  reminder_claimed_at: Date | null;
+}
+
+export interface RecipientRow {
+  id: string;
+  status: 'PENDING' | 'PAID';
+  contact_name: string;
+  contact_email_enc: string;
+  total_minor: number;
+  /** A pay-now card payment may still be confirmed: asking for payment now could have it paid twice. */
+  card_payment_in_flight: boolean;
+  /** What is still owing: the total less what the office recorded as part-payments. */
+  balance_minor: number;
+}
+
+export interface EventResult {
+  recipients: number;
+  /** Another run took the claim over (ours looked stale), so this run stopped sending. */
+  claimLost: boolean;
+  sent: number;
+  failed: number;
+  paymentReminders: number;
+}
+
+/** What every message of one run shares. */
+export interface RunMaterials {
+  branding: EmailBranding;
+  bank?: PaymentReminderData['bank'];
+  /** Links are left out when neither AUTH_URL nor APP_URL is set. */
+  linksAvailable: boolean;
+}
+
+async function renewClaim(ctx: AppContext, eventId: string, claim: { at: Date }): Promise<boolean> {
+  const at = ctx.clock.now();
+  const renewed = await ctx.db('events')
+    .where({ id: eventId, reminder_claimed_at: claim.at })
+    .whereNull('reminder_sent_at')
+    .update({ reminder_claimed_at: at });
+  if (renewed === 0) return false;
+  claim.at = at;
+  return true;
+}
+
+/**
+ * Sends one claimed event's reminders: a payment reminder to each PENDING registration with an
+ * amount owing and no card payment in flight, the plain reminder with its .ics to everyone else.
+ */
+export async function sendForEvent(
+  ctx: AppContext,
+  mailer: Mailer,
+  event: DueEvent,
+  claim: { at: Date },
+  materials: RunMaterials,
+  onProgress: (counts: { sent: number; failed: number }) => void,
+): Promise<EventResult> {
+  const result: EventResult = { recipients: 0, claimLost: false, sent: 0, failed: 0, paymentReminders: 0 };
+  const calendar = calendarAttachment(event);
+  // One error-log row per distinct failure per event, not one per recipient.
+  const failures = new Map<string, { error: unknown; registrationIds: string[]; count: number }>();
+
+  // Each chunk's records are written while the next chunk is sent, one statement at a time.
+  let recording: Promise<void> = Promise.resolve();
+  let firstPage = true;
+  for await (const page of recipientPages(ctx, event.id)) {
+    const stop = await sendPage(page, firstPage);
+    firstPage = false;
+    if (stop.cause !== undefined) throw stop.cause;
+    if (stop.claimLost) {
+      result.claimLost = true;
+      ctx.logger.warn({ eventId: event.id }, 'another run took over this reminder; stopping');
+      break;
+    }
+  }
+  await recording;
+
+  for (const failure of failures.values()) {
+    await recordError(ctx.db, failure.error, {
+      source: 'job:send-reminders',
+      now: ctx.clock.now(),
+      context: { eventId: event.id, failedSends: failure.count, registrationIds: failure.registrationIds },
+    }).catch((error: unknown) => ctx.logger.error({ err: errorMessage(error) }, 'could not record a reminder failure'));
+  }
+  ctx.logger.info({ eventId: event.id, ...result }, 'event reminders sent');
+  return result;
+
+  /**
+   * Sends a page through one window of SEND_WINDOW messages. The claim is renewed before every chunk of
+   * SEND_CHUNK sends but the first of the event, which keeps it fresh for a large event or a slow mail
+   * server and stops the sends once the database is gone (sends that could not be recorded would all be
+   * repeated when the claim goes stale). A chunk's renewal starts when its first send is due, while the
+   * last sends of the chunk before are still on the wire, so the window never drains at a chunk boundary.
+   */
+  async function sendPage(page: RecipientRow[], firstPage: boolean): Promise<{ claimLost: boolean; cause?: unknown }> {
+    const stop: { claimLost: boolean; cause?: unknown } = { claimLost: false };
+    const renewals: Array<Promise<boolean>> = [];
+    const renewedFor = (chunk: number): Promise<boolean> => {
+      for (let k = renewals.length; k <= chunk; k++) {
+        const before = k === 0 ? Promise.resolve(true) : (renewals[k - 1] as Promise<boolean>);
+        renewals.push(
+          before.then(async (ours) => {
+            if (!ours) return false;
+            if (k === 0 && firstPage) return true;
+            try {
+              if (await renewClaim(ctx, event.id, claim)) return true;
+              stop.claimLost = true;
+            } catch (error) {
+              stop.cause ??= error;
+            }
+            return false;
+          }),
+        );
+      }
+      return renewals[chunk] as Promise<boolean>;
+    };
+    const chunks = Array.from({ length: Math.ceil(page.length / SEND_CHUNK) }, () => ({ left: SEND_CHUNK, sent: [] as SentReminder[] }));
+    const lastChunk = chunks[chunks.length - 1];
+    if (lastChunk) lastChunk.left = page.length - (chunks.length - 1) * SEND_CHUNK;
+
+    await eachLimited(page, SEND_WINDOW, async (row, index) => {
+      const chunk = chunks[Math.floor(index / SEND_CHUNK)] as (typeof chunks)[number];
+      try {
+        if (!(await renewedFor(Math.floor(index / SEND_CHUNK)))) return;
+        result.recipients++;
+        const payment = await sendOne(row);
+        result.sent++;
+        if (payment) result.paymentReminders++;
+        chunk.sent.push({ registrationId: row.id, kind: payment ? 'payment-reminder' : 'event-reminder' });
+      } catch (error) {
+        countFailure(row, error);
+      } finally {
+        if (--chunk.left === 0) chunkDone(chunk.sent);
+      }
+    });
+    return stop;
+  }
+
+  async function sendOne(row: RecipientRow): Promise<boolean> {
+    const payment = isPaymentReminder(row);
+    const message = composeMessage(ctx, event, row, materials, payment ? undefined : calendar);
+    try {
+      await mailer.send(message);
+    } catch (error) {
+      if (!(error instanceof MailSendError && error.ambiguous)) throw error;
+      ctx.logger.warn({ eventId: event.id, registrationId: row.id, err: error.message }, 'reminder send ambiguous; counted as sent');
+    }
+    return payment;
+  }
+
+  function countFailure(row: RecipientRow, error: unknown): void {
+    result.failed++;
+    ctx.logger.warn({ eventId: event.id, registrationId: row.id, err: errorMessage(error) }, 'reminder send failed');
+    const key = errorMessage(error);
+    const entry = failures.get(key) ?? { error, registrationIds: [], count: 0 };
+    entry.count++;
+    if (entry.registrationIds.length < 20) entry.registrationIds.push(row.id);
+    failures.set(key, entry);
+  }
+
+  function chunkDone(sent: SentReminder[]): void {
+    if (sent.length > 0) {
+      const sentAt = ctx.clock.now();
+      // What each registration was sent, for `registrations show`; informational, so a failure to record it stops nothing.
+      recording = recording.then(() =>
+        recordDirectEmails(
+          ctx.db,
+          sent.map((s) => ({ ...s, sentAt })),
+        ).catch((error: unknown) => ctx.logger.warn({ eventId: event.id, err: errorMessage(error) }, 'could not record which registrations were reminded')),
+      );
+    }
+    onProgress({ sent: result.sent, failed: result.failed });
+  }
+}
+
+interface SentReminder {
+  registrationId: string;
+  kind: 'payment-reminder' | 'event-reminder';
+}
+
+/** Keyset pages by id, so memory stays flat however many registrations an event has. */
+export async function* recipientPages(ctx: AppContext, eventId: string): AsyncGenerator<RecipientRow[]> {
+  let after: string | undefined;
+  for (;;) {
+    const query = ctx.db('registrations')
+      .where({ event_id: eventId })
+      .whereNot('status', 'CANCELLED')
+      .orderBy('id')
+      .limit(PAGE_SIZE)
+      .select<RecipientRow[]>(
+        'id',
+        'status',
+        'contact_name',
+        'contact_email_enc',
+        'total_minor',
+        ctx.db.raw(
+          `EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = registrations.id
+             AND (c.status = 'OPEN' OR (c.status = 'EXPIRED' AND c.scrubbed_at IS NULL))) AS card_payment_in_flight`,
+        ),
+        ctx.db.raw(
+          'total_minor - COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = registrations.id), 0)::int AS balance_minor',
+        ),
+      );
+    if (after !== undefined) query.where('id', '>', after);
+    const rows = await query;
+    if (rows.length === 0) return;
+    yield rows;
+    if (rows.length < PAGE_SIZE) return;
+    after = rows[rows.length - 1]?.id;
+  }
+}
+
+export function isPaymentReminder(row: RecipientRow): boolean {
+  return row.status === 'PENDING' && row.balance_minor > 0 && !row.card_payment_in_flight;
+}
+
+function composeMessage(
+  ctx: AppContext,
+  event: DueEvent,
+  row: RecipientRow,
+  materials: RunMaterials,
+  calendar: MailAttachment | undefined,
+): MailMessage {
+  const to = ctx.cipher.decrypt(row.contact_email_enc);
+  const base = {
+    name: row.contact_name,
+    event: { title: event.title, startsAt: event.starts_at, location: event.location },
+    registrationUrl: materials.linksAvailable ? registrationUrl(ctx.config, row.id) : undefined,
+  };
+  const idempotencyKey = `reminder:${event.id}:${row.id}`;
+  if (calendar === undefined) {
+    const rendered = paymentReminderEmail(
+      {
+        ...base,
+        amountMinor: row.balance_minor,
+        reference: paymentReference(row.id),
+        bank: materials.bank,
+        // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
+        payNowUrl:
+          materials.linksAvailable && cardPaymentPossible(ctx.config, event) && row.balance_minor === row.total_minor
+            ? payNowUrl(ctx.config, row.id)
+            : undefined,
+      },
+      materials.branding,
+    );
+    return { to: [to], ...rendered, idempotencyKey };
+  }
+  return { to: [to], ...eventReminderEmail(base, materials.branding), attachments: [calendar], idempotencyKey };
+}
+
+function calendarAttachment(event: DueEvent): MailAttachment {
+  const start = event.starts_at;
+  const { error, value } = createEvent({
+    productId: 'eventops',
+    method: 'PUBLISH',
+    uid: `${event.id}@eventops`,
+    title: event.title,
+    location: event.location ?? undefined,
+    start: [start.getUTCFullYear(), start.getUTCMonth() + 1, start.getUTCDate(), start.getUTCHours(), start.getUTCMinutes()],
+    startInputType: 'utc',
+    startOutputType: 'utc',
+    duration: { hours: ASSUMED_DURATION_HOURS },
+  });
+  if (error || !value) throw error ?? new Error('could not build the calendar attachment');
+  return { filename: 'event.ics', content: value, contentType: 'text/calendar; method=PUBLISH; charset=utf-8' };
+}
