@@ -4,17 +4,16 @@ import { createFieldCipher } from '../../src/crypto/field-cipher.js';
 import { getSetting } from '../../src/settings.js';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { useSmtpSink } from '../support/mail-fixture.js';
 import { testConfig, testEnv } from '../support/env.js';
 import { insertPerson, insertUser } from '../support/factories.js';
-import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 
 let tdb: TestDatabase;
-let sink: SmtpSink;
 let rejectRecipient: (address: string) => boolean = () => false;
+const mail = useSmtpSink({ rejectRecipient: (address) => rejectRecipient(address) });
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  sink = await startSmtpSink({ rejectRecipient: (address) => rejectRecipient(address) });
   const cipher = createFieldCipher(testConfig().keyring);
   await insertUser(tdb.db, cipher, { email: 'admin@example.org', name: 'Ada Admin', role: 'ADMIN' });
   await insertUser(tdb.db, cipher, { email: 'pastor@example.org', name: 'Paul Pastor', role: 'PASTOR' });
@@ -23,18 +22,16 @@ beforeAll(async () => {
   await tdb.db('clearances').insert({ person_id: person.id, kind: 'WWCC', expires_on: '2020-01-31', number_enc: cipher.encrypt('WWC0000001E') });
 });
 afterAll(async () => {
-  await sink.close();
   await tdb.drop();
 });
 beforeEach(async () => {
-  sink.clear();
   rejectRecipient = () => false;
   await tdb.db.raw('TRUNCATE app_settings, leases, job_runs, error_logs');
 });
 
-const env = () => testEnv({ DATABASE_URL: tdb.url, ...sink.configEnv(), APP_TIMEZONE: 'Australia/Sydney' });
+const env = () => testEnv({ DATABASE_URL: tdb.url, ...mail.sink.configEnv(), APP_TIMEZONE: 'Australia/Sydney' });
 const thisMonth = () => formatInTimeZone(new Date(), 'Australia/Sydney', 'yyyy-MM');
-const recipients = () => sink.messages.flatMap((m) => m.envelope.to).sort();
+const recipients = () => mail.sink.messages.flatMap((m) => m.envelope.to).sort();
 
 describe('eventops send-clearance-digest under cron', () => {
   it('sends once a month: JSON summary with status and month, then already-sent; --force emails everyone again', async () => {
@@ -48,12 +45,12 @@ describe('eventops send-clearance-digest under cron', () => {
     expect(JSON.parse(again.stdout)).toMatchObject({ status: 'already-sent', month: thisMonth() });
     const human = await runCli(['send-clearance-digest'], { env: env() });
     expect(human.stdout).toBe(`send-clearance-digest: already sent for ${thisMonth()} (use --force to send again)\n`);
-    expect(sink.messages).toHaveLength(2);
+    expect(mail.sink.messages).toHaveLength(2);
 
     const forced = await runCli(['send-clearance-digest', '--force', '--json'], { env: env() });
     expect(forced.code).toBe(0);
     expect(JSON.parse(forced.stdout)).toMatchObject({ status: 'sent', sent: 2 });
-    expect(sink.messages).toHaveLength(4);
+    expect(mail.sink.messages).toHaveLength(4);
   });
 
   it('exits 1 when a recipient is refused, leaving the month open', async () => {
@@ -79,6 +76,6 @@ describe('eventops send-clearance-digest under cron', () => {
 
     expect(result.code).toBe(75);
     expect(result.stderr).toMatch(/another run holds "clearance-digest"/);
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
   });
 });

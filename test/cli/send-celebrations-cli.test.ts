@@ -4,20 +4,18 @@ import { createFieldCipher } from '../../src/crypto/field-cipher.js';
 import { setSetting } from '../../src/settings.js';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { useSmtpSink } from '../support/mail-fixture.js';
 import { testConfig, testEnv } from '../support/env.js';
 import { insertPerson } from '../support/factories.js';
-import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 
 let tdb: TestDatabase;
-let sink: SmtpSink;
 const refused = new Set<string>();
+const mail = useSmtpSink({ rejectRecipient: (address) => refused.has(address) });
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  sink = await startSmtpSink({ rejectRecipient: (address) => refused.has(address) });
 });
 afterAll(async () => {
-  await sink.close();
   await tdb.drop();
 });
 
@@ -35,7 +33,7 @@ interface Summary {
 
 describe('eventops send-celebrations under cron (no TTY)', () => {
   it('prints the JSON summary and exits 0 when skipped or all sent, 1 when some sends failed', async () => {
-    const env = testEnv({ ...sink.configEnv(), DATABASE_URL: tdb.url });
+    const env = testEnv({ ...mail.sink.configEnv(), DATABASE_URL: tdb.url });
     const cipher = createFieldCipher(testConfig().keyring);
     // The command runs on the real clock: today's birthday in APP_TIMEZONE (default Australia/Sydney); 1992 had a 29 February.
     const monthDay = formatInTimeZone(new Date(), 'Australia/Sydney', 'MM-dd');
@@ -52,7 +50,7 @@ describe('eventops send-celebrations under cron (no TTY)', () => {
     const planned = JSON.parse(dry.stdout) as Summary;
     expect(planned).toMatchObject({ outcome: 'ok', dryRun: true, birthdays: 2 });
     expect(planned.wouldDo?.sort()).toEqual(['email Ada Member ada@example.org (birthday)', 'email Bo Member bo@example.org (birthday)']);
-    expect(sink.messages).toHaveLength(0);
+    expect(mail.sink.messages).toHaveLength(0);
 
     refused.add('bo@example.org');
     const partial = await runCli(['send-celebrations', '--json'], { env });
@@ -60,13 +58,13 @@ describe('eventops send-celebrations under cron (no TTY)', () => {
     const partialSummary = JSON.parse(partial.stdout) as Summary;
     expect(partialSummary).toMatchObject({ outcome: 'partial', birthdays: 1, failed: 1, skipped: 0 });
     expect(await tdb.db('job_runs').where({ id: partialSummary.runId }).first()).toMatchObject({ trigger: 'cli', outcome: 'partial' });
-    expect(sink.messages.map((m) => m.envelope.to)).toEqual([['ada@example.org']]);
+    expect(mail.sink.messages.map((m) => m.envelope.to)).toEqual([['ada@example.org']]);
 
     refused.clear();
     const retry = await runCli(['send-celebrations', '--json'], { env });
     expect(retry.code).toBe(0);
     expect(JSON.parse(retry.stdout)).toMatchObject({ outcome: 'ok', birthdays: 1, failed: 0, skipped: 1 });
-    expect(sink.messages.map((m) => m.envelope.to)).toEqual([['ada@example.org'], ['bo@example.org']]);
+    expect(mail.sink.messages.map((m) => m.envelope.to)).toEqual([['ada@example.org'], ['bo@example.org']]);
 
     const human = await runCli(['send-celebrations'], { env });
     expect(human.code).toBe(0);

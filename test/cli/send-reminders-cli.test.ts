@@ -2,24 +2,21 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createFieldCipher } from '../../src/crypto/field-cipher.js';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { useSmtpSink } from '../support/mail-fixture.js';
 import { testConfig, testEnv } from '../support/env.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
-import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 
 let tdb: TestDatabase;
-let sink: SmtpSink;
 let rejectRecipient: (address: string) => boolean = () => false;
+const mail = useSmtpSink({ rejectRecipient: (address) => rejectRecipient(address) });
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  sink = await startSmtpSink({ rejectRecipient: (address) => rejectRecipient(address) });
 });
 afterAll(async () => {
-  await sink.close();
   await tdb.drop();
 });
 beforeEach(() => {
-  sink.clear();
   rejectRecipient = () => false;
 });
 
@@ -40,14 +37,14 @@ async function dueEventWith(addresses: string[]): Promise<{ id: string }> {
 describe('eventops send-reminders under cron (no TTY)', () => {
   it('exits 0 and prints the JSON summary when every reminder was sent', async () => {
     const event = await dueEventWith(['cli-one@example.org', 'cli-two@example.org']);
-    const env = testEnv({ DATABASE_URL: tdb.url, ...sink.configEnv() });
+    const env = testEnv({ DATABASE_URL: tdb.url, ...mail.sink.configEnv() });
 
     const result = await runCli(['send-reminders', '--json'], { env });
 
     expect(result.code).toBe(0);
     const summary = JSON.parse(result.stdout) as Record<string, unknown>;
     expect(summary).toMatchObject({ job: 'send-reminders', outcome: 'ok', dryRun: false, events: 1, sent: 2, failed: 0, skipped: 0 });
-    expect(sink.messages.flatMap((m) => m.envelope.to).sort()).toEqual(['cli-one@example.org', 'cli-two@example.org']);
+    expect(mail.sink.messages.flatMap((m) => m.envelope.to).sort()).toEqual(['cli-one@example.org', 'cli-two@example.org']);
     expect(await tdb.db('job_runs').where({ id: summary.runId }).first()).toMatchObject({ trigger: 'cli', outcome: 'ok' });
     expect((await tdb.db('events').where({ id: event.id }).first()).reminder_sent_at).not.toBeNull();
     expect(result.stdout + result.stderr).not.toMatch(ANSI);
@@ -56,7 +53,7 @@ describe('eventops send-reminders under cron (no TTY)', () => {
   it('exits 1 when some reminders failed (partial) and says so in the summary', async () => {
     await dueEventWith(['ok-a@example.org', 'ok-b@example.org', 'bounce@example.org']);
     rejectRecipient = (address) => address === 'bounce@example.org';
-    const env = testEnv({ DATABASE_URL: tdb.url, ...sink.configEnv() });
+    const env = testEnv({ DATABASE_URL: tdb.url, ...mail.sink.configEnv() });
 
     const result = await runCli(['send-reminders', '--json'], { env });
 

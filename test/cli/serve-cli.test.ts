@@ -5,18 +5,16 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, fakedClockEnv, runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { useSmtpSink } from '../support/mail-fixture.js';
 import { testEnv } from '../support/env.js';
 import { zoneWhereItIsMidday } from '../support/zones.js';
-import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 
 let tdb: TestDatabase;
-let sink: SmtpSink;
+const mail = useSmtpSink();
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  sink = await startSmtpSink();
 });
 afterAll(async () => {
-  await sink.close();
   await tdb.drop();
 });
 
@@ -60,7 +58,7 @@ async function waitFor(condition: () => Promise<boolean>, timeoutMs = 30_000): P
 
 describe('eventops serve', () => {
   it('with IN_APP_CRON=true sends the demo church its due emails once, and not again after a restart', async () => {
-    const env = testEnv({ DATABASE_URL: tdb.url, NODE_ENV: 'development', ALLOW_DEMO_SEED: 'true', APP_TIMEZONE: zoneWhereItIsMidday(), ...sink.configEnv() });
+    const env = testEnv({ DATABASE_URL: tdb.url, NODE_ENV: 'development', ALLOW_DEMO_SEED: 'true', APP_TIMEZONE: zoneWhereItIsMidday(), ...mail.sink.configEnv() });
     const seeded = await runCli(['demo', '--seed-only'], { env });
     expect(seeded.code).toBe(0);
 
@@ -76,8 +74,8 @@ describe('eventops serve', () => {
     first.child.kill('SIGTERM');
     expect(await first.exit).toBe(0);
 
-    const sentFirst = sink.messages.length;
-    const subjects = sink.messages.map((m) => m.subject).join('\n');
+    const sentFirst = mail.sink.messages.length;
+    const subjects = mail.sink.messages.map((m) => m.subject).join('\n');
     expect(sentFirst).toBeGreaterThanOrEqual(4); // reminders to 3 live registrations, birthdays and the anniversary
     expect(subjects).toMatch(/birthday/i);
     expect(await tdb.db('checkout_sessions').where({ status: 'EXPIRED' }).count({ n: '*' }).first()).toEqual({ n: 1 });
@@ -89,12 +87,12 @@ describe('eventops serve', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     second.child.kill('SIGTERM');
     expect(await second.exit).toBe(0);
-    expect(sink.messages.length).toBe(sentFirst);
+    expect(mail.sink.messages.length).toBe(sentFirst);
     expect((await scheduledRuns()).length).toBeGreaterThanOrEqual(runsBefore);
   }, 120_000);
 
   it('stops gracefully on SIGTERM with exit 0 and warns loudly when CRON_SECRET is unset', async () => {
-    const served = await serve(testEnv({ DATABASE_URL: tdb.url, CRON_SECRET: undefined, ...sink.configEnv() }));
+    const served = await serve(testEnv({ DATABASE_URL: tdb.url, CRON_SECRET: undefined, ...mail.sink.configEnv() }));
     const response = await fetch(`${served.url}/api/cron/sweep-checkouts`, { method: 'POST' });
     expect(response.status).toBe(503);
     served.child.kill('SIGTERM');
