@@ -4,9 +4,9 @@ import { recordDirectEmails } from '../db/registration-emails.js';
 import { errorMessage } from '../errors.js';
 import type { EmailBranding } from '../mail/render.js';
 import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
-import { recordError } from '../ops/error-log.js';
 import { cardPaymentPossible, paymentReference, payNowUrl, registrationUrl } from '../payments/links.js';
 import { eachLimited } from './each-limited.js';
+import { SendFailures } from './send-failures.js';
 import { eventReminderEmail, paymentReminderEmail, type PaymentReminderData } from './templates/reminders.js';
 
 // The sending half of send-reminders: one claimed event's recipients, messages and records.
@@ -91,8 +91,7 @@ export async function sendForEvent(
 ): Promise<EventResult> {
   const result: EventResult = { recipients: 0, claimLost: false, sent: 0, failed: 0, paymentReminders: 0 };
   const calendar = calendarAttachment(event);
-  // One error-log row per distinct failure per event, not one per recipient.
-  const failures = new Map<string, { error: unknown; registrationIds: string[]; count: number }>();
+  const failures = new SendFailures();
 
   // Each chunk's records are written while the next chunk is sent, one statement at a time.
   let recording: Promise<void> = Promise.resolve();
@@ -109,13 +108,7 @@ export async function sendForEvent(
   }
   await recording;
 
-  for (const failure of failures.values()) {
-    await recordError(ctx.db, failure.error, {
-      source: 'job:send-reminders',
-      now: ctx.clock.now(),
-      context: { eventId: event.id, failedSends: failure.count, registrationIds: failure.registrationIds },
-    }).catch((error: unknown) => ctx.logger.error({ err: errorMessage(error) }, 'could not record a reminder failure'));
-  }
+  await failures.record(ctx, { source: 'job:send-reminders', what: 'reminder', context: { eventId: event.id }, idsAs: 'registrationIds' });
   ctx.logger.info({ eventId: event.id, ...result }, 'event reminders sent');
   return result;
 
@@ -185,11 +178,7 @@ export async function sendForEvent(
   function countFailure(row: RecipientRow, error: unknown): void {
     result.failed++;
     ctx.logger.warn({ eventId: event.id, registrationId: row.id, err: errorMessage(error) }, 'reminder send failed');
-    const key = errorMessage(error);
-    const entry = failures.get(key) ?? { error, registrationIds: [], count: 0 };
-    entry.count++;
-    if (entry.registrationIds.length < 20) entry.registrationIds.push(row.id);
-    failures.set(key, entry);
+    failures.add(error, row.id);
   }
 
   function chunkDone(sent: SentReminder[]): void {

@@ -3,7 +3,6 @@ import type { AppContext } from '../context.js';
 import { errorMessage } from '../errors.js';
 import { loadEmailBranding, type EmailBranding, type RenderedEmail } from '../mail/render.js';
 import { MailSendError, type Mailer } from '../mail/types.js';
-import { recordError } from '../ops/error-log.js';
 import { getSettings } from '../settings.js';
 import {
   STALE_CLAIM_MS,
@@ -24,6 +23,7 @@ import {
 import { eachLimited } from './each-limited.js';
 import { groupCommit } from './group-commit.js';
 import { runRecordedJob } from './run-recorded.js';
+import { SendFailures } from './send-failures.js';
 import { anniversaryEmail, birthdayEmail, ordinal } from './templates/celebrations.js';
 import type { JobOptions, JobSummary } from './types.js';
 
@@ -63,12 +63,6 @@ interface Celebration {
   claimState: ClaimState;
   reason: string;
   render(branding: EmailBranding): RenderedEmail;
-}
-
-interface Failure {
-  error: unknown;
-  personIds: string[];
-  count: number;
 }
 
 /**
@@ -125,7 +119,7 @@ export async function sendCelebrations(ctx: AppContext, options: JobOptions): Pr
     mailerReady.catch(() => undefined);
     const branding = await loadEmailBranding(ctx.db, ctx.config);
     let mailer: Mailer | undefined;
-    const failures = new Map<string, Failure>();
+    const failures = new SendFailures();
     const stop: RunStop = {};
     for (const kind of kinds) {
       // Sends that finish while a confirmation is being written are confirmed together in the next statement.
@@ -157,23 +151,13 @@ export async function sendCelebrations(ctx: AppContext, options: JobOptions): Pr
             continue;
           }
           summary.failed++;
-          const key = errorMessage(outcome.error);
-          const failure = failures.get(key) ?? { error: outcome.error, personIds: [], count: 0 };
-          failure.count++;
-          if (failure.personIds.length < 20) failure.personIds.push(outcome.item.personId);
-          failures.set(key, failure);
+          failures.add(outcome.error, outcome.item.personId);
         }
         options.onProgress?.({ sent: summary.birthdays + summary.anniversaries, failed: summary.failed });
       }
     }
 
-    for (const failure of failures.values()) {
-      await recordError(ctx.db, failure.error, {
-        source: 'job:send-celebrations',
-        now: ctx.clock.now(),
-        context: { date: day.date, failedSends: failure.count, personIds: failure.personIds },
-      }).catch((error: unknown) => ctx.logger.error({ err: errorMessage(error) }, 'could not record a celebration failure'));
-    }
+    await failures.record(ctx, { source: 'job:send-celebrations', what: 'celebration', context: { date: day.date }, idsAs: 'personIds' });
     const sent = summary.birthdays + summary.anniversaries;
     summary.outcome = summary.failed === 0 ? 'ok' : sent > 0 ? 'partial' : 'failed';
     ctx.logger.info({ ...summary }, 'celebrations sent');

@@ -4,11 +4,11 @@ import type { AppContext } from '../context.js';
 import { errorMessage } from '../errors.js';
 import { loadEmailBranding, type EmailBranding } from '../mail/render.js';
 import { MailSendError, type Mailer } from '../mail/types.js';
-import { recordError } from '../ops/error-log.js';
 import { getSetting, setSetting } from '../settings.js';
 import { eachLimited } from './each-limited.js';
 import { withJobLease } from './lease.js';
 import { runRecordedJob } from './run-recorded.js';
+import { SendFailures } from './send-failures.js';
 import {
   clearanceDigestEmail,
   type ClearanceDigestEntry,
@@ -261,7 +261,7 @@ async function sendToRecipients(
   const monthLabel = new Intl.DateTimeFormat(ctx.config.regional.locale, { month: 'long', year: 'numeric', timeZone: 'UTC' }).format(
     new Date(`${plan.month}-01T00:00:00Z`),
   );
-  const failures = new Map<string, { error: unknown; userIds: string[] }>();
+  const failures = new SendFailures();
   const results = await eachLimited(recipients, SEND_CONCURRENCY, async (user) => {
     const rendered = clearanceDigestEmail(
       { name: user.name, monthLabel, attention, groups: plan.report.groups, windowDays: EXPIRING_WITHIN_DAYS },
@@ -285,22 +285,13 @@ async function sendToRecipients(
       outcome.sent++;
     } else {
       outcome.failed++;
-      const key = errorMessage(result.error);
-      ctx.logger.warn({ userId: result.item.id, err: key }, 'clearance digest send failed');
-      const entry = failures.get(key) ?? { error: result.error, userIds: [] };
-      entry.userIds.push(result.item.id);
-      failures.set(key, entry);
+      ctx.logger.warn({ userId: result.item.id, err: errorMessage(result.error) }, 'clearance digest send failed');
+      failures.add(result.error, result.item.id);
     }
     options.onProgress?.({ sent: outcome.sent, failed: outcome.failed });
   }
   await saving;
-  for (const failure of failures.values()) {
-    await recordError(ctx.db, failure.error, {
-      source: 'job:send-clearance-digest',
-      now: ctx.clock.now(),
-      context: { month: plan.month, userIds: failure.userIds },
-    }).catch((error: unknown) => ctx.logger.error({ err: errorMessage(error) }, 'could not record a clearance digest failure'));
-  }
+  await failures.record(ctx, { source: 'job:send-clearance-digest', what: 'clearance digest', context: { month: plan.month }, idsAs: 'userIds' });
   return outcome;
 }
 
