@@ -110,6 +110,31 @@ describe('webhook under concurrent deliveries (real PostgreSQL)', () => {
     expect(await tdb.db('registrations').where({ event_id: event.id })).toHaveLength(1);
     expect(await tdb.db('operations_alerts').where({ checkout_session_id: late!.checkoutId, kind: 'sold_out' })).toHaveLength(1);
   });
+  it("an event retitled and moved while a completion waits for its lock: the receipt names the event as it now is", async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true, capacity: null, title: 'Harvest Picnic' });
+    const staged = (await stageNewRegistrationCheckout(ctx, event))!;
+
+    const admin = await tdb.db.transaction();
+    await admin('events').where({ id: event.id }).update({ title: 'Harvest Dinner', starts_at: new Date('2026-12-19T08:00:00Z') });
+    const delivery = postWebhook(server.url, signedDelivery('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount })));
+    // The completion read the event before the edit and now waits for the admin's row lock.
+    for (;;) {
+      const waiting = await tdb.db.raw<{ rows: unknown[] }>(
+        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%from "events"%for share%'`,
+      );
+      if (waiting.rows.length > 0) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await admin.commit();
+
+    const response = await delivery;
+    expect((response.body as { outcome: string }).outcome).toBe('completed');
+    const [receipt] = (await queuedMessages(ctx, 'receipt')).filter((m) => m.to.includes(staged.email));
+    expect(receipt?.text).toContain('Harvest Dinner');
+    expect(receipt?.text).not.toContain('Harvest Picnic');
+    expect(receipt?.text).toContain('19 December 2026');
+  });
+
   it('the same delivery posted five times at once is handled once: one completion, four duplicates, one receipt', async () => {
     const event = await insertEvent(tdb.db, { online_payment: true });
     const staged = await stageNewRegistrationCheckout(ctx, event);

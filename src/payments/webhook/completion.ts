@@ -128,20 +128,17 @@ async function settleClaimedCheckout(
   const registrationId = newRegistrationId ?? registration?.id;
   const reference = action.paymentIntentId ?? action.providerSessionId;
   const lines = staged ? staged.priced.lines : registration ? withCardFee(registration.line_items, claimed.surcharge_minor) : [];
-  const receipt =
-    seen && payer && registrationId && charged !== null
-      ? renderReceiptWith(branding, ctx, {
-          registrationId,
-          contact: payer,
-          event: { title: seen.title, startsAt: seen.starts_at },
-          lines,
-          amountMinor: charged,
-          paymentIntentId: reference,
-          paidAt: now,
-        })
+  const renderFor = (event: { title: string; startsAt: Date }) =>
+    payer && registrationId && charged !== null
+      ? renderReceiptWith(branding, ctx, { registrationId, contact: payer, event, lines, amountMinor: charged, paymentIntentId: reference, paidAt: now })
       : undefined;
+  let receipt = seen ? renderFor({ title: seen.title, startsAt: seen.starts_at }) : undefined;
 
   const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.capacity, action.paymentIntentId) : undefined;
+  // An edit committed while this completion waited for the lock: the receipt names the event as it now is.
+  if (seen && locked && (locked.event.title !== seen.title || locked.event.startsAt.getTime() !== seen.starts_at.getTime())) {
+    receipt = renderFor({ title: locked.event.title, startsAt: locked.event.startsAt });
+  }
   const failure = checkCompletion(ctx, claimed, action, locked, staged, registration);
   if (failure) {
     await trx('checkout_sessions').where({ id: claimed.id }).update({ status: 'UNFULFILLED', unfulfilled_reason: failure.kind, updated_at: now });
