@@ -145,6 +145,38 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     expect(await harness.tdb.db('checkout_sessions').where({ registration_id: id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 0 });
   });
 
+  it('a part-payment is refused while a pay-now checkout for the whole total may still be paid, so the payer is never charged twice over', async () => {
+    const event = await liveEvent();
+    const id = await bankRegistration(event, 40);
+    // The payer opened pay-now and is at the provider's page: no payment intent yet.
+    const checkout = await startExistingRegistrationCheckout(harness.ctx, { registrationId: id });
+
+    const refused = await markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 5000, method: 'cash', partial: true, ...office }, money).catch(
+      (error: unknown) => error,
+    );
+    expect(refused).toMatchObject({ code: 'not_markable', message: expect.stringContaining('may still be paid') });
+    expect(await harness.tdb.db('registration_payments').where({ registration_id: id })).toEqual([]);
+
+    // The card payment then lands for the whole total, and that is all the payer paid.
+    expect(await payAtProvider(checkout.checkoutId)).toMatchObject({ outcome: 'completed' });
+    expect(await harness.tdb.db('registrations').where({ id }).first()).toMatchObject({ status: 'PAID', payment_method: 'card', total_minor: 12000 });
+    expect(await harness.tdb.db('operations_alerts').where({ checkout_session_id: checkout.checkoutId })).toEqual([]);
+    await assertInvariants(harness.tdb.db, { charged });
+  });
+
+  it('an expired pay-now checkout whose payment may still arrive also refuses a part-payment; once confirmed unpaid, the part-payment is recorded', async () => {
+    const event = await liveEvent();
+    const id = await bankRegistration(event, 41);
+    const checkout = await startExistingRegistrationCheckout(harness.ctx, { registrationId: id });
+    await harness.tdb.db('checkout_sessions').where({ id: checkout.checkoutId }).update({ status: 'EXPIRED', expires_at: new Date(Date.now() - 60_000) });
+    const part = { registration: id, amountMinor: 5000, method: 'cash' as const, partial: true, ...office };
+
+    await expect(markRegistrationPaid(harness.ctx, part, money)).rejects.toMatchObject({ code: 'not_markable' });
+
+    await harness.tdb.db('checkout_sessions').where({ id: checkout.checkoutId }).update({ payload_enc: null, scrubbed_at: new Date(), unpaid_confirmed_at: new Date() });
+    expect(await markRegistrationPaid(harness.ctx, part, money)).toMatchObject({ status: 'PENDING', recordedMinor: 5000, balanceMinor: 7000 });
+  });
+
   it('cancelling a card-paid registration says the refund is made in the dashboard; the refund webhook that follows is a no-op', async () => {
     const event = await liveEvent();
     const started = await startEventCheckout(harness.ctx, {

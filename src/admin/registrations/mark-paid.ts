@@ -1,7 +1,9 @@
+import type { Knex } from 'knex';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
 import { paymentReference } from '../../payments/links.js';
+import { mayStillBePaid } from '../../payments/webhook/staging-rows.js';
 import { renderReceipt } from '../../payments/receipts.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
@@ -71,6 +73,8 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
       );
     }
 
+    if (input.amountMinor < balance) await refusePartWhileCardMayPay(trx, ctx, id);
+
     const paymentId = await insertOfficePayment(trx, { registrationId: id, ...input, now });
     // --partial with the whole balance pays it in full.
     const full = input.amountMinor === balance;
@@ -131,4 +135,28 @@ function refuseUnlessOwing(registration: RegistrationRow): void {
     throw new NotMarkableError(`registration ${reference} is ${how} since ${registration.paid_at?.toISOString().slice(0, 10) ?? '?'}; nothing was recorded`);
   }
   if (registration.total_minor <= 0) throw new NotMarkableError(`registration ${reference} is free; there is nothing to pay`);
+}
+
+/**
+ * A card checkout is always for the whole total: a part-payment recorded while one may still be
+ * paid (OPEN, or EXPIRED with its payload kept) would be paid twice over without anyone told.
+ * A full payment is still recorded then; a card payment that lands after it is kept with an alert.
+ */
+async function refusePartWhileCardMayPay(trx: Knex.Transaction, ctx: OfficeContext, registrationId: string): Promise<void> {
+  const checkout = await trx('checkout_sessions')
+    .where({ registration_id: registrationId })
+    .where(mayStillBePaid)
+    .orderBy('expires_at', 'desc')
+    .first<{ expires_at: Date } | undefined>('expires_at');
+  if (!checkout) return;
+  const until = new Intl.DateTimeFormat(ctx.config.regional.locale, {
+    dateStyle: 'medium',
+    timeStyle: 'short',
+    timeZone: ctx.config.regional.timeZone,
+  }).format(checkout.expires_at);
+  throw new NotMarkableError(
+    `a card checkout for the whole total of registration ${paymentReference(registrationId)} may still be paid; ` +
+      'a part-payment now could have it paid twice; nothing was recorded',
+    `record the whole balance instead, or try again once the checkout has expired (${until}) and the card provider has confirmed it unpaid`,
+  );
 }
