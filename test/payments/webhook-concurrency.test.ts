@@ -18,6 +18,17 @@ beforeAll(async () => {
 });
 afterAll(() => harness.close());
 
+/** Resolves once a completion is waiting for an event's shared lock (held by an uncommitted edit). */
+async function untilACompletionWaitsForTheEventLock(): Promise<void> {
+  for (;;) {
+    const waiting = await tdb.db.raw<{ rows: unknown[] }>(
+      `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%from "events"%for share%'`,
+    );
+    if (waiting.rows.length > 0) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 describe('webhook under concurrent deliveries (real PostgreSQL)', () => {
   it('20 parallel deliveries of one completion under distinct event ids create exactly one registration and one receipt', async () => {
     const event = await insertEvent(tdb.db, { online_payment: true });
@@ -93,13 +104,7 @@ describe('webhook under concurrent deliveries (real PostgreSQL)', () => {
     await admin('events').where({ id: event.id }).update({ capacity: seatsTaken });
     const delivery = postWebhook(server.url, signedDelivery('checkout.session.completed', completedSession({ ...late!, amountTotal: late!.amount })));
     // The completion read the event as unlimited and now waits for the admin's row lock.
-    for (;;) {
-      const waiting = await tdb.db.raw<{ rows: unknown[] }>(
-        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%from "events"%for share%'`,
-      );
-      if (waiting.rows.length > 0) break;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    await untilACompletionWaitsForTheEventLock();
     await admin.commit();
 
     const response = await delivery;
@@ -118,13 +123,7 @@ describe('webhook under concurrent deliveries (real PostgreSQL)', () => {
     await admin('events').where({ id: event.id }).update({ title: 'Harvest Dinner', starts_at: new Date('2026-12-19T08:00:00Z') });
     const delivery = postWebhook(server.url, signedDelivery('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount })));
     // The completion read the event before the edit and now waits for the admin's row lock.
-    for (;;) {
-      const waiting = await tdb.db.raw<{ rows: unknown[] }>(
-        `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%from "events"%for share%'`,
-      );
-      if (waiting.rows.length > 0) break;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    await untilACompletionWaitsForTheEventLock();
     await admin.commit();
 
     const response = await delivery;
