@@ -35,22 +35,29 @@ export async function queueRegistrationConfirmation(
     priced: PricedRegistration;
     /** Set when the office sends the confirmation again, so the mail API does not drop it as a repeat. */
     idempotencySuffix?: string;
+    /** An existing registration's payments so far; a new one has none. */
+    payments?: { paidMinor: number; cardPaymentInFlight: boolean };
+    /** Sent by the office, which is not limited: the hourly limit is for addresses typed into the public form. */
+    byOffice?: boolean;
   },
   now: Date,
 ): Promise<number | null> {
-  // Counted in the registration's transaction: a registration that rolls back uses up nothing.
-  const sent = await countRateLimitHit(trx, {
-    bucket: 'confirmation-email',
-    key: ctx.cipher.lookupHash('email', input.contact.email),
-    windowMs: HOUR_MS,
-    now,
-  });
-  if (sent.hits > CONFIRMATIONS_PER_ADDRESS_PER_HOUR) {
-    ctx.logger.warn({ registrationId: input.registrationId }, 'confirmation email not sent: this address had its confirmations for the hour');
-    return null;
+  if (!input.byOffice) {
+    // Counted in the registration's transaction: a registration that rolls back uses up nothing.
+    const sent = await countRateLimitHit(trx, {
+      bucket: 'confirmation-email',
+      key: ctx.cipher.lookupHash('email', input.contact.email),
+      windowMs: HOUR_MS,
+      now,
+    });
+    if (sent.hits > CONFIRMATIONS_PER_ADDRESS_PER_HOUR) {
+      ctx.logger.warn({ registrationId: input.registrationId }, 'confirmation email not sent: this address had its confirmations for the hour');
+      return null;
+    }
   }
   const hasPublicUrl = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
-  const owing = !input.priced.free;
+  const { paidMinor, cardPaymentInFlight } = input.payments ?? { paidMinor: 0, cardPaymentInFlight: false };
+  const owing = !input.priced.free && !cardPaymentInFlight;
   const [branding, bank] = await Promise.all([loadEmailBranding(trx, ctx.config), owing ? getBankDetails(trx) : undefined]);
   const rendered = registrationConfirmationEmail(
     {
@@ -60,12 +67,16 @@ export async function queueRegistrationConfirmation(
       location: input.event.location,
       lines: input.priced.lines.map(({ label, amount }) => ({ label, amount })),
       totalMinor: input.priced.total,
+      balanceMinor: input.priced.total - paidMinor,
+      paidMinor,
+      cardPaymentInFlight,
       free: input.priced.free,
       reference: paymentReference(input.registrationId),
       bank,
       registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId) : undefined,
+      // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
       payNowUrl:
-        owing && hasPublicUrl && cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment })
+        owing && paidMinor === 0 && hasPublicUrl && cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment })
           ? payNowUrl(ctx.config, input.registrationId)
           : undefined,
     },

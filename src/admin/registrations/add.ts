@@ -102,7 +102,12 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
 /** The form's confirmation, or, when the office already has the money, the receipt naming how it came. */
 async function queueWelcome(trx: Knex.Transaction, ctx: OfficeContext, input: AddInput, done: RegisteredWithoutCard, now: Date): Promise<void> {
   if (input.paid === 'none' || done.priced.free) {
-    await queueRegistrationConfirmation(trx, ctx, { registrationId: done.registrationId, contact: input.contact, event: done.event, priced: done.priced }, now);
+    await queueRegistrationConfirmation(
+      trx,
+      ctx,
+      { registrationId: done.registrationId, contact: input.contact, event: done.event, priced: done.priced, byOffice: true },
+      now,
+    );
     return;
   }
   const paymentId = await insertOfficePayment(trx, {

@@ -2,12 +2,14 @@ import { AppError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
 import { queueRegistrationConfirmation } from '../../payments/confirmations.js';
 import { paymentReference } from '../../payments/links.js';
+import { mayStillBePaid } from '../../payments/webhook/staging-rows.js';
 import type { PricedLine, PricedRegistration } from '../../payments/pricing.js';
 import { renderReceipt, type ReceiptMethod } from '../../payments/receipts.js';
 import { eventFromRow, type EventRow } from '../events.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
+import { officePaidSum } from './payments.js';
 
 export interface ResendResult {
   registrationId: string;
@@ -55,7 +57,16 @@ export async function resendRegistrationMail(ctx: OfficeContext, input: { regist
         attendeeCount: registration.attendee_count,
         free: registration.total_minor === 0,
       };
-      await queueRegistrationConfirmation(trx, ctx, { registrationId: id, contact, event, priced, idempotencySuffix: `-resent-${now.getTime()}` }, now);
+      const payments = {
+        paidMinor: await officePaidSum(trx, id),
+        cardPaymentInFlight: Boolean(await trx('checkout_sessions').where({ registration_id: id }).where(mayStillBePaid).first('id')),
+      };
+      await queueRegistrationConfirmation(
+        trx,
+        ctx,
+        { registrationId: id, contact, event, priced, payments, byOffice: true, idempotencySuffix: `-resent-${now.getTime()}` },
+        now,
+      );
     }
     const sent = sendReceipt ? 'receipt' : 'confirmation';
     await recordHistory(trx, { registrationId: id, action: 'resent', changes: { sent }, actor: input.actor, now });

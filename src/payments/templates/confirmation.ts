@@ -8,6 +8,12 @@ export interface ConfirmationEmailData {
   location?: string | null;
   lines: Array<{ label: string; amount: number }>;
   totalMinor: number;
+  /** What is still to pay: the total less what the office has recorded. */
+  balanceMinor: number;
+  /** Recorded by the office so far (a part-payment); 0 for a new registration. */
+  paidMinor: number;
+  /** A card payment for it may still arrive: nothing is asked for meanwhile. */
+  cardPaymentInFlight: boolean;
   free: boolean;
   reference: string;
   bank?: BankDetails;
@@ -20,20 +26,22 @@ export const registrationConfirmationEmail = defineEmailTemplate<ConfirmationEma
   subject: '{{#if free}}Registration confirmed{{else}}Registration received{{/if}}: {{eventTitle}}',
   html: `<p>Hi {{name}},</p>
 {{#if free}}<p>Your place at <strong>{{eventTitle}}</strong> is confirmed. There is nothing to pay.</p>
-{{else}}<p>Thank you for registering for <strong>{{eventTitle}}</strong>. Your place is held; please pay {{money totalMinor}} to confirm it.</p>{{/if}}
+{{else}}{{#if cardPaymentInFlight}}<p>Thank you for registering for <strong>{{eventTitle}}</strong>. A card payment for it is being processed; there is nothing more to do for now.</p>{{else}}<p>Thank you for registering for <strong>{{eventTitle}}</strong>. Your place is held; please pay {{money balanceMinor}} to confirm it.</p>{{/if}}{{/if}}
 <p>{{dateTime eventStartsAt}}{{#if location}}<br>{{location}}{{/if}}</p>
 <table role="presentation" cellspacing="0" cellpadding="0" style="width:100%;border-collapse:collapse;margin:0 0 12px;">
 {{#each lines}}<tr><td style="padding:4px 8px 4px 0;border-bottom:1px solid #e4e4e7;">{{label}}</td><td align="right" style="padding:4px 0;border-bottom:1px solid #e4e4e7;">{{money amount}}</td></tr>
 {{/each}}<tr><td style="padding:6px 8px 4px 0;"><strong>Total</strong></td><td align="right" style="padding:6px 0 4px;"><strong>{{money totalMinor}}</strong></td></tr>
-</table>
-{{#unless free}}{{#if bank}}<p><strong>Bank transfer</strong><br>
+{{#if paidMinor}}<tr><td style="padding:4px 8px 4px 0;">Received so far</td><td align="right" style="padding:4px 0;">{{money paidMinor}}</td></tr>
+<tr><td style="padding:4px 8px 4px 0;"><strong>Still to pay</strong></td><td align="right" style="padding:4px 0;"><strong>{{money balanceMinor}}</strong></td></tr>
+{{/if}}</table>
+{{#unless free}}{{#unless cardPaymentInFlight}}{{#if bank}}<p><strong>Bank transfer</strong><br>
 Account name: {{bank.accountName}}<br>BSB: {{bank.bsb}}<br>Account number: {{bank.accountNumber}}<br>
 Reference: <strong>{{reference}}</strong></p>{{else}}<p>Please use the reference <strong>{{reference}}</strong> with your payment.</p>{{/if}}
-{{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 16px;border-radius:6px;background:#0f172a;color:#ffffff;text-decoration:none;">Pay now by card</a></p>{{/if}}{{/unless}}
+{{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 16px;border-radius:6px;background:#0f172a;color:#ffffff;text-decoration:none;">Pay now by card</a></p>{{/if}}{{/unless}}{{/unless}}
 {{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}`,
   text: `Hi {{name}},
 
-{{#if free}}Your place at {{eventTitle}} is confirmed. There is nothing to pay.{{else}}Thank you for registering for {{eventTitle}}. Your place is held; please pay {{money totalMinor}} to confirm it.{{/if}}
+{{#if free}}Your place at {{eventTitle}} is confirmed. There is nothing to pay.{{else}}{{#if cardPaymentInFlight}}Thank you for registering for {{eventTitle}}. A card payment for it is being processed; there is nothing more to do for now.{{else}}Thank you for registering for {{eventTitle}}. Your place is held; please pay {{money balanceMinor}} to confirm it.{{/if}}{{/if}}
 
 {{dateTime eventStartsAt}}{{#if location}}
 {{location}}{{/if}}
@@ -42,7 +50,9 @@ Reference: <strong>{{reference}}</strong></p>{{else}}<p>Please use the reference
 {{label}}: {{money amount}}
 {{/each}}
 Total: {{money totalMinor}}
-{{#unless free}}
+{{#if paidMinor}}Received so far: {{money paidMinor}}
+Still to pay: {{money balanceMinor}}
+{{/if}}{{#unless free}}{{#unless cardPaymentInFlight}}
 
 {{#if bank}}Bank transfer
 Account name: {{bank.accountName}}
@@ -52,7 +62,7 @@ Reference: {{reference}}{{else}}Please use the reference {{reference}} with your
 {{#if payNowUrl}}
 
 Pay now by card: {{payNowUrl}}
-{{/if}}{{/unless}}
+{{/if}}{{/unless}}{{/unless}}
 {{#if registrationUrl}}
 
 View your registration: {{registrationUrl}}
