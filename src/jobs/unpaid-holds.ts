@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { recordHistory } from '../admin/registrations/history.js';
 import type { AppContext } from '../context.js';
 import { cardPaymentPossible, payNowUrl, paymentReference } from '../payments/links.js';
@@ -75,21 +76,38 @@ export async function previewUnpaidHolds(ctx: HoldContext, now: Date): Promise<s
 }
 
 /**
- * Cancels every hold past its end in one UPDATE, then queues each notice and
- * history row in the same transaction. A registration another command holds
- * (mark-paid, cancel, pay-now, the webhook) is skipped (SKIP LOCKED) and looked
- * at again by the next sweep, once that command has settled it.
+ * Locks the registrations that `due` selects, skipping any another command holds
+ * (mark-paid, cancel, pay-now, the webhook): the next sweep looks at them again,
+ * once that command has settled them. The caller then writes in a statement of
+ * its own, whose fresh snapshot sees what a command that finished while this one
+ * waited committed: a pay-now checkout opened meanwhile changes no registration
+ * column, so a single statement's recheck of the locked row would miss it.
+ */
+async function lockHeld(trx: Knex.Transaction, due: string, bindings: Record<string, unknown>): Promise<string[]> {
+  const { rows } = await trx.raw<{ rows: Array<{ id: string }> }>(
+    `SELECT r.id FROM registrations r, events e WHERE ${HELD} AND ${due} FOR UPDATE OF r SKIP LOCKED`,
+    bindings,
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Cancels every hold past its end, then queues each notice and history row in
+ * the same transaction.
  */
 export async function releaseUnpaidHolds(ctx: HoldContext, now: Date): Promise<number> {
   return ctx.db.transaction(async (trx) => {
+    const bindings = { tz: ctx.config.regional.timeZone, now };
+    const due = `${RELEASE_AT} <= :now`;
+    const ids = await lockHeld(trx, due, bindings);
+    if (ids.length === 0) return 0;
     const { rows } = await trx.raw<{ rows: HeldRow[] }>(
       `UPDATE registrations r
           SET status = 'CANCELLED', cancelled_at = :now, cancel_reason = 'unpaid_hold', updated_at = :now
          FROM events e
-        WHERE ${HELD} AND ${RELEASE_AT} <= :now
-          AND r.id IN (SELECT r.id FROM registrations r, events e WHERE ${HELD} AND ${RELEASE_AT} <= :now FOR UPDATE OF r SKIP LOCKED)
+        WHERE r.id = ANY(:ids) AND ${HELD} AND ${due}
       RETURNING ${RETURNED}`,
-      { tz: ctx.config.regional.timeZone, now },
+      { ...bindings, ids },
     );
     if (rows.length === 0) return 0;
     const { queueCancellationNotice } = await loadNotices();
@@ -111,13 +129,17 @@ export async function releaseUnpaidHolds(ctx: HoldContext, now: Date): Promise<n
 /** Marks and queues "your hold ends tomorrow" for every hold within a day of its end, once each. */
 export async function remindUnpaidHolds(ctx: HoldContext, now: Date): Promise<number> {
   return ctx.db.transaction(async (trx) => {
+    const bindings = { tz: ctx.config.regional.timeZone, now };
+    const due = `r.hold_reminder_sent_at IS NULL AND ${REMIND_AT} <= :now AND ${RELEASE_AT} > :now`;
+    const ids = await lockHeld(trx, due, bindings);
+    if (ids.length === 0) return 0;
     const { rows } = await trx.raw<{ rows: HeldRow[] }>(
       `UPDATE registrations r
           SET hold_reminder_sent_at = :now
          FROM events e
-        WHERE ${HELD} AND r.hold_reminder_sent_at IS NULL AND ${REMIND_AT} <= :now AND ${RELEASE_AT} > :now
+        WHERE r.id = ANY(:ids) AND ${HELD} AND ${due}
       RETURNING ${RETURNED}`,
-      { tz: ctx.config.regional.timeZone, now },
+      { ...bindings, ids },
     );
     if (rows.length === 0) return 0;
     const { queueHoldEndingReminder } = await loadNotices();

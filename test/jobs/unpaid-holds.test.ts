@@ -3,7 +3,7 @@ import { FixedClock } from '../../src/clock.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { insertOfficePayment } from '../../src/admin/registrations/payments.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
-import { releaseUnpaidHolds } from '../../src/jobs/unpaid-holds.js';
+import { releaseUnpaidHolds, remindUnpaidHolds } from '../../src/jobs/unpaid-holds.js';
 import { seatsLeft } from '../../src/payments/registrations.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -117,6 +117,42 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
     });
     expect(await releaseUnpaidHolds(ctx, clock.now())).toBe(0);
     expect(await tdb.db('registrations').where({ id: due.id }).first()).toMatchObject({ status: 'PENDING', office_paid_minor: 5000 });
+  });
+
+  it('a hold whose pay-now checkout is being opened is neither reminded nor released, though pay-now changes no column of the registration', async () => {
+    const clock = new FixedClock(new Date('2026-11-23T00:00:00Z'));
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const event = await insertEvent(tdb.db, { unpaid_hold_days: 2, starts_at: new Date('2027-01-10T00:00:00Z') });
+    // Made a day and a half ago: its reminder is due; its release is due half a day later.
+    const held = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: new Date('2026-11-21T12:00:00Z') });
+
+    for (const [job, at] of [
+      [remindUnpaidHolds, '2026-11-23T00:00:00Z'],
+      [releaseUnpaidHolds, '2026-11-23T13:00:00Z'],
+    ] as const) {
+      clock.set(new Date(at));
+      // pay-now: the registration's row lock, then the checkout, committed while the sweep is under way.
+      const payNow = await tdb.db.transaction();
+      await payNow('registrations').where({ id: held.id }).forUpdate().first();
+      const checkout = await insertCheckoutSession(payNow, ctx.cipher, event.id, {
+        registration_id: held.id, payload_enc: null, expires_at: new Date('2026-11-24T00:00:00Z'),
+      });
+      let settled = false;
+      const sweep = job(ctx, clock.now()).finally(() => (settled = true));
+      while (!settled) {
+        const waiting = await tdb.db.raw<{ rows: unknown[] }>(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%registrations r%'`);
+        if (waiting.rows.length > 0) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await payNow.commit();
+      expect(await sweep).toBe(0);
+      // Looked at again by the next sweep, it finds the open checkout and leaves the hold alone.
+      expect(await job(ctx, clock.now())).toBe(0);
+      expect(await tdb.db('registrations').where({ id: held.id }).first()).toMatchObject({ status: 'PENDING', hold_reminder_sent_at: null });
+      await tdb.db('checkout_sessions').where({ id: checkout.id }).delete();
+    }
+    // Out of the way of the tests after this one, which count the holds due.
+    await tdb.db('registrations').where({ id: held.id }).update({ status: 'CANCELLED' });
   });
 
   it('a dry run lists the holds it would release and changes nothing', async () => {
