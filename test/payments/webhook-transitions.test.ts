@@ -139,6 +139,30 @@ describe('CheckoutSession transitions driven by the webhook', () => {
     expect(kept.payload_enc).not.toBeNull();
   });
 
+  it('CheckoutSession EXPIRED (payload kept) → OPEN on a late unpaid completion: the delayed payment made in time is extended, and registers when it settles after the scrub window', async () => {
+    const clock = new FixedClock(NOW);
+    const lateCtx = createTestContext({ db: tdb.db, env: PAYMENTS_ENV, clock });
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    const staged = await stageNewRegistrationCheckout(lateCtx, event);
+    const paymentIntentId = providerId('pi_test');
+    // The webhook was down: the sweep expired the checkout before the unpaid completion arrived.
+    clock.advance(2 * 60 * 60_000);
+    await sweepExpiredCheckouts(lateCtx, { trigger: 'cli' });
+    expect(await staging(staged.checkoutId)).toMatchObject({ status: 'EXPIRED', scrubbed_at: null });
+
+    const late = await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentStatus: 'unpaid', paymentIntentId }));
+
+    expect(late).toEqual({ status: 200, body: { received: true, outcome: 'extended' } });
+    expect(await staging(staged.checkoutId)).toMatchObject({ status: 'OPEN', payment_intent_id: paymentIntentId, scrubbed_at: null });
+    // Four days on, past the 72-hour window in which an expired payload is kept, the debit settles.
+    clock.advance(4 * 24 * 60 * 60_000);
+    await sweepExpiredCheckouts(lateCtx, { trigger: 'cli' });
+    expect((await staging(staged.checkoutId)).payload_enc).not.toBeNull();
+    const settled = await deliver('checkout.session.async_payment_succeeded', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }));
+    expect(settled.body).toMatchObject({ outcome: 'completed' });
+    expect(await registrationsOf(event.id)).toHaveLength(1);
+  });
+
   describe('CheckoutSession OPEN → UNFULFILLED on the webhook when charged but the registration cannot be completed: money kept, operations alert', () => {
     it('amount charged differs from the priced amount (net + snapshotted surcharge)', async () => {
       const event = await insertEvent(tdb.db, { online_payment: true });

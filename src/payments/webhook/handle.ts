@@ -85,7 +85,11 @@ async function apply(
   }
 }
 
-/** Completed but not yet settled (delayed payment method): keep the row OPEN long enough for the sweep to leave it. */
+/**
+ * Completed but not yet settled (delayed payment method): keep the row OPEN long enough for the
+ * sweep to leave it. A row the sweep already expired with its payload kept is opened again: the
+ * payment was made in time and is still under way (a late delivery of this event).
+ */
 async function extendCheckout(
   trx: Knex.Transaction,
   ctx: WebhookContext,
@@ -95,8 +99,10 @@ async function extendCheckout(
   if (!staging) return 'unknown_checkout';
   const now = ctx.clock.now();
   const updated = await trx('checkout_sessions')
-    .where({ id: staging.id, status: 'OPEN' })
+    .where({ id: staging.id })
+    .where(mayStillBePaid)
     .update({
+      status: 'OPEN',
       expires_at: new Date(now.getTime() + DELAYED_PAYMENT_EXTENSION_MS),
       payment_intent_id: action.paymentIntentId ?? staging.payment_intent_id,
       updated_at: now,
