@@ -109,6 +109,26 @@ describe('reversals that arrive before the payment they reverse', () => {
     const kinds = (await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id')).map((a) => a.kind);
     expect(kinds).toEqual(['sold_out', 'reversal_unfulfilled']);
   });
+
+  it('a refund seen before its payment is alerted once with the kept payment, not again when it is delivered again under another event id', async () => {
+    const { staged } = await stage({ capacity: 0 });
+    const paymentIntentId = providerId('pi_test');
+    expect((await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: staged.amount }))).body).toMatchObject({ outcome: 'reversal_pending' });
+    expect((await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }))).body).toMatchObject({
+      outcome: 'unfulfilled',
+    });
+
+    // Reconcile's repair, or the provider's own later delivery of the same refund, under an event id of its own.
+    const again = await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: staged.amount }));
+
+    expect(again.body).toEqual({ received: true, outcome: 'already_alerted' });
+    const kinds = async () => (await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id')).map((a) => a.kind);
+    expect(await kinds()).toEqual(['sold_out', 'reversal_unfulfilled']);
+    // A dispute of the same payment is news of its own.
+    const dispute = await deliver('charge.dispute.created', createdDispute({ paymentIntentId, amount: staged.amount }));
+    expect(dispute.body).toEqual({ received: true, outcome: 'alerted' });
+    expect(await kinds()).toEqual(['sold_out', 'reversal_unfulfilled', 'reversal_unfulfilled']);
+  });
 });
 
 describe('completions the staging row alone does not explain', () => {

@@ -344,7 +344,7 @@ async function reportEarlyReversal(
     checkoutId: staging.id,
     providerSessionId: staging.provider_session_id ?? undefined,
     paymentIntentId,
-    details: { reversalEventId: pending.provider_event_id },
+    details: { reversal: pending.kind, reversalEventId: pending.provider_event_id },
   });
 }
 

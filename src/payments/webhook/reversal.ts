@@ -13,7 +13,7 @@ import { lockPaymentIntent, type StagingRow, type WebhookContext } from './stagi
 
 export type ReverseAction = Extract<WebhookAction, { kind: 'reverse' }>;
 export type PartialRefundAction = Extract<WebhookAction, { kind: 'partial_refund' }>;
-export type ReversalOutcome = 'cancelled' | 'already_cancelled' | 'reversal_pending' | 'alerted';
+export type ReversalOutcome = 'cancelled' | 'already_cancelled' | 'reversal_pending' | 'alerted' | 'already_alerted';
 
 export async function reversePayment(
   trx: Knex.Transaction,
@@ -37,6 +37,13 @@ export async function reversePayment(
 
   const staging = await stagingForPaymentIntent(trx, action);
   if (staging?.status === 'UNFULFILLED') {
+    // One alert per kind of reversal of a kept payment, whichever path saw it first (this one, a completion
+    // that found it waiting, reconcile's repair or the provider's own delivery of the same refund); under the lock.
+    const alerted = await trx('operations_alerts')
+      .where({ kind: 'reversal_unfulfilled', payment_intent_id: action.paymentIntentId })
+      .whereRaw(`details->>'reversal' = ?`, [action.reversal])
+      .first('id');
+    if (alerted) return 'already_alerted';
     await raiseOperationsAlert(trx, ctx, {
       kind: 'reversal_unfulfilled',
       reason: `a ${action.reversal} of a payment that was kept without a registration (${staging.unfulfilled_reason ?? 'unfulfilled'}); check whether the payer still needs contacting`,
@@ -44,7 +51,7 @@ export async function reversePayment(
       providerSessionId: staging.provider_session_id ?? undefined,
       paymentIntentId: action.paymentIntentId,
       amountMinor: action.amountMinor,
-      details: { providerObjectId: action.providerObjectId, providerEventId: eventId },
+      details: { reversal: action.reversal, providerObjectId: action.providerObjectId, providerEventId: eventId },
     });
     return 'alerted';
   }
