@@ -95,6 +95,26 @@ describe('eventops reconcile against the provider', () => {
     expect(await staging(paid.checkoutId)).toMatchObject({ status: 'COMPLETED' });
   });
 
+  it('a delayed payment older than the window that settled while its webhooks were lost is read on its own and completed', async () => {
+    harness.ctx.clock.set(T0);
+    const delayed = await checkout();
+    // Its unpaid completion extended it for 14 days; the debit then settled on day five, and that webhook was lost.
+    await db()('checkout_sessions').where({ id: delayed.checkoutId }).update({ expires_at: new Date(T0.getTime() + 14 * 86_400_000) });
+    harness.provider.completeSession(delayed.sessionId);
+    const session = harness.provider.sessions.get(delayed.sessionId) as { created: number };
+    session.created = Math.floor(T0.getTime() / 1000);
+    harness.ctx.clock.set(new Date(T0.getTime() + 5 * 86_400_000));
+
+    const report = await reconcile(true);
+
+    expect(report.rows?.find((row) => row.session === delayed.sessionId)).toMatchObject({ action: 'complete', unresolved: false });
+    expect(await staging(delayed.checkoutId)).toMatchObject({ status: 'COMPLETED' });
+    expect((await queuedMessages(harness.ctx, 'receipt')).filter((m) => m.to.includes(delayed.email))).toHaveLength(1);
+    // Settled: the next run does not read it again.
+    const again = await reconcile(true);
+    expect(again.rows?.some((row) => row.session === delayed.sessionId)).toBe(false);
+  });
+
   it('a missed full refund and a missed dispute cancel the PAID registrations, as the reversal webhook would; nothing is refunded by us', async () => {
     harness.ctx.clock.set(T0);
     const refunded = await checkout();

@@ -405,6 +405,17 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     return { object: 'list', data: page, has_more: start + limit < matching.length, url: '/v1/checkout/sessions' };
   }
 
+  /** GET /v1/checkout/sessions/:id, with expand[] of payment_intent and payment_intent.latest_charge. */
+  function retrieveSession(id: string, query: Record<string, unknown>): ProviderObject {
+    const session = existingSession(id);
+    const expand = Array.isArray(query.expand) ? query.expand.map(String) : typeof query.expand === 'string' ? [query.expand] : [];
+    for (const path of expand) {
+      if (path !== 'payment_intent' && path !== 'payment_intent.latest_charge') invalid('expand', `This property cannot be expanded (${path}).`);
+    }
+    if (expand.length === 0 || typeof session.payment_intent !== 'string') return session;
+    return { ...session, payment_intent: paymentIntentOf(session, expand.includes('payment_intent.latest_charge')) };
+  }
+
   function retrievePaymentIntent(id: string, query: Record<string, unknown>): ProviderObject {
     const session = sessionOfIntent(id);
     if (!session) {
@@ -478,7 +489,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     const intent = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
     if (method === 'GET' && intent) return { status: 200, body: retrievePaymentIntent(decodeURIComponent(intent[1] as string), body) };
     const get = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
-    if (method === 'GET' && get) return { status: 200, body: existingSession(decodeURIComponent(get[1] as string)) };
+    if (method === 'GET' && get) return { status: 200, body: retrieveSession(decodeURIComponent(get[1] as string), body) };
     const expire = /^\/v1\/checkout\/sessions\/([^/]+)\/expire$/.exec(path);
     if (method === 'POST' && expire) return { status: 200, body: expireSession(decodeURIComponent(expire[1] as string)) };
     throw new ProviderHttpError(404, { type: 'invalid_request_error', message: `Unrecognized request URL (${method}: ${path}).` });

@@ -78,6 +78,13 @@ export async function reconcileWithProvider(ctx: AppContext, options: { sinceMs:
     if (row) seen.add(row.id);
     rows.push(await reconcileOne(ctx, provider, session, row, options.apply));
   }
+  // Older than the window but still payable (a delayed payment extended for 14 days, or what was open when
+  // the server went down for longer than the window): each session is read on its own, until it is settled.
+  for (const row of ours.payableBeforeWindow) {
+    if (seen.has(row.id) || !row.provider_session_id) continue;
+    seen.add(row.id);
+    rows.push(await reconcileOne(ctx, provider, await retrieveSession(provider, row.provider_session_id), row, options.apply));
+  }
   for (const row of ours.completedInWindow) {
     if (!seen.has(row.id)) rows.push(await reconcileOne(ctx, provider, undefined, row, options.apply));
   }
@@ -108,6 +115,16 @@ async function listProviderSessions(provider: ProviderClient, since: Date): Prom
   return found;
 }
 
+/** One session by id, as the list shows it; undefined when the provider has no such session. */
+async function retrieveSession(provider: ProviderClient, sessionId: string): Promise<ProviderSessionView | undefined> {
+  try {
+    return parseProviderSession(await provider.checkout.sessions.retrieve(sessionId, { expand: ['payment_intent.latest_charge'] }));
+  } catch (error) {
+    if (providerErrorDetails(error).statusCode === 404) return undefined;
+    throw error;
+  }
+}
+
 async function loadOurCheckouts(ctx: AppContext, sessions: ProviderSessionView[], since: Date) {
   const select = (query: ReturnType<AppContext['db']>) =>
     query
@@ -133,7 +150,14 @@ async function loadOurCheckouts(ctx: AppContext, sessions: ProviderSessionView[]
     ctx.db('checkout_sessions as c').where((q) => q.whereIn('c.provider_session_id', sessionIds).orWhereIn('c.id', checkoutIds)),
   );
   const completedInWindow = await select(ctx.db('checkout_sessions as c').where('c.status', 'COMPLETED').andWhere('c.created_at', '>=', since));
+  const payableBeforeWindow = await select(
+    ctx.db('checkout_sessions as c')
+      .where('c.created_at', '<', since)
+      .whereNotNull('c.provider_session_id')
+      .where((q) => q.where('c.status', 'OPEN').orWhere((expired) => expired.where('c.status', 'EXPIRED').whereNull('c.scrubbed_at'))),
+  );
   return {
+    payableBeforeWindow,
     byProviderSession: new Map(listed.filter((r) => r.provider_session_id).map((r) => [r.provider_session_id as string, r])),
     byId: new Map(listed.map((r) => [r.id, r])),
     completedInWindow,
