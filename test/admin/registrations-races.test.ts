@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
 import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
+import { exportAttendees } from '../../src/admin/registrations/export.js';
+import { listRegistrations } from '../../src/admin/registrations/list.js';
 import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
 import { moneyFormatter } from '../../src/admin/registrations/money.js';
 import { AppError } from '../../src/errors.js';
@@ -201,5 +203,24 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     expect(await harness.tdb.db('operations_alerts').count<{ n: number }>({ n: '*' }).first()).toEqual(alertsBefore);
     expect(await harness.tdb.db('registration_history').where({ registration_id: id }).pluck('action')).toEqual(['cancelled']);
     await assertInvariants(harness.tdb.db, { charged, refundCalls: harness.provider.refundCalls });
+  });
+
+  it('a card payment refunded in full at the provider counts as nothing paid in the list and the export', async () => {
+    const event = await liveEvent();
+    const started = await startEventCheckout(harness.ctx, {
+      event,
+      contact: { name: 'Refunded Payer', email: 'refunded@example.org' },
+      attendees: [{ name: 'Refunded Payer', tier: 'adult' }],
+      family: false,
+    });
+    expect(await payAtProvider(started.checkoutId)).toMatchObject({ outcome: 'completed' });
+    const staged = await harness.tdb.db('checkout_sessions').where({ id: started.checkoutId }).first();
+    const refund = await harness.provider.deliverEvent(harness.provider.buildEvent('charge.refunded', staged.provider_session_id));
+    expect(JSON.parse(refund.body)).toMatchObject({ outcome: 'cancelled' });
+
+    const [listed] = await listRegistrations(harness.ctx, { eventSlug: event.slug, search: 'refunded@example.org' });
+    expect(listed).toMatchObject({ status: 'CANCELLED', paidMinor: 0 });
+    const exported = (await exportAttendees(harness.ctx, event.slug)).find((row) => row.email === 'refunded@example.org');
+    expect(exported).toMatchObject({ status: 'CANCELLED', amountPaid: '0.00' });
   });
 });
