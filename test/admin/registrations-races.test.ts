@@ -3,6 +3,7 @@ import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
 import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
 import { exportAttendees } from '../../src/admin/registrations/export.js';
 import { listRegistrations } from '../../src/admin/registrations/list.js';
+import { showRegistration } from '../../src/admin/registrations/show.js';
 import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
 import { moneyFormatter } from '../../src/admin/registrations/money.js';
 import { AppError } from '../../src/errors.js';
@@ -222,5 +223,6 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     expect(listed).toMatchObject({ status: 'CANCELLED', paidMinor: 0 });
     const exported = (await exportAttendees(harness.ctx, event.slug)).find((row) => row.email === 'refunded@example.org');
     expect(exported).toMatchObject({ status: 'CANCELLED', amountPaid: '0.00' });
+    expect(await showRegistration(harness.ctx, staged.registration_id)).toMatchObject({ status: 'CANCELLED', paidMinor: 0 });
   });
 });

@@ -57,7 +57,9 @@ export async function showRegistration(ctx: Pick<AppContext, 'db' | 'cipher'>, g
     .select<Array<{ id: number; kind: string; reason: string; created_at: Date; resolved_at: Date | null; resolution: string | null }>>('*');
 
   const officePaid = officePayments.reduce((sum, p) => sum + p.amountMinor, 0);
-  const paidMinor = row.paid_at ? row.total_minor : officePaid;
+  // A full refund or a dispute took the card payment back (as PAID_MINOR_SQL counts it).
+  const reversed = row.cancel_reason === 'refund' || row.cancel_reason === 'dispute';
+  const paidMinor = reversed ? 0 : row.paid_at ? row.total_minor : officePaid;
   return {
     id,
     reference: paymentReference(id),
