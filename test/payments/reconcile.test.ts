@@ -162,6 +162,26 @@ describe('eventops reconcile against the provider', () => {
     expect(harness.provider.requests.filter((r) => r.method === 'POST').every((r) => /^\/v1\/checkout\/sessions(\/[^/]+\/expire)?$/.test(r.path))).toBe(true);
   });
 
+  it('a checkout paid at the moment reconcile expires it stays a difference (exit 1) and the next run completes it', async () => {
+    harness.ctx.clock.set(T0);
+    const lastMinute = await checkout();
+    harness.ctx.clock.set(new Date(T0.getTime() + 40 * 60_000));
+    await sweepExpiredCheckouts(harness.ctx, { trigger: 'cli' });
+    harness.provider.payAtExpiry(lastMinute.sessionId);
+
+    const first = await reconcile(true);
+
+    expect(first.rows?.find((row) => row.session === lastMinute.sessionId)).toMatchObject({
+      action: 'expire_at_provider',
+      unresolved: true,
+      result: expect.stringContaining('left for the next run'),
+    });
+    expect(first.outcome).toBe('partial');
+    const second = await reconcile(true);
+    expect(second.rows?.find((row) => row.session === lastMinute.sessionId)).toMatchObject({ action: 'complete', unresolved: false });
+    expect(await staging(lastMinute.checkoutId)).toMatchObject({ status: 'COMPLETED' });
+  });
+
   it('a COMPLETED checkout the provider does not know, or knows with another amount, raises one reconcile_mismatch alert, not one per run, and exits 1 until a person resolves it', async () => {
     harness.ctx.clock.set(T0);
     const differs = await checkout();

@@ -113,6 +113,8 @@ export interface FakeProvider {
    * sends them once it is over.
    */
   setWebhookOutage(on: boolean): void;
+  /** The payer pays this session at the very moment it is expired: the expire call then finds it complete. */
+  payAtExpiry(sessionId: string): void;
   /** Events kept during an outage, oldest first. */
   withheld: ProviderObject[];
   /** Ends the outage and delivers every kept event, in order. */
@@ -147,6 +149,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   const chargeHistory = new Map<string, { amountRefunded: number; disputed: boolean }>();
   const createdAt = () => Math.floor((options.now?.() ?? new Date()).getTime() / 1000);
   const requests: FakeProviderRequest[] = [];
+  const paidAtExpiry = new Set<string>();
   const refundCalls: FakeProviderRequest[] = [];
   const deliveries: WebhookDelivery[] = [];
   const idempotent = new Map<string, { rawBody: string; status: number; body: unknown }>();
@@ -226,6 +229,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   }
 
   function expireSession(id: string): ProviderObject {
+    if (paidAtExpiry.delete(id)) completeSession(id);
     const session = existingSession(id);
     if (session.status !== 'open') {
       throw new ProviderHttpError(400, {
@@ -568,6 +572,9 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       for (let i = 0; i < count; i += 1) failures.push(status);
     },
     completeSession,
+    payAtExpiry(sessionId) {
+      paidAtExpiry.add(sessionId);
+    },
     buildEvent,
     async deliver(type, session, overrides, deliverOptions) {
       return deliverEvent(buildEvent(type, session, overrides, deliverOptions?.event), deliverOptions);

@@ -240,7 +240,8 @@ async function repair(
       return reverseAsWebhook(ctx, session, reversal as 'refund' | 'dispute');
     case 'expire_at_provider': {
       const expired = await expireAtProvider(provider, session.id);
-      if (expired.status !== 'expired') return `not expired: the provider reports ${expired.status ?? '?'}/${expired.payment_status}; left for the next run`;
+      // Paid (or completing) meanwhile: still a difference, which the next run repairs with what it then lists.
+      if (expired.status !== 'expired') throw new Error(`not expired: the provider reports ${expired.status ?? '?'}/${expired.payment_status}; left for the next run`);
       return confirmUnpaidAsWebhook(ctx, session, row);
     }
     case 'confirm_unpaid':
