@@ -17,6 +17,12 @@ import { MailSendError, type Mailer, type MailMessage } from './types.js';
 
 export const QUEUED_MAIL_MAX_ATTEMPTS = 10;
 const CLAIM_MS = 5 * 60_000;
+/**
+ * No send starts later than this before the claim runs out: room for one send's connection,
+ * greeting and socket timeouts (30 s each) and the SENT mark, so no row is still being sent
+ * when another run may claim it. What a slow server left unsent is handed back.
+ */
+const SEND_MARGIN_MS = 2 * 60_000;
 const MAX_BACKOFF_MS = 60 * 60_000;
 const SEND_CONCURRENCY = 3;
 /** Sent messages marked SENT per statement. */
@@ -97,21 +103,39 @@ type DeliveryContext = Pick<AppContext, 'db' | 'clock' | 'cipher' | 'logger' | '
 export async function deliverQueuedMail(ctx: DeliveryContext, options: { limit?: number } = {}): Promise<DeliverQueuedMailResult> {
   const limit = options.limit ?? 20;
   const mailer = await ctx.mailer();
-  const rows = await claimDue(ctx.db, ctx.clock.now(), limit);
+  const claimedUntil = new Date(ctx.clock.now().getTime() + CLAIM_MS);
+  const rows = await claimDue(ctx.db, ctx.clock.now(), claimedUntil, limit);
+  const sendBefore = claimedUntil.getTime() - SEND_MARGIN_MS;
   const result: DeliverQueuedMailResult = { sent: 0, retried: 0, failed: 0 };
   const sent = new SentRecorder(ctx.db);
   let next = 0;
   const worker = async () => {
-    for (let row = rows[next++]; row; row = rows[next++]) {
+    while (next < rows.length && ctx.clock.now().getTime() < sendBefore) {
+      const row = rows[next++] as ClaimedRow;
       result[await deliverOne(ctx, mailer, sent, row)] += 1;
     }
   };
   try {
     await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, rows.length) }, worker));
   } finally {
-    await sent.flush();
+    await sent.flush().catch((error: unknown) =>
+      ctx.logger.error({ err: errorMessage(error) }, 'sent mail could not be marked SENT; it is sent again once its claim expires'),
+    );
+  }
+  const unsent = rows.slice(next).map((row) => row.id);
+  if (unsent.length > 0) {
+    await releaseClaims(ctx.db, unsent, claimedUntil);
+    ctx.logger.warn({ handedBack: unsent.length }, 'the mail server is slow: unsent mail handed back before its claim ran out');
   }
   return result;
+}
+
+/** Unsent rows this run still holds go back to the queue, their attempt not counted. */
+async function releaseClaims(db: Db, ids: number[], claimedUntil: Date): Promise<void> {
+  await db('queued_mail')
+    .whereIn('id', ids)
+    .where({ status: 'PENDING', claimed_until: claimedUntil })
+    .update({ claimed_until: null, attempts: db.raw('attempts - 1') });
 }
 
 /**
@@ -138,7 +162,8 @@ class SentRecorder {
     const times = this.times;
     this.ids = [];
     this.times = [];
-    if (ids.length > 0) this.writing = this.writing.then(() => markSent(this.db, ids, times));
+    // A failed write fails only its own batch: later batches are still written.
+    if (ids.length > 0) this.writing = this.writing.catch(() => undefined).then(() => markSent(this.db, ids, times));
     return this.writing;
   }
 }
@@ -157,8 +182,7 @@ export async function countPendingMail(db: Db): Promise<number> {
   return Number(row?.count ?? 0);
 }
 
-async function claimDue(db: Db, now: Date, limit: number): Promise<ClaimedRow[]> {
-  const claimedUntil = new Date(now.getTime() + CLAIM_MS);
+async function claimDue(db: Db, now: Date, claimedUntil: Date, limit: number): Promise<ClaimedRow[]> {
   const result = await db.raw<{ rows: ClaimedRow[] }>(
     `UPDATE queued_mail SET claimed_until = ?, attempts = attempts + 1
       WHERE id IN (
@@ -183,9 +207,7 @@ async function deliverOne(ctx: DeliveryContext, mailer: Mailer, sentMail: SentRe
   }
   try {
     const sent = await mailer.send(message);
-    await sentMail.add(row.id, ctx.clock.now());
     if (sent.rejected.length > 0) ctx.logger.warn({ ...log, rejectedCount: sent.rejected.length }, 'queued mail sent; some recipients refused');
-    return 'sent';
   } catch (error) {
     const lastError = safeError(error);
     const permanent = error instanceof MailSendError && error.permanent;
@@ -199,6 +221,11 @@ async function deliverOne(ctx: DeliveryContext, mailer: Mailer, sentMail: SentRe
     await finish(ctx.db, row.id, { last_error: lastError, next_attempt_at: nextAttemptAt, claimed_until: null });
     return 'retried';
   }
+  // The message went out; a batch mark that fails leaves it claimed, to be sent again once the claim expires.
+  await sentMail.add(row.id, ctx.clock.now()).catch((error: unknown) =>
+    ctx.logger.error({ ...log, err: errorMessage(error) }, 'sent mail could not be marked SENT; it is sent again once its claim expires'),
+  );
+  return 'sent';
 }
 
 /** 1, 2, 4 … minutes after the nth failed attempt, at most an hour. */

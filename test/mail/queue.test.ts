@@ -153,6 +153,36 @@ describe('queued mail', () => {
     expect(await tdb.db('queued_mail').where({ status: 'SENT', attempts: 1 }).count<{ count: number }[]>({ count: '*' })).toEqual([{ count: 12 }]);
   });
 
+  it('a run against a slow mail server starts no send late in its claim and hands the rest back, so no message is still being sent when another run may take it', async () => {
+    const clock = new FixedClock(t0);
+    // Each send takes 20 seconds of the clock.
+    const slow: Mailer = {
+      kind: 'smtp',
+      close: async () => undefined,
+      async send(message: MailMessage) {
+        clock.advance(20_000);
+        return smtpMailer.send(message);
+      },
+    };
+    const ctx = context(slow, clock);
+    for (let i = 0; i < 50; i++) await enqueueMail(tdb.db, ctx.cipher, { kind: 'receipt', message: receipt(`slow${i}@example.org`) }, t0);
+
+    const first = await deliverQueuedMail(ctx, { limit: 50 });
+
+    // Sends start only in the first three of the claim's five minutes.
+    expect(first.sent).toBeGreaterThan(0);
+    expect(first.sent).toBeLessThan(12);
+    expect(sink.messages).toHaveLength(first.sent);
+    const handedBack = await tdb.db('queued_mail').where({ status: 'PENDING' });
+    expect(handedBack).toHaveLength(50 - first.sent);
+    for (const row of handedBack) expect(row).toMatchObject({ claimed_until: null, attempts: 0 });
+
+    // Later runs send the rest, each message once.
+    while ((await countPendingMail(tdb.db)) > 0) await deliverQueuedMail(ctx, { limit: 50 });
+    expect(sink.messages).toHaveLength(50);
+    expect(new Set(sink.messages.map((m) => m.envelope.to[0])).size).toBe(50);
+  });
+
   it('a claim held by another run is skipped until it expires', async () => {
     const clock = new FixedClock(t0);
     const ctx = context(smtpMailer, clock);
