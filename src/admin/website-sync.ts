@@ -119,7 +119,8 @@ interface ClaimedRow {
  * earlier notification for the same event is still undelivered, so a later
  * change never overtakes one that is waiting out its backoff (or is in flight
  * in another run). At the first failure the run stops and hands the untried
- * rows back, so a receiver that is down is not hammered.
+ * rows back, so a receiver that is down is not hammered. A slow receiver gets the
+ * same: rows not started in time are handed back before the claim runs out.
  */
 export async function deliverWebsiteSync(
   ctx: Pick<AppContext, 'config' | 'db' | 'clock' | 'logger'>,
@@ -132,9 +133,18 @@ export async function deliverWebsiteSync(
   const claimedUntil = new Date(claimedAt.getTime() + CLAIM_MS);
   const rows = await claimDueRows(ctx.db, { claimedAt, claimedUntil, limit: options.limit ?? 50 });
 
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  // No post starts unless it ends (at its timeout) well inside the claim: a row of this run is never in
+  // flight when another run may claim the rows after it and send them first.
+  const postBefore = claimedUntil.getTime() - 2 * timeoutMs;
   const result: WebsiteSyncResult = { enabled: true, delivered: 0, failed: 0, pending: 0, failures: [] };
   for (const [index, row] of rows.entries()) {
-    const outcome = await postSigned(target, JSON.stringify(row.body), ctx.clock.now(), options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    if (ctx.clock.now().getTime() >= postBefore) {
+      await releaseUntried(ctx.db, rows.slice(index).map((r) => r.id), claimedUntil);
+      ctx.logger.warn({ handedBack: rows.length - index }, 'the website is slow: undelivered changes handed back before their claim ran out');
+      break;
+    }
+    const outcome = await postSigned(target, JSON.stringify(row.body), ctx.clock.now(), timeoutMs);
     const now = ctx.clock.now();
     if (outcome.ok) {
       await ctx.db('website_sync_outbox')

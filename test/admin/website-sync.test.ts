@@ -6,6 +6,7 @@ import { createEvent, deleteEvent, publishEvent } from '../../src/admin/events.j
 import {
   countPendingWebsiteSync,
   deliverWebsiteSync,
+  enqueueWebsiteSync,
   signWebsiteBody,
   verifyWebsiteSignature,
   websiteSyncBackoffMs,
@@ -183,6 +184,33 @@ describe('website sync delivery', () => {
     expect(await deliverWebsiteSync(ctx)).toMatchObject({ delivered: 3, failed: 0, pending: 0 });
     const types = receiver.requests.slice(1).map((r) => (JSON.parse(r.body) as { type: string }).type);
     expect(types).toEqual(['event.created', 'event.published', 'event.deleted']);
+  });
+
+  it('against a slow website no post starts late in the claim: the rest is handed back, so another run never sends a later change first', async () => {
+    const ctx = context();
+    const created = await createSampleEvent(ctx);
+    for (let i = 0; i < 19; i++) {
+      clock.advance(1000);
+      await enqueueWebsiteSync(tdb.db, ctx, 'event.updated', created.event);
+    }
+    // Every reading of this clock is 7 seconds after the last: each post takes about 14 seconds.
+    let tick = clock.now().getTime();
+    const slowCtx = createTestContext({ db: tdb.db, env: { WEBSITE_SYNC_URL: receiver.url, WEBSITE_SYNC_SECRET: SECRET }, clock: { now: () => new Date((tick += 7_000)) } });
+
+    const first = await deliverWebsiteSync(slowCtx);
+
+    expect(first.delivered).toBeGreaterThan(0);
+    expect(first.delivered).toBeLessThan(20);
+    expect(receiver.requests).toHaveLength(first.delivered);
+    const handedBack = await tdb.db('website_sync_outbox').where({ status: 'PENDING' });
+    expect(handedBack).toHaveLength(20 - first.delivered);
+    for (const row of handedBack) expect(row).toMatchObject({ claimed_until: null, attempts: 0 });
+
+    clock.set(new Date(tick));
+    expect(await deliverWebsiteSync(ctx)).toMatchObject({ delivered: 20 - first.delivered, pending: 0 });
+    const ids = receiver.requests.map((r) => (JSON.parse(r.body) as { id: string }).id);
+    const queued = await tdb.db('website_sync_outbox').orderBy('seq').pluck('id');
+    expect(ids).toEqual(queued);
   });
 
   it('a later notification for an event waits while an earlier one is backing off; other events go on', async () => {
