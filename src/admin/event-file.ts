@@ -65,7 +65,13 @@ const tierSchema = z.strictObject({
 
 const discountSchema = z
   .strictObject({
-    percent: z.number().min(0, { error: 'a percentage 0–100' }).max(100, { error: 'a percentage 0–100' }).optional(),
+    // Whole hundredths of a percent, which prices exactly (basis points), as the page shows it.
+    percent: z
+      .number()
+      .min(0, { error: 'a percentage 0–100' })
+      .max(100, { error: 'a percentage 0–100' })
+      .refine((percent) => Math.abs(percent * 100 - Math.round(percent * 100)) < 1e-6, { error: 'a percentage with at most 2 decimals' })
+      .optional(),
     amount: minorUnits.optional(),
   })
   .superRefine((discount, ctx) => {

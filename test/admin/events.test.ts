@@ -120,6 +120,13 @@ describe('event file', () => {
     expect(problems).toEqual(['pricing.tiers.1.id: duplicate tier id "adult"']);
   });
 
+  it('refuses a discount percent with more than 2 decimals, which could not be charged exactly as the page shows it', () => {
+    expect(problemsOf(() => eventFile({ pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 30000 }], discount: { percent: 33.333 } } }))).toEqual([
+      expect.stringMatching(/^pricing\.discount\.percent: .*at most 2 decimals/),
+    ]);
+    expect(eventFile({ pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 30000 }], discount: { percent: 12.35 } } }).pricing.discount).toEqual({ percent: 12.35 });
+  });
+
   it('rejects a pricing without tiers and a percentage above 100', () => {
     const problems = problemsOf(() => eventFile({ pricing: { tiers: [], discount: { percent: 150 } } }));
     expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/^pricing\.tiers: /), expect.stringMatching(/^pricing\.discount\.percent: /)]));
