@@ -26,7 +26,7 @@ import { pageFormat } from './templates/format.js';
 
 /**
  * Registration and pay-now posts: 10 per minute per client IP (request.ip: the
- * socket, or X-Forwarded-For only with TRUST_PROXY), spec section 8. The
+ * socket, or X-Forwarded-For only with TRUST_PROXY; an IPv6 client by its /64), spec section 8. The
  * plugin sets Retry-After; the answer is the usual error body.
  */
 export const PUBLIC_FORM_RATE_LIMIT = {

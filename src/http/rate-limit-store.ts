@@ -1,4 +1,5 @@
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
+import ipaddr from 'ipaddr.js';
 import type { AppContext } from '../context.js';
 import { countRateLimitHit } from '../db/rate-limits.js';
 
@@ -42,4 +43,17 @@ export function postgresRateLimitStore(ctx: Pick<AppContext, 'db' | 'clock'>): F
     }
   }
   return PostgresRateLimitStore as unknown as FastifyRateLimitStoreCtor;
+}
+
+/**
+ * The client a limit counts: an IPv4 address as it is (an IPv4-mapped IPv6 one as IPv4), an
+ * IPv6 address by its /64, the block one household or server is normally given; counting each
+ * address of it apart would let one client rotate through 2^64 of them.
+ */
+export function rateLimitClient(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.process(ip);
+  if (address.kind() === 'ipv4') return address.toString();
+  const prefix = (address as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16));
+  return `${prefix.join(':')}::/64`;
 }

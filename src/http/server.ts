@@ -8,7 +8,7 @@ import type { PageRenderer } from './pages.js';
 import { securityHeaders } from './security-headers.js';
 import { registerHealthRoute } from './health.js';
 import { registerPublicPages } from './public-pages.js';
-import { postgresRateLimitStore } from './rate-limit-store.js';
+import { postgresRateLimitStore, rateLimitClient } from './rate-limit-store.js';
 import { registerRegistrationRoute } from './register-route.js';
 import { registerSetupRoutes } from './setup-routes.js';
 import { registerWebhookRoute } from './webhook-route.js';
@@ -121,7 +121,12 @@ export async function buildServer(
   // Every limit (failed cron bearers, setup attempts, public form posts) is counted in PostgreSQL: shared by
   // every server on the database and kept over restarts.
   await app.register(async (scope) => {
-    await scope.register(rateLimit, { global: false, store: postgresRateLimitStore(ctx), errorResponseBuilder: rateLimited });
+    await scope.register(rateLimit, {
+      global: false,
+      store: postgresRateLimitStore(ctx),
+      keyGenerator: (request) => rateLimitClient(request.ip),
+      errorResponseBuilder: rateLimited,
+    });
     registerCronRoutes(scope, ctx, { track, telemetry });
     registerSetupRoutes(scope, ctx, page);
     registerPublicPages(scope, ctx, page);
