@@ -61,9 +61,8 @@ export function registerServeCommand(program: Command): void {
           void (async () => {
             try {
               await server.app.close();
-              await scheduler?.stop();
-              await server.idle();
-              await delivery.stop();
+              // Side by side: a long job must not hold up the delivery loop's last SENT marks until the forced close.
+              await Promise.all([scheduler?.stop(), server.idle(), delivery.stop()]);
               await listenOn?.destroy();
               await telemetry?.shutdown();
             } catch (error) {
