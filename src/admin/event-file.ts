@@ -120,7 +120,9 @@ export const eventFileSchema = z.strictObject({
     .optional(),
   unpaidHoldDays: z.int({ error: 'a whole number of days, or null' }).min(1, { error: 'at least 1' }).max(365, { error: 'at most 365' }).nullable().optional(),
   pricing: eventPricingSchema,
-});
+})
+  // The reminder job sends only for events that have not started: a later reminder would never go out.
+  .refine((file) => !file.reminderAt || file.reminderAt < file.startsAt, { error: 'before startsAt', path: ['reminderAt'] });
 
 // Keeps the hand-written types above and the schema from drifting apart.
 type Assert<T extends true> = T;

@@ -103,6 +103,10 @@ export function loadConfig(
   };
 
   const nodeEnv = raw('NODE_ENV');
+  // A mistyped "Production" or "prod" would otherwise run with the development defaults (embedded database, outbox).
+  if (nodeEnv !== undefined && !['production', 'development', 'test'].includes(nodeEnv)) {
+    problem('NODE_ENV', 'production, development or test (exactly, in lowercase), or unset for development');
+  }
   const runtimeEnv: RuntimeEnv =
     nodeEnv === 'production' ? 'production' : nodeEnv === 'test' ? 'test' : 'development';
   const isProduction = runtimeEnv === 'production';

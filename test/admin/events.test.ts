@@ -127,6 +127,15 @@ describe('event file', () => {
     expect(eventFile({ pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 30000 }], discount: { percent: 12.35 } } }).pricing.discount).toEqual({ percent: 12.35 });
   });
 
+  it('refuses a reminder at or after the start, which the reminder job would never send', () => {
+    expect(problemsOf(() => eventFile({ startsAt: '2027-03-12T18:00:00+11:00', reminderAt: '2027-03-20T09:00:00+11:00' }))).toEqual([
+      expect.stringMatching(/^reminderAt: before startsAt/),
+    ]);
+    expect(eventFile({ startsAt: '2027-03-12T18:00:00+11:00', reminderAt: '2027-03-10T09:00:00+11:00' }).reminderAt).toEqual(
+      new Date('2027-03-09T22:00:00Z'),
+    );
+  });
+
   it('rejects a pricing without tiers and a percentage above 100', () => {
     const problems = problemsOf(() => eventFile({ pricing: { tiers: [], discount: { percent: 150 } } }));
     expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/^pricing\.tiers: /), expect.stringMatching(/^pricing\.discount\.percent: /)]));

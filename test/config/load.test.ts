@@ -26,6 +26,13 @@ const production = (overrides: Record<string, string | undefined> = {}) =>
   });
 
 describe('configuration rules', () => {
+  it('a mistyped NODE_ENV stops boot instead of running with the development defaults', () => {
+    for (const mistyped of ['Production', 'prod', 'staging']) {
+      expect(problemsOf(testEnv({ NODE_ENV: mistyped }))).toContainEqual(expect.objectContaining({ variable: 'NODE_ENV' }));
+    }
+    for (const exact of ['development', 'test']) expect(variablesOf(testEnv({ NODE_ENV: exact }))).not.toContain('NODE_ENV');
+  });
+
   it('a valid development environment loads with the documented defaults', () => {
     const { config } = loadConfig(testEnv({ NODE_ENV: undefined }));
     expect(config.env).toBe('development');
