@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
 import { renewLease } from '../db/leases.js';
+import { AppError } from '../errors.js';
 import { purgeEndedRateLimits } from '../db/rate-limits.js';
 import { normaliseErrorMessage } from '../ops/error-log.js';
 import { withJobLease } from './lease.js';
@@ -124,7 +125,10 @@ export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Pro
           // Every group has a row in the window (the purge never reaches it), so a sample.
           const group = samples.get(counted.fingerprint) ?? { ...counted, error_class: 'Error', message: '', stack: null, source: 'unknown' };
           // GitHub paces issue creation (about one every few seconds): keep the lease for a long list.
-          await renewLease(ctx.db, { name: ERROR_ISSUES_LEASE, holder, now: ctx.clock.now(), ttlMs: ERROR_ISSUES_LEASE_MS });
+          // A run that lost it (a slow tracker or purge outlasted it) stops: the one that took over files from a newer list.
+          if (!(await renewLease(ctx.db, { name: ERROR_ISSUES_LEASE, holder, now: ctx.clock.now(), ttlMs: ERROR_ISSUES_LEASE_MS }))) {
+            throw new AppError('lease_lost', `another run took over "${ERROR_ISSUES_LEASE}" while this one was listing; it files the groups`);
+          }
           const issue = await tracker.createIssue({ title: issueTitle(group), body: issueBody(group) });
           summary.filed++;
           ctx.logger.info({ fingerprint: group.fingerprint, issue: issue.number }, 'filed an issue for an error group');

@@ -66,11 +66,14 @@ export interface RunMaterials {
   linksAvailable: boolean;
 }
 
+/** False when the claim was lost: another run took it over, or the event was deleted or has started meanwhile. */
 async function renewClaim(ctx: AppContext, eventId: string, claim: { at: Date }): Promise<boolean> {
   const at = ctx.clock.now();
   const renewed = await ctx.db('events')
     .where({ id: eventId, reminder_claimed_at: claim.at })
     .whereNull('reminder_sent_at')
+    .whereNull('deleted_at')
+    .where('starts_at', '>', at)
     .update({ reminder_claimed_at: at });
   if (renewed === 0) return false;
   claim.at = at;
@@ -102,7 +105,7 @@ export async function sendForEvent(
     if (stop.cause !== undefined) throw stop.cause;
     if (stop.claimLost) {
       result.claimLost = true;
-      ctx.logger.warn({ eventId: event.id }, 'another run took over this reminder; stopping');
+      ctx.logger.warn({ eventId: event.id }, 'the reminder is no longer ours (another run took it over, or the event was deleted or started); stopping');
       break;
     }
   }

@@ -217,6 +217,18 @@ describe('error-issues', () => {
     expect(await count('job_runs')).toBe(0);
   });
 
+  it('a run that lost its lease while listing (another run took over) files nothing more, so no group gets two issues', async () => {
+    await weekOfErrors();
+    // While this run lists, its lease runs out and another run takes it over.
+    tracker.beforeNextList(async () => {
+      await tdb.db('leases').where({ name: 'error-issues' }).update({ holder: 'the-run-that-took-over', expires_at: new Date(NOW.getTime() + 15 * 60_000) });
+    });
+
+    await expect(fileErrorIssues(context(), { trigger: 'cli' })).rejects.toThrow(/another run took over "error-issues"/);
+
+    expect(tracker.created).toHaveLength(0);
+  });
+
   it('while another run holds the lease the run fails with LeaseHeldError and files nothing', async () => {
     await weekOfErrors();
     await tdb.db('leases').insert({ name: 'error-issues', holder: 'other', acquired_at: ago(0, 2), expires_at: new Date(NOW.getTime() + 60_000) });

@@ -328,6 +328,27 @@ describe('send-reminders', () => {
     expect(await eventRow(tdb.db, event.id)).toEqual({ reminder_claimed_at: otherRunsClaim, reminder_sent_at: null });
   });
 
+  it('an event deleted while its reminders go out stops the run at the next chunk', async () => {
+    const event = await dueEvent();
+    for (let i = 0; i < 65; i++) await register(event.id, `deleted-mid-run${i}@example.org`);
+    let sends = 0;
+    const deletedAfterFirstSend: Mailer = {
+      kind: 'smtp',
+      close: async () => undefined,
+      async send(message: MailMessage) {
+        if (++sends === 1) await tdb.db('events').where({ id: event.id }).update({ deleted_at: NOW });
+        return mail.mailer.send(message);
+      },
+    };
+
+    const summary = await sendEventReminders(context({}, new FixedClock(NOW), deletedAfterFirstSend), { trigger: 'cli' });
+
+    // The first chunk was already on its way; no later one is sent.
+    expect(summary).toMatchObject({ sent: 30, failed: 0 });
+    expect(mail.sink.messages).toHaveLength(30);
+    expect(await eventRow(tdb.db, event.id)).toMatchObject({ reminder_sent_at: null });
+  });
+
   it("renews the claim for the next chunk while the chunk before still has sends on the wire, so the window never drains at a chunk boundary", async () => {
     const event = await dueEvent();
     for (let i = 0; i < 35; i++) await register(event.id, `window${i}@example.org`);

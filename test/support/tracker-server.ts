@@ -28,6 +28,8 @@ export interface TrackerServer {
   created: TrackerIssue[];
   requests: TrackerRequest[];
   seed(issues: Array<{ title: string; body?: string | null; state?: 'open' | 'closed' }>): void;
+  /** Runs `during` once, before the next listing request is answered (something happening while a run lists). */
+  beforeNextList(during: () => Promise<void>): void;
   /** The next `count` requests answer 500, or 403 with an exhausted rate limit. */
   failNext(count: number, kind: 'error' | 'rate-limit'): void;
   /** TRACKER_* variables that point the application at this server. */
@@ -49,6 +51,7 @@ export async function startTrackerServer(options: { token?: string; repo?: strin
   const requests: TrackerRequest[] = [];
   let failures: { remaining: number; kind: 'error' | 'rate-limit' } = { remaining: 0, kind: 'error' };
   let baseUrl = '';
+  let beforeList: (() => Promise<void>) | undefined;
 
   const issueUrl = (n: number) => `https://github.example/${repo}/issues/${n}`;
   const add = (input: { title: string; body?: string | null; state?: 'open' | 'closed' }): TrackerIssue => {
@@ -71,7 +74,12 @@ export async function startTrackerServer(options: { token?: string; repo?: strin
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
+    req.on('end', async () => {
+      const during = req.method === 'GET' ? beforeList : undefined;
+      if (during) {
+        beforeList = undefined;
+        await during();
+      }
       const url = new URL(req.url ?? '/', 'http://tracker.test');
       requests.push({
         method: req.method ?? '',
@@ -162,6 +170,9 @@ export async function startTrackerServer(options: { token?: string; repo?: strin
     },
     failNext(count, kind) {
       failures = { remaining: count, kind };
+    },
+    beforeNextList(during) {
+      beforeList = during;
     },
     configEnv() {
       return { TRACKER_TOKEN: token, TRACKER_REPO: repo, TRACKER_API_URL: baseUrl };
