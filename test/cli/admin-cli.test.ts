@@ -59,6 +59,12 @@ describe('administration commands as an operator runs them', () => {
     expect(invalid.stderr).toContain('row 4 (line 5): birth_date');
     expect(await tdb.db('people').count({ n: '*' }).first()).toEqual({ n: 3 });
 
+    // A spreadsheet's "CSV" in Windows-1252 is refused, not stored with its accents replaced.
+    const notUtf8 = await runCli(['people', 'import', fixture('people-windows-1252.csv')], { env });
+    expect(notUtf8.code).toBe(2);
+    expect(notUtf8.stderr).toContain('is not UTF-8 text');
+    expect(await tdb.db('people').count({ n: '*' }).first()).toEqual({ n: 3 });
+
     const missingFile = await runCli(['people', 'import', fixture('no-such-file.csv')], { env });
     expect(missingFile.code).toBe(2);
 

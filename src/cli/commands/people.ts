@@ -5,10 +5,17 @@ import { UsageError } from '../../errors.js';
 import { printResult, withContext } from '../io.js';
 
 async function readCsvFile(file: string): Promise<string> {
+  let bytes: Buffer;
   try {
-    return await fs.readFile(file, 'utf8');
+    bytes = await fs.readFile(file);
   } catch (error) {
     throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  try {
+    // Read leniently, a spreadsheet's "CSV" in Windows-1252 would store José as Jos\uFFFD without a word.
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new UsageError(`${file} is not UTF-8 text; nothing was imported`, 'save it from the spreadsheet as "CSV UTF-8" and import it again');
   }
 }
 
