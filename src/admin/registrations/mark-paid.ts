@@ -3,11 +3,10 @@ import type { AppContext } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
 import { paymentReference } from '../../payments/links.js';
-import { mayStillBePaid } from '../../payments/webhook/staging-rows.js';
 import { renderReceipt } from '../../payments/receipts.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
-import { insertOfficePayment, officePaidSum, type OfficePaymentMethod } from './payments.js';
+import { cardPaymentMayArrive, insertOfficePayment, officePaidSum, type OfficePaymentMethod } from './payments.js';
 
 export type OfficeContext = Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config' | 'logger'>;
 
@@ -143,17 +142,13 @@ function refuseUnlessOwing(registration: RegistrationRow): void {
  * A full payment is still recorded then; a card payment that lands after it is kept with an alert.
  */
 async function refusePartWhileCardMayPay(trx: Knex.Transaction, ctx: OfficeContext, registrationId: string): Promise<void> {
-  const checkout = await trx('checkout_sessions')
-    .where({ registration_id: registrationId })
-    .where(mayStillBePaid)
-    .orderBy('expires_at', 'desc')
-    .first<{ expires_at: Date } | undefined>('expires_at');
+  const checkout = await cardPaymentMayArrive(trx, registrationId);
   if (!checkout) return;
   const until = new Intl.DateTimeFormat(ctx.config.regional.locale, {
     dateStyle: 'medium',
     timeStyle: 'short',
     timeZone: ctx.config.regional.timeZone,
-  }).format(checkout.expires_at);
+  }).format(checkout.expiresAt);
   throw new NotMarkableError(
     `a card checkout for the whole total of registration ${paymentReference(registrationId)} may still be paid; ` +
       'a part-payment now could have it paid twice; nothing was recorded',

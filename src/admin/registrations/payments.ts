@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/connect.js';
+import { mayStillBePaid } from '../../payments/webhook/staging-rows.js';
 
 /** A payment the office received outside the card provider. */
 export interface OfficePayment {
@@ -65,3 +66,13 @@ export async function listOfficePayments(db: Db, registrationId: string): Promis
 export const PAID_MINOR_SQL = `CASE WHEN r.cancel_reason IN ('refund', 'dispute') THEN 0
   WHEN r.paid_at IS NOT NULL THEN r.total_minor
   ELSE COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = r.id), 0) END`;
+
+/** Whether a card payment for the registration may still arrive: a checkout OPEN, or EXPIRED with its payload kept. */
+export async function cardPaymentMayArrive(trx: Knex.Transaction, registrationId: string): Promise<{ expiresAt: Date } | undefined> {
+  const checkout = await trx('checkout_sessions')
+    .where({ registration_id: registrationId })
+    .where(mayStillBePaid)
+    .orderBy('expires_at', 'desc')
+    .first<{ expires_at: Date } | undefined>('expires_at');
+  return checkout ? { expiresAt: checkout.expires_at } : undefined;
+}

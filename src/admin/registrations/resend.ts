@@ -2,14 +2,13 @@ import { AppError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
 import { queueRegistrationConfirmation } from '../../payments/confirmations.js';
 import { paymentReference } from '../../payments/links.js';
-import { mayStillBePaid } from '../../payments/webhook/staging-rows.js';
 import type { PricedLine, PricedRegistration } from '../../payments/pricing.js';
 import { renderReceipt, type ReceiptMethod } from '../../payments/receipts.js';
 import { eventFromRow, type EventRow } from '../events.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
-import { officePaidSum } from './payments.js';
+import { cardPaymentMayArrive, officePaidSum } from './payments.js';
 
 export interface ResendResult {
   registrationId: string;
@@ -59,7 +58,7 @@ export async function resendRegistrationMail(ctx: OfficeContext, input: { regist
       };
       const payments = {
         paidMinor: await officePaidSum(trx, id),
-        cardPaymentInFlight: Boolean(await trx('checkout_sessions').where({ registration_id: id }).where(mayStillBePaid).first('id')),
+        cardPaymentInFlight: (await cardPaymentMayArrive(trx, id)) !== undefined,
       };
       await queueRegistrationConfirmation(
         trx,

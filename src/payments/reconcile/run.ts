@@ -3,7 +3,7 @@ import { raiseOperationsAlert } from '../alerts.js';
 import { createProviderClient, providerErrorDetails, type ProviderClient } from '../provider.js';
 import { handleWebhookAction, type ActionableWebhookAction } from '../webhook/handle.js';
 import { mapWebhookEvent } from '../webhook/map.js';
-import type { CheckoutStatus } from '../webhook/staging-rows.js';
+import { mayStillBePaidAs, type CheckoutStatus } from '../webhook/staging-rows.js';
 import {
   chargeReversal,
   decide,
@@ -154,7 +154,7 @@ async function loadOurCheckouts(ctx: AppContext, sessions: ProviderSessionView[]
     ctx.db('checkout_sessions as c')
       .where('c.created_at', '<', since)
       .whereNotNull('c.provider_session_id')
-      .where((q) => q.where('c.status', 'OPEN').orWhere((expired) => expired.where('c.status', 'EXPIRED').whereNull('c.scrubbed_at'))),
+      .where(mayStillBePaidAs('c')),
   );
   return {
     payableBeforeWindow,

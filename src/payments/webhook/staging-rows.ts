@@ -49,5 +49,11 @@ export async function lockPaymentIntent(trx: Knex.Transaction, paymentIntentId: 
  * confirmed unpaid). For `.where(mayStillBePaid)`.
  */
 export function mayStillBePaid(query: Knex.QueryBuilder): void {
-  void query.where('status', 'OPEN').orWhere((expired) => expired.where('status', 'EXPIRED').whereNull('scrubbed_at'));
+  mayStillBePaidAs('checkout_sessions')(query);
+}
+
+/** mayStillBePaid for a query that names checkout_sessions by an alias (beside a join whose columns share its names). */
+export function mayStillBePaidAs(alias: string): (query: Knex.QueryBuilder) => void {
+  return (query) =>
+    void query.where(`${alias}.status`, 'OPEN').orWhere((expired) => expired.where(`${alias}.status`, 'EXPIRED').whereNull(`${alias}.scrubbed_at`));
 }
