@@ -53,6 +53,13 @@ async function payAtProvider(checkoutId: string): Promise<{ outcome?: string }> 
   return JSON.parse(result.body) as { outcome?: string };
 }
 
+/** A new registration paid by card at the provider; its completed checkout row. */
+async function paidByCard(event: EventRecord, name: string, email: string) {
+  const started = await startEventCheckout(harness.ctx, { event, contact: { name, email }, attendees: [{ name, tier: 'adult' }], family: false });
+  expect(await payAtProvider(started.checkoutId)).toMatchObject({ outcome: 'completed' });
+  return harness.tdb.db('checkout_sessions').where({ id: started.checkoutId }).first();
+}
+
 /** Settles each promise and returns the values and the AppErrors, failing on anything else. */
 async function settleAll<T>(promises: Array<Promise<T>>): Promise<{ won: T[]; refused: AppError[] }> {
   const results = await Promise.allSettled(promises);
@@ -181,15 +188,7 @@ describe('office commands racing each other, pay-now and the webhook on one regi
   });
 
   it('cancelling a card-paid registration says the refund is made in the dashboard; the refund webhook that follows is a no-op', async () => {
-    const event = await liveEvent();
-    const started = await startEventCheckout(harness.ctx, {
-      event,
-      contact: { name: 'Card Payer', email: 'card@example.org' },
-      attendees: [{ name: 'Card Payer', tier: 'adult' }],
-      family: false,
-    });
-    expect(await payAtProvider(started.checkoutId)).toMatchObject({ outcome: 'completed' });
-    const staged = await harness.tdb.db('checkout_sessions').where({ id: started.checkoutId }).first();
+    const staged = await paidByCard(await liveEvent(), 'Card Payer', 'card@example.org');
     const id = staged.registration_id as string;
 
     const cancelled = await cancelRegistration(harness.ctx, { registration: id, note: 'cannot come', ...office });
@@ -208,14 +207,7 @@ describe('office commands racing each other, pay-now and the webhook on one regi
 
   it('a card payment refunded in full at the provider counts as nothing paid in the list and the export', async () => {
     const event = await liveEvent();
-    const started = await startEventCheckout(harness.ctx, {
-      event,
-      contact: { name: 'Refunded Payer', email: 'refunded@example.org' },
-      attendees: [{ name: 'Refunded Payer', tier: 'adult' }],
-      family: false,
-    });
-    expect(await payAtProvider(started.checkoutId)).toMatchObject({ outcome: 'completed' });
-    const staged = await harness.tdb.db('checkout_sessions').where({ id: started.checkoutId }).first();
+    const staged = await paidByCard(event, 'Refunded Payer', 'refunded@example.org');
     const refund = await harness.provider.deliverEvent(harness.provider.buildEvent('charge.refunded', staged.provider_session_id));
     expect(JSON.parse(refund.body)).toMatchObject({ outcome: 'cancelled' });
 

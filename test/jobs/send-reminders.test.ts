@@ -63,6 +63,19 @@ async function eventRow(db: Db, id: string) {
     .first<{ reminder_claimed_at: Date | null; reminder_sent_at: Date | null }>('reminder_claimed_at', 'reminder_sent_at');
 }
 
+/** The sink's mailer, with `meanwhile` done once, as the first message is sent (something another process does mid-run). */
+function afterFirstSend(meanwhile: () => Promise<unknown>): Mailer {
+  let sends = 0;
+  return {
+    kind: 'smtp',
+    close: async () => undefined,
+    async send(message: MailMessage) {
+      if (++sends === 1) await meanwhile();
+      return mail.mailer.send(message);
+    },
+  };
+}
+
 const recipients = (messages: SinkMessage[]) => messages.flatMap((m) => m.envelope.to).sort();
 const messageTo = (address: string) => mail.sink.messages.find((m) => m.envelope.to.includes(address));
 
@@ -309,15 +322,7 @@ describe('send-reminders', () => {
     let tick = NOW.getTime();
     const slowClock: Clock = { now: () => new Date((tick += 6 * 60_000)) };
     const otherRunsClaim = new Date(NOW.getTime() + 24 * 60 * 60_000);
-    let sends = 0;
-    const takenOverAfterFirstSend: Mailer = {
-      kind: 'smtp',
-      close: async () => undefined,
-      async send(message: MailMessage) {
-        if (++sends === 1) await tdb.db('events').where({ id: event.id }).update({ reminder_claimed_at: otherRunsClaim });
-        return mail.mailer.send(message);
-      },
-    };
+    const takenOverAfterFirstSend = afterFirstSend(() => tdb.db('events').where({ id: event.id }).update({ reminder_claimed_at: otherRunsClaim }));
 
     const summary = await sendEventReminders(context({}, slowClock, takenOverAfterFirstSend), { trigger: 'cli' });
 
@@ -331,15 +336,7 @@ describe('send-reminders', () => {
   it('an event deleted while its reminders go out stops the run at the next chunk', async () => {
     const event = await dueEvent();
     for (let i = 0; i < 65; i++) await register(event.id, `deleted-mid-run${i}@example.org`);
-    let sends = 0;
-    const deletedAfterFirstSend: Mailer = {
-      kind: 'smtp',
-      close: async () => undefined,
-      async send(message: MailMessage) {
-        if (++sends === 1) await tdb.db('events').where({ id: event.id }).update({ deleted_at: NOW });
-        return mail.mailer.send(message);
-      },
-    };
+    const deletedAfterFirstSend = afterFirstSend(() => tdb.db('events').where({ id: event.id }).update({ deleted_at: NOW }));
 
     const summary = await sendEventReminders(context({}, new FixedClock(NOW), deletedAfterFirstSend), { trigger: 'cli' });
 
