@@ -9,7 +9,8 @@ export const SETTING_SCHEMAS = {
   'church.name': z.string().min(1),
   'church.address': z.string().min(1),
   'church.abn': z.string().min(1),
-  'church.website': z.url(),
+  // http(s) only: it becomes a link in every email, and z.url() alone accepts javascript: and data:.
+  'church.website': z.httpUrl(),
   // Below 10%, at most 4 decimals: the surcharge is computed exactly from these digits.
   'cardFee.percent': z
     .number()

@@ -45,7 +45,7 @@ export function describeExpectation(key: SettingKey): string {
     return `${kind} from ${schema.minValue ?? '-∞'} to ${schema.maxValue ?? '∞'}`;
   }
   if (schema instanceof z.ZodEmail) return 'an email address';
-  if (schema instanceof z.ZodURL) return 'a URL such as https://example.org';
+  if (schema instanceof z.ZodURL) return 'an http:// or https:// URL such as https://example.org';
   return 'non-empty text';
 }
 

@@ -28,6 +28,23 @@ function isLocale(value: string): boolean {
 
 const knownCurrencies = (): Set<string> => new Set(Intl.supportedValuesOf('currency'));
 
+function parsedUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}
+
+const isWebUrl = (url: URL | undefined): url is URL =>
+  url !== undefined && (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname !== '';
+
+/** A loopback host: plain http to it never leaves the machine (a local proxy, a test server). */
+export function isLoopbackUrl(value: string): boolean {
+  const host = parsedUrl(value)?.hostname;
+  return host === 'localhost' || host === '[::1]' || (host !== undefined && /^127\.\d+\.\d+\.\d+$/.test(host));
+}
+
 function isBase64Of32Bytes(value: string): boolean {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return false;
   return Buffer.from(value, 'base64').length === 32;
@@ -53,15 +70,16 @@ export const fields = {
     `a postgres:// or postgresql:// connection URL with a host; sslmode one of ${SSL_MODES.join(', ')} (verify-ca with sslrootcert=<CA file>)`,
   ),
   httpUrl: rule(
-    z.string().refine((v) => {
-      try {
-        const url = new URL(v);
-        return url.protocol === 'https:' || url.protocol === 'http:';
-      } catch {
-        return false;
-      }
-    }),
+    z.string().refine((v) => isWebUrl(parsedUrl(v))),
     'an http:// or https:// URL',
+  ),
+  /** A base the app builds links and redirects on: credentials, a query or a fragment would end up inside every link. */
+  baseUrl: rule(
+    z.string().refine((v) => {
+      const url = parsedUrl(v);
+      return isWebUrl(url) && url.username === '' && url.password === '' && url.search === '' && url.hash === '';
+    }),
+    'an http:// or https:// URL without credentials, query or fragment',
   ),
   key32: rule(z.string().refine(isBase64Of32Bytes), 'base64 of exactly 32 bytes (openssl rand -base64 32)'),
   secret32: rule(

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { fields, type FieldRule } from './fields.js';
+import { fields, isLoopbackUrl, type FieldRule } from './fields.js';
 import type { AppConfig, ConfigProblem, Keyring, LoadedConfig, RuntimeEnv } from './types.js';
 
 export type EnvSource = Readonly<Record<string, string | undefined>>;
@@ -132,8 +132,8 @@ export function loadConfig(
   }
   if (!raw('AUTH_SECRET') && authSecretLegacy) warnings.push('NEXTAUTH_SECRET is a legacy name: rename it to AUTH_SECRET');
 
-  const authUrlNew = read('AUTH_URL', fields.httpUrl);
-  const authUrlLegacy = read('NEXTAUTH_URL', fields.httpUrl);
+  const authUrlNew = read('AUTH_URL', fields.baseUrl);
+  const authUrlLegacy = read('NEXTAUTH_URL', fields.baseUrl);
   const authUrl = stripTrailingSlash(authUrlNew ?? authUrlLegacy);
   if (authUrlNew && authUrlLegacy && stripTrailingSlash(authUrlNew) !== stripTrailingSlash(authUrlLegacy)) {
     warnings.push('AUTH_URL and NEXTAUTH_URL differ: AUTH_URL is used');
@@ -142,7 +142,15 @@ export function loadConfig(
     if (!authUrl) problem('AUTH_URL', 'the public https:// URL of the app (required in production)');
     else if (!authUrl.startsWith('https://')) problem(authUrlNew ? 'AUTH_URL' : 'NEXTAUTH_URL', 'an https:// URL in production');
   }
-  const appUrl = stripTrailingSlash(read('APP_URL', fields.httpUrl));
+  const appUrl = stripTrailingSlash(read('APP_URL', fields.baseUrl));
+  /** A provider's API, called with a key: in production over TLS unless it stays on this machine. */
+  const apiUrl = (name: string): string | undefined => {
+    const value = read(name, fields.httpUrl);
+    if (value !== undefined && isProduction && !value.startsWith('https://') && !isLoopbackUrl(value)) {
+      problem(name, 'an https:// URL in production (plain http:// only to a loopback address, such as a local proxy)');
+    }
+    return value;
+  };
 
   const keyring = readKeyring(env, raw, problem);
 
@@ -152,7 +160,7 @@ export function loadConfig(
   const mailApiKey = raw('MAILAPI_KEY');
   const mailFrom = read('MAIL_FROM', fields.email);
   if (mailApiKey && !raw('MAIL_FROM')) problem('MAIL_FROM', 'a sender address on a verified domain (required with MAILAPI_KEY)');
-  const mailApiUrl = stripTrailingSlash(read('MAILAPI_URL', fields.httpUrl)) ?? DEFAULTS.mailApiUrl;
+  const mailApiUrl = stripTrailingSlash(apiUrl('MAILAPI_URL')) ?? DEFAULTS.mailApiUrl;
   const smtpUser = raw('SMTP_USER');
   const smtpPassword = raw('SMTP_APP_PASSWORD');
   const smtpHost = read('SMTP_HOST', fields.hostname) ?? DEFAULTS.smtpHost;
@@ -183,7 +191,7 @@ export function loadConfig(
   // Card payments: on only when both keys are set; with one of them, off (bank transfer) with a warning
   const paymentsOn = featurePair('PSP_SECRET_KEY', 'PSP_WEBHOOK_SECRET', 'card payments are off, registrations fall back to bank transfer');
   const webhookSecret = read('PSP_WEBHOOK_SECRET', fields.webhookSecret);
-  const pspApiBase = stripTrailingSlash(read('PSP_API_BASE', fields.httpUrl));
+  const pspApiBase = stripTrailingSlash(apiUrl('PSP_API_BASE'));
 
   // Captcha, with the deprecated public alias
   let siteKey = raw('CAPTCHA_SITE_KEY');
@@ -196,7 +204,7 @@ export function loadConfig(
   if (Boolean(captchaSecret) !== Boolean(siteKey)) {
     problem(captchaSecret ? 'CAPTCHA_SITE_KEY' : 'CAPTCHA_SECRET_KEY', 'must be set together with the other captcha key (set both or neither)');
   }
-  const captchaVerifyUrl = read('CAPTCHA_VERIFY_URL', fields.httpUrl) ?? DEFAULTS.captchaVerifyUrl;
+  const captchaVerifyUrl = apiUrl('CAPTCHA_VERIFY_URL') ?? DEFAULTS.captchaVerifyUrl;
 
   // Other
   const setupToken = sharedSecret('SETUP_TOKEN');
@@ -209,7 +217,7 @@ export function loadConfig(
   }
   const trackerToken = raw('TRACKER_TOKEN');
   const trackerRepo = read('TRACKER_REPO', fields.repo);
-  const trackerApiUrl = stripTrailingSlash(read('TRACKER_API_URL', fields.httpUrl)) ?? DEFAULTS.trackerApiUrl;
+  const trackerApiUrl = stripTrailingSlash(apiUrl('TRACKER_API_URL')) ?? DEFAULTS.trackerApiUrl;
   const replicaCount = read('CONTAINER_APP_REPLICA_COUNT', fields.nonNegativeInt) ?? 1;
   const allowDemoSeed = read('ALLOW_DEMO_SEED', fields.boolean) ?? false;
   const perfOn = pair('PERF_QUERY_LOG', 'PERF_QUERY_LOG_FILE');
@@ -219,6 +227,8 @@ export function loadConfig(
   const host = read('HOST', fields.hostname) ?? '127.0.0.1';
   const trustProxy = read('TRUST_PROXY', fields.boolean) ?? false;
   const logLevel = read('LOG_LEVEL', fields.logLevel) ?? 'info';
+  const churchWebsite = read('CHURCH_WEBSITE', fields.httpUrl);
+  if (isProduction) requireDistinct(['AUTH_SECRET', 'ENCRYPTION_KEY', 'CRON_SECRET', 'SETUP_TOKEN', 'WEBSITE_SYNC_SECRET'], raw, problem);
 
   if (problems.length > 0) throw new ConfigError(dedupe(problems));
 
@@ -244,7 +254,7 @@ export function loadConfig(
       name: raw('CHURCH_NAME'),
       address: raw('CHURCH_ADDRESS'),
       abn: raw('CHURCH_ABN'),
-      website: raw('CHURCH_WEBSITE'),
+      website: churchWebsite,
     },
     regional: { fyStartMonth, timeZone, locale, currency },
     theme: { primary, primaryDark, accent },
@@ -324,6 +334,22 @@ function readKeyring(
     problem('ENCRYPTION_KEY_ID', `a version that has a key: set ENCRYPTION_KEY_${currentId.toUpperCase()}`);
   }
   return { keys, currentId };
+}
+
+/** Each secret guards something else: one leaked value (the scheduler's bearer, say) must not open the others. */
+function requireDistinct(
+  names: string[],
+  raw: (name: string) => string | undefined,
+  problem: (variable: string, expected: string) => void,
+): void {
+  const seen = new Map<string, string>();
+  for (const name of names) {
+    const value = raw(name);
+    if (value === undefined) continue;
+    const earlier = seen.get(value);
+    if (earlier) problem(name, `a value of its own, not the same as ${earlier}`);
+    else seen.set(value, name);
+  }
 }
 
 function stripTrailingSlash(url: string | undefined): string | undefined {

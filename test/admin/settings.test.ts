@@ -91,7 +91,10 @@ describe('settings set', () => {
       ['cardFee.percent', '1.75501', 'with at most 4 decimals'],
       ['cardFee.fixed', '30.5', 'a whole number from 0 to 10000'],
       ['membershipSecretaryEmail', 'not-an-email', 'an email address'],
-      ['church.website', 'gracechurch', 'a URL'],
+      ['church.website', 'gracechurch', 'an http:// or https:// URL'],
+      // It becomes a link in every email's footer.
+      ['church.website', 'javascript:alert(1)', 'an http:// or https:// URL'],
+      ['church.website', 'data:text/html,hi', 'an http:// or https:// URL'],
       ['church.name', '  ', 'non-empty text'],
     ];
     for (const [key, value, expected] of cases) {

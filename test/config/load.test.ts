@@ -183,6 +183,45 @@ describe('configuration rules', () => {
     expect(variablesOf(testEnv(weak))).toEqual([]);
   });
 
+  it('in production each secret has a value of its own: a reused one is named, never shown', () => {
+    const shared = 'one-value-used-for-two-secrets-of-32-chars';
+    const problems = problemsOf(production({ AUTH_SECRET: shared, CRON_SECRET: shared }));
+    expect(problems).toEqual([{ variable: 'CRON_SECRET', expected: 'a value of its own, not the same as AUTH_SECRET' }]);
+    expect(variablesOf(production({ SETUP_TOKEN: production().CRON_SECRET }))).toEqual(['SETUP_TOKEN']);
+    expect(variablesOf(production({ CRON_SECRET: TEST_KEYS.v1 }))).toEqual(['CRON_SECRET']);
+    expect(variablesOf(production({ SETUP_TOKEN: 's'.repeat(32) }))).toEqual([]);
+    // Outside production, as with their length, that is a developer's choice.
+    expect(variablesOf(testEnv({ SETUP_TOKEN: testEnv().CRON_SECRET }))).toEqual([]);
+  });
+
+  it('in production the providers\' API URLs are https, or plain http only to a loopback address', () => {
+    const apis = ['MAILAPI_URL', 'PSP_API_BASE', 'TRACKER_API_URL', 'CAPTCHA_VERIFY_URL'];
+    const plain = Object.fromEntries(apis.map((name) => [name, 'http://proxy.example.org:8080']));
+    expect(variablesOf(production(plain)).sort()).toEqual([...apis].sort());
+    for (const loopback of ['http://127.0.0.1:12111', 'http://localhost:8080', 'http://[::1]:8080']) {
+      expect(variablesOf(production(Object.fromEntries(apis.map((name) => [name, loopback]))))).toEqual([]);
+    }
+    expect(variablesOf(production(Object.fromEntries(apis.map((name) => [name, 'https://proxy.example.org']))))).toEqual([]);
+    // Outside production a local fake speaks plain http wherever it runs.
+    expect(variablesOf(testEnv(plain))).toEqual([]);
+  });
+
+  it('AUTH_URL, NEXTAUTH_URL and APP_URL carry no credentials, query or fragment: every link is built on them', () => {
+    for (const bad of ['https://user:pw@church.example.org', 'https://church.example.org/?ref=1', 'https://church.example.org/#top', 'ftp://church.example.org']) {
+      expect(variablesOf(production({ AUTH_URL: bad }))).toEqual(['AUTH_URL']);
+      expect(variablesOf(testEnv({ APP_URL: bad }))).toEqual(['APP_URL']);
+      expect(variablesOf(testEnv({ AUTH_URL: undefined, NEXTAUTH_URL: bad }))).toEqual(['NEXTAUTH_URL']);
+    }
+    expect(loadConfig(production({ AUTH_URL: 'https://church.example.org/events/' })).config.authUrl).toBe('https://church.example.org/events');
+  });
+
+  it('CHURCH_WEBSITE is an http(s) URL: it becomes a link in every email', () => {
+    for (const bad of ['javascript:alert(1)', 'data:text/html,hi', 'gracechurch']) {
+      expect(variablesOf(testEnv({ CHURCH_WEBSITE: bad }))).toEqual(['CHURCH_WEBSITE']);
+    }
+    expect(loadConfig(testEnv({ CHURCH_WEBSITE: 'https://grace.example.org' })).config.church.website).toBe('https://grace.example.org');
+  });
+
   it('NEXT_PUBLIC_CAPTCHA_SITE_KEY is accepted as a deprecated alias with a warning', () => {
     const loaded = loadConfig(testEnv({ CAPTCHA_SECRET_KEY: 'secret', NEXT_PUBLIC_CAPTCHA_SITE_KEY: 'site' }));
     expect(loaded.config.captcha?.siteKey).toBe('site');
