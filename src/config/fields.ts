@@ -94,7 +94,12 @@ export const fields = {
     z.string().regex(/^\d{1,2}$/).transform(Number).refine((n) => n >= 1 && n <= 12),
     'an integer month from 1 to 12',
   ),
-  timeZone: rule(z.string().refine(isTimeZone), 'an IANA time zone such as Australia/Sydney'),
+  // As Intl names it: an alias Intl still knows but the tz database dropped (US/Pacific-New)
+  // becomes the zone PostgreSQL also knows, so both sides compute in the same zone.
+  timeZone: rule(
+    z.string().refine(isTimeZone).transform((v) => new Intl.DateTimeFormat('en', { timeZone: v }).resolvedOptions().timeZone),
+    'an IANA time zone such as Australia/Sydney',
+  ),
   locale: rule(z.string().refine(isLocale), 'a BCP-47 locale tag such as en-AU'),
   currency: rule(
     z.string().refine((v) => /^[A-Z]{3}$/.test(v) && knownCurrencies().has(v)),

@@ -168,4 +168,16 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
     expect((await tdb.db('registrations').where({ id: old.id }).first()).status).toBe('PENDING');
     expect((await tdb.db('registrations').where({ id: fresh.id }).first()).hold_reminder_sent_at).toBeNull();
   });
+
+  it('an APP_TIMEZONE alias Intl knows but PostgreSQL does not (US/Pacific-New) still releases holds: both compute in the canonical zone', async () => {
+    // Before the holds the dry run above left PENDING come due, so this run releases only its own.
+    const clock = new FixedClock(new Date('2026-11-21T12:00:00Z'));
+    const ctx = createTestContext({ db: tdb.db, clock, env: { APP_TIMEZONE: 'US/Pacific-New' } });
+    expect(ctx.config.regional.timeZone).toBe('America/Los_Angeles');
+    const event = await insertEvent(tdb.db, { unpaid_hold_days: 1, starts_at: new Date('2027-01-10T00:00:00Z') });
+    const old = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: new Date('2026-11-19T00:00:00Z') });
+
+    expect(await sweepExpiredCheckouts(ctx, { trigger: 'cli' })).toMatchObject({ holdsReleased: 1 });
+    expect((await tdb.db('registrations').where({ id: old.id }).first()).status).toBe('CANCELLED');
+  });
 });
