@@ -66,19 +66,28 @@ export interface RunMaterials {
   linksAvailable: boolean;
 }
 
-/** False when the claim was lost: another run took it over, or the event was deleted or has started meanwhile. */
-async function renewClaim(ctx: AppContext, eventId: string, claim: { at: Date }): Promise<boolean> {
+/** What a reminder tells about its event: the office may change any of it while a run is sending. */
+type EventDetails = Pick<DueEvent, 'title' | 'location' | 'starts_at' | 'online_payment'>;
+
+/**
+ * Renews the claim and reads the event as it is now, in one statement. Undefined when the claim was
+ * lost: another run took it over, or the event was deleted or has started meanwhile.
+ */
+async function renewClaim(ctx: AppContext, eventId: string, claim: { at: Date }): Promise<EventDetails | undefined> {
   const at = ctx.clock.now();
-  const renewed = await ctx.db('events')
+  const [renewed] = await ctx.db('events')
     .where({ id: eventId, reminder_claimed_at: claim.at })
     .whereNull('reminder_sent_at')
     .whereNull('deleted_at')
     .where('starts_at', '>', at)
-    .update({ reminder_claimed_at: at });
-  if (renewed === 0) return false;
+    .update({ reminder_claimed_at: at }, ['title', 'location', 'starts_at', 'online_payment']);
+  if (renewed === undefined) return undefined;
   claim.at = at;
-  return true;
+  return renewed as EventDetails;
 }
+
+const sameDetails = (a: EventDetails, b: EventDetails): boolean =>
+  a.title === b.title && a.location === b.location && a.starts_at.getTime() === b.starts_at.getTime() && a.online_payment === b.online_payment;
 
 /**
  * Sends one claimed event's reminders: a payment reminder to each PENDING registration with an
@@ -93,7 +102,9 @@ export async function sendForEvent(
   onProgress: (counts: { sent: number; failed: number }) => void,
 ): Promise<EventResult> {
   const result: EventResult = { recipients: 0, claimLost: false, sent: 0, failed: 0, paymentReminders: 0 };
-  const calendar = calendarAttachment(event);
+  // Re-read at every claim renewal: a chunk sent after the office moved the event carries its new time and place.
+  let current = event;
+  let calendar = calendarAttachment(current);
   const failures = new SendFailures();
 
   // Each chunk's records are written while the next chunk is sent, one statement at a time.
@@ -133,7 +144,15 @@ export async function sendForEvent(
             if (!ours) return false;
             if (k === 0 && firstPage) return true;
             try {
-              if (await renewClaim(ctx, event.id, claim)) return true;
+              const details = await renewClaim(ctx, event.id, claim);
+              if (details !== undefined) {
+                if (!sameDetails(details, current)) {
+                  current = { ...current, ...details };
+                  calendar = calendarAttachment(current);
+                  ctx.logger.info({ eventId: event.id }, 'the event changed while its reminders went out; the rest carry the change');
+                }
+                return true;
+              }
               stop.claimLost = true;
             } catch (error) {
               stop.cause ??= error;
@@ -168,7 +187,7 @@ export async function sendForEvent(
 
   async function sendOne(row: RecipientRow): Promise<boolean> {
     const payment = isPaymentReminder(row);
-    const message = composeMessage(ctx, event, row, materials, payment ? undefined : calendar);
+    const message = composeMessage(ctx, current, row, materials, payment ? undefined : calendar);
     try {
       await mailer.send(message);
     } catch (error) {

@@ -346,6 +346,33 @@ describe('send-reminders', () => {
     expect(await eventRow(tdb.db, event.id)).toMatchObject({ reminder_sent_at: null });
   });
 
+  it('an event moved while its reminders go out: every chunk after the change carries the new time, place and calendar entry', async () => {
+    const event = await dueEvent();
+    for (let i = 0; i < 35; i++) await register(event.id, `moved${String(i).padStart(2, '0')}@example.org`);
+    // 19:00 on Sunday 6 December in Sydney.
+    const movedTo = new Date('2026-12-06T08:00:00Z');
+    const movedAfterFirstSend = afterFirstSend(() =>
+      tdb.db('events').where({ id: event.id }).update({ starts_at: movedTo, location: 'Parish Centre', title: 'Family Camp (new date)' }),
+    );
+
+    const summary = await sendEventReminders(context({}, new FixedClock(NOW), movedAfterFirstSend), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', sent: 35, failed: 0 });
+    const moved = mail.sink.messages.filter((m) => m.text.includes('When: Sunday, 6 December 2026 at 7:00 pm'));
+    const old = mail.sink.messages.filter((m) => m.text.includes(`When: ${SYDNEY_START}`));
+    // The first chunk of 30 was composed under the claim taken before the change; the next renewal read the move.
+    expect(old).toHaveLength(30);
+    expect(moved).toHaveLength(5);
+    for (const message of moved) {
+      expect(message.subject).toBe('Reminder: Family Camp (new date)');
+      expect(message.text).toContain('Where: Parish Centre');
+      const calendar = message.attachments[0]?.content.toString('utf8') ?? '';
+      expect(calendar).toContain('DTSTART:20261206T080000Z');
+      expect(calendar).toContain('LOCATION:Parish Centre');
+    }
+    expect(await eventRow(tdb.db, event.id)).toMatchObject({ reminder_sent_at: NOW });
+  });
+
   it("renews the claim for the next chunk while the chunk before still has sends on the wire, so the window never drains at a chunk boundary", async () => {
     const event = await dueEvent();
     for (let i = 0; i < 35; i++) await register(event.id, `window${i}@example.org`);
