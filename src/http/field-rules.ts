@@ -1,4 +1,5 @@
 import { LinkifyIt } from 'linkify-it';
+import tlds from 'tlds' with { type: 'json' };
 import { z } from 'zod';
 
 /**
@@ -18,8 +19,10 @@ export function hasControlCharacters(value: string): boolean {
 /** Names go into confirmation emails sent to whatever address was typed in, so they are short and carry no links. */
 export const MAX_NAME_LENGTH = 80;
 
-// Schemes (https://…, //…), www. and bare domains with a known top-level domain, as linkify-it finds them.
-const links = new LinkifyIt().set({ fuzzyLink: true, fuzzyEmail: true, fuzzyIP: true });
+// Schemes (https://…, //…), www. and bare domains, as linkify-it finds them. Its own list of top-level
+// domains has only the old generic ones and the country codes; mail clients link `win.click` or
+// `cheap.xyz` too, so every delegated top-level domain counts (the `tlds` package).
+const links = new LinkifyIt().tlds(tlds, true).set({ fuzzyLink: true, fuzzyEmail: true, fuzzyIP: true });
 
 export function containsUrl(value: string): boolean {
   return links.test(value);

@@ -52,6 +52,9 @@ describe('names on the public form', () => {
         ['Visit www.example-pills.com', 'Guest', 'name'],
         ['Jo Citizen', 'write to deals@spam.example.com', 'attendees[0].name'],
         ['Jo Citizen', 'bit.ly/win', 'attendees[0].name'],
+        // Newer top-level domains, which mail clients link as readily as .com.
+        ['Prizes at winbig.click', 'Guest', 'name'],
+        ['Jo Citizen', 'cheap-meds.online today', 'attendees[0].name'],
       ];
       let client = 0;
       for (const [name, attendee, field] of cases) {
