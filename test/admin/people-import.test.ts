@@ -189,6 +189,25 @@ describe('people import', () => {
     expect(await tdb.db('people').count({ n: '*' }).first()).toEqual({ n: 0 });
   });
 
+  it('a wedding before the birth date, and spouses in one file with different wedding dates, are refused by row', async () => {
+    const error = await invalidOf(
+      importPeople(
+        ctx,
+        csv(
+          'Gus,Early,gus@example.org,,1990-05-01,1989-06-01,,,,,',
+          'Hal,Lee,hal@example.org,,1980-01-01,2005-03-12,ivy@example.org,,,,',
+          'Ivy,Lee,ivy@example.org,,1982-01-01,2005-03-21,,,,,',
+          'Jo,Ng,jo@example.org,,,2010-10-10,kim@example.org,,,,',
+          'Kim,Ng,kim@example.org,,,2010-10-10,,,,,',
+        ),
+      ),
+    );
+    expect(error.rowErrors.map((e) => `${e.row}:${e.field}`)).toEqual(['1:wedding_date', '3:wedding_date']);
+    expect(error.message).toContain('row 1 (line 2): wedding_date: is before the birth date (1990-05-01)');
+    expect(error.message).toContain("row 3 (line 4): wedding_date: differs from the spouse's (2005-03-12 in row 2)");
+    expect(await tdb.db('people').count({ n: '*' }).first()).toEqual({ n: 0 });
+  });
+
   it('a missing or wrong header refuses the file naming the expected header', async () => {
     const noHeader = await invalidOf(importPeople(ctx, 'Anna,Nguyen,anna@example.org,,,,,,,,\n'));
     expect(noHeader.message).toContain(HEADER);

@@ -65,6 +65,9 @@ function rowSchema(today: string) {
       if (row.spouse_email !== null && normaliseEmail(row.spouse_email) === normaliseEmail(row.email)) {
         ctx.addIssue({ code: 'custom', path: ['spouse_email'], message: 'is the person’s own email' });
       }
+      if (row.wedding_date !== null && row.birth_date !== null && row.wedding_date < row.birth_date) {
+        ctx.addIssue({ code: 'custom', path: ['wedding_date'], message: `is before the birth date (${row.birth_date})` });
+      }
       if (row.clearance_kind === null && (row.clearance_number !== null || row.clearance_expires !== null)) {
         ctx.addIssue({ code: 'custom', path: ['clearance_kind'], message: 'required when a clearance number or expiry is given' });
       }
@@ -164,7 +167,7 @@ export function parsePeopleCsv(csvText: string, today: string): ParsedPeopleCsv 
   return { rows, errors };
 }
 
-/** The same person twice, or spouse links that contradict each other. */
+/** The same person twice, spouse links that contradict each other, or spouses married on different days. */
 function checkAcrossRows(rows: PersonRow[]): RowError[] {
   const errors: RowError[] = [];
   const firstRowByEmail = new Map<string, PersonRow>();
@@ -186,6 +189,15 @@ function checkAcrossRows(rows: PersonRow[]): RowError[] {
     } else {
       partner.set(row.emailKey, { email: spouse, row: row.row });
       partner.set(spouse, { email: row.emailKey, row: row.row });
+    }
+  }
+  // A couple is greeted once, on their wedding day: two days would mean two emails, each to both of them.
+  for (const row of rows) {
+    const spouse = partner.get(row.emailKey);
+    const spouseRow = spouse && firstRowByEmail.get(spouse.email);
+    if (!spouseRow || spouseRow.row > row.row || row.weddingDate === null || spouseRow.weddingDate === null) continue;
+    if (row.weddingDate !== spouseRow.weddingDate) {
+      errors.push({ row: row.row, line: row.line, field: 'wedding_date', problem: `differs from the spouse's (${spouseRow.weddingDate} in row ${spouseRow.row})` });
     }
   }
   return errors;
