@@ -5,8 +5,8 @@ import { cardPaymentPossible, payNowUrl, paymentReference } from '../payments/li
 
 /**
  * Seat holds that end: an event with `unpaidHoldDays` N lets an unpaid
- * bank-transfer registration hold its seats for N days. One day before, the
- * registrant is reminded; at N days, sweep-checkouts cancels it (freeing the
+ * bank-transfer registration hold its seats for N days. One day before (halfway
+ * through a one-day hold), the registrant is reminded; at N days, sweep-checkouts cancels it (freeing the
  * seats) and tells them. Days are calendar days in APP_TIMEZONE, so a hold made
  * at 10:00 ends at 10:00 local time even across a daylight-saving change.
  *
@@ -44,7 +44,11 @@ interface HeldRow {
 /** The moment `days` calendar days after the registration was made, in the church's time zone. */
 const holdEnd = (days: string) => `((r.created_at AT TIME ZONE :tz) + make_interval(days => ${days})) AT TIME ZONE :tz`;
 const RELEASE_AT = holdEnd('e.unpaid_hold_days');
-const REMIND_AT = holdEnd('e.unpaid_hold_days - 1');
+/**
+ * One day before the end; for a one-day hold, halfway through it: the registrant has only just
+ * been sent the bank details, and "we have not received your payment" minutes later is noise.
+ */
+const REMIND_AT = `GREATEST(${holdEnd('e.unpaid_hold_days - 1')}, r.created_at + interval '12 hours')`;
 
 /** Unpaid bank-transfer holds on live events with a hold limit, that nothing else is settling. */
 const HELD = `r.event_id = e.id

@@ -155,6 +155,25 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
     await tdb.db('registrations').where({ id: held.id }).update({ status: 'CANCELLED' });
   });
 
+  it('a one-day hold is reminded halfway through it, not by the first sweep after the registration was made', async () => {
+    // After every earlier test's event has started, so only this hold is due.
+    const madeAt = new Date('2027-06-01T00:00:00Z');
+    const clock = new FixedClock(madeAt);
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const event = await insertEvent(tdb.db, { unpaid_hold_days: 1, starts_at: new Date('2027-08-01T00:00:00Z') });
+    const held = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: madeAt });
+    const sweepAt = (iso: string) => {
+      clock.set(new Date(iso));
+      return sweepExpiredCheckouts(ctx, { trigger: 'cli' });
+    };
+
+    expect(await sweepAt('2027-06-01T01:00:00Z')).toMatchObject({ holdsReleased: 0, holdReminders: 0 });
+    expect(await sweepAt('2027-06-01T11:59:00Z')).toMatchObject({ holdsReleased: 0, holdReminders: 0 });
+    expect(await sweepAt('2027-06-01T12:00:00Z')).toMatchObject({ holdsReleased: 0, holdReminders: 1 });
+    expect((await tdb.db('registrations').where({ id: held.id }).first()).hold_reminder_sent_at).toEqual(new Date('2027-06-01T12:00:00Z'));
+    expect(await sweepAt('2027-06-02T00:00:00Z')).toMatchObject({ holdsReleased: 1, holdReminders: 0 });
+  });
+
   it('a dry run lists the holds it would release and changes nothing', async () => {
     const clock = new FixedClock(new Date('2026-11-23T00:00:00Z'));
     const ctx = createTestContext({ db: tdb.db, clock });
