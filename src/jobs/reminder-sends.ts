@@ -5,6 +5,7 @@ import { errorMessage } from '../errors.js';
 import type { EmailBranding } from '../mail/render.js';
 import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
 import { cardPaymentPossible, paymentReference, payNowUrl, registrationUrl } from '../payments/links.js';
+import { mayStillBePaidSql } from '../payments/webhook/staging-rows.js';
 import { eachLimited } from './each-limited.js';
 import { SendFailures } from './send-failures.js';
 import { eventReminderEmail, paymentReminderEmail, type PaymentReminderData } from './templates/reminders.js';
@@ -240,7 +241,7 @@ export async function* recipientPages(ctx: AppContext, eventId: string): AsyncGe
         'total_minor',
         ctx.db.raw(
           `EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = registrations.id
-             AND (c.status = 'OPEN' OR (c.status = 'EXPIRED' AND c.scrubbed_at IS NULL))) AS card_payment_in_flight`,
+             AND ${mayStillBePaidSql('c')}) AS card_payment_in_flight`,
         ),
         ctx.db.raw(
           'total_minor - COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = registrations.id), 0)::int AS balance_minor',

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { recordHistory } from '../admin/registrations/history.js';
 import type { AppContext } from '../context.js';
 import { cardPaymentPossible, payNowUrl, paymentReference } from '../payments/links.js';
+import { mayStillBePaidSql } from '../payments/webhook/staging-rows.js';
 
 /**
  * Seat holds that end: an event with `unpaidHoldDays` N lets an unpaid
@@ -55,8 +56,7 @@ const HELD = `r.event_id = e.id
   AND r.status = 'PENDING' AND r.payment_method = 'bank' AND r.total_minor > 0
   AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL AND e.starts_at > :now
   AND r.office_paid_minor = 0
-  AND NOT EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = r.id
-    AND (c.status = 'OPEN' OR (c.status = 'EXPIRED' AND c.scrubbed_at IS NULL)))`;
+  AND NOT EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = r.id AND ${mayStillBePaidSql('c')})`;
 
 const RETURNED = `r.id, r.contact_name, r.contact_email_enc, r.attendee_count, r.total_minor, e.online_payment, e.title, e.starts_at, ${RELEASE_AT} AS release_at`;
 

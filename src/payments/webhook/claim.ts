@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { CHURCH_IDENTITY_KEYS, type ChurchIdentitySettings } from '../../mail/identity.js';
 import { parseSettings } from '../../settings.js';
 import type { WebhookAction } from './map.js';
-import type { StagingRow } from './staging-rows.js';
+import { mayStillBePaidSql, type StagingRow } from './staging-rows.js';
 
 export type CompleteAction = Extract<WebhookAction, { kind: 'complete' }>;
 
@@ -66,7 +66,7 @@ export async function recordAndClaimCompletion(
           SET status = 'COMPLETED', completed_at = ?, payment_intent_id = COALESCE(?, c.payment_intent_id), updated_at = ?
         WHERE c.id = ? AND c.registration_id IS NULL
           AND (c.provider_session_id IS NULL OR c.provider_session_id = ?)
-          AND (c.status = 'OPEN' OR (c.status = 'EXPIRED' AND c.scrubbed_at IS NULL))
+          AND ${mayStillBePaidSql('c')}
           AND (SELECT count(*) FROM payment_locked) = 1
         RETURNING c.*
      )

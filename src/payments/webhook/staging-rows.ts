@@ -52,6 +52,11 @@ export function mayStillBePaid(query: Knex.QueryBuilder): void {
   mayStillBePaidAs('checkout_sessions')(query);
 }
 
+/** mayStillBePaid as an SQL condition on checkout_sessions aliased `alias`, for raw statements. */
+export function mayStillBePaidSql(alias: string): string {
+  return `(${alias}.status = 'OPEN' OR (${alias}.status = 'EXPIRED' AND ${alias}.scrubbed_at IS NULL))`;
+}
+
 /** mayStillBePaid for a query that names checkout_sessions by an alias (beside a join whose columns share its names). */
 export function mayStillBePaidAs(alias: string): (query: Knex.QueryBuilder) => void {
   return (query) =>
