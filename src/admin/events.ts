@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { AppError, NotFoundError } from '../errors.js';
-import { DEFAULT_MAX_ATTENDEES_PER_REGISTRATION, type EventFile, type EventPricing } from './event-file.js';
+import { DEFAULT_MAX_ATTENDEES_PER_REGISTRATION, EventFileError, type EventFile, type EventPricing } from './event-file.js';
 import type { EventRecord } from './event-record.js';
 import { enqueueWebsiteSync, type WebsiteSyncType } from './website-sync.js';
 
@@ -31,6 +31,8 @@ export interface EventRow {
   reminder_sent_at: Date | null;
   max_attendees_per_registration: number;
   unpaid_hold_days: number | null;
+  /** When the hold limit was last set or shortened: no hold ends sooner than a day after it. */
+  unpaid_hold_since: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -166,6 +168,15 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
         changes.reminder_sent_at = null;
         changes.reminder_claimed_at = null;
       }
+    } else if (current.reminder_at !== null && current.reminder_sent_at === null && current.reminder_at >= file.startsAt) {
+      // A reminder due after the start is never sent (the job sends only before it): say so instead of losing it.
+      throw new EventFileError([
+        `reminderAt: before startsAt (the stored reminder is ${current.reminder_at.toISOString()}; give a new reminderAt, or null for none)`,
+      ]);
+    }
+    // Holds made under a longer limit (or none) get a day's notice instead of being released by the next sweep.
+    if (file.unpaidHoldDays != null && (current.unpaid_hold_days === null || file.unpaidHoldDays < current.unpaid_hold_days)) {
+      changes.unpaid_hold_since = now;
     }
     const [row] = await trx('events').where({ id: current.id }).update(changes).returning<EventRow[]>('*');
     if (!row) throw new NotFoundError(`event "${file.slug}"`);

@@ -6,6 +6,7 @@ import * as hardening from '../../migrations/20261123001450_hardening.js';
 import * as outboxNotify from '../../migrations/20261123001500_outbox_notify.js';
 import * as registrationEmails from '../../migrations/20261123001550_registration_emails.js';
 import * as cardFeePercentDigits from '../../migrations/20261123001700_card_fee_percent_digits.js';
+import * as unpaidHoldSince from '../../migrations/20261124000100_unpaid_hold_since.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -25,6 +26,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261123001500_outbox_notify', outboxNotify],
   ['20261123001550_registration_emails', registrationEmails],
   ['20261123001700_card_fee_percent_digits', cardFeePercentDigits],
+  ['20261124000100_unpaid_hold_since', unpaidHoldSince],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

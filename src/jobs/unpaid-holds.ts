@@ -42,14 +42,19 @@ interface HeldRow {
   release_at: Date;
 }
 
-/** The moment `days` calendar days after the registration was made, in the church's time zone. */
-const holdEnd = (days: string) => `((r.created_at AT TIME ZONE :tz) + make_interval(days => ${days})) AT TIME ZONE :tz`;
-const RELEASE_AT = holdEnd('e.unpaid_hold_days');
+/** The moment `days` calendar days after `from`, in the church's time zone. */
+const daysAfter = (from: string, days: string) => `((${from} AT TIME ZONE :tz) + make_interval(days => ${days})) AT TIME ZONE :tz`;
+/**
+ * N days after the registration was made, and never sooner than a day after the office set or
+ * shortened the limit (`unpaid_hold_since`; GREATEST ignores its NULL): a registration made under
+ * a longer limit, or none, is reminded before its seats are freed.
+ */
+const RELEASE_AT = `GREATEST(${daysAfter('r.created_at', 'e.unpaid_hold_days')}, ${daysAfter('e.unpaid_hold_since', '1')})`;
 /**
  * One day before the end; for a one-day hold, halfway through it: the registrant has only just
  * been sent the bank details, and "we have not received your payment" minutes later is noise.
  */
-const REMIND_AT = `GREATEST(${holdEnd('e.unpaid_hold_days - 1')}, r.created_at + interval '12 hours')`;
+const REMIND_AT = `GREATEST(${daysAfter('r.created_at', 'e.unpaid_hold_days - 1')}, e.unpaid_hold_since, r.created_at + interval '12 hours')`;
 
 /** Unpaid bank-transfer holds on live events with a hold limit, that nothing else is settling. */
 const HELD = `r.event_id = e.id

@@ -327,6 +327,46 @@ describe('event administration', () => {
     expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ reminderAt: null, reminderSentAt: null });
   });
 
+  it('update bringing the start before a stored, unsent reminder is refused naming it, instead of leaving a reminder that never goes out', async () => {
+    const ctx = syncContext();
+    const file = eventFile();
+    await createEvent(ctx, file);
+    const earlier = { startsAt: '2027-03-09T18:00:00+11:00', reminderAt: undefined };
+
+    const refused = await updateEvent(ctx, eventFile({ slug: file.slug, ...earlier })).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(EventFileError);
+    expect((refused as EventFileError).problems).toEqual([
+      'reminderAt: before startsAt (the stored reminder is 2027-03-09T22:00:00.000Z; give a new reminderAt, or null for none)',
+    ]);
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ startsAt: new Date('2027-03-12T07:00:00Z') });
+
+    // With a new reminder, or none, the move goes through; so does it once the reminder was sent.
+    await updateEvent(ctx, eventFile({ slug: file.slug, ...earlier, reminderAt: '2027-03-08T09:00:00+11:00' }));
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ startsAt: new Date('2027-03-09T07:00:00Z'), reminderAt: new Date('2027-03-07T22:00:00Z') });
+    await tdb.db('events').where({ slug: file.slug }).update({ reminder_sent_at: new Date('2027-03-07T22:00:05Z') });
+    await updateEvent(ctx, eventFile({ slug: file.slug, startsAt: '2027-03-07T18:00:00+11:00', reminderAt: undefined }));
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ startsAt: new Date('2027-03-07T07:00:00Z') });
+  });
+
+  it("setting or shortening unpaidHoldDays records when, so holds made before get a day's notice; lengthening it does not", async () => {
+    const clock = new FixedClock(new Date('2026-11-22T00:00:00Z'));
+    const ctx = syncContext(clock);
+    const file = eventFile({ unpaidHoldDays: null });
+    await createEvent(ctx, file);
+    const since = async () => (await tdb.db('events').where({ slug: file.slug }).first()).unpaid_hold_since as Date | null;
+    expect(await since()).toBeNull();
+
+    clock.set(new Date('2026-11-23T00:00:00Z'));
+    await updateEvent(ctx, eventFile({ slug: file.slug, unpaidHoldDays: 14 }));
+    expect(await since()).toEqual(new Date('2026-11-23T00:00:00Z'));
+    clock.set(new Date('2026-11-24T00:00:00Z'));
+    await updateEvent(ctx, eventFile({ slug: file.slug, unpaidHoldDays: 21 }));
+    expect(await since()).toEqual(new Date('2026-11-23T00:00:00Z'));
+    clock.set(new Date('2026-11-25T00:00:00Z'));
+    await updateEvent(ctx, eventFile({ slug: file.slug, unpaidHoldDays: 7 }));
+    expect(await since()).toEqual(new Date('2026-11-25T00:00:00Z'));
+  });
+
   it('list orders events by start time', async () => {
     const ctx = syncContext();
     const later = eventFile({ startsAt: '2030-02-01T10:00:00+11:00' });

@@ -174,6 +174,33 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
     expect(await sweepAt('2027-06-02T00:00:00Z')).toMatchObject({ holdsReleased: 1, holdReminders: 0 });
   });
 
+  it('a limit set after registrations were made reminds them first and releases them a day after the change, not at the next sweep', async () => {
+    // After every earlier test's event has started, so only these holds are due.
+    const clock = new FixedClock(new Date('2027-07-01T00:00:00Z'));
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const event = await insertEvent(tdb.db, { unpaid_hold_days: null, starts_at: new Date('2027-09-01T00:00:00Z') });
+    const threeWeeksOld = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: new Date('2027-06-10T00:00:00Z') });
+    const fiveDaysOld = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: new Date('2027-06-26T00:00:00Z') });
+    // What `events update` records when the office sets the limit (test/admin/events.test.ts).
+    await tdb.db('events').where({ id: event.id }).update({ unpaid_hold_days: 7, unpaid_hold_since: clock.now() });
+    const sweepAt = (iso: string) => {
+      clock.set(new Date(iso));
+      return sweepExpiredCheckouts(ctx, { trigger: 'cli' });
+    };
+    const stateOf = async (id: string) => tdb.db('registrations').where({ id }).first('status', 'hold_reminder_sent_at');
+
+    // The three-week-old hold is past 7 days but is reminded, not released; the five-day-old one keeps its own days.
+    expect(await sweepAt('2027-07-01T00:30:00Z')).toMatchObject({ holdsReleased: 0, holdReminders: 1 });
+    expect(await stateOf(threeWeeksOld.id)).toEqual({ status: 'PENDING', hold_reminder_sent_at: new Date('2027-07-01T00:30:00Z') });
+    expect(await sweepAt('2027-07-01T23:30:00Z')).toMatchObject({ holdsReleased: 0, holdReminders: 0 });
+    // A day after the change the old hold ends; the newer one, made 26 June, is reminded then and ends on 3 July.
+    expect(await sweepAt('2027-07-02T00:00:00Z')).toMatchObject({ holdsReleased: 1, holdReminders: 1 });
+    expect((await stateOf(threeWeeksOld.id)).status).toBe('CANCELLED');
+    expect((await stateOf(fiveDaysOld.id)).status).toBe('PENDING');
+    expect(await sweepAt('2027-07-03T00:00:00Z')).toMatchObject({ holdsReleased: 1 });
+    expect((await stateOf(fiveDaysOld.id)).status).toBe('CANCELLED');
+  });
+
   it('a dry run lists the holds it would release and changes nothing', async () => {
     const clock = new FixedClock(new Date('2026-11-23T00:00:00Z'));
     const ctx = createTestContext({ db: tdb.db, clock });
