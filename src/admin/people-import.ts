@@ -219,13 +219,17 @@ async function addMinistryRoles(db: Db, rows: PersonRow[], idOf: (emailKey: stri
 
 /**
  * Writes clearances that are new or whose number or expiry changed. A changed
- * clearance is no longer verified: someone has to check the new details.
+ * clearance is no longer verified: someone has to check the new details. An empty
+ * number or expiry cell leaves what is stored, like every other clearance cell, and
+ * the kind is matched ignoring case ("wwcc" renews the stored "WWCC").
  * Returns the ids of people whose clearance was written.
  */
+const clearanceKey = (personId: string, kind: string): string => `${personId}\u0000${kind.toLowerCase()}`;
+
 async function upsertClearances(db: Db, cipher: FieldCipher, rows: PersonRow[], idOf: (emailKey: string) => string): Promise<string[]> {
   const wanted = rows.flatMap((row) => (row.clearance ? [{ personId: idOf(row.emailKey), ...row.clearance }] : []));
   if (wanted.length === 0) return [];
-  const current = new Map<string, { number_enc: string | null; expires_on: string | null }>();
+  const current = new Map<string, { kind: string; number_enc: string | null; expires_on: string | null }>();
   for (const batch of chunks(wanted)) {
     const found = await db('clearances')
       .whereRaw('person_id = ANY(?::uuid[])', [batch.map((w) => w.personId)])
@@ -235,18 +239,20 @@ async function upsertClearances(db: Db, cipher: FieldCipher, rows: PersonRow[], 
         'number_enc',
         'expires_on',
       );
-    for (const c of found) current.set(`${c.person_id}\u0000${c.kind}`, c);
+    for (const c of found) current.set(clearanceKey(c.person_id, c.kind), c);
   }
   const writes = wanted.flatMap((w) => {
-    const prev = current.get(`${w.personId}\u0000${w.kind}`);
+    const prev = current.get(clearanceKey(w.personId, w.kind));
     const prevNumber = prev?.number_enc ? cipher.decrypt(prev.number_enc) : null;
-    if (prev && prevNumber === w.number && prev.expires_on === w.expiresOn) return [];
+    const number = w.number ?? prevNumber;
+    const expiresOn = w.expiresOn ?? prev?.expires_on ?? null;
+    if (prev && prevNumber === number && prev.expires_on === expiresOn) return [];
     return [
       {
         person_id: w.personId,
-        kind: w.kind,
-        number_enc: w.number === null ? null : cipher.encrypt(w.number),
-        expires_on: w.expiresOn,
+        kind: prev?.kind ?? w.kind,
+        number_enc: number === null ? null : cipher.encrypt(number),
+        expires_on: expiresOn,
         verified: false,
       },
     ];

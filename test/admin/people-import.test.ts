@@ -112,6 +112,25 @@ describe('people import', () => {
     expect(listed).toContain('Anna');
   });
 
+  it('an empty clearance number or expiry cell keeps what is stored (and its verification); the kind matches ignoring case', async () => {
+    await importPeople(ctx, fixture('people.csv'));
+    const anna = await byEmail('anna.nguyen@example.org');
+    await tdb.db('clearances').where({ person_id: anna.id }).update({ verified: true });
+    const before = await snapshot();
+
+    const blanks = fixture('people.csv').replace('WWCC,WWC1234567E,2027-05-01', 'wwcc,,');
+    expect(await importPeople(ctx, blanks)).toEqual({ rows: 3, created: 0, updated: 0, unchanged: 3 });
+    expect(await snapshot()).toEqual(before);
+
+    // A renewal spelled in lower case updates the one clearance, which then needs checking again.
+    const renewed = fixture('people.csv').replace('WWCC,WWC1234567E,2027-05-01', 'wwcc,,2032-05-01');
+    expect(await importPeople(ctx, renewed)).toMatchObject({ updated: 1 });
+    const clearances = await tdb.db('clearances').where({ person_id: anna.id }).select();
+    expect(clearances).toHaveLength(1);
+    expect(clearances[0]).toMatchObject({ kind: 'WWCC', expires_on: '2032-05-01', verified: false });
+    expect(ctx.cipher.decrypt(clearances[0].number_enc)).toBe('WWC1234567E');
+  });
+
   it('re-importing the same file changes nothing and reports every row unchanged', async () => {
     await importPeople(ctx, fixture('people.csv'));
     const before = await snapshot();
