@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -90,6 +91,58 @@ describe('eventops serve', () => {
     expect(mail.sink.messages.length).toBe(sentFirst);
     expect((await scheduledRuns()).length).toBeGreaterThanOrEqual(runsBefore);
   }, 120_000);
+
+  it('a port already in use stops serve at once with exit 1, naming the address, instead of leaving its jobs running unseen', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-serve-'));
+      const env = testEnv({ DATABASE_URL: tdb.url, IN_APP_CRON: 'true', ...mail.sink.configEnv() });
+      const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port)], {
+        cwd,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...fakedClockEnv(), ...env } as Record<string, string>,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+      const stillRunning = new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 30_000).unref());
+      const outcome = await Promise.race([exited, stillRunning]);
+      if (outcome === 'still running') child.kill('SIGKILL');
+      expect(outcome).toBe(1);
+      expect(stderr).toContain(`cannot listen on 127.0.0.1:${port}: the address is in use`);
+      expect(stderr).toContain('suggestion: another process');
+    } finally {
+      blocker.close();
+    }
+  }, 60_000);
+
+  it('on SIGTERM a keep-alive connection whose request was in flight is closed once answered, so the server stops at once', async () => {
+    const served = await serve(testEnv({ DATABASE_URL: tdb.url, ...mail.sink.configEnv() }));
+    const { port } = new URL(served.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    let response = '';
+    socket.on('data', (chunk: Buffer) => (response += chunk.toString()));
+    const socketClosed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    // The headers, and half the body once the server has taken the request (its 100 Continue): in flight at the signal.
+    socket.write(
+      'POST /api/cron/sweep-checkouts HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n',
+    );
+    await waitFor(async () => response.includes('100 Continue'), 10_000);
+    socket.write('{');
+    served.child.kill('SIGTERM');
+    await waitFor(async () => served.stderr().includes('shutting down'));
+    socket.write('}');
+    await socketClosed;
+    expect(response).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 401/);
+    expect(response.toLowerCase()).toContain('connection: close');
+    const stopped = await Promise.race([served.exit, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 15_000).unref())]);
+    if (stopped === 'still running') served.child.kill('SIGKILL');
+    expect(stopped).toBe(0);
+    expect(served.stderr()).not.toContain('graceful shutdown took too long');
+  }, 60_000);
 
   it('stops gracefully on SIGTERM with exit 0 and warns loudly when CRON_SECRET is unset', async () => {
     const served = await serve(testEnv({ DATABASE_URL: tdb.url, CRON_SECRET: undefined, ...mail.sink.configEnv() }));

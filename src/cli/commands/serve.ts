@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { UsageError } from '../../errors.js';
+import { AppError, UsageError } from '../../errors.js';
 import { packageVersion } from '../version.js';
 
 const optionsSchema = z.object({
@@ -42,13 +42,40 @@ export function registerServeCommand(program: Command): void {
       server.app.addHook('onResponse', async (request) => {
         if (request.method === 'POST') delivery.wake();
       });
+      // A keep-alive connection whose request was in flight at shutdown would otherwise stay open, idle, until the
+      // client or the 72 s keep-alive timeout closes it, and the server's close would wait for it.
+      let closing = false;
+      server.app.addHook('onSend', async (_request, reply) => {
+        if (closing) void reply.header('connection', 'close');
+      });
       const scheduler = config.jobs.inAppCron ? await (await import('../../scheduler/index.js')).startInAppScheduler(ctx) : undefined;
       if (!scheduler) logger.info('in-app scheduler off (IN_APP_CRON); use cron or the /api/cron endpoints');
 
+      /** Stops taking requests, the scheduler, the running cron requests and the delivery loop, side by side. */
+      const stopAll = async (): Promise<void> => {
+        closing = true;
+        // Side by side: a slow request or a long job must not hold up the others, nor the delivery loop's last SENT marks.
+        await Promise.all([server.app.close(), scheduler?.stop(), server.idle(), delivery.stop()]);
+        await listenOn?.destroy();
+        await telemetry?.shutdown();
+      };
+
       const port = parsed.data.port ?? config.http.port;
       const host = parsed.data.host ?? config.http.host;
-      const address = await server.app.listen({ port, host });
-      logger.info({ address }, 'eventops serve listening');
+      try {
+        const address = await server.app.listen({ port, host });
+        logger.info({ address }, 'eventops serve listening');
+      } catch (error) {
+        // Without this the scheduler and the delivery loop (its LISTEN connection) would keep an unseen process running.
+        await stopAll().catch((stopError: unknown) => logger.error({ err: stopError }, 'error while stopping after a failed start'));
+        await ctx.close();
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'EADDRINUSE' && code !== 'EACCES') throw error;
+        throw new AppError('listen_failed', `cannot listen on ${host}:${port}: ${code === 'EADDRINUSE' ? 'the address is in use' : 'permission denied'}`, {
+          cause: error,
+          suggestion: code === 'EADDRINUSE' ? 'another process (another eventops serve?) uses the port: stop it, or choose --port' : 'ports below 1024 need privileges: choose --port 3000 and a proxy in front',
+        });
+      }
 
       await new Promise<void>((resolve) => {
         const shutdown = (signal: string) => {
@@ -60,11 +87,7 @@ export function registerServeCommand(program: Command): void {
           force.unref();
           void (async () => {
             try {
-              await server.app.close();
-              // Side by side: a long job must not hold up the delivery loop's last SENT marks until the forced close.
-              await Promise.all([scheduler?.stop(), server.idle(), delivery.stop()]);
-              await listenOn?.destroy();
-              await telemetry?.shutdown();
+              await stopAll();
             } catch (error) {
               logger.error({ err: error }, 'error during shutdown');
             } finally {
