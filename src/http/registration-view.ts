@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { cardPaymentStateOf, type CardPaymentState } from '../payments/card-payment-state.js';
 import { cardPaymentPossible, paymentReference, registrationToken } from '../payments/links.js';
-import { payNowLines } from '../payments/pay-now.js';
+import { NOT_PAYABLE_MESSAGES, payNowLines } from '../payments/pay-now.js';
 import { cardSurcharge, type PricedLine } from '../payments/pricing.js';
 import type { PaymentMethod } from '../payments/registrations.js';
 import { getBankDetails, getCardFeeRate } from '../settings.js';
@@ -23,6 +23,8 @@ export interface PublicRegistration {
   totalMinor: number;
   surchargeMinor: number;
   cancelReason: string | null;
+  /** What the office has received outside the card provider (registrations.office_paid_minor), minor units. */
+  officePaidMinor: number;
   /** Its pay-now card payments: one may still be in flight, or the latest was confirmed unpaid. */
   cardPayment: CardPaymentState;
   event: {
@@ -48,6 +50,7 @@ interface JoinedRow {
   total_minor: number;
   surcharge_minor: number;
   cancel_reason: string | null;
+  office_paid_minor: number;
   event_id: string;
   slug: string;
   title: string;
@@ -72,6 +75,7 @@ export async function loadPublicRegistration(db: Db, id: string): Promise<Public
       'r.total_minor',
       'r.surcharge_minor',
       'r.cancel_reason',
+      'r.office_paid_minor',
       'e.id as event_id',
       'e.slug',
       'e.title',
@@ -91,6 +95,7 @@ export async function loadPublicRegistration(db: Db, id: string): Promise<Public
     totalMinor: row.total_minor,
     surchargeMinor: row.surcharge_minor,
     cancelReason: row.cancel_reason,
+    officePaidMinor: row.office_paid_minor,
     cardPayment: row.status === 'PENDING' ? await cardPaymentStateOf(db, row.id) : 'none',
     event: {
       id: row.event_id,
@@ -123,6 +128,8 @@ export function payNowBlocker(
   if (registration.status === 'CANCELLED') return 'This registration was cancelled, so there is nothing to pay.';
   if (registration.totalMinor === 0) return 'This registration is free; there is nothing to pay.';
   if (registration.event.deletedAt) return 'This event has been cancelled, so payment is closed. The church will contact you.';
+  // A card checkout is always for the whole total: after a part-payment the POST refuses it (part_paid), so the pages do too.
+  if (registration.officePaidMinor > 0) return NOT_PAYABLE_MESSAGES.part_paid;
   if (registration.cardPayment === 'in_flight' && !options.inFlightDecidedUnderLock) return CARD_PAYMENT_PROCESSING_NOTE;
   if (!cardPaymentPossible(config, { online_payment: registration.event.onlinePayment })) {
     return 'Card payments are not available for this event. Please pay by bank transfer using the details on your registration page.';

@@ -12,7 +12,7 @@ import { mayStillBePaid } from './webhook/staging-rows.js';
 
 export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing' | 'part_paid';
 
-const NOT_PAYABLE_MESSAGES: Record<NotPayableReason, string> = {
+export const NOT_PAYABLE_MESSAGES: Record<NotPayableReason, string> = {
   paid: 'This registration is already paid.',
   cancelled: 'This registration was cancelled, so there is nothing to pay.',
   free: 'This registration is free, so there is nothing to pay.',

@@ -9,7 +9,7 @@ import { moneyFormatter } from '../../src/admin/registrations/money.js';
 import { AppError } from '../../src/errors.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
 import { NotPayableError, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
-import { registrationPath } from '../../src/http/registration-view.js';
+import { payNowPath, registrationPath } from '../../src/http/registration-view.js';
 import { setSetting } from '../../src/settings.js';
 import { registerForEvent } from '../../src/payments/register.js';
 import { seatsLeft } from '../../src/payments/registrations.js';
@@ -152,6 +152,13 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     expect((refused as NotPayableError).reason).toBe('part_paid');
     const page = await (await fetch(`${harness.server.url}${registrationPath(harness.ctx.config.authSecret, id)}`)).text();
     expect(page).toContain('$70.00');
+    // The pages agree with the POST: no pay-now button, and the pay-now page explains instead of offering the whole total.
+    expect(page).not.toContain('id="pay-now"');
+    const payPage = await fetch(`${harness.server.url}${payNowPath(harness.ctx.config.authSecret, id)}`);
+    expect(payPage.status).toBe(409);
+    const payHtml = await payPage.text();
+    expect(payHtml).toContain((refused as NotPayableError).message);
+    expect(payHtml).not.toContain('$120.00');
     expect(await harness.tdb.db('checkout_sessions').where({ registration_id: id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 0 });
   });
 
