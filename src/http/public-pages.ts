@@ -78,17 +78,19 @@ interface SuccessRow {
   title: string;
 }
 
-type SuccessState = 'paid' | 'cancelled' | 'processing' | 'unfulfilled' | 'notCompleted' | 'unconfirmed';
+type SuccessState = 'paid' | 'cancelled' | 'registrationCancelled' | 'processing' | 'unfulfilled' | 'notCompleted' | 'unconfirmed';
 
 /**
  * What the success page may say. "Nothing was charged" only once the provider
  * confirmed it (its expiry event or reconcile); while a payment may still be
- * confirmed, "processing"; a payment refunded or disputed since, "cancelled".
+ * confirmed, "processing"; a payment refunded or disputed since, "cancelled";
+ * a registration cancelled otherwise (by the office: nothing was refunded), just cancelled.
  */
 function successState(row: SuccessRow, registration: PublicRegistration | undefined): SuccessState {
   switch (row.status) {
     case 'COMPLETED':
-      return registration?.status === 'CANCELLED' ? 'cancelled' : 'paid';
+      if (registration?.status !== 'CANCELLED') return 'paid';
+      return registration.cancelReason === 'refund' || registration.cancelReason === 'dispute' ? 'cancelled' : 'registrationCancelled';
     case 'UNFULFILLED':
       return 'unfulfilled';
     case 'OPEN':
@@ -144,6 +146,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
       eventHref: eventPath(row.slug),
       paid: state === 'paid',
       cancelled: state === 'cancelled',
+      registrationCancelled: state === 'registrationCancelled',
       processing: state === 'processing',
       unfulfilled: state === 'unfulfilled',
       notCompleted: state === 'notCompleted',

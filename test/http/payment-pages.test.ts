@@ -135,4 +135,31 @@ describe('after a full refund or a dispute', () => {
       expect(page.html).not.toContain('id="pay-now"');
     });
   }
+
+  it('office: a card-paid registration the office cancelled says cancelled on both pages, never refunded or disputed (nothing was)', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    const paymentIntentId = `pi_test_office_${Math.random().toString(36).slice(2, 10)}`;
+    const registration = await insertRegistration(tdb.db, cipher(), event.id, {
+      status: 'CANCELLED',
+      payment_method: 'card',
+      payment_intent_id: paymentIntentId,
+      cancel_reason: 'office',
+      cancelled_at: T0,
+    });
+    const sessionId = `cs_test_office_${Math.random().toString(36).slice(2, 10)}`;
+    await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'COMPLETED', payload_enc: null, payment_intent_id: paymentIntentId, provider_session_id: sessionId });
+
+    const success = await successPage(event.slug, sessionId);
+    expect(success.status).toBe(200);
+    expect(success.html).toContain('Registration cancelled');
+    expect(success.html).toContain('was cancelled and its places released. If you have any questions, please contact the church.');
+    expect(success.html).not.toContain('refunded');
+    expect(success.html).not.toContain('disputed');
+    expect(success.html).not.toContain('you are registered');
+
+    const page = await registrationPage(registration.id);
+    expect(page.html).toContain('This registration was cancelled and its places released.');
+    expect(page.html).not.toContain('refunded');
+    expect(page.html).not.toContain('id="pay-now"');
+  });
 });

@@ -7,6 +7,8 @@ export interface SuccessPageData {
   paid: boolean;
   /** Paid, then fully refunded or disputed: the registration was cancelled. */
   cancelled: boolean;
+  /** Paid, then cancelled for another reason (by the office, which never refunds): just cancelled. */
+  registrationCancelled: boolean;
   /** No confirmation yet, and one may still come. */
   processing: boolean;
   unfulfilled: boolean;
@@ -41,6 +43,11 @@ export const successPage = definePage<SuccessPageData>(`
 {{#if cancelled}}
   <h1>Payment refunded: registration cancelled</h1>
   <p>Your card payment for <a href="{{eventHref}}">{{eventTitle}}</a> was refunded or disputed, so this registration was cancelled and its places released.</p>
+  {{#if registrationHref}}<p><a href="{{registrationHref}}">View your registration</a></p>{{/if}}
+{{/if}}
+{{#if registrationCancelled}}
+  <h1>Registration cancelled</h1>
+  <p>Your registration for <a href="{{eventHref}}">{{eventTitle}}</a> was cancelled and its places released. If you have any questions, please contact the church.</p>
   {{#if registrationHref}}<p><a href="{{registrationHref}}">View your registration</a></p>{{/if}}
 {{/if}}
 {{#if processing}}
