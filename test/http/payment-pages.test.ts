@@ -89,6 +89,39 @@ describe('once the provider confirmed the payment unpaid', () => {
     expect(page.html).toContain('id="pay-now"');
   });
 
+  const registrations = () => tdb.db('registrations');
+  type Ids = { registration: string; event: string };
+  for (const [since, change] of [
+    ['paid by bank transfer', (ids: Ids) => registrations().where({ id: ids.registration }).update({ status: 'PAID' })],
+    ['cancelled by the office', (ids: Ids) => registrations().where({ id: ids.registration }).update({ status: 'CANCELLED', cancel_reason: 'office', cancelled_at: T0 })],
+    ['part-paid to the office', (ids: Ids) => registrations().where({ id: ids.registration }).update({ office_paid_minor: 5000 })],
+    ['no longer payable by card', (ids: Ids) => tdb.db('events').where({ id: ids.event }).update({ online_payment: false })],
+  ] as const) {
+    it(`a pay-now checkout not completed for a registration since ${since} links to the registration, never "register again"`, async () => {
+      const { event, registration, sessionId } = await pendingWithPayNow({ status: 'EXPIRED', scrubbed_at: T0, unpaid_confirmed_at: T0 });
+      await change({ registration: registration.id, event: event.id });
+
+      const success = await successPage(event.slug, sessionId);
+
+      expect(success.status).toBe(200);
+      expect(success.html).toContain('Payment not completed');
+      expect(success.html).toContain(`<a href="/registrations/${registration.id}?token=${registrationToken(AUTH_SECRET, registration.id)}">See your registration</a>`);
+      expect(success.html).not.toContain('register again');
+      expect(success.html).not.toContain('id="pay-now"');
+    });
+  }
+
+  it('a new-registration checkout not completed still points back to the event to register again', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'EXPIRED', payload_enc: null, scrubbed_at: T0, unpaid_confirmed_at: T0, provider_session_id: 'cs_test_not_completed_new_1' });
+
+    const success = await successPage(event.slug, 'cs_test_not_completed_new_1');
+
+    expect(success.html).toContain('Payment not completed');
+    expect(success.html).toContain(`<a href="/events/${event.slug}">Back to the event</a> to register again.`);
+    expect(success.html).not.toContain('See your registration');
+  });
+
   it('a checkout scrubbed without any confirmation never says nothing was charged', async () => {
     const event = await insertEvent(tdb.db, { online_payment: true });
     await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'EXPIRED', payload_enc: null, scrubbed_at: T0, provider_session_id: 'cs_test_unconfirmed_1' });

@@ -68,6 +68,8 @@ export const successPage = definePage<SuccessPageData>(`
   <p>The card payment for {{eventTitle}} was not completed, and nothing was charged.</p>
   {{#if payNowHref}}
   <a class="button" id="pay-now" href="{{payNowHref}}">Pay now by card</a>
+  {{else if registrationHref}}
+  <p><a href="{{registrationHref}}">See your registration</a></p>
   {{else}}
   <p><a href="{{eventHref}}">Back to the event</a> to register again.</p>
   {{/if}}
