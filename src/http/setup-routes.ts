@@ -69,7 +69,10 @@ export function registerSetupRoutes(app: FastifyInstance, ctx: AppContext, page:
         const issue = parsed.error.issues[0];
         const field = String(issue?.path[0] ?? '');
         const error = issue?.message === CONTROL_CHARACTERS_MESSAGE ? `${SETUP_LABELS[field] ?? field}: ${issue.message}.` : 'Fill in the token, your name and your email.';
-        return page(reply.code(400), setupForm, { title: 'Set up', error });
+        // What was typed comes back as in the answers below, so it need not be typed again; never the token.
+        const typed = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>;
+        const echo = (value: unknown) => (typeof value === 'string' ? value : undefined);
+        return page(reply.code(400), setupForm, { title: 'Set up', error, email: echo(typed.email), name: echo(typed.name) });
       }
       const { token, email, name } = parsed.data;
       if (!secretsEqual(token, ctx.config.setupToken ?? '')) {

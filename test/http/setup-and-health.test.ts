@@ -35,6 +35,24 @@ describe('first-admin setup', () => {
     await on.close();
   });
 
+  it('refuses a control character with the name and email typed back in the form, never the token', async () => {
+    const server = await startTestServer(createTestContext({ db: tdb.db, env: { SETUP_TOKEN: 'setup-token-123' } }));
+    for (const [fields, error] of [
+      [{ token: 'setup-token-123\u0007', email: 'ann@church.example', name: 'Ann Admin' }, 'Setup token: remove the control characters.'],
+      [{ token: 'setup-token-123', email: 'ann@church.example', name: 'Ann\u202eAdmin' }, 'Your name: remove the control characters.'],
+    ] as const) {
+      const response = await fetch(`${server.url}/setup`, form(fields));
+      expect(response.status).toBe(400);
+      const html = await response.text();
+      expect(html).toContain(error);
+      expect(html).toContain(`value="${fields.name}"`);
+      expect(html).toContain('value="ann@church.example"');
+      expect(html).not.toContain('setup-token-123');
+    }
+    expect(await tdb.db('users').count({ n: '*' }).first()).toEqual({ n: 0 });
+    await server.close();
+  });
+
   it('refuses a wrong token, creates exactly one ADMIN from concurrent posts, then disables itself', async () => {
     const server = await startTestServer(createTestContext({ db: tdb.db, env: { SETUP_TOKEN: 'setup-token-123' } }));
     const wrong = await fetch(`${server.url}/setup`, form({ token: 'nope', email: 'a@church.example', name: 'A' }));
