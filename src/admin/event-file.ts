@@ -147,11 +147,11 @@ export function parseEventFile(input: unknown): EventFile {
   throw new EventFileError(parsed.error.issues.map(describeIssue));
 }
 
-/** Parses the text of an event file (JSON) and validates it. */
+/** Parses the text of an event file (JSON) and validates it. A byte-order mark (Windows Notepad's UTF-8) is ignored. */
 export function parseEventFileText(text: string): EventFile {
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new EventFileError([`not valid JSON (${error instanceof Error ? error.message : String(error)})`]);
   }

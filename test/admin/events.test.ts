@@ -77,6 +77,11 @@ describe('event file', () => {
     });
   });
 
+  it('reads a file saved with a UTF-8 byte-order mark (Windows Notepad) like one without', () => {
+    const text = fs.readFileSync(path.join(FIXTURES, 'event-family-camp.json'), 'utf8');
+    expect(parseEventFileText(`\uFEFF${text}`)).toEqual(parseEventFileText(text));
+  });
+
   it('rejects unknown keys naming each key, at the top level and nested', () => {
     const topLevel = problemsOf(() => parseEventFileText(fs.readFileSync(path.join(FIXTURES, 'event-unknown-key.json'), 'utf8')));
     expect(topLevel).toEqual(['unknown key "colour"']);
