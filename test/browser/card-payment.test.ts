@@ -101,6 +101,31 @@ describe('paying by card in a browser', () => {
     expect(await tdb.db('registrations').where({ event_id: event.id }).pluck('status')).toEqual(['PAID']);
   });
 
+  it('once Register is pressed the form posts no second time (a double-click, or a second press while the network is slow)', async () => {
+    const event = await cardEvent();
+    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
+    try {
+      await page.goto(`${stack.url}/events/${event.slug}`);
+      await fillRegistration(page, 'bank');
+      // Two presses before the page is gone, counting the submissions that go ahead (a listener after the page's own).
+      const pressed = await page.evaluate(`(() => {
+        const form = document.querySelector('form[method="post"]');
+        const button = form.querySelector('button[type="submit"]');
+        let submitted = 0;
+        form.addEventListener('submit', (event) => { if (!event.defaultPrevented) submitted++; });
+        button.click();
+        button.click();
+        return { submitted, disabled: button.disabled };
+      })()`);
+      expect(pressed).toEqual({ submitted: 1, disabled: true });
+      await page.waitForURL(`${stack.url}/registrations/**`);
+      expect(await page.locator('#status').textContent()).toBe('Awaiting payment');
+    } finally {
+      await page.close();
+    }
+    expect(await tdb.db('registrations').where({ event_id: event.id }).count({ n: '*' }).first()).toEqual({ n: 1 });
+  });
+
   it('registers by bank transfer, then pays now by card from the registration page and ends PAID', async () => {
     const event = await cardEvent();
     const page = await browser.newPage({ viewport: PHONE_VIEWPORT });

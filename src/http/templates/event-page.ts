@@ -132,9 +132,21 @@ export const eventPage = definePage<EventPageData>(`
     <div class="cf-turnstile" data-sitekey="{{captchaSiteKey}}"></div>
     <script src="https://challenges.cloudflare.com/turnstile/v0/api.js" async defer></script>
     {{/if}}
-    <button type="submit">Register</button>
+    <button type="submit" id="register">Register</button>
   </form>
   <script>
+  (function () {
+    // One post per click: a double-click would otherwise register the family twice and hold their seats twice.
+    var form = document.querySelector('form[method="post"]');
+    var submit = document.getElementById('register');
+    if (!form || !submit) return;
+    form.addEventListener('submit', function (event) {
+      if (submit.disabled) { event.preventDefault(); return; }
+      submit.disabled = true;
+    });
+    // Coming back to the page (the browser's back button) finds the form usable again.
+    window.addEventListener('pageshow', function () { submit.disabled = false; });
+  })();
   (function () {
     var button = document.getElementById('add-attendee');
     var list = document.getElementById('attendees');
