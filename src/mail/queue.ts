@@ -99,7 +99,12 @@ interface ClaimedRow {
 
 type DeliveryContext = Pick<AppContext, 'db' | 'clock' | 'cipher' | 'logger' | 'mailer'>;
 
-/** Sends due queued mail; safe to run concurrently (each row is claimed by one run). */
+/**
+ * Sends due queued mail; safe to run concurrently (each row is claimed by one run).
+ * If a retry or FAILED cannot be recorded, that row stays claimed (tried again once its
+ * claim expires), no further send starts, the sends under way finish and are marked SENT,
+ * what was not reached is handed back, and only then does the run reject.
+ */
 export async function deliverQueuedMail(ctx: DeliveryContext, options: { limit?: number } = {}): Promise<DeliverQueuedMailResult> {
   const limit = options.limit ?? 20;
   const mailer = await ctx.mailer();
@@ -109,10 +114,22 @@ export async function deliverQueuedMail(ctx: DeliveryContext, options: { limit?:
   const result: DeliverQueuedMailResult = { sent: 0, retried: 0, failed: 0 };
   const sent = new SentRecorder(ctx.db);
   let next = 0;
+  /** The first retry or FAILED that could not be recorded: no send starts after it. */
+  let unrecorded: { id: number; error: unknown } | undefined;
   const worker = async () => {
-    while (next < rows.length && ctx.clock.now().getTime() < sendBefore) {
+    while (unrecorded === undefined && next < rows.length && ctx.clock.now().getTime() < sendBefore) {
       const row = rows[next++] as ClaimedRow;
-      result[await deliverOne(ctx, mailer, sent, row)] += 1;
+      try {
+        result[await deliverOne(ctx, mailer, sent, row)] += 1;
+      } catch (error) {
+        // The row stays claimed and is tried again once its claim expires, like a failed SENT mark.
+        // The other workers finish the sends they started, so their SENT marks are written below.
+        ctx.logger.error(
+          { queuedMailId: row.id, kind: row.kind, attempts: row.attempts, err: errorMessage(error) },
+          'the outcome of a queued mail could not be recorded; it is tried again once its claim expires',
+        );
+        unrecorded ??= { id: row.id, error };
+      }
     }
   };
   try {
@@ -125,7 +142,14 @@ export async function deliverQueuedMail(ctx: DeliveryContext, options: { limit?:
   const unsent = rows.slice(next).map((row) => row.id);
   if (unsent.length > 0) {
     await releaseClaims(ctx.db, unsent, claimedUntil);
-    ctx.logger.warn({ handedBack: unsent.length }, 'the mail server is slow: unsent mail handed back before its claim ran out');
+    if (unrecorded) ctx.logger.warn({ handedBack: unsent.length }, 'queued mail delivery stopped early: unsent mail handed back');
+    else ctx.logger.warn({ handedBack: unsent.length }, 'the mail server is slow: unsent mail handed back before its claim ran out');
+  }
+  // Reported once the run's bookkeeping is settled: sent mail marked, unsent mail handed back.
+  if (unrecorded) {
+    throw new Error(`queued mail delivery stopped: the outcome of queued mail ${unrecorded.id} could not be recorded (${safeError(unrecorded.error)})`, {
+      cause: unrecorded.error,
+    });
   }
   return result;
 }

@@ -18,7 +18,11 @@ let apiMailer: Mailer;
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
-  sink = await startSmtpSink({ rejectRecipient: (address) => address.startsWith('nobody') });
+  sink = await startSmtpSink({
+    rejectRecipient: (address) => address.startsWith('nobody'),
+    // The connection is closed at RCPT TO, before any content: a send that failed for now, to be retried.
+    dropOnRecipient: (address) => address.startsWith('hangup'),
+  });
   smtpMailer = await createMailer(testConfig(sink.configEnv()), silentLogger(), { timeoutMs: 2_000 });
   api = await startMailApiServer();
   apiMailer = await createMailer(testConfig(api.configEnv()), silentLogger(), { timeoutMs: 2_000 });
@@ -217,4 +221,77 @@ describe('queued mail', () => {
     expect(marking).toHaveLength(2);
     await sink.waitFor(30);
   });
+
+  it('a retry that cannot be recorded leaves only that message claimed: the sends under way are marked SENT, the rest is handed back, and nothing is sent twice', async () => {
+    const clock = new FixedClock(t0);
+    const ctx = context(smtpMailer, clock);
+    // The first message's send fails for now, and the database refuses to record its retry.
+    const refused = await enqueueMail(tdb.db, ctx.cipher, { kind: 'receipt', message: receipt('hangup@example.org') }, t0);
+    const others: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      others.push(await enqueueMail(tdb.db, ctx.cipher, { kind: 'receipt', message: receipt(`member${i}@example.org`, `Receipt ${i}`) }, t0));
+    }
+    await refuseOutcomeOf(refused);
+    try {
+      // The run still fails, once its bookkeeping is settled.
+      await expect(deliverQueuedMail(ctx, { limit: 50 })).rejects.toThrow(`outcome of queued mail ${refused} refused`);
+    } finally {
+      await tdb.db.raw('DROP TRIGGER IF EXISTS refuse_outcome ON queued_mail');
+    }
+    // Sends still under way when the run answered (there should be none) have time to arrive.
+    await settled(() => sink.messages.length);
+
+    // Only the refused message is still claimed; every message that reached the server is SENT.
+    expect(await tdb.db('queued_mail').where({ id: refused }).first()).toMatchObject({
+      status: 'PENDING',
+      attempts: 1,
+      claimed_until: new Date(t0.getTime() + 5 * minute),
+    });
+    const firstRun = sink.messages.map((m) => m.envelope.to[0]);
+    expect(firstRun.length).toBeGreaterThan(0);
+    const rows = await tdb.db('queued_mail').whereIn('id', others).orderBy('id');
+    for (const [i, row] of rows.entries()) {
+      if (firstRun.includes(`member${i}@example.org`)) expect(row).toMatchObject({ status: 'SENT', claimed_until: null });
+      // Not reached: handed back, its attempt not counted.
+      else expect(row).toMatchObject({ status: 'PENDING', claimed_until: null, attempts: 0 });
+    }
+
+    // Once the refused message's claim has expired, the next run sends what was handed back and retries it; nothing goes out twice.
+    clock.advance(6 * minute);
+    expect(await deliverQueuedMail(ctx, { limit: 50 })).toEqual({ sent: 12 - firstRun.length, retried: 1, failed: 0 });
+    await settled(() => sink.messages.length);
+    const addresses = sink.messages.map((m) => m.envelope.to[0]);
+    expect(addresses).toHaveLength(12);
+    expect(new Set(addresses).size).toBe(12);
+    expect(await tdb.db('queued_mail').whereIn('id', others).where({ status: 'SENT' }).count<{ count: number }[]>({ count: '*' })).toEqual([{ count: 12 }]);
+    expect(await tdb.db('queued_mail').where({ id: refused }).first()).toMatchObject({ status: 'PENDING', attempts: 2, claimed_until: null });
+  });
 });
+
+/** Makes the database refuse to record a retry or FAILED (any change of last_error) for this queued mail. */
+async function refuseOutcomeOf(id: number): Promise<void> {
+  await tdb.db.raw(`
+    CREATE OR REPLACE FUNCTION refuse_outcome() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.id = TG_ARGV[0]::bigint AND NEW.last_error IS DISTINCT FROM OLD.last_error THEN
+        RAISE EXCEPTION 'outcome of queued mail % refused', NEW.id;
+      END IF;
+      RETURN NEW;
+    END $$`);
+  await tdb.db.raw('DROP TRIGGER IF EXISTS refuse_outcome ON queued_mail');
+  await tdb.db.raw(`CREATE TRIGGER refuse_outcome BEFORE UPDATE ON queued_mail FOR EACH ROW EXECUTE FUNCTION refuse_outcome('${Number(id)}')`);
+}
+
+/** Resolves once count() has not changed for 300 ms. */
+async function settled(count: () => number): Promise<void> {
+  let last = count();
+  let stableSince = Date.now();
+  while (Date.now() - stableSince < 300) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    const now = count();
+    if (now !== last) {
+      last = now;
+      stableSince = Date.now();
+    }
+  }
+}
