@@ -136,13 +136,17 @@ export function nextDueTimes(
     const availability = jobAvailability(config, job);
     if (!availability.enabled) return { job, enabled: false, reason: availability.reason };
     let period = periodAt(config, job, now);
+    let cursor = now.getTime();
     for (;;) {
       const earliest = Math.max(period.opensAt.getTime(), now.getTime(), retryAt.get(period.key)?.getTime() ?? 0);
       if (!doneKeys.has(period.key) && earliest < period.closesAt.getTime()) {
         const dueAt = new Date(earliest);
         return { job, enabled: true, periodKey: period.key, dueAt, local: formatLocal(dueAt, config.regional.timeZone) };
       }
-      period = periodAt(config, job, period.endsAt);
+      // At least one slot further each time: should an endsAt ever fall inside its own
+      // period again, this reaches the next period instead of spinning on the same one.
+      cursor = Math.max(period.endsAt.getTime(), cursor + SLOT_MS);
+      period = periodAt(config, job, new Date(cursor));
     }
   });
 }
@@ -160,8 +164,16 @@ function localTime(date: string, time: string, timeZone: string): Date {
   return fromZonedTime(`${date}T${time}:00`, timeZone);
 }
 
+/**
+ * The first instant of a local date: its 00:00, or, where daylight saving skips
+ * midnight (Asia/Beirut, America/Santiago), the instant the clocks jump (01:00).
+ */
 function localMidnight(date: string, timeZone: string): Date {
-  return localTime(date, '00:00', timeZone);
+  const midnight = localTime(date, '00:00', timeZone);
+  if (localDate(midnight, timeZone) === date) return midnight;
+  // date-fns-tz answers a skipped midnight with 23:00 of the day before, still at the
+  // offset from before the jump; 00:00 at that offset is the instant of the jump.
+  return new Date(`${date}T00:00:00${formatInTimeZone(midnight, timeZone, 'xxx')}`);
 }
 
 // Calendar-date arithmetic on `yyyy-MM-dd` strings. Date.UTC has no daylight

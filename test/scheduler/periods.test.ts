@@ -170,3 +170,56 @@ describe('nextDueTimes for eventops status', () => {
     expect(next['error-issues']).toEqual({ job: 'error-issues', enabled: false, reason: 'ERROR_DIGEST is not true' });
   });
 });
+
+describe('a day whose local midnight daylight saving skips', () => {
+  const zone = (timeZone: string) =>
+    testConfig({ APP_TIMEZONE: timeZone, CLEARANCE_DIGEST: 'true', ERROR_DIGEST: 'true', TRACKER_TOKEN: 't', TRACKER_REPO: 'grace/eventops' });
+  // Asia/Beirut jumps from 00:00 (+02:00) to 01:00 (+03:00) on Sunday 2025-03-30; America/Santiago
+  // from 00:00 (-04:00) to 01:00 (-03:00) on Sunday 2025-09-07.
+  const beirut = zone('Asia/Beirut');
+  const santiago = zone('America/Santiago');
+
+  it.each([
+    { config: beirut, dayBefore: '2025-03-29', days: ['2025-03-28T22:00:00.000Z', '2025-03-29T22:00:00.000Z', '2025-03-30T21:00:00.000Z'] },
+    { config: santiago, dayBefore: '2025-09-06', days: ['2025-09-06T04:00:00.000Z', '2025-09-07T04:00:00.000Z', '2025-09-08T03:00:00.000Z'] },
+  ])('$config.regional.timeZone: the skipped day starts at 01:00, when the clocks jump, and the day before ends there', ({ config, dayBefore, days }) => {
+    const [beforeStart, jump, afterStart] = days.map(at) as [Date, Date, Date];
+    const before = periodAt(config, 'send-celebrations', new Date(beforeStart.getTime() + 12 * 3600_000));
+    expect(before).toMatchObject({ key: `send-celebrations:${dayBefore}`, startsAt: beforeStart, endsAt: jump });
+    const skipped = periodAt(config, 'send-celebrations', before.endsAt);
+    expect(skipped.key).not.toBe(before.key);
+    expect(skipped).toMatchObject({ startsAt: jump, endsAt: afterStart });
+    expect(skipped.endsAt.getTime() - skipped.startsAt.getTime()).toBe(23 * 3600_000);
+    expect(periodAt(config, 'send-celebrations', skipped.endsAt).startsAt).toEqual(afterStart);
+    // The last instant before the jump is still the day before.
+    expect(periodAt(config, 'send-celebrations', new Date(jump.getTime() - 1)).key).toBe(before.key);
+  });
+
+  it('moves past a done day to the skipped one, where eventops status and serve used to spin forever', () => {
+    const celebrations = (config: typeof beirut, now: string, done: string) =>
+      nextDueTimes(config, at(now), new Set([done])).find((entry) => entry.job === 'send-celebrations');
+    expect(celebrations(beirut, '2025-03-29T10:00:00Z', 'send-celebrations:2025-03-29')).toMatchObject({
+      periodKey: 'send-celebrations:2025-03-30',
+      local: '2025-03-30 07:00 +03:00',
+    });
+    expect(celebrations(santiago, '2025-09-06T15:00:00Z', 'send-celebrations:2025-09-06')).toMatchObject({
+      periodKey: 'send-celebrations:2025-09-07',
+      local: '2025-09-07 07:00 -03:00',
+    });
+  });
+
+  it('starts a week or a month whose first midnight is skipped at 01:00 too', () => {
+    // Asia/Tehran skipped Monday 2021-03-22 00:00 (+03:30 to +04:30).
+    const tehran = zone('Asia/Tehran');
+    const week = periodAt(tehran, 'error-issues', at('2021-03-18T12:00:00Z'));
+    expect(week).toMatchObject({ key: 'error-issues:2021-W11', endsAt: at('2021-03-21T20:30:00Z') });
+    expect(periodAt(tehran, 'error-issues', week.endsAt)).toMatchObject({ key: 'error-issues:2021-W12', startsAt: week.endsAt });
+    // America/Asuncion skipped 2023-10-01 00:00 (-04:00 to -03:00).
+    const asuncion = zone('America/Asuncion');
+    const month = periodAt(asuncion, 'send-clearance-digest', at('2023-09-15T12:00:00Z'));
+    expect(month).toMatchObject({ key: 'send-clearance-digest:2023-09', endsAt: at('2023-10-01T04:00:00Z') });
+    expect(periodAt(asuncion, 'send-clearance-digest', month.endsAt)).toMatchObject({ key: 'send-clearance-digest:2023-10', startsAt: month.endsAt });
+    const next = nextDueTimes(asuncion, at('2023-09-15T12:00:00Z'), new Set(['send-clearance-digest:2023-09'])).find((e) => e.job === 'send-clearance-digest');
+    expect(next).toMatchObject({ periodKey: 'send-clearance-digest:2023-10', local: '2023-10-01 07:00 -03:00' });
+  });
+});

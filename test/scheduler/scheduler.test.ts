@@ -318,4 +318,16 @@ describe('next due times for eventops status', () => {
     // The week's error digest ran partially at 06:55 and is retried 30 minutes later.
     expect(next['error-issues']).toMatchObject({ periodKey: 'error-issues:2026-W47', local: '2026-11-22 07:25 +11:00' });
   });
+
+  it('returns on a day before a skipped midnight (Asia/Beirut, 2025-03-29) once that day is done', async () => {
+    const beirut = (local: string) => fromZonedTime(local, 'Asia/Beirut');
+    const clock = new FixedClock(beirut('2025-03-29T06:55:00'));
+    const recorder = recordingRunJob(clock);
+    const ctx = schedulerContext(tdb.db, clock, { APP_TIMEZONE: 'Asia/Beirut' });
+    const scheduler = createScheduler({ ctx, runJob: recorder.runJob });
+    for (; clock.now() < beirut('2025-03-29T12:00:00'); clock.advance(FIVE_MINUTES)) await scheduler.tick();
+    expect(await periodRow(tdb.db, 'send-celebrations:2025-03-29')).toMatchObject({ done_at: expect.any(Date) });
+    const next = Object.fromEntries((await readNextDueTimes(ctx)).map((entry) => [entry.job, entry]));
+    expect(next['send-celebrations']).toMatchObject({ periodKey: 'send-celebrations:2025-03-30', local: '2025-03-30 07:00 +03:00' });
+  });
 });
