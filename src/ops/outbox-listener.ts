@@ -35,8 +35,9 @@ export function listenForOutbox(ctx: Pick<AppContext, 'db' | 'logger'>, onNotify
   const connect = async () => {
     retry = undefined;
     if (closed) return;
+    let attempt: NotifyingConnection | undefined;
     try {
-      const acquired = await client.acquireConnection();
+      const acquired = (attempt = await client.acquireConnection());
       if (closed) return void client.releaseConnection(acquired);
       acquired.on('notification', (message) => {
         if (message.channel === OUTBOX_CHANNEL) onNotify();
@@ -52,11 +53,18 @@ export function listenForOutbox(ctx: Pick<AppContext, 'db' | 'logger'>, onNotify
       };
       acquired.on('error', lost);
       acquired.on('end', lost);
-      await acquired.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      // Ours from before LISTEN, so a loss or close() while it is in flight gives it back
+      // (close() queues its UNLISTEN behind it): each pool slot is released exactly once.
       connection = acquired;
+      await acquired.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      if (connection !== acquired) return;
       // Anything queued while we were not listening
       onNotify();
     } catch (error) {
+      // Already given back (and a retry scheduled) by `lost` or close()
+      if (attempt && connection !== attempt) return;
+      connection = undefined;
+      if (attempt) release(attempt);
       if (closed) return;
       ctx.logger.warn({ err: error }, 'outbox listener could not connect; retrying');
       retry = setTimeout(() => void connect(), RECONNECT_MS);

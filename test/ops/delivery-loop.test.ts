@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { EventEmitter } from 'node:events';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import { connectDb, type Db } from '../../src/db/connect.js';
 import { enqueueMail } from '../../src/mail/queue.js';
 import type { MailMessage } from '../../src/mail/types.js';
 import { startDeliveryLoop, type DeliveryLoop } from '../../src/ops/delivery-loop.js';
+import { listenForOutbox } from '../../src/ops/outbox-listener.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { useSinkAndMailer } from '../support/mail-fixture.js';
@@ -135,5 +137,137 @@ describe('queued mail leaves within seconds', () => {
       while (loops.length > 0) await loops.pop()?.stop();
       await second.destroy();
     }
+  });
+});
+
+/**
+ * A stand-in for the pool behind the listener, counting what it lends and gets back.
+ * Each connection runs its queries one after another, as a pg client does; a LISTEN
+ * fails while `listenFailures` lasts, or waits for `settleListen` when `holdListen` is set.
+ */
+function fakePool() {
+  class FakeConnection extends EventEmitter {
+    queries: string[] = [];
+    private tail: Promise<unknown> = Promise.resolve();
+    query(sql: string): Promise<unknown> {
+      const run = async () => {
+        this.queries.push(sql);
+        if (!sql.startsWith('LISTEN')) return;
+        if (pool.holdListen) {
+          await new Promise<void>((resolve, reject) => (pool.settleListen = (error?: Error) => (error ? reject(error) : resolve())));
+        } else if (pool.listenFailures > 0) {
+          pool.listenFailures -= 1;
+          throw new Error('LISTEN refused');
+        }
+      };
+      const result = this.tail.then(run);
+      this.tail = result.catch(() => undefined);
+      return result;
+    }
+  }
+  const pool = {
+    listenFailures: 0,
+    holdListen: false,
+    settleListen: (_error?: Error): void => undefined,
+    holdAcquire: false,
+    settleAcquire: (): void => undefined,
+    lent: [] as FakeConnection[],
+    returned: [] as FakeConnection[],
+    /** Lent and not given back. */
+    get inUse() {
+      return pool.lent.filter((c) => !pool.returned.includes(c)).length;
+    },
+    client: {
+      async acquireConnection() {
+        if (pool.holdAcquire) await new Promise<void>((resolve) => (pool.settleAcquire = resolve));
+        const connection = new FakeConnection();
+        pool.lent.push(connection);
+        return connection;
+      },
+      async releaseConnection(connection: FakeConnection) {
+        pool.returned.push(connection);
+      },
+    },
+  };
+  return pool;
+}
+
+describe('the outbox listener gives every pooled connection back', () => {
+  const RECONNECT_MS = 5_000;
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+  const listen = (pool: ReturnType<typeof fakePool>, onNotify: () => void = () => undefined) =>
+    listenForOutbox({ db: { client: pool.client } as unknown as Db, logger: context().logger }, onNotify);
+
+  it('releases the connection each time LISTEN fails, and listens once it succeeds', async () => {
+    const pool = fakePool();
+    pool.listenFailures = 3;
+    let notified = 0;
+    const listener = listen(pool, () => (notified += 1));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(pool.lent).toHaveLength(1);
+    expect(pool.inUse).toBe(0);
+    await vi.advanceTimersByTimeAsync(3 * RECONNECT_MS);
+    expect(pool.lent).toHaveLength(4);
+    expect(pool.returned).toHaveLength(3);
+    expect(new Set(pool.returned).size).toBe(3);
+    // The fourth LISTEN succeeded: it holds exactly that one connection, and a notification on it wakes the loop.
+    expect(notified).toBe(1);
+    pool.lent[3]?.emit('notification', { channel: 'eventops_outbox' });
+    expect(notified).toBe(2);
+    await vi.advanceTimersByTimeAsync(10 * RECONNECT_MS);
+    expect(pool.lent).toHaveLength(4);
+    await listener.close();
+    expect(pool.lent[3]?.queries).toEqual(['LISTEN eventops_outbox', 'UNLISTEN eventops_outbox']);
+    expect(pool.returned).toHaveLength(4);
+    expect(pool.inUse).toBe(0);
+  });
+
+  it('releases a connection lost while its LISTEN is in flight, once, and reconnects once', async () => {
+    const pool = fakePool();
+    pool.holdListen = true;
+    const listener = listen(pool);
+    await vi.advanceTimersByTimeAsync(0);
+    const first = pool.lent[0];
+    first?.emit('error', new Error('terminating connection'));
+    pool.settleListen(new Error('Connection terminated unexpectedly'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(pool.returned).toEqual([first]);
+    pool.holdListen = false;
+    await vi.advanceTimersByTimeAsync(RECONNECT_MS);
+    expect(pool.lent).toHaveLength(2);
+    expect(pool.inUse).toBe(1);
+    await listener.close();
+    expect(pool.returned).toHaveLength(2);
+    expect(pool.inUse).toBe(0);
+  });
+
+  it('releases the connection when closed while LISTEN is in flight, or while the connection is being acquired', async () => {
+    const pool = fakePool();
+    pool.holdListen = true;
+    let notified = 0;
+    const listener = listen(pool, () => (notified += 1));
+    await vi.advanceTimersByTimeAsync(0);
+    const closing = listener.close();
+    pool.settleListen();
+    await closing;
+    await vi.advanceTimersByTimeAsync(10 * RECONNECT_MS);
+    expect(pool.lent).toHaveLength(1);
+    expect(pool.inUse).toBe(0);
+    expect(pool.lent[0]?.queries.at(-1)).toBe('UNLISTEN eventops_outbox');
+    expect(notified).toBe(0);
+
+    const acquiring = fakePool();
+    acquiring.holdAcquire = true;
+    const other = listen(acquiring);
+    await other.close();
+    acquiring.settleAcquire();
+    await vi.advanceTimersByTimeAsync(10 * RECONNECT_MS);
+    expect(acquiring.lent).toHaveLength(1);
+    expect(acquiring.inUse).toBe(0);
   });
 });
