@@ -48,9 +48,10 @@ export async function main(argv: string[]): Promise<number> {
 
 function reportError(error: unknown): number {
   if (error instanceof CommanderError) {
-    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help') {
-      return EXIT.ok;
-    }
+    // Help asked for (--help, `eventops help`) is success; help shown because a subcommand is missing
+    // (`eventops registrations`, a cron line cut short) is a usage error, which commander marks with exit code 1.
+    if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
+    if (error.code === 'commander.help') return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     return EXIT.usage;
   }
   if (error instanceof ConfigError) {

@@ -88,6 +88,17 @@ describe('administration commands as an operator runs them', () => {
     expect(settings.find((s) => s.key === 'cardFee.fixed')).toEqual({ key: 'cardFee.fixed', value: 30, source: 'default' });
   }, 120_000);
 
+  it('a command group or the bare command without a subcommand shows help and exits 2 (usage); asking for help exits 0', async () => {
+    for (const args of [[], ['registrations'], ['alerts'], ['users']]) {
+      const shown = await runCli(args, { env });
+      expect(shown.code).toBe(2);
+      expect(shown.stderr).toMatch(/Usage: eventops/);
+    }
+    for (const args of [['help'], ['help', 'registrations'], ['registrations', '--help']]) {
+      expect((await runCli(args, { env })).code).toBe(0);
+    }
+  }, 60_000);
+
   it('every administration command explains itself with an example', async () => {
     for (const args of [['setup'], ['users', 'add'], ['users', 'list'], ['people', 'import'], ['people', 'list'], ['settings', 'get'], ['settings', 'set']]) {
       const help = await runCli([...args, '--help'], { env });
