@@ -191,8 +191,6 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     const alert = await tdb.db.transaction((trx) =>
       raiseOperationsAlert(trx, ctx, { kind: 'sold_out', reason: '1 seat(s) paid for but only 0 left', paymentIntentId: 'pi_test_full', amountMinor: 12000 }),
     );
-    const openBefore = (await readOperationsStatus(tdb.db, new Date())).openAlerts;
-
     const base = ['add', '--event', event.slug, '--name', 'Late Payer', '--email', 'late@example.org', '--attendee', 'Late Payer:adult'];
     const full = await cli(base);
     expect(full.code).toBe(1);
@@ -205,7 +203,25 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(noAttendee.code).toBe(2);
     const resolvedUnknown = await cli([...base, '--over-capacity', '--resolve-alert', '999999']);
     expect(resolvedUnknown.code).toBe(1);
+    // Only a payment kept without a registration, for this event, answered by a registration that asks for no payment.
+    const otherEvent = await insertEvent(tdb.db);
+    const [forOtherEvent, notAKeptPayment] = await tdb.db.transaction(async (trx) => [
+      await raiseOperationsAlert(trx, ctx, { kind: 'sold_out', reason: 'full', amountMinor: 12000, details: { eventId: otherEvent.id } }),
+      await raiseOperationsAlert(trx, ctx, { kind: 'reconcile_mismatch', reason: 'the provider does not know this checkout' }),
+    ]);
+    const refusals: Array<[string[], string]> = [
+      [['--paid', 'bank', '--resolve-alert', String(forOtherEvent.id)], 'is for a payment for another event'],
+      [['--paid', 'bank', '--resolve-alert', String(notAKeptPayment.id)], 'is a reconcile_mismatch alert, not a payment kept without a registration'],
+      [['--resolve-alert', String(alert.id)], 'is for money already received'],
+    ];
+    for (const [extra, why] of refusals) {
+      const refused = await cli([...base, '--over-capacity', ...extra]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(why);
+    }
+    expect(await tdb.db('operations_alerts').whereIn('id', [alert.id, forOtherEvent.id, notAKeptPayment.id]).whereNotNull('resolved_at').count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 0 });
     expect(await tdb.db('registrations').where({ event_id: event.id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
+    const openBeforeAdd = (await readOperationsStatus(tdb.db, new Date())).openAlerts;
 
     const added = await cli([...base, '--over-capacity', '--paid', 'bank', '--resolve-alert', String(alert.id), '--note', 'paid by card while full', '--json']);
     expect(added.stderr).toBe('');
@@ -215,7 +231,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     const alertRow = await tdb.db('operations_alerts').where({ id: alert.id }).first();
     expect(alertRow.resolved_at).not.toBeNull();
     expect(alertRow.resolution).toBe(`registered by hand as ${registration.reference}: paid by card while full`);
-    expect((await readOperationsStatus(tdb.db, new Date())).openAlerts).toBe(openBefore - 1);
+    expect((await readOperationsStatus(tdb.db, new Date())).openAlerts).toBe(openBeforeAdd - 1);
 
     const shown = JSON.parse((await cli(['show', registration.reference, '--json'])).stdout).registration;
     expect(shown.alerts).toMatchObject([{ id: alert.id, kind: 'sold_out' }]);

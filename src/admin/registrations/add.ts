@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { AppError, NotFoundError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
 import { queueRegistrationConfirmation } from '../../payments/confirmations.js';
+import type { AlertKind } from '../../payments/alerts.js';
 import { paymentReference } from '../../payments/links.js';
 import type { AttendeeChoice } from '../../payments/pricing.js';
 import { renderReceipt } from '../../payments/receipts.js';
@@ -58,7 +59,9 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
         paidWith: input.paid === 'none' ? undefined : input.paid,
         within: async (trx, done) => {
           const now = ctx.clock.now();
-          if (input.resolveAlert !== undefined) resolvedAlert = await resolveAnsweredAlert(trx, input.resolveAlert, done.registrationId, input.note, now);
+          if (input.resolveAlert !== undefined) {
+            resolvedAlert = await resolveAnsweredAlert(trx, input.resolveAlert, { registrationId: done.registrationId, eventId: event.id, paid: input.paid }, input.note, now);
+          }
           await queueWelcome(trx, ctx, input, done, now);
           await recordHistory(trx, {
             registrationId: done.registrationId,
@@ -131,8 +134,27 @@ async function queueWelcome(trx: Knex.Transaction, ctx: OfficeContext, input: Ad
   await enqueueMail(trx, ctx.cipher, receipt, now);
 }
 
-async function resolveAnsweredAlert(trx: Knex.Transaction, alertId: number, registrationId: string, note: string | undefined, now: Date): Promise<number> {
-  const alert = await trx('operations_alerts').where({ id: alertId }).forUpdate().first<{ id: number; resolved_at: Date | null } | undefined>();
+/** Alerts for a payment kept without a registration: the ones a registration made by hand answers. */
+const ANSWERED_BY_REGISTERING: ReadonlySet<string> = new Set<AlertKind>([
+  'sold_out',
+  'event_deleted',
+  'amount_mismatch',
+  'checkout_expired',
+  'unknown_checkout',
+  'registration_cancelled',
+]);
+
+async function resolveAnsweredAlert(
+  trx: Knex.Transaction,
+  alertId: number,
+  answer: { registrationId: string; eventId: string; paid: AddInput['paid'] },
+  note: string | undefined,
+  now: Date,
+): Promise<number> {
+  const alert = await trx('operations_alerts')
+    .where({ id: alertId })
+    .forUpdate()
+    .first<{ id: number; kind: string; details: Record<string, unknown>; resolved_at: Date | null } | undefined>();
   if (!alert) throw new NotFoundError(`alert ${alertId}`, 'list open alerts with `eventops alerts list`; nothing was registered');
   if (alert.resolved_at) {
     throw new AppError('alert_already_resolved', `alert ${alertId} was already resolved on ${alert.resolved_at.toISOString().slice(0, 10)}; nothing was registered`, {
@@ -140,13 +162,25 @@ async function resolveAnsweredAlert(trx: Knex.Transaction, alertId: number, regi
       suggestion: 'run the command again without --resolve-alert if the registration is still wanted',
     });
   }
-  const resolution = `registered by hand as ${paymentReference(registrationId)}${note ? `: ${note}` : ''}`;
+  const refuse = (why: string, suggestion: string) =>
+    new AppError('alert_not_answered', `alert ${alertId} ${why}; nothing was registered`, { exitCode: 1, suggestion });
+  if (!ANSWERED_BY_REGISTERING.has(alert.kind)) {
+    throw refuse(`is a ${alert.kind} alert, not a payment kept without a registration`, 'resolve it with `eventops alerts resolve` once handled');
+  }
+  if (typeof alert.details.eventId === 'string' && alert.details.eventId !== answer.eventId) {
+    throw refuse('is for a payment for another event', 'check the alert with `eventops alerts list` and name its event with --event');
+  }
+  if (answer.paid === 'none') {
+    // The payer's money is already here: a PENDING registration would ask them to pay again.
+    throw refuse('is for money already received', 'add --paid bank or --paid cash, so the registration is PAID and no payment is asked for');
+  }
+  const resolution = `registered by hand as ${paymentReference(answer.registrationId)}${note ? `: ${note}` : ''}`;
   await trx('operations_alerts')
     .where({ id: alertId })
     .update({
       resolved_at: now,
       resolution,
-      details: trx.raw(`details || ?::jsonb`, [JSON.stringify({ registeredAs: registrationId })]),
+      details: trx.raw(`details || ?::jsonb`, [JSON.stringify({ registeredAs: answer.registrationId })]),
     });
   return alertId;
 }
