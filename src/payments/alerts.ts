@@ -36,6 +36,10 @@ export const ALERT_KINDS = [
   'unknown_checkout',
   /** A completed checkout of ours that the provider does not know, or knows with another amount. */
   'reconcile_mismatch',
+  /** The cardholder's bank asks about a payment (no money withdrawn): answer it at the provider. */
+  'dispute_inquiry',
+  /** A dispute the church won: the money came back, but the registration was cancelled when it opened. */
+  'dispute_won',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
@@ -52,6 +56,8 @@ const KIND_LABELS: Record<AlertKind, string> = {
   checkout_expired: 'Paid after the checkout expired',
   unknown_checkout: 'Payment for an unknown checkout',
   reconcile_mismatch: 'Our records differ from the provider',
+  dispute_inquiry: 'Card inquiry to answer',
+  dispute_won: 'Dispute won: payment returned',
 };
 
 export interface OperationsAlertInput {

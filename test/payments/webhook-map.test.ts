@@ -67,6 +67,21 @@ describe('provider event → domain action (pure)', () => {
     });
   });
 
+  it('a dispute that takes no money: an inquiry (warning_*) or a dispute won → an alert only; a lost dispute or a closed inquiry → ignore', () => {
+    const dispute = (status: string) => ({ ...createdDispute({ paymentIntentId: 'pi_d', amount: 700 }), status });
+    expect(mapWebhookEvent(asEvent('charge.dispute.created', dispute('warning_needs_response')))).toMatchObject({
+      kind: 'dispute_notice',
+      notice: 'inquiry',
+      paymentIntentId: 'pi_d',
+      amountMinor: 700,
+    });
+    expect(mapWebhookEvent(asEvent('charge.dispute.created', dispute('needs_response')))).toMatchObject({ kind: 'reverse', reversal: 'dispute' });
+    expect(mapWebhookEvent(asEvent('charge.dispute.closed', dispute('won')))).toMatchObject({ kind: 'dispute_notice', notice: 'won', paymentIntentId: 'pi_d' });
+    for (const status of ['lost', 'warning_closed']) {
+      expect(mapWebhookEvent(asEvent('charge.dispute.closed', dispute(status)))).toMatchObject({ kind: 'ignore' });
+    }
+  });
+
   it('anything else, or an object of an unexpected shape, → ignore', () => {
     const fixture = providerFixture('event') as unknown as ProviderEvent;
     expect(mapWebhookEvent(fixture)).toMatchObject({ kind: 'ignore' });

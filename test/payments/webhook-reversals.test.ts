@@ -131,6 +131,51 @@ describe('reversals that arrive before the payment they reverse', () => {
   });
 });
 
+describe('disputes that take no money', () => {
+  async function paidRegistration() {
+    const { event, staged } = await stage();
+    const paymentIntentId = providerId('pi_test');
+    const completion = await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }));
+    expect(completion.body).toMatchObject({ outcome: 'completed' });
+    const registration = await tdb.db('registrations').where({ event_id: event.id }).first();
+    return { staged, paymentIntentId, registration };
+  }
+  const alertsOf = async (paymentIntentId: string) =>
+    (await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id')).map((a) => ({ kind: a.kind, details: a.details }));
+
+  it('an inquiry (no money withdrawn) leaves the registration PAID and its seats taken, and asks a person to answer it', async () => {
+    const { staged, paymentIntentId, registration } = await paidRegistration();
+    const inquiry: Record<string, unknown> = { ...createdDispute({ paymentIntentId, amount: staged.amount }), status: 'warning_needs_response' };
+
+    expect((await deliver('charge.dispute.created', inquiry)).body).toEqual({ received: true, outcome: 'alerted' });
+    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'PAID', cancel_reason: null });
+    expect(await alertsOf(paymentIntentId)).toEqual([
+      { kind: 'dispute_inquiry', details: expect.objectContaining({ disputeId: inquiry.id, registrationId: registration.id, registrationStatus: 'PAID' }) },
+    ]);
+    // The inquiry closing changes nothing more.
+    expect((await deliver('charge.dispute.closed', { ...inquiry, status: 'warning_closed' })).body).toMatchObject({ outcome: 'ignored' });
+    expect(await alertsOf(paymentIntentId)).toHaveLength(1);
+  });
+
+  it('a dispute won brings the money back to a cancelled registration: one alert says so; a lost one changes nothing', async () => {
+    const { staged, paymentIntentId, registration } = await paidRegistration();
+    const dispute: Record<string, unknown> = createdDispute({ paymentIntentId, amount: staged.amount });
+    expect((await deliver('charge.dispute.created', dispute)).body).toMatchObject({ outcome: 'cancelled' });
+
+    expect((await deliver('charge.dispute.closed', { ...dispute, status: 'won' })).body).toEqual({ received: true, outcome: 'alerted' });
+    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
+    expect(await alertsOf(paymentIntentId)).toEqual([
+      { kind: 'dispute_won', details: expect.objectContaining({ disputeId: dispute.id, registrationId: registration.id, registrationStatus: 'CANCELLED' }) },
+    ]);
+
+    const lost = await paidRegistration();
+    const lostDispute = createdDispute({ paymentIntentId: lost.paymentIntentId, amount: lost.staged.amount });
+    await deliver('charge.dispute.created', lostDispute);
+    expect((await deliver('charge.dispute.closed', { ...lostDispute, status: 'lost' })).body).toMatchObject({ outcome: 'ignored' });
+    expect(await alertsOf(lost.paymentIntentId)).toEqual([]);
+  });
+});
+
 describe('completions the staging row alone does not explain', () => {
   it('finds the staging row by the provider session id when the metadata carries no id of ours', async () => {
     const { event, staged } = await stage();

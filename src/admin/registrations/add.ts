@@ -142,6 +142,7 @@ const ANSWERED_BY_REGISTERING: ReadonlySet<string> = new Set<AlertKind>([
   'checkout_expired',
   'unknown_checkout',
   'registration_cancelled',
+  'dispute_won',
 ]);
 
 async function resolveAnsweredAlert(

@@ -4,7 +4,7 @@ import { DELAYED_PAYMENT_EXTENSION_MS } from '../staging.js';
 import { recordAndClaimCompletion, type DeliveredEvent } from './claim.js';
 import { completeCheckout, completeClaimedCheckout, type CompletionOutcome } from './completion.js';
 import type { WebhookAction } from './map.js';
-import { alertPartialRefund, reversePayment, type ReversalOutcome } from './reversal.js';
+import { alertDisputeNotice, alertPartialRefund, reversePayment, type ReversalOutcome } from './reversal.js';
 import { findStagingRow, mayStillBePaid, type WebhookContext } from './staging-rows.js';
 
 export type { WebhookContext } from './staging-rows.js';
@@ -82,6 +82,8 @@ async function apply(
       return reversePayment(trx, ctx, eventId, action);
     case 'partial_refund':
       return alertPartialRefund(trx, ctx, eventId, action);
+    case 'dispute_notice':
+      return alertDisputeNotice(trx, ctx, eventId, action);
   }
 }
 

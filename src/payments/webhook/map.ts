@@ -52,9 +52,22 @@ export type WebhookAction =
       amountMinor: number;
       amountRefundedMinor: number;
     }
+  | {
+      /**
+       * A dispute that takes no money (yet, or any more): an inquiry (status warning_*: the bank asks,
+       * no funds withdrawn) or a dispute the church won (the money came back). Only a person can act.
+       */
+      kind: 'dispute_notice';
+      notice: DisputeNotice;
+      paymentIntentId: string;
+      ids: OurIds;
+      disputeId: string;
+      amountMinor: number;
+    }
   | { kind: 'ignore'; why: string };
 
 export type ReversalKind = 'refund' | 'dispute';
+export type DisputeNotice = 'inquiry' | 'won';
 
 export const HANDLED_EVENT_TYPES = [
   'checkout.session.completed',
@@ -63,6 +76,7 @@ export const HANDLED_EVENT_TYPES = [
   'checkout.session.expired',
   'charge.refunded',
   'charge.dispute.created',
+  'charge.dispute.closed',
 ] as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -94,6 +108,7 @@ const disputeSchema = z.object({
   id: z.string(),
   object: z.literal('dispute'),
   amount: z.number().int(),
+  status: z.string().nullish(),
   payment_intent: reference,
   metadata,
 });
@@ -108,7 +123,8 @@ export function mapWebhookEvent(event: ProviderEvent): WebhookAction {
     case 'charge.refunded':
       return mapRefund(event.data.object);
     case 'charge.dispute.created':
-      return mapDispute(event.data.object);
+    case 'charge.dispute.closed':
+      return mapDispute(event.type, event.data.object);
     default:
       return { kind: 'ignore', why: 'event type not used' };
   }
@@ -157,11 +173,21 @@ function mapRefund(object: unknown): WebhookAction {
   return { kind: 'reverse', reversal: 'refund', paymentIntentId, ids, providerObjectId: charge.id, amountMinor: charge.amount_refunded };
 }
 
-function mapDispute(object: unknown): WebhookAction {
+/**
+ * A dispute opened with the money withdrawn cancels the registration, like a full refund. An inquiry
+ * (warning_needs_response: no money moved) leaves it PAID, and a dispute the church won brings the money
+ * back to a cancelled registration: both only raise an alert. A lost dispute or a closed inquiry changes nothing.
+ */
+function mapDispute(type: string, object: unknown): WebhookAction {
   const parsed = disputeSchema.safeParse(object);
   if (!parsed.success) return { kind: 'ignore', why: 'not a dispute object' };
   const dispute = parsed.data;
   if (!dispute.payment_intent) return { kind: 'ignore', why: 'disputed charge has no PaymentIntent' };
+  const notice = disputeNotice(type, dispute.status ?? '');
+  if (notice === 'nothing') return { kind: 'ignore', why: `dispute closed as ${dispute.status ?? 'unknown'}: nothing changes` };
+  if (notice !== 'withdrawn') {
+    return { kind: 'dispute_notice', notice, paymentIntentId: dispute.payment_intent, ids: ourIds(dispute.metadata), disputeId: dispute.id, amountMinor: dispute.amount };
+  }
   return {
     kind: 'reverse',
     reversal: 'dispute',
@@ -170,6 +196,11 @@ function mapDispute(object: unknown): WebhookAction {
     providerObjectId: dispute.id,
     amountMinor: dispute.amount,
   };
+}
+
+function disputeNotice(type: string, status: string): DisputeNotice | 'withdrawn' | 'nothing' {
+  if (type === 'charge.dispute.closed') return status === 'won' ? 'won' : 'nothing';
+  return status.startsWith('warning_') ? 'inquiry' : 'withdrawn';
 }
 
 /** Our ids from provider metadata; anything not shaped like our ids is dropped, never queried with. */

@@ -13,6 +13,7 @@ import { lockPaymentIntent, type StagingRow, type WebhookContext } from './stagi
 
 export type ReverseAction = Extract<WebhookAction, { kind: 'reverse' }>;
 export type PartialRefundAction = Extract<WebhookAction, { kind: 'partial_refund' }>;
+export type DisputeNoticeAction = Extract<WebhookAction, { kind: 'dispute_notice' }>;
 export type ReversalOutcome = 'cancelled' | 'already_cancelled' | 'reversal_pending' | 'alerted' | 'already_alerted';
 
 export async function reversePayment(
@@ -81,6 +82,34 @@ export async function alertPartialRefund(
     details: {
       chargeId: action.chargeId,
       chargedMinor: action.amountMinor,
+      registrationId: registration?.id ?? null,
+      registrationStatus: registration?.status ?? null,
+      providerEventId: eventId,
+    },
+  });
+  return 'alerted';
+}
+
+/** An inquiry to answer, or a won dispute's money back on a cancelled registration: a person decides; nothing changes here. */
+export async function alertDisputeNotice(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  eventId: string,
+  action: DisputeNoticeAction,
+): Promise<ReversalOutcome> {
+  await lockPaymentIntent(trx, action.paymentIntentId);
+  const registration = await trx('registrations').where({ payment_intent_id: action.paymentIntentId }).first<{ id: string; status: string } | undefined>();
+  await raiseOperationsAlert(trx, ctx, {
+    kind: action.notice === 'inquiry' ? 'dispute_inquiry' : 'dispute_won',
+    reason:
+      action.notice === 'inquiry'
+        ? 'the cardholder’s bank asks about this payment (an inquiry: no money was withdrawn, the registration stands); answer it at the card provider before its deadline'
+        : 'the dispute was decided for the church and the money came back, but the registration was cancelled when the dispute opened; register the payer by hand or settle with them',
+    paymentIntentId: action.paymentIntentId,
+    checkoutId: action.ids.checkoutId,
+    amountMinor: action.amountMinor,
+    details: {
+      disputeId: action.disputeId,
       registrationId: registration?.id ?? null,
       registrationStatus: registration?.status ?? null,
       providerEventId: eventId,
