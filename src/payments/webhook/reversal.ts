@@ -104,7 +104,9 @@ export async function alertDisputeNotice(
     reason:
       action.notice === 'inquiry'
         ? 'the cardholder’s bank asks about this payment (an inquiry: no money was withdrawn, the registration stands); answer it at the card provider before its deadline'
-        : 'the dispute was decided for the church and the money came back, but the registration was cancelled when the dispute opened; register the payer by hand or settle with them',
+        : registration
+          ? 'the dispute was decided for the church and the money came back, but the registration was cancelled when the dispute opened; register the payer by hand or settle with them'
+          : 'the dispute was decided for the church and the money came back, for a payment that has no registration; register the payer by hand or settle with them',
     paymentIntentId: action.paymentIntentId,
     checkoutId: action.ids.checkoutId,
     amountMinor: action.amountMinor,
