@@ -19,6 +19,7 @@ const paid = (charge: Record<string, unknown> = {}) => session({ status: 'comple
 const ours = (overrides: Partial<OurCheckoutView> = {}): OurCheckoutView => ({
   id: CHECKOUT_ID,
   status: 'OPEN',
+  createdAt: new Date(NOW.getTime() - 32 * 60_000),
   expiresAt: new Date(NOW.getTime() - 60_000),
   kept: true,
   expectedMinor: 12000,
@@ -40,6 +41,25 @@ describe('reconcile decisions', () => {
     expect(decide(session({ status: 'open' }), ours(), NOW).action).toBe('expire_at_provider');
     expect(decide(session({ status: 'open' }), ours({ expiresAt: new Date(NOW.getTime() + 60_000) }), NOW).action).toBe('none');
     expect(decide(session({ status: 'expired' }), ours({ status: 'EXPIRED', kept: false }), NOW).action).toBe('none');
+  });
+
+  it('completed unpaid at the provider (a delayed payment settling), in flight here and not extended: the extension; once extended, nothing', () => {
+    const settling = session({ status: 'complete', payment_status: 'unpaid' });
+    expect(decide(settling, ours(), NOW)).toMatchObject({ action: 'extend' });
+    expect(decide(settling, ours({ expiresAt: new Date(NOW.getTime() + 60_000) }), NOW).action).toBe('extend');
+    expect(decide(settling, ours({ status: 'EXPIRED' }), NOW).action).toBe('extend');
+    // Extended (its expiry 14 days after the extension, so at least 14 days after creation), even once that has run out.
+    const extendedAt = new Date(NOW.getTime() - 3_600_000);
+    const extended = { createdAt: new Date(extendedAt.getTime() - 40 * 60_000), expiresAt: new Date(extendedAt.getTime() + 14 * 86_400_000) };
+    expect(decide(settling, ours(extended), NOW).action).toBe('none');
+    const ranOut = new Date(extended.expiresAt.getTime() + 86_400_000);
+    expect(decide(settling, ours({ ...extended, status: 'EXPIRED' }), ranOut).action).toBe('none');
+    // Not in flight: scrubbed, settled, or completed here (that last one is the mismatch alert, as before).
+    expect(decide(settling, ours({ status: 'EXPIRED', kept: false }), NOW).action).toBe('none');
+    expect(decide(settling, ours({ status: 'UNFULFILLED' }), NOW).action).toBe('none');
+    expect(decide(settling, ours({ status: 'COMPLETED', registrationStatus: 'PAID' }), NOW).action).toBe('alert_mismatch');
+    // Settled at the provider: an extended checkout is completed like any other.
+    expect(decide(paid(), ours(extended), NOW).action).toBe('complete');
   });
 
   it('fully refunded or disputed at the provider, PAID here: the reversal; a partial refund or a registration already cancelled: nothing', () => {

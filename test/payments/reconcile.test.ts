@@ -115,6 +115,47 @@ describe('eventops reconcile against the provider', () => {
     expect(again.rows?.some((row) => row.session === delayed.sessionId)).toBe(false);
   });
 
+  it('a delayed payment whose webhooks are all lost: reconcile extends it as its unpaid completion would, so the payload outlives the sweep and the debit settling on day five is registered', async () => {
+    harness.ctx.clock.set(T0);
+    const hour = 3_600_000;
+    const delayed = await checkout();
+    // The payer pays by direct debit: complete and unpaid at the provider, and the webhook never arrives.
+    harness.provider.completeSession(delayed.sessionId, { payment_status: 'unpaid' });
+    const paymentIntent = harness.provider.sessions.get(delayed.sessionId)?.payment_intent as string;
+    const deliveriesBefore = harness.provider.deliveries.length;
+
+    const runs = [];
+    for (let h = 1; h <= 80; h += 1) {
+      harness.ctx.clock.set(new Date(T0.getTime() + h * hour));
+      await sweepExpiredCheckouts(harness.ctx, { trigger: 'cli' });
+      const report = await reconcile(true);
+      runs.push({ h, report, row: report.rows?.find((row) => row.session === delayed.sessionId) });
+    }
+
+    // The first hourly run finds it expired by the sweep (payload kept) and extends it; every later run finds nothing to do.
+    expect(runs[0]?.row).toMatchObject({ ours: 'EXPIRED (kept)', provider: 'complete/unpaid', action: 'extend', result: 'extended', unresolved: false });
+    expect(runs[0]?.report.repaired).toBeGreaterThanOrEqual(1);
+    for (const { row } of runs.slice(1)) expect(row).toMatchObject({ ours: 'OPEN', provider: 'complete/unpaid', action: 'none', unresolved: false });
+    const kept = await staging(delayed.checkoutId);
+    expect(kept).toMatchObject({ status: 'OPEN', scrubbed_at: null, payment_intent_id: paymentIntent });
+    expect(kept.payload_enc).not.toBeNull();
+    expect(kept.expires_at).toEqual(new Date(T0.getTime() + hour + 14 * 86_400_000));
+
+    // The debit settles on day five; that webhook is lost too.
+    harness.provider.buildEvent('checkout.session.async_payment_succeeded', delayed.sessionId);
+    harness.ctx.clock.set(new Date(T0.getTime() + 5 * 86_400_000));
+    await sweepExpiredCheckouts(harness.ctx, { trigger: 'cli' });
+    const report = await reconcile(true);
+
+    expect(report.rows?.find((row) => row.session === delayed.sessionId)).toMatchObject({ action: 'complete', result: 'completed', unresolved: false });
+    const row = await staging(delayed.checkoutId);
+    expect(row.status).toBe('COMPLETED');
+    expect(await db()('registrations').where({ payment_intent_id: paymentIntent })).toEqual([expect.objectContaining({ id: row.registration_id, status: 'PAID' })]);
+    expect((await queuedMessages(harness.ctx, 'receipt')).filter((m) => m.to.includes(delayed.email))).toHaveLength(1);
+    expect(await db()('operations_alerts').where({ checkout_session_id: delayed.checkoutId }).orWhere({ payment_intent_id: paymentIntent })).toEqual([]);
+    expect(harness.provider.deliveries.length).toBe(deliveriesBefore);
+  });
+
   it('a missed full refund and a missed dispute cancel the PAID registrations, as the reversal webhook would; nothing is refunded by us', async () => {
     harness.ctx.clock.set(T0);
     const refunded = await checkout();

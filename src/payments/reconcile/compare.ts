@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DELAYED_PAYMENT_EXTENSION_MS } from '../staging.js';
 import type { OurIds } from '../webhook/map.js';
 import type { CheckoutStatus } from '../webhook/staging-rows.js';
 
@@ -13,6 +14,8 @@ export type ReconcileAction =
   | 'none'
   /** Paid at the provider, not completed here: the webhook's completion, as if delivered now. */
   | 'complete'
+  /** Completed unpaid at the provider (a delayed payment), in flight here and not extended: the webhook's extension. */
+  | 'extend'
   /** Expired at the provider, still possibly in flight here: record it as confirmed unpaid. */
   | 'confirm_unpaid'
   /** Still open at the provider although our checkout expired: expire it there, then record it unpaid. */
@@ -100,6 +103,7 @@ export function parseProviderSession(object: unknown): ProviderSessionView | und
 export interface OurCheckoutView {
   id: string;
   status: CheckoutStatus;
+  createdAt: Date;
   expiresAt: Date;
   /** The payload (or pay-now claim) is still kept: a payment may still be honoured. */
   kept: boolean;
@@ -124,6 +128,16 @@ export function chargeReversal(charge: ProviderCharge | undefined): 'refund' | '
   if (charge.disputed) return 'dispute';
   if (charge.amountRefunded >= charge.amount && charge.amount > 0) return 'refund';
   return undefined;
+}
+
+/**
+ * Already given the provider's delayed-payment window: the webhook's extension sets the expiry
+ * 14 days after it runs, so never less than 14 days after the checkout was created (an
+ * ordinary checkout expires 31 minutes after). Read from the row, not the clock, so an
+ * extension that has run its course is not extended again on every run.
+ */
+export function extendedForDelayedPayment(ours: OurCheckoutView): boolean {
+  return ours.expiresAt.getTime() - ours.createdAt.getTime() >= DELAYED_PAYMENT_EXTENSION_MS;
 }
 
 export function decide(session: ProviderSessionView | undefined, ours: OurCheckoutView | undefined, now: Date): ReconcileDecision {
@@ -151,6 +165,9 @@ export function decide(session: ProviderSessionView | undefined, ours: OurChecko
   if (ours.status === 'COMPLETED') return { action: 'alert_mismatch', why: `completed here, ${session.status ?? '?'} and ${session.paymentStatus} at the provider` };
   if (session.status === 'expired') {
     return inFlight ? { action: 'confirm_unpaid', why: 'expired unpaid at the provider' } : { action: 'none', why: 'expired on both sides' };
+  }
+  if (session.status === 'complete' && session.paymentStatus === 'unpaid' && inFlight && !extendedForDelayedPayment(ours)) {
+    return { action: 'extend', why: 'completed unpaid at the provider (a delayed payment), not extended here' };
   }
   if (session.status === 'open' && session.paymentStatus === 'unpaid' && inFlight && ours.expiresAt <= now) {
     return { action: 'expire_at_provider', why: 'still open at the provider after our checkout expired' };

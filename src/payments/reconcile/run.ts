@@ -168,6 +168,7 @@ function ourView(row: OurRow): OurCheckoutView {
   return {
     id: row.id,
     status: row.status,
+    createdAt: row.created_at,
     expiresAt: row.expires_at,
     kept: row.scrubbed_at === null,
     expectedMinor: row.net_minor + row.surcharge_minor,
@@ -236,6 +237,8 @@ async function repair(
       if (late) await reverseAsWebhook(ctx, session, late);
       return completed;
     }
+    case 'extend':
+      return extendAsWebhook(ctx, session, row);
     case 'reverse':
       return reverseAsWebhook(ctx, session, reversal as 'refund' | 'dispute');
     case 'expire_at_provider': {
@@ -254,6 +257,19 @@ async function completeAsWebhook(ctx: AppContext, session: ProviderSessionView):
   const action = mapWebhookEvent({ id: `reconcile:${session.id}:paid`, type: 'checkout.session.completed', data: { object: session.raw } });
   if (action.kind !== 'complete') return `not completed: ${action.kind}`;
   return handleWebhookAction(ctx, { id: `reconcile:${session.id}:paid`, type: 'checkout.session.completed' }, action);
+}
+
+/**
+ * The extension the webhook's unpaid completion would have made (a delayed payment still settling),
+ * so the sweep keeps the staged payload until the payment settles or fails.
+ */
+async function extendAsWebhook(ctx: AppContext, session: ProviderSessionView, row: OurRow | undefined): Promise<string> {
+  const ids = row ? { ...session.ids, checkoutId: row.id } : session.ids;
+  return handleWebhookAction(
+    ctx,
+    { id: `reconcile:${session.id}:settling`, type: 'checkout.session.completed' },
+    { kind: 'extend', providerSessionId: session.id, ids, paymentIntentId: session.paymentIntentId },
+  );
 }
 
 async function reverseAsWebhook(ctx: AppContext, session: ProviderSessionView, reversal: 'refund' | 'dispute'): Promise<string> {
