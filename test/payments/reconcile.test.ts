@@ -178,6 +178,26 @@ describe('eventops reconcile against the provider', () => {
     expect(harness.provider.refundCalls).toEqual([]);
   });
 
+  it('an inquiry, or a dispute the church won, marks the charge disputed but reverses nothing: the registration stays as the webhook left it', async () => {
+    harness.ctx.clock.set(T0);
+    const inquired = await checkout();
+    const won = await checkout();
+    for (const { sessionId } of [inquired, won]) await harness.provider.deliver('checkout.session.completed', sessionId);
+    // At the provider only, never delivered: an inquiry (no money withdrawn), and a dispute opened then won.
+    harness.provider.buildEvent('charge.dispute.created', inquired.sessionId, { status: 'warning_needs_response' });
+    harness.provider.buildEvent('charge.dispute.created', won.sessionId);
+    harness.provider.buildEvent('charge.dispute.closed', won.sessionId, { status: 'won' });
+
+    const report = await reconcile(true);
+
+    for (const { sessionId, checkoutId } of [inquired, won]) {
+      expect(report.rows?.find((r) => r.session === sessionId)).toMatchObject({ action: 'none', unresolved: false });
+      const row = await staging(checkoutId);
+      expect(await db()('registrations').where({ id: row.registration_id }).first()).toMatchObject({ status: 'PAID', cancel_reason: null });
+    }
+    expect(report.outcome).toBe('ok');
+  });
+
   it('an expired checkout still open at the provider is expired there (its only write) and recorded as confirmed unpaid', async () => {
     harness.ctx.clock.set(T0);
     const abandoned = await checkout();

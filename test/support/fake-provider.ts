@@ -147,6 +147,8 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   const chargeOfIntent = new Map<string, string>();
   /** What has happened to each PaymentIntent's charge at the provider (refunded amount, disputed), whether delivered or not. */
   const chargeHistory = new Map<string, { amountRefunded: number; disputed: boolean }>();
+  /** Each PaymentIntent's disputes as they stand now (an inquiry, then closed; a dispute, then won or lost). */
+  const disputesOfIntent = new Map<string, ProviderObject[]>();
   const createdAt = () => Math.floor((options.now?.() ?? new Date()).getTime() / 1000);
   const requests: FakeProviderRequest[] = [];
   const paidAtExpiry = new Set<string>();
@@ -321,6 +323,16 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
           ...overrides,
         });
         recordCharge(paymentIntent, { disputed: true });
+        recordDispute(paymentIntent, object);
+        break;
+      }
+      case 'charge.dispute.closed': {
+        // The session's latest dispute, closed as `overrides` say (status won, lost or warning_closed).
+        const paymentIntent = paidSession(sessionId).payment_intent as string;
+        const latest = disputesOfIntent.get(paymentIntent)?.at(-1);
+        if (!latest) throw new Error(`no dispute of ${sessionId} to close`);
+        object = { ...latest, ...overrides };
+        recordDispute(paymentIntent, object);
         break;
       }
       default:
@@ -335,6 +347,18 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       amountRefunded: Math.max(before.amountRefunded, change.amountRefunded ?? 0),
       disputed: before.disputed || (change.disputed ?? false),
     });
+  }
+
+  function recordDispute(paymentIntent: string, dispute: ProviderObject): void {
+    const others = (disputesOfIntent.get(paymentIntent) ?? []).filter((d) => d.id !== dispute.id);
+    disputesOfIntent.set(paymentIntent, [...others, dispute]);
+  }
+
+  /** GET /v1/disputes?payment_intent=…: that PaymentIntent's disputes, newest first (one page). */
+  function listDisputes(query: Record<string, unknown>): ProviderObject {
+    const paymentIntent = typeof query.payment_intent === 'string' ? query.payment_intent : undefined;
+    const all = paymentIntent ? (disputesOfIntent.get(paymentIntent) ?? []) : [...disputesOfIntent.values()].flat();
+    return { object: 'list', data: [...all].reverse(), has_more: false, url: '/v1/disputes' };
   }
 
   function sessionOfIntent(paymentIntent: string): ProviderObject | undefined {
@@ -490,6 +514,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   function route(method: string, path: string, body: Record<string, unknown>): { status: number; body: unknown } {
     if (method === 'POST' && path === '/v1/checkout/sessions') return { status: 200, body: createSession(body) };
     if (method === 'GET' && path === '/v1/checkout/sessions') return { status: 200, body: listSessions(body) };
+    if (method === 'GET' && path === '/v1/disputes') return { status: 200, body: listDisputes(body) };
     const intent = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
     if (method === 'GET' && intent) return { status: 200, body: retrievePaymentIntent(decodeURIComponent(intent[1] as string), body) };
     const get = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);

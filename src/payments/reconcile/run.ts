@@ -88,7 +88,7 @@ export async function reconcileWithProvider(ctx: AppContext, options: { sinceMs:
   for (const row of ours.completedInWindow) {
     if (!seen.has(row.id)) rows.push(await reconcileOne(ctx, provider, undefined, row, options.apply));
   }
-  const matched = rows.filter((row) => row.action === 'none').length;
+  const matched = rows.filter((row) => row.action === 'none' && !row.unresolved).length;
   const unresolved = rows.filter((row) => row.unresolved).length;
   return {
     since: since.toISOString(),
@@ -197,13 +197,33 @@ function describeProvider(session: ProviderSessionView | undefined): string {
   return `${session.status ?? '?'}/${session.paymentStatus}${reversal}`;
 }
 
+/**
+ * A charge is marked disputed from the first inquiry on, but only a dispute opened with the money
+ * withdrawn (not an inquiry, `warning_*`, and not one the church won) reverses the payment, as the
+ * webhook decides: the disputes are read to tell.
+ */
+async function withDisputesWeighed(provider: ProviderClient, session: ProviderSessionView | undefined): Promise<ProviderSessionView | undefined> {
+  if (!session?.charge?.disputed || !session.paymentIntentId) return session;
+  const disputes = await provider.disputes.list({ payment_intent: session.paymentIntentId, limit: 100 });
+  const withdrawn = disputes.data.some((dispute) => !dispute.status.startsWith('warning_') && dispute.status !== 'won');
+  return { ...session, charge: { ...session.charge, disputed: withdrawn } };
+}
+
 async function reconcileOne(
   ctx: AppContext,
   provider: ProviderClient,
-  session: ProviderSessionView | undefined,
+  listed: ProviderSessionView | undefined,
   row: OurRow | undefined,
   apply: boolean,
 ): Promise<ReconcileRow> {
+  let session: ProviderSessionView | undefined;
+  try {
+    session = await withDisputesWeighed(provider, listed);
+  } catch (error) {
+    ctx.logger.error({ providerSessionId: listed?.id, provider: providerErrorDetails(error) }, 'reconcile could not read the disputes of a payment');
+    const result = `failed: could not read the disputes (${error instanceof Error ? error.message : String(error)})`;
+    return { session: listed?.id ?? '?', ours: describeOurs(row), provider: describeProvider(listed), action: 'none', why: 'disputed at the provider', result, unresolved: true };
+  }
   const decision = decide(session, row ? ourView(row) : undefined, ctx.clock.now());
   const base = { session: session?.id ?? row?.provider_session_id ?? row?.id ?? '?', ours: describeOurs(row), provider: describeProvider(session), action: decision.action, why: decision.why };
   if (decision.action === 'none') return { ...base, unresolved: false };
