@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
+import { formatInTimeZone } from 'date-fns-tz';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
@@ -69,7 +70,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(list.code).toBe(0);
     const [header, row] = list.stdout.trimEnd().split('\n');
     expect(header).toMatch(/^REFERENCE\s+EVENT\s+CONTACT\s+ATTENDEES\s+TOTAL\s+PAID\s+METHOD\s+STATUS\s+CREATED$/);
-    expect(row?.split(/\s{2,}/)).toEqual([registration.reference, event.slug, 'Dana Office', '2', '$180.00', '$0.00', 'bank', 'PENDING', new Date().toISOString().slice(0, 10)]);
+    expect(row?.split(/\s{2,}/)).toEqual([registration.reference, event.slug, 'Dana Office', '2', '$180.00', '$0.00', 'bank', 'PENDING', formatInTimeZone(new Date(), 'Australia/Sydney', 'yyyy-MM-dd')]);
     expect(list.stdout).not.toContain('dana@example.org');
 
     const badDecimals = await cli(['mark-paid', registration.reference, '--amount', '180.5']);
@@ -147,6 +148,35 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(human.stdout).toContain('History:');
     expect(human.stdout).toContain(`cancelled by ${osUser}`);
     expect(human.stdout).toContain('cash $100.00 recorded');
+  });
+
+  it('shows dates in the church\'s time zone (APP_TIMEZONE), and JSON keeps the instants', async () => {
+    const event = await insertEvent(tdb.db);
+    const ctx = context();
+    // 08:30 on 3 March in Sydney is still 2 March in UTC.
+    const morning = new Date('2026-03-02T21:30:00Z');
+    const paid = await insertRegistration(tdb.db, ctx.cipher, event.id, { contact_name: 'Early Bird', created_at: morning, paid_at: morning });
+    const cancelled = await insertRegistration(tdb.db, ctx.cipher, event.id, { contact_name: 'Early Leaver', status: 'CANCELLED', cancel_reason: 'office', created_at: morning, cancelled_at: morning });
+    const reference = paymentReference(paid.id);
+
+    const list = await cli(['list', '--search', reference]);
+    expect(list.stdout.trimEnd().split('\n')[1]?.split(/\s{2,}/).at(-1)).toBe('2026-03-03');
+    const json = await cli(['list', '--search', reference, '--json']);
+    expect(JSON.parse(json.stdout).registrations).toMatchObject([{ reference, createdAt: '2026-03-02T21:30:00.000Z' }]);
+
+    const shown = await cli(['show', reference]);
+    expect(shown.stdout).toContain('created:  2026-03-03 08:30');
+    expect(shown.stdout).toContain('paid 2026-03-03 08:30');
+    expect(shown.stdout).toContain('Family Camp (' + event.slug + '), 2026-12-05 19:00\n');
+    expect(JSON.parse((await cli(['show', reference, '--json'])).stdout).registration).toMatchObject({ createdAt: '2026-03-02T21:30:00.000Z' });
+
+    const markPaid = await cli(['mark-paid', reference, '--amount', '120']);
+    expect(markPaid.code).toBe(1);
+    expect(markPaid.stderr).toContain('already paid (bank) since 2026-03-03;');
+    const markCancelled = await cli(['mark-paid', cancelled.id, '--amount', '120']);
+    expect(markCancelled.stderr).toContain('was cancelled on 2026-03-03;');
+    const cancelAgain = await cli(['cancel', cancelled.id]);
+    expect(cancelAgain.stderr).toContain('was already cancelled on 2026-03-03 (office)');
   });
 
   it('names a registration by id, reference or a unique prefix; an ambiguous prefix lists the matches; an unknown one exits 1', async () => {

@@ -1,6 +1,7 @@
 import { AppError } from '../../errors.js';
 import { paymentReference } from '../../payments/links.js';
 import { queueCancellationNotice } from '../../payments/notices.js';
+import { localDay } from './dates.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
@@ -39,7 +40,7 @@ export async function cancelRegistration(ctx: OfficeContext, input: CancelInput)
     if (registration.status === 'CANCELLED') {
       throw new AppError(
         'already_cancelled',
-        `registration ${reference} was already cancelled on ${registration.cancelled_at?.toISOString().slice(0, 10) ?? '?'} (${registration.cancel_reason ?? 'no reason'}); nothing changed`,
+        `registration ${reference} was already cancelled on ${registration.cancelled_at ? localDay(registration.cancelled_at, ctx.config.regional.timeZone) : '?'} (${registration.cancel_reason ?? 'no reason'}); nothing changed`,
         { exitCode: 1 },
       );
     }

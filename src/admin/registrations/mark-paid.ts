@@ -4,6 +4,7 @@ import { AppError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
 import { paymentReference } from '../../payments/links.js';
 import { renderReceipt } from '../../payments/receipts.js';
+import { localDay } from './dates.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import { cardPaymentMayArrive, insertOfficePayment, officePaidSum, type OfficePaymentMethod } from './payments.js';
@@ -50,7 +51,7 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
   return ctx.db.transaction(async (trx) => {
     const registration = await lockRegistration(trx, id);
     const now = ctx.clock.now();
-    refuseUnlessOwing(registration);
+    refuseUnlessOwing(registration, ctx.config.regional.timeZone);
     const inFlight = await trx('checkout_sessions')
       .where({ registration_id: id, status: 'OPEN' })
       .where('expires_at', '>', now)
@@ -121,17 +122,17 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
   });
 }
 
-function refuseUnlessOwing(registration: RegistrationRow): void {
+function refuseUnlessOwing(registration: RegistrationRow, timeZone: string): void {
   const reference = paymentReference(registration.id);
   if (registration.status === 'CANCELLED') {
     throw new NotMarkableError(
-      `registration ${reference} was cancelled on ${registration.cancelled_at?.toISOString().slice(0, 10) ?? '?'}; nothing was recorded`,
+      `registration ${reference} was cancelled on ${registration.cancelled_at ? localDay(registration.cancelled_at, timeZone) : '?'}; nothing was recorded`,
       'register them again with `eventops registrations add` if they are coming after all',
     );
   }
   if (registration.status === 'PAID') {
     const how = registration.payment_method === 'free' ? 'free' : `already paid (${registration.payment_method})`;
-    throw new NotMarkableError(`registration ${reference} is ${how} since ${registration.paid_at?.toISOString().slice(0, 10) ?? '?'}; nothing was recorded`);
+    throw new NotMarkableError(`registration ${reference} is ${how} since ${registration.paid_at ? localDay(registration.paid_at, timeZone) : '?'}; nothing was recorded`);
   }
   if (registration.total_minor <= 0) throw new NotMarkableError(`registration ${reference} is free; there is nothing to pay`);
 }

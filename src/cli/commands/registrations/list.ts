@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { printResult, withContext } from '../../io.js';
-import { day, parseOrUsage, table } from './shared.js';
+import { parseOrUsage, table } from './shared.js';
 
 const optionsSchema = z.object({
   event: z.string().trim().min(1).optional(),
@@ -24,6 +24,7 @@ export function registerListCommand(registrations: Command): void {
       await withContext(async (ctx) => {
         const { listRegistrations } = await import('../../../admin/registrations/list.js');
         const { moneyFormatter } = await import('../../../admin/registrations/money.js');
+        const { localDay } = await import('../../../admin/registrations/dates.js');
         const money = moneyFormatter(ctx.config.regional);
         const found = await listRegistrations(ctx, { eventSlug: options.event, status: options.status, search: options.search });
         printResult(
@@ -33,7 +34,7 @@ export function registerListCommand(registrations: Command): void {
             ? 'no registrations match'
             : table(
                 ['REFERENCE', 'EVENT', 'CONTACT', 'ATTENDEES', 'TOTAL', 'PAID', 'METHOD', 'STATUS', 'CREATED'],
-                found.map((r) => [r.reference, r.event, r.contactName, String(r.attendees), money(r.totalMinor), money(r.paidMinor), r.method, r.status, day(r.createdAt)]),
+                found.map((r) => [r.reference, r.event, r.contactName, String(r.attendees), money(r.totalMinor), money(r.paidMinor), r.method, r.status, localDay(r.createdAt, ctx.config.regional.timeZone)]),
               ),
         );
       });

@@ -26,6 +26,3 @@ export function table(headers: string[], rows: string[][]): string[] {
   const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
   return [line(headers), ...rows.map(line)];
 }
-
-export const day = (date: Date) => date.toISOString().slice(0, 10);
-export const minute = (date: Date) => date.toISOString().slice(0, 16).replace('T', ' ');

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import type { RegistrationDetail } from '../../../admin/registrations/show.js';
 import { printResult, withContext } from '../../io.js';
-import { minute } from './shared.js';
 
 export function registerShowCommand(registrations: Command): void {
   registrations
@@ -14,16 +13,18 @@ export function registerShowCommand(registrations: Command): void {
       await withContext(async (ctx) => {
         const { showRegistration } = await import('../../../admin/registrations/show.js');
         const { moneyFormatter } = await import('../../../admin/registrations/money.js');
+        const { localMinute } = await import('../../../admin/registrations/dates.js');
         const detail = await showRegistration(ctx, given);
-        printResult(options, { registration: detail }, describe(detail, moneyFormatter(ctx.config.regional)));
+        const minute = (date: Date) => localMinute(date, ctx.config.regional.timeZone);
+        printResult(options, { registration: detail }, describe(detail, moneyFormatter(ctx.config.regional), minute));
       });
     });
 }
 
-function describe(r: RegistrationDetail, money: (minor: number) => string): string[] {
+function describe(r: RegistrationDetail, money: (minor: number) => string, minute: (date: Date) => string): string[] {
   const lines = [
     `Registration ${r.reference} (${r.id})`,
-    `  event:    ${r.event.title} (${r.event.slug}), ${minute(r.event.startsAt)} UTC`,
+    `  event:    ${r.event.title} (${r.event.slug}), ${minute(r.event.startsAt)}`,
     `  status:   ${r.status}${r.cancelledAt ? ` since ${minute(r.cancelledAt)} (${r.cancelReason ?? 'no reason'})` : ''}${r.paidAt ? `, paid ${minute(r.paidAt)}` : ''}`,
     `  method:   ${r.method}`,
     `  contact:  ${r.contact.name} <${r.contact.email}>${r.contact.mobile ? `, ${r.contact.mobile}` : ''}`,
