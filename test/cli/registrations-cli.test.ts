@@ -284,7 +284,12 @@ describe('eventops registrations: the office records a bank transfer, cancels an
       total_minor: 24000,
       paid_at: new Date(),
     });
-    await insertRegistration(tdb.db, ctx.cipher, event.id, { email: 'plain@example.org', contact_name: 'Plain Person', status: 'PENDING' });
+    await insertRegistration(tdb.db, ctx.cipher, event.id, {
+      email: 'plain@example.org',
+      contact_name: 'Plain Person',
+      attendees: JSON.stringify([{ name: 'José Núñez', tier: 'adult' }]),
+      status: 'PENDING',
+    });
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-export-'));
     const file = path.join(dir, 'attendees.csv');
@@ -297,7 +302,12 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(written.stdout + written.stderr).not.toContain('evil@example.org');
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
 
-    const rows = parse(fs.readFileSync(file, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    // Excel reads a CSV without a UTF-8 byte-order mark in the legacy code page.
+    const bytes = fs.readFileSync(file);
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    const text = bytes.toString('utf8');
+    expect(text.startsWith('\uFEFFattendee_name,')).toBe(true);
+    const rows = parse(text, { columns: true, bom: true }) as Array<Record<string, string>>;
     expect(rows).toEqual([
       {
         attendee_name: "'+SUM(A1:A9)",
@@ -310,11 +320,12 @@ describe('eventops registrations: the office records a bank transfer, cancels an
         amount_paid: '240.00',
       },
       expect.objectContaining({ attendee_name: "'@cmd", contact_name: `'=HYPERLINK("http://x.example","click")` }),
-      expect.objectContaining({ attendee_name: 'Sam Member', contact_name: 'Plain Person', email: 'plain@example.org', mobile: '', status: 'PENDING', amount_paid: '0.00' }),
+      expect.objectContaining({ attendee_name: 'José Núñez', contact_name: 'Plain Person', email: 'plain@example.org', mobile: '', status: 'PENDING', amount_paid: '0.00' }),
     ]);
 
     const json = await cli(['export', '--event', event.slug, '--format', 'json']);
     expect(json.code).toBe(0);
+    expect(json.stdout.startsWith('{')).toBe(true);
     expect(JSON.parse(json.stdout).attendees[0]).toMatchObject({ attendeeName: '+SUM(A1:A9)', amountPaid: '240.00' });
     const unknownEvent = await cli(['export', '--event', 'no-such-event']);
     expect(unknownEvent.code).toBe(1);

@@ -71,12 +71,13 @@ export async function exportAttendees(ctx: Pick<AppContext, 'db' | 'cipher' | 'c
 /**
  * CSV with a header row. A cell starting with =, +, -, @ (or a tab or carriage
  * return) is prefixed with an apostrophe, so a spreadsheet shows it as text
- * instead of running it as a formula.
+ * instead of running it as a formula. It starts with a UTF-8 byte-order mark:
+ * without one, Excel opens the file in the legacy code page ("José" as "JosÃ©").
  */
 export function attendeesCsv(rows: AttendeeExportRow[]): string {
   return stringify(
     rows.map((row) => EXPORT_COLUMNS.map((column) => row[column.key])),
-    { header: true, columns: EXPORT_COLUMNS.map((column) => column.header), escape_formulas: true },
+    { header: true, columns: EXPORT_COLUMNS.map((column) => column.header), escape_formulas: true, bom: true },
   );
 }
 
