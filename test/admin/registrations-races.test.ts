@@ -1,3 +1,4 @@
+import { formatInTimeZone } from 'date-fns-tz';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
 import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
@@ -10,6 +11,7 @@ import { AppError } from '../../src/errors.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
 import { NotPayableError, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
 import { payNowPath, registrationPath } from '../../src/http/registration-view.js';
+import { paymentReference } from '../../src/payments/links.js';
 import { setSetting } from '../../src/settings.js';
 import { registerForEvent } from '../../src/payments/register.js';
 import { seatsLeft } from '../../src/payments/registrations.js';
@@ -86,6 +88,26 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     expect(await harness.tdb.db('registration_payments').where({ registration_id: id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
     expect(await harness.tdb.db('queued_mail').where({ registration_id: id, kind: 'receipt' }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
     await assertInvariants(harness.tdb.db, { charged });
+  });
+
+  it('two identical part-payments at once (one transfer, two volunteers): one is recorded, the other is refused naming it', async () => {
+    const event = await liveEvent();
+    const id = await bankRegistration(event, 4);
+    const attempt = () =>
+      markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 5000, method: 'bank', partial: true, note: 'transfer of 3 March', ...office }, money);
+    const { won, refused } = await settleAll([attempt(), attempt()]);
+    expect(won).toMatchObject([{ status: 'PENDING', paidMinor: 5000, balanceMinor: 7000 }]);
+    const payments = await harness.tdb.db('registration_payments').where({ registration_id: id });
+    expect(payments).toHaveLength(1);
+    const recordedAt = formatInTimeZone(payments[0].recorded_at, 'Australia/Sydney', 'yyyy-MM-dd HH:mm');
+    expect(refused.map((e) => [e.code, e.message])).toEqual([
+      ['not_markable', `$50.00 by bank ("transfer of 3 March") was already recorded for registration ${paymentReference(id)} on ${recordedAt} by office; nothing was recorded`],
+    ]);
+    expect(await harness.tdb.db('registrations').where({ id }).first()).toMatchObject({ status: 'PENDING', office_paid_minor: 5000 });
+
+    // Recorded more than 24 hours ago, the same amount and note is taken for another transfer.
+    await harness.tdb.db('registration_payments').where({ registration_id: id }).update({ recorded_at: new Date(harness.ctx.clock.now().getTime() - 25 * 3600_000) });
+    expect(await attempt()).toMatchObject({ status: 'PENDING', paidMinor: 10000, balanceMinor: 2000 });
   });
 
   it('two cancels: one frees the seat once; the other says it was already cancelled', async () => {

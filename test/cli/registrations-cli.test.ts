@@ -179,6 +179,34 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(cancelAgain.stderr).toContain('was already cancelled on 2026-03-03 (office)');
   });
 
+  it('mark-paid refuses the same payment recorded twice within 24 hours, naming it; --again records a second one', async () => {
+    const event = await insertEvent(tdb.db);
+    const ctx = context();
+    const { id } = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', paid_at: null });
+    const reference = paymentReference(id);
+    const part = ['mark-paid', reference, '--amount', '40', '--partial', '--note', 'transfer of 3 March'];
+
+    expect((await cli(part)).code).toBe(0);
+    const [first] = await tdb.db('registration_payments').where({ registration_id: id });
+    const twice = await cli(part);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain(
+      `$40.00 by bank ("transfer of 3 March") was already recorded for registration ${reference} on ${formatInTimeZone(first.recorded_at, 'Australia/Sydney', 'yyyy-MM-dd HH:mm')} by ${osUser}; nothing was recorded`,
+    );
+    expect(twice.stderr).toContain('--again');
+
+    const again = await cli([...part, '--again']);
+    expect(again).toMatchObject({ code: 0, stdout: `recorded $40.00 by bank for ${reference}; paid $80.00, balance $40.00 (still PENDING)\n` });
+    // The same amount with another note is another payment: here the balance, so it pays in full.
+    const last = await cli(['mark-paid', reference, '--amount', '40', '--partial', '--note', 'transfer of 10 March']);
+    expect(last.code).toBe(0);
+    expect(await registrationRow(id)).toMatchObject({ status: 'PAID', office_paid_minor: 12000 });
+    expect(await tdb.db('registration_payments').where({ registration_id: id }).pluck('note')).toEqual(['transfer of 3 March', 'transfer of 3 March', 'transfer of 10 March']);
+
+    const help = await cli(['mark-paid', '--help']);
+    expect(help.stdout).toContain('--again');
+  });
+
   it('names a registration by id, reference or a unique prefix; an ambiguous prefix lists the matches; an unknown one exits 1', async () => {
     const event = await insertEvent(tdb.db);
     const ctx = context();

@@ -4,10 +4,10 @@ import { AppError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
 import { paymentReference } from '../../payments/links.js';
 import { renderReceipt } from '../../payments/receipts.js';
-import { localDay } from './dates.js';
+import { localDay, localMinute } from './dates.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
-import { cardPaymentMayArrive, insertOfficePayment, officePaidSum, type OfficePaymentMethod } from './payments.js';
+import { cardPaymentMayArrive, insertOfficePayment, officePaidSum, recentSamePayment, type OfficePaymentMethod } from './payments.js';
 
 export type OfficeContext = Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config' | 'logger'>;
 
@@ -18,6 +18,8 @@ export interface MarkPaidInput {
   note?: string;
   /** Records part of what is owing; the registration stays PENDING until the balance is paid. */
   partial?: boolean;
+  /** Records it even when the same amount, method and note was recorded in the last 24 hours. */
+  again?: boolean;
   actor: string;
 }
 
@@ -42,7 +44,8 @@ export class NotMarkableError extends AppError {
 /**
  * Records money received outside the card provider. Under the registration's
  * row lock (the lock pay-now and the webhook take too): refused for a
- * CANCELLED or PAID registration or while a card payment for it is in flight;
+ * CANCELLED or PAID registration, while a card payment for it is in flight,
+ * or when the same payment was recorded in the last 24 hours (unless `again`);
  * the amount must be exactly the balance, or less with `partial`. Paid in full
  * → PAID, and the receipt naming the method is queued in the same transaction.
  */
@@ -63,6 +66,8 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
         'wait half an hour, then look at it again with `eventops registrations show`',
       );
     }
+
+    if (!input.again) await refuseRecordedAlready(trx, ctx, input, id, money);
 
     const paidBefore = await officePaidSum(trx, id);
     const balance = registration.total_minor - paidBefore;
@@ -135,6 +140,31 @@ function refuseUnlessOwing(registration: RegistrationRow, timeZone: string): voi
     throw new NotMarkableError(`registration ${reference} is ${how} since ${registration.paid_at ? localDay(registration.paid_at, timeZone) : '?'}; nothing was recorded`);
   }
   if (registration.total_minor <= 0) throw new NotMarkableError(`registration ${reference} is free; there is nothing to pay`);
+}
+
+const SAME_PAYMENT_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Two volunteers working from one bank statement, or one retrying after an unclear result,
+ * would otherwise record one transfer twice: the reminders then ask for too little and the
+ * real balance is refused. Checked under the row lock, so the second of two at once sees the first;
+ * and for full payments too, as a repeated part-payment can be exactly the balance.
+ */
+async function refuseRecordedAlready(
+  trx: Knex.Transaction,
+  ctx: OfficeContext,
+  input: MarkPaidInput,
+  registrationId: string,
+  money: (minor: number) => string,
+): Promise<void> {
+  const since = new Date(ctx.clock.now().getTime() - SAME_PAYMENT_WINDOW_MS);
+  const earlier = await recentSamePayment(trx, { registrationId, amountMinor: input.amountMinor, method: input.method, note: input.note, since });
+  if (!earlier) return;
+  throw new NotMarkableError(
+    `${money(input.amountMinor)} by ${input.method}${input.note ? ` ("${input.note}")` : ''} was already recorded for registration ` +
+      `${paymentReference(registrationId)} on ${localMinute(earlier.recordedAt, ctx.config.regional.timeZone)} by ${earlier.recordedBy}; nothing was recorded`,
+    'look at it with `eventops registrations show`; if this is another payment of the same amount, run the command again with --again',
+  );
 }
 
 /**

@@ -42,6 +42,20 @@ export async function officePaidSum(db: Db | Knex.Transaction, registrationId: s
   return Number(row?.paid ?? 0);
 }
 
+/** The latest payment for the registration recorded since `since` with this amount, method and note (none equals none). */
+export async function recentSamePayment(
+  trx: Knex.Transaction,
+  match: { registrationId: string; amountMinor: number; method: OfficePaymentMethod; note?: string; since: Date },
+): Promise<{ recordedAt: Date; recordedBy: string } | undefined> {
+  const row = await trx('registration_payments')
+    .where({ registration_id: match.registrationId, amount_minor: match.amountMinor, method: match.method })
+    .where((q) => (match.note === undefined ? q.whereNull('note') : q.where('note', match.note)))
+    .where('recorded_at', '>', match.since)
+    .orderBy('recorded_at', 'desc')
+    .first<{ recorded_at: Date; recorded_by: string } | undefined>('recorded_at', 'recorded_by');
+  return row ? { recordedAt: row.recorded_at, recordedBy: row.recorded_by } : undefined;
+}
+
 export async function listOfficePayments(db: Db, registrationId: string): Promise<OfficePayment[]> {
   const rows = await db('registration_payments')
     .where({ registration_id: registrationId })

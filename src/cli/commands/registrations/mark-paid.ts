@@ -8,6 +8,7 @@ const optionsSchema = z.object({
   method: z.enum(['bank', 'cash', 'other'], { error: 'must be bank, cash or other' }).default('bank'),
   note: noteSchema,
   partial: z.boolean().optional(),
+  again: z.boolean().optional(),
   json: z.boolean().optional(),
 });
 
@@ -20,6 +21,7 @@ export function registerMarkPaidCommand(registrations: Command): void {
     .option('--method <method>', 'bank (default), cash or other')
     .option('--note <text>', 'kept in the history, e.g. "transfer of 3 March"')
     .option('--partial', 'record part of what is owing: the registration stays PENDING and the balance is reminded')
+    .option('--again', 'record it even though the same amount, method and note was recorded for this registration in the last 24 hours')
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
@@ -29,7 +31,10 @@ Examples:
   $ eventops registrations mark-paid 3F2A9C1B --amount 100 --partial --method cash
 
 The amount must equal what is owing unless --partial. A cancelled or already paid
-registration is refused. Exit 1 when nothing was recorded, 2 for a malformed amount.`,
+registration is refused, and so is a payment with the same amount, method and note as
+one recorded for the registration in the last 24 hours (the same transfer recorded
+twice); --again records it anyway, for a second payment that happens to match.
+Exit 1 when nothing was recorded, 2 for a malformed amount.`,
     )
     .action(async (given: string, raw: Record<string, unknown>) => {
       const options = parseOrUsage(optionsSchema, raw, 'mark-paid');
@@ -40,7 +45,7 @@ registration is refused. Exit 1 when nothing was recorded, 2 for a malformed amo
         const money = moneyFormatter(ctx.config.regional);
         const result = await markRegistrationPaid(
           ctx,
-          { registration: given, amountMinor, method: options.method, note: options.note, partial: options.partial, actor: operatingSystemUser() },
+          { registration: given, amountMinor, method: options.method, note: options.note, partial: options.partial, again: options.again, actor: operatingSystemUser() },
           money,
         );
         printResult(
