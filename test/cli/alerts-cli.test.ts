@@ -36,7 +36,8 @@ describe('eventops alerts', () => {
     expect(list.stderr).toBe('');
     expect(list.code).toBe(0);
     expect(list.stdout).toBe(
-      `#${alert.id}  2026-11-22 03:04  amount_mismatch  $120.01  pi_test_cli\n    charged 12001 aud but the registration was priced at 12000 aud\n`,
+      // 03:04 UTC is 14:04 in Sydney (APP_TIMEZONE's default), the office's own clock.
+      `#${alert.id}  2026-11-22 14:04  amount_mismatch  $120.01  pi_test_cli\n    charged 12001 aud but the registration was priced at 12000 aud\n`,
     );
 
     const resolved = await runCli(['alerts', 'resolve', String(alert.id), '--note', 'refunded by hand', '--json'], { env });

@@ -9,6 +9,7 @@ import { renderReceipt } from '../../payments/receipts.js';
 import { assertWithinAttendeeCap, registerWithoutCard, SoldOutError, type RegisteredWithoutCard } from '../../payments/register.js';
 import type { RegistrationContact } from '../../payments/registrations.js';
 import { getEventBySlug } from '../events.js';
+import { localDay } from './dates.js';
 import { recordHistory } from './history.js';
 import type { OfficeContext } from './mark-paid.js';
 import { insertOfficePayment } from './payments.js';
@@ -60,7 +61,7 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
         within: async (trx, done) => {
           const now = ctx.clock.now();
           if (input.resolveAlert !== undefined) {
-            resolvedAlert = await resolveAnsweredAlert(trx, input.resolveAlert, { registrationId: done.registrationId, eventId: event.id, paid: input.paid }, input.note, now);
+            resolvedAlert = await resolveAnsweredAlert(trx, input.resolveAlert, { registrationId: done.registrationId, eventId: event.id, paid: input.paid, timeZone: ctx.config.regional.timeZone }, input.note, now);
           }
           await queueWelcome(trx, ctx, input, done, now);
           await recordHistory(trx, {
@@ -148,7 +149,7 @@ const ANSWERED_BY_REGISTERING: ReadonlySet<string> = new Set<AlertKind>([
 async function resolveAnsweredAlert(
   trx: Knex.Transaction,
   alertId: number,
-  answer: { registrationId: string; eventId: string; paid: AddInput['paid'] },
+  answer: { registrationId: string; eventId: string; paid: AddInput['paid']; timeZone: string },
   note: string | undefined,
   now: Date,
 ): Promise<number> {
@@ -158,7 +159,7 @@ async function resolveAnsweredAlert(
     .first<{ id: number; kind: string; details: Record<string, unknown>; resolved_at: Date | null } | undefined>();
   if (!alert) throw new NotFoundError(`alert ${alertId}`, 'list open alerts with `eventops alerts list`; nothing was registered');
   if (alert.resolved_at) {
-    throw new AppError('alert_already_resolved', `alert ${alertId} was already resolved on ${alert.resolved_at.toISOString().slice(0, 10)}; nothing was registered`, {
+    throw new AppError('alert_already_resolved', `alert ${alertId} was already resolved on ${localDay(alert.resolved_at, answer.timeZone)}; nothing was registered`, {
       exitCode: 1,
       suggestion: 'run the command again without --resolve-alert if the registration is still wanted',
     });

@@ -25,10 +25,13 @@ export function registerAlertsCommands(program: Command): void {
       const options = parseOrUsage(listOptionsSchema, raw);
       await withContext(async (ctx) => {
         const { listOperationsAlerts } = await import('../../payments/alerts.js');
+        const { localDay, localMinute } = await import('../../admin/registrations/dates.js');
         const found = await listOperationsAlerts(ctx.db, { all: options.all });
         const money = moneyFormatter(ctx.config.regional);
+        const { timeZone } = ctx.config.regional;
+        const when = { day: (date: Date) => localDay(date, timeZone), minute: (date: Date) => localMinute(date, timeZone) };
         const empty = options.all ? 'no alerts yet' : 'no open alerts';
-        printResult(options, { alerts: found }, found.length === 0 ? empty : found.map((alert) => describeAlert(alert, money)));
+        printResult(options, { alerts: found }, found.length === 0 ? empty : found.map((alert) => describeAlert(alert, money, when)));
       });
     });
   alerts
@@ -64,14 +67,19 @@ function moneyFormatter(regional: { locale: string; currency: string }): (minor:
   return (minor) => format.format(minor / 10 ** digits);
 }
 
-function describeAlert(alert: OperationsAlert, money: (minor: number) => string): string {
+/** Times in APP_TIMEZONE: `when` formats them. */
+function describeAlert(
+  alert: OperationsAlert,
+  money: (minor: number) => string,
+  when: { day: (date: Date) => string; minute: (date: Date) => string },
+): string {
   const parts = [
     `#${alert.id}`,
-    alert.createdAt.toISOString().slice(0, 16).replace('T', ' '),
+    when.minute(alert.createdAt),
     alert.kind,
     alert.amountMinor === null ? undefined : money(alert.amountMinor),
     alert.paymentIntentId ?? alert.providerSessionId ?? undefined,
-    alert.resolvedAt ? `resolved ${alert.resolvedAt.toISOString().slice(0, 10)}${alert.resolution ? `: ${alert.resolution}` : ''}` : undefined,
+    alert.resolvedAt ? `resolved ${when.day(alert.resolvedAt)}${alert.resolution ? `: ${alert.resolution}` : ''}` : undefined,
   ].filter((part): part is string => part !== undefined);
   return `${parts.join('  ')}\n    ${alert.reason}`;
 }
