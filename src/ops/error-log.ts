@@ -19,12 +19,19 @@ export function normaliseErrorMessage(message: string): string {
     .replace(/[\w.+-]+@[\w-]+\.[\w.-]+/g, '<email>')
     .replace(/\b[0-9a-f]{12,}\b/gi, '<id>')
     .replace(/"[^"]*"|'[^']*'/g, '<value>')
+    // A database error carries its SQL, whose placeholder lists grow with the batch: one fault, any length.
+    .replace(/\$\d+(?:\s*,\s*\$\d+)*/g, '$<n>')
     .replace(/\d+(\.\d+)?/g, '<n>')
     .replace(/\s+/g, ' ')
     .trim();
 }
 
-/** "function@file" of the top stack frames inside our own code, without line numbers (they move with every edit). */
+/**
+ * "function@file" of the top stack frames inside our own code, without line numbers (they move with every
+ * edit). The installed command runs the bundle (dist/cli), whose chunk names carry a content hash that
+ * changes with every build, wherever it is installed (a global install sits under node_modules): its frames
+ * are "function@bundle", the names being kept by the build.
+ */
 export function projectFrames(stack: string | undefined, limit = 3): string[] {
   if (!stack) return [];
   const frames: string[] = [];
@@ -32,9 +39,14 @@ export function projectFrames(stack: string | undefined, limit = 3): string[] {
     const match = /^\s*at (?:(.+?) \()?(.+?):\d+:\d+\)?$/.exec(line);
     if (!match) continue;
     const file = match[2] ?? '';
-    if (file.includes('node_modules') || file.startsWith('node:') || !/\/(src|migrations)\//.test(file)) continue;
-    const relative = file.slice(file.search(/\/(src|migrations)\//) + 1).replace(/\.(js|ts)$/, '');
-    frames.push(`${match[1] ?? '<anonymous>'}@${relative}`);
+    const name = match[1] ?? '<anonymous>';
+    if (/\/dist\/cli\/(chunks\/)?[^/]+\.js$/.test(file)) {
+      frames.push(`${name}@bundle`);
+    } else if (!file.includes('node_modules') && !file.startsWith('node:') && /\/(src|migrations)\//.test(file)) {
+      frames.push(`${name}@${file.slice(file.search(/\/(src|migrations)\//) + 1).replace(/\.(js|ts)$/, '')}`);
+    } else {
+      continue;
+    }
     if (frames.length >= limit) break;
   }
   return frames;

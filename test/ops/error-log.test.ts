@@ -31,6 +31,25 @@ describe('error fingerprints', () => {
     expect(describeError(new TypeError('bang')).fingerprint).not.toBe(base.fingerprint);
   });
 
+  it('in the installed bundle, frames count by function name: one fault across builds and install paths, two faults apart', () => {
+    const bundled = (fn: string, chunk: string, root = '/opt/eventops') => {
+      const error = new TypeError("Cannot read properties of undefined (reading 'title')");
+      error.stack = `${error.name}: ${error.message}\n    at ${fn} (file://${root}/dist/cli/chunks/${chunk}.js:10:5)\n    at async main (file://${root}/dist/cli/main.js:3:1)`;
+      return describeError(error).fingerprint;
+    };
+    // Another build (chunk hash) or a global install under node_modules: the same fault.
+    expect(bundled('renderReceipt', 'receipts-AB12CD34')).toBe(bundled('renderReceipt', 'receipts-ZZ99YY88'));
+    expect(bundled('renderReceipt', 'receipts-AB12CD34')).toBe(bundled('renderReceipt', 'chunk-QQ11', '/usr/lib/node_modules/eventops'));
+    // The same message from another function: another fault, filed on its own.
+    expect(bundled('renderReceipt', 'receipts-AB12CD34')).not.toBe(bundled('sendReminder', 'receipts-AB12CD34'));
+  });
+
+  it("a database error's SQL counts one fault whatever the length of its placeholder lists", () => {
+    const failed = (ids: number) =>
+      new Error(`update "celebration_claims" set "sent_at" = $1 where "person_id" in (${Array.from({ length: ids }, (_, i) => `$${i + 2}`).join(', ')}) - Connection terminated`);
+    expect(describeError(failed(1)).fingerprint).toBe(describeError(failed(3)).fingerprint);
+  });
+
   it('normalises numbers, uuids, provider ids and emails out of the message', () => {
     expect(normaliseErrorMessage('charge ch_3MmlLrLkdIwHu7ix0snN0B15 of 1200 for a@b.org failed')).toBe(
       'charge <id> of <n> for <email> failed',
