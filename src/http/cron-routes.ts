@@ -46,8 +46,9 @@ export interface CronRouteOptions {
 
 /**
  * POST /api/cron/<job>: the same job functions as the CLI and the scheduler,
- * trigger "http". 401 wrong bearer, 503 no CRON_SECRET, 409 lease held,
- * 500 unexpected failure (with the error-log id), 405 any other method (OPTIONS included).
+ * trigger "http". 200 with the summary (500 with it when the outcome is `failed`), 401 wrong
+ * bearer, 503 no CRON_SECRET, 409 lease held, 500 unexpected failure (with the error-log id),
+ * 405 any other method (OPTIONS included).
  */
 export function registerCronRoutes(app: FastifyInstance, ctx: AppContext, options: CronRouteOptions): void {
   for (const job of JOB_NAMES) {
@@ -69,7 +70,8 @@ export function registerCronRoutes(app: FastifyInstance, ctx: AppContext, option
           run(ctx, { trigger: 'http', force: job === 'send-clearance-digest' && request.query.force === '1' }),
         );
         span?.setAttribute('eventops.outcome', summary.outcome);
-        return reply.code(200).send(summary);
+        // A run that did none of its work (every send failed) is a failure to whoever scheduled it, as the CLI's exit 1 is.
+        return reply.code(summary.outcome === 'failed' ? 500 : 200).send(summary);
       } catch (error) {
         span?.setError(error);
         if (error instanceof LeaseHeldError) {

@@ -4,9 +4,11 @@ import { FixedClock } from '../../src/clock.js';
 import * as fieldCipher from '../../src/crypto/field-cipher.js';
 import { bearerMatches } from '../../src/http/cron-routes.js';
 import { JOB_NAMES } from '../../src/jobs/types.js';
+import { MailSendError, type Mailer } from '../../src/mail/types.js';
+import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { insertCheckoutSession, insertEvent } from '../support/factories.js';
+import { insertCheckoutSession, insertEvent, insertPerson } from '../support/factories.js';
 import { startTestServer, type TestServer } from '../support/http.js';
 
 let tdb: TestDatabase;
@@ -77,6 +79,28 @@ describe('cron endpoints', () => {
     const body = (await response.json()) as { error: { code: string; heldSince: string } };
     expect(body.error).toMatchObject({ code: 'lease_held', heldSince: heldSince.toISOString() });
     await tdb.db('leases').where({ name: 'clearance-digest' }).delete();
+  });
+
+  it('answer 500 with the summary when the job ran but did none of its work (every send failed), as the CLI exits 1', async () => {
+    const refusing: Mailer = {
+      kind: 'smtp',
+      close: async () => undefined,
+      send: async () => {
+        throw new MailSendError('535 authentication failed', false);
+      },
+    };
+    const ctx = createTestContext({ db: tdb.db, clock, mailer: refusing, env: { CRON_SECRET: 'cron-secret-for-tests' } });
+    const failing = await startTestServer(ctx);
+    try {
+      await setSetting(tdb.db, 'celebrations.birthdays', true, clock.now());
+      await insertPerson(tdb.db, ctx.cipher, { email: 'birthday@example.org', birth_date: '1990-11-22' });
+      const response = await post(failing.url, '/api/cron/send-celebrations', auth);
+      expect(response.status).toBe(500);
+      expect(await response.json()).toMatchObject({ job: 'send-celebrations', outcome: 'failed', birthdays: 0, failed: 1 });
+    } finally {
+      await setSetting(tdb.db, 'celebrations.birthdays', false, clock.now());
+      await failing.close();
+    }
   });
 
   it('answer 500 with an error id that matches the error-log row when the job fails unexpectedly', async () => {
