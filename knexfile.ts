@@ -9,8 +9,11 @@ import { loadConfig, loadEnvFile } from './src/config/index.js';
 import { migrationConfig } from './src/db/migration-source.js';
 import { pgConnectionTarget } from './src/db/ssl.js';
 
-loadEnvFile(process.cwd());
-const { config } = loadConfig(process.env);
+// The knex CLI changes into the knexfile's folder (dist/) before loading it; npx and npm keep where the
+// command was typed in INIT_CWD, which is where the operator's .env is.
+const cwd = process.env.INIT_CWD ?? process.cwd();
+loadEnvFile(cwd);
+const { config } = loadConfig(process.env, { cwd });
 const url = config.directUrl ?? config.databaseUrl;
 if (!url) throw new Error('knexfile: set DATABASE_URL (or DIRECT_URL); the embedded database is only started by `eventops`');
 

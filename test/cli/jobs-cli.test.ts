@@ -41,6 +41,20 @@ describe('job subcommands under cron (no TTY)', () => {
     expect(human.stdout).toBe('sweep-checkouts: ok, expired 0, scrubbed 0\n');
   });
 
+  it('status shows the in-app schedule only when the in-app scheduler is on; with cron it says so instead', async () => {
+    const withCron = await runCli(['status', '--json'], { env: testEnv({ DATABASE_URL: tdb.url, IN_APP_CRON: 'false' }) });
+    expect(withCron.code).toBe(0);
+    expect(JSON.parse(withCron.stdout)).toMatchObject({ inAppScheduler: false, nextDue: [] });
+    const text = await runCli(['status'], { env: testEnv({ DATABASE_URL: tdb.url, IN_APP_CRON: 'false' }) });
+    expect(text.stdout).not.toContain('next (in-app)');
+    expect(text.stdout).toContain('in-app scheduler: off (IN_APP_CRON is not true)');
+
+    const inApp = await runCli(['status', '--json'], { env: testEnv({ DATABASE_URL: tdb.url, IN_APP_CRON: 'true' }) });
+    const { inAppScheduler, nextDue } = JSON.parse(inApp.stdout) as { inAppScheduler: boolean; nextDue: Array<{ job: string; enabled: boolean }> };
+    expect(inAppScheduler).toBe(true);
+    expect(nextDue).toContainEqual(expect.objectContaining({ job: 'send-reminders', enabled: true }));
+  });
+
   it('a database that cannot be reached exits 1 with a clear message', async () => {
     const result = await runCli(['sweep-checkouts'], { env: testEnv({ DATABASE_URL: 'postgres://u:p@127.0.0.1:1/none' }) });
     expect(result.code).toBe(1);

@@ -1,5 +1,10 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../support/cli.js';
+import { ROOT, runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testEnv } from '../support/env.js';
 
@@ -20,6 +25,21 @@ const publicTables = async () =>
     .filter((name) => !name.startsWith('knex_migrations'))
     .sort();
 const appliedMigrations = async () => (await tdb.db('knex_migrations').orderBy('id').select<Array<{ name: string }>>('name')).map((m) => m.name);
+
+describe('the knex command-line tool', () => {
+  it("reads the .env where it was run (npx's INIT_CWD), though it changes into the knexfile's folder", async () => {
+    const here = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-knexfile-'));
+    const variables = Object.entries(env()).filter(([key]) => key !== 'PATH' && key !== 'HOME');
+    fs.writeFileSync(path.join(here, '.env'), variables.map(([key, value]) => `${key}="${String(value)}"`).join('\n') + '\n', { mode: 0o600 });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/knex/bin/cli.js'), '--knexfile', path.join(ROOT, 'dist/knexfile.js'), 'migrate:status'],
+      // Only what npx itself sets: every setting comes from the .env.
+      { cwd: here, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', INIT_CWD: here } },
+    );
+    expect(stdout).toContain('No Pending Migration files Found');
+  });
+});
 
 describe('eventops migrate', () => {
   it('every form connects with DIRECT_URL, not DATABASE_URL', async () => {

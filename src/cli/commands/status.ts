@@ -22,7 +22,9 @@ export function registerStatusCommand(program: Command): void {
       ]);
       await withContext(async (ctx) => {
         const status = await readOperationsStatus(ctx.db, ctx.clock.now());
-        const nextDue = new Map((await readNextDueTimes(ctx)).map((due) => [due.job, due]));
+        // With the in-app scheduler off (cron runs the jobs) it has no next run to show.
+        const inAppScheduler = ctx.config.jobs.inAppCron;
+        const nextDue = new Map((inAppScheduler ? await readNextDueTimes(ctx) : []).map((due) => [due.job, due]));
         const schedule = (job: JobName) => {
           const due = nextDue.get(job);
           if (!due) return '';
@@ -35,11 +37,12 @@ export function registerStatusCommand(program: Command): void {
         );
         lines.push(
           '',
+          inAppScheduler ? 'in-app scheduler: on (IN_APP_CRON)' : 'in-app scheduler: off (IN_APP_CRON is not true): cron or the /api/cron endpoints run the jobs',
           `open operations alerts: ${status.openAlerts}`,
           `pending website-sync deliveries: ${status.pendingWebsiteSync}`,
           `queued mail: ${status.pendingMail} pending, ${status.failedMail} failed`,
         );
-        printResult(options, { ...status, nextDue: [...nextDue.values()] }, lines);
+        printResult(options, { ...status, inAppScheduler, nextDue: [...nextDue.values()] }, lines);
       });
     });
 }
