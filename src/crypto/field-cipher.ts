@@ -40,10 +40,22 @@ export class FieldDecryptError extends Error {
   }
 }
 
+/**
+ * A stored value names a key version this process has no key for: written by a process
+ * that already has a newer key (mid-rotation), not damaged. Distinct from a value that
+ * fails to decrypt under a key this process has, which no restart will fix.
+ */
+export class UnknownKeyVersionError extends FieldDecryptError {
+  constructor(readonly version: string) {
+    super(`no encryption key for version ${version}; set ENCRYPTION_KEY_${version.toUpperCase()}`);
+    this.name = 'UnknownKeyVersionError';
+  }
+}
+
 export function createFieldCipher(keyring: Keyring): FieldCipher {
   const keyFor = (version: string): Buffer => {
     const key = keyring.keys.get(version);
-    if (!key) throw new FieldDecryptError(`no encryption key for version ${version}; set ENCRYPTION_KEY_${version.toUpperCase()}`);
+    if (!key) throw new UnknownKeyVersionError(version);
     return key;
   };
   const v1 = keyFor('v1');

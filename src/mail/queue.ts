@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import type { FieldCipher } from '../crypto/field-cipher.js';
+import { UnknownKeyVersionError, type FieldCipher } from '../crypto/field-cipher.js';
 import type { Db } from '../db/connect.js';
 import { errorMessage } from '../errors.js';
 import { MailSendError, type Mailer, type MailMessage } from './types.js';
@@ -225,6 +225,7 @@ async function deliverOne(ctx: DeliveryContext, mailer: Mailer, sentMail: SentRe
   try {
     message = decodeMessage(ctx.cipher.decrypt(row.message_enc));
   } catch (error) {
+    if (error instanceof UnknownKeyVersionError) return keyMissing(ctx, row, error.version);
     ctx.logger.error({ ...log, err: errorMessage(error) }, 'queued mail is unreadable; marked FAILED');
     await finish(ctx.db, row.id, { status: 'FAILED', last_error: `unreadable: ${safeError(error)}`, claimed_until: null });
     return 'failed';
@@ -250,6 +251,31 @@ async function deliverOne(ctx: DeliveryContext, mailer: Mailer, sentMail: SentRe
     ctx.logger.error({ ...log, err: errorMessage(error) }, 'sent mail could not be marked SENT; it is sent again once its claim expires'),
   );
   return 'sent';
+}
+
+/**
+ * Mail written under a key version this process lacks was queued by a process that already has
+ * the next key (during a rotation, before this one was restarted): the mail is sound, so it waits
+ * with the usual backoff for a process that can read it. The attempt counts, so a server left
+ * running with the old keys does not hold it for ever: after the usual attempts it is FAILED,
+ * its last_error naming the missing key.
+ */
+async function keyMissing(ctx: DeliveryContext, row: ClaimedRow, version: string): Promise<keyof DeliverQueuedMailResult> {
+  const log = { queuedMailId: row.id, kind: row.kind, attempts: row.attempts, keyVersion: version };
+  const variable = `ENCRYPTION_KEY_${version.toUpperCase()}`;
+  const lastError = `encrypted with key ${version}, which this server does not have: restart it with ${variable} set`;
+  if (row.attempts >= QUEUED_MAIL_MAX_ATTEMPTS) {
+    ctx.logger.error(log, `queued mail is encrypted with key ${version}, which this server still lacks; marked FAILED. Restart every server with ${variable} set`);
+    await finish(ctx.db, row.id, { status: 'FAILED', last_error: lastError, claimed_until: null });
+    return 'failed';
+  }
+  const nextAttemptAt = new Date(ctx.clock.now().getTime() + backoffMs(row.attempts));
+  ctx.logger.warn(
+    { ...log, nextAttemptAt },
+    `queued mail is encrypted with key ${version}, which this server does not have; kept for retry. Restart this server with ${variable} set`,
+  );
+  await finish(ctx.db, row.id, { last_error: lastError, next_attempt_at: nextAttemptAt, claimed_until: null });
+  return 'retried';
 }
 
 /** 1, 2, 4 … minutes after the nth failed attempt, at most an hour. */

@@ -98,6 +98,11 @@ describe('eventops rotate-keys', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('set ENCRYPTION_KEY_V1 to the same value as ENCRYPTION_KEY');
     expect(result.stdout).toContain('ENCRYPTION_KEY_ID=v2');
+    // The new key reaches every process (the server included) before any process writes with it.
+    expect(result.stdout).toContain('keeping ENCRYPTION_KEY_ID at v1; restart every');
+    const addKey = result.stdout.indexOf('ENCRYPTION_KEY_V2 with the new key');
+    expect(addKey).toBeGreaterThanOrEqual(0);
+    expect(addKey).toBeLessThan(result.stdout.indexOf('then set ENCRYPTION_KEY_ID=v2'));
     expect(result.stdout).toContain('$ eventops rotate-keys --apply --confirm');
   });
 });

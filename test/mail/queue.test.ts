@@ -6,7 +6,7 @@ import { countPendingMail, deliverQueuedMail, enqueueMail, QUEUED_MAIL_MAX_ATTEM
 import type { Mailer, MailMessage } from '../../src/mail/types.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { testConfig } from '../support/env.js';
+import { TEST_KEYS, testConfig } from '../support/env.js';
 import { startMailApiServer, type MailApiServer } from '../support/mail-api-server.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 
@@ -42,9 +42,12 @@ beforeEach(async () => {
 const t0 = new Date('2026-11-22T10:00:00Z');
 const minute = 60_000;
 
-function context(mailer: Mailer, clock: Clock = new FixedClock(t0)) {
-  return createTestContext({ db: tdb.db, clock, mailer });
+function context(mailer: Mailer, clock: Clock = new FixedClock(t0), env?: Record<string, string | undefined>) {
+  return createTestContext({ db: tdb.db, clock, mailer, env });
 }
+
+/** Keys v1 and v2, writing with v2: a process already switched over in a key rotation. */
+const rotatedKeys = { ENCRYPTION_KEY_V1: TEST_KEYS.v1, ENCRYPTION_KEY_V2: TEST_KEYS.v2, ENCRYPTION_KEY_ID: 'v2' };
 
 const receipt = (to: string, subject = 'Your receipt'): MailMessage => ({
   to: [to],
@@ -132,6 +135,52 @@ describe('queued mail', () => {
     api.failNext(1, 429);
     expect(await deliverQueuedMail(ctx)).toEqual({ sent: 0, retried: 0, failed: 1 });
     expect(await tdb.db('queued_mail').where({ id }).first()).toMatchObject({ status: 'FAILED', attempts: QUEUED_MAIL_MAX_ATTEMPTS });
+  });
+
+  it('mail under a key this server does not have yet (mid-rotation) waits for a server that has it, instead of failing', async () => {
+    const clock = new FixedClock(t0);
+    // A command already running with the new keys queues a receipt under v2; the server still has only v1.
+    const rotated = context(smtpMailer, clock, rotatedKeys);
+    const stale = context(smtpMailer, clock);
+    const id = await enqueueMail(tdb.db, rotated.cipher, { kind: 'receipt', message: receipt('alice@example.org') }, t0);
+    expect(rotated.cipher.versionOf((await tdb.db('queued_mail').where({ id }).first()).message_enc)).toBe('v2');
+
+    expect(await deliverQueuedMail(stale)).toEqual({ sent: 0, retried: 1, failed: 0 });
+    const row = await tdb.db('queued_mail').where({ id }).first();
+    expect(row).toMatchObject({ status: 'PENDING', attempts: 1, claimed_until: null });
+    expect(row.next_attempt_at).toEqual(new Date(t0.getTime() + minute));
+    expect(row.last_error).toContain('v2');
+    expect(row.last_error).toContain('ENCRYPTION_KEY_V2');
+    expect(sink.messages).toHaveLength(0);
+
+    // The server restarted with the new keys sends it once its backoff has passed.
+    clock.advance(minute);
+    expect(await deliverQueuedMail(rotated)).toEqual({ sent: 1, retried: 0, failed: 0 });
+    expect(await tdb.db('queued_mail').where({ id }).first()).toMatchObject({ status: 'SENT', attempts: 2, last_error: null });
+    await sink.waitFor(1);
+    expect(sink.messages.map((m) => m.envelope.to[0])).toEqual(['alice@example.org']);
+  });
+
+  it(`mail under a missing key is FAILED after ${QUEUED_MAIL_MAX_ATTEMPTS} attempts, naming the key; mail that does not decrypt under a known key fails at once`, async () => {
+    const rotated = context(smtpMailer, new FixedClock(t0), rotatedKeys);
+    const stale = context(smtpMailer);
+    const missingKey = await enqueueMail(tdb.db, rotated.cipher, { kind: 'receipt', message: receipt('alice@example.org') }, t0);
+    await tdb.db('queued_mail').where({ id: missingKey }).update({ attempts: QUEUED_MAIL_MAX_ATTEMPTS - 1 });
+    // Written under v1, then damaged: no restart makes it readable.
+    const damaged = await enqueueMail(tdb.db, stale.cipher, { kind: 'receipt', message: receipt('bob@example.org') }, t0);
+    const stored = (await tdb.db('queued_mail').where({ id: damaged }).first()).message_enc as string;
+    const parts = stored.split(':');
+    parts[3] = Buffer.from(Buffer.from(parts[3] ?? '', 'base64').map((b, i) => (i === 0 ? b ^ 1 : b))).toString('base64');
+    await tdb.db('queued_mail').where({ id: damaged }).update({ message_enc: parts.join(':') });
+
+    expect(await deliverQueuedMail(stale)).toEqual({ sent: 0, retried: 0, failed: 2 });
+    const failed = await tdb.db('queued_mail').where({ id: missingKey }).first();
+    expect(failed).toMatchObject({ status: 'FAILED', attempts: QUEUED_MAIL_MAX_ATTEMPTS });
+    expect(failed.last_error).toContain('ENCRYPTION_KEY_V2');
+    const unreadable = await tdb.db('queued_mail').where({ id: damaged }).first();
+    expect(unreadable).toMatchObject({ status: 'FAILED', attempts: 1 });
+    expect(unreadable.last_error).toMatch(/^unreadable: .*wrong key or tampered data/);
+    expect(sink.messages).toHaveLength(0);
   });
 
   it('a permanently refused recipient fails at once, with no address in last_error', async () => {

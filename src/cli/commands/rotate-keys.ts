@@ -15,10 +15,12 @@ const optionsSchema = z.object({
 type RawOptions = { apply?: boolean; confirm?: boolean; batchSize?: string; json?: boolean };
 
 const HELP = `
-Rotation order:
-  1. set ENCRYPTION_KEY_V1 to the same value as ENCRYPTION_KEY
-  2. add ENCRYPTION_KEY_V2 with the new key and set ENCRYPTION_KEY_ID=v2, then restart
-     everything that writes (new values use v2; values under v1 stay readable)
+Rotation order (no process may write with a key another process cannot read yet):
+  1. everywhere: set ENCRYPTION_KEY_V1 to the same value as ENCRYPTION_KEY and add
+     ENCRYPTION_KEY_V2 with the new key, keeping ENCRYPTION_KEY_ID at v1; restart every
+     process, eventops serve included, so all of them can read v2
+  2. then set ENCRYPTION_KEY_ID=v2 everywhere and restart every process again
+     (new values use v2; values under v1 stay readable)
   3. run this command: first without flags to see the plan, then with --apply --confirm
 Keep key v1 permanently: the email and mobile lookup hashes derive from it.
 A key other than v1 may be removed once a dry run shows no values under it.
