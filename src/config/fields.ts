@@ -45,6 +45,19 @@ export function isLoopbackUrl(value: string): boolean {
   return host === 'localhost' || host === '[::1]' || (host !== undefined && /^127\.\d+\.\d+\.\d+$/.test(host));
 }
 
+/**
+ * An Application Insights connection string as the Azure Monitor exporter reads it: ";"-separated key=value
+ * pairs (keys in any case) with an InstrumentationKey that is a GUID in lowercase, or the exporter throws when
+ * the server starts. A pair it cannot read (a key with a space, a value holding "=") it drops without a word,
+ * so an IngestionEndpoint would be lost: refused too. Empty parts (a trailing ";") are harmless.
+ */
+function isAzureMonitorConnectionString(value: string): boolean {
+  const pairs = value.split(';').filter((part) => part !== '').map((part) => part.split('='));
+  if (!pairs.every((kv) => kv.length === 2 && /^[A-Za-z]+$/.test(kv[0] ?? ''))) return false;
+  const key = pairs.findLast(([name]) => name?.toLowerCase() === 'instrumentationkey')?.[1];
+  return key !== undefined && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(key);
+}
+
 function isBase64Of32Bytes(value: string): boolean {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return false;
   return Buffer.from(value, 'base64').length === 32;
@@ -118,6 +131,10 @@ export const fields = {
   nonNegativeInt: rule(z.string().regex(/^\d+$/).transform(Number), 'a whole number'),
   keyId: rule(z.string().regex(/^v[1-9]\d*$/), 'a key version such as v1 or v2'),
   logLevel: rule(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'one of fatal, error, warn, info, debug, trace, silent'),
+  azureMonitorConnectionString: rule(
+    z.string().refine(isAzureMonitorConnectionString),
+    'an Application Insights connection string as the Azure portal shows it: InstrumentationKey=<GUID in lowercase>;IngestionEndpoint=https://… (key=value pairs separated by ";")',
+  ),
   text: rule(z.string().min(1), 'a non-empty value'),
   hostname: rule(z.string().regex(/^[A-Za-z0-9.:_-]+$/), 'a host name or IP address'),
 } as const;

@@ -228,6 +228,7 @@ export function loadConfig(
   const trustProxy = read('TRUST_PROXY', fields.boolean) ?? false;
   const logLevel = read('LOG_LEVEL', fields.logLevel) ?? 'info';
   const churchWebsite = read('CHURCH_WEBSITE', fields.httpUrl);
+  const telemetryConnectionString = read('TELEMETRY_CONNECTION_STRING', fields.azureMonitorConnectionString);
   if (isProduction) requireDistinct(['AUTH_SECRET', 'ENCRYPTION_KEY', 'CRON_SECRET', 'SETUP_TOKEN', 'WEBSITE_SYNC_SECRET'], raw, problem);
 
   if (problems.length > 0) throw new ConfigError(dedupe(problems));
@@ -276,7 +277,7 @@ export function loadConfig(
             apiUrl: trackerApiUrl,
           }
         : undefined,
-    telemetryConnectionString: raw('TELEMETRY_CONNECTION_STRING'),
+    telemetryConnectionString,
     replicaCount,
     version: { app: raw('NEXT_PUBLIC_APP_VERSION'), gitSha: raw('NEXT_PUBLIC_GIT_SHA') },
     allowDemoSeed,

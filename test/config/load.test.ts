@@ -221,6 +221,26 @@ describe('configuration rules', () => {
     }
     expect(loadConfig(testEnv({ CHURCH_WEBSITE: 'https://grace.example.org' })).config.church.website).toBe('https://grace.example.org');
   });
+  it('TELEMETRY_CONNECTION_STRING is an Application Insights connection string with InstrumentationKey=<GUID>, else exit 78 before serve fails on it', () => {
+    const guid = '0a1b2c3d-1111-2222-3333-444444444444';
+    const bare = problemsOf(testEnv({ TELEMETRY_CONNECTION_STRING: guid }));
+    expect(bare).toEqual([{ variable: 'TELEMETRY_CONNECTION_STRING', expected: expect.stringContaining('InstrumentationKey=<GUID') }]);
+    expect(new ConfigError(bare).message).not.toContain(guid);
+    for (const bad of [
+      `InstrumentationKey=${guid.toUpperCase()}`, // the exporter's GUID rule is lowercase only
+      `InstrumentationKey= ${guid}`,
+      `IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/; InstrumentationKey=${guid}`, // " InstrumentationKey" is not the key
+      `InstrumentationKey=${guid};IngestionEndpoint=https://in.example.org/?a=b`, // the exporter drops a pair with two "="
+      'IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/',
+      'https://westeurope-5.in.applicationinsights.azure.com/',
+    ]) {
+      expect(variablesOf(testEnv({ TELEMETRY_CONNECTION_STRING: bad }))).toEqual(['TELEMETRY_CONNECTION_STRING']);
+    }
+    const portal = `InstrumentationKey=${guid};IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/;LiveEndpoint=https://westeurope.livediagnostics.monitor.azure.com/;ApplicationId=9f8e7d6c-0000-1111-2222-333344445555`;
+    expect(loadConfig(testEnv({ TELEMETRY_CONNECTION_STRING: portal })).config.telemetryConnectionString).toBe(portal);
+    expect(variablesOf(testEnv({ TELEMETRY_CONNECTION_STRING: `instrumentationkey=${guid};` }))).toEqual([]);
+  });
+
 
   it('NEXT_PUBLIC_CAPTCHA_SITE_KEY is accepted as a deprecated alias with a warning', () => {
     const loaded = loadConfig(testEnv({ CAPTCHA_SECRET_KEY: 'secret', NEXT_PUBLIC_CAPTCHA_SITE_KEY: 'site' }));
