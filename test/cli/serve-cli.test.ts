@@ -118,6 +118,39 @@ describe('eventops serve', () => {
     }
   }, 60_000);
 
+  it('a start-up that fails once the database is open exits 1 at once and stops the embedded PostgreSQL it started', async () => {
+    const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-serve-'));
+    fs.chmodSync(cwd, 0o755); // as root the server runs as "postgres", which must reach .eventops/pg
+    // A connection string config check accepts, which the exporter's own JSON configuration (read from the
+    // environment) replaces with one it refuses: starting telemetry throws after openContext, as an unchecked value did.
+    const env = testEnv({
+      NODE_ENV: 'development',
+      TELEMETRY_CONNECTION_STRING: 'InstrumentationKey=0a1b2c3d-1111-2222-3333-444444444444;IngestionEndpoint=https://127.0.0.1:9/',
+      APPLICATIONINSIGHTS_CONFIGURATION_CONTENT: JSON.stringify({ azureMonitorExporterOptions: { connectionString: 'InstrumentationKey=not-a-guid' } }),
+    });
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...fakedClockEnv(), ...env } as Record<string, string>,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    const stillRunning = new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 30_000).unref());
+    const outcome = await Promise.race([exited, stillRunning]);
+    const pidFile = path.join(cwd, '.eventops/pg/postmaster.pid');
+    if (outcome === 'still running') {
+      child.kill('SIGKILL');
+      // The server it left behind: a fast shutdown, so the failed run leaves nothing running.
+      if (fs.existsSync(pidFile)) process.kill(Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]), 'SIGINT');
+    }
+    expect(outcome).toBe(1);
+    expect(stderr).toContain('database migrated'); // it failed after the database was open
+    expect(stderr).toContain('Invalid instrumentation key');
+    expect(fs.existsSync(pidFile)).toBe(false);
+    fs.rmSync(cwd, { recursive: true, force: true });
+  }, 60_000);
+
   it('on SIGTERM a keep-alive connection whose request was in flight is closed once answered, so the server stops at once', async () => {
     const served = await serve(testEnv({ DATABASE_URL: tdb.url, ...mail.sink.configEnv() }));
     const { port } = new URL(served.url);

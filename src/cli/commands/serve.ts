@@ -1,6 +1,11 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
+import type { Db } from '../../db/connect.js';
 import { AppError, UsageError } from '../../errors.js';
+import type { BuiltServer } from '../../http/server.js';
+import type { DeliveryLoop } from '../../ops/delivery-loop.js';
+import type { Scheduler } from '../../scheduler/index.js';
+import type { Telemetry } from '../../telemetry.js';
 import { packageVersion } from '../version.js';
 
 const optionsSchema = z.object({
@@ -27,35 +32,20 @@ export function registerServeCommand(program: Command): void {
       const loaded = loadRuntimeConfig();
       const ctx = await openContext(loaded, { poolMax: 10 });
       const { logger, config } = ctx;
-      const { buildServer } = await import('../../http/server.js');
-      const { startDeliveryLoop } = await import('../../ops/delivery-loop.js');
-      const { startTelemetry } = await import('../../telemetry.js');
-      const telemetry = await startTelemetry(config.telemetryConnectionString, logger);
-      const server = await buildServer(ctx, { packageVersion: packageVersion(), telemetry });
-      // LISTEN needs a session of its own: behind a pooler in transaction mode DATABASE_URL cannot keep one, DIRECT_URL can.
-      const listenOn =
-        config.directUrl && config.databaseUrl && config.directUrl !== config.databaseUrl
-          ? (await import('../../db/connect.js')).connectDb({ url: config.directUrl, poolMax: 1, applicationName: 'eventops-listener' })
-          : undefined;
-      const delivery = startDeliveryLoop(ctx, { listenOn });
-      // A webhook or form post may have queued a receipt or confirmation: deliver it now (other servers hear the NOTIFY).
-      server.app.addHook('onResponse', async (request) => {
-        if (request.method === 'POST') delivery.wake();
-      });
+      let telemetry: Telemetry | undefined;
+      let server: BuiltServer | undefined;
+      let listenOn: Db | undefined;
+      let delivery: DeliveryLoop | undefined;
+      let scheduler: Scheduler | undefined;
       // A keep-alive connection whose request was in flight at shutdown would otherwise stay open, idle, until the
       // client or the 72 s keep-alive timeout closes it, and the server's close would wait for it.
       let closing = false;
-      server.app.addHook('onSend', async (_request, reply) => {
-        if (closing) void reply.header('connection', 'close');
-      });
-      const scheduler = config.jobs.inAppCron ? await (await import('../../scheduler/index.js')).startInAppScheduler(ctx) : undefined;
-      if (!scheduler) logger.info('in-app scheduler off (IN_APP_CRON); use cron or the /api/cron endpoints');
 
-      /** Stops taking requests, the scheduler, the running cron requests and the delivery loop, side by side. */
+      /** Stops taking requests, the scheduler, the running cron requests and the delivery loop, side by side; then what was started before them. */
       const stopAll = async (): Promise<void> => {
         closing = true;
         // Side by side: a slow request or a long job must not hold up the others, nor the delivery loop's last SENT marks.
-        await Promise.all([server.app.close(), scheduler?.stop(), server.idle(), delivery.stop()]);
+        await Promise.all([server?.app.close(), scheduler?.stop(), server?.idle(), delivery?.stop()]);
         await listenOn?.destroy();
         await telemetry?.shutdown();
       };
@@ -63,12 +53,35 @@ export function registerServeCommand(program: Command): void {
       const port = parsed.data.port ?? config.http.port;
       const host = parsed.data.host ?? config.http.host;
       try {
+        const { buildServer } = await import('../../http/server.js');
+        const { startDeliveryLoop } = await import('../../ops/delivery-loop.js');
+        const { startTelemetry } = await import('../../telemetry.js');
+        telemetry = await startTelemetry(config.telemetryConnectionString, logger);
+        server = await buildServer(ctx, { packageVersion: packageVersion(), telemetry });
+        // LISTEN needs a session of its own: behind a pooler in transaction mode DATABASE_URL cannot keep one, DIRECT_URL can.
+        listenOn =
+          config.directUrl && config.databaseUrl && config.directUrl !== config.databaseUrl
+            ? (await import('../../db/connect.js')).connectDb({ url: config.directUrl, poolMax: 1, applicationName: 'eventops-listener' })
+            : undefined;
+        const loop = startDeliveryLoop(ctx, { listenOn });
+        delivery = loop;
+        // A webhook or form post may have queued a receipt or confirmation: deliver it now (other servers hear the NOTIFY).
+        server.app.addHook('onResponse', async (request) => {
+          if (request.method === 'POST') loop.wake();
+        });
+        server.app.addHook('onSend', async (_request, reply) => {
+          if (closing) void reply.header('connection', 'close');
+        });
+        scheduler = config.jobs.inAppCron ? await (await import('../../scheduler/index.js')).startInAppScheduler(ctx) : undefined;
+        if (!scheduler) logger.info('in-app scheduler off (IN_APP_CRON); use cron or the /api/cron endpoints');
+
         const address = await server.app.listen({ port, host });
         logger.info({ address }, 'eventops serve listening');
       } catch (error) {
-        // Without this the scheduler and the delivery loop (its LISTEN connection) would keep an unseen process running.
+        // Whatever failed once the database was open (telemetry, the server, the scheduler, listen): without this the
+        // scheduler, the delivery loop (its LISTEN connection) and an embedded database would keep an unseen process running.
         await stopAll().catch((stopError: unknown) => logger.error({ err: stopError }, 'error while stopping after a failed start'));
-        await ctx.close();
+        await ctx.close().catch((closeError: unknown) => logger.error({ err: closeError }, 'error while closing the database after a failed start'));
         const code = (error as NodeJS.ErrnoException).code;
         if (code !== 'EADDRINUSE' && code !== 'EACCES') throw error;
         throw new AppError('listen_failed', `cannot listen on ${host}:${port}: ${code === 'EADDRINUSE' ? 'the address is in use' : 'permission denied'}`, {
