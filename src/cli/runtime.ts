@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, loadEnvFile, quotedValuesWithHash, type AppConfig } from '../config/index.js';
+import { ConfigError, envFilePermissionWarning, loadConfig, loadEnvFile, quotedValuesWithHash, type AppConfig } from '../config/index.js';
 import { systemClock, type Clock } from '../clock.js';
 import { connectDb, type Db } from '../db/connect.js';
 import { startDevDatabase } from '../db/embedded.js';
@@ -16,12 +16,14 @@ export interface LoadedRuntimeConfig {
   warnings?: string[];
 }
 
-/** Reads .env and the environment, validates everything, and logs the warnings. Throws ConfigError. */
+/** Reads .env and the environment, validates everything, and logs the warnings (a .env others may read among them). Throws ConfigError. */
 export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): LoadedRuntimeConfig {
   const missing = loadEnvFile(cwd);
   try {
-    const { config, warnings } = loadConfig(env, { cwd, quotedWithHash: quotedValuesWithHash(cwd) });
+    const { config, warnings: configWarnings } = loadConfig(env, { cwd, quotedWithHash: quotedValuesWithHash(cwd) });
     if (missing.length > 0) throw new ConfigError(missing);
+    const envFileWarning = envFilePermissionWarning(cwd);
+    const warnings = envFileWarning ? [...configWarnings, envFileWarning] : configWarnings;
     const logger = createLogger({ level: config.logLevel });
     for (const warning of warnings) logger.warn(warning);
     return { config, logger, warnings };

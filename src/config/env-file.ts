@@ -51,6 +51,19 @@ export function loadEnvFile(cwd: string, envFile = '.env'): ConfigProblem[] {
   }
 }
 
+/**
+ * `.env` holds the database password, ENCRYPTION_KEY and AUTH_SECRET: a warning when users other than its owner
+ * may read or change it (a `cp` of .env.example is 0644 under the usual umask; `eventops init` writes 0600).
+ * POSIX permissions only: nothing on Windows, nor without a .env.
+ */
+export function envFilePermissionWarning(cwd: string, envFile = '.env'): string | undefined {
+  if (process.platform === 'win32') return undefined;
+  const file = path.resolve(cwd, envFile);
+  const mode = fs.statSync(file, { throwIfNoEntry: false })?.mode;
+  if (mode === undefined || (mode & 0o066) === 0) return undefined;
+  return `${file} is readable or writable by group or others (mode ${(mode & 0o777).toString(8).padStart(4, '0')}) and holds secrets: chmod 600 ${envFile}`;
+}
+
 const QUOTES = new Set(['"', "'", '`']);
 
 /**

@@ -40,6 +40,26 @@ describe('eventops config check', () => {
     expect(JSON.parse(result.stdout).config.database).toBe('postgres://u:******@127.0.0.1:1/none');
   });
 
+  it('warns, naming the file, when .env is readable or writable by group or others (a cp of .env.example); 0600 is quiet', async () => {
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-env-')));
+    const file = path.join(dir, '.env');
+    fs.writeFileSync(file, Object.entries(testEnv()).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+    fs.chmodSync(file, 0o644);
+    const warning = `${file} is readable or writable by group or others (mode 0644) and holds secrets: chmod 600 .env`;
+    const open = await runCli(['config', 'check', '--json'], { cwd: dir });
+    expect(open.code).toBe(0);
+    expect((JSON.parse(open.stdout) as { warnings: string[] }).warnings).toEqual([warning]);
+    expect(open.stderr.split(warning)).toHaveLength(2); // logged once
+    expect((await runCli(['config', 'check'], { cwd: dir })).stdout).toContain(`warning: ${warning}`);
+
+    fs.chmodSync(file, 0o600);
+    const closed = await runCli(['config', 'check', '--json'], { cwd: dir });
+    expect(closed.code).toBe(0);
+    expect((JSON.parse(closed.stdout) as { warnings: string[] }).warnings).toEqual([]);
+    expect(closed.stderr).not.toContain('chmod 600');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it('masks a password or key carried in a query string: DATABASE_URL ?password=, WEBSITE_SYNC_URL ?key=, keeping sslmode readable', async () => {
     const env = testEnv({
       DATABASE_URL: 'postgres://app@db.example.org:5432/church?password=db-query-password&sslmode=require',
