@@ -1,5 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, type EnvSource } from '../../src/config/index.js';
+import { ROOT } from '../support/cli.js';
 import { TEST_KEYS, testEnv } from '../support/env.js';
 
 function problemsOf(env: EnvSource): Array<{ variable: string; expected: string }> {
@@ -326,5 +329,21 @@ describe('encryption keyring rules (spec section 9)', () => {
   it('ENCRYPTION_KEY_ID must name a version that has a key', () => {
     expect(variablesOf(testEnv({ ENCRYPTION_KEY_V1: TEST_KEYS.v1, ENCRYPTION_KEY_ID: 'v3' }))).toEqual(['ENCRYPTION_KEY_ID']);
     expect(variablesOf(testEnv({ ENCRYPTION_KEY_ID: 'two' }))).toEqual(['ENCRYPTION_KEY_ID']);
+  });
+});
+
+describe('.env.example', () => {
+  it('documents every variable the loader reads, NODE_ENV (production on a church\'s server) included', () => {
+    const read = new Set<string>();
+    const env = new Proxy(testEnv(), {
+      get: (target, name) => {
+        if (typeof name === 'string') read.add(name);
+        return target[name as string];
+      },
+    });
+    loadConfig(env);
+    const documented = new Set([...fs.readFileSync(path.join(ROOT, '.env.example'), 'utf8').matchAll(/^([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]));
+    expect([...read].filter((name) => !documented.has(name))).toEqual([]);
+    expect(read).toContain('NODE_ENV');
   });
 });
