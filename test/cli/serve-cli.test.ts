@@ -49,6 +49,22 @@ function serve(env: Record<string, string | undefined>): Promise<Served> {
   });
 }
 
+/** Starts `eventops serve` expected to stop by itself: its exit code, or 'still running' (then killed) after 30 s. */
+async function serveExpectingExit(port: string, cwd: string, env: Record<string, string | undefined>) {
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', port], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...fakedClockEnv(), ...env } as Record<string, string>,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const stillRunning = new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 30_000).unref());
+  const outcome = await Promise.race([exited, stillRunning]);
+  if (outcome === 'still running') child.kill('SIGKILL');
+  return { outcome, stderr };
+}
+
 async function waitFor(condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
@@ -98,21 +114,10 @@ describe('eventops serve', () => {
     const port = (blocker.address() as net.AddressInfo).port;
     try {
       const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-serve-'));
-      const env = testEnv({ DATABASE_URL: tdb.url, IN_APP_CRON: 'true', ...mail.sink.configEnv() });
-      const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port)], {
-        cwd,
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...fakedClockEnv(), ...env } as Record<string, string>,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stderr = '';
-      child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-      const stillRunning = new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 30_000).unref());
-      const outcome = await Promise.race([exited, stillRunning]);
-      if (outcome === 'still running') child.kill('SIGKILL');
-      expect(outcome).toBe(1);
-      expect(stderr).toContain(`cannot listen on 127.0.0.1:${port}: the address is in use`);
-      expect(stderr).toContain('suggestion: another process');
+      const failed = await serveExpectingExit(String(port), cwd, testEnv({ DATABASE_URL: tdb.url, IN_APP_CRON: 'true', ...mail.sink.configEnv() }));
+      expect(failed.outcome).toBe(1);
+      expect(failed.stderr).toContain(`cannot listen on 127.0.0.1:${port}: the address is in use`);
+      expect(failed.stderr).toContain('suggestion: another process');
     } finally {
       blocker.close();
     }
@@ -128,22 +133,10 @@ describe('eventops serve', () => {
       TELEMETRY_CONNECTION_STRING: 'InstrumentationKey=0a1b2c3d-1111-2222-3333-444444444444;IngestionEndpoint=https://127.0.0.1:9/',
       APPLICATIONINSIGHTS_CONFIGURATION_CONTENT: JSON.stringify({ azureMonitorExporterOptions: { connectionString: 'InstrumentationKey=not-a-guid' } }),
     });
-    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', ...fakedClockEnv(), ...env } as Record<string, string>,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    const stillRunning = new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 30_000).unref());
-    const outcome = await Promise.race([exited, stillRunning]);
+    const { outcome, stderr } = await serveExpectingExit('0', cwd, env);
     const pidFile = path.join(cwd, '.eventops/pg/postmaster.pid');
-    if (outcome === 'still running') {
-      child.kill('SIGKILL');
-      // The server it left behind: a fast shutdown, so the failed run leaves nothing running.
-      if (fs.existsSync(pidFile)) process.kill(Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]), 'SIGINT');
-    }
+    // The server a hung run left behind: a fast shutdown, so the failed run leaves nothing running.
+    if (outcome === 'still running' && fs.existsSync(pidFile)) process.kill(Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]), 'SIGINT');
     expect(outcome).toBe(1);
     expect(stderr).toContain('database migrated'); // it failed after the database was open
     expect(stderr).toContain('Invalid instrumentation key');
