@@ -26,7 +26,8 @@ export const SETTING_SCHEMAS = {
   'bank.accountNumber': z.string().min(1),
   // Written by the clearance digest job, not by hand.
   clearanceDigestLastMonth: z.string().regex(/^\d{4}-\d{2}$/),
-  clearanceDigestDelivered: z.object({ month: z.string(), addresses: z.array(z.string()) }),
+  // forcedAt: when the month's round was started by --force (ISO time); absent for the month's first round.
+  clearanceDigestDelivered: z.object({ month: z.string(), addresses: z.array(z.string()), forcedAt: z.string().optional() }),
 } as const;
 
 export type SettingKey = keyof typeof SETTING_SCHEMAS;

@@ -108,12 +108,13 @@ export async function sendClearanceDigest(ctx: AppContext, options: JobOptions):
       }
 
       // Rule 8: force emails everyone again and replaces the recorded list; the month is open until they are all recorded again.
-      const delivered = force ? await reopenMonth(ctx, month) : await deliveredThisMonth(ctx, month);
+      const round = force ? await reopenMonth(ctx, month, now) : await roundThisMonth(ctx, month);
+      const delivered = round.delivered;
       const recipients = await digestRecipients(ctx);
       const pending = recipients.filter((user) => !delivered.has(addressKey(ctx, user.email)));
       const branding = await loadEmailBranding(ctx.db, ctx.config);
       const mailer = await ctx.mailer();
-      const sending = await sendToRecipients(ctx, mailer, pending, { month, force, now, report, branding, delivered }, options);
+      const sending = await sendToRecipients(ctx, mailer, pending, { month, forcedAt: round.forcedAt, report, branding, delivered }, options);
 
       const everyoneRecorded = sending.failed === 0;
       // Rule 7: when the list could not be saved, a retry could not tell who already has it, so failed sends are not retried.
@@ -148,19 +149,40 @@ function recordedKey(ctx: Pick<AppContext, 'cipher'>, entry: string): string {
   return entry.includes('@') ? addressKey(ctx, entry) : entry;
 }
 
-/** Addresses recorded as sent this month; a list from an earlier month no longer counts. */
-async function deliveredThisMonth(ctx: AppContext, month: string): Promise<Set<string>> {
-  const recorded = await getSetting(ctx.db, 'clearanceDigestDelivered');
-  return new Set(recorded?.month === month ? recorded.addresses.map((entry) => recordedKey(ctx, entry)) : []);
+/** The month's current round of sends: who has it, and when --force started the round (absent for the month's first round). */
+interface DigestRound {
+  delivered: Set<string>;
+  forcedAt?: string;
 }
 
-/** One transaction: an empty list for this month and the month no longer marked done, so a crash mid-run leaves it open. */
-async function reopenMonth(ctx: AppContext, month: string): Promise<Set<string>> {
+/** Addresses recorded as sent this month; a list from an earlier month no longer counts. */
+async function roundThisMonth(ctx: AppContext, month: string): Promise<DigestRound> {
+  const recorded = await getSetting(ctx.db, 'clearanceDigestDelivered');
+  if (recorded?.month !== month) return { delivered: new Set() };
+  const delivered = new Set(recorded.addresses.map((entry) => recordedKey(ctx, entry)));
+  return recorded.forcedAt === undefined ? { delivered } : { delivered, forcedAt: recorded.forcedAt };
+}
+
+/**
+ * One transaction: an empty list for this month, started by this forced run, and the month no
+ * longer marked done, so a crash mid-run leaves it open and a plain run finishes the same round.
+ */
+async function reopenMonth(ctx: AppContext, month: string, now: Date): Promise<DigestRound> {
+  const forcedAt = now.toISOString();
   await ctx.db.transaction(async (trx) => {
-    await setSetting(trx, 'clearanceDigestDelivered', { month, addresses: [] }, ctx.clock.now());
+    await setSetting(trx, 'clearanceDigestDelivered', { month, addresses: [], forcedAt }, ctx.clock.now());
     await trx('app_settings').where({ key: 'clearanceDigestLastMonth' }).delete();
   });
-  return new Set();
+  return { delivered: new Set(), forcedAt };
+}
+
+/**
+ * The mail API's idempotency key. A forced round's sends carry the time the round was forced,
+ * in the forced run and in the plain run that finishes it, so the provider does not answer them
+ * with the month's earlier send; a repeat of the same send keeps the same key.
+ */
+function digestIdempotencyKey(plan: Pick<SendPlan, 'month' | 'forcedAt'>, userId: string): string {
+  return `clearance-digest:${plan.month}:${userId}${plan.forcedAt === undefined ? '' : `:forced:${plan.forcedAt}`}`;
 }
 
 async function digestRecipients(ctx: AppContext): Promise<UserRecipient[]> {
@@ -219,8 +241,8 @@ async function loadReport(ctx: AppContext, today: string): Promise<DigestReport>
 
 interface SendPlan {
   month: string;
-  force: boolean;
-  now: Date;
+  /** Set when the round was started by --force: kept in the delivered list and in every send's idempotency key. */
+  forcedAt: string | undefined;
   report: DigestReport;
   branding: EmailBranding;
   /** Updated in place as sends succeed. */
@@ -248,7 +270,8 @@ async function sendToRecipients(
     const addresses = [...plan.delivered];
     saving = saving.then(async () => {
       try {
-        await setSetting(ctx.db, 'clearanceDigestDelivered', { month: plan.month, addresses }, ctx.clock.now());
+        const list = plan.forcedAt === undefined ? { month: plan.month, addresses } : { month: plan.month, addresses, forcedAt: plan.forcedAt };
+        await setSetting(ctx.db, 'clearanceDigestDelivered', list, ctx.clock.now());
       } catch (error) {
         outcome.listSaveFailed = true;
         ctx.logger.error({ month: plan.month, err: errorMessage(error) }, 'could not save the clearance digest delivered list');
@@ -271,8 +294,8 @@ async function sendToRecipients(
       await mailer.send({
         to: [user.email],
         ...rendered,
-        // A forced run is a deliberate new send, which the mail API must not drop as a duplicate.
-        idempotencyKey: `clearance-digest:${plan.month}:${user.id}${plan.force ? `:forced:${plan.now.toISOString()}` : ''}`,
+        // A forced round is a deliberate new send, which the mail API must not drop as a duplicate.
+        idempotencyKey: digestIdempotencyKey(plan, user.id),
       });
     } catch (error) {
       if (!(error instanceof MailSendError && error.ambiguous)) throw error;
@@ -308,7 +331,7 @@ async function planDigest(
   if (report.people === 0) {
     return { ...result('nothing-to-report'), wouldDo: [`send nothing: every clearance is in order for ${run.month}`] };
   }
-  const delivered = run.force ? new Set<string>() : await deliveredThisMonth(ctx, run.month);
+  const delivered = run.force ? new Set<string>() : (await roundThisMonth(ctx, run.month)).delivered;
   const recipients = (await digestRecipients(ctx)).filter((user) => !delivered.has(addressKey(ctx, user.email)));
   const counts = report.groups.map((group) => `${group.entries.length} ${group.title.toLowerCase()}`).join(', ');
   return {

@@ -3,10 +3,14 @@ import { FixedClock } from '../../src/clock.js';
 import { LeaseHeldError } from '../../src/errors.js';
 import { JobFailedError } from '../../src/jobs/run-recorded.js';
 import { sendClearanceDigest } from '../../src/jobs/send-clearance-digest.js';
+import { silentLogger } from '../../src/logger.js';
+import { createMailer } from '../../src/mail/create.js';
 import { getSetting, setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testConfig } from '../support/env.js';
 import { insertPerson, insertUser } from '../support/factories.js';
+import { startMailApiServer } from '../support/mail-api-server.js';
 import type { SinkMessage } from '../support/smtp-sink.js';
 import { useSinkAndMailer } from '../support/mail-fixture.js';
 
@@ -180,6 +184,60 @@ describe('send-clearance-digest', () => {
     expect(recipients(mail.sink.messages)).toEqual(['admin@example.org', 'pastor@example.org']);
     expect([...((await delivered())?.addresses ?? [])].sort()).toEqual(['admin@example.org', 'pastor@example.org']);
     expect(await lastMonth()).toBe(MONTH);
+  });
+
+  it("rule 8: a plain run that finishes a forced round sends with that round's idempotency key, so the mail API does not answer it with the first round", async () => {
+    const api = await startMailApiServer();
+    const apiMailer = await createMailer(testConfig(api.configEnv()), silentLogger(), { timeoutMs: 2_000 });
+    // Times on 1 December in Sydney (AEDT, UTC+11).
+    const at = (iso: string) =>
+      createTestContext({
+        db: tdb.db,
+        mailer: apiMailer,
+        clock: new FixedClock(new Date(iso)),
+        env: { ...api.configEnv(), APP_TIMEZONE: 'Australia/Sydney' },
+      });
+    const to = (address: string) => (request: { body: Record<string, unknown> }) => (request.body.to as string[]).includes(address);
+    try {
+      await staff();
+      await insertUser(tdb.db, context().cipher, { email: 'office@example.org', name: 'Olive Office', role: 'ADMIN' });
+      await somethingToReport();
+
+      // 07:00: the month's plain run.
+      expect(await sendClearanceDigest(at('2026-11-30T20:00:00Z'), { trigger: 'scheduler' })).toMatchObject({ status: 'sent', sent: 3 });
+      // The office corrects the data and forces the digest at 09:00; the send to one admin fails.
+      await volunteer('Carl', 'Corrected', ['Youth'], [{ kind: 'WWCC', expiresOn: '2026-11-20' }]);
+      api.failWhere(to('office@example.org'), 422);
+      const forced = await sendClearanceDigest(at('2026-11-30T22:00:00Z'), { trigger: 'cli', force: true });
+      expect(forced).toMatchObject({ outcome: 'partial', status: 'partial', sent: 2, failed: 1 });
+      expect(await lastMonth()).toBeNull();
+      // 10:00: a plain run finishes the forced round.
+      api.failWhere(undefined);
+      const completing = await sendClearanceDigest(at('2026-11-30T23:00:00Z'), { trigger: 'scheduler' });
+
+      expect(completing).toMatchObject({ outcome: 'ok', status: 'sent', sent: 1, failed: 0 });
+      expect(await lastMonth()).toBe(MONTH);
+      const keys = (address: string) => api.requests.filter(to(address)).map((request) => request.idempotencyKey);
+      const [original, forcedKey, completingKey] = keys('office@example.org');
+      expect(keys('office@example.org')).toHaveLength(3);
+      expect(forcedKey).not.toBe(original);
+      expect(completingKey).toBe(forcedKey);
+      // Every send of the forced round names the same round in its key (what follows the month and the user id).
+      const round = (key: string | undefined) => key?.split(':').slice(3).join(':');
+      const [adaOriginal, adaForced] = keys('admin@example.org');
+      expect(round(adaOriginal)).toBe('');
+      expect(round(completingKey)).not.toBe('');
+      expect(round(adaForced)).toBe(round(completingKey));
+      // The office admin got the first digest and then the corrected one; nobody got the forced round twice.
+      const officeSent = api.sent.filter(to('office@example.org'));
+      expect(officeSent).toHaveLength(2);
+      expect(officeSent[1]?.body.text).toContain('Carl Corrected');
+      expect(api.sent.filter(to('admin@example.org'))).toHaveLength(2);
+      expect(api.sent.filter(to('pastor@example.org'))).toHaveLength(2);
+    } finally {
+      await apiMailer.close();
+      await api.close();
+    }
   });
 
   it('rule 7: a failed send leaves the month open; the retry emails only the unrecorded address and then marks the month done', async () => {

@@ -15,10 +15,17 @@ export interface MailApiServer {
   key: string;
   /** Requests that carried the right bearer key, answered or not. */
   requests: MailApiRequest[];
+  /**
+   * Requests the service actually sent. Like Resend, a request whose idempotency key was already
+   * answered 200 gets that stored answer back and is not sent again; a refused request stores nothing.
+   */
+  sent: MailApiRequest[];
   /** The next `count` authorised requests are answered with `status` (e.g. 429, 500, 422). */
   failNext(count: number, status: number): void;
   /** The next `count` authorised requests are never answered. */
   stallNext(count: number): void;
+  /** Authorised requests that `match` are answered with `status` until this is called again (no `match`: none are). */
+  failWhere(match: ((request: MailApiRequest) => boolean) | undefined, status?: number): void;
   close(): Promise<void>;
   /** MAILAPI_* and MAIL_FROM variables that point the application at this server. */
   configEnv(): Record<string, string>;
@@ -34,7 +41,11 @@ const ERROR_NAMES: Record<number, string> = {
 export async function startMailApiServer(options: { key?: string } = {}): Promise<MailApiServer> {
   const key = options.key ?? 're_test_key_for_eventops';
   const requests: MailApiRequest[] = [];
+  const sent: MailApiRequest[] = [];
+  /** The stored 200 answer per idempotency key. */
+  const answered = new Map<string, unknown>();
   const failures: number[] = [];
+  let failing: { match: (request: MailApiRequest) => boolean; status: number } | undefined;
   let stalls = 0;
 
   const server = http.createServer((req, res) => {
@@ -60,13 +71,14 @@ export async function startMailApiServer(options: { key?: string } = {}): Promis
         answer(400, { statusCode: 400, name: 'invalid_json', message: 'Body is not JSON' });
         return;
       }
-      requests.push({
+      const request: MailApiRequest = {
         method: req.method,
         path: req.url,
         authorization: req.headers.authorization,
         idempotencyKey: typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined,
         body,
-      });
+      };
+      requests.push(request);
       if (stalls > 0) {
         stalls -= 1;
         return;
@@ -76,7 +88,19 @@ export async function startMailApiServer(options: { key?: string } = {}): Promis
         answer(failure, { statusCode: failure, name: ERROR_NAMES[failure] ?? 'application_error', message: 'failing on request' });
         return;
       }
-      answer(200, { id: crypto.randomUUID() });
+      if (failing?.match(request)) {
+        answer(failing.status, { statusCode: failing.status, name: ERROR_NAMES[failing.status] ?? 'application_error', message: 'failing on request' });
+        return;
+      }
+      const stored = request.idempotencyKey === undefined ? undefined : answered.get(request.idempotencyKey);
+      if (stored !== undefined) {
+        answer(200, stored);
+        return;
+      }
+      const response = { id: crypto.randomUUID() };
+      if (request.idempotencyKey !== undefined) answered.set(request.idempotencyKey, response);
+      sent.push(request);
+      answer(200, response);
     });
   });
 
@@ -88,11 +112,15 @@ export async function startMailApiServer(options: { key?: string } = {}): Promis
     url,
     key,
     requests,
+    sent,
     failNext(count, status) {
       for (let i = 0; i < count; i++) failures.push(status);
     },
     stallNext(count) {
       stalls += count;
+    },
+    failWhere(match, status = 422) {
+      failing = match ? { match, status } : undefined;
     },
     async close() {
       server.closeAllConnections();
