@@ -493,7 +493,7 @@ async function snapshot(real: InterleavingReal): Promise<string> {
     db('checkout_sessions').orderBy('id').select('id', 'status', 'registration_id', 'expires_at', 'payment_intent_id'),
     db('operations_alerts').count<{ n: string }>({ n: '*' }).first(),
     db('queued_mail').count<{ n: string }>({ n: '*' }).first(),
-    db('pending_reversals').orderBy('payment_intent_id').select('payment_intent_id', 'kind'),
+    db('pending_reversals').orderBy(['payment_intent_id', 'kind']).select('payment_intent_id', 'kind'),
   ]);
   return JSON.stringify({ registrations, checkouts, alerts: alerts?.n, mail: mail?.n, reversals });
 }

@@ -7,6 +7,7 @@ import * as outboxNotify from '../../migrations/20261123001500_outbox_notify.js'
 import * as registrationEmails from '../../migrations/20261123001550_registration_emails.js';
 import * as cardFeePercentDigits from '../../migrations/20261123001700_card_fee_percent_digits.js';
 import * as unpaidHoldSince from '../../migrations/20261124000100_unpaid_hold_since.js';
+import * as pendingReversalsPerKind from '../../migrations/20261125000100_pending_reversals_per_kind.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -27,6 +28,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261123001550_registration_emails', registrationEmails],
   ['20261123001700_card_fee_percent_digits', cardFeePercentDigits],
   ['20261124000100_unpaid_hold_since', unpaidHoldSince],
+  ['20261125000100_pending_reversals_per_kind', pendingReversalsPerKind],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

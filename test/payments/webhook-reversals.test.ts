@@ -129,6 +129,83 @@ describe('reversals that arrive before the payment they reverse', () => {
     expect(dispute.body).toEqual({ received: true, outcome: 'alerted' });
     expect(await kinds()).toEqual(['sold_out', 'reversal_unfulfilled', 'reversal_unfulfilled']);
   });
+
+  /** A full refund, then a dispute of the same payment a second later, both before the payment itself. */
+  async function refundThenDisputeEarly(paymentIntentId: string, amount: number) {
+    const refund = signedDelivery('charge.refunded', refundedCharge({ paymentIntentId, amount }));
+    const dispute = signedDelivery('charge.dispute.created', createdDispute({ paymentIntentId, amount }));
+    expect((await postWebhook(server.url, refund)).body).toEqual({ received: true, outcome: 'reversal_pending' });
+    ctx.clock.advance(1000);
+    expect((await postWebhook(server.url, dispute)).body).toEqual({ received: true, outcome: 'reversal_pending' });
+    // Both wait: the dispute is news of its own, not a repeat of the refund.
+    expect((await tdb.db('pending_reversals').where({ payment_intent_id: paymentIntentId }).orderBy('created_at')).map((r) => r.kind)).toEqual([
+      'refund',
+      'dispute',
+    ]);
+    return { refundEventId: refund.eventId, disputeEventId: dispute.eventId };
+  }
+
+  it('a refund and then a dispute, both before a payment kept without a registration, are each alerted once', async () => {
+    const { staged } = await stage({ capacity: 0 });
+    const paymentIntentId = providerId('pi_test');
+    try {
+      const { refundEventId, disputeEventId } = await refundThenDisputeEarly(paymentIntentId, staged.amount);
+
+      const completion = await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }));
+
+      expect(completion.body).toEqual({ received: true, outcome: 'unfulfilled' });
+      expect(await staging(staged.checkoutId)).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'sold_out' });
+      expect(await tdb.db('pending_reversals').where({ payment_intent_id: paymentIntentId })).toHaveLength(0);
+      const alerts = async () =>
+        (await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id')).map((a) => ({ kind: a.kind, details: a.details }));
+      expect(await alerts()).toEqual([
+        { kind: 'sold_out', details: expect.anything() },
+        { kind: 'reversal_unfulfilled', details: { reversal: 'refund', reversalEventId: refundEventId } },
+        { kind: 'reversal_unfulfilled', details: { reversal: 'dispute', reversalEventId: disputeEventId } },
+      ]);
+      // Either seen again (reconcile, a later delivery under another event id) adds nothing.
+      expect((await deliver('charge.dispute.created', createdDispute({ paymentIntentId, amount: staged.amount }))).body).toMatchObject({
+        outcome: 'already_alerted',
+      });
+      expect((await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: staged.amount }))).body).toMatchObject({
+        outcome: 'already_alerted',
+      });
+      expect(await alerts()).toHaveLength(3);
+    } finally {
+      ctx.clock.set(NOW);
+    }
+  });
+
+  it('a refund and then a dispute, both before a payment that registers: the refund cancels it, the dispute then finds it cancelled as it would after', async () => {
+    const { event, staged } = await stage();
+    const paymentIntentId = providerId('pi_test');
+    try {
+      const { refundEventId } = await refundThenDisputeEarly(paymentIntentId, staged.amount);
+
+      const completion = await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }));
+
+      expect(completion.body).toEqual({ received: true, outcome: 'completed_then_cancelled' });
+      const [registration] = await tdb.db('registrations').where({ event_id: event.id });
+      expect(registration).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund', payment_intent_id: paymentIntentId });
+      expect(await tdb.db('pending_reversals').where({ payment_intent_id: paymentIntentId })).toHaveLength(0);
+      // One alert for the cancellation; a dispute of a registration a refund already cancelled changes nothing and
+      // alerts nothing, whether it waited for the payment or arrived after it (reversePayment's already_cancelled).
+      const alerts = async () => (await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id')).map((a) => a.kind);
+      expect(await alerts()).toEqual(['reversal_applied']);
+      expect((await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).first()).details).toMatchObject({
+        registrationId: registration.id,
+        reversalEventId: refundEventId,
+      });
+      expect((await queuedMessages(ctx, 'receipt')).filter((m) => m.to.includes(staged.email))).toHaveLength(0);
+
+      const after = await deliver('charge.dispute.created', createdDispute({ paymentIntentId, amount: staged.amount }));
+      expect(after.body).toEqual({ received: true, outcome: 'already_cancelled' });
+      expect(await alerts()).toEqual(['reversal_applied']);
+      expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund' });
+    } finally {
+      ctx.clock.set(NOW);
+    }
+  });
 });
 
 describe('disputes that take no money', () => {

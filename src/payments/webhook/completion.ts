@@ -264,7 +264,12 @@ function withCardFee(lines: PricedLine[], surcharge: number): PricedLine[] {
   return surcharge > 0 ? [...withoutFee, { label: CARD_FEE_LINE_LABEL, amount: surcharge, kind: 'fee' }] : withoutFee;
 }
 
-/** A refund or dispute that arrived before this payment completed: cancel at once and tell the administrators. */
+/**
+ * Refunds or disputes that arrived before this payment completed: the first to
+ * arrive cancels at once and tells the administrators. Any other then finds the
+ * registration cancelled, as it would had it arrived after the payment: nothing
+ * more to do (reversePayment's `already_cancelled`).
+ */
 async function applyPendingReversal(
   trx: Knex.Transaction,
   ctx: WebhookContext,
@@ -273,15 +278,12 @@ async function applyPendingReversal(
   claimed: StagingRow,
   amount: number,
 ): Promise<boolean> {
-  const pending = await trx('pending_reversals')
-    .where({ payment_intent_id: paymentIntentId })
-    .first<{ kind: string; provider_event_id: string } | undefined>();
+  const [pending] = await takePendingReversals(trx, paymentIntentId);
   if (!pending) return false;
   const now = ctx.clock.now();
   await trx('registrations')
     .where({ id: registrationId })
     .update({ status: 'CANCELLED', cancelled_at: now, cancel_reason: pending.kind, updated_at: now });
-  await trx('pending_reversals').where({ payment_intent_id: paymentIntentId }).delete();
   await raiseOperationsAlert(trx, ctx, {
     kind: 'reversal_applied',
     reason: `a ${pending.kind} of this payment arrived before the payment itself; the registration was created and cancelled at once`,
@@ -292,6 +294,27 @@ async function applyPendingReversal(
     details: { registrationId, reversalEventId: pending.provider_event_id },
   });
   return true;
+}
+
+interface PendingReversal {
+  kind: string;
+  provider_event_id: string;
+}
+
+/**
+ * Every reversal waiting for this PaymentIntent (one per kind), deleted and
+ * returned in the order they arrived: created_at, then kind for a tie.
+ */
+async function takePendingReversals(trx: Knex.Transaction, paymentIntentId: string): Promise<PendingReversal[]> {
+  const taken = trx('pending_reversals')
+    .where({ payment_intent_id: paymentIntentId })
+    .delete()
+    .returning(['kind', 'provider_event_id', 'created_at']);
+  return trx
+    .with('taken', taken)
+    .from('taken')
+    .orderBy([{ column: 'created_at' }, { column: 'kind' }])
+    .select<PendingReversal[]>('kind', 'provider_event_id');
 }
 
 /** The row can no longer be completed: a redelivery under a new event id (nothing to do), or paid after its payload was scrubbed. */
@@ -321,10 +344,11 @@ async function lateCompletion(
 }
 
 /**
- * A refund or dispute that arrived before this payment, which is now kept
+ * Refunds or disputes that arrived before this payment, which is now kept
  * without a registration: the administrator following up the UNFULFILLED alert
  * must know the money already went back (or is disputed), or they might refund
- * it a second time. Reported as it is when the reversal comes after.
+ * it a second time. Each kind is reported as it is when it comes after: one
+ * alert per kind, in the order they arrived.
  */
 async function reportEarlyReversal(
   trx: Knex.Transaction,
@@ -333,19 +357,16 @@ async function reportEarlyReversal(
   staging: StagingRow,
   reason: string,
 ): Promise<void> {
-  const [pending] = await trx('pending_reversals')
-    .where({ payment_intent_id: paymentIntentId })
-    .delete()
-    .returning<Array<{ kind: string; provider_event_id: string }>>(['kind', 'provider_event_id']);
-  if (!pending) return;
-  await raiseOperationsAlert(trx, ctx, {
-    kind: 'reversal_unfulfilled',
-    reason: `a ${pending.kind} of this payment arrived before the payment itself, which was kept without a registration (${reason}); check it before contacting the payer`,
-    checkoutId: staging.id,
-    providerSessionId: staging.provider_session_id ?? undefined,
-    paymentIntentId,
-    details: { reversal: pending.kind, reversalEventId: pending.provider_event_id },
-  });
+  for (const pending of await takePendingReversals(trx, paymentIntentId)) {
+    await raiseOperationsAlert(trx, ctx, {
+      kind: 'reversal_unfulfilled',
+      reason: `a ${pending.kind} of this payment arrived before the payment itself, which was kept without a registration (${reason}); check it before contacting the payer`,
+      checkoutId: staging.id,
+      providerSessionId: staging.provider_session_id ?? undefined,
+      paymentIntentId,
+      details: { reversal: pending.kind, reversalEventId: pending.provider_event_id },
+    });
+  }
 }
 
 /** A paid session we have no staging row for. Ours by its metadata → money without a record → alert; else not ours. */

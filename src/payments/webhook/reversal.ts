@@ -57,9 +57,10 @@ export async function reversePayment(
     return 'alerted';
   }
   // Not paid here yet (or not ours): kept, and applied the moment a registration gets this PaymentIntent.
+  // One row per kind: a dispute after a refund is news of its own; the same kind seen again adds nothing.
   await trx('pending_reversals')
     .insert({ payment_intent_id: action.paymentIntentId, kind: action.reversal, provider_event_id: eventId, created_at: now })
-    .onConflict('payment_intent_id')
+    .onConflict(['payment_intent_id', 'kind'])
     .ignore();
   return 'reversal_pending';
 }
