@@ -40,6 +40,8 @@ export const ALERT_KINDS = [
   'dispute_inquiry',
   /** A dispute the church won: the money came back, but the registration was cancelled when it opened. */
   'dispute_won',
+  /** A dispute of a payment whose registration was already cancelled (refunded, or cancelled by the office). */
+  'dispute_after_cancellation',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
@@ -58,6 +60,7 @@ const KIND_LABELS: Record<AlertKind, string> = {
   reconcile_mismatch: 'Our records differ from the provider',
   dispute_inquiry: 'Card inquiry to answer',
   dispute_won: 'Dispute won: payment returned',
+  dispute_after_cancellation: 'Dispute of a cancelled registration',
 };
 
 export interface OperationsAlertInput {

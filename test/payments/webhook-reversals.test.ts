@@ -188,19 +188,20 @@ describe('reversals that arrive before the payment they reverse', () => {
       const [registration] = await tdb.db('registrations').where({ event_id: event.id });
       expect(registration).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund', payment_intent_id: paymentIntentId });
       expect(await tdb.db('pending_reversals').where({ payment_intent_id: paymentIntentId })).toHaveLength(0);
-      // One alert for the cancellation; a dispute of a registration a refund already cancelled changes nothing and
-      // alerts nothing, whether it waited for the payment or arrived after it (reversePayment's already_cancelled).
+      // One alert for the cancellation, and one for the dispute of the registration the refund cancelled: it changes
+      // nothing here, but the bank may take the refunded money again, so a person answers it at the provider.
       const alerts = async () => (await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id')).map((a) => a.kind);
-      expect(await alerts()).toEqual(['reversal_applied']);
+      expect(await alerts()).toEqual(['reversal_applied', 'dispute_after_cancellation']);
       expect((await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).first()).details).toMatchObject({
         registrationId: registration.id,
         reversalEventId: refundEventId,
       });
       expect((await queuedMessages(ctx, 'receipt')).filter((m) => m.to.includes(staged.email))).toHaveLength(0);
 
+      // Delivered again after the payment: one alert per payment, not another.
       const after = await deliver('charge.dispute.created', createdDispute({ paymentIntentId, amount: staged.amount }));
-      expect(after.body).toEqual({ received: true, outcome: 'already_cancelled' });
-      expect(await alerts()).toEqual(['reversal_applied']);
+      expect(after.body).toEqual({ received: true, outcome: 'already_alerted' });
+      expect(await alerts()).toEqual(['reversal_applied', 'dispute_after_cancellation']);
       expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund' });
     } finally {
       ctx.clock.set(NOW);
@@ -250,6 +251,30 @@ describe('disputes that take no money', () => {
     await deliver('charge.dispute.created', lostDispute);
     expect((await deliver('charge.dispute.closed', { ...lostDispute, status: 'lost' })).body).toMatchObject({ outcome: 'ignored' });
     expect(await alertsOf(lost.paymentIntentId)).toEqual([]);
+  });
+});
+
+describe('disputes of a registration already cancelled', () => {
+  it('a dispute after the office cancelled a card-paid registration (the money kept) is alerted once; a refund after a dispute is not', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    const paymentIntentId = providerId('pi_test');
+    const registration = await insertRegistration(tdb.db, ctx.cipher, event.id, {
+      status: 'CANCELLED',
+      payment_method: 'card',
+      payment_intent_id: paymentIntentId,
+      cancel_reason: 'office',
+      cancelled_at: NOW,
+    });
+
+    const dispute = await deliver('charge.dispute.created', createdDispute({ paymentIntentId, amount: 12000 }));
+    expect(dispute.body).toEqual({ received: true, outcome: 'alerted' });
+    const [alert] = await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId });
+    expect(alert).toMatchObject({ kind: 'dispute_after_cancellation', amount_minor: 12000 });
+    expect(alert.details).toMatchObject({ registrationId: registration.id, cancelReason: 'office' });
+    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'office' });
+
+    expect((await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: 12000 }))).body).toMatchObject({ outcome: 'already_cancelled' });
+    expect(await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId })).toHaveLength(1);
   });
 });
 

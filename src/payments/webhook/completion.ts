@@ -10,6 +10,7 @@ import { lockEventForCompletion, registrationRow, type CompletionLock } from '..
 import { decryptStagedRegistration, type StagedRegistration } from '../staging.js';
 import type { CompleteAction, RecordedCompletion, SeenEvent } from './claim.js';
 import { findStagingRow, mayStillBePaid, type StagingRow, type WebhookContext } from './staging-rows.js';
+import { alertDisputeOfCancelled } from './reversal.js';
 
 /**
  * A paid checkout (checkout.session.completed with payment settled, or
@@ -278,7 +279,7 @@ async function applyPendingReversal(
   claimed: StagingRow,
   amount: number,
 ): Promise<boolean> {
-  const [pending] = await takePendingReversals(trx, paymentIntentId);
+  const [pending, ...later] = await takePendingReversals(trx, paymentIntentId);
   if (!pending) return false;
   const now = ctx.clock.now();
   await trx('registrations')
@@ -293,6 +294,16 @@ async function applyPendingReversal(
     amountMinor: amount,
     details: { registrationId, reversalEventId: pending.provider_event_id },
   });
+  // What would have happened had they arrived after the payment: a dispute of the now-cancelled registration is told.
+  for (const reversal of later.filter((r) => r.kind === 'dispute')) {
+    await alertDisputeOfCancelled(trx, ctx, {
+      paymentIntentId,
+      registrationId,
+      cancelReason: pending.kind,
+      providerEventId: reversal.provider_event_id,
+      checkoutId: claimed.id,
+    });
+  }
   return true;
 }
 

@@ -27,9 +27,19 @@ export async function reversePayment(
   const registration = await trx('registrations')
     .where({ payment_intent_id: action.paymentIntentId })
     .forUpdate()
-    .first<{ id: string; status: string } | undefined>();
+    .first<{ id: string; status: string; cancel_reason: string | null } | undefined>();
   if (registration) {
-    if (registration.status === 'CANCELLED') return 'already_cancelled';
+    if (registration.status === 'CANCELLED') {
+      if (action.reversal !== 'dispute') return 'already_cancelled';
+      const raised = await alertDisputeOfCancelled(trx, ctx, {
+        paymentIntentId: action.paymentIntentId,
+        registrationId: registration.id,
+        cancelReason: registration.cancel_reason,
+        amountMinor: action.amountMinor,
+        providerEventId: eventId,
+      });
+      return raised ? 'alerted' : 'already_alerted';
+    }
     await trx('registrations')
       .where({ id: registration.id })
       .update({ status: 'CANCELLED', cancelled_at: now, cancel_reason: action.reversal, updated_at: now });
@@ -89,6 +99,28 @@ export async function alertPartialRefund(
     },
   });
   return 'alerted';
+}
+
+/**
+ * A dispute of a payment whose registration is already cancelled changes nothing here, but the bank may take
+ * the money (again, after a refund): a person answers it at the provider. One alert per payment.
+ */
+export async function alertDisputeOfCancelled(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  dispute: { paymentIntentId: string; registrationId: string; cancelReason: string | null; amountMinor?: number; providerEventId: string; checkoutId?: string },
+): Promise<boolean> {
+  const alerted = await trx('operations_alerts').where({ kind: 'dispute_after_cancellation', payment_intent_id: dispute.paymentIntentId }).first('id');
+  if (alerted) return false;
+  await raiseOperationsAlert(trx, ctx, {
+    kind: 'dispute_after_cancellation',
+    reason: `a dispute was opened for a payment whose registration was already cancelled (${dispute.cancelReason ?? 'cancelled'}); answer it at the card provider${dispute.cancelReason === 'refund' ? ', showing the refund' : ''}`,
+    paymentIntentId: dispute.paymentIntentId,
+    checkoutId: dispute.checkoutId,
+    amountMinor: dispute.amountMinor,
+    details: { registrationId: dispute.registrationId, cancelReason: dispute.cancelReason, providerEventId: dispute.providerEventId },
+  });
+  return true;
 }
 
 /** An inquiry to answer, or a won dispute's money back on a cancelled registration: a person decides; nothing changes here. */
