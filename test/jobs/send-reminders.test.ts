@@ -351,9 +351,18 @@ describe('send-reminders', () => {
     for (let i = 0; i < 35; i++) await register(event.id, `moved${String(i).padStart(2, '0')}@example.org`);
     // 19:00 on Sunday 6 December in Sydney.
     const movedTo = new Date('2026-12-06T08:00:00Z');
-    const movedAfterFirstSend = afterFirstSend(() =>
-      tdb.db('events').where({ id: event.id }).update({ starts_at: movedTo, location: 'Parish Centre', title: 'Family Camp (new date)' }),
-    );
+    // The office moves the event as the first reminder goes out; no send is handed over before the move has
+    // committed, so the renewal before the second chunk (it starts after 24 sends) always reads it.
+    let moving: Promise<unknown> | undefined;
+    const movedAfterFirstSend: Mailer = {
+      kind: 'smtp',
+      close: async () => undefined,
+      async send(message: MailMessage) {
+        moving ??= tdb.db('events').where({ id: event.id }).update({ starts_at: movedTo, location: 'Parish Centre', title: 'Family Camp (new date)' });
+        await moving;
+        return mail.mailer.send(message);
+      },
+    };
 
     const summary = await sendEventReminders(context({}, new FixedClock(NOW), movedAfterFirstSend), { trigger: 'cli' });
 
