@@ -287,7 +287,10 @@ describe('queued mail', () => {
     } finally {
       await tdb.db.raw('DROP TRIGGER IF EXISTS refuse_outcome ON queued_mail');
     }
-    // Sends still under way when the run answered (there should be none) have time to arrive.
+    // What the run marked SENT has reached the sink (parsed), and sends still under way when it answered (there
+    // should be none) have time to arrive.
+    const markedSent = await tdb.db('queued_mail').whereIn('id', others).where({ status: 'SENT' }).count<Array<{ count: number }>>({ count: '*' });
+    await sink.waitFor(Number(markedSent[0]?.count ?? 0));
     await settled(() => sink.messages.length);
 
     // Only the refused message is still claimed; every message that reached the server is SENT.
@@ -308,6 +311,7 @@ describe('queued mail', () => {
     // Once the refused message's claim has expired, the next run sends what was handed back and retries it; nothing goes out twice.
     clock.advance(6 * minute);
     expect(await deliverQueuedMail(ctx, { limit: 50 })).toEqual({ sent: 12 - firstRun.length, retried: 1, failed: 0 });
+    await sink.waitFor(12);
     await settled(() => sink.messages.length);
     const addresses = sink.messages.map((m) => m.envelope.to[0]);
     expect(addresses).toHaveLength(12);
