@@ -63,14 +63,19 @@ async function eventRow(db: Db, id: string) {
     .first<{ reminder_claimed_at: Date | null; reminder_sent_at: Date | null }>('reminder_claimed_at', 'reminder_sent_at');
 }
 
-/** The sink's mailer, with `meanwhile` done once, as the first message is sent (something another process does mid-run). */
+/**
+ * The sink's mailer, with `meanwhile` done once, as the first message is sent (something another process does
+ * mid-run). No send is handed over before it has committed, so the renewal before the next chunk (which starts
+ * only after 24 of the first chunk's sends) always sees it, however loaded the machine.
+ */
 function afterFirstSend(meanwhile: () => Promise<unknown>): Mailer {
-  let sends = 0;
+  let done: Promise<unknown> | undefined;
   return {
     kind: 'smtp',
     close: async () => undefined,
     async send(message: MailMessage) {
-      if (++sends === 1) await meanwhile();
+      done ??= meanwhile();
+      await done;
       return mail.mailer.send(message);
     },
   };
@@ -351,18 +356,9 @@ describe('send-reminders', () => {
     for (let i = 0; i < 35; i++) await register(event.id, `moved${String(i).padStart(2, '0')}@example.org`);
     // 19:00 on Sunday 6 December in Sydney.
     const movedTo = new Date('2026-12-06T08:00:00Z');
-    // The office moves the event as the first reminder goes out; no send is handed over before the move has
-    // committed, so the renewal before the second chunk (it starts after 24 sends) always reads it.
-    let moving: Promise<unknown> | undefined;
-    const movedAfterFirstSend: Mailer = {
-      kind: 'smtp',
-      close: async () => undefined,
-      async send(message: MailMessage) {
-        moving ??= tdb.db('events').where({ id: event.id }).update({ starts_at: movedTo, location: 'Parish Centre', title: 'Family Camp (new date)' });
-        await moving;
-        return mail.mailer.send(message);
-      },
-    };
+    const movedAfterFirstSend = afterFirstSend(() =>
+      tdb.db('events').where({ id: event.id }).update({ starts_at: movedTo, location: 'Parish Centre', title: 'Family Camp (new date)' }),
+    );
 
     const summary = await sendEventReminders(context({}, new FixedClock(NOW), movedAfterFirstSend), { trigger: 'cli' });
 
