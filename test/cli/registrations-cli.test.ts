@@ -197,6 +197,9 @@ describe('eventops registrations: the office records a bank transfer, cancels an
 
     const again = await cli([...part, '--again']);
     expect(again).toMatchObject({ code: 0, stdout: `recorded $40.00 by bank for ${reference}; paid $80.00, balance $40.00 (still PENDING)\n` });
+    // The history says the office meant it.
+    const recorded = await tdb.db('registration_history').where({ registration_id: id, action: 'payment_recorded' }).orderBy('id').pluck('changes');
+    expect(recorded.map((changes: Record<string, unknown>) => changes.again ?? false)).toEqual([false, true]);
     // The same amount with another note is another payment: here the balance, so it pays in full.
     const last = await cli(['mark-paid', reference, '--amount', '40', '--partial', '--note', 'transfer of 10 March']);
     expect(last.code).toBe(0);

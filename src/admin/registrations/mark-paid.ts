@@ -110,6 +110,8 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
         paidMinor: paid,
         balanceMinor: registration.total_minor - paid,
         ...(full ? { status: { from: 'PENDING', to: 'PAID' } } : {}),
+        // Recorded although the same payment was recorded in the last 24 hours: the office said it is another.
+        ...(input.again ? { again: true } : {}),
       },
       note: input.note,
       actor: input.actor,
