@@ -9,7 +9,7 @@ import { renderReceipt } from '../../payments/receipts.js';
 import { assertWithinAttendeeCap, registerWithoutCard, SoldOutError, type RegisteredWithoutCard } from '../../payments/register.js';
 import type { RegistrationContact } from '../../payments/registrations.js';
 import { getEventBySlug } from '../events.js';
-import { localDay } from './dates.js';
+import { localDay } from '../../local-time.js';
 import { recordHistory } from './history.js';
 import type { OfficeContext } from './mark-paid.js';
 import { insertOfficePayment } from './payments.js';

@@ -1,7 +1,7 @@
 import { AppError } from '../../errors.js';
 import { paymentReference } from '../../payments/links.js';
 import { queueCancellationNotice } from '../../payments/notices.js';
-import { localDay } from './dates.js';
+import { localDay } from '../../local-time.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';

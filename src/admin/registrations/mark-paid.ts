@@ -4,7 +4,7 @@ import { AppError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
 import { paymentReference } from '../../payments/links.js';
 import { renderReceipt } from '../../payments/receipts.js';
-import { localDay, localMinute } from './dates.js';
+import { localDay, localMinute } from '../../local-time.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import { cardPaymentMayArrive, insertOfficePayment, officePaidSum, recentSamePayment, type OfficePaymentMethod } from './payments.js';

@@ -25,7 +25,7 @@ export function registerAlertsCommands(program: Command): void {
       const options = parseOrUsage(listOptionsSchema, raw);
       await withContext(async (ctx) => {
         const { listOperationsAlerts } = await import('../../payments/alerts.js');
-        const { localDay, localMinute } = await import('../../admin/registrations/dates.js');
+        const { localDay, localMinute } = await import('../../local-time.js');
         const found = await listOperationsAlerts(ctx.db, { all: options.all });
         const money = moneyFormatter(ctx.config.regional);
         const { timeZone } = ctx.config.regional;

@@ -96,8 +96,8 @@ export function registerEventsCommands(program: Command): void {
       await withContext(async (ctx) => {
         const { listEvents } = await import('../../admin/events.js');
         const found = await listEvents(ctx, { includeDeleted: options.all });
-        const { formatInTimeZone } = await import('date-fns-tz');
-        const when = (date: Date) => formatInTimeZone(date, ctx.config.regional.timeZone, 'yyyy-MM-dd HH:mm');
+        const { localMinute } = await import('../../local-time.js');
+        const when = (date: Date) => localMinute(date, ctx.config.regional.timeZone);
         printResult(options, { events: found }, found.length === 0 ? 'no events' : found.map((event) => describeEvent(event, when)));
       });
     });

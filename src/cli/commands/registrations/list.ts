@@ -24,7 +24,7 @@ export function registerListCommand(registrations: Command): void {
       await withContext(async (ctx) => {
         const { listRegistrations } = await import('../../../admin/registrations/list.js');
         const { moneyFormatter } = await import('../../../admin/registrations/money.js');
-        const { localDay } = await import('../../../admin/registrations/dates.js');
+        const { localDay } = await import('../../../local-time.js');
         const money = moneyFormatter(ctx.config.regional);
         const found = await listRegistrations(ctx, { eventSlug: options.event, status: options.status, search: options.search });
         printResult(

@@ -13,7 +13,7 @@ export function registerShowCommand(registrations: Command): void {
       await withContext(async (ctx) => {
         const { showRegistration } = await import('../../../admin/registrations/show.js');
         const { moneyFormatter } = await import('../../../admin/registrations/money.js');
-        const { localMinute } = await import('../../../admin/registrations/dates.js');
+        const { localMinute } = await import('../../../local-time.js');
         const detail = await showRegistration(ctx, given);
         const minute = (date: Date) => localMinute(date, ctx.config.regional.timeZone);
         printResult(options, { registration: detail }, describe(detail, moneyFormatter(ctx.config.regional), minute));

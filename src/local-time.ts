@@ -1,3 +1,4 @@
+// The church's local time for people to read (office commands): loaded only where it is shown, not on the cron path.
 import { formatInTimeZone } from 'date-fns-tz';
 
 /** The church's calendar date of an instant, `yyyy-MM-dd` in APP_TIMEZONE. */
