@@ -5,7 +5,8 @@ import { AppError, EXIT, errorMessage } from '../errors.js';
 import { registerCommands } from './commands/index.js';
 import { readVersion } from './version.js';
 
-export function buildProgram(): Command {
+/** The program with every command, or only the one `argv` names (see registerCommands). */
+export async function buildProgram(argv?: readonly string[]): Promise<Command> {
   const program = new Command('eventops')
     .description('Event operations for a church: background jobs, card payments and administration')
     .version(readVersion(process.env), '-V, --version', 'print the version (NEXT_PUBLIC_APP_VERSION and NEXT_PUBLIC_GIT_SHA when set)')
@@ -22,7 +23,7 @@ Examples:
 
 Exit codes: 0 ok, 1 failure, 2 usage, 75 another run holds the lease, 78 configuration.`,
   );
-  registerCommands(program);
+  await registerCommands(program, argv);
   return program;
 }
 
@@ -34,9 +35,9 @@ export async function main(argv: string[]): Promise<number> {
     process.exit(typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok);
   });
   loadEnvFile(process.cwd()); // so --version sees NEXT_PUBLIC_* from .env; missing values are reported by each command
-  const program = buildProgram();
   let code: number = EXIT.ok;
   try {
+    const program = await buildProgram(argv);
     await program.parseAsync(argv);
     code = typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (error) {

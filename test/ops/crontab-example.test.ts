@@ -56,7 +56,7 @@ const daysOf = (job: CronJob | undefined) => job?.schedule[2];
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 describe('crontab.example', () => {
-  it('every job line has five valid schedule fields and names a real eventops subcommand', () => {
+  it('every job line has five valid schedule fields and names a real eventops subcommand', async () => {
     const jobs = crontabJobs();
     expect(jobs.map((job) => job.subcommand).sort()).toEqual([
       'error-issues',
@@ -67,7 +67,7 @@ describe('crontab.example', () => {
       'sweep-checkouts',
       'sync-website',
     ]);
-    const known = new Map(buildProgram().commands.map((command) => [command.name(), command]));
+    const known = new Map((await buildProgram()).commands.map((command) => [command.name(), command]));
     for (const job of jobs) {
       const command = known.get(job.subcommand);
       expect(command, job.line).toBeDefined();
