@@ -72,7 +72,7 @@ async function settle(model: InterleavingModel, real: InterleavingReal): Promise
   await assertInvariants(real.harness.tdb.db, {
     charged: model.charged,
     refundCalls: real.harness.provider.refundCalls,
-    pages: { baseUrl: real.harness.server.url, authSecret: real.harness.ctx.config.authSecret },
+    pages: { baseUrl: real.harness.server.url, authSecret: real.harness.ctx.config.authSecret, now: real.harness.ctx.clock.now() },
   });
 }
 

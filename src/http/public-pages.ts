@@ -137,7 +137,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
         'e.title',
       );
     if (!row || row.slug !== slug) return notFound(reply, 'payment');
-    const registration = await registrationOfCheckout(ctx.db, row);
+    const registration = await registrationOfCheckout(ctx.db, row, ctx.clock.now());
     const format = pageFormat(ctx.config.regional);
     const state = successState(row, registration);
     const base = {
@@ -177,7 +177,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
     const parsed = idParams.safeParse(params);
     if (!parsed.success || !token) return undefined;
     if (!verifyRegistrationToken(ctx.config.authSecret, parsed.data.id, token)) return undefined;
-    const registration = await loadPublicRegistration(ctx.db, parsed.data.id);
+    const registration = await loadPublicRegistration(ctx.db, parsed.data.id, ctx.clock.now());
     return registration ? { registration, token } : undefined;
   };
   const queryToken = (query: unknown) => {
@@ -243,9 +243,10 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
 async function registrationOfCheckout(
   db: Db,
   row: Pick<SuccessRow, 'registration_id' | 'payment_intent_id'>,
+  now: Date,
 ): Promise<PublicRegistration | undefined> {
-  if (row.registration_id) return loadPublicRegistration(db, row.registration_id);
+  if (row.registration_id) return loadPublicRegistration(db, row.registration_id, now);
   if (!row.payment_intent_id) return undefined;
   const found = await db('registrations').where({ payment_intent_id: row.payment_intent_id }).first<{ id: string } | undefined>('id');
-  return found ? loadPublicRegistration(db, found.id) : undefined;
+  return found ? loadPublicRegistration(db, found.id, now) : undefined;
 }

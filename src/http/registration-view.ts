@@ -61,7 +61,8 @@ interface JoinedRow {
   pass_card_fee: boolean;
 }
 
-export async function loadPublicRegistration(db: Db, id: string): Promise<PublicRegistration | undefined> {
+/** `now` decides whether a pay-now session is still live (see cardPaymentStateOf). */
+export async function loadPublicRegistration(db: Db, id: string, now: Date): Promise<PublicRegistration | undefined> {
   if (!UUID.test(id)) return undefined;
   const row = await db('registrations as r')
     .join('events as e', 'e.id', 'r.event_id')
@@ -96,7 +97,7 @@ export async function loadPublicRegistration(db: Db, id: string): Promise<Public
     surchargeMinor: row.surcharge_minor,
     cancelReason: row.cancel_reason,
     officePaidMinor: row.office_paid_minor,
-    cardPayment: row.status === 'PENDING' ? await cardPaymentStateOf(db, row.id) : 'none',
+    cardPayment: row.status === 'PENDING' ? await cardPaymentStateOf(db, row.id, now) : 'none',
     event: {
       id: row.event_id,
       slug: row.slug,
@@ -127,7 +128,7 @@ export function payNowBlocker(
   if (registration.status === 'PAID') return 'This registration is already paid; there is nothing more to pay.';
   if (registration.status === 'CANCELLED') return 'This registration was cancelled, so there is nothing to pay.';
   if (registration.totalMinor === 0) return 'This registration is free; there is nothing to pay.';
-  if (registration.event.deletedAt) return 'This event has been cancelled, so payment is closed. The church will contact you.';
+  if (registration.event.deletedAt) return EVENT_CANCELLED_NOTE;
   // A card checkout is always for the whole total: after a part-payment the POST refuses it (part_paid), so the pages do too.
   if (registration.officePaidMinor > 0) return NOT_PAYABLE_MESSAGES.part_paid;
   if (registration.cardPayment === 'in_flight' && !options.inFlightDecidedUnderLock) return CARD_PAYMENT_PROCESSING_NOTE;
@@ -141,6 +142,12 @@ export function payNowBlocker(
 export const CARD_PAYMENT_PROCESSING_NOTE =
   'We are waiting for the card payment provider to confirm your payment. We will email you as soon as your card payment is confirmed; if you were charged you do not need to pay again.';
 
+/** A pay-now session left unfinished (the registrant came back from the provider's page): it can be finished. */
+const CARD_PAYMENT_UNFINISHED_NOTE =
+  'Your card payment was started but not finished, and your places are still held. Use "Pay now by card" to finish it. If you did finish it, you do not need to pay again: we will email you as soon as it is confirmed.';
+
+const EVENT_CANCELLED_NOTE = 'This event has been cancelled, so payment is closed. The church will contact you.';
+
 const STATUS_TEXT: Record<PublicRegistration['status'], { label: string; note: string }> = {
   PAID: { label: 'Paid', note: 'You are registered. See you there!' },
   PENDING: { label: 'Awaiting payment', note: 'Your places are held. Your registration is confirmed once we receive your payment.' },
@@ -153,8 +160,14 @@ function statusText(registration: PublicRegistration): { label: string; note: st
     const what = registration.cancelReason === 'refund' ? 'was refunded' : 'was disputed with your bank';
     return { label: 'Cancelled', note: `Your card payment ${what}, so this registration was cancelled and its places released.` };
   }
+  if (registration.status !== 'CANCELLED' && registration.event.deletedAt) {
+    return { label: registration.status === 'PAID' ? 'Paid' : 'Event cancelled', note: EVENT_CANCELLED_NOTE };
+  }
   if (registration.status === 'PENDING' && registration.cardPayment === 'in_flight') {
     return { label: 'Payment processing', note: CARD_PAYMENT_PROCESSING_NOTE };
+  }
+  if (registration.status === 'PENDING' && registration.cardPayment === 'resumable') {
+    return { label: 'Awaiting payment', note: CARD_PAYMENT_UNFINISHED_NOTE };
   }
   if (registration.status === 'PENDING' && registration.cardPayment === 'confirmed_unpaid') {
     return { label: 'Awaiting payment', note: 'Your last card payment was not completed, and nothing was charged. Your places are still held until you pay.' };
@@ -169,8 +182,14 @@ export async function registrationPageData(
   const format = pageFormat(ctx.config.regional);
   const lines = registration.lineItems.map((line): LineView => ({ label: line.label, amount: format.money(line.amount) }));
   const status = statusText(registration);
-  // While a card payment may still be confirmed, bank details would invite a second payment.
-  const owing = registration.status === 'PENDING' && registration.totalMinor > 0 && registration.cardPayment !== 'in_flight';
+  // While a card payment may still be confirmed or finished, bank details would invite a second payment;
+  // for a cancelled event nothing is owed any more.
+  const owing =
+    registration.status === 'PENDING' &&
+    registration.totalMinor > 0 &&
+    registration.cardPayment !== 'in_flight' &&
+    registration.cardPayment !== 'resumable' &&
+    !registration.event.deletedAt;
   let bank: RegistrationPageData['bank'];
   if (owing && registration.paymentMethod === 'bank') {
     const details = await getBankDetails(ctx.db);

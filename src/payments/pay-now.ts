@@ -46,7 +46,7 @@ interface RegistrationRow {
   surcharge_minor: number;
 }
 
-interface InFlightCheckoutRow {
+export interface InFlightCheckoutRow {
   id: string;
   status: 'OPEN' | 'EXPIRED';
   expires_at: Date;
@@ -81,8 +81,8 @@ export async function startExistingRegistrationCheckout(
 
     const now = ctx.clock.now();
     const inFlight = await inFlightCheckoutsOf(trx, registration.id);
-    const live = inFlight.find((row) => row.status === 'OPEN' && row.expires_at > now);
-    if (live?.provider_url && !live.payment_intent_id) return { checkoutId: live.id, redirectUrl: live.provider_url, reused: true };
+    const live = resumableCheckout(inFlight, now);
+    if (live) return { checkoutId: live.id, redirectUrl: live.provider_url, reused: true };
     // Expired (or settling) but not confirmed unpaid: the provider may still confirm a payment, so a second one could double-charge.
     if (inFlight.length > 0) throw new NotPayableError('processing');
 
@@ -139,6 +139,21 @@ export async function inFlightCheckoutsOf(db: Knex, registrationId: string): Pro
     .where(mayStillBePaid)
     .orderBy('expires_at', 'desc')
     .select<InFlightCheckoutRow[]>('id', 'status', 'expires_at', 'provider_url', 'payment_intent_id');
+}
+
+/**
+ * The registration's one checkout in flight when it is a live session that has taken no payment
+ * (no PaymentIntent yet): handing it out again cannot charge twice, because a provider session
+ * takes one payment. Anything else in flight may still be paid, so nothing is offered.
+ */
+export function resumableCheckout(
+  inFlight: InFlightCheckoutRow[],
+  now: Date,
+): (InFlightCheckoutRow & { provider_url: string }) | undefined {
+  if (inFlight.length !== 1) return undefined;
+  const [row] = inFlight as [InFlightCheckoutRow];
+  const live = row.status === 'OPEN' && row.expires_at > now && row.provider_url !== null && row.payment_intent_id === null;
+  return live ? (row as InFlightCheckoutRow & { provider_url: string }) : undefined;
 }
 
 /**

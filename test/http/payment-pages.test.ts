@@ -75,6 +75,73 @@ describe('while a pay-now card payment may still be confirmed', () => {
   }
 });
 
+describe('a pay-now session left unfinished (the registrant came back from the provider)', () => {
+  const LIVE = { status: 'OPEN', provider_url: 'https://checkout.example/c/pay/cs_live', expires_at: new Date(T0.getTime() + 20 * 60_000) };
+
+  it('reopening the pay-now link offers the same session again: the pages offer pay-now, never "processing" or "nothing was charged"', async () => {
+    const { registration } = await pendingWithPayNow(LIVE);
+    const token = registrationToken(AUTH_SECRET, registration.id);
+
+    const page = await registrationPage(registration.id);
+    expect(page.html).toContain('Awaiting payment');
+    expect(page.html).toContain('started but not finished');
+    expect(page.html).not.toContain('Payment processing');
+    expect(page.html).not.toContain('nothing was charged');
+    expect(page.html).toContain('id="pay-now"');
+    // A bank transfer now could pay twice if the card session is finished after all.
+    expect(page.html).not.toContain('id="bank-instructions"');
+
+    const pay = await getPage(`/registrations/${registration.id}/pay?token=${token}`);
+    expect(pay.status).toBe(200);
+    const post = await fetch(`${server.url}/registrations/${registration.id}/pay`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `token=${token}`,
+    });
+    expect(post.status).toBe(303);
+    expect(post.headers.get('location')).toBe(LIVE.provider_url);
+    expect(await tdb.db('checkout_sessions').where({ registration_id: registration.id }).pluck('provider_url')).toEqual([LIVE.provider_url]);
+  });
+
+  for (const [state, checkout] of [
+    ['past its expiry', { ...LIVE, expires_at: new Date(T0.getTime() - 60_000) }],
+    ['with a PaymentIntent (a payment under way)', { ...LIVE, payment_intent_id: 'pi_under_way' }],
+    ['without a provider address', { ...LIVE, provider_url: null }],
+  ] as const) {
+    it(`${state}: still processing, no pay-now`, async () => {
+      const { registration } = await pendingWithPayNow(checkout);
+      const page = await registrationPage(registration.id);
+      expect(page.html).toContain('Payment processing');
+      expect(page.html).not.toContain('id="pay-now"');
+      const pay = await getPage(`/registrations/${registration.id}/pay?token=${registrationToken(AUTH_SECRET, registration.id)}`);
+      expect(pay.status).toBe(409);
+    });
+  }
+});
+
+describe('a registration for a deleted event', () => {
+  it('asks for no money: no bank details, no pay-now, and says the event was cancelled', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true, deleted_at: T0 });
+    const registration = await insertRegistration(tdb.db, cipher(), event.id, { status: 'PENDING', payment_method: 'bank' });
+    const page = await registrationPage(registration.id);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('Event cancelled');
+    expect(page.html).toContain('This event has been cancelled, so payment is closed. The church will contact you.');
+    expect(page.html).not.toContain('Your places are held');
+    expect(page.html).not.toContain('id="bank-instructions"');
+    expect(page.html).not.toContain('id="pay-now"');
+  });
+
+  it('a paid registration for it no longer says "see you there"', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true, deleted_at: T0 });
+    const registration = await insertRegistration(tdb.db, cipher(), event.id, { status: 'PAID', payment_method: 'card' });
+    const page = await registrationPage(registration.id);
+    expect(page.html).toContain('This event has been cancelled');
+    expect(page.html).not.toContain('See you there');
+  });
+});
+
 describe('once the provider confirmed the payment unpaid', () => {
   it('the success page says nothing was charged and offers pay-now; the registration page too', async () => {
     const { event, registration, sessionId } = await pendingWithPayNow({ status: 'EXPIRED', scrubbed_at: T0, unpaid_confirmed_at: T0 });
