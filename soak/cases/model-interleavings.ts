@@ -87,7 +87,7 @@ const pick = <T>(items: T[], index: number): T => items[index % items.length] as
 const inState = (model: InterleavingModel, state: ProviderState) => model.sessions.filter((s) => s.provider === state);
 
 const isRefusal = (error: unknown) =>
-  error instanceof AppError && ['sold_out', 'not_payable', 'not_markable', 'already_cancelled'].includes(error.code);
+  error instanceof AppError && ['sold_out', 'registration_closed', 'not_payable', 'not_markable', 'already_cancelled'].includes(error.code);
 
 const OFFICE = { actor: 'model-office' };
 const money = moneyFormatter({ locale: 'en-AU', currency: 'AUD' });
