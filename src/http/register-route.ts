@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
+import { recordError } from '../ops/error-log.js';
 import { verifyCaptchaToken } from '../payments/captcha.js';
 import { PricingError } from '../payments/pricing.js';
 import { registerForEvent } from '../payments/register.js';
@@ -62,8 +63,14 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
 
     if (ctx.config.captcha) {
       const verdict = await verifyCaptchaToken(ctx.config.captcha, parsed.captchaToken, { remoteIp: request.ip });
-      if (!verdict.ok && verdict.reason === 'unavailable') {
-        request.log.warn('captcha verification service unavailable');
+      if (!verdict.ok && verdict.reason === 'misconfigured') {
+        // Every registration fails alike until someone fixes the secret: into the error log, so the digest files it.
+        const problem = new Error('the captcha verifier refused CAPTCHA_SECRET_KEY: check it against the site key');
+        request.log.error({ err: problem }, 'captcha secret refused; public registration is blocked');
+        await recordError(ctx.db, problem, { source: 'http:register', now: ctx.clock.now() });
+      }
+      if (!verdict.ok && (verdict.reason === 'unavailable' || verdict.reason === 'misconfigured')) {
+        if (verdict.reason === 'unavailable') request.log.warn('captcha verification service unavailable');
         return rejectForm(503, 'captcha_unavailable', parsed.values, [], 'We could not run the bot check just now. Please try again in a minute.');
       }
       if (!verdict.ok) {

@@ -4,15 +4,19 @@ import type { AppConfig } from '../config/types.js';
 /**
  * Server-side check of a bot-protection token (Cloudflare Turnstile's
  * siteverify protocol: form-encoded secret + response, JSON {success}).
- * A verifier that cannot be reached or answers nonsense is "unavailable",
- * which is not the registrant's fault and is reported differently.
+ * A verifier that cannot be reached or answers nonsense is "unavailable", and one
+ * that refuses our secret is "misconfigured": neither is the registrant's fault,
+ * and both are reported differently from a token that did not pass.
  */
 
-export type CaptchaVerdict = { ok: true } | { ok: false; reason: 'missing' | 'rejected' | 'unavailable' };
+export type CaptchaVerdict = { ok: true } | { ok: false; reason: 'missing' | 'rejected' | 'unavailable' | 'misconfigured' };
 
 export const CAPTCHA_TIMEOUT_MS = 5_000;
 
-const verifyAnswer = z.object({ success: z.boolean() });
+const verifyAnswer = z.object({ success: z.boolean(), 'error-codes': z.array(z.string()).optional() });
+
+/** siteverify's codes for our own secret, not the registrant's token: every registration would fail alike. */
+const SECRET_ERRORS = new Set(['missing-input-secret', 'invalid-input-secret']);
 
 export async function verifyCaptchaToken(
   captcha: NonNullable<AppConfig['captcha']>,
@@ -37,7 +41,11 @@ export async function verifyCaptchaToken(
   }
   const parsed = verifyAnswer.safeParse(answer);
   if (!parsed.success) return { ok: false, reason: 'unavailable' };
-  return parsed.data.success ? { ok: true } : { ok: false, reason: 'rejected' };
+  if (parsed.data.success) return { ok: true };
+  const codes = parsed.data['error-codes'] ?? [];
+  if (codes.some((code) => SECRET_ERRORS.has(code))) return { ok: false, reason: 'misconfigured' };
+  if (codes.includes('internal-error')) return { ok: false, reason: 'unavailable' };
+  return { ok: false, reason: 'rejected' };
 }
 
 export const NO_CAPTCHA_WARNING =

@@ -395,6 +395,29 @@ describe('POST /events/:slug/register — captcha', () => {
     expect(await registrationsOf(event.id)).toHaveLength(1);
   });
 
+  it('a captcha secret the verifier refuses is the church’s problem, not the registrant’s: 503 and an error-log row, never "did not pass"', async () => {
+    const captcha = await startCaptchaServer({ secret: 'the-right-secret', validTokens: ['good-token'] });
+    const event = await insertEvent(tdb.db);
+    const env = { CAPTCHA_SECRET_KEY: 'a-stale-secret', CAPTCHA_SITE_KEY: 'site-key-123', CAPTCHA_VERIFY_URL: captcha.verifyUrl };
+    const before = Number((await tdb.db('error_logs').where({ source: 'http:register' }).count<Array<{ n: string }>>('* as n'))[0]?.n);
+    try {
+      await withServer(env, async (server) => {
+        const response = await postForm(server, event.slug, {
+          ...valid({ attendee_name: ['Jo'], attendee_tier: ['adult'] }),
+          'cf-turnstile-response': 'good-token',
+        });
+        expect(response.status).toBe(503);
+        expect(await response.text()).not.toContain('did not pass');
+      });
+    } finally {
+      await captcha.close();
+    }
+    const logged = await tdb.db('error_logs').where({ source: 'http:register' }).orderBy('id').pluck('message');
+    expect(logged).toHaveLength(before + 1);
+    expect(logged.at(-1)).toContain('CAPTCHA_SECRET_KEY');
+    expect(await registrationsOf(event.id)).toEqual([]);
+  });
+
   it('a captcha verifier that does not answer in time refuses the registration (503) instead of letting it through', async () => {
     const captcha = await startCaptchaServer({ secret: 'captcha-secret', validTokens: ['good-token'] });
     captcha.delayResponses(8_000);
