@@ -276,6 +276,18 @@ export function verifyWebsiteSignature(
   });
 }
 
+/** Where one notification stands: PENDING (a live claimedUntil means a run has it in hand) or DELIVERED. */
+export async function websiteSyncDelivery(
+  db: Db,
+  id: string,
+): Promise<{ status: string; claimedUntil: Date | null; lastError: string | null }> {
+  const row = await db('website_sync_outbox')
+    .where({ id })
+    .first<{ status: string; claimed_until: Date | null; last_error: string | null } | undefined>('status', 'claimed_until', 'last_error');
+  if (!row) throw new Error(`no website notification ${id}`);
+  return { status: row.status, claimedUntil: row.claimed_until, lastError: row.last_error };
+}
+
 export async function countPendingWebsiteSync(db: Db): Promise<number> {
   const row = await db('website_sync_outbox').where({ status: 'PENDING' }).count<{ count: number }[]>({ count: '*' }).first();
   return Number(row?.count ?? 0);

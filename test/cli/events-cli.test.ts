@@ -53,6 +53,38 @@ function fixture(name: string): Record<string, unknown> {
   return JSON.parse(fs.readFileSync(path.join(FIXTURES, name), 'utf8')) as Record<string, unknown>;
 }
 
+function eventFile(slug: string): string {
+  return writeEventFile(`${slug}.json`, {
+    slug,
+    title: 'Youth Night',
+    startsAt: '2027-02-05T19:00:00+11:00',
+    capacity: null,
+    pricing: { tiers: [{ id: 'free', label: 'Free', price: 0 }] },
+  });
+}
+
+/**
+ * Runs `events create --json` while the test holds the website-sync claim lock,
+ * and meanwhile does to the new row what a server's delivery loop would have
+ * done first (claim it, or deliver it), so the command finds it so.
+ */
+async function createWhileAnotherProcessClaims(slug: string, serverDid: Record<string, unknown>) {
+  let running: ReturnType<typeof runCli> | undefined;
+  await tdb.db.transaction(async (trx) => {
+    await trx.raw(`SELECT pg_advisory_xact_lock(hashtext('eventops:website-sync-claim'))`);
+    running = runCli(['events', 'create', eventFile(slug), '--json'], { env: env(), cwd: workDir });
+    const deadline = Date.now() + 10_000;
+    while (!(await trx('website_sync_outbox').where({ event_slug: slug }).first())) {
+      if (Date.now() > deadline) throw new Error(`events create queued nothing for ${slug}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await trx('website_sync_outbox').where({ event_slug: slug }).update(serverDid);
+  });
+  const result = await running!;
+  expect(result.code).toBe(0);
+  return { output: JSON.parse(result.stdout) as { deliveryId: string; websiteSync: unknown } };
+}
+
 describe('eventops events', () => {
   it('create exits 0 and the website receiver gets one signed POST for it', async () => {
     const before = receiver.requests.length;
@@ -144,6 +176,48 @@ describe('eventops events', () => {
   it('publish of an unknown slug exits 1 and a malformed slug exits 2', async () => {
     expect((await runCli(['events', 'publish', 'no-such-event'], { env: env(), cwd: workDir })).code).toBe(1);
     expect((await runCli(['events', 'publish', 'Not A Slug'], { env: env(), cwd: workDir })).code).toBe(2);
+  });
+
+  it("reports this command's own notification as delivered while another event's notification backs off", async () => {
+    receiver.answerWith(500);
+    try {
+      expect((await runCli(['events', 'create', eventFile('cli-backing-off')], { env: env(), cwd: workDir })).code).toBe(0);
+    } finally {
+      receiver.answerWith(200);
+    }
+    const result = await runCli(['events', 'create', eventFile('cli-own-delivered'), '--json'], { env: env(), cwd: workDir });
+    expect(result.code).toBe(0);
+    const output = JSON.parse(result.stdout) as { deliveryId: string; websiteSync: unknown };
+    expect(output.websiteSync).toEqual({ status: 'delivered', delivered: 1, othersPending: 1 });
+    expect((await tdb.db('website_sync_outbox').where({ id: output.deliveryId }).first()).status).toBe('DELIVERED');
+
+    const human = await runCli(['events', 'publish', 'cli-own-delivered'], { env: env(), cwd: workDir });
+    expect(human.stdout).toContain('website sync: delivered; 1 other notification still queued');
+    expect(human.stdout).not.toContain('will retry');
+    await tdb.db('website_sync_outbox').where({ status: 'PENDING' }).update({ status: 'DELIVERED' });
+  });
+
+  it('a notification a server claimed first is reported as being delivered by the server, not queued', async () => {
+    const { output } = await createWhileAnotherProcessClaims('cli-claimed-by-server', { claimed_until: new Date(Date.now() + 2 * 60_000) });
+    expect(output.websiteSync).toEqual({ status: 'delivering' });
+    await tdb.db('website_sync_outbox').where({ id: output.deliveryId }).update({ status: 'DELIVERED', claimed_until: null });
+  });
+
+  it('a notification a server delivered first is reported as delivered, not queued', async () => {
+    const { output } = await createWhileAnotherProcessClaims('cli-delivered-by-server', { status: 'DELIVERED', delivered_at: new Date() });
+    expect(output.websiteSync).toMatchObject({ status: 'delivered', delivered: 0 });
+  });
+
+  it('a failed notification is reported as queued with its own error', async () => {
+    receiver.answerWith(503);
+    try {
+      const result = await runCli(['events', 'create', eventFile('cli-own-failure'), '--json'], { env: env(), cwd: workDir });
+      const output = JSON.parse(result.stdout) as { websiteSync: unknown };
+      expect(output.websiteSync).toMatchObject({ status: 'queued', error: expect.stringContaining('HTTP 503') });
+    } finally {
+      receiver.answerWith(200);
+    }
+    await tdb.db('website_sync_outbox').where({ status: 'PENDING' }).update({ status: 'DELIVERED' });
   });
 
   it('--help shows an example', async () => {

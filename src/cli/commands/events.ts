@@ -123,25 +123,43 @@ function parseSlug(slug: string): string {
 
 type SyncReport =
   | { status: 'off' }
-  | { status: 'delivered'; delivered: number }
-  | { status: 'queued'; delivered: number; pending?: number; error?: string };
+  | { status: 'none' }
+  | { status: 'delivered'; delivered: number; othersPending?: number }
+  | { status: 'delivering'; othersPending?: number }
+  | { status: 'queued'; delivered: number; othersPending?: number; error?: string };
 
 /** Applies one change, then tries to deliver the website notification at once; a receiver that is down never fails the command. */
 async function applyChange(ctx: AppContext, options: JsonOption, change: () => Promise<EventChange>): Promise<void> {
   const result = await change();
-  const sync = result.deliveryId === null && !ctx.config.websiteSync ? { status: 'off' as const } : await deliverNow(ctx);
+  const sync = await syncReport(ctx, result.deliveryId);
   printResult(options, { change: result.change, event: result.event, deliveryId: result.deliveryId, websiteSync: sync }, [
     `${result.change}: ${result.event.slug} (${result.event.title})`,
     describeSync(sync),
   ]);
 }
 
-async function deliverNow(ctx: AppContext): Promise<SyncReport> {
+async function syncReport(ctx: AppContext, deliveryId: string | null): Promise<SyncReport> {
+  if (deliveryId !== null) return deliverNow(ctx, deliveryId);
+  return ctx.config.websiteSync ? { status: 'none' } : { status: 'off' };
+}
+
+/**
+ * Runs a delivery, then reports on this command's own notification: other
+ * events' rows may be backing off, and a server's delivery loop (woken by the
+ * same commit) may have claimed this one first, so the pending count says
+ * nothing about it.
+ */
+async function deliverNow(ctx: AppContext, deliveryId: string): Promise<SyncReport> {
   try {
-    const { deliverWebsiteSync } = await import('../../admin/website-sync.js');
+    const { deliverWebsiteSync, websiteSyncDelivery } = await import('../../admin/website-sync.js');
     const outcome = await deliverWebsiteSync(ctx, { limit: 20 });
-    if (outcome.pending === 0) return { status: 'delivered', delivered: outcome.delivered };
-    return { status: 'queued', delivered: outcome.delivered, pending: outcome.pending, error: outcome.failures[0]?.error };
+    const own = await websiteSyncDelivery(ctx.db, deliveryId);
+    const othersPending = outcome.pending - (own.status === 'PENDING' ? 1 : 0);
+    const others = othersPending > 0 ? { othersPending } : {};
+    if (own.status === 'DELIVERED') return { status: 'delivered', delivered: outcome.delivered, ...others };
+    // This run's claims are all settled or handed back by now: a live claim is another process's.
+    if (own.claimedUntil !== null && own.claimedUntil > ctx.clock.now()) return { status: 'delivering', ...others };
+    return { status: 'queued', delivered: outcome.delivered, ...others, ...(own.lastError ? { error: own.lastError } : {}) };
   } catch (error) {
     ctx.logger.warn({ error: errorMessage(error) }, 'website sync delivery could not run; the notification stays queued');
     return { status: 'queued', delivered: 0, error: errorMessage(error) };
@@ -150,8 +168,17 @@ async function deliverNow(ctx: AppContext): Promise<SyncReport> {
 
 function describeSync(sync: SyncReport): string {
   if (sync.status === 'off') return 'website sync: off';
-  if (sync.status === 'delivered') return `website sync: delivered${sync.delivered > 1 ? ` (${sync.delivered} notifications)` : ''}`;
+  if (sync.status === 'none') return 'website sync: nothing changed, nothing to send';
+  if (sync.status === 'delivering') return `website sync: being delivered by the server${othersWaiting(sync.othersPending)}`;
+  if (sync.status === 'delivered') {
+    return `website sync: delivered${sync.delivered > 1 ? ` (${sync.delivered} notifications)` : ''}${othersWaiting(sync.othersPending)}`;
+  }
   return `website sync: queued, will retry${sync.error ? ` (${sync.error})` : ''}; \`eventops sync-website\` delivers it now`;
+}
+
+/** Other events' notifications waiting (a receiver outage, say): worth knowing, but not this change's outcome. */
+function othersWaiting(pending: number | undefined): string {
+  return pending ? `; ${pending} other notification${pending > 1 ? 's' : ''} still queued (\`eventops status\`)` : '';
 }
 
 function describeEvent(event: EventRecord, when: (date: Date) => string): string {
