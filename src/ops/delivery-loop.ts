@@ -7,13 +7,16 @@ import { listenForOutbox, type OutboxListener } from './outbox-listener.js';
 export interface DeliveryLoop {
   /** Runs a pass now, or right after the one under way. */
   wake(): void;
-  /** One pass: queued mail (receipts, alerts) until none is due, then website notifications. */
+  /** One pass: queued mail (receipts, alerts) until none is due, then website notifications likewise. */
   runOnce(): Promise<void>;
   stop(): Promise<void>;
 }
 
 /** Claimed per batch: one batch keeps the pooled SMTP transport's connections busy without holding many claims. */
 export const MAIL_BATCH = 50;
+
+/** Website notifications claimed per batch (they are posted one by one, in order). */
+export const WEBSITE_BATCH = 20;
 
 /**
  * While the server runs, queued mail and website notifications are delivered
@@ -47,6 +50,15 @@ export function startDeliveryLoop(
     }
   };
 
+  /** Batch after batch while a whole batch went out, so a backlog after a website outage drains in one pass. */
+  const deliverWebsite = async () => {
+    for (;;) {
+      const sync = await deliverWebsiteSync(ctx, { limit: WEBSITE_BATCH });
+      if (sync.enabled && sync.delivered + sync.failed > 0) ctx.logger.info({ delivered: sync.delivered, failed: sync.failed }, 'website sync');
+      if (sync.delivered < WEBSITE_BATCH || sync.failed > 0 || stopped) return;
+    }
+  };
+
   const pass = async () => {
     try {
       await deliverMail();
@@ -54,8 +66,7 @@ export function startDeliveryLoop(
       ctx.logger.error({ err: error }, 'queued mail delivery failed');
     }
     try {
-      const sync = await deliverWebsiteSync(ctx, { limit: 20 });
-      if (sync.enabled && sync.delivered + sync.failed > 0) ctx.logger.info({ delivered: sync.delivered, failed: sync.failed }, 'website sync');
+      await deliverWebsite();
     } catch (error) {
       ctx.logger.error({ err: error }, 'website sync delivery failed');
     }

@@ -1,14 +1,18 @@
 import { EventEmitter } from 'node:events';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../src/clock.js';
+import { parseEventFile } from '../../src/admin/event-file.js';
+import { createEvent } from '../../src/admin/events.js';
+import { enqueueWebsiteSync } from '../../src/admin/website-sync.js';
 import { connectDb, type Db } from '../../src/db/connect.js';
 import { enqueueMail } from '../../src/mail/queue.js';
 import type { MailMessage } from '../../src/mail/types.js';
-import { startDeliveryLoop, type DeliveryLoop } from '../../src/ops/delivery-loop.js';
+import { startDeliveryLoop, WEBSITE_BATCH, type DeliveryLoop } from '../../src/ops/delivery-loop.js';
 import { listenForOutbox } from '../../src/ops/outbox-listener.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { useSinkAndMailer } from '../support/mail-fixture.js';
+import { startWebsiteReceiver } from '../support/website-receiver.js';
 
 let tdb: TestDatabase;
 /** A second connection pool on the same database: another server, or a cron job, writing the outbox. */
@@ -136,6 +140,37 @@ describe('queued mail leaves within seconds', () => {
     } finally {
       while (loops.length > 0) await loops.pop()?.stop();
       await second.destroy();
+    }
+  });
+});
+
+describe('website notifications', () => {
+  it('one pass delivers a backlog larger than a batch: it goes on while a whole batch went out', async () => {
+    const receiver = await startWebsiteReceiver();
+    try {
+      const ctx = createTestContext({ db: tdb.db, clock: systemClock, env: { WEBSITE_SYNC_URL: receiver.url, WEBSITE_SYNC_SECRET: 'delivery-loop-website-secret' } });
+      const { event } = await createEvent(createTestContext({ db: tdb.db, clock: systemClock }), parseEventFile({
+        slug: 'backlog-after-outage',
+        title: 'Harvest Dinner',
+        startsAt: '2027-04-03T18:30:00+11:00',
+        capacity: null,
+        pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 2500 }] },
+      }));
+      const backlog = WEBSITE_BATCH + 5;
+      await tdb.db.transaction(async (trx) => {
+        for (let n = 0; n < backlog; n += 1) await enqueueWebsiteSync(trx, ctx, 'event.updated', event);
+      });
+      // No timer, no LISTEN, no wake: only the start-up pass runs.
+      loops.push(startDeliveryLoop(ctx, { intervalMs: NEVER_BY_TIMER, listen: false }));
+      const deadline = Date.now() + 10_000;
+      while (Number((await tdb.db('website_sync_outbox').where({ status: 'DELIVERED' }).count({ n: '*' }).first())?.n) < backlog) {
+        if (Date.now() > deadline) throw new Error('the start-up pass left website notifications undelivered');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(receiver.requests).toHaveLength(backlog);
+    } finally {
+      while (loops.length > 0) await loops.pop()?.stop();
+      await receiver.close();
     }
   });
 });
