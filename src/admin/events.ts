@@ -143,6 +143,7 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
  * clears it) and leaves it as it is when absent; `pricing` is replaced whole.
  * A reminder that was sent or claimed is re-armed only when `reminderAt`
  * actually moves, so re-running the same file never sends a reminder twice.
+ * The notification is event.published when the update publishes the event.
  */
 export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<EventChange> {
   const now = ctx.clock.now();
@@ -180,8 +181,13 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
     }
     const [row] = await trx('events').where({ id: current.id }).update(changes).returning<EventRow[]>('*');
     if (!row) throw new NotFoundError(`event "${file.slug}"`);
-    return recordChange(trx, ctx, 'updated', 'event.updated', eventFromRow(row));
+    return recordChange(trx, ctx, 'updated', updateType(current, row), eventFromRow(row));
   });
+}
+
+/** An update that publishes tells the website so as `events publish` would; unpublishing is an update carrying published: false. */
+function updateType(before: EventRow, after: EventRow): WebsiteSyncType {
+  return !before.published && after.published ? 'event.published' : 'event.updated';
 }
 
 /** Publishes the event. Publishing a published event changes nothing and queues nothing. */

@@ -49,7 +49,7 @@ interface OutboxRow {
 }
 
 async function outboxFor(slug: string): Promise<OutboxRow[]> {
-  return tdb.db('website_sync_outbox').whereRaw(`body->'event'->>'slug' = ?`, [slug]).orderBy('created_at').select<OutboxRow[]>('*');
+  return tdb.db('website_sync_outbox').whereRaw(`body->'event'->>'slug' = ?`, [slug]).orderBy('seq').select<OutboxRow[]>('*');
 }
 
 function problemsOf(fn: () => unknown): string[] {
@@ -251,6 +251,22 @@ describe('event administration', () => {
       occurredAt: clock.now().toISOString(),
       event: { title: 'Family Camp 2027', capacity: null, location: null, published: true, pricing: { tiers: [{ id: 'everyone' }] } },
     });
+  });
+
+  it('an update that publishes the event queues event.published; one that unpublishes queues event.updated with published false', async () => {
+    const ctx = syncContext();
+    const file = eventFile({ published: false });
+    await createEvent(ctx, file);
+    const publishing = await updateEvent(ctx, { ...file, published: true });
+    expect(publishing).toMatchObject({ change: 'updated', event: { published: true } });
+    const republished = await updateEvent(ctx, { ...file, title: 'Family Camp 2027', published: true });
+    const unpublishing = await updateEvent(ctx, { ...file, published: false });
+
+    const rows = await outboxFor(file.slug);
+    expect(rows.map((r) => r.type)).toEqual(['event.created', 'event.published', 'event.updated', 'event.updated']);
+    expect(rows[1]?.body).toMatchObject({ id: publishing.deliveryId, type: 'event.published', event: { published: true } });
+    expect(rows[2]?.body).toMatchObject({ id: republished.deliveryId, event: { title: 'Family Camp 2027', published: true } });
+    expect(rows[3]?.body).toMatchObject({ id: unpublishing.deliveryId, type: 'event.updated', event: { published: false } });
   });
 
   it('update or publish of an unknown slug is NotFound and queues nothing', async () => {
