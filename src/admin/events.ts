@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { AppError, NotFoundError } from '../errors.js';
+import { AppError, EXIT, NotFoundError } from '../errors.js';
 import { DEFAULT_MAX_ATTENDEES_PER_REGISTRATION, EventFileError, type EventFile, type EventPricing } from './event-file.js';
 import type { EventRecord } from './event-record.js';
 import { enqueueWebsiteSync, type WebsiteSyncType } from './website-sync.js';
@@ -224,8 +224,16 @@ export async function deleteEvent(ctx: WriteContext, slug: string): Promise<Even
 }
 
 async function lockLiveEvent(trx: Db, slug: string): Promise<EventRow> {
-  const row = await trx('events').where({ slug }).whereNull('deleted_at').forUpdate().first<EventRow | undefined>();
+  const row = await trx('events').where({ slug }).forUpdate().first<EventRow | undefined>();
   if (!row) throw new NotFoundError(`event "${slug}"`, 'run `eventops events list` to see the slugs; create it with `eventops events create`');
+  // Not "not found": that would send the office to `events create`, which refuses the reserved slug.
+  if (row.deleted_at) {
+    throw new AppError('event_deleted', `event "${slug}" was deleted; deleted events cannot be changed`, {
+      exitCode: EXIT.failure,
+      httpStatus: 410,
+      suggestion: 'its slug stays reserved so old links never point at a different event; create the event again under another slug',
+    });
+  }
   return row;
 }
 

@@ -307,10 +307,27 @@ describe('event administration', () => {
     expect((await listEvents(ctx, { includeDeleted: true })).map((e) => e.slug)).toContain(file.slug);
 
     expect(await deleteEvent(ctx, file.slug)).toMatchObject({ change: 'unchanged', deliveryId: null });
-    await expect(publishEvent(ctx, file.slug)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(publishEvent(ctx, file.slug)).rejects.toMatchObject({ code: 'event_deleted' });
     const rows = await outboxFor(file.slug);
     expect(rows.map((r) => r.type)).toEqual(['event.created', 'event.deleted']);
     expect(rows[1]?.body).toMatchObject({ id: deleted.deliveryId, type: 'event.deleted', event: { slug: file.slug, deleted: true } });
+  });
+
+  it('publish or update of a deleted event says it was deleted and its slug stays reserved, never to create it again', async () => {
+    const ctx = syncContext();
+    const file = eventFile();
+    await createEvent(ctx, file);
+    await deleteEvent(ctx, file.slug);
+    for (const change of [() => publishEvent(ctx, file.slug), () => updateEvent(ctx, { ...file, title: 'Renamed' })]) {
+      const error = await change().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(AppError);
+      const { code, message, suggestion, exitCode } = error as AppError;
+      expect({ code, exitCode }).toEqual({ code: 'event_deleted', exitCode: 1 });
+      expect(message).toContain('was deleted; deleted events cannot be changed');
+      expect(suggestion).toContain('slug stays reserved');
+      expect(`${message} ${suggestion}`).not.toContain('events create');
+    }
+    expect((await outboxFor(file.slug)).map((r) => r.type)).toEqual(['event.created', 'event.deleted']);
   });
 
   it('with website sync off, changes queue no notification', async () => {

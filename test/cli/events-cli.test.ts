@@ -220,6 +220,14 @@ describe('eventops events', () => {
     await tdb.db('website_sync_outbox').where({ status: 'PENDING' }).update({ status: 'DELIVERED' });
   });
 
+  it('publish of a deleted event exits 1 saying it was deleted and its slug stays reserved, not to create it', async () => {
+    const result = await runCli(['events', 'publish', 'cli-family-camp'], { env: env(), cwd: workDir });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('event "cli-family-camp" was deleted; deleted events cannot be changed');
+    expect(result.stderr).toContain('slug stays reserved');
+    expect(result.stderr).not.toContain('events create');
+  });
+
   it('--help shows an example', async () => {
     const result = await runCli(['events', 'create', '--help']);
     expect(result.code).toBe(0);
