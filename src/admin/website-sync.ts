@@ -114,11 +114,11 @@ interface ClaimedRow {
 }
 
 /**
- * Claims due rows (SKIP LOCKED, so concurrent runs never share a row) and
- * delivers them in the order they were queued. A row is claimed only when no
- * earlier notification for the same event is still undelivered, so a later
- * change never overtakes one that is waiting out its backoff (or is in flight
- * in another run). At the first failure the run stops and hands the untried
+ * Claims due rows (one run at a time, see claimDueRows, so concurrent runs
+ * never share a row) and delivers them in the order they were queued. A row
+ * is claimed only when no earlier notification for the same event is still
+ * undelivered, so a later change never overtakes one that is waiting out its
+ * backoff (or is in flight in another run). At the first failure the run stops and hands the untried
  * rows back, so a receiver that is down is not hammered. A slow receiver gets the
  * same: rows not started in time are handed back before the claim runs out.
  */
