@@ -118,8 +118,8 @@ interface ClaimedRow {
  * never share a row) and delivers them in the order they were queued. A row
  * is claimed only when no earlier notification for the same event is still
  * undelivered, so a later change never overtakes one that is waiting out its
- * backoff (or is in flight in another run). At the first failure the run stops and hands the untried
- * rows back, so a receiver that is down is not hammered. A slow receiver gets the
+ * backoff (or is in flight in another run). At the first failure the run stops
+ * and hands the untried rows back, so a receiver that is down is not hammered. A slow receiver gets the
  * same: rows not started in time are handed back before the claim runs out.
  */
 export async function deliverWebsiteSync(
