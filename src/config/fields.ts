@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { z } from 'zod';
 import { SSL_MODES } from '../db/ssl.js';
 
@@ -56,6 +57,16 @@ function isAzureMonitorConnectionString(value: string): boolean {
   if (!pairs.every((kv) => kv.length === 2 && /^[A-Za-z]+$/.test(kv[0] ?? ''))) return false;
   const key = pairs.findLast(([name]) => name?.toLowerCase() === 'instrumentationkey')?.[1];
   return key !== undefined && /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(key);
+}
+
+/**
+ * A DNS name (labels of letters, digits and hyphens), an IPv4 address or an IPv6 address, and nothing else:
+ * `host:port` would otherwise pass as a name (":" is there for IPv6) and fail only when the server listens or mails.
+ */
+function isHost(value: string): boolean {
+  if (net.isIPv6(value)) return true;
+  if (/^[\d.]+$/.test(value)) return net.isIPv4(value);
+  return /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$/.test(value);
 }
 
 function isBase64Of32Bytes(value: string): boolean {
@@ -136,7 +147,10 @@ export const fields = {
     'an Application Insights connection string as the Azure portal shows it: InstrumentationKey=<GUID in lowercase>;IngestionEndpoint=https://… (key=value pairs separated by ";")',
   ),
   text: rule(z.string().min(1), 'a non-empty value'),
-  hostname: rule(z.string().regex(/^[A-Za-z0-9.:_-]+$/), 'a host name or IP address'),
 } as const;
+
+/** A host without a port; `portVariable` is where the port goes instead. */
+export const hostField = (portVariable: string): FieldRule<string> =>
+  rule(z.string().refine(isHost), `a host name, IPv4 or IPv6 address (no port here: use ${portVariable})`);
 
 export type FieldName = keyof typeof fields;

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { fields, isLoopbackUrl, type FieldRule } from './fields.js';
+import { fields, hostField, isLoopbackUrl, type FieldRule } from './fields.js';
 import type { AppConfig, ConfigProblem, Keyring, LoadedConfig, RuntimeEnv } from './types.js';
 
 export type EnvSource = Readonly<Record<string, string | undefined>>;
@@ -163,7 +163,7 @@ export function loadConfig(
   const mailApiUrl = stripTrailingSlash(apiUrl('MAILAPI_URL')) ?? DEFAULTS.mailApiUrl;
   const smtpUser = raw('SMTP_USER');
   const smtpPassword = raw('SMTP_APP_PASSWORD');
-  const smtpHost = read('SMTP_HOST', fields.hostname) ?? DEFAULTS.smtpHost;
+  const smtpHost = read('SMTP_HOST', hostField('SMTP_PORT')) ?? DEFAULTS.smtpHost;
   const smtpPort = read('SMTP_PORT', fields.port) ?? DEFAULTS.smtpPort;
   const smtpSecure = read('SMTP_SECURE', fields.boolean) ?? smtpPort === 465;
   const hasSmtp = Boolean(smtpUser && smtpPassword);
@@ -224,7 +224,7 @@ export function loadConfig(
   const perfEnabled = read('PERF_QUERY_LOG', fields.boolean);
   const perfFile = raw('PERF_QUERY_LOG_FILE');
   const port = read('PORT', fields.port) ?? 3000;
-  const host = read('HOST', fields.hostname) ?? '127.0.0.1';
+  const host = read('HOST', hostField('PORT')) ?? '127.0.0.1';
   const trustProxy = read('TRUST_PROXY', fields.boolean) ?? false;
   const logLevel = read('LOG_LEVEL', fields.logLevel) ?? 'info';
   const churchWebsite = read('CHURCH_WEBSITE', fields.httpUrl);

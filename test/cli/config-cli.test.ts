@@ -116,6 +116,13 @@ describe('eventops config check', () => {
     }
   });
 
+  it('a host with a port in HOST or SMTP_HOST exits 78, pointing at PORT and SMTP_PORT', async () => {
+    const result = await runCli(['config', 'check'], { env: testEnv({ HOST: '127.0.0.1:3000', SMTP_HOST: 'smtp.gmail.com:587' }) });
+    expect(result.code).toBe(78);
+    expect(result.stderr).toMatch(/HOST: .*use PORT/);
+    expect(result.stderr).toMatch(/SMTP_HOST: .*use SMTP_PORT/);
+  });
+
   it('a missing ENCRYPTION_KEY is reported together with the other problems', async () => {
     const result = await runCli(['config', 'check'], { env: testEnv({ ENCRYPTION_KEY: undefined, APP_TIMEZONE: 'Nowhere/City' }) });
     expect(result.code).toBe(78);

@@ -218,6 +218,18 @@ describe('configuration rules', () => {
     expect(loadConfig(production({ AUTH_URL: 'https://church.example.org/events/' })).config.authUrl).toBe('https://church.example.org/events');
   });
 
+  it('HOST and SMTP_HOST are a DNS name, an IPv4 or an IPv6 address: a port goes in PORT or SMTP_PORT', () => {
+    for (const good of ['smtp.gmail.com', 'mail-relay', 'localhost', '127.0.0.1', '0.0.0.0', '::', '::1', 'fe80::1']) {
+      expect(variablesOf(testEnv({ HOST: good, SMTP_HOST: good }))).toEqual([]);
+    }
+    for (const bad of ['127.0.0.1:3000', 'smtp.gmail.com:587', '[::1]:3000', '300.1.1.1', 'smtp..gmail.com', '-relay', 'smtp/gmail']) {
+      expect(variablesOf(testEnv({ HOST: bad, SMTP_HOST: bad }))).toEqual(['SMTP_HOST', 'HOST']);
+    }
+    const problems = problemsOf(testEnv({ HOST: '127.0.0.1:3000', SMTP_HOST: 'smtp.gmail.com:587' }));
+    expect(problems.find((p) => p.variable === 'HOST')?.expected).toMatch(/no port here: use PORT\)/);
+    expect(problems.find((p) => p.variable === 'SMTP_HOST')?.expected).toMatch(/no port here: use SMTP_PORT\)/);
+  });
+
   it('CHURCH_WEBSITE is an http(s) URL: it becomes a link in every email', () => {
     for (const bad of ['javascript:alert(1)', 'data:text/html,hi', 'gracechurch']) {
       expect(variablesOf(testEnv({ CHURCH_WEBSITE: bad }))).toEqual(['CHURCH_WEBSITE']);
