@@ -97,11 +97,14 @@ export const fields = {
     z.string().refine((v) => isWebUrl(parsedUrl(v))),
     'an http:// or https:// URL',
   ),
-  /** A base the app builds links and redirects on: credentials, a query or a fragment would end up inside every link. */
+  /**
+   * A base the app builds links and redirects on: credentials, a query or a fragment would end up inside every link.
+   * The raw "?" and "#" are checked too: a bare one at the end parses to an empty search or hash.
+   */
   baseUrl: rule(
     z.string().refine((v) => {
       const url = parsedUrl(v);
-      return isWebUrl(url) && url.username === '' && url.password === '' && url.search === '' && url.hash === '';
+      return isWebUrl(url) && url.username === '' && url.password === '' && !/[?#]/.test(v);
     }),
     'an http:// or https:// URL without credentials, query or fragment',
   ),

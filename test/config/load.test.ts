@@ -230,6 +230,14 @@ describe('configuration rules', () => {
     expect(problems.find((p) => p.variable === 'SMTP_HOST')?.expected).toMatch(/no port here: use SMTP_PORT\)/);
   });
 
+  it('AUTH_URL, NEXTAUTH_URL and APP_URL ending in a bare "?" or "#" are refused: every link would be built after it', () => {
+    for (const bad of ['https://church.example.org?', 'https://church.example.org/#', 'https://church.example.org/events?#']) {
+      expect(variablesOf(production({ AUTH_URL: bad }))).toEqual(['AUTH_URL']);
+      expect(variablesOf(testEnv({ APP_URL: bad }))).toEqual(['APP_URL']);
+      expect(variablesOf(testEnv({ AUTH_URL: undefined, NEXTAUTH_URL: bad }))).toEqual(['NEXTAUTH_URL']);
+    }
+  });
+
   it('CHURCH_WEBSITE is an http(s) URL: it becomes a link in every email', () => {
     for (const bad of ['javascript:alert(1)', 'data:text/html,hi', 'gracechurch']) {
       expect(variablesOf(testEnv({ CHURCH_WEBSITE: bad }))).toEqual(['CHURCH_WEBSITE']);
