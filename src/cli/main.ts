@@ -34,9 +34,9 @@ export async function main(argv: string[]): Promise<number> {
     if (error.code !== 'EPIPE') throw error;
     process.exit(typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok);
   });
-  loadEnvFile(process.cwd()); // so --version sees NEXT_PUBLIC_* from .env; missing values are reported by each command
   let code: number = EXIT.ok;
   try {
+    loadEnvFile(process.cwd()); // so --version sees NEXT_PUBLIC_* from .env; missing values are reported by each command
     const program = await buildProgram(argv);
     await program.parseAsync(argv);
     code = typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;

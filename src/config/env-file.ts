@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import dotenvSafe from 'dotenv-safe';
+import { ConfigError } from './load.js';
 import type { ConfigProblem } from './types.js';
 
 /** The package root, wherever the command was started from. */
@@ -23,12 +24,14 @@ export function packageRoot(): string {
  */
 export function loadEnvFile(cwd: string, envFile = '.env'): ConfigProblem[] {
   const file = path.resolve(cwd, envFile);
+  const text = readEnvText(file, envFile);
   // Only the file's values in use: a variable the environment set otherwise wins (the file may already be loaded, with the cut value).
-  const cutAtHash = fs.existsSync(file)
-    ? valuesCutAtHash(fs.readFileSync(file, 'utf8'))
-        .filter((p) => process.env[p.variable] === undefined || process.env[p.variable] === p.cutValue)
-        .map(({ variable, expected }) => ({ variable, expected }))
-    : [];
+  const cutAtHash =
+    text === undefined
+      ? []
+      : valuesCutAtHash(text)
+          .filter((p) => process.env[p.variable] === undefined || process.env[p.variable] === p.cutValue)
+          .map(({ variable, expected }) => ({ variable, expected }));
   try {
     dotenvSafe.config({
       path: file,
@@ -48,6 +51,25 @@ export function loadEnvFile(cwd: string, envFile = '.env'): ConfigProblem[] {
       ];
     }
     throw error;
+  }
+}
+
+/**
+ * The text of `.env`, or undefined when there is none. One that exists but cannot be read (another user's 0600 file
+ * under cron, a directory) is a configuration error: going on without its values would fail later and less clearly.
+ */
+function readEnvText(file: string, envFile: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    throw new ConfigError([
+      {
+        variable: envFile,
+        expected: `a file eventops can read (${code ?? String(error)} reading ${file}): run eventops as the file's owner or fix its permissions (a file, chmod 600, owned by the user that runs eventops)`,
+      },
+    ]);
   }
 }
 
@@ -74,8 +96,7 @@ const QUOTES = new Set(['"', "'", '`']);
 export function quotedValuesWithHash(cwd: string, envFile = '.env'): Set<string> {
   const file = path.resolve(cwd, envFile);
   const names = new Set<string>();
-  if (!fs.existsSync(file)) return names;
-  for (const line of fs.readFileSync(file, 'utf8').split(/\r\n?|\n/)) {
+  for (const line of (readEnvText(file, envFile) ?? '').split(/\r\n?|\n/)) {
     const match = /^\s*(?:export\s+)?([\w.-]+)\s*=[ \t]*(["'`])(.*#.*)\2\s*(?:#.*)?$/.exec(line);
     if (match?.[1] && process.env[match[1]] === match[3]) names.add(match[1]);
   }

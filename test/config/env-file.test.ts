@@ -78,3 +78,27 @@ describe('.env values holding "#" (dotenv cuts an unquoted value at "#")', () =>
     expect(valuesCutAtHash(text).map((p) => p.variable)).toEqual(['CRON_SECRET', 'AUTH_URL']);
   });
 });
+
+describe('a .env that cannot be read', () => {
+  it('stops every command with exit 78, naming .env and the reason with a hint, instead of a launcher crash', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-envfile-'));
+    fs.mkdirSync(path.join(dir, '.env')); // EISDIR fails for root too, unlike a chmod 000 file
+    for (const args of [['config', 'check'], ['status']]) {
+      const result = await runCli(args, { cwd: dir, env: testEnv() });
+      expect(result.code).toBe(78);
+      expect(result.stderr).toContain(`.env: a file eventops can read (EISDIR reading ${path.join(fs.realpathSync(dir), '.env')})`);
+      expect(result.stderr).toContain("run eventops as the file's owner or fix its permissions");
+      expect(result.stderr).not.toContain('npm run build');
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.skipIf(process.getuid?.() === 0)('a .env its user may not read (mode 000) is refused the same way', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-envfile-'));
+    fs.writeFileSync(path.join(dir, '.env'), 'CRON_SECRET=x\n', { mode: 0o000 });
+    const result = await runCli(['config', 'check'], { cwd: dir, env: testEnv() });
+    expect(result.code).toBe(78);
+    expect(result.stderr).toContain('.env: a file eventops can read (EACCES reading');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
