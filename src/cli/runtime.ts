@@ -72,6 +72,7 @@ export async function openContext(
   } catch (error) {
     await db.destroy();
     await stopEmbedded?.();
+    if (error instanceof AppError && error.code === 'database_tls_file') throw error; // already says what to fix
     throw new AppError('database_unavailable', `cannot prepare the database: ${error instanceof Error ? error.message : String(error)}`, {
       cause: error,
       suggestion: 'check DATABASE_URL and that the server is running',

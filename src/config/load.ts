@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { unreadableTlsFiles } from '../db/ssl.js';
 import { fields, hostField, isLoopbackUrl, type FieldRule } from './fields.js';
 import type { AppConfig, ConfigProblem, Keyring, LoadedConfig, RuntimeEnv } from './types.js';
 
@@ -117,7 +118,12 @@ export function loadConfig(
   if (raw('DATABASE_URL') === undefined && isProduction) {
     problem('DATABASE_URL', 'a postgres:// connection URL (required in production)');
   }
-  const directUrl = read('DIRECT_URL', fields.postgresUrl) ?? databaseUrl;
+  const ownDirectUrl = read('DIRECT_URL', fields.postgresUrl);
+  const directUrl = ownDirectUrl ?? databaseUrl;
+  for (const [name, url] of [['DATABASE_URL', databaseUrl], ['DIRECT_URL', ownDirectUrl]] as const) {
+    const unreadable = url ? unreadableTlsFiles(url, options.cwd ?? process.cwd()) : [];
+    if (unreadable.length > 0) problem(name, `TLS files that exist and this user may read: cannot read the ${unreadable.join(', the ')}`);
+  }
   const migrateOnStart = read('MIGRATE_ON_START', fields.boolean) ?? true;
 
   // Auth secret and URL, with the NEXTAUTH_* legacy fallbacks

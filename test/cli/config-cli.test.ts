@@ -123,6 +123,14 @@ describe('eventops config check', () => {
     expect(result.stderr).toMatch(/SMTP_HOST: .*use SMTP_PORT/);
   });
 
+  it('a DATABASE_URL naming a TLS file that does not exist exits 78 naming the variable and the file', async () => {
+    const result = await runCli(['config', 'check'], {
+      env: testEnv({ DATABASE_URL: 'postgres://u:p@db.example.org/church?sslmode=verify-full&sslrootcert=/nonexistent/ca.crt' }),
+    });
+    expect(result.code).toBe(78);
+    expect(result.stderr).toContain('DATABASE_URL: TLS files that exist and this user may read: cannot read the sslrootcert file /nonexistent/ca.crt (ENOENT)');
+  });
+
   it('a missing ENCRYPTION_KEY is reported together with the other problems', async () => {
     const result = await runCli(['config', 'check'], { env: testEnv({ ENCRYPTION_KEY: undefined, APP_TIMEZONE: 'Nowhere/City' }) });
     expect(result.code).toBe(78);

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, type EnvSource } from '../../src/config/index.js';
@@ -79,6 +80,24 @@ describe('configuration rules', () => {
     expect(variablesOf(testEnv({ DATABASE_URL: 'not a url' }))).toEqual(['DATABASE_URL']);
     expect(variablesOf(testEnv({ DATABASE_URL: 'postgresql://u:p@h:5432/db?sslmode=require' }))).toEqual([]);
     expect(variablesOf(testEnv({ DIRECT_URL: 'http://h/db' }))).toEqual(['DIRECT_URL']);
+  });
+
+  it('DATABASE_URL and DIRECT_URL naming a TLS file that is missing or unreadable are refused by variable, before any command connects', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-tls-'));
+    fs.writeFileSync(path.join(dir, 'ca.crt'), 'a certificate');
+    fs.mkdirSync(path.join(dir, 'client.key'));
+    try {
+      const url = (query: string) => `postgres://u:p@db.example.org/church?sslmode=verify-full&${query}`;
+      expect(variablesOf(testEnv({ DATABASE_URL: url(`sslrootcert=${path.join(dir, 'ca.crt')}`) }))).toEqual([]);
+      const [missing] = problemsOf(testEnv({ DATABASE_URL: url(`sslrootcert=${path.join(dir, 'none.crt')}`) }));
+      expect(missing).toEqual({ variable: 'DATABASE_URL', expected: expect.stringContaining(`cannot read the sslrootcert file ${path.join(dir, 'none.crt')} (ENOENT)`) });
+      const [directory] = problemsOf(testEnv({ DATABASE_URL: url(''), DIRECT_URL: url(`sslcert=/nonexistent/client.crt&sslkey=${path.join(dir, 'client.key')}`) }));
+      expect(directory?.variable).toBe('DIRECT_URL');
+      expect(directory?.expected).toContain('sslcert file /nonexistent/client.crt (ENOENT), the sslkey file');
+      expect(directory?.expected).toContain('(EISDIR)');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('DIRECT_URL falls back to DATABASE_URL', () => {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connectDb } from '../../src/db/connect.js';
+import { AppError } from '../../src/errors.js';
 import { startEmbeddedServer, type EmbeddedServer } from '../../src/db/embedded.js';
 import { runCli } from '../support/cli.js';
 import { testEnv } from '../support/env.js';
@@ -100,6 +101,13 @@ describe('?sslmode= follows libpq', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toHaveProperty('pending');
+  });
+
+  it('a TLS file gone by the time of connecting is an error naming the parameter, the file and the reason, exit 78', () => {
+    const connect = () => connectDb({ url: urlWith('sslmode=verify-ca&sslrootcert=/nonexistent/ca.crt'), poolMax: 1 });
+    expect(connect).toThrow(AppError);
+    expect(connect).toThrow('cannot read the sslrootcert file /nonexistent/ca.crt named in the database URL (ENOENT)');
+    expect(() => connect()).toThrow(expect.objectContaining({ exitCode: 78 }));
   });
 
   it('config check refuses an unknown sslmode and verify-ca without sslrootcert, naming the variable', async () => {
