@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
+import { isEmailAddress } from '../config/fields.js';
 import { UsageError } from '../errors.js';
 import {
   ADMIN_SETTING_KEYS,
@@ -86,9 +87,12 @@ export async function setAdminSetting(ctx: SettingsContext, key: string, raw: st
   return { key: checkedKey, value, source: 'setting' };
 }
 
-/** Recipient of membership-form alerts: Settings, then MEMBERSHIP_SECRETARY_EMAIL, then SMTP_USER. */
+/**
+ * Recipient of membership-form alerts: Settings, then MEMBERSHIP_SECRETARY_EMAIL, then SMTP_USER, or MAIL_FROM
+ * when SMTP_USER is a provider login rather than an address.
+ */
 export async function resolveMembershipSecretaryEmail(ctx: Pick<AppContext, 'db' | 'config'>): Promise<string | undefined> {
-  return (
-    (await getSetting(ctx.db, 'membershipSecretaryEmail')) ?? ctx.config.membershipSecretaryEmail ?? ctx.config.smtp?.user
-  );
+  const smtpUser = ctx.config.smtp?.user;
+  const smtpFallback = smtpUser !== undefined && !isEmailAddress(smtpUser) ? ctx.config.mailFrom : smtpUser;
+  return (await getSetting(ctx.db, 'membershipSecretaryEmail')) ?? ctx.config.membershipSecretaryEmail ?? smtpFallback;
 }

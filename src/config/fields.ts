@@ -152,6 +152,8 @@ export const fields = {
   text: rule(z.string().min(1), 'a non-empty value'),
 } as const;
 
+export const isEmailAddress = (value: string): boolean => fields.email.schema.safeParse(value).success;
+
 /** A host without a port; `portVariable` is where the port goes instead. */
 export const hostField = (portVariable: string): FieldRule<string> =>
   rule(z.string().refine(isHost), `a host name, IPv4 or IPv6 address (no port here: use ${portVariable})`);

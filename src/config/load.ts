@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { unreadableTlsFiles } from '../db/ssl.js';
-import { fields, hostField, isLoopbackUrl, type FieldRule } from './fields.js';
+import { fields, hostField, isEmailAddress, isLoopbackUrl, type FieldRule } from './fields.js';
 import type { AppConfig, ConfigProblem, Keyring, LoadedConfig, RuntimeEnv } from './types.js';
 
 export type EnvSource = Readonly<Record<string, string | undefined>>;
@@ -169,6 +169,11 @@ export function loadConfig(
   const mailApiUrl = stripTrailingSlash(apiUrl('MAILAPI_URL')) ?? DEFAULTS.mailApiUrl;
   const smtpUser = raw('SMTP_USER');
   const smtpPassword = raw('SMTP_APP_PASSWORD');
+  // An SES or SendGrid login (AKIA…, "apikey") is no sender address: it would become the From of every email.
+  const smtpUserAddress = smtpUser !== undefined && isEmailAddress(smtpUser) ? smtpUser : undefined;
+  if (smtpUser !== undefined && !smtpUserAddress && !raw('MAIL_FROM')) {
+    problem('MAIL_FROM', 'required when SMTP_USER is not an email address (a provider login): the sender address of every email');
+  }
   const smtpHost = read('SMTP_HOST', hostField('SMTP_PORT')) ?? DEFAULTS.smtpHost;
   const smtpPort = read('SMTP_PORT', fields.port) ?? DEFAULTS.smtpPort;
   const smtpSecure = read('SMTP_SECURE', fields.boolean) ?? smtpPort === 465;
@@ -253,7 +258,7 @@ export function loadConfig(
       ? { host: smtpHost, port: smtpPort, secure: smtpSecure, user: smtpUser as string, password: smtpPassword as string }
       : undefined,
     mailApi: mailApiKey ? { key: mailApiKey, url: mailApiUrl } : undefined,
-    mailFrom: mailFrom ?? smtpUser,
+    mailFrom: mailFrom ?? smtpUserAddress,
     devOutboxDir: !isProduction && !hasSmtp && !mailApiKey ? path.join(stateDir, 'outbox') : undefined,
     disableOtp,
     setupToken,

@@ -130,4 +130,9 @@ describe('membership secretary email', () => {
     expect(await resolveMembershipSecretaryEmail(withEnv(smtp))).toBe('smtp-office@example.org');
     expect(await resolveMembershipSecretaryEmail(ctx)).toBeUndefined();
   });
+
+  it('without either and with an SMTP_USER that is a provider login, not an address, MAIL_FROM', async () => {
+    const login = withEnv({ SMTP_USER: 'apikey', SMTP_APP_PASSWORD: 'app-password', MAIL_FROM: 'office@example.org' });
+    expect(await resolveMembershipSecretaryEmail(login)).toBe('office@example.org');
+  });
 });

@@ -314,6 +314,15 @@ describe('configuration rules', () => {
     expect(config.devOutboxDir).toBeUndefined();
   });
 
+  it('MAIL_FROM is required when SMTP_USER is not an email address (an SES or SendGrid login): it would be the From of every email', () => {
+    for (const login of ['AKIAIOSFODNN7EXAMPLE', 'apikey']) {
+      const [problem] = problemsOf(production({ SMTP_USER: login }));
+      expect(problem).toEqual({ variable: 'MAIL_FROM', expected: expect.stringMatching(/^required when SMTP_USER is not an email address/) });
+      expect(loadConfig(production({ SMTP_USER: login, MAIL_FROM: 'office@example.org' })).config.mailFrom).toBe('office@example.org');
+    }
+    expect(loadConfig(production()).config.mailFrom).toBe('office@example.org');
+  });
+
   it('the mail API switches all mail to it and the outbox is only a development default', () => {
     const { config } = loadConfig(testEnv({ MAILAPI_KEY: 're_x', MAIL_FROM: 'office@example.org', MAILAPI_URL: 'http://127.0.0.1:1/' }));
     expect(config.mailApi).toEqual({ key: 're_x', url: 'http://127.0.0.1:1' });
