@@ -40,7 +40,10 @@ interface ExistingPerson {
   mobile_enc: string | null;
   birth_date: string | null;
   wedding_date: string | null;
+  spouse_id: string | null;
 }
+
+const PERSON_COLUMNS = ['id', 'email_hash', 'first_name', 'last_name', 'email_enc', 'mobile_enc', 'birth_date', 'wedding_date', 'spouse_id'] as const;
 
 const BATCH = 500;
 
@@ -73,7 +76,8 @@ export async function importPeople(ctx: PeopleImportContext, csvText: string): P
     const spouseErrors: RowError[] = parsed.rows
       .filter((r) => r.spouseEmailKey !== null && !inFile.has(r.spouseEmailKey) && !existing.has(hashOf(r.spouseEmailKey)))
       .map((r) => ({ row: r.row, line: r.line, field: 'spouse_email', problem: `${r.spouseEmailKey} is neither in this file nor already imported` }));
-    const errors = [...parsed.errors, ...spouseErrors].sort((a, b) => a.row - b.row);
+    const weddingErrors = await storedSpouseWeddingErrors(trx, ctx.cipher, parsed.rows, existing, hashOf);
+    const errors = [...parsed.errors, ...spouseErrors, ...weddingErrors].sort((a, b) => a.row - b.row);
     if (errors.length > 0) {
       const bad = new Set(errors.map((e) => e.row)).size;
       throw new PeopleImportInvalidError(
@@ -111,8 +115,54 @@ async function loadPeopleByHash(db: Db, hashes: string[]): Promise<Map<string, E
   for (const batch of chunks(hashes)) {
     const rows = await db('people')
       .whereRaw('email_hash = ANY(?)', [batch])
-      .select<ExistingPerson[]>('id', 'email_hash', 'first_name', 'last_name', 'email_enc', 'mobile_enc', 'birth_date', 'wedding_date');
+      .select<ExistingPerson[]>([...PERSON_COLUMNS]);
     for (const row of rows) found.set(row.email_hash, row);
+  }
+  return found;
+}
+
+/**
+ * A couple is greeted once, on their wedding day, so spouses must not differ (checkAcrossRows compares rows of
+ * the file). Here: a row against its spouse already imported and not in the file, the one the row names or, with
+ * an empty spouse cell, the one stored (the link stays). An empty date on either side is no conflict.
+ */
+async function storedSpouseWeddingErrors(
+  db: Db,
+  cipher: FieldCipher,
+  rows: PersonRow[],
+  existing: Map<string, ExistingPerson>,
+  hashOf: (emailKey: string) => string,
+): Promise<RowError[]> {
+  const rowByHash = new Map(rows.map((r) => [hashOf(r.emailKey), r]));
+  // Whoever the file links gets that link: a stored link of theirs is replaced or undone.
+  const linkedByFile = new Set(rows.flatMap((r) => (r.spouseEmailKey ? [hashOf(r.emailKey), hashOf(r.spouseEmailKey)] : [])));
+  const storedSpouseId = (row: PersonRow) =>
+    row.spouseEmailKey === null && !linkedByFile.has(hashOf(row.emailKey)) ? existing.get(hashOf(row.emailKey))?.spouse_id : null;
+  const storedSpouses = await loadPeopleById(db, rows.flatMap((r) => storedSpouseId(r) ?? []));
+
+  const errors: RowError[] = [];
+  for (const row of rows) {
+    if (row.weddingDate === null) continue;
+    const named = row.spouseEmailKey === null ? undefined : existing.get(hashOf(row.spouseEmailKey));
+    const stored = storedSpouses.get(storedSpouseId(row) ?? '');
+    const spouse = named ?? (stored && !linkedByFile.has(stored.email_hash) ? stored : undefined);
+    if (!spouse) continue;
+    const spouseRow = rowByHash.get(spouse.email_hash);
+    // Named and in the file, checkAcrossRows compares them; a stored couple both in the file is reported once, as there.
+    if (spouseRow && (named || spouseRow.row > row.row)) continue;
+    const date = spouseRow ? spouseRow.weddingDate : spouse.wedding_date;
+    if (date === null || date === row.weddingDate) continue;
+    const where = spouseRow ? `in row ${spouseRow.row}` : `already imported for ${cipher.decrypt(spouse.email_enc)}`;
+    errors.push({ row: row.row, line: row.line, field: 'wedding_date', problem: `differs from the spouse's (${date} ${where})` });
+  }
+  return errors;
+}
+
+async function loadPeopleById(db: Db, ids: string[]): Promise<Map<string, ExistingPerson>> {
+  const found = new Map<string, ExistingPerson>();
+  for (const batch of chunks(ids)) {
+    const rows = await db('people').whereRaw('id = ANY(?::uuid[])', [batch]).select<ExistingPerson[]>([...PERSON_COLUMNS]);
+    for (const row of rows) found.set(row.id, row);
   }
   return found;
 }

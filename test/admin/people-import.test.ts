@@ -227,6 +227,20 @@ describe('people import', () => {
     expect(await tdb.db('people').count({ n: '*' }).first()).toEqual({ n: 0 });
   });
 
+  it('a spouse already imported and not in the file, named or kept by an empty cell, with a different wedding date is refused by row, naming the spouse', async () => {
+    await importPeople(ctx, csv('Tom,N,tom@example.org,,,2000-01-01,,,,,', 'Lan,N,lan@example.org,,,2001-05-05,,,,,', 'Ann,P,ann@example.org,,,2003-03-03,bob@example.org,,,,', 'Bob,P,bob@example.org,,,2003-03-03,,,,,'));
+    const before = await tdb.db('people').select('email_hash', 'wedding_date', 'spouse_id').orderBy('email_hash');
+    const named = await invalidOf(importPeople(ctx, csv('Tom,N,tom@example.org,,,2000-01-01,lan@example.org,,,,')));
+    expect(named.message).toContain("row 1 (line 2): wedding_date: differs from the spouse's (2001-05-05 already imported for lan@example.org)");
+    const kept = await invalidOf(importPeople(ctx, csv('Ann,P,ann@example.org,,,2004-04-04,,,,,')));
+    expect(kept.message).toContain("row 1 (line 2): wedding_date: differs from the spouse's (2003-03-03 already imported for bob@example.org)");
+    expect(await tdb.db('people').select('email_hash', 'wedding_date', 'spouse_id').orderBy('email_hash')).toEqual(before);
+
+    // The same date, or an empty cell on either side, links them.
+    expect(await importPeople(ctx, csv('Tom,N,tom@example.org,,,2001-05-05,lan@example.org,,,,'))).toMatchObject({ updated: 1 });
+    expect(await importPeople(ctx, csv('Ann,P,ann@example.org,,,,,,,,'))).toMatchObject({ updated: 1 });
+  });
+
   it('a missing or wrong header refuses the file naming the expected header', async () => {
     const noHeader = await invalidOf(importPeople(ctx, 'Anna,Nguyen,anna@example.org,,,,,,,,\n'));
     expect(noHeader.message).toContain(HEADER);
