@@ -35,12 +35,25 @@ export async function seedDemoChurch(ctx: AppContext): Promise<DemoSeedResult> {
   if (await getEventBySlug(ctx.db, DEMO_EVENT_SLUG, { includeDeleted: true })) {
     return { seeded: false, users: 0, people: 0, registrations: 0 };
   }
+  // One transaction: a seed that fails halfway leaves nothing, so the next run is not refused by its own users.
+  return ctx.db.transaction((trx) => seed({ ...ctx, db: trx }));
+}
+
+const isLeapYear = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+
+/** The same day `years` before `today` (YYYY-MM-DD); 29 February becomes the 28th in a year without one. */
+function yearsBefore(today: string, years: number): string {
+  const year = Number(today.slice(0, 4)) - years;
+  const monthDay = today.slice(5);
+  return monthDay === '02-29' && !isLeapYear(year) ? `${year}-02-28` : `${year}-${monthDay}`;
+}
+
+async function seed(ctx: AppContext): Promise<DemoSeedResult> {
   const now = ctx.clock.now();
   const zone = ctx.config.regional.timeZone;
   const localDate = (date: Date) => formatInTimeZone(date, zone, 'yyyy-MM-dd');
-  const monthDay = formatInTimeZone(now, zone, 'MM-dd');
   const today = localDate(now);
-  const yearsAgo = (years: number) => `${Number(today.slice(0, 4)) - years}-${monthDay}`;
+  const yearsAgo = (years: number) => yearsBefore(today, years);
 
   await addUser(ctx, { email: 'admin@demo.church.example', name: 'Dana Admin', role: 'ADMIN' });
   await addUser(ctx, { email: 'pastor@demo.church.example', name: 'Pat Pastor', role: 'PASTOR' });
