@@ -241,6 +241,23 @@ describe('people import', () => {
     expect(await importPeople(ctx, csv('Ann,P,ann@example.org,,,,,,,,'))).toMatchObject({ updated: 1 });
   });
 
+  it('blank spreadsheet rows (all cells empty) are skipped, and empty cells after the last column are not data', async () => {
+    const text = [
+      HEADER + ',,',
+      'Anna,Nguyen,anna@example.org,,,,,,,,,,',
+      ',,,,,,,,,,',
+      ',,,,,,,,,,,,',
+      'Ben,Ode,ben@example.org,,,,,,,,',
+      '',
+    ].join('\r\n');
+    expect(await importPeople(ctx, text)).toMatchObject({ rows: 2, created: 2 });
+  });
+
+  it('a header column without a name is named as such, not as "unknown " with nothing after it', async () => {
+    const error = await invalidOf(importPeople(ctx, HEADER.replace(',spouse_email,', ',,') + '\n'));
+    expect(error.message).toContain('(missing spouse_email; unknown (a column without a name))');
+  });
+
   it('a missing or wrong header refuses the file naming the expected header', async () => {
     const noHeader = await invalidOf(importPeople(ctx, 'Anna,Nguyen,anna@example.org,,,,,,,,\n'));
     expect(noHeader.message).toContain(HEADER);

@@ -93,6 +93,8 @@ function readRecords(csvText: string): CsvRecord[] | string {
       bom: true,
       trim: true,
       skip_empty_lines: true,
+      // A blank spreadsheet row is exported as ",,,,,,,,,,": no person, not a row with every field missing.
+      skip_records_with_empty_values: true,
       relax_column_count: true,
       info: true,
     }) as unknown as CsvRecord[];
@@ -101,12 +103,19 @@ function readRecords(csvText: string): CsvRecord[] | string {
   }
 }
 
+/** Spreadsheets pad rows with empty cells (a trailing comma, a column once used): empty cells past `keep` are not data. */
+function withoutTrailingEmpty(record: string[], keep: number): string[] {
+  let end = record.length;
+  while (end > keep && record[end - 1] === '') end -= 1;
+  return record.slice(0, end);
+}
+
 function checkHeader(header: string[]): string | undefined {
   const names = header.map((h) => h.toLowerCase());
   const expected = PEOPLE_CSV_COLUMNS.join(',');
   if (names.join(',') === expected) return undefined;
   const missing = PEOPLE_CSV_COLUMNS.filter((c) => !names.includes(c));
-  const unknown = names.filter((n) => !(PEOPLE_CSV_COLUMNS as readonly string[]).includes(n));
+  const unknown = names.filter((n) => !(PEOPLE_CSV_COLUMNS as readonly string[]).includes(n)).map((n) => n || '(a column without a name)');
   const parts = [
     missing.length ? `missing ${missing.join(', ')}` : '',
     unknown.length ? `unknown ${unknown.join(', ')}` : '',
@@ -125,13 +134,14 @@ export function parsePeopleCsv(csvText: string, today: string): ParsedPeopleCsv 
   if (typeof records === 'string') return { rows: [], errors: [], fileError: records };
   const [header, ...data] = records;
   if (!header) return { rows: [], errors: [], fileError: `the file is empty; expected the header row "${PEOPLE_CSV_COLUMNS.join(',')}"` };
-  const headerProblem = checkHeader(header.record);
+  const headerProblem = checkHeader(withoutTrailingEmpty(header.record, 0));
   if (headerProblem) return { rows: [], errors: [], fileError: headerProblem };
 
   const schema = rowSchema(today);
   const rows: PersonRow[] = [];
   const errors: RowError[] = [];
-  data.forEach(({ record, info }, index) => {
+  data.forEach(({ record: cells, info }, index) => {
+    const record = withoutTrailingEmpty(cells, PEOPLE_CSV_COLUMNS.length);
     const row = index + 1;
     const line = info.lines;
     if (record.length !== PEOPLE_CSV_COLUMNS.length) {
