@@ -60,13 +60,14 @@ function isAzureMonitorConnectionString(value: string): boolean {
 }
 
 /**
- * A DNS name (labels of letters, digits and hyphens), an IPv4 address or an IPv6 address, and nothing else:
- * `host:port` would otherwise pass as a name (":" is there for IPv6) and fail only when the server listens or mails.
+ * A DNS name (labels of letters, digits, hyphens and underscores, which container and compose service names
+ * use), an IPv4 address or an IPv6 address, and nothing else: `host:port` would otherwise pass as a name
+ * (":" is there for IPv6) and fail only when the server listens or mails.
  */
 function isHost(value: string): boolean {
   if (net.isIPv6(value)) return true;
   if (/^[\d.]+$/.test(value)) return net.isIPv4(value);
-  return /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$/.test(value);
+  return /^[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)*\.?$/.test(value);
 }
 
 function isBase64Of32Bytes(value: string): boolean {

@@ -238,7 +238,7 @@ describe('configuration rules', () => {
   });
 
   it('HOST and SMTP_HOST are a DNS name, an IPv4 or an IPv6 address: a port goes in PORT or SMTP_PORT', () => {
-    for (const good of ['smtp.gmail.com', 'mail-relay', 'localhost', '127.0.0.1', '0.0.0.0', '::', '::1', 'fe80::1']) {
+    for (const good of ['smtp.gmail.com', 'mail-relay', 'mail_relay', 'localhost', '127.0.0.1', '0.0.0.0', '::', '::1', 'fe80::1']) {
       expect(variablesOf(testEnv({ HOST: good, SMTP_HOST: good }))).toEqual([]);
     }
     for (const bad of ['127.0.0.1:3000', 'smtp.gmail.com:587', '[::1]:3000', '300.1.1.1', 'smtp..gmail.com', '-relay', 'smtp/gmail']) {
