@@ -87,12 +87,14 @@ export const fields = {
         const sslmode = url.searchParams.get('sslmode');
         if (sslmode !== null && !(SSL_MODES as readonly string[]).includes(sslmode)) return false;
         if (sslmode === 'verify-ca' && !url.searchParams.get('sslrootcert')) return false;
-        return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && url.hostname !== '';
+        // A host, or the directory of a local server's Unix socket (`postgresql:///eventops?host=/var/run/postgresql`).
+        const socketDirectory = url.searchParams.get('host')?.startsWith('/') === true;
+        return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && (url.hostname !== '' || socketDirectory);
       } catch {
         return false;
       }
     }),
-    `a postgres:// or postgresql:// connection URL with a host; sslmode one of ${SSL_MODES.join(', ')} (verify-ca with sslrootcert=<CA file>)`,
+    `a postgres:// or postgresql:// connection URL with a host (or ?host=/socket/directory); sslmode one of ${SSL_MODES.join(', ')} (verify-ca with sslrootcert=<CA file>)`,
   ),
   httpUrl: rule(
     z.string().refine((v) => isWebUrl(parsedUrl(v))),
