@@ -7,6 +7,7 @@ import { AppError } from '../errors.js';
 import { verifyRegistrationToken } from '../payments/links.js';
 import { startExistingRegistrationCheckout } from '../payments/pay-now.js';
 import { eventPageData, eventPath } from './event-view.js';
+import { hasControlCharacters } from './field-rules.js';
 import {
   loadPublicRegistration,
   payNowBlocker,
@@ -58,7 +59,13 @@ function privatePage(reply: FastifyReply): FastifyReply {
   return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
 }
 
-const slugParams = z.object({ slug: z.string().min(1).max(200) });
+/**
+ * Text from the address that a query compares: PostgreSQL refuses a NUL in text (the query fails with a
+ * 500), and no slug or session id holds a control character, so such a value is simply not found.
+ */
+const addressText = (max: number) => z.string().min(1).max(max).refine((value) => !hasControlCharacters(value));
+
+const slugParams = z.object({ slug: addressText(200) });
 export const slugOf = (params: unknown) => {
   const parsed = slugParams.safeParse(params);
   return parsed.success ? parsed.data.slug : '';
@@ -66,7 +73,7 @@ export const slugOf = (params: unknown) => {
 const idParams = z.object({ id: z.string().max(64) });
 const tokenQuery = z.object({ token: z.string().max(128).optional() });
 const tokenBody = z.object({ token: z.string().max(128).optional() }).optional();
-const successQuery = z.object({ session_id: z.string().min(1).max(255).optional() });
+const successQuery = z.object({ session_id: addressText(255).optional() });
 
 interface SuccessRow {
   status: 'OPEN' | 'COMPLETED' | 'EXPIRED' | 'UNFULFILLED';

@@ -41,6 +41,11 @@ async function withServer<T>(env: Record<string, string | undefined>, run: (serv
   }
 }
 
+async function errorLogCount(): Promise<number> {
+  const row = await tdb.db('error_logs').count<{ n: string }>({ n: '*' }).first();
+  return Number(row?.n ?? 0);
+}
+
 async function getPage(server: TestServer, path: string) {
   const response = await fetch(`${server.url}${path}`, { redirect: 'manual' });
   return { status: response.status, headers: response.headers, html: unescapeEquals(await response.text()) };
@@ -184,6 +189,26 @@ describe('GET /events/:slug', () => {
         expect(html).toContain('Not found');
       }
     });
+  });
+
+  it('an address whose slug or session id holds a control character (PostgreSQL refuses NUL) is unknown: 404, no error logged', async () => {
+    const event = await insertEvent(tdb.db);
+    const errorsBefore = await errorLogCount();
+    await withServer({}, async (server) => {
+      for (const path of ['/events/%00', '/events/a%01b', `/events/${event.slug}/success?session_id=%00`, `/events/${event.slug}/success?session_id=cs_%1F`]) {
+        const { status, html } = await getPage(server, path);
+        expect(status, path).toBe(404);
+        expect(html, path).toContain('Not found');
+      }
+      const post = await fetch(`${server.url}/events/%00/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'name=x',
+      });
+      expect(post.status).toBe(404);
+      expect(await post.text()).toContain('Not found');
+    });
+    expect(await errorLogCount()).toBe(errorsBefore);
   });
 });
 
