@@ -349,6 +349,22 @@ describe('POST /events/:slug/register — rate limit', () => {
     });
   });
 
+  it('behind TRUST_PROXY a client is counted by its address without the port a proxy may append; unreadable addresses share one count', async () => {
+    const event = await insertEvent(tdb.db);
+    await withServer({ TRUST_PROXY: 'true' }, async (server) => {
+      const eleventhFrom = async (forwardedFor: (i: number) => string) => {
+        const statuses: number[] = [];
+        for (let i = 0; i < 11; i++) statuses.push((await postForm(server, event.slug, { name: '' }, { 'x-forwarded-for': forwardedFor(i) })).status);
+        expect(statuses.slice(0, 10), forwardedFor(0)).toEqual(Array.from({ length: 10 }, () => 400));
+        return statuses[10];
+      };
+      expect(await eleventhFrom((i) => `203.0.113.5:${40000 + i}`)).toBe(429);
+      expect(await eleventhFrom((i) => `[2001:db8::${i + 1}]:${443 + i}`)).toBe(429);
+      expect(await eleventhFrom((i) => `not-an-address-${i}`)).toBe(429);
+      expect((await postForm(server, event.slug, { name: '' }, { 'x-forwarded-for': '203.0.113.6:40000' })).status).toBe(400);
+    });
+  });
+
   it('bad input counts against the limit too, so guessing is throttled', async () => {
     const event = await insertEvent(tdb.db);
     await withServer({}, async (server) => {
