@@ -33,11 +33,24 @@ export function publicString(required: string) {
   return z.string({ error: required }).refine((value) => !hasControlCharacters(value), { error: CONTROL_CHARACTERS_MESSAGE, abort: true });
 }
 
+/**
+ * Characters that show as nothing: format characters (zero-width space and joiners, bidi marks) and
+ * the blank fillers that Unicode files as letters (Hangul U+115F, U+1160, U+3164, U+FFA0; the empty
+ * braille pattern U+2800).
+ */
+const INVISIBLE = /[\p{Cf}\u115f\u1160\u3164\uffa0\u2800]/gu;
+
+/** Whether a name shows at least one letter or digit, in any script: one of only invisible characters reads as blank. */
+export function hasVisibleLetterOrDigit(value: string): boolean {
+  return /[\p{L}\p{N}]/u.test(value.replace(INVISIBLE, ''));
+}
+
 /** A person's name: required, at most MAX_NAME_LENGTH characters, no control characters, no web or email addresses. */
 export function personName(required: string) {
   return publicString(required)
     .trim()
-    .min(1, { error: required })
+    .min(1, { error: required, abort: true })
+    .refine(hasVisibleLetterOrDigit, { error: 'a name needs at least one visible letter or digit', abort: true })
     .max(MAX_NAME_LENGTH, { error: `at most ${MAX_NAME_LENGTH} characters` })
     .refine((value) => !containsUrl(value), { error: 'a name cannot contain a web or email address' });
 }

@@ -80,6 +80,50 @@ describe('names on the public form', () => {
   });
 });
 
+describe('names need a visible letter or digit', () => {
+  it('a name of only invisible characters (zero-width and format characters, Hangul and braille fillers) is refused with 400 naming the field; names in any script pass', async () => {
+    const event = await insertEvent(tdb.db, { capacity: null });
+    const server = await startTestServer(createTestContext({ db: tdb.db, env: { TRUST_PROXY: 'true' } }));
+    try {
+      const url = `${server.url}/events/${event.slug}/register`;
+      const cases: Array<[string, string, string[]]> = [
+        ['\u200b', '\u3164', ['name', 'attendees[0].name']],
+        ['\u200d\u2060\ufeff', 'Guest', ['name']],
+        ['Jo Citizen', '\uffa0\u115f\u1160', ['attendees[0].name']],
+        ['\u2800 \u200b', 'Guest', ['name']],
+        ['Jo Citizen', '\u200e\u061c', ['attendees[0].name']],
+      ];
+      let client = 0;
+      for (const [name, attendee, fields] of cases) {
+        const asForm = await post(url, form(registration(name, 'jo@example.org', attendee)), undefined, `198.51.100.${++client}`);
+        expect(asForm.status).toBe(400);
+        expect(namedFields(await asForm.text())).toEqual(fields);
+        const asJson = await post(
+          url,
+          JSON.stringify({ name, email: 'jo@example.org', payment: 'bank', attendees: [{ name: attendee, tier: 'adult' }] }),
+          'application/json',
+          `198.51.100.${++client}`,
+        );
+        expect(asJson.status).toBe(400);
+        const body = (await asJson.json()) as { error: { fields: Array<{ field: string; message: string }> } };
+        expect(body.error.fields.map((f) => f.field)).toEqual(fields);
+        expect(body.error.fields[0]?.message).toContain('at least one visible letter or digit');
+      }
+      expect(await tdb.db('registrations').where({ event_id: event.id }).count({ n: '*' }).first()).toEqual({ n: 0 });
+
+      const names = ['José Núñez', 'Nguyễn Văn An', '李小龍', "O'Brien-Smith", 'محمد علي', '김민준', 'Ωmega 3'];
+      for (const name of names) {
+        const answer = await post(url, form(registration(name, 'jo@example.org', name)), undefined, `198.51.100.${++client}`);
+        expect(answer.status, name).toBe(303);
+      }
+      const stored = await tdb.db('registrations').where({ event_id: event.id }).orderBy('created_at').pluck('attendees');
+      expect(stored.map((attendees: Array<{ name: string }>) => attendees[0]?.name).sort()).toEqual([...names].sort());
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('confirmation emails', () => {
   it(`go to one address at most ${CONFIRMATIONS_PER_ADDRESS_PER_HOUR} times an hour; later registrations are still made and shown`, async () => {
     const event = await insertEvent(tdb.db, { capacity: null });
