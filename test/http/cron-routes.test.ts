@@ -42,12 +42,15 @@ describe('cron endpoints', () => {
     }
   });
 
-  it('answer 503 on every call while CRON_SECRET is unset', async () => {
-    for (const job of ['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues']) {
-      const response = await post(unsetServer.url, `/api/cron/${job}`, auth);
+  it('answer 503 on every call while CRON_SECRET is unset, never 429: with no secret there is no bearer to guess, so no call is counted', async () => {
+    await tdb.db('rate_limits').delete();
+    const jobs = ['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues'];
+    for (let i = 0; i < 15; i++) {
+      const response = await post(unsetServer.url, `/api/cron/${jobs[i % jobs.length]}`, i % 2 === 0 ? auth : {});
       expect(response.status).toBe(503);
       expect(((await response.json()) as { error: { code: string } }).error.code).toBe('cron_secret_unset');
     }
+    expect(await tdb.db('rate_limits').where({ bucket: 'cron-bearer' })).toEqual([]);
   });
 
   it('run the job with trigger http and answer 200 with its JSON summary', async () => {
