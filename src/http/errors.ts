@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { recordError } from '../ops/error-log.js';
@@ -42,6 +42,26 @@ export function createErrorHandler(ctx: AppContext) {
     }).catch(() => undefined);
     request.log.error({ err: error, errorId: id }, 'request failed');
     return sendError(reply, 500, 'internal_error', 'Something went wrong on our side; the error has been recorded.', id ? { id } : {});
+  };
+}
+
+/** What fastify's own refusals before routing say, in our words; its codes name only what it refused. */
+const FRAMEWORK_ERRORS: Record<string, { code: string; message: string }> = {
+  FST_ERR_BAD_URL: { code: 'bad_url', message: 'This address is not valid.' },
+  FST_ERR_MAX_PARAM_LENGTH: { code: 'url_too_long', message: 'This address is too long.' },
+};
+
+/**
+ * fastify's frameworkErrors option: what it refuses before any route or hook runs (an address that
+ * cannot be decoded, a path part too long) gets the one error body and, set here as no hook runs,
+ * the security headers every answer carries.
+ */
+export function createFrameworkErrorHandler(setSecurityHeaders: (request: FastifyRequest['raw'], response: FastifyReply['raw']) => void) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    setSecurityHeaders(request.raw, reply.raw);
+    const known = FRAMEWORK_ERRORS[error.code];
+    if (known) return sendError(reply, error.statusCode ?? 400, known.code, known.message);
+    return sendError(reply, error.statusCode ?? 500, (error.code ?? 'bad_request').toLowerCase(), error.message);
   };
 }
 

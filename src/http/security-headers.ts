@@ -1,4 +1,6 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyHelmetOptions } from '@fastify/helmet';
+import helmet from 'helmet';
 import type { AppConfig } from '../config/types.js';
 
 /** Where the Turnstile widget's script and frame come from (CAPTCHA_VERIFY_URL is only the server-side check). */
@@ -46,6 +48,18 @@ export function securityHeaders(config: AppConfig): FastifyHelmetOptions {
     referrerPolicy: { policy: 'no-referrer' },
     hsts: https ? { maxAge: 365 * 24 * 60 * 60, includeSubDomains: false } : false,
   };
+}
+
+/**
+ * The same headers set directly on a response, for the answers fastify gives before any hook
+ * runs (frameworkErrors: an address that cannot be decoded), which @fastify/helmet never sees.
+ * Without nonces: such an answer is JSON, with no inline block to allow.
+ */
+export function securityHeadersSetter(config: AppConfig): (request: IncomingMessage, response: ServerResponse) => void {
+  const { global: _global, enableCSPNonces: _nonces, ...options } = securityHeaders(config);
+  // The same options; only the types differ (@fastify/helmet's come from helmet's CommonJS declarations).
+  const apply = helmet(options as Parameters<typeof helmet>[0]);
+  return (request, response) => apply(request, response, () => {});
 }
 
 function originOf(url: string | undefined): string[] {

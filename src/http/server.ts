@@ -3,9 +3,9 @@ import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { loadChurchIdentity } from '../mail/identity.js';
 import { CRON_SECRET_MISSING_WARNING, registerCronRoutes } from './cron-routes.js';
-import { createErrorHandler, sendError } from './errors.js';
+import { createErrorHandler, createFrameworkErrorHandler, sendError } from './errors.js';
 import type { PageRenderer } from './pages.js';
-import { securityHeaders } from './security-headers.js';
+import { securityHeaders, securityHeadersSetter } from './security-headers.js';
 import { registerHealthRoute } from './health.js';
 import { registerPublicPages } from './public-pages.js';
 import { postgresRateLimitStore, rateLimitClient } from './rate-limit-store.js';
@@ -69,6 +69,7 @@ export async function buildServer(
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     logController: new OneLinePerRequest(),
+    frameworkErrors: createFrameworkErrorHandler(securityHeadersSetter(ctx.config)),
   });
   await app.register((await import('@fastify/formbody')).default);
   await app.register((await import('@fastify/helmet')).default, securityHeaders(ctx.config));

@@ -85,6 +85,29 @@ describe('security headers', () => {
     });
   });
 
+  it('an address fastify refuses before routing (cannot be decoded, a part too long) answers the one error body with every security header', async () => {
+    await withServer({ AUTH_URL: 'https://events.church.example' }, async (server) => {
+      const routed = (await fetch(`${server.url}/healthz`)).headers;
+      const cases: Array<[string, number, string]> = [
+        ['/events/%E0%A4%A', 400, 'bad_url'],
+        ['/registrations/%ZZ', 400, 'bad_url'],
+        [`/events/${'a'.repeat(101)}`, 414, 'url_too_long'],
+      ];
+      for (const [path, status, code] of cases) {
+        const response = await fetch(`${server.url}${path}`);
+        expect(response.status, path).toBe(status);
+        expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+        expect(await response.json()).toEqual({ error: { code, message: expect.any(String) } });
+        // The same policy, less the nonces a routed answer gets for its inline blocks.
+        const withoutNonces = (csp: string | null) => (csp ?? '').replace(/ 'nonce-[0-9a-f]+'/g, '');
+        expect(response.headers.get('content-security-policy'), path).toBe(withoutNonces(routed.get('content-security-policy')));
+        for (const header of ['x-frame-options', 'x-content-type-options', 'referrer-policy', 'strict-transport-security']) {
+          expect(response.headers.get(header), `${path} ${header}`).toBe(routed.get(header));
+        }
+      }
+    });
+  });
+
   it('HSTS and upgrade-insecure-requests are sent when AUTH_URL is https', async () => {
     await withServer({ AUTH_URL: 'https://events.church.example' }, async (server) => {
       const response = await fetch(`${server.url}/healthz`);
