@@ -2,6 +2,8 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { recordError } from '../ops/error-log.js';
+import type { PageRenderer } from './pages.js';
+import { messagePage } from './templates/message-page.js';
 
 export interface ErrorBody {
   error: { code: string; message: string; id?: number } & Record<string, unknown>;
@@ -16,6 +18,46 @@ export function sendError(reply: FastifyReply, status: number, code: string, mes
   return reply.code(status).type('application/json; charset=utf-8').send(errorBody(code, message, extra));
 }
 
+/**
+ * Whether an error is answered with a page rather than the JSON body (decisions.md "Error pages"):
+ * yes for what a browser asks, that is anything but an /api/ address (cron jobs, the webhook), a
+ * JSON body, or an Accept header that names JSON and not HTML.
+ */
+export function answersWithPage(request: FastifyRequest): boolean {
+  if (request.url.startsWith('/api/')) return false;
+  if ((request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) return false;
+  const accept = (request.headers.accept ?? '').toLowerCase();
+  return !(accept.includes('application/json') && !accept.includes('text/html'));
+}
+
+const PAGE_HEADINGS: Record<number, string> = {
+  404: 'Not found',
+  413: 'Too much was sent',
+  415: 'Not a form we can read',
+  429: 'Too many tries',
+  500: 'Something went wrong',
+};
+
+/** The error as the message page says it: the same status and message (and error id) as the JSON body. */
+function sendErrorPage(page: PageRenderer, reply: FastifyReply, status: number, message: string, errorId?: number) {
+  const heading = PAGE_HEADINGS[status] ?? 'That did not work';
+  return page(reply.code(status), messagePage, { title: heading, heading, message, errorId });
+}
+
+/** The JSON error body, or for a browser's request the message page saying the same. */
+export function sendErrorFor(
+  page: PageRenderer,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  message: string,
+  extra: { id?: number } = {},
+) {
+  if (answersWithPage(request)) return sendErrorPage(page, reply, status, message, extra.id);
+  return sendError(reply, status, code, message, extra);
+}
+
 interface FrameworkError extends Error {
   statusCode?: number;
   code?: string;
@@ -24,16 +66,20 @@ interface FrameworkError extends Error {
 
 /**
  * Every error no route answered itself: client errors keep their status, and
- * anything else becomes a 500 carrying the id of its error-log row.
+ * anything else becomes a 500 carrying the id of its error-log row. A browser
+ * gets it as a page (`errorPage` must not need the database: it answers when
+ * the database is what failed).
  */
-export function createErrorHandler(ctx: AppContext) {
+export function createErrorHandler(ctx: AppContext, errorPage: PageRenderer) {
   return async (error: FrameworkError, request: FastifyRequest, reply: FastifyReply) => {
+    const answer = (status: number, code: string, message: string, extra?: { id?: number }) =>
+      sendErrorFor(errorPage, request, reply, status, code, message, extra);
     if (error instanceof AppError && error.httpStatus < 500) {
-      return sendError(reply, error.httpStatus, error.code, error.message);
+      return answer(error.httpStatus, error.code, error.message);
     }
     if (!(error instanceof AppError) && error.statusCode && error.statusCode < 500) {
       const code = error.validation ? 'invalid_request' : (error.code ?? 'bad_request').toLowerCase();
-      return sendError(reply, error.statusCode, code, error.message);
+      return answer(error.statusCode, code, error.message);
     }
     const id = await recordError(ctx.db, withoutBodyValues(error, request.body), {
       source: 'http',
@@ -41,7 +87,7 @@ export function createErrorHandler(ctx: AppContext) {
       context: { method: request.method, route: request.routeOptions.url ?? 'unmatched' },
     }).catch(() => undefined);
     request.log.error({ err: error, errorId: id }, 'request failed');
-    return sendError(reply, 500, 'internal_error', 'Something went wrong on our side; the error has been recorded.', id ? { id } : {});
+    return answer(500, 'internal_error', 'Something went wrong on our side; the error has been recorded.', id ? { id } : {});
   };
 }
 

@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
-import { loadChurchIdentity } from '../mail/identity.js';
+import { churchIdentityFrom, loadChurchIdentity, type ChurchIdentity } from '../mail/identity.js';
 import { CRON_SECRET_MISSING_WARNING, registerCronRoutes } from './cron-routes.js';
-import { createErrorHandler, createFrameworkErrorHandler, sendError } from './errors.js';
+import { createErrorHandler, createFrameworkErrorHandler, sendErrorFor } from './errors.js';
 import type { PageRenderer } from './pages.js';
 import { securityHeaders, securityHeadersSetter } from './security-headers.js';
 import { registerHealthRoute } from './health.js';
@@ -84,11 +84,16 @@ export async function buildServer(
     return work;
   };
 
-  const page: PageRenderer = async (reply, render, data) => {
-    const identity = await loadChurchIdentity(ctx.db, ctx.config);
-    const html = render(data, { churchName: identity.name, theme: ctx.config.theme, lang: ctx.config.regional.locale, cspNonce: reply.cspNonce });
-    return reply.type('text/html; charset=utf-8').send(html);
-  };
+  const renderer =
+    (identity: () => Promise<ChurchIdentity>): PageRenderer =>
+    async (reply, render, data) => {
+      const { name } = await identity();
+      const html = render(data, { churchName: name, theme: ctx.config.theme, lang: ctx.config.regional.locale, cspNonce: reply.cspNonce });
+      return reply.type('text/html; charset=utf-8').send(html);
+    };
+  const page = renderer(() => loadChurchIdentity(ctx.db, ctx.config));
+  // Error pages answer when the database is down too: the church's name then comes from configuration.
+  const errorPage = renderer(() => loadChurchIdentity(ctx.db, ctx.config).catch(() => churchIdentityFrom({}, ctx.config)));
 
   const telemetry = options.telemetry;
   if (telemetry) {
@@ -111,8 +116,8 @@ export async function buildServer(
     });
   });
 
-  app.setErrorHandler(createErrorHandler(ctx));
-  app.setNotFoundHandler(async (_request, reply) => sendError(reply, 404, 'not_found', 'Nothing is here.'));
+  app.setErrorHandler(createErrorHandler(ctx, errorPage));
+  app.setNotFoundHandler(async (request, reply) => sendErrorFor(errorPage, request, reply, 404, 'not_found', 'Nothing is here.'));
 
   registerHealthRoute(app, ctx, options.packageVersion);
   registerWebhookRoute(app, ctx);

@@ -157,6 +157,64 @@ describe('confirmation emails', () => {
   });
 });
 
+describe('errors on pages', () => {
+  it('a browser gets an error as a page with the same status and message as the JSON body (too large, unreadable, unknown address, unexpected failure with its error id); /api/, JSON posts and JSON Accept keep the JSON body', async () => {
+    await tdb.db('rate_limits').delete();
+    const event = await insertEvent(tdb.db);
+    const ctx = createTestContext({ db: tdb.db });
+    const built = await buildServer(ctx, { packageVersion: '0.0.0-test' });
+    built.app.get('/failing-page', async () => {
+      throw new Error('the page broke');
+    });
+    const base = await built.app.listen({ port: 0, host: '127.0.0.1' });
+    const asJson = { accept: 'application/json' };
+    const answers = async (path: string, init: RequestInit & { headers?: Record<string, string> } = {}) => {
+      const page = await fetch(`${base}${path}`, init);
+      const json = await fetch(`${base}${path}`, { ...init, headers: { ...init.headers, ...asJson } });
+      expect(page.headers.get('content-type'), path).toContain('text/html');
+      expect(page.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(json.headers.get('content-type'), path).toContain('application/json');
+      const html = await page.text();
+      const body = (await json.json()) as { error: { code: string; message: string; id?: number } };
+      expect(html, path).toContain(`<p role="alert">${body.error.message}</p>`);
+      return { status: [page.status, json.status], html, error: body.error };
+    };
+    try {
+      const register = `/events/${event.slug}/register`;
+      const form = { 'content-type': 'application/x-www-form-urlencoded' };
+      const tooLarge = await answers(register, { method: 'POST', headers: form, body: `name=${'x'.repeat(300 * 1024)}` });
+      expect(tooLarge.status).toEqual([413, 413]);
+      expect(tooLarge.html).toContain('Too much was sent');
+      const unreadable = await answers(register, { method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<name>x</name>' });
+      expect(unreadable.status).toEqual([415, 415]);
+      expect(unreadable.html).toContain('Not a form we can read');
+      const unknown = await answers('/no-such-page');
+      expect(unknown.status).toEqual([404, 404]);
+      expect(unknown.error.code).toBe('not_found');
+
+      const failed = await answers('/failing-page');
+      expect(failed.status).toEqual([500, 500]);
+      const pageId = Number(/Error reference: (\d+)/.exec(failed.html)?.[1]);
+      const rows = await tdb.db('error_logs').whereIn('id', [pageId, failed.error.id as number]).pluck('message');
+      expect(rows).toEqual(['the page broke', 'the page broke']);
+
+      // What only programs call answers JSON whatever it accepts.
+      for (const [path, init, status] of [
+        ['/api/no-such-endpoint', {}, 404],
+        ['/api/cron/sweep-checkouts', { method: 'POST', headers: { 'content-type': 'application/xml' }, body: '<x/>' }, 415],
+        ['/api/stripe/webhook', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(1024 * 1024 + 1) }, 413],
+        [register, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' }, 400],
+      ] as Array<[string, RequestInit, number]>) {
+        const response = await fetch(`${base}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), accept: 'text/html' } });
+        expect(response.status, path).toBe(status);
+        expect(response.headers.get('content-type'), path).toContain('application/json');
+      }
+    } finally {
+      await built.app.close();
+    }
+  });
+});
+
 describe('the error log', () => {
   it('keeps no submitted value when a request with a form body fails unexpectedly', async () => {
     const ctx = createTestContext({ db: tdb.db });
@@ -168,7 +226,11 @@ describe('the error log', () => {
     });
     const address = await built.app.listen({ port: 0, host: '127.0.0.1' });
     try {
-      const answer = await post(`${address}/echoing-failure`, form([['name', 'Private Person'], ['email', 'private.person@example.org'], ['payment', 'bank']]));
+      const answer = await fetch(`${address}/echoing-failure`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: form([['name', 'Private Person'], ['email', 'private.person@example.org'], ['payment', 'bank']]),
+      });
       expect(answer.status).toBe(500);
       const { error } = (await answer.json()) as { error: { id: number } };
       const row = await tdb.db('error_logs').where({ id: error.id }).first<{ message: string; stack: string }>();

@@ -318,7 +318,7 @@ describe('POST /events/:slug/register — capacity', () => {
 });
 
 describe('POST /events/:slug/register — rate limit', () => {
-  it('the 11th registration in a minute from one IP gets 429 with Retry-After; another client IP (TRUST_PROXY) is unaffected', async () => {
+  it('the 11th registration in a minute from one IP gets 429 with Retry-After, as a page to the form and as the JSON body to a JSON post; another client IP (TRUST_PROXY) is unaffected', async () => {
     const event = await insertEvent(tdb.db, { capacity: null });
     await withServer({ TRUST_PROXY: 'true' }, async (server) => {
       const from = (ip: string) => postForm(server, event.slug, valid({ attendee_name: ['Jo'], attendee_tier: ['adult'] }), { 'x-forwarded-for': ip });
@@ -328,7 +328,19 @@ describe('POST /events/:slug/register — rate limit', () => {
       const limited = await from('192.0.2.10');
       expect(limited.status).toBe(429);
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
-      expect(((await limited.json()) as { error: { code: string } }).error.code).toBe('rate_limited');
+      expect(limited.headers.get('content-type')).toContain('text/html');
+      const page = await limited.text();
+      expect(page).toContain('Too many tries');
+      expect(page).toMatch(/<p role="alert">Too many requests; try again in \d+ seconds\.<\/p>/);
+
+      const asJson = await fetch(`${server.url}/events/${event.slug}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': '192.0.2.10' },
+        body: JSON.stringify({ name: 'Jo Citizen', email: 'jo@example.org', payment: 'bank', attendees: [{ name: 'Jo', tier: 'adult' }] }),
+      });
+      expect(asJson.status).toBe(429);
+      expect(Number(asJson.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await asJson.json()).toEqual({ error: { code: 'rate_limited', message: expect.stringMatching(/^Too many requests; try again in \d+ seconds\.$/) } });
       expect((await from('192.0.2.11')).status).toBe(303);
     });
     expect(await registrationsOf(event.id)).toHaveLength(11);
