@@ -109,7 +109,8 @@ export async function buildServer(
   }
 
   app.addHook('onResponse', async (request, reply) => {
-    if (!request.routeOptions.config.recordView || reply.statusCode >= 400) return;
+    // HEAD is a monitor or a link checker, not a reader.
+    if (!request.routeOptions.config.recordView || request.method !== 'GET' || reply.statusCode >= 400) return;
     const path = request.routeOptions.url ?? request.url.split('?')[0] ?? request.url;
     await countRouteView(ctx.db, path, ctx.clock.now()).catch((error: unknown) => {
       request.log.warn({ err: error }, 'could not record a page view');

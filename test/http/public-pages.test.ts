@@ -102,6 +102,10 @@ describe('GET /events/:slug', () => {
       expect(html).toContain('<meta name="viewport" content="width=device-width, initial-scale=1">');
       expect(html).not.toContain('cf-turnstile');
     });
+    // HEAD (uptime monitors, link checkers) is not a view.
+    await withServer({}, async (server) => {
+      expect((await fetch(`${server.url}/events/${event.slug}`, { method: 'HEAD' })).status).toBe(200);
+    });
     // One counter per path template and UTC day, never a row per view.
     expect(await tdb.db('route_view_days').where({ path: '/events/:slug' }).select('day', 'views')).toEqual([{ day: '2026-11-22', views: 1 }]);
   });
