@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { errorMessage } from '../errors.js';
+import { recordError } from '../ops/error-log.js';
 import type { EventPricing } from './event-file.js';
 import type { EventRecord } from './event-record.js';
 
@@ -100,6 +101,21 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 const BACKOFF_BASE_MS = 60_000;
 const BACKOFF_CAP_MS = 60 * 60_000;
 
+/**
+ * A notification still refused after this many tries (about four hours of backoff) is written to the
+ * error log once, so the weekly digest reports what otherwise only a log line and `eventops status`
+ * show: the website answers 4xx for a rotated secret or a payload it rejects, and every later change
+ * of that event waits behind it.
+ */
+export const STUCK_AFTER_ATTEMPTS = 10;
+
+export class WebsiteSyncStuckError extends Error {
+  constructor(type: string, attempts: number, lastError: string) {
+    super(`the website has refused the ${type} notification ${attempts} times, and later changes of its event wait behind it: ${lastError}`);
+    this.name = 'WebsiteSyncStuckError';
+  }
+}
+
 /** Delay before the next try after the given number of attempts: 1 min, 2, 4, … capped at 1 h. */
 export function websiteSyncBackoffMs(attempts: number): number {
   return Math.min(BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1), BACKOFF_CAP_MS);
@@ -161,6 +177,12 @@ export async function deliverWebsiteSync(
     result.failed += 1;
     result.failures.push({ id: row.id, type: row.type, attempts: row.attempts, error: outcome.error, nextAttemptAt });
     ctx.logger.warn({ deliveryId: row.id, type: row.type, attempts: row.attempts, error: outcome.error }, 'website sync failed; will retry');
+    if (row.attempts === STUCK_AFTER_ATTEMPTS) {
+      const stuck = new WebsiteSyncStuckError(row.type, row.attempts, outcome.error);
+      await recordError(ctx.db, stuck, { source: 'website-sync', now, context: { deliveryId: row.id } }).catch((error: unknown) => {
+        ctx.logger.warn({ error: errorMessage(error) }, 'could not record the stuck website notification');
+      });
+    }
     await releaseUntried(ctx.db, rows.slice(index + 1).map((r) => r.id), claimedUntil);
     break;
   }

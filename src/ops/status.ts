@@ -19,6 +19,8 @@ export interface OperationsStatus {
   jobs: JobStatus[];
   openAlerts: number;
   pendingWebsiteSync: number;
+  /** The oldest undelivered website notification: a website refusing one holds back its event's later changes. */
+  oldestWebsiteSync?: { type: string; ageSeconds: number; attempts: number; lastError?: string };
   pendingMail: number;
   failedMail: number;
 }
@@ -29,7 +31,7 @@ export interface OperationsStatus {
  */
 const ABANDONED_AFTER_S = 60 * 60;
 
-/** The last run of each job and the queues an operator should watch, in four queries. */
+/** The last run of each job and the queues an operator should watch, in five queries. */
 export async function readOperationsStatus(db: Db, now: Date): Promise<OperationsStatus> {
   const lastRuns = await db
     .select('r.*')
@@ -37,9 +39,13 @@ export async function readOperationsStatus(db: Db, now: Date): Promise<Operation
     .then((rows: Array<{ id: number; job: JobName; trigger: string; started_at: Date; finished_at: Date | null; outcome: string | null; summary: unknown; error: string | null }>) =>
       new Map(rows.map((row) => [row.job, row])),
     );
-  const [alerts, sync, mail] = await Promise.all([
+  const [alerts, sync, oldestSync, mail] = await Promise.all([
     db('operations_alerts').whereNull('resolved_at').count<{ n: number }>({ n: '*' }).first(),
     db('website_sync_outbox').where({ status: 'PENDING' }).count<{ n: number }>({ n: '*' }).first(),
+    db('website_sync_outbox')
+      .where({ status: 'PENDING' })
+      .orderBy('created_at')
+      .first<{ type: string; created_at: Date; attempts: number; last_error: string | null } | undefined>('type', 'created_at', 'attempts', 'last_error'),
     db('queued_mail')
       .select(db.raw(`count(*) FILTER (WHERE status = 'PENDING')::int AS pending, count(*) FILTER (WHERE status = 'FAILED')::int AS failed`))
       .first<{ pending: number; failed: number }>(),
@@ -65,6 +71,14 @@ export async function readOperationsStatus(db: Db, now: Date): Promise<Operation
     }),
     openAlerts: Number(alerts?.n ?? 0),
     pendingWebsiteSync: Number(sync?.n ?? 0),
+    ...(oldestSync && {
+      oldestWebsiteSync: {
+        type: oldestSync.type,
+        ageSeconds: ageOf(oldestSync.created_at),
+        attempts: oldestSync.attempts,
+        ...(oldestSync.last_error && { lastError: oldestSync.last_error }),
+      },
+    }),
     pendingMail: mail?.pending ?? 0,
     failedMail: mail?.failed ?? 0,
   };

@@ -4,6 +4,7 @@ import { FixedClock } from '../../src/clock.js';
 import { parseEventFile } from '../../src/admin/event-file.js';
 import { createEvent, deleteEvent, publishEvent } from '../../src/admin/events.js';
 import {
+  STUCK_AFTER_ATTEMPTS,
   countPendingWebsiteSync,
   deliverWebsiteSync,
   enqueueWebsiteSync,
@@ -132,6 +133,24 @@ describe('website sync delivery', () => {
     const ids = receiver.requests.map((r) => (JSON.parse(r.body) as { id: string }).id);
     expect(ids).toEqual([created.deliveryId, created.deliveryId]);
     expect(await outboxRow(created.deliveryId)).toMatchObject({ status: 'DELIVERED', attempts: 2, last_error: null });
+  });
+
+  it('a notification the website keeps refusing goes to the error log once, at its tenth failed try, for the weekly digest', async () => {
+    const ctx = context();
+    const created = await createSampleEvent(ctx);
+    receiver.answerWith(401);
+    await tdb.db('error_logs').where({ source: 'website-sync' }).delete();
+    for (let attempt = 1; attempt <= STUCK_AFTER_ATTEMPTS + 2; attempt += 1) {
+      expect(await deliverWebsiteSync(ctx)).toMatchObject({ failed: 1 });
+      expect((await outboxRow(created.deliveryId)).attempts).toBe(attempt);
+      const logged = await tdb.db('error_logs').where({ source: 'website-sync' }).select('error_class', 'message');
+      expect(logged).toHaveLength(attempt < STUCK_AFTER_ATTEMPTS ? 0 : 1);
+      clock.advance(60 * MINUTE);
+    }
+    const [logged] = await tdb.db('error_logs').where({ source: 'website-sync' }).select('error_class', 'message');
+    expect(logged).toMatchObject({ error_class: 'WebsiteSyncStuckError' });
+    expect(logged?.message).toContain('event.created notification 10 times');
+    expect(logged?.message).toContain('HTTP 401');
   });
 
   it('backoff doubles from 1 minute per attempt and is capped at 1 hour', async () => {

@@ -23,7 +23,10 @@ describe('eventops status', () => {
       { kind: 'amount_mismatch', reason: 'charged 100 priced 90' },
       { kind: 'partial_refund', reason: 'x', resolved_at: now },
     ]);
-    await tdb.db('website_sync_outbox').insert([{ type: 'event.created', body: '{}' }, { type: 'event.updated', body: '{}', status: 'DELIVERED' }]);
+    await tdb.db('website_sync_outbox').insert([
+      { type: 'event.created', body: '{}', attempts: 12, last_error: 'HTTP 401', created_at: new Date('2026-11-21T10:00:00Z') },
+      { type: 'event.updated', body: '{}', status: 'DELIVERED', created_at: new Date('2026-11-20T10:00:00Z') },
+    ]);
     await tdb.db('queued_mail').insert([{ kind: 'receipt', message_enc: 'v1:x:y:z' }, { kind: 'alert', message_enc: 'v1:x:y:z', status: 'FAILED' }]);
 
     const status = await readOperationsStatus(tdb.db, now);
@@ -33,6 +36,8 @@ describe('eventops status', () => {
     expect(byJob.get('sweep-checkouts')).toBeUndefined();
     expect(byJob.get('send-celebrations')).toMatchObject({ outcome: 'abandoned', ageSeconds: 3 * 3600 });
     expect(status).toMatchObject({ openAlerts: 1, pendingWebsiteSync: 1, pendingMail: 1, failedMail: 1 });
+    // The oldest undelivered notification, with how long and how often the website refused it.
+    expect(status.oldestWebsiteSync).toEqual({ type: 'event.created', ageSeconds: 24 * 3600, attempts: 12, lastError: 'HTTP 401' });
     expect(status.jobs.map((j) => j.job)).toEqual(['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues', 'reconcile']);
   });
 });

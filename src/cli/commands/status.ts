@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { JobName } from '../../jobs/types.js';
+import type { OperationsStatus } from '../../ops/status.js';
 import { printResult, withContext } from '../io.js';
 
 function formatAge(seconds: number): string {
@@ -7,6 +8,12 @@ function formatAge(seconds: number): string {
   if (seconds < 90 * 60) return `${Math.round(seconds / 60)}m ago`;
   if (seconds < 36 * 3600) return `${Math.round(seconds / 3600)}h ago`;
   return `${Math.round(seconds / 86400)}d ago`;
+}
+
+function oldestSync(oldest: OperationsStatus['oldestWebsiteSync']): string {
+  if (!oldest) return '';
+  const tries = oldest.attempts === 1 ? '1 try' : `${oldest.attempts} tries`;
+  return ` (oldest queued ${formatAge(oldest.ageSeconds)}, ${tries}${oldest.lastError ? `, last error: ${oldest.lastError}` : ''})`;
 }
 
 export function registerStatusCommand(program: Command): void {
@@ -39,7 +46,7 @@ export function registerStatusCommand(program: Command): void {
           '',
           inAppScheduler ? 'in-app scheduler: on (IN_APP_CRON)' : 'in-app scheduler: off (IN_APP_CRON is not true): cron or the /api/cron endpoints run the jobs',
           `open operations alerts: ${status.openAlerts}`,
-          `pending website-sync deliveries: ${status.pendingWebsiteSync}`,
+          `pending website-sync deliveries: ${status.pendingWebsiteSync}${oldestSync(status.oldestWebsiteSync)}`,
           `queued mail: ${status.pendingMail} pending, ${status.failedMail} failed`,
         );
         printResult(options, { ...status, inAppScheduler, nextDue: [...nextDue.values()] }, lines);
