@@ -156,6 +156,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
       registrationCancelled: state === 'registrationCancelled',
       processing: state === 'processing',
       unfulfilled: state === 'unfulfilled',
+      paidTwice: state === 'unfulfilled' && registration?.status === 'PAID',
       notCompleted: state === 'notCompleted',
       unconfirmed: state === 'unconfirmed',
       registrationHref: registration ? registrationPath(ctx.config.authSecret, registration.id) : undefined,

@@ -211,6 +211,25 @@ describe('once the provider confirmed the payment unpaid', () => {
   });
 });
 
+describe('a payment kept without completing a registration (UNFULFILLED)', () => {
+  it('a second pay-now payment of a registration already paid says so, never that the places were taken', async () => {
+    const { event, sessionId } = await pendingWithPayNow({ status: 'UNFULFILLED', unfulfilled_reason: 'paid_twice' });
+    await tdb.db('registrations').where({ event_id: event.id }).update({ status: 'PAID' });
+    const success = await successPage(event.slug, sessionId);
+    expect(success.html).toContain('Payment received: we will follow up');
+    expect(success.html).toContain('was already paid, so this payment was a second one');
+    expect(success.html).not.toContain('the last places were taken');
+  });
+
+  it('one that could not register the payer keeps the general explanation', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'UNFULFILLED', unfulfilled_reason: 'sold_out', provider_session_id: 'cs_test_sold_out_1' });
+    const success = await successPage(event.slug, 'cs_test_sold_out_1');
+    expect(success.html).toContain('the last places were taken while you were paying');
+    expect(success.html).not.toContain('a second one');
+  });
+});
+
 describe('after a full refund or a dispute', () => {
   for (const reason of ['refund', 'dispute'] as const) {
     it(`${reason}: the success page and the registration page show the registration cancelled, not registered`, async () => {

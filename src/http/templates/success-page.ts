@@ -12,6 +12,8 @@ export interface SuccessPageData {
   /** No confirmation yet, and one may still come. */
   processing: boolean;
   unfulfilled: boolean;
+  /** Unfulfilled because the registration was already paid: this payment is a second one. */
+  paidTwice?: boolean;
   /** The provider confirmed that nothing was charged. */
   notCompleted: boolean;
   /** No confirmation came within the provider's redelivery window, and none was asked for. */
@@ -61,7 +63,11 @@ export const successPage = definePage<SuccessPageData>(`
 {{/if}}
 {{#if unfulfilled}}
   <h1>Payment received: we will follow up</h1>
+  {{#if paidTwice}}
+  <p>Your registration for {{eventTitle}} was already paid, so this payment was a second one. Your money is safe: someone from the church will contact you by email about it.</p>
+  {{else}}
   <p>Your payment for {{eventTitle}} reached us, but we could not complete the registration automatically (for example, the last places were taken while you were paying). Your money is safe: someone from the church will contact you by email to sort it out.</p>
+  {{/if}}
 {{/if}}
 {{#if notCompleted}}
   <h1>Payment not completed</h1>
