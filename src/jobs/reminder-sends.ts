@@ -2,6 +2,7 @@ import { createEvent } from 'ics';
 import type { AppContext } from '../context.js';
 import { recordDirectEmails } from '../db/registration-emails.js';
 import { errorMessage } from '../errors.js';
+import { foldCalendarLines } from '../mail/calendar.js';
 import type { EmailBranding } from '../mail/render.js';
 import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
 import { cardPaymentPossible, paymentReference, payNowUrl, registrationUrl } from '../payments/links.js';
@@ -308,5 +309,5 @@ function calendarAttachment(event: DueEvent): MailAttachment {
     duration: { hours: ASSUMED_DURATION_HOURS },
   });
   if (error || !value) throw error ?? new Error('could not build the calendar attachment');
-  return { filename: 'event.ics', content: value, contentType: 'text/calendar; method=PUBLISH; charset=utf-8' };
+  return { filename: 'event.ics', content: foldCalendarLines(value), contentType: 'text/calendar; method=PUBLISH; charset=utf-8' };
 }

@@ -120,6 +120,24 @@ describe('send-reminders', () => {
     expect(run).toMatchObject({ job: 'send-reminders', trigger: 'cli', outcome: 'ok', summary: { sent: 2, events: 1 } });
   });
 
+  it('calendar lines are folded at 75 octets, never inside a character, so a long non-Latin title and place arrive whole', async () => {
+    const title = 'Семейный лагерь: молитва, музыка; ужин — Gia đình Trại hè 2026 ' + '日本語のタイトル'.repeat(4);
+    const location = 'Église Saint-Étienne, 12 rue de l’Hôtel-de-Ville; salle paroissiale près du presbytère';
+    const event = await dueEvent({ title, location });
+    await register(event.id, 'fold@example.org');
+
+    await sendEventReminders(context(), { trigger: 'cli' });
+
+    const calendar = messageTo('fold@example.org')?.attachments[0]?.content ?? Buffer.alloc(0);
+    const lines = calendar.toString('utf8').split('\r\n');
+    for (const line of lines) expect(Buffer.byteLength(line, 'utf8')).toBeLessThanOrEqual(75);
+    expect(calendar.toString('utf8')).not.toContain('\uFFFD');
+    const unfolded = calendar.toString('utf8').replace(/\r\n[ \t]/g, '');
+    const escape = (text: string) => text.replace(/\\/g, '\\\\').replace(/;/g, '\\;').replace(/,/g, '\\,');
+    expect(unfolded).toContain(`\r\nSUMMARY:${escape(title)}\r\n`);
+    expect(unfolded).toContain(`\r\nLOCATION:${escape(location)}\r\n`);
+  });
+
   it('events whose reminder is not due, has no reminder, is deleted, has started or was already sent are left alone', async () => {
     const notDue = await dueEvent({ reminder_at: new Date(NOW.getTime() + 60_000) });
     const noReminder = await dueEvent({ reminder_at: null });
