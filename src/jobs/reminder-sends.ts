@@ -37,7 +37,12 @@ export interface DueEvent {
   starts_at: Date;
   online_payment: boolean;
   reminder_claimed_at: Date | null;
+  created_at: Date;
+  /** Set by every change of the event; its calendar entry's SEQUENCE counts from it. */
+  updated_at: Date;
 }
+
+export const DUE_EVENT_COLUMNS = ['id', 'title', 'location', 'starts_at', 'online_payment', 'reminder_claimed_at', 'created_at', 'updated_at'] as const;
 
 export interface RecipientRow {
   id: string;
@@ -69,7 +74,7 @@ export interface RunMaterials {
 }
 
 /** What a reminder tells about its event: the office may change any of it while a run is sending. */
-type EventDetails = Pick<DueEvent, 'title' | 'location' | 'starts_at' | 'online_payment'>;
+type EventDetails = Pick<DueEvent, 'title' | 'location' | 'starts_at' | 'online_payment' | 'updated_at'>;
 
 /**
  * Renews the claim and reads the event as it is now, in one statement. Undefined when the claim was
@@ -82,14 +87,18 @@ async function renewClaim(ctx: AppContext, eventId: string, claim: { at: Date })
     .whereNull('reminder_sent_at')
     .whereNull('deleted_at')
     .where('starts_at', '>', at)
-    .update({ reminder_claimed_at: at }, ['title', 'location', 'starts_at', 'online_payment']);
+    .update({ reminder_claimed_at: at }, ['title', 'location', 'starts_at', 'online_payment', 'updated_at']);
   if (renewed === undefined) return undefined;
   claim.at = at;
   return renewed as EventDetails;
 }
 
 const sameDetails = (a: EventDetails, b: EventDetails): boolean =>
-  a.title === b.title && a.location === b.location && a.starts_at.getTime() === b.starts_at.getTime() && a.online_payment === b.online_payment;
+  a.title === b.title &&
+  a.location === b.location &&
+  a.starts_at.getTime() === b.starts_at.getTime() &&
+  a.online_payment === b.online_payment &&
+  a.updated_at.getTime() === b.updated_at.getTime();
 
 /**
  * Sends one claimed event's reminders: a payment reminder to each PENDING registration with an
@@ -301,6 +310,7 @@ function calendarAttachment(event: DueEvent): MailAttachment {
     productId: 'eventops',
     method: 'PUBLISH',
     uid: `${event.id}@eventops`,
+    sequence: calendarSequence(event),
     title: event.title,
     location: event.location ?? undefined,
     start: [start.getUTCFullYear(), start.getUTCMonth() + 1, start.getUTCDate(), start.getUTCHours(), start.getUTCMinutes()],
@@ -310,4 +320,13 @@ function calendarAttachment(event: DueEvent): MailAttachment {
   });
   if (error || !value) throw error ?? new Error('could not build the calendar attachment');
   return { filename: 'event.ics', content: foldCalendarLines(value), contentType: 'text/calendar; method=PUBLISH; charset=utf-8' };
+}
+
+/**
+ * Calendar apps replace an entry they already hold (same UID) only with a higher SEQUENCE (RFC 5546), so
+ * a reminder re-sent for a moved event must carry one: the seconds from the event's creation to its last
+ * change, which grow with every change and fit the property's 32 bits for decades.
+ */
+export function calendarSequence(event: Pick<DueEvent, 'created_at' | 'updated_at'>): number {
+  return Math.max(0, Math.floor((event.updated_at.getTime() - event.created_at.getTime()) / 1000));
 }

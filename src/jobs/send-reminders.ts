@@ -3,6 +3,7 @@ import { loadEmailBranding } from '../mail/render.js';
 import { publicBaseUrl } from '../payments/links.js';
 import { getBankDetails } from '../settings.js';
 import {
+  DUE_EVENT_COLUMNS,
   isPaymentReminder,
   recipientPages,
   sendForEvent,
@@ -45,7 +46,7 @@ export async function sendEventReminders(ctx: AppContext, options: JobOptions): 
       .whereNull('deleted_at')
       .where('starts_at', '>', now)
       .orderBy([{ column: 'reminder_at' }, { column: 'id' }])
-      .select<DueEvent[]>('id', 'title', 'location', 'starts_at', 'online_payment', 'reminder_claimed_at');
+      .select<DueEvent[]>(...DUE_EVENT_COLUMNS);
 
     const summary: Omit<ReminderSummary, 'runId'> = {
       job: 'send-reminders',
@@ -120,7 +121,7 @@ async function claimEvent(ctx: AppContext, eventId: string, now: Date): Promise<
     .where('starts_at', '>', now)
     .where((q) => q.whereNull('reminder_claimed_at').orWhere('reminder_claimed_at', '<', staleBefore))
     .update({ reminder_claimed_at: now })
-    .returning<DueEvent[]>(['id', 'title', 'location', 'starts_at', 'online_payment', 'reminder_claimed_at']);
+    .returning<DueEvent[]>([...DUE_EVENT_COLUMNS]);
   return row;
 }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FixedClock, type Clock } from '../../src/clock.js';
+import { createEvent, updateEvent } from '../../src/admin/events.js';
 import type { Db } from '../../src/db/connect.js';
 import { sendEventReminders } from '../../src/jobs/send-reminders.js';
 import type { Mailer, MailMessage } from '../../src/mail/types.js';
@@ -136,6 +137,38 @@ describe('send-reminders', () => {
     const escape = (text: string) => text.replace(/\\/g, '\\\\').replace(/;/g, '\\;').replace(/,/g, '\\,');
     expect(unfolded).toContain(`\r\nSUMMARY:${escape(title)}\r\n`);
     expect(unfolded).toContain(`\r\nLOCATION:${escape(location)}\r\n`);
+  });
+
+  it('a moved event reminded again carries the same calendar UID with a higher SEQUENCE, so calendars update the entry instead of keeping the old time', async () => {
+    const clock = new FixedClock(new Date(NOW.getTime() - 24 * 60 * 60_000));
+    const ctx = context({}, clock);
+    const file = {
+      slug: 'moved-camp',
+      title: 'Family Camp',
+      location: 'Church Hall, 1 Main St',
+      startsAt: STARTS_AT,
+      capacity: null,
+      published: true,
+      reminderAt: new Date(NOW.getTime() - 60 * 60_000),
+      pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 0 }] },
+    };
+    const { event } = await createEvent(ctx, file);
+    await register(event.id, 'seq@example.org');
+    clock.set(NOW);
+    await sendEventReminders(ctx, { trigger: 'cli' });
+    // The office moves the event a day later and asks for a fresh reminder.
+    clock.advance(60 * 60_000);
+    await updateEvent(ctx, { ...file, startsAt: new Date('2026-12-06T08:00:00Z'), reminderAt: clock.now() });
+    await sendEventReminders(ctx, { trigger: 'cli' });
+
+    const calendars = mail.sink.messages.map((m) => m.attachments[0]?.content.toString('utf8') ?? '');
+    expect(calendars).toHaveLength(2);
+    const field = (calendar: string, name: string) => new RegExp(`\\r\\n${name}:([^\\r]*)\\r\\n`).exec(calendar)?.[1];
+    expect(field(calendars[1] as string, 'DTSTART')).toBe('20261206T080000Z');
+    expect(field(calendars[1] as string, 'UID')).toBe(field(calendars[0] as string, 'UID'));
+    const sequences = calendars.map((calendar) => Number(field(calendar, 'SEQUENCE')));
+    expect(sequences[0]).toBeGreaterThanOrEqual(0);
+    expect(sequences[1]).toBeGreaterThan(sequences[0] as number);
   });
 
   it('events whose reminder is not due, has no reminder, is deleted, has started or was already sent are left alone', async () => {
