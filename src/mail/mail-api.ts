@@ -30,6 +30,13 @@ export function mailApiBody(message: MailMessage, from: string | undefined): Rec
   };
 }
 
+/**
+ * Answers worth another try later: the request timed out (408), the same idempotency key is still being
+ * processed (409; the retry replays its answer, so nothing is sent twice), too early or too many (425, 429).
+ * Any other 4xx will not change.
+ */
+const RETRYABLE_STATUSES = new Set([408, 409, 425, 429]);
+
 export function createMailApiMailer(options: MailApiMailerOptions): Mailer {
   const { api, from, logger, timeoutMs } = options;
   return {
@@ -56,7 +63,7 @@ export function createMailApiMailer(options: MailApiMailerOptions): Mailer {
         const id = typeof body?.id === 'string' ? body.id : undefined;
         return { messageId: id, accepted: [...message.to, ...(message.cc ?? [])], rejected: [] };
       }
-      const retryable = response.status === 429 || response.status >= 500;
+      const retryable = RETRYABLE_STATUSES.has(response.status) || response.status >= 500;
       const detail = typeof body?.name === 'string' ? ` ${body.name}` : '';
       logger.warn({ status: response.status }, 'mail API refused the message');
       throw new MailSendError(`mail API answered ${response.status}${detail}`, false, [], { permanent: !retryable });

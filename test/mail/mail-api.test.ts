@@ -82,6 +82,13 @@ describe('mail API mailer', () => {
     expect(api.requests).toHaveLength(3);
   });
 
+  it('408, 409 (the same idempotency key still in progress) and 425 are retryable too', async () => {
+    for (const status of [408, 409, 425]) {
+      api.failNext(1, status);
+      expect(await sendError(message)).toMatchObject({ ambiguous: false, permanent: false });
+    }
+  });
+
   it('another 4xx is a permanent failure', async () => {
     api.failNext(1, 422);
     expect(await sendError(message)).toMatchObject({ ambiguous: false, permanent: true });
