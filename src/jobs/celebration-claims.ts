@@ -41,8 +41,9 @@ export interface BirthdayRow extends ClaimState {
 }
 
 /**
- * One row per couple (under the spouse with the smaller id) or per person whose
- * spouse does not share the anniversary; spouse_* are null in that case.
+ * One row per couple (under the spouse with the smaller id, or the one whose
+ * wedding date is on record) or per person whose spouse does not share the
+ * anniversary; spouse_* are null in that case.
  */
 export interface AnniversaryRow extends ClaimState {
   id: string;
@@ -84,9 +85,10 @@ export function birthdayPageQuery(day: CelebrationDay, afterId: string | undefin
 
 /**
  * People whose wedding anniversary is `day`, joined to their spouse when the
- * link goes both ways and the spouse has the same anniversary: such a couple is
- * one row, under the smaller id, so it gets one email and one claim. Rows where
- * nobody has an email are left out.
+ * link goes both ways and the spouse has the same anniversary or none on record
+ * (the import lets one side of a couple carry the date): such a couple is one
+ * row, under the smaller id of those with the date, so it gets one email and
+ * one claim. Rows where nobody has an email are left out.
  */
 export function anniversaryPageQuery(day: CelebrationDay, afterId: string | undefined, limit: number): SqlQuery {
   return {
@@ -95,12 +97,12 @@ export function anniversaryPageQuery(day: CelebrationDay, afterId: string | unde
         c.claimed_at, c.sent_at
       FROM people p
       LEFT JOIN people s ON s.id = p.spouse_id AND s.spouse_id = p.id
-        AND s.wedding_date IS NOT NULL AND s.wedding_month = p.wedding_month AND s.wedding_day = ANY(?::smallint[])
-        AND s.wedding_date < ?::date
+        AND (s.wedding_date IS NULL
+          OR (s.wedding_month = p.wedding_month AND s.wedding_day = ANY(?::smallint[]) AND s.wedding_date < ?::date))
       LEFT JOIN celebration_claims c ON c.person_id = p.id AND c.kind = 'anniversary' AND c.year = ?
       WHERE p.wedding_date IS NOT NULL AND p.wedding_month = ? AND p.wedding_day = ANY(?::smallint[])
         AND p.wedding_date < ?::date
-        AND (s.id IS NULL OR p.id < s.id)
+        AND (s.id IS NULL OR s.wedding_date IS NULL OR p.id < s.id)
         AND (p.email_enc IS NOT NULL OR s.email_enc IS NOT NULL)
         AND p.id > ?::uuid
       ORDER BY p.id

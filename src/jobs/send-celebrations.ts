@@ -54,7 +54,7 @@ const SEND_CONCURRENCY = 3;
 /** One email to send: a birthday, or an anniversary of a person or a couple. */
 interface Celebration {
   kind: CelebrationKind;
-  /** The claim's person: for a couple, the spouse with the smaller id. */
+  /** The claim's person: for a couple, the spouse with the smaller id (of those with the wedding date on record). */
   personId: string;
   /** Everyone greeted, for the dry-run list: "Tom Nguyen and Lan Nguyen". */
   names: string;

@@ -189,6 +189,38 @@ describe('send-celebrations', () => {
     expect(mail.sink.messages).toHaveLength(2);
   });
 
+  it('a couple whose wedding date is on one spouse only is greeted together, in one email to both, whichever id is smaller', async () => {
+    await enable({ anniversaries: true });
+    // The import accepts a date on one side of a couple; the spouse without one shares it.
+    const id = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
+    const lan = await person('Lan', { id: id(1), email: 'lan@example.org' });
+    const tom = await person('Tom', { id: id(2), email: 'tom@example.org', wedding_date: '2014-11-22' });
+    await marry(tom, lan);
+    const bob = await person('Bob', { id: id(3), email: 'bob@example.org', wedding_date: '2003-11-22' });
+    const ann = await person('Ann', { id: id(4), email: 'ann@example.org' });
+    await marry(ann, bob);
+    // A spouse whose own, different date is on record is not part of this anniversary.
+    const kim = await person('Kim', { email: 'kim@example.org', wedding_date: '2013-11-22' });
+    const lee = await person('Lee', { email: 'lee@example.org', wedding_date: '2013-06-01' });
+    await marry(kim, lee);
+
+    const summary = await sendCelebrations(contextAt(SYDNEY_22_NOV), { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', anniversaries: 3, failed: 0 });
+    expect(recipientsOf().sort()).toEqual(['ann@example.org,bob@example.org', 'kim@example.org', 'lan@example.org,tom@example.org']);
+    const subjects = mail.sink.messages.map((m) => m.subject).sort();
+    expect(subjects).toEqual([
+      'Happy 12th wedding anniversary, Tom and Lan!',
+      'Happy 13th wedding anniversary, Kim!',
+      'Happy 23rd wedding anniversary, Bob and Ann!',
+    ]);
+    expect((await claims()).map((c) => c.person_id).sort()).toEqual([tom, bob, kim].sort());
+
+    const again = await sendCelebrations(contextAt(SYDNEY_22_NOV), { trigger: 'cli' });
+    expect(again).toMatchObject({ anniversaries: 0, skipped: 3 });
+    expect(mail.sink.messages).toHaveLength(3);
+  });
+
   it('a second run on the same day sends nothing and counts everything as skipped', async () => {
     await enable({ birthdays: true, anniversaries: true });
     await person('Ada', { email: 'ada@example.org', birth_date: '1990-11-22' });
