@@ -7,6 +7,11 @@ export async function migrateLatest(db: Db): Promise<string[]> {
   return applied;
 }
 
+/** Whether the database lacks one of our migrations (or has one we do not know), found by reading only. */
+export async function migrationsPending(db: Db): Promise<boolean> {
+  return !(await everyMigrationApplied(db));
+}
+
 /**
  * One query instead of knex's eleven (table checks, lock, list, unlock) on
  * every start: true only when the applied list is exactly ours. Anything else

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFieldCipher } from '../../src/crypto/field-cipher.js';
+import { migrateRollback } from '../../src/db/migrate.js';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testConfig, testEnv } from '../support/env.js';
@@ -39,6 +40,33 @@ describe('job subcommands under cron (no TTY)', () => {
     const human = await runCli(['sweep-checkouts'], { env });
     expect(human.code).toBe(0);
     expect(human.stdout).toBe('sweep-checkouts: ok, expired 0, scrubbed 0\n');
+  });
+
+  it('a dry run never migrates: with migrations to apply it refuses, says so, and leaves the schema as it was', async () => {
+    const old = await createTestDatabase();
+    try {
+      const [newest] = await old.db('knex_migrations').orderBy('id', 'desc').limit(1).pluck('name');
+      await old.db('knex_migrations').update({ batch: 1 });
+      await old.db('knex_migrations').where({ name: newest }).update({ batch: 2 });
+      await migrateRollback(old.db);
+      const env = testEnv({ DATABASE_URL: old.url, MIGRATE_ON_START: 'true' });
+
+      const dry = await runCli(['send-celebrations', '--dry-run'], { env });
+
+      expect(dry.code).toBe(1);
+      expect(dry.stderr).toContain('migrations to apply');
+      expect(await old.db('knex_migrations').where({ name: newest }).first()).toBeUndefined();
+      expect(await old.db('job_runs').count({ n: '*' }).first()).toEqual({ n: 0 });
+
+      const real = await runCli(['send-celebrations'], { env });
+      expect(real.code).toBe(0);
+      expect(await old.db('knex_migrations').where({ name: newest }).first()).toBeDefined();
+      const again = await runCli(['send-celebrations', '--dry-run', '--json'], { env });
+      expect(again.code).toBe(0);
+      expect(JSON.parse(again.stdout)).toMatchObject({ job: 'send-celebrations', dryRun: true });
+    } finally {
+      await old.drop();
+    }
   });
 
   it('status shows the in-app schedule only when the in-app scheduler is on; with cron it says so instead', async () => {

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import type { JobName, JobSummary } from '../../jobs/types.js';
 import { loadJobFunction } from '../../jobs/registry.js';
-import { EXIT } from '../../errors.js';
+import type { Db } from '../../db/connect.js';
+import { AppError, EXIT } from '../../errors.js';
 import { createProgress } from '../progress.js';
 import { isInteractive, printResult, withContext } from '../io.js';
 
@@ -81,8 +82,10 @@ export function registerJobCommands(program: Command): void {
       const options = optionsSchema.parse(raw);
       const run = await loadJobFunction(spec.name);
       const progress = await createProgress({ interactive: isInteractive(), json: Boolean(options.json), label: spec.name });
+      // A dry run writes nothing, and migrating on start is a write.
       const summary = await withContext(async (ctx) => {
         try {
+          if (options.dryRun) await refusePendingMigrations(ctx.db);
           return await run(ctx, {
             trigger: 'cli',
             dryRun: options.dryRun,
@@ -93,7 +96,7 @@ export function registerJobCommands(program: Command): void {
           progress.fail(error instanceof Error ? error.message : String(error));
           throw error;
         }
-      });
+      }, options.dryRun ? { migrate: false } : {});
       const record = summary as JobSummary & Record<string, unknown>;
       progress.succeed(counts(record) || record.outcome);
       const lines = [spec.describe(record)];
@@ -102,4 +105,13 @@ export function registerJobCommands(program: Command): void {
       if (summary.outcome === 'partial' || summary.outcome === 'failed') process.exitCode = EXIT.failure;
     });
   }
+}
+
+/** A dry run on a schema older than this version would fail on a missing column, or answer wrongly: say why instead. */
+async function refusePendingMigrations(db: Db): Promise<void> {
+  const { migrationsPending } = await import('../../db/migrate.js');
+  if (!(await migrationsPending(db))) return;
+  throw new AppError('migrations_pending', 'the database has migrations to apply, and a dry run changes nothing', {
+    suggestion: 'run `eventops migrate` (or the job without --dry-run, which migrates when MIGRATE_ON_START allows) first',
+  });
 }
