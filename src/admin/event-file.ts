@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError, EXIT } from '../errors.js';
+import { MAX_REGISTRATION_TOTAL_MINOR } from '../payments/pricing.js';
 
 /**
  * The event file of `eventops events create|update FILE.json` (a public
@@ -55,7 +56,11 @@ const isoWithOffset = z.iso
   .datetime({ offset: true, error: 'an ISO 8601 time with an offset, e.g. 2027-03-12T18:00:00+11:00' })
   .transform((value) => new Date(value));
 
-const minorUnits = z.int({ error: 'an integer amount in minor units' }).min(0, { error: 'at least 0' });
+// A price above what one registration may cost could never be registered.
+const minorUnits = z
+  .int({ error: 'an integer amount in minor units' })
+  .min(0, { error: 'at least 0' })
+  .max(MAX_REGISTRATION_TOTAL_MINOR, { error: `at most ${MAX_REGISTRATION_TOTAL_MINOR}` });
 
 const tierSchema = z.strictObject({
   id: z.string().trim().min(1, { error: 'a non-empty tier id' }),

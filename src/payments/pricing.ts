@@ -50,6 +50,12 @@ export interface PricedRegistration {
   free: boolean;
 }
 
+/**
+ * The most one registration may cost, in minor units: the most the card provider
+ * takes in one charge (8 digits), and well inside the integer columns amounts are stored in.
+ */
+export const MAX_REGISTRATION_TOTAL_MINOR = 99_999_999;
+
 export const FAMILY_WAIVER_SUFFIX = ' (family waiver)';
 export const DISCOUNTED_LINE_LABEL = 'Registration';
 export const CARD_FEE_LINE_LABEL = 'Card processing fee';
@@ -143,6 +149,9 @@ export function priceRegistration(
   const lines: PricedLine[] = pricing.discount ? [{ label: DISCOUNTED_LINE_LABEL, amount: net, kind: 'registration' }] : ticketLines;
   const surcharge = options.cardFee ? cardSurcharge(net, options.cardFee) : 0;
   if (surcharge > 0) lines.push({ label: CARD_FEE_LINE_LABEL, amount: surcharge, kind: 'fee' });
+  if (net + surcharge > MAX_REGISTRATION_TOTAL_MINOR) {
+    throw new PricingError('this registration costs more than one registration can be charged; please register in smaller groups', 'attendees');
+  }
 
   return {
     lines,

@@ -146,6 +146,12 @@ describe('event file', () => {
     expect(problems).toEqual(expect.arrayContaining([expect.stringMatching(/^pricing\.tiers: /), expect.stringMatching(/^pricing\.discount\.percent: /)]));
   });
 
+  it('refuses a ticket price or discount amount above what one registration may cost, which no registration could be charged or stored', () => {
+    const problems = problemsOf(() => eventFile({ pricing: { tiers: [{ id: 'vip', label: 'VIP', price: 100_000_000 }], discount: { amount: 100_000_000 } } }));
+    expect(problems).toEqual(['pricing.tiers.0.price: at most 99999999', 'pricing.discount.amount: at most 99999999']);
+    expect(eventFile({ pricing: { tiers: [{ id: 'vip', label: 'VIP', price: 99_999_999 }] } }).pricing.tiers[0]?.price).toBe(99_999_999);
+  });
+
   it('the error is an event_invalid usage error (exit 2)', () => {
     try {
       eventFile({ nope: 1 });

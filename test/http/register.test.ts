@@ -286,6 +286,37 @@ describe('POST /events/:slug/register — bad input', () => {
   });
 });
 
+describe('POST /events/:slug/register — the most one registration may cost', () => {
+  it('a total above what one charge can take answers 400 naming the attendees, by bank and by card, never 500, and stores nothing', async () => {
+    // Each ticket alone is allowed; three of them are not (nor could the amount be stored).
+    const event = await insertEvent(tdb.db, { online_payment: true, pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 40_000_000 }] }) });
+    const fake = await startFakeProvider({ webhookSecret: 'whsec_register_test' });
+    try {
+      await withServer(fake.configEnv(), async (server) => {
+        for (const payment of ['bank', 'card']) {
+          const response = await postJson(server, event.slug, {
+            name: 'Jo Citizen',
+            email: 'jo@example.org',
+            payment,
+            attendees: [{ name: 'A', tier: 'adult' }, { name: 'B', tier: 'adult' }, { name: 'C', tier: 'adult' }],
+          });
+          expect(response.status, payment).toBe(400);
+          const answer = (await response.json()) as { error: { code: string; fields: Array<{ field: string }> } };
+          expect(answer.error.code).toBe('invalid_registration');
+          expect(answer.error.fields.map((f) => f.field)).toEqual(['attendees']);
+        }
+        const two = await postJson(server, event.slug, { name: 'Jo Citizen', email: 'jo@example.org', payment: 'bank', attendees: [{ name: 'A', tier: 'adult' }, { name: 'B', tier: 'adult' }] });
+        expect(two.status).toBe(303);
+      });
+      expect(fake.sessionCreateCalls()).toEqual([]);
+      expect(await tdb.db('checkout_sessions').where({ event_id: event.id })).toEqual([]);
+      expect((await registrationsOf(event.id)).map((r) => r.total_minor)).toEqual([80_000_000]);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
 describe('POST /events/:slug/register — capacity', () => {
   it('a registration that does not fit answers 409 "sold out" and stores nothing', async () => {
     const event = await insertEvent(tdb.db, { capacity: 2 });

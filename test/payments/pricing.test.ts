@@ -157,6 +157,20 @@ describe('pricing examples', () => {
     expect(priced).toMatchObject({ net: 2700, surcharge: 100, total: 2800 });
   });
 
+  it('refuses a total above what one registration may cost, the card fee included, naming the attendees', () => {
+    const dear: EventPricing = { tiers: [{ id: 'a', label: 'Adult', price: 49_500_000 }] };
+    const two = [{ name: 'A', tier: 'a' }, { name: 'B', tier: 'a' }];
+    expect(priceRegistration(dear, { attendees: two, family: false }).total).toBe(99_000_000);
+    // By card the fee takes the same registration over the limit.
+    expect(() => priceRegistration(dear, { attendees: two, family: false }, { cardFee: fee })).toThrow(PricingError);
+    try {
+      priceRegistration(dear, { attendees: [...two, { name: 'C', tier: 'a' }], family: false });
+      throw new Error('not refused');
+    } catch (error) {
+      expect((error as PricingError).field).toBe('attendees');
+    }
+  });
+
   it('rejects an unknown tier and an empty registration, naming the field', () => {
     expect(() => priceRegistration(camp, { attendees: [{ name: 'A', tier: 'vip' }], family: false })).toThrow(PricingError);
     try {
