@@ -49,6 +49,8 @@ export interface EventFile {
 
 /** When an event file does not say: how many attendees one registration may name. */
 export const DEFAULT_MAX_ATTENDEES_PER_REGISTRATION = 10;
+/** The largest capacity an event file may give (it is stored as a 32-bit integer); null is unlimited. */
+export const MAX_CAPACITY = 1_000_000;
 /** The most any event may allow in one registration (the form's own hard limit). */
 export const MAX_ATTENDEES_LIMIT = 50;
 
@@ -113,7 +115,11 @@ export const eventFileSchema = z.strictObject({
   description: z.string().nullable().optional(),
   startsAt: isoWithOffset,
   location: z.string().nullable().optional(),
-  capacity: z.int({ error: 'an integer, or null for unlimited' }).min(0, { error: 'at least 0' }).nullable(),
+  capacity: z
+    .int({ error: 'an integer, or null for unlimited' })
+    .min(0, { error: 'at least 0' })
+    .max(MAX_CAPACITY, { error: `at most ${MAX_CAPACITY}, or null for unlimited` })
+    .nullable(),
   published: z.boolean().optional(),
   onlinePayment: z.boolean().optional(),
   passCardFee: z.boolean().optional(),

@@ -97,6 +97,11 @@ describe('event file', () => {
     expect(problemsOf(() => parseEventFile(withoutCapacity))).toEqual([expect.stringMatching(/^capacity: /)]);
   });
 
+  it('a capacity too large to store is refused by name in the file check, instead of failing in the database', () => {
+    expect(problemsOf(() => eventFile({ capacity: 3_000_000_000 }))).toEqual(['capacity: at most 1000000, or null for unlimited']);
+    expect(eventFile({ capacity: 1_000_000 }).capacity).toBe(1_000_000);
+  });
+
   it('lists every problem at once with its path', () => {
     const problems = problemsOf(() =>
       eventFile({
