@@ -38,7 +38,7 @@ export async function eventPageData(
   let cardFeeNote: string | undefined;
   if (card && event.passCardFee) {
     const rate = await getCardFeeRate(ctx.db);
-    cardFeeNote = `Card payments add a card processing fee (about ${rate.percent}% + ${format.money(rate.fixed)}) that covers the card provider's charge; bank transfer has no fee.`;
+    cardFeeNote = `Card payments add a card processing fee (about ${format.percent(rate.percent)} + ${format.money(rate.fixed)}) that covers the card provider's charge; bank transfer has no fee.`;
   }
 
   const waiver = pricing.familyWaiver;
@@ -46,7 +46,7 @@ export async function eventPageData(
     ? `Registering one household? Tick "We are one household" and you pay for at most ${waiver.maxChargedTickets} ${waiver.maxChargedTickets === 1 ? 'ticket' : 'tickets'} (the most expensive); everyone else in the household comes free.`
     : undefined;
   let discountNote: string | undefined;
-  if (pricing.discount && 'percent' in pricing.discount) discountNote = `Every registration gets ${pricing.discount.percent}% off the total.`;
+  if (pricing.discount && 'percent' in pricing.discount) discountNote = `Every registration gets ${format.percent(pricing.discount.percent)} off the total.`;
   if (pricing.discount && 'amount' in pricing.discount) discountNote = `Every registration gets ${format.money(pricing.discount.amount)} off the total.`;
 
   const submittedRows = values?.attendees ?? [];

@@ -119,6 +119,30 @@ describe('GET /events/:slug', () => {
     });
   });
 
+  it('the discount and the card fee rate are written in APP_LOCALE like the prices beside them', async () => {
+    await setSetting(tdb.db, 'cardFee.percent', 1.7555, new Date('2026-11-22T00:00:00Z'));
+    try {
+      const event = await insertEvent(tdb.db, {
+        online_payment: true,
+        pass_card_fee: true,
+        pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 12000 }], discount: { percent: 12.5 } }),
+      });
+      await withServer({ ...cardEnv, APP_LOCALE: 'de-DE', APP_CURRENCY: 'EUR' }, async (server) => {
+        const { html } = await getPage(server, `/events/${event.slug}`);
+        expect(html).toContain('<span>Adult</span><span>120,00\u00a0€</span>');
+        expect(html).toContain('Every registration gets 12,5\u00a0% off the total.');
+        expect(html).toContain('card processing fee (about 1,7555\u00a0% + 0,30\u00a0€)');
+      });
+      await withServer(cardEnv, async (server) => {
+        const { html } = await getPage(server, `/events/${event.slug}`);
+        expect(html).toContain('12.5% off');
+        expect(html).toContain('card processing fee (about 1.7555% + $0.30)');
+      });
+    } finally {
+      await tdb.db('app_settings').where({ key: 'cardFee.percent' }).delete();
+    }
+  });
+
   it('escapes an event title and description that contain HTML', async () => {
     const event = await insertEvent(tdb.db, { title: '<script>alert("x")</script> Night', description: '<img src=x onerror=alert(1)>' });
     await withServer({}, async (server) => {
