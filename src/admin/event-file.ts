@@ -1,3 +1,4 @@
+import { formatInTimeZone, fromZonedTime, getTimezoneOffset } from 'date-fns-tz';
 import { z } from 'zod';
 import { AppError, EXIT } from '../errors.js';
 import { MAX_REGISTRATION_TOTAL_MINOR } from '../payments/pricing.js';
@@ -152,21 +153,49 @@ export class EventFileError extends AppError {
 }
 
 /** Validates an already-parsed event file; throws EventFileError listing every problem. */
-export function parseEventFile(input: unknown): EventFile {
+/**
+ * Validates an event file. With the church's time zone, a time written with an offset the zone does
+ * not have on that day is refused too: copying `+11:00` from a summer event to one after daylight
+ * saving ends in Sydney would start it an hour early, silently.
+ */
+export function parseEventFile(input: unknown, options: { timeZone?: string } = {}): EventFile {
   const parsed = eventFileSchema.safeParse(input);
-  if (parsed.success) return parsed.data;
-  throw new EventFileError(parsed.error.issues.map(describeIssue));
+  if (!parsed.success) throw new EventFileError(parsed.error.issues.map(describeIssue));
+  const mismatched = options.timeZone ? offsetMismatches(input as Record<string, unknown>, options.timeZone) : [];
+  if (mismatched.length > 0) throw new EventFileError(mismatched);
+  return parsed.data;
+}
+
+const TIME_KEYS = ['startsAt', 'reminderAt'] as const;
+
+/** Each time whose written offset (Z, UTC, is taken as meant) is not the time zone's at that instant. */
+function offsetMismatches(input: Record<string, unknown>, timeZone: string): string[] {
+  return TIME_KEYS.flatMap((key) => {
+    const value = input[key];
+    const match = typeof value === 'string' ? /^(.*)([+-])(\d{2}):?(\d{2})$/.exec(value) : null;
+    if (!match) return [];
+    const [, wallClock = '', sign, hours, minutes] = match;
+    const written = (sign === '-' ? -1 : 1) * (Number(hours) * 60 + Number(minutes));
+    const instant = new Date(value as string);
+    const actual = getTimezoneOffset(timeZone, instant) / 60_000;
+    if (written === actual) return [];
+    const meant = formatInTimeZone(fromZonedTime(wallClock, timeZone), timeZone, "yyyy-MM-dd'T'HH:mm:ssXXX");
+    return [
+      `${key}: ${String(value)} is ${formatInTimeZone(instant, timeZone, 'HH:mm')} in ${timeZone}, whose offset then is ` +
+        `${formatInTimeZone(instant, timeZone, 'XXX')}, not ${sign}${hours}:${minutes}; for ${wallClock.slice(11, 16)} there write ${meant}`,
+    ];
+  });
 }
 
 /** Parses the text of an event file (JSON) and validates it. A byte-order mark (Windows Notepad's UTF-8) is ignored. */
-export function parseEventFileText(text: string): EventFile {
+export function parseEventFileText(text: string, options: { timeZone?: string } = {}): EventFile {
   let json: unknown;
   try {
     json = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new EventFileError([`not valid JSON (${error instanceof Error ? error.message : String(error)})`]);
   }
-  return parseEventFile(json);
+  return parseEventFile(json, options);
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

@@ -77,6 +77,30 @@ describe('event file', () => {
     });
   });
 
+  it('in the church’s time zone, a time written with an offset the zone does not have that day is refused, naming the right one', () => {
+    const base = { slug: 'autumn-fair', title: 'Autumn Fair', capacity: null, pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 0 }] } };
+    const zone = { timeZone: 'Australia/Sydney' };
+    // Daylight saving ends in Sydney on 4 April 2027: on the 10th the offset is +10:00, so 10:00+11:00 is 09:00 there.
+    const error = (() => {
+      try {
+        parseEventFile({ ...base, startsAt: '2027-04-10T10:00:00+11:00', reminderAt: '2027-04-09T09:00:00+10:00' }, zone);
+      } catch (caught) {
+        return caught;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(EventFileError);
+    expect((error as EventFileError).message).toContain(
+      'startsAt: 2027-04-10T10:00:00+11:00 is 09:00 in Australia/Sydney, whose offset then is +10:00, not +11:00; for 10:00 there write 2027-04-10T10:00:00+10:00',
+    );
+    expect((error as EventFileError).message).not.toContain('reminderAt');
+    // The right offset, summer's in summer, and UTC written as Z all pass; without a zone nothing is compared.
+    expect(parseEventFile({ ...base, startsAt: '2027-04-10T10:00:00+10:00' }, zone).startsAt.toISOString()).toBe('2027-04-10T00:00:00.000Z');
+    expect(parseEventFile({ ...base, startsAt: '2027-03-12T18:00:00+11:00' }, zone).startsAt.toISOString()).toBe('2027-03-12T07:00:00.000Z');
+    expect(parseEventFile({ ...base, startsAt: '2027-04-10T00:00:00Z' }, zone).startsAt.toISOString()).toBe('2027-04-10T00:00:00.000Z');
+    expect(parseEventFile({ ...base, startsAt: '2027-04-10T10:00:00+11:00' }).startsAt.toISOString()).toBe('2027-04-09T23:00:00.000Z');
+  });
+
   it('reads a file saved with a UTF-8 byte-order mark (Windows Notepad) like one without', () => {
     const text = fs.readFileSync(path.join(FIXTURES, 'event-family-camp.json'), 'utf8');
     expect(parseEventFileText(`\uFEFF${text}`)).toEqual(parseEventFileText(text));

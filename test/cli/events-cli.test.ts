@@ -116,6 +116,20 @@ describe('eventops events', () => {
     expect(await tdb.db('events').where({ slug: 'youth-night' }).first()).toBeUndefined();
   });
 
+  it('a start time written with an offset APP_TIMEZONE does not have that day exits 2 naming the right one, and creates nothing', async () => {
+    const file = writeEventFile('autumn-fair.json', {
+      slug: 'autumn-fair',
+      title: 'Autumn Fair',
+      startsAt: '2027-04-10T10:00:00+11:00',
+      capacity: null,
+      pricing: { tiers: [{ id: 'free', label: 'Free', price: 0 }] },
+    });
+    const result = await runCli(['events', 'create', file], { env: env({ APP_TIMEZONE: 'Australia/Sydney' }), cwd: workDir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('for 10:00 there write 2027-04-10T10:00:00+10:00');
+    expect(await tdb.db('events').where({ slug: 'autumn-fair' }).first()).toBeUndefined();
+  });
+
   it('a receiver that answers 500 does not fail the command: it reports "queued, will retry" and exits 0', async () => {
     receiver.answerWith(500);
     try {

@@ -42,8 +42,11 @@ export function registerEventsCommands(program: Command): void {
     .addHelpText('after', `\nExample:\n  $ eventops events create family-camp.json\n${FILE_HELP}`)
     .action(async (file: string, rawOptions: unknown) => {
       const options = jsonOptionSchema.parse(rawOptions);
-      const input = await readEventFile(file);
-      await withContext((ctx) => applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.createEvent(ctx, input))));
+      const text = await readEventFileText(file);
+      await withContext(async (ctx) => {
+        const input = await parseInZone(text, ctx);
+        await applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.createEvent(ctx, input)));
+      });
     });
 
   events
@@ -57,8 +60,11 @@ export function registerEventsCommands(program: Command): void {
     )
     .action(async (file: string, rawOptions: unknown) => {
       const options = jsonOptionSchema.parse(rawOptions);
-      const input = await readEventFile(file);
-      await withContext((ctx) => applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.updateEvent(ctx, input))));
+      const text = await readEventFileText(file);
+      await withContext(async (ctx) => {
+        const input = await parseInZone(text, ctx);
+        await applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.updateEvent(ctx, input)));
+      });
     });
 
   events
@@ -103,15 +109,18 @@ export function registerEventsCommands(program: Command): void {
     });
 }
 
-async function readEventFile(file: string): Promise<EventFile> {
-  let text: string;
+async function readEventFileText(file: string): Promise<string> {
   try {
-    text = await fs.readFile(path.resolve(file), 'utf8');
+    return await fs.readFile(path.resolve(file), 'utf8');
   } catch (error) {
     throw new UsageError(`cannot read the event file "${file}": ${errorMessage(error)}`);
   }
+}
+
+/** Validated against APP_TIMEZONE too: a time whose offset the church's zone does not have that day is refused. */
+async function parseInZone(text: string, ctx: AppContext): Promise<EventFile> {
   const { parseEventFileText } = await import('../../admin/event-file.js');
-  return parseEventFileText(text);
+  return parseEventFileText(text, { timeZone: ctx.config.regional.timeZone });
 }
 
 function parseSlug(slug: string): string {
