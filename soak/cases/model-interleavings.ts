@@ -242,7 +242,14 @@ class Scrub implements Cmd {
   async run(model: InterleavingModel, real: InterleavingReal) {
     real.harness.ctx.clock.advance(PAYLOAD_KEPT_AFTER_EXPIRY_MS + 60 * 60_000);
     await sweepExpiredCheckouts(real.harness.ctx, { trigger: 'cli' });
-    const kept = await real.harness.tdb.db('checkout_sessions').where({ status: 'EXPIRED' }).whereNull('scrubbed_at').count<{ n: string }>({ n: '*' }).first();
+    // Kept only within the window after its own expiry: a delayed payment's 14-day checkout may expire during this advance.
+    const windowStart = new Date(real.harness.ctx.clock.now().getTime() - PAYLOAD_KEPT_AFTER_EXPIRY_MS);
+    const kept = await real.harness.tdb.db('checkout_sessions')
+      .where({ status: 'EXPIRED' })
+      .whereNull('scrubbed_at')
+      .where('expires_at', '<', windowStart)
+      .count<{ n: string }>({ n: '*' })
+      .first();
     if (Number(kept?.n ?? 0) > 0) throw new Error(`${String(kept?.n)} expired checkout(s) still kept after the redelivery window`);
     await settle(model, real);
   }
