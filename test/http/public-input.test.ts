@@ -40,6 +40,23 @@ async function post(url: string, body: string, contentType = 'application/x-www-
 
 const namedFields = (html: string) => [...html.matchAll(/data-field="([^"]*)"/g)].map((m) => m[1]);
 
+/** Posts one registration as a form and as JSON, each from its own address: both are refused with 400 naming `fields`. */
+async function expectRefusedBothWays(url: string, name: string, attendee: string, fields: string[], addresses: [string, string]) {
+  const asForm = await post(url, form(registration(name, 'jo@example.org', attendee)), undefined, addresses[0]);
+  expect(asForm.status).toBe(400);
+  expect(namedFields(await asForm.text())).toEqual(fields);
+  const asJson = await post(
+    url,
+    JSON.stringify({ name, email: 'jo@example.org', payment: 'bank', attendees: [{ name: attendee, tier: 'adult' }] }),
+    'application/json',
+    addresses[1],
+  );
+  expect(asJson.status).toBe(400);
+  const body = (await asJson.json()) as { error: { fields: Array<{ field: string; message: string }> } };
+  expect(body.error.fields.map((f) => f.field)).toEqual(fields);
+  return body.error.fields;
+}
+
 describe('names on the public form', () => {
   it('are at most 80 characters and carry no web or email address: refused with 400 naming the field, as the form and as JSON', async () => {
     const event = await insertEvent(tdb.db);
@@ -58,18 +75,7 @@ describe('names on the public form', () => {
       ];
       let client = 0;
       for (const [name, attendee, field] of cases) {
-        const asForm = await post(url, form(registration(name, 'jo@example.org', attendee)), undefined, `198.51.100.${++client}`);
-        expect(asForm.status).toBe(400);
-        expect(namedFields(await asForm.text())).toEqual([field]);
-        const asJson = await post(
-          url,
-          JSON.stringify({ name, email: 'jo@example.org', payment: 'bank', attendees: [{ name: attendee, tier: 'adult' }] }),
-          'application/json',
-          `198.51.100.${++client}`,
-        );
-        expect(asJson.status).toBe(400);
-        const body = (await asJson.json()) as { error: { fields: Array<{ field: string }> } };
-        expect(body.error.fields.map((f) => f.field)).toEqual([field]);
+        await expectRefusedBothWays(url, name, attendee, [field], [`198.51.100.${++client}`, `198.51.100.${++client}`]);
       }
       const fine = await post(url, form(registration('x'.repeat(80), 'jo@example.org', 'J. R. Smith-Jones')), undefined, '198.51.100.200');
       expect(fine.status).toBe(303);
@@ -95,19 +101,8 @@ describe('names need a visible letter or digit', () => {
       ];
       let client = 0;
       for (const [name, attendee, fields] of cases) {
-        const asForm = await post(url, form(registration(name, 'jo@example.org', attendee)), undefined, `198.51.100.${++client}`);
-        expect(asForm.status).toBe(400);
-        expect(namedFields(await asForm.text())).toEqual(fields);
-        const asJson = await post(
-          url,
-          JSON.stringify({ name, email: 'jo@example.org', payment: 'bank', attendees: [{ name: attendee, tier: 'adult' }] }),
-          'application/json',
-          `198.51.100.${++client}`,
-        );
-        expect(asJson.status).toBe(400);
-        const body = (await asJson.json()) as { error: { fields: Array<{ field: string; message: string }> } };
-        expect(body.error.fields.map((f) => f.field)).toEqual(fields);
-        expect(body.error.fields[0]?.message).toContain('at least one visible letter or digit');
+        const refused = await expectRefusedBothWays(url, name, attendee, fields, [`198.51.100.${++client}`, `198.51.100.${++client}`]);
+        expect(refused[0]?.message).toContain('at least one visible letter or digit');
       }
       expect(await tdb.db('registrations').where({ event_id: event.id }).count({ n: '*' }).first()).toEqual({ n: 0 });
 
