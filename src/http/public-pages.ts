@@ -85,6 +85,17 @@ interface SuccessRow {
   title: string;
 }
 
+/** The success page with no outcome shown, for the parts that set one. */
+const NO_OUTCOME = {
+  paid: false,
+  cancelled: false,
+  registrationCancelled: false,
+  processing: false,
+  unfulfilled: false,
+  notCompleted: false,
+  unconfirmed: false,
+} as const;
+
 type SuccessState = 'paid' | 'cancelled' | 'registrationCancelled' | 'processing' | 'unfulfilled' | 'notCompleted' | 'unconfirmed';
 
 /**
@@ -112,7 +123,7 @@ function successState(row: SuccessRow, registration: PublicRegistration | undefi
  * Public pages: the event page, the card success page, a registration's own
  * page and the pay-now page (GET shows, POST starts the checkout).
  */
-export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page: PageRenderer): void {
+export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page: PageRenderer, errorPage: PageRenderer = page): void {
   const notFound = (reply: FastifyReply, what?: string) => sendPageNotFound(page, reply, what);
 
   app.get('/events/:slug', { config: { recordView: true } }, async (request, reply) => {
@@ -131,6 +142,24 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
     const query = successQuery.safeParse(request.query);
     const sessionId = query.success ? query.data.session_id : undefined;
     if (!sessionId) return notFound(reply, 'payment');
+    try {
+      return await showSuccess(reply, slug, sessionId);
+    } catch (error) {
+      // The payer has just paid (or not): a bare error page here reads as a failed payment and invites paying again.
+      request.log.error({ err: error }, 'the success page could not read the checkout; answered "processing"');
+      reply.header('Retry-After', String(PROCESSING_REFRESH_SECONDS));
+      return errorPage(privatePage(reply).code(503), successPage, {
+        ...NO_OUTCOME,
+        title: 'Your payment',
+        eventTitle: 'your event',
+        eventHref: eventPath(slug),
+        processing: true,
+        refreshSeconds: PROCESSING_REFRESH_SECONDS,
+      });
+    }
+  });
+
+  const showSuccess = async (reply: FastifyReply, slug: string, sessionId: string) => {
     const row = await ctx.db('checkout_sessions as c')
       .join('events as e', 'e.id', 'c.event_id')
       .where('c.provider_session_id', sessionId)
@@ -175,7 +204,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
       ...base,
       payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id) : undefined,
     });
-  });
+  };
 
   /** The registration named by the path, when the token is right; otherwise the reply has been sent (404). */
   const authorised = async (

@@ -136,7 +136,7 @@ export async function buildServer(
     });
     registerCronRoutes(scope, ctx, { track, telemetry });
     registerSetupRoutes(scope, ctx, page);
-    registerPublicPages(scope, ctx, page);
+    registerPublicPages(scope, ctx, page, errorPage);
     registerRegistrationRoute(scope, ctx, page);
   });
 

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registrationToken } from '../../src/payments/links.js';
+import { connectDb } from '../../src/db/connect.js';
+import { PROCESSING_REFRESH_SECONDS } from '../../src/http/public-pages.js';
 import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -280,5 +282,25 @@ describe('after a full refund or a dispute', () => {
     expect(page.html).toContain('This registration was cancelled and its places released.');
     expect(page.html).not.toContain('refunded');
     expect(page.html).not.toContain('id="pay-now"');
+  });
+});
+
+describe('the database unreachable when the provider sends the payer back', () => {
+  it('the success page says the payment is being confirmed, not to pay again, and reloads itself; never a bare error', async () => {
+    // Nothing listens on port 9: every query fails at once, as while PostgreSQL is down.
+    const down = connectDb({ url: 'postgres://eventops:x@127.0.0.1:9/eventops', poolMax: 1 });
+    const unreachable = await startTestServer(createTestContext({ db: down, env: PAYMENTS_ENV }));
+    try {
+      const response = await fetch(`${unreachable.url}/events/family-camp/success?session_id=cs_test_outage`, { redirect: 'manual' });
+      const html = unescape(await response.text());
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe(String(PROCESSING_REFRESH_SECONDS));
+      expect(html).toContain('if you were charged you do not need to pay again');
+      expect(html).toContain(`http-equiv="refresh" content="${PROCESSING_REFRESH_SECONDS}"`);
+      expect(html).not.toContain('Something went wrong');
+    } finally {
+      await unreachable.close();
+      await down.destroy();
+    }
   });
 });
