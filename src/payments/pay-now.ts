@@ -87,7 +87,7 @@ export async function startExistingRegistrationCheckout(
     if (inFlight.length > 0) throw new NotPayableError('processing');
 
     const net = registration.total_minor - registration.surcharge_minor;
-    const surcharge = event.passCardFee ? cardSurcharge(net, await getCardFeeRate(ctx.db)) : 0;
+    const surcharge = event.passCardFee ? cardSurcharge(net, await getCardFeeRate(trx)) : 0;
     const lines = payNowLines(registration.line_items, net, surcharge);
     const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
     const [staged] = await trx('checkout_sessions')

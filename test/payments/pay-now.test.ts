@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import type { EventPricing } from '../../src/admin/event-file.js';
 import type { AppContext } from '../../src/context.js';
+import { connectDb } from '../../src/db/connect.js';
 import { AppError } from '../../src/errors.js';
 import { registrationUrl } from '../../src/payments/links.js';
 import { NotPayableError, payNowLines, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
@@ -138,6 +139,20 @@ describe('startExistingRegistrationCheckout (pay-now)', () => {
     expect(row).toMatchObject({ net_minor: 18000, surcharge_minor: 341 });
     expect(fake.sessions.get(row.provider_session_id)?.amount_total).toBe(18341);
   });
+
+  it('reads the card fee rate in its own transaction: with one pool connection per pay-now, it never waits for a second one', async () => {
+    const reg = await bankRegistration({ event: { pass_card_fee: true } });
+    // Every connection of the pool held by the transaction it opens, as when as many pay-nows arrive at once as the pool has.
+    const onePerPayNow = connectDb({ url: tdb.url, poolMax: 1 });
+    try {
+      const started = await startExistingRegistrationCheckout({ ...ctx, db: onePerPayNow }, { registrationId: reg.registrationId });
+      const row = await tdb.db('checkout_sessions').where({ id: started.checkoutId }).first();
+      expect(row).toMatchObject({ status: 'OPEN', net_minor: 18000, surcharge_minor: 341 });
+      expect(createCallsFor(reg.registrationId)).toHaveLength(1);
+    } finally {
+      await onePerPayNow.destroy();
+    }
+  }, 30_000);
 
   it('refuses PAID, CANCELLED, free and card-off registrations with not_payable and the reason, without calling the provider', async () => {
     const before = fake.requests.length;
