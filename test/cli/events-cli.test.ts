@@ -185,6 +185,13 @@ describe('eventops events', () => {
 
     const human = await runCli(['events', 'list'], { env: env(), cwd: workDir });
     expect(human.stdout).toContain('cli-picnic  2027-01-20 11:00  draft  unlimited  Church Picnic');
+
+    // Slugs of different lengths: every column starts at the same place on every line.
+    const humanAll = await runCli(['events', 'list', '--all'], { env: env(), cwd: workDir });
+    const lines = humanAll.stdout.trim().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines.find((line) => line.startsWith('cli-picnic '))).toMatch(/^cli-picnic {7}2027-01-20 11:00  draft {4}unlimited {5}Church Picnic$/);
+    expect(new Set(lines.map((line) => line.search(/\d{4}-\d{2}-\d{2}/)))).toEqual(new Set([17]));
   });
 
   it('publish of an unknown slug exits 1 and a malformed slug exits 2', async () => {

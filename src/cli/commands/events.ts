@@ -104,7 +104,7 @@ export function registerEventsCommands(program: Command): void {
         const found = await listEvents(ctx, { includeDeleted: options.all });
         const { localMinute } = await import('../../local-time.js');
         const when = (date: Date) => localMinute(date, ctx.config.regional.timeZone);
-        printResult(options, { events: found }, found.length === 0 ? 'no events' : found.map((event) => describeEvent(event, when)));
+        printResult(options, { events: found }, found.length === 0 ? 'no events' : describeEvents(found, when));
       });
     });
 }
@@ -190,8 +190,15 @@ function othersWaiting(pending: number | undefined): string {
   return pending ? `; ${pending} other notification${pending > 1 ? 's' : ''} still queued (\`eventops status\`)` : '';
 }
 
-function describeEvent(event: EventRecord, when: (date: Date) => string): string {
-  const state = event.deletedAt ? 'deleted' : event.published ? 'published' : 'draft';
-  const capacity = event.capacity === null ? 'unlimited' : `capacity ${event.capacity}`;
-  return `${event.slug}  ${when(event.startsAt)}  ${state}  ${capacity}  ${event.title}`;
+/** One line per event, its columns aligned (slugs, states and capacities differ in length). */
+function describeEvents(events: EventRecord[], when: (date: Date) => string): string[] {
+  const rows = events.map((event) => [
+    event.slug,
+    when(event.startsAt),
+    event.deletedAt ? 'deleted' : event.published ? 'published' : 'draft',
+    event.capacity === null ? 'unlimited' : `capacity ${event.capacity}`,
+    event.title,
+  ]);
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '));
 }
