@@ -23,6 +23,7 @@ const LAYOUT = handlebars.compile(withNonces(`<!doctype html>
 <style>
   :root { --primary: {{theme.primary}}; --primary-dark: {{theme.primaryDark}}; --accent: {{theme.accent}}; }
   * { box-sizing: border-box; }
+  [hidden] { display: none !important; }
   body { margin: 0; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #18181b; background: #f4f4f5; line-height: 1.5; }
   header { background: var(--primary); color: #fff; padding: 14px 20px; font-weight: 600; }
   main { max-width: 640px; margin: 0 auto; padding: 20px; }

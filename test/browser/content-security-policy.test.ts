@@ -64,3 +64,29 @@ describe('the event page under its Content-Security-Policy', () => {
     }
   });
 });
+
+describe('the registration form in a browser', () => {
+  it('offers "Add another attendee" only while it can add a row: never without script, and no more once the last row is there', async () => {
+    const event = await insertEvent(tdb.db, { capacity: 20, starts_at: inAMonth(), max_attendees_per_registration: 7 });
+    const noScript = await browser.newContext({ javaScriptEnabled: false, viewport: PHONE_VIEWPORT });
+    try {
+      const page = await noScript.newPage();
+      await page.goto(`${stack.url}/events/${event.slug}`);
+      expect(await page.locator('.attendee').count()).toBe(6);
+      expect(await page.getByRole('button', { name: 'Add another attendee' }).isVisible()).toBe(false);
+    } finally {
+      await noScript.close();
+    }
+    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
+    try {
+      await page.goto(`${stack.url}/events/${event.slug}`);
+      const add = page.getByRole('button', { name: 'Add another attendee' });
+      expect(await add.isVisible()).toBe(true);
+      await add.click();
+      expect(await page.locator('#attendee-name-7').count()).toBe(1);
+      expect(await add.isVisible()).toBe(false);
+    } finally {
+      await page.close();
+    }
+  });
+});
