@@ -49,14 +49,25 @@ export async function eventPageData(
   if (pricing.discount && 'percent' in pricing.discount) discountNote = `Every registration gets ${format.percent(pricing.discount.percent)} off the total.`;
   if (pricing.discount && 'amount' in pricing.discount) discountNote = `Every registration gets ${format.money(pricing.discount.amount)} off the total.`;
 
+  const errors = options.errors ?? [];
+  const errorOf = (field: string) => errors.find((problem) => problem.field === field)?.message;
+  const attendeesError = errorOf('attendees');
   const submittedRows = values?.attendees ?? [];
   const rowCount = Math.max(Math.min(ATTENDEE_ROWS, event.maxAttendeesPerRegistration), submittedRows.length);
   const attendeeRows = Array.from({ length: rowCount }, (_, index) => {
     const row = submittedRows[index];
     const chosen = pricing.tiers.some((tier) => tier.id === row?.tier) ? row?.tier : pricing.tiers[0]?.id;
+    const nameError = errorOf(`attendees[${index}].name`) ?? errorOf(`attendees[${index}]`);
+    const tierError = errorOf(`attendees[${index}].tier`);
+    const nameDescribedBy = [index === 0 && attendeesError ? 'attendees-error' : '', nameError ? `attendee-name-${index + 1}-error` : '']
+      .filter(Boolean)
+      .join(' ');
     return {
       number: index + 1,
       name: row?.name ?? '',
+      nameError,
+      nameDescribedBy: nameDescribedBy || undefined,
+      tierError,
       options: pricing.tiers.map((tier) => ({ id: tier.id, label: `${tier.label} (${price(tier.price)})`, selected: tier.id === chosen })),
     };
   });
@@ -78,6 +89,28 @@ export async function eventPageData(
     checked: payment === 'bank',
   });
 
+  const fields: EventPageData['fields'] = {
+    name: { error: errorOf('name') },
+    email: { error: errorOf('email') },
+    mobile: { error: errorOf('mobile') },
+    attendees: { error: attendeesError },
+    family: { error: errorOf('family') },
+    payment: { error: errorOf('payment') },
+  };
+  // The first field in page order with a problem takes the focus (autofocus: no script needed), so a
+  // screen reader reads its label and its message at once.
+  const firstProblem = [
+    fields.name.error && 'name',
+    fields.email.error && 'email',
+    fields.mobile.error && 'mobile',
+    ...attendeeRows.flatMap((row) => [
+      (row.nameError || (row.number === 1 && attendeesError)) && `attendee-name-${row.number}`,
+      row.tierError && `attendee-tier-${row.number}`,
+    ]),
+    fields.family.error && waiver && 'family',
+    fields.payment.error && `payment-${paymentOptions[0]?.value}`,
+  ].find((id): id is string => Boolean(id));
+
   return {
     title: event.title,
     eventTitle: event.title,
@@ -93,7 +126,15 @@ export async function eventPageData(
     cardFeeNote,
     notice: options.notice,
     formError: options.formError,
-    errors: options.errors && options.errors.length > 0 ? options.errors : undefined,
+    errors: errors.length > 0 ? errors.map((problem) => ({ ...problem, href: fieldHref(problem.field, paymentOptions[0]?.value) })) : undefined,
+    fields: {
+      name: { ...fields.name, focus: firstProblem === 'name' },
+      email: { ...fields.email, focus: firstProblem === 'email' },
+      mobile: { ...fields.mobile, focus: firstProblem === 'mobile' },
+      attendees: fields.attendees,
+      family: { ...fields.family, focus: firstProblem === 'family' },
+      payment: fields.payment,
+    },
     action: `${eventPath(event.slug)}/register`,
     values: {
       name: values?.name ?? '',
@@ -102,9 +143,22 @@ export async function eventPageData(
       family: values?.family ?? false,
     },
     familyWaiver: Boolean(waiver),
-    paymentOptions,
-    attendeeRows,
+    paymentOptions: paymentOptions.map((option) => ({ ...option, focus: firstProblem === `payment-${option.value}` })),
+    attendeeRows: attendeeRows.map((row) => ({
+      ...row,
+      nameFocus: firstProblem === `attendee-name-${row.number}`,
+      tierFocus: firstProblem === `attendee-tier-${row.number}`,
+    })),
     maxAttendees: event.maxAttendeesPerRegistration,
     captchaSiteKey: ctx.config.captcha?.siteKey,
   };
+}
+
+/** The control a problem's summary line links to; none for a problem with no field of its own (the bot check). */
+function fieldHref(field: string, firstPayment: string | undefined): string | undefined {
+  const row = /^attendees\[(\d+)\](?:\.(name|tier))?$/.exec(field);
+  if (row) return `#attendee-${row[2] === 'tier' ? 'tier' : 'name'}-${Number(row[1]) + 1}`;
+  if (field === 'attendees') return '#attendee-name-1';
+  if (field === 'payment') return firstPayment ? `#payment-${firstPayment}` : undefined;
+  return ['name', 'email', 'mobile', 'family'].includes(field) ? `#${field}` : undefined;
 }

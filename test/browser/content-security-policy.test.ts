@@ -90,3 +90,78 @@ describe('the registration form in a browser', () => {
     }
   });
 });
+
+describe('a registration refused for a field', () => {
+  it('keeps every entered value, shows each message under its field tied to it (aria-invalid, aria-describedby) and moves the focus to the first', async () => {
+    const event = await insertEvent(tdb.db, {
+      online_payment: true,
+      capacity: 20,
+      starts_at: inAMonth(),
+      pricing: JSON.stringify({
+        tiers: [
+          { id: 'adult', label: 'Adult', price: 12000 },
+          { id: 'child', label: 'Child', price: 6000 },
+        ],
+        familyWaiver: { maxChargedTickets: 2 },
+      }),
+    });
+    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+    try {
+      await page.goto(`${stack.url}/events/${event.slug}`);
+      await page.getByLabel('Your name').fill('Jo Citizen');
+      await page.getByLabel('Email').fill('jo@example.org');
+      await page.getByLabel('Mobile').fill('call me');
+      await page.getByLabel('Attendee 1 name').fill('Jo Citizen');
+      await page.getByLabel('Attendee 1 ticket').selectOption('child');
+      await page.getByLabel('Attendee 2 name').fill('see www.example.com');
+      await page.getByLabel('Attendee 2 ticket').selectOption('child');
+      await page.getByRole('button', { name: 'Add another attendee' }).click();
+      await page.getByLabel('Attendee 7 name').fill('Sam Citizen');
+      await page.getByLabel('Attendee 7 ticket').selectOption('child');
+      await page.locator('#family').check();
+      await page.locator('#payment-bank').check();
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.waitForLoadState();
+
+      expect(await page.locator('#name').inputValue()).toBe('Jo Citizen');
+      expect(await page.locator('#email').inputValue()).toBe('jo@example.org');
+      expect(await page.locator('#mobile').inputValue()).toBe('call me');
+      expect(await page.locator('#attendee-name-1').inputValue()).toBe('Jo Citizen');
+      expect(await page.locator('#attendee-tier-1').inputValue()).toBe('child');
+      expect(await page.locator('#attendee-name-2').inputValue()).toBe('see www.example.com');
+      expect(await page.locator('#attendee-tier-2').inputValue()).toBe('child');
+      expect(await page.locator('#attendee-name-7').inputValue()).toBe('Sam Citizen');
+      expect(await page.locator('#attendee-tier-7').inputValue()).toBe('child');
+      expect(await page.locator('#family').isChecked()).toBe(true);
+      expect(await page.locator('#payment-bank').isChecked()).toBe(true);
+
+      const described = (id: string) =>
+        page.evaluate(`(() => {
+          const field = document.getElementById(${JSON.stringify(id)});
+          const ids = (field.getAttribute('aria-describedby') || '').split(' ').filter(Boolean);
+          return { invalid: field.getAttribute('aria-invalid'), description: ids.map((d) => document.getElementById(d)?.textContent).join(' '),
+            next: field.nextElementSibling?.textContent ?? null };
+        })()`);
+      expect(await described('mobile')).toEqual({
+        invalid: 'true',
+        description: 'Mobile: use digits, spaces and an optional leading +',
+        next: 'Mobile: use digits, spaces and an optional leading +',
+      });
+      expect(await described('attendee-name-2')).toMatchObject({ invalid: 'true', description: expect.stringContaining('Attendee 2 name:') });
+      expect(await described('email')).toEqual({ invalid: null, description: '', next: 'Mobile (optional)' });
+      expect(await page.evaluate('document.activeElement.id')).toBe('mobile');
+      expect(await page.locator('[role="alert"]').count()).toBeGreaterThan(0);
+
+      // A row added after the refusal starts clean.
+      await page.getByRole('button', { name: 'Add another attendee' }).click();
+      expect(await described('attendee-name-8')).toEqual({ invalid: null, description: '', next: null });
+      expect(violations).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});

@@ -10,7 +10,18 @@ export interface FieldProblem {
 export interface AttendeeRowView {
   number: number;
   name: string;
+  nameError?: string;
+  /** Ids of the messages that describe the name field (its own, and the attendees' problem on row 1). */
+  nameDescribedBy?: string;
+  nameFocus?: boolean;
+  tierError?: string;
+  tierFocus?: boolean;
   options: Array<{ id: string; label: string; selected: boolean }>;
+}
+
+export interface FieldErrorView {
+  error?: string;
+  focus?: boolean;
 }
 
 export interface EventPageData {
@@ -31,11 +42,14 @@ export interface EventPageData {
   notice?: string;
   /** A problem with the whole submission (captcha, sold out). */
   formError?: string;
-  errors?: FieldProblem[];
+  /** The summary at the top; href names the field, which also shows its message beside it. */
+  errors?: Array<FieldProblem & { href?: string }>;
+  /** Each field's message, shown under it and tied to it (aria-describedby); focus: the first one with a problem. */
+  fields?: Record<'name' | 'email' | 'mobile' | 'family', FieldErrorView> & Record<'attendees' | 'payment', { error?: string }>;
   action: string;
   values: { name: string; email: string; mobile: string; family: boolean };
   familyWaiver: boolean;
-  paymentOptions: Array<{ value: 'card' | 'bank'; label: string; hint: string; checked: boolean }>;
+  paymentOptions: Array<{ value: 'card' | 'bank'; label: string; hint: string; checked: boolean; focus?: boolean }>;
   attendeeRows: AttendeeRowView[];
   /** The event's maxAttendeesPerRegistration: the form offers no more rows than this. */
   maxAttendees: number;
@@ -57,6 +71,8 @@ export const eventPage = definePage<EventPageData>(`
   .notice { background: #fef9c3; border-radius: 6px; padding: 10px 12px; }
   .errors { border: 2px solid #b91c1c; border-radius: 6px; padding: 10px 12px; }
   .optional { font-weight: 400; color: #71717a; }
+  .field-error { margin: 4px 0 0; }
+  [aria-invalid="true"] { border: 2px solid #b91c1c; }
 </style>
 {{#if notice}}<p class="notice" role="status">{{notice}}</p>{{/if}}
 <div class="card">
@@ -81,35 +97,41 @@ export const eventPage = definePage<EventPageData>(`
   <p>Every place for this event is taken.</p>
 {{else}}
   <h2>Register</h2>
-  {{#if formError}}<p class="error" role="alert">{{formError}}</p>{{/if}}
+  {{#if formError}}<p class="error" role="alert" id="form-error" tabindex="-1" autofocus>{{formError}}</p>{{/if}}
   {{#if errors}}
   <div class="errors" role="alert">
     <p class="error"><strong>Please check these fields:</strong></p>
-    <ul>{{#each errors}}<li class="error" data-field="{{field}}">{{message}}</li>{{/each}}</ul>
+    <ul>{{#each errors}}<li class="error" data-field="{{field}}">{{#if href}}<a class="error" href="{{href}}">{{message}}</a>{{else}}{{message}}{{/if}}</li>{{/each}}</ul>
   </div>
   {{/if}}
   <form method="post" action="{{action}}">
     <label for="name">Your name</label>
-    <input id="name" name="name" value="{{values.name}}" autocomplete="name" required maxlength="80">
+    <input id="name" name="name" value="{{values.name}}" autocomplete="name" required maxlength="80"{{#if fields.name.error}} aria-invalid="true" aria-describedby="name-error"{{/if}}{{#if fields.name.focus}} autofocus{{/if}}>
+    {{#if fields.name.error}}<p class="error field-error" id="name-error">{{fields.name.error}}</p>{{/if}}
     <label for="email">Email</label>
-    <input id="email" name="email" type="email" value="{{values.email}}" autocomplete="email" required maxlength="254">
+    <input id="email" name="email" type="email" value="{{values.email}}" autocomplete="email" required maxlength="254"{{#if fields.email.error}} aria-invalid="true" aria-describedby="email-error"{{/if}}{{#if fields.email.focus}} autofocus{{/if}}>
+    {{#if fields.email.error}}<p class="error field-error" id="email-error">{{fields.email.error}}</p>{{/if}}
     <label for="mobile">Mobile <span class="optional">(optional)</span></label>
-    <input id="mobile" name="mobile" type="tel" value="{{values.mobile}}" autocomplete="tel" maxlength="40">
+    <input id="mobile" name="mobile" type="tel" value="{{values.mobile}}" autocomplete="tel" maxlength="40"{{#if fields.mobile.error}} aria-invalid="true" aria-describedby="mobile-error"{{/if}}{{#if fields.mobile.focus}} autofocus{{/if}}>
+    {{#if fields.mobile.error}}<p class="error field-error" id="mobile-error">{{fields.mobile.error}}</p>{{/if}}
 
     <fieldset id="attendees">
       <legend>Who is coming</legend>
       <p class="muted">One row per person, at most {{maxAttendees}}. Empty rows are ignored.</p>
+      {{#if fields.attendees.error}}<p class="error field-error" id="attendees-error">{{fields.attendees.error}}</p>{{/if}}
       {{#each attendeeRows}}
       <div class="attendee">
         <div>
           <label for="attendee-name-{{number}}">Attendee {{number}} name</label>
-          <input id="attendee-name-{{number}}" name="attendee_name" value="{{name}}" maxlength="80">
+          <input id="attendee-name-{{number}}" name="attendee_name" value="{{name}}" maxlength="80"{{#if nameError}} aria-invalid="true"{{/if}}{{#if nameDescribedBy}} aria-describedby="{{nameDescribedBy}}"{{/if}}{{#if nameFocus}} autofocus{{/if}}>
+          {{#if nameError}}<p class="error field-error" id="attendee-name-{{number}}-error">{{nameError}}</p>{{/if}}
         </div>
         <div>
           <label for="attendee-tier-{{number}}">Attendee {{number}} ticket</label>
-          <select id="attendee-tier-{{number}}" name="attendee_tier">
+          <select id="attendee-tier-{{number}}" name="attendee_tier"{{#if tierError}} aria-invalid="true" aria-describedby="attendee-tier-{{number}}-error"{{/if}}{{#if tierFocus}} autofocus{{/if}}>
             {{#each options}}<option value="{{id}}"{{#if selected}} selected{{/if}}>{{label}}</option>{{/each}}
           </select>
+          {{#if tierError}}<p class="error field-error" id="attendee-tier-{{number}}-error">{{tierError}}</p>{{/if}}
         </div>
       </div>
       {{/each}}
@@ -117,13 +139,15 @@ export const eventPage = definePage<EventPageData>(`
     <button type="button" id="add-attendee" data-max="{{maxAttendees}}" hidden>Add another attendee</button>
 
     {{#if familyWaiver}}
-    <label class="choice" for="family"><input id="family" name="family" type="checkbox" value="on"{{#if values.family}} checked{{/if}}> <span>We are one household (family waiver)</span></label>
+    <label class="choice" for="family"><input id="family" name="family" type="checkbox" value="on"{{#if values.family}} checked{{/if}}{{#if fields.family.error}} aria-invalid="true" aria-describedby="family-error"{{/if}}{{#if fields.family.focus}} autofocus{{/if}}> <span>We are one household (family waiver)</span></label>
+    {{#if fields.family.error}}<p class="error field-error" id="family-error">{{fields.family.error}}</p>{{/if}}
     {{/if}}
 
     <fieldset>
       <legend>Payment</legend>
+      {{#if fields.payment.error}}<p class="error field-error" id="payment-error">{{fields.payment.error}}</p>{{/if}}
       {{#each paymentOptions}}
-      <label class="choice" for="payment-{{value}}"><input id="payment-{{value}}" name="payment" type="radio" value="{{value}}"{{#if checked}} checked{{/if}} required> <span>{{label}}<br><span class="muted">{{hint}}</span></span></label>
+      <label class="choice" for="payment-{{value}}"><input id="payment-{{value}}" name="payment" type="radio" value="{{value}}"{{#if checked}} checked{{/if}} required{{#if ../fields.payment.error}} aria-invalid="true" aria-describedby="payment-error"{{/if}}{{#if focus}} autofocus{{/if}}> <span>{{label}}<br><span class="muted">{{hint}}</span></span></label>
       {{/each}}
       {{#if cardFeeNote}}<p class="muted">{{cardFeeNote}}</p>{{/if}}
     </fieldset>
@@ -163,6 +187,13 @@ export const eventPage = definePage<EventPageData>(`
         var field = label.htmlFor.indexOf('attendee-name') === 0 ? 'name' : 'tier';
         label.htmlFor = 'attendee-' + field + '-' + n;
         label.textContent = 'Attendee ' + n + (field === 'name' ? ' name' : ' ticket');
+      });
+      // A new row starts clean: no copy of the last row's message or its marks.
+      row.querySelectorAll('.field-error').forEach(function (message) { message.remove(); });
+      row.querySelectorAll('input, select').forEach(function (field) {
+        field.removeAttribute('aria-invalid');
+        field.removeAttribute('aria-describedby');
+        field.removeAttribute('autofocus');
       });
       var input = row.querySelector('input');
       input.id = 'attendee-name-' + n;
