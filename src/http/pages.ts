@@ -26,7 +26,7 @@ const LAYOUT = handlebars.compile(withNonces(`<!doctype html>
   [hidden] { display: none !important; }
   body { margin: 0; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #18181b; background: #f4f4f5; line-height: 1.5; }
   header { background: var(--primary); color: #fff; padding: 14px 20px; font-weight: 600; }
-  main { max-width: 640px; margin: 0 auto; padding: 20px; }
+  main { max-width: 640px; margin: 0 auto; padding: 20px; overflow-wrap: anywhere; }
   .card { background: #fff; border-radius: 8px; padding: 20px; box-shadow: 0 1px 2px rgba(0,0,0,.06); margin-bottom: 16px; }
   h1 { font-size: 1.4rem; margin: 0 0 12px; }
   label { display: block; font-weight: 600; margin: 12px 0 4px; }

@@ -165,3 +165,25 @@ describe('a registration refused for a field', () => {
     }
   });
 });
+
+describe('the event page on a phone', () => {
+  it('wraps a long address or word in the description, the title and a ticket name instead of running off the screen', async () => {
+    const long = 'https://example.org/camp/' + 'packing-list-and-directions'.repeat(4);
+    const event = await insertEvent(tdb.db, {
+      capacity: 20,
+      starts_at: inAMonth(),
+      title: `Camp ${'Wochenendfreizeitanmeldung'.repeat(2)}`,
+      description: `Bring your sleeping bag: ${long}`,
+      pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Erwachsenenwochenendfreizeitteilnahme', price: 12000 }] }),
+    });
+    const page = await browser.newPage({ viewport: { width: 375, height: 740 } });
+    try {
+      await page.goto(`${stack.url}/events/${event.slug}`);
+      expect(await page.evaluate('[document.documentElement.scrollWidth, window.innerWidth]')).toEqual([375, 375]);
+      const box = await page.getByRole('button', { name: 'Register' }).boundingBox();
+      expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(375);
+    } finally {
+      await page.close();
+    }
+  });
+});
