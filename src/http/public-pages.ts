@@ -5,6 +5,7 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { AppError } from '../errors.js';
 import { verifyRegistrationToken } from '../payments/links.js';
+import { openForRegistration } from '../payments/register.js';
 import { startExistingRegistrationCheckout } from '../payments/pay-now.js';
 import { eventPageData, eventPath } from './event-view.js';
 import { hasControlCharacters } from './field-rules.js';
@@ -83,6 +84,9 @@ interface SuccessRow {
   unpaid_confirmed_at: Date | null;
   slug: string;
   title: string;
+  published: boolean;
+  deleted_at: Date | null;
+  starts_at: Date;
 }
 
 /** The success page with no outcome shown, for the parts that set one. */
@@ -171,15 +175,21 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
         'c.unpaid_confirmed_at',
         'e.slug',
         'e.title',
+        'e.published',
+        'e.deleted_at',
+        'e.starts_at',
       );
     if (!row || row.slug !== slug) return notFound(reply, 'payment');
     const registration = await registrationOfCheckout(ctx.db, row, ctx.clock.now());
     const format = pageFormat(ctx.config.regional);
     const state = successState(row, registration);
+    // A deleted or unpublished event's page is "not found": link to it only while it shows the event.
+    const eventLive = row.published && !row.deleted_at;
     const base = {
       title: state === 'paid' ? 'Payment received' : 'Your payment',
       eventTitle: row.title,
-      eventHref: eventPath(row.slug),
+      eventHref: eventLive ? eventPath(row.slug) : undefined,
+      registrationOpen: eventLive && openForRegistration({ startsAt: row.starts_at }, ctx.clock.now()),
       paid: state === 'paid',
       cancelled: state === 'cancelled',
       registrationCancelled: state === 'registrationCancelled',

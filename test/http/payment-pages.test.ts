@@ -191,6 +191,26 @@ describe('once the provider confirmed the payment unpaid', () => {
     expect(success.html).not.toContain('See your registration');
   });
 
+  it('links only to an event page that still shows the event: none for a deleted or unpublished one, and "register again" only while registration is open', async () => {
+    const cases = [
+      ['deleted', { deleted_at: T0 }],
+      ['unpublished', { published: false }],
+      ['started', { starts_at: new Date(T0.getTime() - 86_400_000) }],
+    ] as const;
+    for (const [state, overrides] of cases) {
+      const event = await insertEvent(tdb.db, { online_payment: true, ...overrides });
+      const sessionId = `cs_test_gone_${state}`;
+      await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'EXPIRED', payload_enc: null, scrubbed_at: T0, unpaid_confirmed_at: T0, provider_session_id: sessionId });
+
+      const success = await successPage(event.slug, sessionId);
+
+      expect(success.html, state).toContain('Payment not completed');
+      expect(success.html, state).not.toContain('register again');
+      if (state !== 'started') expect(success.html, state).not.toContain(`href="/events/${event.slug}"`);
+      else expect(success.html, state).toContain('Registration for this event is closed.');
+    }
+  });
+
   it('a checkout scrubbed without any confirmation never says nothing was charged', async () => {
     const event = await insertEvent(tdb.db, { online_payment: true });
     await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'EXPIRED', payload_enc: null, scrubbed_at: T0, provider_session_id: 'cs_test_unconfirmed_1' });

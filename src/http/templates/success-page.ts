@@ -3,7 +3,10 @@ import type { LineView } from './registration-page.js';
 
 export interface SuccessPageData {
   eventTitle: string;
-  eventHref: string;
+  /** Absent once the event's page no longer shows it (deleted or unpublished). */
+  eventHref?: string;
+  /** The event's form still takes registrations: a checkout that ended unpaid may register again. */
+  registrationOpen: boolean;
   paid: boolean;
   /** Paid, then fully refunded or disputed: the registration was cancelled. */
   cancelled: boolean;
@@ -33,7 +36,7 @@ export const successPage = definePage<SuccessPageData>(`
 <div class="card" id="outcome">
 {{#if paid}}
   <h1>Payment received, you are registered</h1>
-  <p>Thank you. Your place at <a href="{{eventHref}}">{{eventTitle}}</a> is confirmed and a receipt is on its way by email.</p>
+  <p>Thank you. Your place at {{#if eventHref}}<a href="{{eventHref}}">{{eventTitle}}</a>{{else}}{{eventTitle}}{{/if}} is confirmed and a receipt is on its way by email.</p>
   {{#if lines}}
   <ul class="lines">
     {{#each lines}}<li><span>{{label}}</span><span>{{amount}}</span></li>{{/each}}
@@ -44,12 +47,12 @@ export const successPage = definePage<SuccessPageData>(`
 {{/if}}
 {{#if cancelled}}
   <h1>Payment refunded: registration cancelled</h1>
-  <p>Your card payment for <a href="{{eventHref}}">{{eventTitle}}</a> was refunded or disputed, so this registration was cancelled and its places released.</p>
+  <p>Your card payment for {{#if eventHref}}<a href="{{eventHref}}">{{eventTitle}}</a>{{else}}{{eventTitle}}{{/if}} was refunded or disputed, so this registration was cancelled and its places released.</p>
   {{#if registrationHref}}<p><a href="{{registrationHref}}">View your registration</a></p>{{/if}}
 {{/if}}
 {{#if registrationCancelled}}
   <h1>Registration cancelled</h1>
-  <p>Your registration for <a href="{{eventHref}}">{{eventTitle}}</a> was cancelled and its places released. If you have any questions, please contact the church.</p>
+  <p>Your registration for {{#if eventHref}}<a href="{{eventHref}}">{{eventTitle}}</a>{{else}}{{eventTitle}}{{/if}} was cancelled and its places released. If you have any questions, please contact the church.</p>
   {{#if registrationHref}}<p><a href="{{registrationHref}}">View your registration</a></p>{{/if}}
 {{/if}}
 {{#if processing}}
@@ -76,8 +79,10 @@ export const successPage = definePage<SuccessPageData>(`
   <a class="button" id="pay-now" href="{{payNowHref}}">Pay now by card</a>
   {{else if registrationHref}}
   <p><a href="{{registrationHref}}">See your registration</a></p>
-  {{else}}
+  {{else if registrationOpen}}
   <p><a href="{{eventHref}}">Back to the event</a> to register again.</p>
+  {{else}}
+  <p>Registration for this event is closed.</p>
   {{/if}}
 {{/if}}
 </div>`);
