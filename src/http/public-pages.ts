@@ -204,6 +204,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
     if (state === 'paid' && registration) {
       return page(reply, successPage, {
         ...base,
+        eventCancelled: registration.event.deletedAt !== null,
         lines: registration.lineItems.map((line) => ({ label: line.label, amount: format.money(line.amount) })),
         total: format.money(registration.totalMinor),
       });

@@ -142,6 +142,20 @@ describe('a registration for a deleted event', () => {
     expect(page.html).toContain('This event has been cancelled');
     expect(page.html).not.toContain('See you there');
   });
+
+  it('the success page of a payment for it says the event was cancelled, not that the place is confirmed', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true, deleted_at: T0 });
+    const registration = await insertRegistration(tdb.db, cipher(), event.id, { status: 'PAID', payment_method: 'card' });
+    await insertCheckoutSession(tdb.db, cipher(), event.id, {
+      status: 'COMPLETED',
+      payload_enc: null,
+      registration_id: registration.id,
+      provider_session_id: 'cs_test_paid_then_deleted',
+    });
+    const success = await successPage(event.slug, 'cs_test_paid_then_deleted');
+    expect(success.html).toContain('This event has since been cancelled; the church will contact you.');
+    expect(success.html).not.toContain('is confirmed');
+  });
 });
 
 describe('once the provider confirmed the payment unpaid', () => {

@@ -15,6 +15,8 @@ export interface SuccessPageData {
   /** No confirmation yet, and one may still come. */
   processing: boolean;
   unfulfilled: boolean;
+  /** Paid, but the event has since been cancelled (deleted): no "see you there". */
+  eventCancelled?: boolean;
   /** Unfulfilled because the registration was already paid: this payment is a second one. */
   paidTwice?: boolean;
   /** The provider confirmed that nothing was charged. */
@@ -36,7 +38,11 @@ export const successPage = definePage<SuccessPageData>(`
 <div class="card" id="outcome">
 {{#if paid}}
   <h1>Payment received, you are registered</h1>
+  {{#if eventCancelled}}
+  <p>Thank you: your payment for {{eventTitle}} was received. This event has since been cancelled; the church will contact you.</p>
+  {{else}}
   <p>Thank you. Your place at {{#if eventHref}}<a href="{{eventHref}}">{{eventTitle}}</a>{{else}}{{eventTitle}}{{/if}} is confirmed and a receipt is on its way by email.</p>
+  {{/if}}
   {{#if lines}}
   <ul class="lines">
     {{#each lines}}<li><span>{{label}}</span><span>{{amount}}</span></li>{{/each}}
