@@ -98,6 +98,7 @@ const NO_OUTCOME = {
   unfulfilled: false,
   notCompleted: false,
   unconfirmed: false,
+  registrationOpen: false,
 } as const;
 
 type SuccessState = 'paid' | 'cancelled' | 'registrationCancelled' | 'processing' | 'unfulfilled' | 'notCompleted' | 'unconfirmed';
