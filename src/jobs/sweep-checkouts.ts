@@ -27,6 +27,8 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
       const due = await overdueCheckouts(ctx.db, now).select<Array<{ id: string; expires_at: Date }>>('id', 'expires_at');
       const stale = await keptPastWindow(ctx.db, scrubBefore).select<Array<{ id: string; expires_at: Date }>>('id', 'expires_at');
       const holds = await previewUnpaidHolds(ctx, now);
+      const { localMinute } = await import('../local-time.js');
+      const local = (date: Date) => `${localMinute(date, ctx.config.regional.timeZone)} ${ctx.config.regional.timeZone}`;
       return {
         job: 'sweep-checkouts',
         outcome: 'ok',
@@ -36,8 +38,8 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
         holdsReleased: holds.filter((line) => line.startsWith('release')).length,
         holdReminders: holds.filter((line) => line.startsWith('remind')).length,
         wouldDo: [
-          ...due.map((row) => `expire checkout ${row.id} (expired ${row.expires_at.toISOString()}), keeping its payload for late payment`),
-          ...stale.map((row) => `scrub the payload of checkout ${row.id} (expired ${row.expires_at.toISOString()})`),
+          ...due.map((row) => `expire checkout ${row.id} (expired ${local(row.expires_at)}), keeping its payload for late payment`),
+          ...stale.map((row) => `scrub the payload of checkout ${row.id} (expired ${local(row.expires_at)})`),
           ...holds,
         ],
       };

@@ -77,10 +77,12 @@ export async function previewUnpaidHolds(ctx: HoldContext, now: Date): Promise<s
       ORDER BY r.created_at`,
     bindings,
   );
+  const { localMinute } = await import('../local-time.js');
+  const local = (date: Date) => `${localMinute(date, ctx.config.regional.timeZone)} ${ctx.config.regional.timeZone}`;
   return rows.map((row) =>
     row.due === 'release'
       ? `release the unpaid hold of ${paymentReference(row.id)} (${row.attendee_count} seat(s), "${row.title}") and notify ${row.contact_name}`
-      : `remind ${row.contact_name} that the hold of ${paymentReference(row.id)} ends ${row.release_at.toISOString()}`,
+      : `remind ${row.contact_name} that the hold of ${paymentReference(row.id)} ends ${local(row.release_at)}`,
   );
 }
 

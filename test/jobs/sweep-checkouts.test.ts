@@ -28,6 +28,7 @@ describe('sweep-checkouts', () => {
     const dry = await sweepExpiredCheckouts(ctx, { trigger: 'cli', dryRun: true });
     expect(dry).toMatchObject({ expired: 1, dryRun: true });
     expect(dry.wouldDo?.[0]).toContain(past.id);
+    expect(dry.wouldDo?.[0]).toContain('(expired 2026-11-22 11:59 Australia/Sydney)');
     expect((await tdb.db('checkout_sessions').where({ id: past.id }).first()).status).toBe('OPEN');
     expect(await tdb.db('job_runs').count({ n: '*' }).first()).toEqual({ n: 0 });
 

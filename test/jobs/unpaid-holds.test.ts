@@ -211,6 +211,8 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
     const dry = await sweepExpiredCheckouts(ctx, { trigger: 'cli', dryRun: true });
     expect(dry).toMatchObject({ holdsReleased: 1, holdReminders: 1 });
     expect(dry.wouldDo?.join('\n')).toContain('release the unpaid hold of');
+    // The office reads the church's local time, named, not UTC.
+    expect(dry.wouldDo?.find((line) => line.startsWith('remind'))).toMatch(/ends \d{4}-\d{2}-\d{2} \d{2}:\d{2} Australia\/Sydney$/);
     expect((await tdb.db('registrations').where({ id: old.id }).first()).status).toBe('PENDING');
     expect((await tdb.db('registrations').where({ id: fresh.id }).first()).hold_reminder_sent_at).toBeNull();
   });
