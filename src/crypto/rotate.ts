@@ -54,6 +54,13 @@ export interface RotationResult {
   columns: ColumnRotation[];
   rotated: number;
   skipped: number;
+  /**
+   * Counted again once the run ends: values still not under the target version (changed while
+   * rotating, or written by a process that still writes with an older key). While this is not 0,
+   * no older key may be removed.
+   */
+  remaining: number;
+  remainingByVersion: Record<string, number>;
 }
 
 export interface RotationProgress {
@@ -146,7 +153,19 @@ export async function rotateKeys(ctx: RotationContext, options: RotateOptions = 
       if (rows.length < batchSize) break;
     }
   }
-  return { targetVersion: target, columns, rotated, skipped: columns.reduce((sum, c) => sum + c.skipped, 0) };
+  const left = await planRotation(ctx);
+  const remainingByVersion: Record<string, number> = {};
+  for (const column of left.columns) {
+    for (const [version, count] of Object.entries(column.byVersion)) remainingByVersion[version] = (remainingByVersion[version] ?? 0) + count;
+  }
+  return {
+    targetVersion: target,
+    columns,
+    rotated,
+    skipped: columns.reduce((sum, c) => sum + c.skipped, 0),
+    remaining: left.total,
+    remainingByVersion,
+  };
 }
 
 function missingKeysError(plan: RotationPlan): AppError {

@@ -93,6 +93,33 @@ describe('eventops rotate-keys', () => {
     expect(plan.stdout).toContain('already under key v2');
   });
 
+  it('says whether an older key may be removed: exit 1 while a value is still under it after --apply, exit 0 once none is', async () => {
+    const v1 = createTestContext({ db: tdb.db, env: V1_ENV });
+    // A process that still writes with v1 puts the value back under v1 as soon as the run writes it.
+    await tdb.db.raw(`CREATE FUNCTION keep_v1() RETURNS trigger AS $$ BEGIN NEW.email_enc := OLD.email_enc; RETURN NEW; END $$ LANGUAGE plpgsql`);
+    await tdb.db.raw('CREATE TRIGGER keep_v1 BEFORE UPDATE ON users FOR EACH ROW EXECUTE FUNCTION keep_v1()');
+    await tdb.db('users').insert({ name: 'Stale', email_enc: v1.cipher.encrypt('stale@example.org'), email_hash: 'stale-hash', role: 'STAFF' });
+    try {
+      const stuck = await rotateKeys('--apply', '--confirm');
+      expect(stuck.code).toBe(1);
+      expect(stuck.stdout).toContain('1 values are still under another key (v1: 1): keep every key');
+      expect(stuck.stdout).not.toContain('may be removed');
+      expect(JSON.parse((await rotateKeys('--apply', '--confirm', '--json')).stdout)).toMatchObject({ remaining: 1, remainingByVersion: { v1: 1 } });
+
+      await tdb.db.raw('DROP TRIGGER keep_v1 ON users');
+      const done = await rotateKeys('--apply', '--confirm');
+      expect(done.code).toBe(0);
+      expect(done.stdout).toContain('Nothing is left under another key: an older key may be removed everywhere (keep v1');
+      const plan = await rotateKeys();
+      expect(plan.code).toBe(0);
+      expect(plan.stdout).toContain('an older key may be removed everywhere (keep v1');
+    } finally {
+      await tdb.db.raw('DROP TRIGGER IF EXISTS keep_v1 ON users');
+      await tdb.db.raw('DROP FUNCTION IF EXISTS keep_v1()');
+      await tdb.db('users').where({ email_hash: 'stale-hash' }).delete();
+    }
+  });
+
   it('--help explains the rotation order with an example', async () => {
     const result = await rotateKeys('--help');
     expect(result.code).toBe(0);

@@ -187,6 +187,34 @@ describe('key rotation', () => {
     }
   });
 
+  it('a run ends by counting what is still under another key, so an old key is not removed while a value needs it', async () => {
+    // A process still writing under v1 (not restarted after ENCRYPTION_KEY_ID=v2) adds a value behind the run.
+    let stale: string | undefined;
+    await tdb.db('people').insert({ first_name: 'Now', last_name: 'V1', email_enc: v1.cipher.encrypt('now@example.org') });
+    try {
+      const result = await rotateKeys(v2, {
+        onProgress: async (p) => {
+          if (p.table !== 'people' || stale) return;
+          const [row] = (await tdb.db('users')
+            .insert({ name: 'Stale', email_enc: v1.cipher.encrypt('stale@example.org'), email_hash: 'stale-hash', role: 'STAFF' })
+            .returning('id')) as { id: string }[];
+          stale = row?.id;
+        },
+      });
+      expect(result.rotated).toBe(1);
+      expect(result.remaining).toBe(1);
+      expect(result.remainingByVersion).toEqual({ v1: 1 });
+
+      const next = await rotateKeys(v2);
+      expect(next.rotated).toBe(1);
+      expect(next.remaining).toBe(0);
+      expect(next.remainingByVersion).toEqual({});
+    } finally {
+      await tdb.db('people').where({ first_name: 'Now', last_name: 'V1' }).delete();
+      if (stale) await tdb.db('users').where({ id: stale }).delete();
+    }
+  });
+
   it('refuses a batch size that is not a positive integer', async () => {
     await expect(rotateKeys(v2, { batchSize: 0 })).rejects.toBeInstanceOf(AppError);
   });

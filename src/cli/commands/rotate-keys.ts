@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { planRotation, rotateKeys, type RotationPlan, type RotationResult } from '../../crypto/rotate.js';
-import { UsageError } from '../../errors.js';
+import { EXIT, UsageError } from '../../errors.js';
 import { isInteractive, printResult, withContext } from '../io.js';
 import { createProgress } from '../progress.js';
 
@@ -33,10 +33,25 @@ Examples:
   $ eventops rotate-keys --apply --confirm --batch-size 200
   $ eventops rotate-keys --json
 
-Exit codes: 0 ok, 1 failure (a value that cannot be decrypted), 2 --apply without --confirm, 78 configuration.`;
+Exit codes: 0 ok (after --apply: nothing is left under another key), 1 failure (a value
+that cannot be decrypted, or values still under another key after --apply: run again
+before removing any key), 2 --apply without --confirm, 78 configuration.`;
+
+const KEEP_V1 = 'keep v1: the lookup hashes derive from it';
+
+function versionList(byVersion: Record<string, number>): string {
+  return Object.entries(byVersion)
+    .map(([version, count]) => `${version}: ${count}`)
+    .join(', ');
+}
 
 function planLines(plan: RotationPlan): string[] {
-  if (plan.total === 0) return [`Every encrypted value is already under key ${plan.targetVersion}; nothing to re-encrypt.`];
+  if (plan.total === 0) {
+    return [
+      `Every encrypted value is already under key ${plan.targetVersion}; nothing to re-encrypt.`,
+      `No value needs a key other than ${plan.targetVersion}: an older key may be removed everywhere (${KEEP_V1}).`,
+    ];
+  }
   const width = Math.max(...plan.columns.map((c) => `${c.table}.${c.column}`.length));
   return [
     `Dry run: ${plan.total} values would be re-encrypted to key ${plan.targetVersion} (nothing changed).`,
@@ -47,7 +62,7 @@ function planLines(plan: RotationPlan): string[] {
     ...(plan.missingKeys.length > 0
       ? [`Values under ${plan.missingKeys.join(', ')} cannot be decrypted: set ${plan.missingKeys.map((v) => `ENCRYPTION_KEY_${v.toUpperCase()}`).join(', ')} first.`]
       : []),
-    'Run `eventops rotate-keys --apply --confirm` to re-encrypt them.',
+    'Run `eventops rotate-keys --apply --confirm` to re-encrypt them. Remove no key until a dry run shows nothing left.',
   ];
 }
 
@@ -56,6 +71,9 @@ function resultLines(result: RotationResult): string[] {
     `Re-encrypted ${result.rotated} values to key ${result.targetVersion}.`,
     ...result.columns.filter((c) => c.rotated > 0 || c.skipped > 0).map((c) => `  ${c.table}.${c.column}: ${c.rotated}`),
     ...(result.skipped > 0 ? [`${result.skipped} values changed while rotating and were left as they are: run again to rotate them.`] : []),
+    result.remaining === 0
+      ? `Nothing is left under another key: an older key may be removed everywhere (${KEEP_V1}).`
+      : `${result.remaining} values are still under another key (${versionList(result.remainingByVersion)}): keep every key, restart any process not yet writing with ${result.targetVersion}, and run again.`,
   ];
 }
 
@@ -95,6 +113,7 @@ export function registerRotateKeysCommand(program: Command): void {
         }
         progress.succeed(`${result.rotated} values now under key ${result.targetVersion}`);
         printResult(options, { applied: true, ...result }, resultLines(result));
+        if (result.remaining > 0) process.exitCode = EXIT.failure;
       });
     });
 }
