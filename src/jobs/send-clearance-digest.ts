@@ -22,7 +22,7 @@ import type { JobOptions, JobSummary } from './types.js';
  * `nothing-to-report`: every clearance is in order; nothing sent, month done.
  * `partial`: some address is not yet recorded; the month stays open for a retry.
  */
-export type ClearanceDigestStatus = 'sent' | 'already-sent' | 'nothing-to-report' | 'partial';
+export type ClearanceDigestStatus = 'sent' | 'already-sent' | 'nothing-to-report' | 'no-recipients' | 'partial';
 
 export interface ClearanceDigestSummary extends JobSummary {
   job: 'send-clearance-digest';
@@ -42,6 +42,7 @@ export const CLEARANCE_DIGEST_LEASE_MS = 30 * 60_000;
 /** A clearance expiring within this many days (today included) is listed as expiring soon. */
 export const EXPIRING_WITHIN_DAYS = 60;
 const RECIPIENT_ROLES = ['ADMIN', 'PASTOR'] as const;
+const NO_RECIPIENTS = 'no ADMIN or PASTOR user to receive the clearance digest: add one with `eventops users add --role PASTOR`';
 /** The SMTP pool's size. */
 const SEND_CONCURRENCY = 3;
 
@@ -107,10 +108,16 @@ export async function sendClearanceDigest(ctx: AppContext, options: JobOptions):
         return result('nothing-to-report');
       }
 
+      const recipients = await digestRecipients(ctx);
+      if (recipients.length === 0) {
+        // Nobody got it: the run fails (so the scheduler and the cron caller see it) and the month stays open,
+        // so the next run after an ADMIN or PASTOR is added sends it.
+        ctx.logger.warn({ month }, NO_RECIPIENTS);
+        return { ...result('no-recipients', { people: report.people }), outcome: 'failed' as const };
+      }
       // Rule 8: force emails everyone again and replaces the recorded list; the month is open until they are all recorded again.
       const round = force ? await reopenMonth(ctx, month, now) : await roundThisMonth(ctx, month);
       const delivered = round.delivered;
-      const recipients = await digestRecipients(ctx);
       const pending = recipients.filter((user) => !delivered.has(addressKey(ctx, user.email)));
       const branding = await loadEmailBranding(ctx.db, ctx.config);
       const mailer = await ctx.mailer();
@@ -122,7 +129,6 @@ export async function sendClearanceDigest(ctx: AppContext, options: JobOptions):
         await setSetting(ctx.db, 'clearanceDigestLastMonth', month, ctx.clock.now());
       }
       const monthDoneNow = everyoneRecorded || sending.listSaveFailed;
-      if (recipients.length === 0) ctx.logger.warn({ month }, 'no ADMIN or PASTOR user to receive the clearance digest');
       return {
         ...result(monthDoneNow ? 'sent' : 'partial', { sent: sending.sent, failed: sending.failed, people: report.people }),
         outcome: sending.failed === 0 ? 'ok' : sending.sent > 0 ? 'partial' : 'failed',
@@ -332,7 +338,9 @@ async function planDigest(
     return { ...result('nothing-to-report'), wouldDo: [`send nothing: every clearance is in order for ${run.month}`] };
   }
   const delivered = run.force ? new Set<string>() : (await roundThisMonth(ctx, run.month)).delivered;
-  const recipients = (await digestRecipients(ctx)).filter((user) => !delivered.has(addressKey(ctx, user.email)));
+  const everyone = await digestRecipients(ctx);
+  if (everyone.length === 0) return { ...result('no-recipients', { people: report.people }), wouldDo: [`send nothing: ${NO_RECIPIENTS}`] };
+  const recipients = everyone.filter((user) => !delivered.has(addressKey(ctx, user.email)));
   const counts = report.groups.map((group) => `${group.entries.length} ${group.title.toLowerCase()}`).join(', ');
   return {
     ...result('sent', { sent: recipients.length, people: report.people }),

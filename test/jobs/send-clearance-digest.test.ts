@@ -323,6 +323,26 @@ describe('send-clearance-digest', () => {
     }
   });
 
+  it('with no ADMIN or PASTOR user the run fails and says so, and the month stays open for the user added next', async () => {
+    const cipher = context().cipher;
+    await insertUser(tdb.db, cipher, { email: 'staff@example.org', name: 'Sam Staff', role: 'STAFF' });
+    await somethingToReport();
+
+    const plan = await sendClearanceDigest(context(), { trigger: 'cli', dryRun: true });
+    expect(plan).toMatchObject({ status: 'no-recipients', people: 1 });
+    expect(plan.wouldDo?.join('\n')).toContain('no ADMIN or PASTOR user');
+
+    const summary = await sendClearanceDigest(context(), { trigger: 'cli' });
+    expect(summary).toMatchObject({ outcome: 'failed', status: 'no-recipients', month: MONTH, sent: 0, people: 1 });
+    expect(mail.sink.messages).toHaveLength(0);
+    expect(await lastMonth()).toBeNull();
+
+    await insertUser(tdb.db, cipher, { email: 'pastor@example.org', name: 'Paul Pastor', role: 'PASTOR' });
+    expect(await sendClearanceDigest(context(), { trigger: 'scheduler' })).toMatchObject({ outcome: 'ok', status: 'sent', sent: 1 });
+    expect(recipients(mail.sink.messages)).toEqual(['pastor@example.org']);
+    expect(await lastMonth()).toBe(MONTH);
+  });
+
   it('rule 9: nothing is sent in a month in which every clearance is in order, and the month is marked done', async () => {
     await staff();
     await volunteer('Ivy', 'InOrder', ['Music'], [{ kind: 'WWCC', expiresOn: '2029-05-01' }]);

@@ -55,7 +55,9 @@ const JOBS: JobCommandSpec[] = [
     describe: (s) =>
       s.status === 'already-sent'
         ? `send-clearance-digest: already sent for ${String(s.month)} (use --force to send again)`
-        : describeCounts(s),
+        : s.status === 'no-recipients'
+          ? `send-clearance-digest: ${s.outcome}, nobody to send it to: no ADMIN or PASTOR user (add one with \`eventops users add --role PASTOR\`)`
+          : describeCounts(s),
   },
   {
     name: 'error-issues',
