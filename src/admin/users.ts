@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { AppError, EXIT } from '../errors.js';
+import { hasControlCharacters, hasVisibleLetterOrDigit } from '../text-rules.js';
 
 export const USER_ROLES = ['ADMIN', 'PASTOR', 'STAFF'] as const;
 export type UserRole = (typeof USER_ROLES)[number];
@@ -21,7 +22,12 @@ export type UsersContext = Pick<AppContext, 'db' | 'cipher'>;
 
 const userInputSchema = z.object({
   email: z.email({ error: 'not a valid email address' }),
-  name: z.string().trim().min(1, { error: 'must not be empty' }),
+  name: z
+    .string()
+    .trim()
+    .min(1, { error: 'must not be empty', abort: true })
+    .refine((name) => !hasControlCharacters(name), { error: 'remove the control characters', abort: true })
+    .refine(hasVisibleLetterOrDigit, { error: 'needs at least one visible letter or digit' }),
   role: z.enum(USER_ROLES, { error: `must be one of ${USER_ROLES.join(', ')}` }),
 });
 

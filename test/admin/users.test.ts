@@ -92,6 +92,15 @@ describe('users', () => {
     expect(error.message).toContain('ADMIN, PASTOR, STAFF');
   });
 
+  it('a name with control or bidi characters, or of only invisible characters, is refused as the public form refuses it; /setup and the CLI alike', async () => {
+    for (const name of ['Ann\u202eeM', 'Ann\u0007', '\u3164', '\u200b\u2060']) {
+      expect((await errorOf(addUser(ctx, { email: 'n@example.org', name, role: 'STAFF' }))).code, JSON.stringify(name)).toBe('invalid_user');
+      expect((await errorOf(createFirstAdmin(ctx, { email: 'n@example.org', name }))).code, JSON.stringify(name)).toBe('invalid_user');
+    }
+    expect(await tdb.db('users').where({ role: 'STAFF' }).count({ n: '*' }).first()).toEqual({ n: 0 });
+    expect((await addUser(ctx, { email: 'li@example.org', name: '李小龍', role: 'STAFF' })).name).toBe('李小龍');
+  });
+
   it('listUsersByRole returns only the requested roles with decrypted emails', async () => {
     await addUser(ctx, { email: 'admin@example.org', name: 'Ada', role: 'ADMIN' });
     await addUser(ctx, { email: 'pastor@example.org', name: 'Pat', role: 'PASTOR' });
