@@ -363,4 +363,31 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     const badFormat = await cli(['export', '--event', event.slug, '--format', 'xlsx']);
     expect(badFormat.code).toBe(2);
   });
+
+  it('export lists only who is coming: cancelled registrations and released unpaid holds are left out unless --include-cancelled', async () => {
+    const event = await insertEvent(tdb.db);
+    const ctx = context();
+    await insertRegistration(tdb.db, ctx.cipher, event.id, { contact_name: 'Coming Paid', attendees: JSON.stringify([{ name: 'Coming Paid', tier: 'adult' }]), paid_at: new Date() });
+    await insertRegistration(tdb.db, ctx.cipher, event.id, { contact_name: 'Coming Pending', attendees: JSON.stringify([{ name: 'Coming Pending', tier: 'adult' }]), status: 'PENDING' });
+    await insertRegistration(tdb.db, ctx.cipher, event.id, {
+      contact_name: 'Hold Released',
+      attendees: JSON.stringify([{ name: 'Hold Released', tier: 'adult' }]),
+      status: 'CANCELLED',
+      cancelled_at: new Date(),
+      cancel_reason: 'unpaid_hold',
+    });
+    const officeCancelled = await insertRegistration(tdb.db, ctx.cipher, event.id, { contact_name: 'Office Cancelled', attendees: JSON.stringify([{ name: 'Office Cancelled', tier: 'adult' }]), status: 'PENDING' });
+    expect((await cli(['cancel', paymentReference(officeCancelled.id)])).code).toBe(0);
+
+    const coming = await cli(['export', '--event', event.slug]);
+    expect(coming.code).toBe(0);
+    const rows = parse(coming.stdout, { columns: true, bom: true }) as Array<Record<string, string>>;
+    expect(rows.map((row) => [row.attendee_name, row.status])).toEqual([
+      ['Coming Paid', 'PAID'],
+      ['Coming Pending', 'PENDING'],
+    ]);
+    const all = await cli(['export', '--event', event.slug, '--include-cancelled', '--format', 'json']);
+    expect(all.code).toBe(0);
+    expect((JSON.parse(all.stdout) as { attendees: Array<{ attendeeName: string; status: string }> }).attendees.map((a) => a.status)).toEqual(['PAID', 'PENDING', 'CANCELLED', 'CANCELLED']);
+  });
 });

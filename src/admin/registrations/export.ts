@@ -41,14 +41,25 @@ interface ExportSourceRow {
   paid_minor: string | number;
 }
 
-/** The attendees of every registration of the event (cancelled ones included, marked so), in registration order. */
-export async function exportAttendees(ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>, eventSlug: string): Promise<AttendeeExportRow[]> {
+/**
+ * The attendees of the event's registrations that are coming (PENDING and PAID, as the places
+ * left count them), in registration order; with `includeCancelled`, cancelled ones too, marked so.
+ */
+export async function exportAttendees(
+  ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>,
+  eventSlug: string,
+  options: { includeCancelled?: boolean } = {},
+): Promise<AttendeeExportRow[]> {
   const event = await ctx.db('events').where({ slug: eventSlug }).first<{ id: string; pricing: { tiers: Array<{ id: string; label: string }> } } | undefined>('id', 'pricing');
   if (!event) throw new NotFoundError(`event "${eventSlug}"`, 'run `eventops events list --all` to see the slugs');
   const labels = new Map(event.pricing.tiers.map((tier) => [tier.id, tier.label]));
   const digits = currencyDigits(ctx.config.regional.currency);
   const rows = await ctx.db('registrations as r')
     .where('r.event_id', event.id)
+    .modify((q) => {
+      // Name tags, the kitchen and the roll are for who is coming: a cancelled row (an unpaid hold released, too) would be printed.
+      if (!options.includeCancelled) q.whereNot('r.status', 'CANCELLED');
+    })
     .orderBy([{ column: 'r.created_at' }, { column: 'r.id' }])
     .select<ExportSourceRow[]>('r.id', 'r.status', 'r.contact_name', 'r.contact_email_enc', 'r.contact_mobile_enc', 'r.attendees', ctx.db.raw(`${PAID_MINOR_SQL} AS paid_minor`));
   return rows.flatMap((row) => {

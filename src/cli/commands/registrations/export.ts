@@ -7,20 +7,23 @@ const optionsSchema = z.object({
   event: z.string({ error: 'is required' }).trim().min(1, { error: 'is required' }),
   format: z.enum(['csv', 'json'], { error: 'must be csv or json' }).default('csv'),
   out: z.string().trim().min(1).optional(),
+  includeCancelled: z.boolean().optional(),
   json: z.boolean().optional(),
 });
 
 export function registerExportCommand(registrations: Command): void {
   registrations
     .command('export')
-    .description('one row per attendee (name tags, kitchen, roll): attendee, ticket, reference, contact, email, mobile, status, amount paid')
+    .description('one row per attendee coming (name tags, kitchen, roll): attendee, ticket, reference, contact, email, mobile, status, amount paid')
     .requiredOption('--event <slug>', 'the event')
     .option('--format <format>', 'csv (default) or json')
     .option('--out <file>', 'write to this file (mode 0600) instead of standard output')
+    .option('--include-cancelled', 'also cancelled registrations (released unpaid holds too), marked CANCELLED; without it, only who is coming (PENDING and PAID)')
     .option('--json', 'with --out: print what was written as JSON; without: the same as --format json')
     .addHelpText(
       'after',
       `
+Only who is coming (PENDING and PAID) unless --include-cancelled.
 CSV cells starting with =, +, - or @ are prefixed with ' so a spreadsheet never runs them.
 The file holds contact details: it is written readable by its owner only, and its
 contents never go to a log.
@@ -32,7 +35,7 @@ Example:
       const options = parseOrUsage(optionsSchema, raw, 'export');
       await withContext(async (ctx) => {
         const { exportAttendees, attendeesCsv, writePrivateFile } = await import('../../../admin/registrations/export.js');
-        const rows = await exportAttendees(ctx, options.event);
+        const rows = await exportAttendees(ctx, options.event, { includeCancelled: options.includeCancelled });
         const json = options.format === 'json' || (options.json && !options.out);
         const contents = json ? JSON.stringify({ attendees: rows }, null, 2) + '\n' : attendeesCsv(rows);
         if (!options.out) {
