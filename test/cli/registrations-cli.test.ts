@@ -303,6 +303,33 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(await seatsLeft(tdb.db, { id: event.id, capacity: 1 })).toBe(0);
   });
 
+  it('mark-paid reads the amount as the office writes it in APP_LOCALE: a currency sign, a decimal comma where the locale has one', async () => {
+    const event = await insertEvent(tdb.db);
+    const ctx = context();
+    const owing = async () =>
+      paymentReference((await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', total_minor: 12050, line_items: JSON.stringify([{ label: 'Adult', amount: 12050 }]) })).id);
+
+    const withSign = await cli(['mark-paid', await owing(), '--amount', '$120.50']);
+    expect(withSign.stderr).toBe('');
+    expect(withSign.code).toBe(0);
+
+    const german = { ...env, APP_LOCALE: 'de-DE', APP_CURRENCY: 'EUR' };
+    const decimalComma = await runCli(['registrations', 'mark-paid', await owing(), '--amount', '120,50'], { env: german });
+    expect(decimalComma.stderr).toBe('');
+    expect(decimalComma.code).toBe(0);
+    expect(decimalComma.stdout).toContain('120,50');
+    const pointAnyway = await runCli(['registrations', 'mark-paid', await owing(), '--amount', '120.50 €'], { env: german });
+    expect(pointAnyway.code).toBe(0);
+
+    // Where the point is the decimal separator, a comma before the cents is refused with the way to write it.
+    const commaHere = await cli(['mark-paid', await owing(), '--amount', '120,50']);
+    expect(commaHere.code).toBe(2);
+    expect(commaHere.stderr).toContain('the cents go after "."');
+    const negative = await cli(['mark-paid', await owing(), '--amount=-120.50']);
+    expect(negative.code).toBe(2);
+    expect(negative.stderr).toContain('--amount must be more than 0');
+  });
+
   it('export writes one row per attendee, neutralises formula cells, and a file only its owner can read', async () => {
     const event = await insertEvent(tdb.db);
     const ctx = context();

@@ -17,7 +17,7 @@ export function registerMarkPaidCommand(registrations: Command): void {
     .command('mark-paid')
     .description('record a payment received outside the card provider (a bank transfer, cash); in full, the registration becomes PAID and the receipt is sent')
     .argument('<id-or-reference>', 'the registration id or its reference (the code on the bank transfer)')
-    .requiredOption('--amount <amount>', 'the amount received, as written ("240" or "240.00") in APP_CURRENCY')
+    .requiredOption('--amount <amount>', 'the amount received, as written ("240", "240.00" or "$240") in APP_CURRENCY; "240,00" where APP_LOCALE writes a decimal comma')
     .option('--method <method>', 'bank (default), cash or other')
     .option('--note <text>', 'kept in the history, e.g. "transfer of 3 March"')
     .option('--partial', 'record part of what is owing: the registration stays PENDING and the balance is reminded')
@@ -41,7 +41,7 @@ Exit 1 when nothing was recorded, 2 for a malformed amount.`,
       await withContext(async (ctx) => {
         const { parseAmount, moneyFormatter } = await import('../../../admin/registrations/money.js');
         const { markRegistrationPaid } = await import('../../../admin/registrations/mark-paid.js');
-        const amountMinor = parseAmount(options.amount, ctx.config.regional.currency);
+        const amountMinor = parseAmount(options.amount, ctx.config.regional);
         const money = moneyFormatter(ctx.config.regional);
         const result = await markRegistrationPaid(
           ctx,
