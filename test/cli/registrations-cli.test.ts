@@ -330,6 +330,23 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(negative.stderr).toContain('--amount must be more than 0');
   });
 
+  it('a registration is named as a volunteer reads its reference (lower case, with a space); an email address gets the way to its reference', async () => {
+    const event = await insertEvent(tdb.db);
+    const ctx = context();
+    const { id } = await insertRegistration(tdb.db, ctx.cipher, event.id, { email: 'named@example.org', contact_name: 'Named Person', status: 'PENDING' });
+    const reference = paymentReference(id);
+
+    const spaced = await cli(['show', ` ${reference.slice(0, 4).toLowerCase()} ${reference.slice(4).toLowerCase()} `, '--json']);
+    expect(spaced.stderr).toBe('');
+    expect(spaced.code).toBe(0);
+    expect(JSON.parse(spaced.stdout).registration.id).toBe(id);
+
+    const byEmail = await cli(['show', 'named@example.org']);
+    expect(byEmail.code).toBe(1);
+    expect(byEmail.stderr).toContain('is an email address');
+    expect(byEmail.stderr).toContain('eventops registrations list --search named@example.org');
+  });
+
   it('export writes one row per attendee, neutralises formula cells, and a file only its owner can read', async () => {
     const event = await insertEvent(tdb.db);
     const ctx = context();

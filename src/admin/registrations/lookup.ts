@@ -32,9 +32,12 @@ const MAX_LISTED = 20;
 
 export class RegistrationNotFoundError extends AppError {
   constructor(given: string) {
-    super('registration_not_found', `no registration has the id or reference "${given}"`, {
+    const email = given.includes('@');
+    super('registration_not_found', email ? `"${given}" is an email address, not a registration's id or reference` : `no registration has the id or reference "${given}"`, {
       exitCode: 1,
-      suggestion: 'find it with `eventops registrations list --search TEXT`',
+      suggestion: email
+        ? `find its reference with \`eventops registrations list --search ${given.trim()}\`, then run the command with the reference`
+        : 'find it with `eventops registrations list --search TEXT`',
     });
     this.name = 'RegistrationNotFoundError';
   }
@@ -42,11 +45,12 @@ export class RegistrationNotFoundError extends AppError {
 
 /**
  * The id of the one registration named by `given`: its id, its reference (the
- * short code on the bank details) or a prefix of either, case and dashes
- * ignored. A prefix that matches several lists them.
+ * short code on the bank details) or a prefix of either, case, spaces and
+ * dashes ignored. A prefix that matches several lists them.
  */
 export async function resolveRegistrationId(db: Db | Knex.Transaction, given: string): Promise<string> {
-  const key = given.trim().replace(/-/g, '').toLowerCase();
+  // As read off a bank statement or a phone call: "3f2a 9c1b", "3F2A-9C1B".
+  const key = given.replace(/[\s-]/g, '').toLowerCase();
   if (!/^[0-9a-f]{1,32}$/.test(key)) throw new RegistrationNotFoundError(given);
   const rows = await db('registrations as r')
     .join('events as e', 'e.id', 'r.event_id')
