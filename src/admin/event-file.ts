@@ -1,7 +1,6 @@
 import { formatInTimeZone, fromZonedTime, getTimezoneOffset } from 'date-fns-tz';
 import { z } from 'zod';
 import { AppError, EXIT } from '../errors.js';
-import { MAX_REGISTRATION_TOTAL_MINOR } from '../payments/pricing.js';
 
 /**
  * The event file of `eventops events create|update FILE.json` (a public
@@ -52,6 +51,12 @@ export interface EventFile {
 export const DEFAULT_MAX_ATTENDEES_PER_REGISTRATION = 10;
 /** The largest capacity an event file may give (it is stored as a 32-bit integer); null is unlimited. */
 export const MAX_CAPACITY = 1_000_000;
+/**
+ * The most one registration may cost, in minor units: the most the card provider
+ * takes in one charge (8 digits), and well inside the integer columns amounts are stored in.
+ * Pricing refuses a total above it; an event file, a price or discount above it.
+ */
+export const MAX_REGISTRATION_TOTAL_MINOR = 99_999_999;
 /** The most any event may allow in one registration (the form's own hard limit). */
 export const MAX_ATTENDEES_LIMIT = 50;
 

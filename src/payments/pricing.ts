@@ -1,4 +1,4 @@
-import type { EventPricing } from '../admin/event-file.js';
+import { MAX_REGISTRATION_TOTAL_MINOR, type EventPricing } from '../admin/event-file.js';
 import { AppError } from '../errors.js';
 
 /**
@@ -50,11 +50,6 @@ export interface PricedRegistration {
   free: boolean;
 }
 
-/**
- * The most one registration may cost, in minor units: the most the card provider
- * takes in one charge (8 digits), and well inside the integer columns amounts are stored in.
- */
-export const MAX_REGISTRATION_TOTAL_MINOR = 99_999_999;
 
 export const FAMILY_WAIVER_SUFFIX = ' (family waiver)';
 export const DISCOUNTED_LINE_LABEL = 'Registration';
