@@ -18,17 +18,23 @@ afterAll(async () => {
   await tdb?.drop();
 });
 
+/** A phone-sized page that collects what the browser reports as Content-Security-Policy violations. */
+async function phonePage() {
+  const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
+  const violations: string[] = [];
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+  });
+  return { page, violations };
+}
+
 /** The pages run on the real clock, and the form closes when the event starts. */
 const inAMonth = () => new Date(Date.now() + 30 * 86_400_000);
 
 describe('the event page under its Content-Security-Policy', () => {
   it('runs its own nonced script and styles with no violation, and the browser refuses an injected inline script', async () => {
     const event = await insertEvent(tdb.db, { capacity: 20, starts_at: inAMonth() });
-    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
-    const violations: string[] = [];
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
-    });
+    const { page, violations } = await phonePage();
     try {
       await page.goto(`${stack.url}/events/${event.slug}`);
       // The inline script shows the button and adds a seventh row; the inline styles apply (the header is themed).
@@ -105,11 +111,7 @@ describe('a registration refused for a field', () => {
         familyWaiver: { maxChargedTickets: 2 },
       }),
     });
-    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
-    const violations: string[] = [];
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
-    });
+    const { page, violations } = await phonePage();
     try {
       await page.goto(`${stack.url}/events/${event.slug}`);
       await page.getByLabel('Your name').fill('Jo Citizen');
