@@ -72,6 +72,11 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(header).toMatch(/^REFERENCE\s+EVENT\s+CONTACT\s+ATTENDEES\s+TOTAL\s+PAID\s+METHOD\s+STATUS\s+CREATED$/);
     expect(row?.split(/\s{2,}/)).toEqual([registration.reference, event.slug, 'Dana Office', '2', '$180.00', '$0.00', 'bank', 'PENDING', formatInTimeZone(new Date(), 'Australia/Sydney', 'yyyy-MM-dd')]);
     expect(list.stdout).not.toContain('dana@example.org');
+    // The status in any case, as a volunteer types it.
+    const pending = await cli(['list', '--event', event.slug, '--status', 'pending']);
+    expect(pending.code).toBe(0);
+    expect(pending.stdout).toContain(registration.reference);
+    expect((await cli(['list', '--event', event.slug, '--status', 'paid'])).stdout).not.toContain(registration.reference);
 
     const badDecimals = await cli(['mark-paid', registration.reference, '--amount', '180.5']);
     expect(badDecimals.code).toBe(2);

@@ -5,7 +5,12 @@ import { parseOrUsage, table } from './shared.js';
 
 const optionsSchema = z.object({
   event: z.string().trim().min(1).optional(),
-  status: z.enum(['PENDING', 'PAID', 'CANCELLED'], { error: 'must be PENDING, PAID or CANCELLED' }).optional(),
+  // A volunteer types `pending` as readily as PENDING.
+  status: z
+    .string()
+    .transform((value) => value.trim().toUpperCase())
+    .pipe(z.enum(['PENDING', 'PAID', 'CANCELLED'], { error: 'must be PENDING, PAID or CANCELLED' }))
+    .optional(),
   search: z.string().trim().min(1, { error: 'must not be empty' }).max(200).optional(),
   json: z.boolean().optional(),
 });
