@@ -43,6 +43,20 @@ describe('eventops rotate-keys', () => {
     expect(await readStoredValues(tdb.db)).toEqual(before);
   });
 
+  it('a dry run that finds values under a key the keyring lacks exits 1 and names the variable to set', async () => {
+    const other = await createTestDatabase();
+    try {
+      await seedEncryptedRows(other.db, createTestContext({ db: other.db, env: V1_ENV }).cipher);
+      const [row] = await other.db('people').whereNotNull('mobile_enc').select('id', 'mobile_enc').limit(1);
+      await other.db('people').where({ id: row.id }).update({ mobile_enc: String(row.mobile_enc).replace(/^v1:/, 'v7:') });
+      const result = await runCli(['rotate-keys'], { env: { ...env, DATABASE_URL: other.url } });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain('set ENCRYPTION_KEY_V7 first');
+    } finally {
+      await other.drop();
+    }
+  });
+
   it('--apply without --confirm exits 2, says to add --confirm and changes nothing', async () => {
     const before = await readStoredValues(tdb.db);
     const result = await rotateKeys('--apply');

@@ -34,8 +34,9 @@ Examples:
   $ eventops rotate-keys --json
 
 Exit codes: 0 ok (after --apply: nothing is left under another key), 1 failure (a value
-that cannot be decrypted, or values still under another key after --apply: run again
-before removing any key), 2 --apply without --confirm, 78 configuration.`;
+no key in the keyring can decrypt, the dry run included, or values still under another
+key after --apply: run again before removing any key), 2 --apply without --confirm,
+78 configuration.`;
 
 const KEEP_V1 = 'keep v1: the lookup hashes derive from it';
 
@@ -97,6 +98,8 @@ export function registerRotateKeysCommand(program: Command): void {
         if (!options.apply) {
           const plan = await planRotation(ctx);
           printResult(options, { applied: false, ...plan }, planLines(plan));
+          // Values no key here can decrypt: a script checking the dry run must not read it as ready to apply.
+          if (plan.missingKeys.length > 0) process.exitCode = EXIT.failure;
           return;
         }
         const progress = await createProgress({ interactive: isInteractive(), json: options.json, label: 'rotate-keys' });
