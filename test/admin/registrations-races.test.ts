@@ -162,6 +162,15 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     }
   });
 
+  it('cancelling while a pay-now checkout may still be paid says so; without one it does not', async () => {
+    const event = await liveEvent();
+    const withCheckout = await bankRegistration(event, 30);
+    await startExistingRegistrationCheckout(harness.ctx, { registrationId: withCheckout });
+    expect(await cancelRegistration(harness.ctx, { registration: withCheckout, ...office })).toMatchObject({ cardPaymentMayArrive: true });
+    const without = await bankRegistration(event, 31);
+    expect(await cancelRegistration(harness.ctx, { registration: without, ...office })).toMatchObject({ cardPaymentMayArrive: false });
+  });
+
   it('after a part-payment recorded by the office, pay-now is refused (it would charge the whole total) and the page shows the balance', async () => {
     await setSetting(harness.tdb.db, 'bank.accountName', 'Grace Community Church', harness.ctx.clock.now());
     await setSetting(harness.tdb.db, 'bank.bsb', '062-000', harness.ctx.clock.now());

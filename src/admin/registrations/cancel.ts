@@ -1,6 +1,7 @@
 import { AppError } from '../../errors.js';
 import { paymentReference } from '../../payments/links.js';
 import { queueCancellationNotice } from '../../payments/notices.js';
+import { inFlightCheckoutsOf } from '../../payments/pay-now.js';
 import { localDay } from '../../local-time.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
@@ -22,6 +23,8 @@ export interface CancelResult {
   /** Money had been received (card, bank, cash): refunding it is a person's job. */
   paidMinor: number;
   paidByCard: boolean;
+  /** A pay-now checkout was started and may still be paid: that money would be kept with an alert. */
+  cardPaymentMayArrive: boolean;
   notified: boolean;
 }
 
@@ -46,6 +49,7 @@ export async function cancelRegistration(ctx: OfficeContext, input: CancelInput)
     }
     await trx('registrations').where({ id }).update({ status: 'CANCELLED', cancelled_at: now, cancel_reason: 'office', updated_at: now });
     const paidMinor = registration.paid_at ? registration.total_minor : await officePaidSum(trx, id);
+    const cardPaymentMayArrive = registration.status === 'PENDING' && (await inFlightCheckoutsOf(trx, id)).length > 0;
     if (input.notify) {
       const event = await trx('events').where({ id: registration.event_id }).first<{ title: string; starts_at: Date }>('title', 'starts_at');
       await queueCancellationNotice(
@@ -76,6 +80,7 @@ export async function cancelRegistration(ctx: OfficeContext, input: CancelInput)
       seatsFreed: registration.attendee_count,
       paidMinor,
       paidByCard: registration.payment_method === 'card' && registration.paid_at !== null,
+      cardPaymentMayArrive,
       notified: Boolean(input.notify),
     };
   });

@@ -35,6 +35,11 @@ notice the provider then sends changes nothing here. Exit 1 when already cancell
         } else if (result.paidMinor > 0) {
           lines.push(`${money(result.paidMinor)} had been received. Nothing was refunded: pay back by hand what is due.`);
         }
+        if (result.cardPaymentMayArrive) {
+          lines.push(
+            'A card payment for it was started and may still arrive: if it does, the money is kept (never refunded automatically) and an operations alert is raised (`eventops alerts list`).',
+          );
+        }
         printResult(options, { cancellation: result }, lines);
       });
     });
