@@ -50,7 +50,6 @@ export interface PricedRegistration {
   free: boolean;
 }
 
-
 export const FAMILY_WAIVER_SUFFIX = ' (family waiver)';
 export const DISCOUNTED_LINE_LABEL = 'Registration';
 export const CARD_FEE_LINE_LABEL = 'Card processing fee';
