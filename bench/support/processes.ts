@@ -27,10 +27,19 @@ export interface ProcessOptions {
 
 let rssFiles = 0;
 
-/** BENCH_PROFILE=1: our processes (not the references) write V8 CPU profiles to bench/profiles/ (diagnosis only). */
+/**
+ * BENCH_PROFILE=1: our processes (not the references) write V8 CPU profiles to bench/profiles/ (diagnosis only),
+ * sampled every BENCH_PROFILE_INTERVAL_US microseconds (Node's default, 1000, is too coarse for a 90 ms start).
+ */
 function profileFlags(args: string[]): string[] {
   if (process.env.BENCH_PROFILE !== '1' || args[0] !== BIN) return [];
-  return ['--cpu-prof', '--cpu-prof-dir', path.join(ROOT, 'bench', 'profiles')];
+  const interval = process.env.BENCH_PROFILE_INTERVAL_US;
+  return [
+    '--cpu-prof',
+    '--cpu-prof-dir',
+    path.join(ROOT, 'bench', 'profiles'),
+    ...(interval ? ['--cpu-prof-interval', interval] : []),
+  ];
 }
 
 function probeEnv(options: ProcessOptions): { env: Record<string, string>; rssFile: string } {
