@@ -127,6 +127,7 @@ interface ClaimedRow {
   body: unknown;
   attempts: number;
   seq: number;
+  claimed_until: Date;
 }
 
 /**
@@ -146,17 +147,17 @@ export async function deliverWebsiteSync(
   if (!target) return { enabled: false, delivered: 0, failed: 0, pending: await countPendingWebsiteSync(ctx.db), failures: [] };
 
   const claimedAt = ctx.clock.now();
-  const claimedUntil = new Date(claimedAt.getTime() + CLAIM_MS);
-  const rows = await claimDueRows(ctx.db, { claimedAt, claimedUntil, limit: options.limit ?? 50 });
+  const rows = await claimDueRows(ctx.db, { now: claimedAt, limit: options.limit ?? 50 });
 
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   // No post starts unless it ends (at its timeout) well inside the claim: a row of this run is never in
-  // flight when another run may claim the rows after it and send them first.
-  const postBefore = claimedUntil.getTime() - 2 * timeoutMs;
+  // flight when another run may claim the rows after it and send them first. The claim runs out by the
+  // database's clock; this server counts down from when it asked, so its own clock being off does not matter.
+  const postBefore = claimedAt.getTime() + CLAIM_MS - 2 * timeoutMs;
   const result: WebsiteSyncResult = { enabled: true, delivered: 0, failed: 0, pending: 0, failures: [] };
   for (const [index, row] of rows.entries()) {
     if (ctx.clock.now().getTime() >= postBefore) {
-      await releaseUntried(ctx.db, rows.slice(index).map((r) => r.id), claimedUntil);
+      await releaseUntried(ctx.db, rows.slice(index));
       ctx.logger.warn({ handedBack: rows.length - index }, 'the website is slow: undelivered changes handed back before their claim ran out');
       break;
     }
@@ -183,7 +184,7 @@ export async function deliverWebsiteSync(
         ctx.logger.warn({ error: errorMessage(error) }, 'could not record the stuck website notification');
       });
     }
-    await releaseUntried(ctx.db, rows.slice(index + 1).map((r) => r.id), claimedUntil);
+    await releaseUntried(ctx.db, rows.slice(index + 1));
     break;
   }
   result.pending = await countPendingWebsiteSync(ctx.db);
@@ -197,34 +198,40 @@ export async function deliverWebsiteSync(
  * burst of changes goes out in one run. Claims are taken one run at a time
  * (a transaction-scoped advisory lock), so a run never sees another's claim
  * half made and lets a later row through beside an earlier one in flight.
+ * Due times are this server's (its backoff set them); claims are taken and
+ * judged by the database's clock, which every server shares, to the
+ * millisecond so releaseUntried can match them from a JavaScript Date.
  */
-async function claimDueRows(db: Db, claim: { claimedAt: Date; claimedUntil: Date; limit: number }): Promise<ClaimedRow[]> {
+async function claimDueRows(db: Db, claim: { now: Date; limit: number }): Promise<ClaimedRow[]> {
   return db.transaction(async (trx) => {
     await trx.raw(`SELECT pg_advisory_xact_lock(hashtext('eventops:website-sync-claim'))`);
     const claimed = await trx.raw<{ rows: ClaimedRow[] }>(
-      `UPDATE website_sync_outbox SET claimed_until = ?, attempts = attempts + 1
+      `UPDATE website_sync_outbox SET claimed_until = date_trunc('milliseconds', statement_timestamp() + make_interval(secs => ?)), attempts = attempts + 1
        WHERE id IN (
          SELECT o.id FROM website_sync_outbox o
-         WHERE o.status = 'PENDING' AND o.next_attempt_at <= ? AND (o.claimed_until IS NULL OR o.claimed_until <= ?)
+         WHERE o.status = 'PENDING' AND o.next_attempt_at <= ? AND (o.claimed_until IS NULL OR o.claimed_until <= statement_timestamp())
            AND NOT EXISTS (
              SELECT 1 FROM website_sync_outbox earlier
              WHERE earlier.status = 'PENDING' AND earlier.event_slug = o.event_slug AND earlier.seq < o.seq
-               AND (earlier.next_attempt_at > ? OR earlier.claimed_until > ?))
+               AND (earlier.next_attempt_at > ? OR earlier.claimed_until > statement_timestamp()))
          ORDER BY o.seq
          LIMIT ?)
-       RETURNING id, type, body, attempts, seq`,
-      [claim.claimedUntil, claim.claimedAt, claim.claimedAt, claim.claimedAt, claim.claimedAt, claim.limit],
+       RETURNING id, type, body, attempts, seq, claimed_until`,
+      [CLAIM_MS / 1000, claim.now, claim.now, claim.limit],
     );
     return claimed.rows.sort((a, b) => Number(a.seq) - Number(b.seq));
   });
 }
 
-async function releaseUntried(db: Db, ids: string[], claimedUntil: Date): Promise<void> {
-  if (ids.length === 0) return;
-  await db('website_sync_outbox')
-    .whereIn('id', ids)
-    .where({ status: 'PENDING', claimed_until: claimedUntil })
-    .update({ claimed_until: null, attempts: db.raw('attempts - 1') });
+/** Rows this run still holds (its own claim) go back, their attempt not counted. */
+async function releaseUntried(db: Db, rows: ClaimedRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db.raw(
+    `UPDATE website_sync_outbox o SET claimed_until = NULL, attempts = attempts - 1
+       FROM unnest(?::uuid[], ?::timestamptz[]) AS held(id, until)
+      WHERE o.id = held.id AND o.status = 'PENDING' AND o.claimed_until = held.until`,
+    [rows.map((row) => row.id), rows.map((row) => row.claimed_until)],
+  );
 }
 
 type PostOutcome = { ok: true } | { ok: false; error: string };

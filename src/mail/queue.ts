@@ -95,6 +95,7 @@ interface ClaimedRow {
   kind: string;
   message_enc: string;
   attempts: number;
+  claimed_until: Date;
 }
 
 type DeliveryContext = Pick<AppContext, 'db' | 'clock' | 'cipher' | 'logger' | 'mailer'>;
@@ -108,9 +109,11 @@ type DeliveryContext = Pick<AppContext, 'db' | 'clock' | 'cipher' | 'logger' | '
 export async function deliverQueuedMail(ctx: DeliveryContext, options: { limit?: number } = {}): Promise<DeliverQueuedMailResult> {
   const limit = options.limit ?? 20;
   const mailer = await ctx.mailer();
-  const claimedUntil = new Date(ctx.clock.now().getTime() + CLAIM_MS);
-  const rows = await claimDue(ctx.db, ctx.clock.now(), claimedUntil, limit);
-  const sendBefore = claimedUntil.getTime() - SEND_MARGIN_MS;
+  // The claim runs out by the database's clock, the one every server shares; this server only counts
+  // down from the moment it asked, so a server whose clock is off never sends into another's claim.
+  const claimedAt = ctx.clock.now().getTime();
+  const rows = await claimDue(ctx.db, ctx.clock.now(), limit);
+  const sendBefore = claimedAt + CLAIM_MS - SEND_MARGIN_MS;
   const result: DeliverQueuedMailResult = { sent: 0, retried: 0, failed: 0 };
   const sent = new SentRecorder(ctx.db);
   let next = 0;
@@ -139,9 +142,9 @@ export async function deliverQueuedMail(ctx: DeliveryContext, options: { limit?:
       ctx.logger.error({ err: errorMessage(error) }, 'sent mail could not be marked SENT; it is sent again once its claim expires'),
     );
   }
-  const unsent = rows.slice(next).map((row) => row.id);
+  const unsent = rows.slice(next);
   if (unsent.length > 0) {
-    await releaseClaims(ctx.db, unsent, claimedUntil);
+    await releaseClaims(ctx.db, unsent);
     if (unrecorded) ctx.logger.warn({ handedBack: unsent.length }, 'queued mail delivery stopped early: unsent mail handed back');
     else ctx.logger.warn({ handedBack: unsent.length }, 'the mail server is slow: unsent mail handed back before its claim ran out');
   }
@@ -154,12 +157,14 @@ export async function deliverQueuedMail(ctx: DeliveryContext, options: { limit?:
   return result;
 }
 
-/** Unsent rows this run still holds go back to the queue, their attempt not counted. */
-async function releaseClaims(db: Db, ids: number[], claimedUntil: Date): Promise<void> {
-  await db('queued_mail')
-    .whereIn('id', ids)
-    .where({ status: 'PENDING', claimed_until: claimedUntil })
-    .update({ claimed_until: null, attempts: db.raw('attempts - 1') });
+/** Unsent rows this run still holds (its claim, to the microsecond) go back to the queue, their attempt not counted. */
+async function releaseClaims(db: Db, rows: ClaimedRow[]): Promise<void> {
+  await db.raw(
+    `UPDATE queued_mail q SET claimed_until = NULL, attempts = attempts - 1
+       FROM unnest(?::bigint[], ?::timestamptz[]) AS held(id, until)
+      WHERE q.id = held.id AND q.status = 'PENDING' AND q.claimed_until = held.until`,
+    [rows.map((row) => row.id), rows.map((row) => row.claimed_until)],
+  );
 }
 
 /**
@@ -206,15 +211,20 @@ export async function countPendingMail(db: Db): Promise<number> {
   return Number(row?.count ?? 0);
 }
 
-async function claimDue(db: Db, now: Date, claimedUntil: Date, limit: number): Promise<ClaimedRow[]> {
+/**
+ * Due rows (by this server's clock, like the backoff that set them) that no live claim holds. Claims
+ * are taken and judged by the database's now(), so two servers whose clocks disagree still agree on
+ * whose claim has run out (to the millisecond, as a JavaScript Date carries it back to releaseClaims).
+ */
+async function claimDue(db: Db, now: Date, limit: number): Promise<ClaimedRow[]> {
   const result = await db.raw<{ rows: ClaimedRow[] }>(
-    `UPDATE queued_mail SET claimed_until = ?, attempts = attempts + 1
+    `UPDATE queued_mail SET claimed_until = date_trunc('milliseconds', now() + make_interval(secs => ?)), attempts = attempts + 1
       WHERE id IN (
         SELECT id FROM queued_mail
-         WHERE status = 'PENDING' AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < ?)
+         WHERE status = 'PENDING' AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until < now())
          ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
-      RETURNING id, kind, message_enc, attempts`,
-    [claimedUntil, now, now, limit],
+      RETURNING id, kind, message_enc, attempts, claimed_until`,
+    [CLAIM_MS / 1000, now, limit],
   );
   return result.rows.sort((a, b) => a.id - b.id);
 }

@@ -305,12 +305,17 @@ describe('website sync delivery', () => {
     expect(Number(delivered[0]?.count)).toBe(12);
   });
 
-  it('a row claimed by a run in progress is not delivered by another run until its claim expires', async () => {
+  it("a row claimed by a run in progress is not delivered by another run until its claim expires by the database's clock", async () => {
     const ctx = context();
     const created = await createSampleEvent(ctx);
-    await tdb.db('website_sync_outbox').where({ id: created.deliveryId }).update({ claimed_until: new Date(T0.getTime() + 2 * MINUTE) });
+    await tdb.db.raw(`UPDATE website_sync_outbox SET claimed_until = now() + interval '2 minutes' WHERE id = ?`, [created.deliveryId]);
     expect(await deliverWebsiteSync(ctx)).toMatchObject({ delivered: 0, pending: 1 });
-    clock.advance(2 * MINUTE);
+    // A server whose clock runs ten minutes ahead still sees the claim as live.
+    clock.set(new Date(Date.now() + 10 * MINUTE));
+    expect(await deliverWebsiteSync(ctx)).toMatchObject({ delivered: 0, pending: 1 });
+    expect(receiver.requests).toHaveLength(0);
+    // The run that held it crashed: its claim ran out.
+    await tdb.db.raw(`UPDATE website_sync_outbox SET claimed_until = now() - interval '1 second' WHERE id = ?`, [created.deliveryId]);
     expect(await deliverWebsiteSync(ctx)).toMatchObject({ delivered: 1, pending: 0 });
   });
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FixedClock, type Clock } from '../../src/clock.js';
 import { silentLogger } from '../../src/logger.js';
 import { createMailer } from '../../src/mail/create.js';
@@ -236,15 +236,34 @@ describe('queued mail', () => {
     expect(new Set(sink.messages.map((m) => m.envelope.to[0])).size).toBe(50);
   });
 
-  it('a claim held by another run is skipped until it expires', async () => {
+  it('a claim held by another run is skipped until it expires by the database clock', async () => {
     const clock = new FixedClock(t0);
     const ctx = context(smtpMailer, clock);
     const id = await enqueueMail(tdb.db, ctx.cipher, { kind: 'receipt', message: receipt('alice@example.org') }, t0);
-    await tdb.db('queued_mail').where({ id }).update({ claimed_until: new Date(t0.getTime() + 5 * minute), attempts: 1 });
+    await tdb.db.raw(`UPDATE queued_mail SET claimed_until = now() + interval '5 minutes', attempts = 1 WHERE id = ?`, [id]);
     expect(await deliverQueuedMail(ctx)).toEqual({ sent: 0, retried: 0, failed: 0 });
-    clock.advance(6 * minute);
+    // The other run crashed: its claim ran out.
+    await tdb.db.raw(`UPDATE queued_mail SET claimed_until = now() - interval '1 second' WHERE id = ?`, [id]);
     expect(await deliverQueuedMail(ctx)).toEqual({ sent: 1, retried: 0, failed: 0 });
     expect(await tdb.db('queued_mail').where({ id }).first()).toMatchObject({ status: 'SENT', attempts: 2 });
+  });
+
+  it("a server whose clock runs ahead does not take a message another server is still sending: claims run out by the database's clock", async () => {
+    const behind = context(smtpMailer, new FixedClock(new Date()));
+    const ahead = context(smtpMailer, new FixedClock(new Date(Date.now() + 10 * minute)));
+    const id = await enqueueMail(tdb.db, behind.cipher, { kind: 'receipt', message: receipt('alice@example.org') }, t0);
+    // The first server claims the message and is still sending it (its send never finishes here).
+    let sending!: () => void;
+    const stuck: Mailer = { kind: 'smtp', close: async () => undefined, send: () => new Promise((resolve) => { sending = () => resolve({ accepted: [], rejected: [] }); }) };
+    const first = deliverQueuedMail(context(stuck, new FixedClock(new Date())));
+    await vi.waitFor(async () => expect(await tdb.db('queued_mail').where({ id }).first()).toMatchObject({ attempts: 1 }));
+
+    expect(await deliverQueuedMail(ahead)).toEqual({ sent: 0, retried: 0, failed: 0 });
+    expect(await deliverQueuedMail(behind)).toEqual({ sent: 0, retried: 0, failed: 0 });
+    sending();
+    expect(await first).toEqual({ sent: 1, retried: 0, failed: 0 });
+    expect(sink.messages).toHaveLength(0);
+    expect(await tdb.db('queued_mail').where({ id }).first()).toMatchObject({ status: 'SENT', attempts: 1 });
   });
   it('a pass marks its sent mail SENT a batch at a time, each message with the time it was sent', async () => {
     let tick = 0;
@@ -294,11 +313,9 @@ describe('queued mail', () => {
     await settled(() => sink.messages.length);
 
     // Only the refused message is still claimed; every message that reached the server is SENT.
-    expect(await tdb.db('queued_mail').where({ id: refused }).first()).toMatchObject({
-      status: 'PENDING',
-      attempts: 1,
-      claimed_until: new Date(t0.getTime() + 5 * minute),
-    });
+    const stillClaimed = await tdb.db('queued_mail').where({ id: refused }).first();
+    expect(stillClaimed).toMatchObject({ status: 'PENDING', attempts: 1 });
+    expect(await claimLiveFor(refused)).toBeGreaterThan(4 * minute);
     const firstRun = sink.messages.map((m) => m.envelope.to[0]);
     expect(firstRun.length).toBeGreaterThan(0);
     const rows = await tdb.db('queued_mail').whereIn('id', others).orderBy('id');
@@ -309,7 +326,7 @@ describe('queued mail', () => {
     }
 
     // Once the refused message's claim has expired, the next run sends what was handed back and retries it; nothing goes out twice.
-    clock.advance(6 * minute);
+    await tdb.db.raw(`UPDATE queued_mail SET claimed_until = now() - interval '1 second' WHERE id = ?`, [refused]);
     expect(await deliverQueuedMail(ctx, { limit: 50 })).toEqual({ sent: 12 - firstRun.length, retried: 1, failed: 0 });
     await sink.waitFor(12);
     await settled(() => sink.messages.length);
@@ -320,6 +337,15 @@ describe('queued mail', () => {
     expect(await tdb.db('queued_mail').where({ id: refused }).first()).toMatchObject({ status: 'PENDING', attempts: 2, claimed_until: null });
   });
 });
+
+/** How long the message's claim still runs, by the database's clock. */
+async function claimLiveFor(id: number): Promise<number> {
+  const { rows } = await tdb.db.raw<{ rows: Array<{ ms: number }> }>(
+    `SELECT extract(epoch FROM claimed_until - now()) * 1000 AS ms FROM queued_mail WHERE id = ?`,
+    [id],
+  );
+  return Number(rows[0]?.ms);
+}
 
 /** Makes the database refuse to record a retry or FAILED (any change of last_error) for this queued mail. */
 async function refuseOutcomeOf(id: number): Promise<void> {
