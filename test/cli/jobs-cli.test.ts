@@ -69,13 +69,15 @@ describe('job subcommands under cron (no TTY)', () => {
     }
   });
 
-  it('status shows the in-app schedule only when the in-app scheduler is on; with cron it says so instead', async () => {
+  it('status shows the in-app schedule only when the in-app scheduler is on; with cron it says so instead; and whether the clock is in step with the database', async () => {
     const withCron = await runCli(['status', '--json'], { env: testEnv({ DATABASE_URL: tdb.url, IN_APP_CRON: 'false' }) });
     expect(withCron.code).toBe(0);
     expect(JSON.parse(withCron.stdout)).toMatchObject({ inAppScheduler: false, nextDue: [] });
     const text = await runCli(['status'], { env: testEnv({ DATABASE_URL: tdb.url, IN_APP_CRON: 'false' }) });
     expect(text.stdout).not.toContain('next (in-app)');
     expect(text.stdout).toContain('in-app scheduler: off (IN_APP_CRON is not true)');
+    expect(text.stdout).toMatch(/^clock: in step with the database \(-?\d+ ms\)$/m);
+    expect(Math.abs((JSON.parse(withCron.stdout) as { clockOffsetMs: number }).clockOffsetMs)).toBeLessThan(1_000);
 
     const inApp = await runCli(['status', '--json'], { env: testEnv({ DATABASE_URL: tdb.url, IN_APP_CRON: 'true' }) });
     const { inAppScheduler, nextDue } = JSON.parse(inApp.stdout) as { inAppScheduler: boolean; nextDue: Array<{ job: string; enabled: boolean }> };

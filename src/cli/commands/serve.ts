@@ -77,6 +77,7 @@ export function registerServeCommand(program: Command): void {
 
         const address = await server.app.listen({ port, host });
         logger.info({ address }, 'eventops serve listening');
+        void import('../../ops/clock-check.js').then(({ reportClockOffset }) => reportClockOffset(ctx));
       } catch (error) {
         // Whatever failed once the database was open (telemetry, the server, the scheduler, listen): without this the
         // scheduler, the delivery loop (its LISTEN connection) and an embedded database would keep an unseen process running.
@@ -116,3 +117,4 @@ export function registerServeCommand(program: Command): void {
       logger.info('stopped');
     });
 }
+

@@ -19,16 +19,18 @@ function oldestSync(oldest: OperationsStatus['oldestWebsiteSync']): string {
 export function registerStatusCommand(program: Command): void {
   program
     .command('status')
-    .description("each job's last run, outcome and age; open alerts; pending website deliveries and queued mail")
+    .description("each job's last run, outcome and age; open alerts; pending website deliveries and queued mail; this server's clock against the database's")
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  $ eventops status --json')
     .action(async (options: { json?: boolean }) => {
-      const [{ readOperationsStatus }, { readNextDueTimes }] = await Promise.all([
+      const [{ readOperationsStatus }, { readNextDueTimes }, { measureClockOffset, clockOffsetProblem }] = await Promise.all([
         import('../../ops/status.js'),
         import('../../scheduler/index.js'),
+        import('../../db/clock-offset.js'),
       ]);
       await withContext(async (ctx) => {
         const status = await readOperationsStatus(ctx.db, ctx.clock.now());
+        const clockOffsetMs = await measureClockOffset(ctx.db, ctx.clock);
         // With the in-app scheduler off (cron runs the jobs) it has no next run to show.
         const inAppScheduler = ctx.config.jobs.inAppCron;
         const nextDue = new Map((inAppScheduler ? await readNextDueTimes(ctx) : []).map((due) => [due.job, due]));
@@ -48,8 +50,9 @@ export function registerStatusCommand(program: Command): void {
           `open operations alerts: ${status.openAlerts}`,
           `pending website-sync deliveries: ${status.pendingWebsiteSync}${oldestSync(status.oldestWebsiteSync)}`,
           `queued mail: ${status.pendingMail} pending, ${status.failedMail} failed`,
+          `clock: ${clockOffsetProblem(clockOffsetMs) ?? `in step with the database (${clockOffsetMs} ms)`}`,
         );
-        printResult(options, { ...status, inAppScheduler, nextDue: [...nextDue.values()] }, lines);
+        printResult(options, { ...status, inAppScheduler, nextDue: [...nextDue.values()], clockOffsetMs }, lines);
       });
     });
 }
