@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
+import { showRegistration } from '../../src/admin/registrations/show.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { PAYLOAD_KEPT_AFTER_EXPIRY_MS } from '../../src/payments/staging.js';
 import { setSetting } from '../../src/settings.js';
@@ -255,7 +256,7 @@ describe('disputes that take no money', () => {
 });
 
 describe('disputes of a registration already cancelled', () => {
-  it('a dispute after the office cancelled a card-paid registration (the money kept) is alerted once; a refund after a dispute is not', async () => {
+  it('a dispute after the office cancelled a card-paid registration (the money kept) is alerted once; a refund after it is recorded without a second alert', async () => {
     const event = await insertEvent(tdb.db, { online_payment: true });
     const paymentIntentId = providerId('pi_test');
     const registration = await insertRegistration(tdb.db, ctx.cipher, event.id, {
@@ -273,8 +274,39 @@ describe('disputes of a registration already cancelled', () => {
     expect(alert.details).toMatchObject({ registrationId: registration.id, cancelReason: 'office' });
     expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'office' });
 
-    expect((await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: 12000 }))).body).toMatchObject({ outcome: 'already_cancelled' });
+    // The money went back after all: recorded, and no second alert.
+    expect((await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: 12000 }))).body).toMatchObject({ outcome: 'refund_recorded' });
     expect(await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId })).toHaveLength(1);
+  });
+
+  it('a refund made at the provider after the office cancelled a card-paid registration is recorded: it no longer counts as paid, and its history says so', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    const paymentIntentId = providerId('pi_test');
+    const registration = await insertRegistration(tdb.db, ctx.cipher, event.id, {
+      status: 'CANCELLED',
+      payment_method: 'card',
+      payment_intent_id: paymentIntentId,
+      paid_at: NOW,
+      cancel_reason: 'office',
+      cancelled_at: NOW,
+    });
+    expect(await showRegistration(ctx, registration.id)).toMatchObject({ paidMinor: 12000 });
+
+    const refund = refundedCharge({ paymentIntentId, amount: 12000 });
+    expect((await deliver('charge.refunded', refund)).body).toEqual({ received: true, outcome: 'refund_recorded' });
+    const shown = await showRegistration(ctx, registration.id);
+    expect(shown).toMatchObject({ status: 'CANCELLED', cancelReason: 'refund', paidMinor: 0 });
+    expect(await tdb.db('registration_history').where({ registration_id: registration.id })).toEqual([
+      expect.objectContaining({
+        action: 'refunded',
+        actor: 'card provider',
+        changes: { cancelReason: { from: 'office', to: 'refund' }, amountMinor: 12000, providerObjectId: refund.id },
+      }),
+    ]);
+    // The provider delivering the same refund again changes nothing more.
+    expect((await deliver('charge.refunded', refund)).body).toMatchObject({ outcome: 'already_cancelled' });
+    expect(await tdb.db('registration_history').where({ registration_id: registration.id })).toHaveLength(1);
+    expect(await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId })).toHaveLength(0);
   });
 });
 

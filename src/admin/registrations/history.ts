@@ -4,10 +4,10 @@ import type { Db } from '../../db/connect.js';
 /**
  * Every change made to a registration by the office commands or the unpaid-hold
  * release: what changed, when, the note, and who (the operating-system user who
- * ran the command, or the job's name).
+ * ran the command, the job's name, or "card provider" for a refund made in its dashboard).
  */
 
-export type HistoryAction = 'registered' | 'payment_recorded' | 'marked_paid' | 'cancelled' | 'resent' | 'hold_reminder' | 'hold_released';
+export type HistoryAction = 'registered' | 'payment_recorded' | 'marked_paid' | 'cancelled' | 'resent' | 'hold_reminder' | 'hold_released' | 'refunded';
 
 export interface HistoryEntry {
   action: HistoryAction;

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { recordHistory } from '../../admin/registrations/history.js';
 import { raiseOperationsAlert } from '../alerts.js';
 import type { WebhookAction } from './map.js';
 import { lockPaymentIntent, type StagingRow, type WebhookContext } from './staging-rows.js';
@@ -14,7 +15,7 @@ import { lockPaymentIntent, type StagingRow, type WebhookContext } from './stagi
 export type ReverseAction = Extract<WebhookAction, { kind: 'reverse' }>;
 export type PartialRefundAction = Extract<WebhookAction, { kind: 'partial_refund' }>;
 export type DisputeNoticeAction = Extract<WebhookAction, { kind: 'dispute_notice' }>;
-export type ReversalOutcome = 'cancelled' | 'already_cancelled' | 'reversal_pending' | 'alerted' | 'already_alerted';
+export type ReversalOutcome = 'cancelled' | 'already_cancelled' | 'refund_recorded' | 'reversal_pending' | 'alerted' | 'already_alerted';
 
 export async function reversePayment(
   trx: Knex.Transaction,
@@ -30,7 +31,7 @@ export async function reversePayment(
     .first<{ id: string; status: string; cancel_reason: string | null } | undefined>();
   if (registration) {
     if (registration.status === 'CANCELLED') {
-      if (action.reversal !== 'dispute') return 'already_cancelled';
+      if (action.reversal !== 'dispute') return recordRefundOfCancelled(trx, ctx, registration, action);
       const raised = await alertDisputeOfCancelled(trx, ctx, {
         paymentIntentId: action.paymentIntentId,
         registrationId: registration.id,
@@ -73,6 +74,30 @@ export async function reversePayment(
     .onConflict(['payment_intent_id', 'kind'])
     .ignore();
   return 'reversal_pending';
+}
+
+/**
+ * A registration cancelled first (by the office, or its hold released) and refunded at the provider
+ * afterwards, as the cancel command tells the office to do: the money went back, so it stops counting
+ * as paid (PAID_MINOR_SQL reads the refund from cancel_reason). Who cancelled stays in its history.
+ */
+async function recordRefundOfCancelled(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  registration: { id: string; cancel_reason: string | null },
+  action: ReverseAction,
+): Promise<ReversalOutcome> {
+  if (registration.cancel_reason === 'refund' || registration.cancel_reason === 'dispute') return 'already_cancelled';
+  const now = ctx.clock.now();
+  await trx('registrations').where({ id: registration.id }).update({ cancel_reason: 'refund', updated_at: now });
+  await recordHistory(trx, {
+    registrationId: registration.id,
+    action: 'refunded',
+    changes: { cancelReason: { from: registration.cancel_reason, to: 'refund' }, amountMinor: action.amountMinor, providerObjectId: action.providerObjectId },
+    actor: 'card provider',
+    now,
+  });
+  return 'refund_recorded';
 }
 
 export async function alertPartialRefund(
