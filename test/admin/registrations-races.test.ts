@@ -225,7 +225,7 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     expect(await markRegistrationPaid(harness.ctx, part, money)).toMatchObject({ status: 'PENDING', recordedMinor: 5000, balanceMinor: 7000 });
   });
 
-  it('cancelling a card-paid registration says the refund is made in the dashboard; the refund webhook that follows is a no-op', async () => {
+  it('cancelling a card-paid registration says the refund is made in the dashboard; the refund webhook that follows records it, with no alert', async () => {
     const staged = await paidByCard(await liveEvent(), 'Card Payer', 'card@example.org');
     const id = staged.registration_id as string;
 
@@ -236,10 +236,11 @@ describe('office commands racing each other, pay-now and the webhook on one regi
 
     const refund = await harness.provider.deliverEvent(harness.provider.buildEvent('charge.refunded', staged.provider_session_id));
     expect(refund.status).toBe(200);
-    expect(JSON.parse(refund.body)).toMatchObject({ outcome: 'already_cancelled' });
-    expect(await harness.tdb.db('registrations').where({ id }).first()).toEqual(before);
+    expect(JSON.parse(refund.body)).toMatchObject({ outcome: 'refund_recorded' });
+    expect(await harness.tdb.db('registrations').where({ id }).first()).toEqual({ ...before, cancel_reason: 'refund', updated_at: expect.any(Date) });
+    expect(await showRegistration(harness.ctx, id)).toMatchObject({ status: 'CANCELLED', paidMinor: 0 });
     expect(await harness.tdb.db('operations_alerts').count<{ n: number }>({ n: '*' }).first()).toEqual(alertsBefore);
-    expect(await harness.tdb.db('registration_history').where({ registration_id: id }).pluck('action')).toEqual(['cancelled']);
+    expect(await harness.tdb.db('registration_history').where({ registration_id: id }).pluck('action')).toEqual(['cancelled', 'refunded']);
     await assertInvariants(harness.tdb.db, { charged, refundCalls: harness.provider.refundCalls });
   });
 

@@ -32,7 +32,7 @@ export interface CancelResult {
  * Cancels under the registration's row lock, freeing its seats (seats count
  * PENDING and PAID only). Never refunds: a card payment is refunded in the
  * provider's dashboard, and the refund webhook that follows finds the
- * registration already CANCELLED and does nothing.
+ * registration already CANCELLED and only records the refund.
  */
 export async function cancelRegistration(ctx: OfficeContext, input: CancelInput): Promise<CancelResult> {
   const id = await resolveRegistrationId(ctx.db, input.registration);

@@ -20,7 +20,8 @@ Example:
   $ eventops registrations cancel 3F2A9C1B --note "family is away" --notify
 
 A card payment is refunded in the card provider's dashboard, by a person; the refund
-notice the provider then sends changes nothing here. Exit 1 when already cancelled.`,
+notice the provider then sends is recorded on the registration (nothing paid), and
+changes nothing else. Exit 1 when already cancelled.`,
     )
     .action(async (given: string, raw: Record<string, unknown>) => {
       const options = parseOrUsage(optionsSchema, raw, 'cancel');
