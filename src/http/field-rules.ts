@@ -1,12 +1,11 @@
 import { LinkifyIt } from 'linkify-it';
 import tlds from 'tlds' with { type: 'json' };
-import { z } from 'zod';
-import { hasControlCharacters, hasVisibleLetterOrDigit } from '../text-rules.js';
+import { publicString } from '../contact-rules.js';
+import { hasVisibleLetterOrDigit } from '../text-rules.js';
 
 export { hasControlCharacters } from '../text-rules.js';
-
-/** Rules every public text field shares (the character rules themselves are in text-rules, shared with the office). */
-export const CONTROL_CHARACTERS_MESSAGE = 'remove the control characters';
+// Rules every public text field shares; they live below http because the office's commands apply them too.
+export { CONTROL_CHARACTERS_MESSAGE, publicString } from '../contact-rules.js';
 
 /** Names go into confirmation emails sent to whatever address was typed in, so they are short and carry no links. */
 export const MAX_NAME_LENGTH = 80;
@@ -18,11 +17,6 @@ const links = new LinkifyIt().tlds(tlds, true).set({ fuzzyLink: true, fuzzyEmail
 
 export function containsUrl(value: string): boolean {
   return links.test(value);
-}
-
-/** A string without control characters; check it first, so the answer says what is wrong rather than "not an email". */
-export function publicString(required: string) {
-  return z.string({ error: required }).refine((value) => !hasControlCharacters(value), { error: CONTROL_CHARACTERS_MESSAGE, abort: true });
 }
 
 /** A person's name: required, at most MAX_NAME_LENGTH characters, no control characters, no web or email addresses. */

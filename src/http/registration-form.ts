@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_ATTENDEES_LIMIT } from '../admin/event-file.js';
 import type { RegistrationSubmission } from '../payments/register.js';
+import { contactEmail, contactMobile } from '../contact-rules.js';
 import { CONTROL_CHARACTERS_MESSAGE, hasControlCharacters, personName, publicString } from './field-rules.js';
 import type { FieldProblem } from './templates/event-page.js';
 
@@ -30,19 +31,10 @@ export type ParsedRegistration =
   | { ok: true; submission: RegistrationSubmission; captchaToken?: string; values: SubmittedValues }
   | { ok: false; problems: FieldProblem[]; values: SubmittedValues };
 
-const PHONE = /^\+?[0-9 ()-]{6,40}$/;
-
 const contactSchema = z.object({
   name: personName('enter your name'),
-  email: publicString('enter your email address')
-    .trim()
-    .min(1, { error: 'enter your email address' })
-    .max(254, { error: 'at most 254 characters' })
-    .pipe(z.email({ error: 'enter a valid email address, like name@example.org' })),
-  mobile: publicString('enter a phone number or leave it empty')
-    .trim()
-    .max(40, { error: 'at most 40 characters' })
-    .refine((v) => v === '' || PHONE.test(v), { error: 'use digits, spaces and an optional leading +' })
+  email: contactEmail('enter your email address'),
+  mobile: contactMobile('enter a phone number or leave it empty')
     .optional()
     .transform((v) => (v ? v : undefined)),
   payment: z.enum(['card', 'bank'], { error: 'choose card or bank transfer' }),
