@@ -113,6 +113,19 @@ export interface NewRegistration {
   now: Date;
 }
 
+/**
+ * A contact email's stored columns: the address encrypted and its lookup hash (key v1), which
+ * `registrations list --search` compares. A new registration and the office's correction of one both write it so.
+ */
+export function contactEmailColumns(cipher: FieldCipher, email: string): { contact_email_enc: string; contact_email_hash: string } {
+  return { contact_email_enc: cipher.encrypt(email), contact_email_hash: cipher.lookupHash('email', email) };
+}
+
+/** A contact mobile's stored column: encrypted, or null for none. */
+export function contactMobileColumn(cipher: FieldCipher, mobile: string | undefined): { contact_mobile_enc: string | null } {
+  return { contact_mobile_enc: mobile ? cipher.encrypt(mobile) : null };
+}
+
 /** Inserts a registration (contact encrypted, lookup hash from key v1) inside the caller's transaction. */
 export async function insertRegistration(trx: Knex.Transaction, cipher: FieldCipher, input: NewRegistration): Promise<{ id: string }> {
   const [row] = await trx('registrations').insert(registrationRow(cipher, input)).returning<Array<{ id: string }>>('id');
@@ -126,9 +139,8 @@ export function registrationRow(cipher: FieldCipher, input: NewRegistration): Re
     event_id: input.eventId,
     status: input.status,
     contact_name: input.contact.name,
-    contact_email_enc: cipher.encrypt(input.contact.email),
-    contact_email_hash: cipher.lookupHash('email', input.contact.email),
-    contact_mobile_enc: input.contact.mobile ? cipher.encrypt(input.contact.mobile) : null,
+    ...contactEmailColumns(cipher, input.contact.email),
+    ...contactMobileColumn(cipher, input.contact.mobile),
     attendees: JSON.stringify(input.attendees),
     attendee_count: input.attendees.length,
     family: input.family,

@@ -7,7 +7,16 @@ import type { Db } from '../../db/connect.js';
  * ran the command, the job's name, or "card provider" for a refund made in its dashboard).
  */
 
-export type HistoryAction = 'registered' | 'payment_recorded' | 'marked_paid' | 'cancelled' | 'resent' | 'hold_reminder' | 'hold_released' | 'refunded';
+export type HistoryAction =
+  | 'registered'
+  | 'payment_recorded'
+  | 'marked_paid'
+  | 'cancelled'
+  | 'resent'
+  | 'contact_updated'
+  | 'hold_reminder'
+  | 'hold_released'
+  | 'refunded';
 
 export interface HistoryEntry {
   action: HistoryAction;

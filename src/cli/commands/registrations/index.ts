@@ -6,17 +6,19 @@ import { registerListCommand } from './list.js';
 import { registerMarkPaidCommand } from './mark-paid.js';
 import { registerResendCommand } from './resend.js';
 import { registerShowCommand } from './show.js';
+import { registerUpdateContactCommand } from './update-contact.js';
 
 /** The office's everyday commands on registrations, one file each. */
 export function registerRegistrationsCommands(program: Command): void {
   const registrations = program
     .command('registrations')
-    .description('who is coming: list, show, export, record bank transfers, cancel, register by hand, resend');
+    .description('who is coming: list, show, export, record bank transfers, cancel, register by hand, correct a contact, resend');
   registerListCommand(registrations);
   registerShowCommand(registrations);
   registerExportCommand(registrations);
   registerMarkPaidCommand(registrations);
   registerCancelCommand(registrations);
   registerAddCommand(registrations);
+  registerUpdateContactCommand(registrations);
   registerResendCommand(registrations);
 }
