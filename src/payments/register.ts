@@ -102,8 +102,8 @@ export function assertWithinAttendeeCap(event: Pick<EventRecord, 'maxAttendeesPe
  */
 export interface OfficeRegistrationOptions {
   overCapacity?: boolean;
-  /** Received before registering: PAID with this method (a free registration stays "free"). */
-  paidWith?: 'bank' | 'cash';
+  /** Received before registering (card: a payment kept without a registration): PAID with this method (a free registration stays "free"). */
+  paidWith?: 'bank' | 'cash' | 'card';
   /** Runs in the registration's transaction after the insert; the confirmation is then queued by the caller. */
   within: (trx: Knex.Transaction, registered: RegisteredWithoutCard) => Promise<void>;
 }

@@ -269,7 +269,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(noAttendee.code).toBe(2);
     const resolvedUnknown = await cli([...base, '--over-capacity', '--resolve-alert', '999999']);
     expect(resolvedUnknown.code).toBe(1);
-    // Only a payment kept without a registration, for this event, answered by a registration that asks for no payment.
+    // Only a payment kept without a registration, for this event, answered by a registration paid by that payment.
     const otherEvent = await insertEvent(tdb.db);
     const [forOtherEvent, notAKeptPayment] = await tdb.db.transaction(async (trx) => [
       await raiseOperationsAlert(trx, ctx, { kind: 'sold_out', reason: 'full', amountMinor: 12000, details: { eventId: otherEvent.id } }),
@@ -278,7 +278,8 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     const refusals: Array<[string[], string]> = [
       [['--paid', 'bank', '--resolve-alert', String(forOtherEvent.id)], 'is for a payment for another event'],
       [['--paid', 'bank', '--resolve-alert', String(notAKeptPayment.id)], 'is a reconcile_mismatch alert, not a payment kept without a registration'],
-      [['--resolve-alert', String(alert.id)], 'is for money already received'],
+      [['--paid', 'none', '--resolve-alert', String(alert.id)], 'is for money already received'],
+      [['--paid', 'bank', '--resolve-alert', String(alert.id)], 'is for a card payment (pi_test_full), so the registration is paid by card, not by bank'],
     ];
     for (const [extra, why] of refusals) {
       const refused = await cli([...base, '--over-capacity', ...extra]);
@@ -289,11 +290,11 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(await tdb.db('registrations').where({ event_id: event.id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
     const openBeforeAdd = (await readOperationsStatus(tdb.db, new Date())).openAlerts;
 
-    const added = await cli([...base, '--over-capacity', '--paid', 'bank', '--resolve-alert', String(alert.id), '--note', 'paid by card while full', '--json']);
+    const added = await cli([...base, '--over-capacity', '--resolve-alert', String(alert.id), '--note', 'paid by card while full', '--json']);
     expect(added.stderr).toBe('');
     expect(added.code).toBe(0);
     const { registration } = JSON.parse(added.stdout);
-    expect(registration).toMatchObject({ status: 'PAID', method: 'bank', seatsLeft: -1, overCapacity: true, resolvedAlert: alert.id });
+    expect(registration).toMatchObject({ status: 'PAID', method: 'card', totalMinor: 12000, seatsLeft: -1, overCapacity: true, resolvedAlert: alert.id });
     const alertRow = await tdb.db('operations_alerts').where({ id: alert.id }).first();
     expect(alertRow.resolved_at).not.toBeNull();
     expect(alertRow.resolution).toBe(`registered by hand as ${registration.reference}: paid by card while full`);

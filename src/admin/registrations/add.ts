@@ -2,16 +2,17 @@ import type { Knex } from 'knex';
 import { AppError, NotFoundError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
 import { queueRegistrationConfirmation } from '../../payments/confirmations.js';
-import type { AlertKind } from '../../payments/alerts.js';
 import { paymentReference } from '../../payments/links.js';
 import type { AttendeeChoice } from '../../payments/pricing.js';
 import { renderReceipt } from '../../payments/receipts.js';
 import { assertWithinAttendeeCap, registerWithoutCard, SoldOutError, type RegisteredWithoutCard } from '../../payments/register.js';
 import type { RegistrationContact } from '../../payments/registrations.js';
 import { getEventBySlug } from '../events.js';
-import { localDay } from '../../local-time.js';
+import { answerAlert, type AddPaid } from './answer-alert.js';
 import { recordHistory } from './history.js';
+import { alertIsForCardPayment, type CardSettlement } from './kept-card-payment.js';
 import type { OfficeContext } from './mark-paid.js';
+import { moneyFormatter } from './money.js';
 import { insertOfficePayment } from './payments.js';
 
 export interface AddInput {
@@ -19,8 +20,12 @@ export interface AddInput {
   contact: RegistrationContact;
   attendees: AttendeeChoice[];
   family: boolean;
-  /** Money already received in full, or none (a bank-transfer registration, PENDING). */
-  paid: 'bank' | 'cash' | 'none';
+  /**
+   * Money already received in full (bank, cash; card: the card payment of the alert resolved), or
+   * none (a bank-transfer registration, PENDING). Unset: card when resolving the alert of a card
+   * payment, else none.
+   */
+  paid?: AddPaid;
   overCapacity: boolean;
   /** The open alert this registration answers (a payment kept without a registration). */
   resolveAlert?: number;
@@ -49,7 +54,10 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
   const event = await getEventBySlug(ctx.db, input.eventSlug);
   if (!event) throw new NotFoundError(`event "${input.eventSlug}"`, 'run `eventops events list` to see the slugs');
   assertWithinAttendeeCap(event, input.attendees.length);
+  const paid = input.paid ?? (input.resolveAlert !== undefined && (await alertIsForCardPayment(ctx.db, input.resolveAlert)) ? 'card' : 'none');
+  const money = moneyFormatter(ctx.config.regional);
   let resolvedAlert: number | null = null;
+  let card: CardSettlement | undefined;
   try {
     const registered = await registerWithoutCard(
       ctx,
@@ -57,13 +65,14 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
       { contact: input.contact, attendees: input.attendees, family: input.family },
       {
         overCapacity: input.overCapacity,
-        paidWith: input.paid === 'none' ? undefined : input.paid,
+        paidWith: paid === 'none' ? undefined : paid,
         within: async (trx, done) => {
           const now = ctx.clock.now();
           if (input.resolveAlert !== undefined) {
-            resolvedAlert = await resolveAnsweredAlert(trx, input.resolveAlert, { registrationId: done.registrationId, eventId: event.id, paid: input.paid, timeZone: ctx.config.regional.timeZone }, input.note, now);
+            ({ card } = await answerAlert(trx, input.resolveAlert, { registered: done, paid, note: input.note, timeZone: ctx.config.regional.timeZone, money, now }));
+            resolvedAlert = input.resolveAlert;
           }
-          await queueWelcome(trx, ctx, input, done, now);
+          await queueWelcome(trx, ctx, input, paid, done, card, now);
           await recordHistory(trx, {
             registrationId: done.registrationId,
             action: 'registered',
@@ -71,7 +80,7 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
               status: done.status,
               method: done.method,
               attendees: input.attendees.length,
-              totalMinor: done.priced.total,
+              totalMinor: card?.amountMinor ?? done.priced.total,
               ...(done.seatsLeftAfter !== null && done.seatsLeftAfter < 0 ? { overCapacityBy: -done.seatsLeftAfter } : {}),
               ...(resolvedAlert !== null ? { resolvedAlert } : {}),
             },
@@ -87,7 +96,7 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
       reference: paymentReference(registered.registrationId),
       status: registered.status,
       method: registered.method,
-      totalMinor: registered.priced.total,
+      totalMinor: card?.amountMinor ?? registered.priced.total,
       seatsLeft: registered.seatsLeftAfter,
       overCapacity: registered.seatsLeftAfter !== null && registered.seatsLeftAfter < 0,
       resolvedAlert,
@@ -103,9 +112,17 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
   }
 }
 
-/** The form's confirmation, or, when the office already has the money, the receipt naming how it came. */
-async function queueWelcome(trx: Knex.Transaction, ctx: OfficeContext, input: AddInput, done: RegisteredWithoutCard, now: Date): Promise<void> {
-  if (input.paid === 'none' || done.priced.free) {
+/** The form's confirmation, or, when the money is already here, the receipt naming how it came. */
+async function queueWelcome(
+  trx: Knex.Transaction,
+  ctx: OfficeContext,
+  input: AddInput,
+  paid: AddPaid,
+  done: RegisteredWithoutCard,
+  card: CardSettlement | undefined,
+  now: Date,
+): Promise<void> {
+  if (paid === 'none' || done.priced.free) {
     await queueRegistrationConfirmation(
       trx,
       ctx,
@@ -114,75 +131,30 @@ async function queueWelcome(trx: Knex.Transaction, ctx: OfficeContext, input: Ad
     );
     return;
   }
+  const receiptOf = { registrationId: done.registrationId, contact: input.contact, event: { title: done.event.title, startsAt: done.event.startsAt }, paidAt: now };
+  if (card) {
+    const receipt = await renderReceipt(trx, ctx, { ...receiptOf, lines: card.lines, amountMinor: card.amountMinor, paymentIntentId: card.providerReference, method: 'card' });
+    // Not the webhook's key (receipt-<PaymentIntent>): a payment the webhook once receipted (dispute_won) would be dropped as a repeat.
+    receipt.message.idempotencyKey = `receipt-alert-${String(input.resolveAlert)}`;
+    await enqueueMail(trx, ctx.cipher, receipt, now);
+    return;
+  }
+  // Only an alert's card payment pays by card (the command refuses --paid card without --resolve-alert).
+  if (paid === 'card') throw new Error(`registration ${done.registrationId} is paid by card but no card payment was settled`);
   const paymentId = await insertOfficePayment(trx, {
     registrationId: done.registrationId,
     amountMinor: done.priced.total,
-    method: input.paid,
+    method: paid,
     note: input.note,
     actor: input.actor,
     now,
   });
   const receipt = await renderReceipt(trx, ctx, {
-    registrationId: done.registrationId,
-    contact: input.contact,
-    event: { title: done.event.title, startsAt: done.event.startsAt },
+    ...receiptOf,
     lines: done.priced.lines,
     amountMinor: done.priced.total,
-    paidAt: now,
-    method: input.paid,
+    method: paid,
     officePaymentKey: String(paymentId),
   });
   await enqueueMail(trx, ctx.cipher, receipt, now);
-}
-
-/** Alerts for a payment kept without a registration: the ones a registration made by hand answers. */
-const ANSWERED_BY_REGISTERING: ReadonlySet<string> = new Set<AlertKind>([
-  'sold_out',
-  'event_deleted',
-  'amount_mismatch',
-  'checkout_expired',
-  'unknown_checkout',
-  'registration_cancelled',
-  'dispute_won',
-]);
-
-async function resolveAnsweredAlert(
-  trx: Knex.Transaction,
-  alertId: number,
-  answer: { registrationId: string; eventId: string; paid: AddInput['paid']; timeZone: string },
-  note: string | undefined,
-  now: Date,
-): Promise<number> {
-  const alert = await trx('operations_alerts')
-    .where({ id: alertId })
-    .forUpdate()
-    .first<{ id: number; kind: string; details: Record<string, unknown>; resolved_at: Date | null } | undefined>();
-  if (!alert) throw new NotFoundError(`alert ${alertId}`, 'list open alerts with `eventops alerts list`; nothing was registered');
-  if (alert.resolved_at) {
-    throw new AppError('alert_already_resolved', `alert ${alertId} was already resolved on ${localDay(alert.resolved_at, answer.timeZone)}; nothing was registered`, {
-      exitCode: 1,
-      suggestion: 'run the command again without --resolve-alert if the registration is still wanted',
-    });
-  }
-  const refuse = (why: string, suggestion: string) =>
-    new AppError('alert_not_answered', `alert ${alertId} ${why}; nothing was registered`, { exitCode: 1, suggestion });
-  if (!ANSWERED_BY_REGISTERING.has(alert.kind)) {
-    throw refuse(`is a ${alert.kind} alert, not a payment kept without a registration`, 'resolve it with `eventops alerts resolve` once handled');
-  }
-  if (typeof alert.details.eventId === 'string' && alert.details.eventId !== answer.eventId) {
-    throw refuse('is for a payment for another event', 'check the alert with `eventops alerts list` and name its event with --event');
-  }
-  if (answer.paid === 'none') {
-    // The payer's money is already here: a PENDING registration would ask them to pay again.
-    throw refuse('is for money already received', 'add --paid bank or --paid cash, so the registration is PAID and no payment is asked for');
-  }
-  const resolution = `registered by hand as ${paymentReference(answer.registrationId)}${note ? `: ${note}` : ''}`;
-  await trx('operations_alerts')
-    .where({ id: alertId })
-    .update({
-      resolved_at: now,
-      resolution,
-      details: trx.raw(`details || ?::jsonb`, [JSON.stringify({ registeredAs: answer.registrationId })]),
-    });
-  return alertId;
 }

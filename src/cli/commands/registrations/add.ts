@@ -24,7 +24,8 @@ const optionsSchema = z.object({
       }),
     ),
   family: z.boolean().optional(),
-  paid: z.enum(['bank', 'cash', 'none'], { error: 'must be bank, cash or none' }).default('none'),
+  // Unset: card when --resolve-alert names a card payment, else none.
+  paid: z.enum(['bank', 'cash', 'card', 'none'], { error: 'must be bank, cash, card or none' }).optional(),
   overCapacity: z.boolean().optional(),
   resolveAlert: z.coerce.number({ error: 'must be an alert id' }).int().positive().optional(),
   note: noteSchema,
@@ -43,9 +44,12 @@ export function registerAddCommand(registrations: Command): void {
     .option('--mobile <mobile>', "the contact's mobile")
     .option('--attendee <name:tier>', 'an attendee and their ticket tier id; repeat for each', collect)
     .option('--family', 'one household: the family waiver applies')
-    .option('--paid <how>', 'bank or cash when the money is already received (PAID, receipt sent); none (default) for a PENDING bank-transfer registration')
+    .option(
+      '--paid <how>',
+      'bank or cash when the office already received the money (PAID, receipt sent); card for the card payment of the alert --resolve-alert names (the default there); none (default otherwise) for a PENDING bank-transfer registration',
+    )
     .option('--over-capacity', 'exceed the capacity knowingly')
-    .option('--resolve-alert <id>', 'resolve this open alert (a payment kept without a registration) as answered by this registration')
+    .option('--resolve-alert <id>', 'resolve this open alert (a payment kept without a registration) as answered by this registration, paid by that payment')
     .option('--note <text>', 'kept in the history (and the alert resolution)')
     .option('--json', 'print JSON')
     .addHelpText(
@@ -55,13 +59,22 @@ Examples:
   $ eventops registrations add --event family-camp --name "Sam Smith" --email sam@example.org \\
       --attendee "Sam Smith:adult" --attendee "Kim Smith:child" --family
   $ eventops registrations add --event family-camp --name "Ana Lee" --email ana@example.org \\
-      --attendee "Ana Lee:adult" --paid bank --over-capacity --resolve-alert 12 --note "paid by card, event was full"
+      --attendee "Ana Lee:adult" --over-capacity --resolve-alert 12 --note "paid by card, event was full"
 
-Exit 1 when the event is full (without --over-capacity) or the alert is not open, 2 for bad arguments.`,
+With --resolve-alert of a card payment kept without a registration, the registration is PAID by
+that card payment (its amount, the card fee as its own line, the provider's payment linked) and
+the receipt says card; --paid bank or cash is refused there, and so is an amount charged that is
+not what these attendees cost by card. --paid card needs such an alert.
+
+Exit 1 when the event is full (without --over-capacity) or the alert is not open or not answered
+by this registration, 2 for bad arguments.`,
     )
     .action(async (raw: Record<string, unknown>) => {
       if (raw.attendee === undefined) throw new UsageError('at least one --attendee "Name:tier" is required', 'see `eventops registrations add --help`');
       const options = parseOrUsage(optionsSchema, raw, 'add');
+      if (options.paid === 'card' && options.resolveAlert === undefined) {
+        throw new UsageError('--paid card needs --resolve-alert: a card payment is recorded only from the alert of one kept without a registration', 'for money the office received, use --paid bank or --paid cash');
+      }
       await withContext(async (ctx) => {
         const { addRegistration } = await import('../../../admin/registrations/add.js');
         const { moneyFormatter } = await import('../../../admin/registrations/money.js');
