@@ -26,6 +26,7 @@ export function registerAlertsCommands(program: Command): void {
       await withContext(async (ctx) => {
         const { listOperationsAlerts } = await import('../../payments/alerts.js');
         const { localDay, localMinute } = await import('../../local-time.js');
+        const { moneyFormatter } = await import('../../admin/registrations/money.js');
         const found = await listOperationsAlerts(ctx.db, { all: options.all });
         const money = moneyFormatter(ctx.config.regional);
         const { timeZone } = ctx.config.regional;
@@ -59,12 +60,6 @@ function parseOrUsage<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> 
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'value'} ${issue.message}`);
   throw new UsageError(`invalid arguments: ${problems.join('; ')}`, 'see `eventops alerts --help`');
-}
-
-function moneyFormatter(regional: { locale: string; currency: string }): (minor: number) => string {
-  const format = new Intl.NumberFormat(regional.locale, { style: 'currency', currency: regional.currency });
-  const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
-  return (minor) => format.format(minor / 10 ** digits);
 }
 
 /** Times in APP_TIMEZONE: `when` formats them. */
