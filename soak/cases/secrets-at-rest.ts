@@ -273,7 +273,7 @@ async function developerFileModes(harness: PaymentsHarness, commandOutput: strin
     const init = await runCli(['init'], { cwd: dir, env: {} });
     commandOutput.push(init.stdout, init.stderr);
     const outboxDir = path.join(dir, '.eventops', 'outbox');
-    const mailer = await createOutboxMailer({ dir: outboxDir, from: 'office@example.org', logger: harness.ctx.logger, clock: harness.ctx.clock });
+    const mailer = await createOutboxMailer({ dir: outboxDir, from: { address: 'office@example.org' }, logger: harness.ctx.logger, clock: harness.ctx.clock });
     await mailer.send({ to: [MEMBERS[0]?.email ?? ''], subject: 'Sign in', text: 'member details', html: '<p>member details</p>' });
     await mailer.close();
     const [eml = ''] = fs.readdirSync(outboxDir);

@@ -32,6 +32,9 @@ export function maskUrl(url: string | undefined): string | undefined {
   }
 }
 
+/** The display name MAIL_FROM gives, when it gives one (else emails show the church's name). */
+const fromName = (config: AppConfig) => (config.mailFromName === undefined ? {} : { fromName: config.mailFromName });
+
 /**
  * The resolved configuration as plain data for `config check`, with every secret
  * replaced by a marker saying only whether it is set.
@@ -51,7 +54,7 @@ export function describeConfig(config: AppConfig): Record<string, unknown> {
       writesWith: config.keyring.currentId,
     },
     mail: config.mailApi
-      ? { transport: 'mail API', url: maskUrl(config.mailApi.url), key: HIDDEN, from: config.mailFrom }
+      ? { transport: 'mail API', url: maskUrl(config.mailApi.url), key: HIDDEN, from: config.mailFrom, ...fromName(config) }
       : config.smtp
         ? {
             transport: 'SMTP',
@@ -61,6 +64,7 @@ export function describeConfig(config: AppConfig): Record<string, unknown> {
             user: config.smtp.user,
             password: HIDDEN,
             from: config.mailFrom,
+            ...fromName(config),
           }
         : { transport: 'dev outbox', directory: config.devOutboxDir ?? 'none (no mail transport)' },
     disableOtp: config.disableOtp,

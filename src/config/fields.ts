@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { z } from 'zod';
 import { SSL_MODES } from '../db/ssl.js';
+import { parseMailbox, type Mailbox } from './mailbox.js';
 
 /** Each field rule is a zod schema over the raw string plus the sentence shown when it fails. */
 export interface FieldRule<T> {
@@ -141,6 +142,10 @@ export const fields = {
     'owner/repo, for example my-church/eventops-issues',
   ),
   email: rule(z.email(), 'an email address'),
+  mailbox: rule(
+    z.string().transform(parseMailbox).pipe(z.custom<Mailbox>((mailbox) => mailbox !== undefined)),
+    'an email address, or a name and address such as "Parish Office" <office@church.org>',
+  ),
   port: rule(
     z.string().regex(/^\d{1,5}$/).transform(Number).refine((n) => n >= 1 && n <= 65535),
     'a TCP port from 1 to 65535',

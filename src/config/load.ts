@@ -164,7 +164,7 @@ export function loadConfig(
   const disableOtp = read('DISABLE_OTP', fields.boolean) ?? false;
   if (disableOtp && isProduction) problem('DISABLE_OTP', 'unset in production (the app refuses to boot with it)');
   const mailApiKey = raw('MAILAPI_KEY');
-  const mailFrom = read('MAIL_FROM', fields.email);
+  const mailFrom = read('MAIL_FROM', fields.mailbox);
   if (mailApiKey && !raw('MAIL_FROM')) problem('MAIL_FROM', 'a sender address on a verified domain (required with MAILAPI_KEY)');
   const mailApiUrl = stripTrailingSlash(apiUrl('MAILAPI_URL')) ?? DEFAULTS.mailApiUrl;
   const smtpUser = raw('SMTP_USER');
@@ -258,7 +258,8 @@ export function loadConfig(
       ? { host: smtpHost, port: smtpPort, secure: smtpSecure, user: smtpUser as string, password: smtpPassword as string }
       : undefined,
     mailApi: mailApiKey ? { key: mailApiKey, url: mailApiUrl } : undefined,
-    mailFrom: mailFrom ?? smtpUserAddress,
+    mailFrom: mailFrom?.address ?? smtpUserAddress,
+    mailFromName: mailFrom?.name,
     devOutboxDir: !isProduction && !hasSmtp && !mailApiKey ? path.join(stateDir, 'outbox') : undefined,
     disableOtp,
     setupToken,

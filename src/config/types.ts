@@ -47,7 +47,10 @@ export interface AppConfig {
   keyring: Keyring;
   smtp?: SmtpConfig;
   mailApi?: MailApiConfig;
+  /** The sender address (MAIL_FROM's address, else SMTP_USER). */
   mailFrom?: string;
+  /** The display name MAIL_FROM was written with; the church's name is shown when it has none. */
+  mailFromName?: string;
   /** No SMTP and no mail API outside production: mail goes to .eml files here. */
   devOutboxDir?: string;
   disableOtp: boolean;

@@ -1,17 +1,29 @@
 import crypto from 'node:crypto';
 import type Mail from 'nodemailer/lib/mailer/index.js';
+import type { Mailbox } from '../config/mailbox.js';
 import type { MailMessage } from './types.js';
 
 /** A Message-ID of our own, so a send can be followed through the transport and the logs. */
-export function newMessageId(from: string | undefined): string {
-  const domain = from?.split('@')[1]?.replace(/[>\s]/g, '') || 'eventops.invalid';
+export function newMessageId(from: Mailbox | undefined): string {
+  const domain = from?.address.split('@')[1] || 'eventops.invalid';
   return `<${crypto.randomUUID()}@${domain}>`;
 }
 
+/**
+ * The From of a message: the sender address with the display name MAIL_FROM was written with, else none.
+ * Whitespace runs (a line break in a stored name) become one space: a header value is one line.
+ */
+export function senderOf(from: Mailbox): Mailbox {
+  const name = from.name?.replace(/[\s\p{Cc}]+/gu, ' ').trim();
+  return name ? { name, address: from.address } : { address: from.address };
+}
+
 /** The nodemailer form of a message: both an HTML and a plain-text part, attachments as given. */
-export function toNodemailerOptions(message: MailMessage, from: string | undefined, messageId: string): Mail.Options {
+export function toNodemailerOptions(message: MailMessage, from: Mailbox | undefined, messageId: string): Mail.Options {
+  const sender = from && senderOf(from);
   return {
-    from,
+    // nodemailer quotes or encodes the name as the header needs.
+    from: sender && (sender.name ? { name: sender.name, address: sender.address } : sender.address),
     to: message.to,
     cc: message.cc,
     replyTo: message.replyTo,

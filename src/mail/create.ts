@@ -23,7 +23,7 @@ const MAIL_API_TIMEOUT_MS = 15_000;
  * only here, on first use.
  */
 export async function createMailer(config: AppConfig, logger: Logger, options: CreateMailerOptions = {}): Promise<Mailer> {
-  const from = config.mailFrom;
+  const from = config.mailFrom === undefined ? undefined : { address: config.mailFrom, name: config.mailFromName };
   if (config.mailApi) {
     return createMailApiMailer({ api: config.mailApi, from, logger, timeoutMs: options.timeoutMs ?? MAIL_API_TIMEOUT_MS });
   }

@@ -1,10 +1,12 @@
+import type { Mailbox } from '../config/mailbox.js';
 import type { MailApiConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
+import { senderOf } from './compose.js';
 import { MailSendError, type Mailer, type MailMessage, type SendResult } from './types.js';
 
 export interface MailApiMailerOptions {
   api: MailApiConfig;
-  from: string | undefined;
+  from: Mailbox | undefined;
   logger: Logger;
   timeoutMs: number;
 }
@@ -13,9 +15,9 @@ export interface MailApiMailerOptions {
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** The JSON body of a Resend-style `POST /emails`. */
-export function mailApiBody(message: MailMessage, from: string | undefined): Record<string, unknown> {
+export function mailApiBody(message: MailMessage, from: Mailbox | undefined): Record<string, unknown> {
   return {
-    from,
+    from: from && mailboxText(senderOf(from)),
     to: message.to,
     cc: message.cc,
     reply_to: message.replyTo,
@@ -28,6 +30,20 @@ export function mailApiBody(message: MailMessage, from: string | undefined): Rec
       content_type: a.contentType,
     })),
   };
+}
+
+/** RFC 5322 atext, with any non-ASCII character (RFC 6532): a name of only these and spaces needs no quotes. */
+const PLAIN_NAME = /^[\w!#$%&'*+\-/=?^`{|}~ \u{80}-\u{10ffff}]+$/u;
+
+/**
+ * The API takes the sender as `Name <address>` in a JSON string, not a MIME header: the name is
+ * written as RFC 5322 writes a display name (quoted when it holds a comma, quote, `<` and the like),
+ * never MIME-encoded, which the service would show as is.
+ */
+export function mailboxText(from: Mailbox): string {
+  if (!from.name) return from.address;
+  const name = PLAIN_NAME.test(from.name) ? from.name : `"${from.name.replace(/["\\]/g, '\\$&')}"`;
+  return `${name} <${from.address}>`;
 }
 
 /**

@@ -2,13 +2,14 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
+import type { Mailbox } from '../config/mailbox.js';
 import type { Logger } from '../logger.js';
 import { newMessageId, toNodemailerOptions } from './compose.js';
 import type { Mailer, MailMessage, SendResult } from './types.js';
 
 export interface OutboxMailerOptions {
   dir: string;
-  from: string | undefined;
+  from: Mailbox | undefined;
   logger: Logger;
   clock: Clock;
 }
@@ -18,7 +19,7 @@ export async function createOutboxMailer(options: OutboxMailerOptions): Promise<
   // The default export (module.exports): a bundled chunk of a CommonJS package exports nothing else.
   const { default: nodemailer } = await import('nodemailer');
   const { dir, logger, clock } = options;
-  const from = options.from ?? 'eventops@localhost';
+  const from = options.from ?? { address: 'eventops@localhost' };
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
   return {
     kind: 'outbox',

@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
+import type { Mailbox } from '../config/mailbox.js';
 import type { SmtpConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import { newMessageId, toNodemailerOptions } from './compose.js';
@@ -9,7 +10,7 @@ import { MailSendError, type Mailer, type MailMessage, type SendResult } from '.
 
 export interface SmtpMailerOptions {
   smtp: SmtpConfig;
-  from: string | undefined;
+  from: Mailbox | undefined;
   logger: Logger;
   /** Connection, greeting and idle-socket timeout, so a silent server cannot hold a run forever. */
   timeoutMs: number;

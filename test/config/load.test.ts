@@ -323,6 +323,24 @@ describe('configuration rules', () => {
     expect(loadConfig(production()).config.mailFrom).toBe('office@example.org');
   });
 
+  it('MAIL_FROM may carry a display name of its own, quoted or not; the address alone is the sender address', () => {
+    const from = (value: string) => {
+      const { config } = loadConfig(production({ MAIL_FROM: value }));
+      return { address: config.mailFrom, name: config.mailFromName };
+    };
+    expect(from('office@example.org')).toEqual({ address: 'office@example.org', name: undefined });
+    expect(from('"Parish Office" <office@example.org>')).toEqual({ address: 'office@example.org', name: 'Parish Office' });
+    expect(from('Parish Office <office@example.org>')).toEqual({ address: 'office@example.org', name: 'Parish Office' });
+    expect(from('"St Mark\'s, \\"Old\\" Parish" <office@example.org>')).toEqual({ address: 'office@example.org', name: 'St Mark\'s, "Old" Parish' });
+    expect(from('José María <jm@example.org>')).toEqual({ address: 'jm@example.org', name: 'José María' });
+    expect(from('<office@example.org>')).toEqual({ address: 'office@example.org', name: undefined });
+    for (const bad of ['Parish Office', 'Parish <office>', 'a@example.org, b@example.org', 'Office <a@example.org> x', 'Of<fice <a@example.org>', '"Office\u0007" <a@example.org>']) {
+      expect(problemsOf(production({ MAIL_FROM: bad }))).toEqual([
+        { variable: 'MAIL_FROM', expected: 'an email address, or a name and address such as "Parish Office" <office@church.org>' },
+      ]);
+    }
+  });
+
   it('the mail API switches all mail to it and the outbox is only a development default', () => {
     const { config } = loadConfig(testEnv({ MAILAPI_KEY: 're_x', MAIL_FROM: 'office@example.org', MAILAPI_URL: 'http://127.0.0.1:1/' }));
     expect(config.mailApi).toEqual({ key: 're_x', url: 'http://127.0.0.1:1' });

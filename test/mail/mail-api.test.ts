@@ -71,6 +71,20 @@ describe('mail API mailer', () => {
     });
   });
 
+  it('MAIL_FROM written with a display name is sent as `Name <address>`, the name quoted when it needs it', async () => {
+    for (const [mailFrom, from, name] of [
+      ['"Parish Office" <office@example.org>', 'Parish Office <office@example.org>', 'Parish Office'],
+      ['"St Mark\'s, \\"Old\\" Parish" <office@example.org>', '"St Mark\'s, \\"Old\\" Parish" <office@example.org>', 'St Mark\'s, "Old" Parish'],
+      ['Église Saint-Étienne <office@example.org>', 'Église Saint-Étienne <office@example.org>', 'Église Saint-Étienne'],
+    ] as const) {
+      const named = await createMailer(testConfig({ ...api.configEnv(), MAIL_FROM: mailFrom }), silentLogger());
+      await named.send(message);
+      const request = api.requests.at(-1);
+      expect(request?.body.from).toBe(from);
+      expect(request?.from).toEqual({ name, address: 'office@example.org' });
+    }
+  });
+
   it('429 and 5xx are retryable failures, not ambiguous', async () => {
     api.failNext(1, 429);
     const limited = await sendError(message);

@@ -21,7 +21,7 @@ const calendar = {
 };
 
 const compose = (message: MailMessage) =>
-  new MailComposer(toNodemailerOptions(message, 'Grace Church <events@example.org>', '<id-1@example.org>')).compile();
+  new MailComposer(toNodemailerOptions(message, { name: 'Grace Church', address: 'events@example.org' }, '<id-1@example.org>')).compile();
 
 /** nodemailer's own streamed build of the same compiled message is the reference. */
 async function bothWays(message: MailMessage): Promise<{ ours: string; nodemailers: string }> {

@@ -125,6 +125,27 @@ describe('SMTP mail.mailer', () => {
   });
 });
 
+describe('the sender an administrator named', () => {
+  it('MAIL_FROM written with a display name is the From as written, quoted or encoded as the header needs', async () => {
+    for (const [mailFrom, name] of [
+      ['"Parish Office" <office@example.org>', 'Parish Office'],
+      ['"St Mark\'s, \\"Old\\" Parish" <office@example.org>', 'St Mark\'s, "Old" Parish'],
+      ['Église Saint-Étienne <office@example.org>', 'Église Saint-Étienne'],
+    ] as const) {
+      const named = await createMailer(testConfig({ ...mail.sink.configEnv(), MAIL_FROM: mailFrom }), silentLogger(), { timeoutMs: 1_000 });
+      try {
+        await named.send(message());
+      } finally {
+        await named.close();
+      }
+      const [received] = await mail.sink.waitFor(1);
+      expect(received?.from).toEqual({ name, address: 'office@example.org' });
+      expect(received?.envelope.from).toBe('office@example.org');
+      mail.sink.clear();
+    }
+  });
+});
+
 describe('SMTP failures before the message is sent', () => {
   it('an unreachable server fails without ambiguity', async () => {
     const closed = await startSmtpSink();

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import addressparser from 'nodemailer/lib/addressparser/index.js';
 
 export interface MailApiRequest {
   method: string;
@@ -8,6 +9,8 @@ export interface MailApiRequest {
   authorization: string | undefined;
   idempotencyKey: string | undefined;
   body: Record<string, unknown>;
+  /** `body.from` read as one RFC 5322 mailbox (name '' when there is none); undefined when it is not one. */
+  from: { name: string; address: string } | undefined;
 }
 
 export interface MailApiServer {
@@ -77,10 +80,16 @@ export async function startMailApiServer(options: { key?: string } = {}): Promis
         authorization: req.headers.authorization,
         idempotencyKey: typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined,
         body,
+        from: mailboxOf(body.from),
       };
       requests.push(request);
       if (stalls > 0) {
         stalls -= 1;
+        return;
+      }
+      // As Resend: the sender is `address` or `Name <address>`, anything else is refused.
+      if (request.from === undefined) {
+        answer(422, { statusCode: 422, name: 'validation_error', message: 'Invalid `from` field' });
         return;
       }
       const failure = failures.shift();
@@ -130,4 +139,11 @@ export async function startMailApiServer(options: { key?: string } = {}): Promis
       return { MAILAPI_KEY: key, MAILAPI_URL: url, MAIL_FROM: 'events@example.org' };
     },
   };
+}
+
+function mailboxOf(value: unknown): { name: string; address: string } | undefined {
+  if (typeof value !== 'string') return undefined;
+  const parsed = addressparser(value, { flatten: true });
+  const [mailbox] = parsed;
+  return parsed.length === 1 && mailbox && /^[^\s@<>]+@[^\s@<>]+$/.test(mailbox.address) ? mailbox : undefined;
 }

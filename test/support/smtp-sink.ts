@@ -4,6 +4,8 @@ import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 's
 
 export interface SinkMessage {
   envelope: { from: string; to: string[] };
+  /** The From header as mailparser reads it (name '' when there is none). */
+  from: { name: string; address: string } | undefined;
   subject: string;
   html: string;
   text: string;
@@ -192,6 +194,7 @@ async function receive(stream: SMTPServerDataStream, session: SMTPServerSession)
   const from = session.envelope.mailFrom;
   return {
     envelope: { from: from ? from.address : '', to: session.envelope.rcptTo.map((r) => r.address) },
+    from: parsed.from?.value[0] && { name: parsed.from.value[0].name, address: parsed.from.value[0].address ?? '' },
     subject: parsed.subject ?? '',
     html: typeof parsed.html === 'string' ? parsed.html : '',
     text: parsed.text ?? '',
