@@ -10,17 +10,18 @@ export function newMessageId(from: Mailbox | undefined): string {
 }
 
 /**
- * The From of a message: the sender address with the display name MAIL_FROM was written with, else none.
- * Whitespace runs (a line break in a stored name) become one space: a header value is one line.
+ * The From of a message: the sender address with the display name MAIL_FROM was written with, else the
+ * church's name the message was rendered under. Whitespace runs (a line break in a stored name) become
+ * one space: a header value is one line.
  */
-export function senderOf(from: Mailbox): Mailbox {
-  const name = from.name?.replace(/[\s\p{Cc}]+/gu, ' ').trim();
+export function senderOf(from: Mailbox, message: Pick<MailMessage, 'fromName'>): Mailbox {
+  const name = (from.name ?? message.fromName)?.replace(/[\s\p{Cc}]+/gu, ' ').trim();
   return name ? { name, address: from.address } : { address: from.address };
 }
 
 /** The nodemailer form of a message: both an HTML and a plain-text part, attachments as given. */
 export function toNodemailerOptions(message: MailMessage, from: Mailbox | undefined, messageId: string): Mail.Options {
-  const sender = from && senderOf(from);
+  const sender = from && senderOf(from, message);
   return {
     // nodemailer quotes or encodes the name as the header needs.
     from: sender && (sender.name ? { name: sender.name, address: sender.address } : sender.address),

@@ -17,7 +17,7 @@ const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOST
 /** The JSON body of a Resend-style `POST /emails`. */
 export function mailApiBody(message: MailMessage, from: Mailbox | undefined): Record<string, unknown> {
   return {
-    from: from && mailboxText(senderOf(from)),
+    from: from && mailboxText(senderOf(from, message)),
     to: message.to,
     cc: message.cc,
     reply_to: message.replyTo,
@@ -32,17 +32,14 @@ export function mailApiBody(message: MailMessage, from: Mailbox | undefined): Re
   };
 }
 
-/** RFC 5322 atext, with any non-ASCII character (RFC 6532): a name of only these and spaces needs no quotes. */
-const PLAIN_NAME = /^[\w!#$%&'*+\-/=?^`{|}~ \u{80}-\u{10ffff}]+$/u;
-
 /**
- * The API takes the sender as `Name <address>` in a JSON string, not a MIME header: the name is
- * written as RFC 5322 writes a display name (quoted when it holds a comma, quote, `<` and the like),
- * never MIME-encoded, which the service would show as is.
+ * The API takes the sender as `Name <address>` in a JSON string, not a MIME header: the name is written
+ * as RFC 5322 writes a display name, never MIME-encoded (the service would show the encoding). A name
+ * of anything but letters, digits and spaces is quoted, as nodemailer quotes it in the SMTP header.
  */
 export function mailboxText(from: Mailbox): string {
   if (!from.name) return from.address;
-  const name = PLAIN_NAME.test(from.name) ? from.name : `"${from.name.replace(/["\\]/g, '\\$&')}"`;
+  const name = /^[\p{L}\p{N} ]+$/u.test(from.name) ? from.name : `"${from.name.replace(/["\\]/g, '\\$&')}"`;
   return `${name} <${from.address}>`;
 }
 

@@ -35,6 +35,7 @@ const storedMessageSchema = z.object({
   subject: z.string(),
   html: z.string(),
   text: z.string(),
+  fromName: z.string().optional(),
   idempotencyKey: z.string(),
   attachments: z
     .array(z.object({ filename: z.string(), contentType: z.string(), contentBase64: z.string() }))
@@ -67,6 +68,7 @@ export function queuedMailRow(cipher: FieldCipher, input: QueuedMailInput, now: 
     subject: message.subject,
     html: message.html,
     text: message.text,
+    fromName: message.fromName,
     // Fixed now so every retry of this message carries the same key.
     idempotencyKey: message.idempotencyKey ?? crypto.randomUUID(),
     attachments: message.attachments?.map((a) => ({
@@ -306,6 +308,7 @@ function decodeMessage(json: string): MailMessage {
     subject: stored.subject,
     html: stored.html,
     text: stored.text,
+    fromName: stored.fromName,
     idempotencyKey: stored.idempotencyKey,
     attachments: stored.attachments?.map((a) => ({
       filename: a.filename,

@@ -27,6 +27,8 @@ export interface RenderedEmail {
   subject: string;
   html: string;
   text: string;
+  /** The church's name, as the header and footer show it: the From's display name. */
+  fromName: string;
 }
 
 export type EmailRenderer<D extends object> = (data: D, branding: EmailBranding) => RenderedEmail;
@@ -95,6 +97,7 @@ export function defineEmailTemplate<D extends object>(template: EmailTemplate): 
       subject: renderedSubject,
       html: HTML_LAYOUT({ ...layoutContext, body: html(context, runtime) }),
       text: TEXT_LAYOUT({ ...layoutContext, body: text(context, runtime).trim() }).trimEnd() + '\n',
+      fromName: branding.identity.name,
     };
   };
 }

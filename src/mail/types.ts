@@ -12,6 +12,11 @@ export interface MailMessage {
   html: string;
   text: string;
   attachments?: MailAttachment[];
+  /**
+   * The church's name the message was rendered under: the From's display name, unless MAIL_FROM was
+   * written with a name of its own. Captured with the message, so a queued message keeps it.
+   */
+  fromName?: string;
   /** Stable per logical message; the mail API uses it to drop duplicate sends of a retried message. */
   idempotencyKey?: string;
 }

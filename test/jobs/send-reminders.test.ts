@@ -98,6 +98,7 @@ describe('send-reminders', () => {
     expect(recipients(mail.sink.messages)).toEqual(['ann@example.org', 'bob@example.org']);
     const ann = messageTo('ann@example.org');
     expect(ann?.subject).toBe('Reminder: Family Camp');
+    expect(ann?.from).toEqual({ name: 'Grace Community Church', address: 'events@example.org' });
     expect(ann?.text).toContain(`When: ${SYDNEY_START}`);
     expect(ann?.text).toContain('Where: Church Hall, 1 Main St');
     expect(ann?.text).toContain('Hi Ann <Lee> & Co,');

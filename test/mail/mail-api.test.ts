@@ -71,11 +71,12 @@ describe('mail API mailer', () => {
     });
   });
 
-  it('MAIL_FROM written with a display name is sent as `Name <address>`, the name quoted when it needs it', async () => {
+  it('MAIL_FROM written with a display name is sent as `Name <address>`, the name quoted unless it is only letters, digits and spaces', async () => {
     for (const [mailFrom, from, name] of [
       ['"Parish Office" <office@example.org>', 'Parish Office <office@example.org>', 'Parish Office'],
       ['"St Mark\'s, \\"Old\\" Parish" <office@example.org>', '"St Mark\'s, \\"Old\\" Parish" <office@example.org>', 'St Mark\'s, "Old" Parish'],
-      ['Église Saint-Étienne <office@example.org>', 'Église Saint-Étienne <office@example.org>', 'Église Saint-Étienne'],
+      ['Église Sainte Marie <office@example.org>', 'Église Sainte Marie <office@example.org>', 'Église Sainte Marie'],
+      ['Église Saint-Étienne <office@example.org>', '"Église Saint-Étienne" <office@example.org>', 'Église Saint-Étienne'],
     ] as const) {
       const named = await createMailer(testConfig({ ...api.configEnv(), MAIL_FROM: mailFrom }), silentLogger());
       await named.send(message);
