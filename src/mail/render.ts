@@ -7,7 +7,8 @@ import { loadChurchIdentity, type ChurchIdentity } from './identity.js';
  * An email's own content as Handlebars sources. `html` is escaped by
  * Handlebars ({{value}}); `text` and `subject` are plain text and not escaped.
  * Both bodies see the caller's data plus `church` (the identity), and the
- * helpers `money` (integer minor units), `date` and `dateTime`.
+ * helpers `money` (integer minor units), `date` and `dateTime` (in APP_TIMEZONE,
+ * naming the zone).
  */
 export interface EmailTemplate {
   subject: string;
@@ -140,7 +141,17 @@ function buildFormatHelpers(regional: AppConfig['regional']): Record<string, Han
   const digits = money.resolvedOptions().maximumFractionDigits ?? 2;
   const calendarDate = new Intl.DateTimeFormat(regional.locale, { dateStyle: 'long', timeZone: 'UTC' });
   const localDate = new Intl.DateTimeFormat(regional.locale, { dateStyle: 'long', timeZone: regional.timeZone });
-  const dateTime = new Intl.DateTimeFormat(regional.locale, { dateStyle: 'full', timeStyle: 'short', timeZone: regional.timeZone });
+  // With the zone's short name ("AEDT", else an offset such as "GMT+1"): a member reading in another zone would take the time for theirs.
+  const dateTime = new Intl.DateTimeFormat(regional.locale, {
+    weekday: 'long',
+    day: 'numeric',
+    month: 'long',
+    year: 'numeric',
+    hour: 'numeric',
+    minute: '2-digit',
+    timeZoneName: 'short',
+    timeZone: regional.timeZone,
+  });
   return {
     money: (minor: unknown) => (typeof minor === 'number' ? money.format(minor / 10 ** digits) : ''),
     // A calendar date (YYYY-MM-DD) has no time zone; an instant is shown in the church's zone.

@@ -50,10 +50,20 @@ describe('email templates', () => {
     expect(email.html).toContain('<h1 style="margin:0 0 16px;font-size:20px;">Reminder: Carols &amp; Candles</h1>');
     expect(email.html).toContain('$12.50');
     // 23:00 UTC on 5 December is 10:00 on Sunday 6 December in Sydney (daylight time).
-    expect(email.html).toMatch(/Sunday,? 6 December 2026 at 10:00\s?am/i);
+    expect(email.html).toMatch(/Sunday,? 6 December 2026 at 10:00\s?am AEDT/i);
     expect(email.text).toMatch(/^Grace & Truth Church\n\nHi Alice,/);
     expect(email.text).toContain('Pay $12.50 now: https://pay.example/r/1');
     expect(email.text).toMatch(/--\nGrace & Truth Church\n1 Church St, Sydney NSW\nhttps:\/\/grace\.example\.org\n$/);
+  });
+
+  it('a time names its zone in the short form of APP_LOCALE, daylight saving or not, else as an offset', () => {
+    const at = (iso: string, regional: Partial<EmailBranding['regional']>) =>
+      renderEmail({ subject: '', html: '', text: '{{dateTime at}}' }, { at: new Date(iso) }, { ...branding, regional: { ...branding.regional, ...regional } }).text;
+    expect(at('2026-12-05T23:00:00Z', {})).toMatch(/10:00\s?am AEDT\n/);
+    expect(at('2026-06-05T23:00:00Z', {})).toMatch(/9:00\s?am AEST\n/);
+    expect(at('2026-12-05T23:00:00Z', { locale: 'en-US', timeZone: 'America/New_York' })).toMatch(/Saturday, December 5, 2026 at 6:00\sPM EST\n/);
+    expect(at('2026-12-05T23:00:00Z', { timeZone: 'Europe/Berlin' })).toMatch(/Sunday,? 6 December 2026 at 12:00\s?am GMT\+1\n/);
+    expect(at('2026-12-05T23:00:00Z', { locale: 'de-DE', timeZone: 'Europe/Berlin' })).toMatch(/Sonntag, 6\. Dezember 2026 um 00:00 MEZ\n/);
   });
 
   it('a calendar date is shown as that date in any time zone', () => {
