@@ -1,8 +1,7 @@
-import { createEvent } from 'ics';
 import type { AppContext } from '../context.js';
 import { recordDirectEmails } from '../db/registration-emails.js';
 import { errorMessage } from '../errors.js';
-import { foldCalendarLines } from '../mail/calendar.js';
+import { eventCalendarFile } from '../mail/calendar.js';
 import type { EmailBranding } from '../mail/render.js';
 import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
 import { cardPaymentPossible, paymentReference, payNowUrl, registrationUrl } from '../payments/links.js';
@@ -27,8 +26,6 @@ const SEND_CHUNK = 30;
  * event after the stale threshold whatever this is (rule 2 claims per event).
  */
 const SEND_WINDOW = 6;
-/** Calendar entries need an end; events have only a start. */
-const ASSUMED_DURATION_HOURS = 2;
 
 export interface DueEvent {
   id: string;
@@ -115,7 +112,7 @@ export async function sendForEvent(
   const result: EventResult = { recipients: 0, claimLost: false, sent: 0, failed: 0, paymentReminders: 0 };
   // Re-read at every claim renewal: a chunk sent after the office moved the event carries its new time and place.
   let current = event;
-  let calendar = calendarAttachment(current);
+  let calendar = eventCalendarFile(current, ctx.clock.now());
   const failures = new SendFailures();
 
   // Each chunk's records are written while the next chunk is sent, one statement at a time.
@@ -159,7 +156,7 @@ export async function sendForEvent(
               if (details !== undefined) {
                 if (!sameDetails(details, current)) {
                   current = { ...current, ...details };
-                  calendar = calendarAttachment(current);
+                  calendar = eventCalendarFile(current, ctx.clock.now());
                   ctx.logger.info({ eventId: event.id }, 'the event changed while its reminders went out; the rest carry the change');
                 }
                 return true;
@@ -302,31 +299,4 @@ function composeMessage(
     return { to: [to], ...rendered, idempotencyKey };
   }
   return { to: [to], ...eventReminderEmail(base, materials.branding), attachments: [calendar], idempotencyKey };
-}
-
-function calendarAttachment(event: DueEvent): MailAttachment {
-  const start = event.starts_at;
-  const { error, value } = createEvent({
-    productId: 'eventops',
-    method: 'PUBLISH',
-    uid: `${event.id}@eventops`,
-    sequence: calendarSequence(event),
-    title: event.title,
-    location: event.location ?? undefined,
-    start: [start.getUTCFullYear(), start.getUTCMonth() + 1, start.getUTCDate(), start.getUTCHours(), start.getUTCMinutes()],
-    startInputType: 'utc',
-    startOutputType: 'utc',
-    duration: { hours: ASSUMED_DURATION_HOURS },
-  });
-  if (error || !value) throw error ?? new Error('could not build the calendar attachment');
-  return { filename: 'event.ics', content: foldCalendarLines(value), contentType: 'text/calendar; method=PUBLISH; charset=utf-8' };
-}
-
-/**
- * Calendar apps replace an entry they already hold (same UID) only with a higher SEQUENCE (RFC 5546), so
- * a reminder re-sent for a moved event must carry one: the seconds from the event's creation to its last
- * change, which grow with every change and fit the property's 32 bits for decades.
- */
-export function calendarSequence(event: Pick<DueEvent, 'created_at' | 'updated_at'>): number {
-  return Math.max(0, Math.floor((event.updated_at.getTime() - event.created_at.getTime()) / 1000));
 }

@@ -1,3 +1,51 @@
+import { createEvent, type EventAttributes } from 'ics';
+import type { MailAttachment } from './types.js';
+
+/** What an event's calendar entry is made of. */
+export interface CalendarEvent {
+  id: string;
+  title: string;
+  location: string | null;
+  starts_at: Date;
+  created_at: Date;
+  /** Set by every change of the event; its calendar entry's SEQUENCE counts from it. */
+  updated_at: Date;
+}
+
+/** Calendar entries need an end; events have only a start. */
+const ASSUMED_DURATION_HOURS = 2;
+
+/** The .ics attached to a reminder; `stampedAt` (the run's clock) is its DTSTAMP. */
+export function eventCalendarFile(event: CalendarEvent, stampedAt: Date): MailAttachment {
+  const start = event.starts_at;
+  // ics reads `timestamp` for DTSTAMP (else the system clock), though its types leave it out.
+  const attributes: EventAttributes & { timestamp: number } = {
+    productId: 'eventops',
+    method: 'PUBLISH',
+    uid: `${event.id}@eventops`,
+    sequence: calendarSequence(event),
+    timestamp: stampedAt.getTime(),
+    title: event.title,
+    location: event.location ?? undefined,
+    start: [start.getUTCFullYear(), start.getUTCMonth() + 1, start.getUTCDate(), start.getUTCHours(), start.getUTCMinutes()],
+    startInputType: 'utc',
+    startOutputType: 'utc',
+    duration: { hours: ASSUMED_DURATION_HOURS },
+  };
+  const { error, value } = createEvent(attributes);
+  if (error || !value) throw error ?? new Error('could not build the calendar attachment');
+  return { filename: 'event.ics', content: foldCalendarLines(value), contentType: 'text/calendar; method=PUBLISH; charset=utf-8' };
+}
+
+/**
+ * Calendar apps replace an entry they already hold (same UID) only with a higher SEQUENCE (RFC 5546), so
+ * a reminder re-sent for a moved event must carry one: the seconds from the event's creation to its last
+ * change, which grow with every change and fit the property's 32 bits for decades.
+ */
+export function calendarSequence(event: Pick<CalendarEvent, 'created_at' | 'updated_at'>): number {
+  return Math.max(0, Math.floor((event.updated_at.getTime() - event.created_at.getTime()) / 1000));
+}
+
 /** RFC 5545 3.1: a content line is at most 75 octets, excluding its line break. */
 const MAX_LINE_OCTETS = 75;
 

@@ -117,6 +117,8 @@ describe('send-reminders', () => {
     expect(calendar).toContain(`UID:${event.id}@eventops`);
     expect(calendar).toContain('SUMMARY:Family Camp');
     expect(calendar).toContain('LOCATION:Church Hall\\, 1 Main St');
+    // Stamped by the run's clock, not the machine's.
+    expect(calendar).toContain('\r\nDTSTAMP:20261122T000000Z\r\n');
 
     const row = await eventRow(tdb.db, event.id);
     expect(row?.reminder_sent_at).toEqual(NOW);
