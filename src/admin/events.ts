@@ -33,6 +33,8 @@ export interface EventRow {
   unpaid_hold_days: number | null;
   /** When the hold limit was last set or shortened: no hold ends sooner than a day after it. */
   unpaid_hold_since: Date | null;
+  /** Raised by one with every change: the SEQUENCE of the event's calendar entry. */
+  calendar_sequence: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -179,7 +181,10 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
     if (file.unpaidHoldDays != null && (current.unpaid_hold_days === null || file.unpaidHoldDays < current.unpaid_hold_days)) {
       changes.unpaid_hold_since = now;
     }
-    const [row] = await trx('events').where({ id: current.id }).update(changes).returning<EventRow[]>('*');
+    const [row] = await trx('events')
+      .where({ id: current.id })
+      .update({ ...changes, calendar_sequence: nextSequence(trx) })
+      .returning<EventRow[]>('*');
     if (!row) throw new NotFoundError(`event "${file.slug}"`);
     return recordChange(trx, ctx, 'updated', updateType(current, row), eventFromRow(row));
   });
@@ -197,7 +202,7 @@ export async function publishEvent(ctx: WriteContext, slug: string): Promise<Eve
     if (current.published) return { event: eventFromRow(current), change: 'unchanged', deliveryId: null };
     const [row] = await trx('events')
       .where({ id: current.id })
-      .update({ published: true, updated_at: ctx.clock.now() })
+      .update({ published: true, updated_at: ctx.clock.now(), calendar_sequence: nextSequence(trx) })
       .returning<EventRow[]>('*');
     if (!row) throw new NotFoundError(`event "${slug}"`);
     return recordChange(trx, ctx, 'published', 'event.published', eventFromRow(row));
@@ -216,12 +221,18 @@ export async function deleteEvent(ctx: WriteContext, slug: string): Promise<Even
     const now = ctx.clock.now();
     const [row] = await trx('events')
       .where({ id: current.id })
-      .update({ deleted_at: now, updated_at: now })
+      .update({ deleted_at: now, updated_at: now, calendar_sequence: nextSequence(trx) })
       .returning<EventRow[]>('*');
     if (!row) throw new NotFoundError(`event "${slug}"`);
     return recordChange(trx, ctx, 'deleted', 'event.deleted', eventFromRow(row));
   });
 }
+
+/**
+ * Every change raises the calendar SEQUENCE, so a calendar holding the entry takes the next
+ * reminder's as newer however close together the changes came.
+ */
+const nextSequence = (trx: Db) => trx.raw('calendar_sequence + 1');
 
 async function lockLiveEvent(trx: Db, slug: string): Promise<EventRow> {
   const row = await trx('events').where({ slug }).forUpdate().first<EventRow | undefined>();

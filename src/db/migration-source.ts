@@ -8,6 +8,7 @@ import * as registrationEmails from '../../migrations/20261123001550_registratio
 import * as cardFeePercentDigits from '../../migrations/20261123001700_card_fee_percent_digits.js';
 import * as unpaidHoldSince from '../../migrations/20261124000100_unpaid_hold_since.js';
 import * as pendingReversalsPerKind from '../../migrations/20261125000100_pending_reversals_per_kind.js';
+import * as eventCalendarSequence from '../../migrations/20261126000100_event_calendar_sequence.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -29,6 +30,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261123001700_card_fee_percent_digits', cardFeePercentDigits],
   ['20261124000100_unpaid_hold_since', unpaidHoldSince],
   ['20261125000100_pending_reversals_per_kind', pendingReversalsPerKind],
+  ['20261126000100_event_calendar_sequence', eventCalendarSequence],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -34,12 +34,11 @@ export interface DueEvent {
   starts_at: Date;
   online_payment: boolean;
   reminder_claimed_at: Date | null;
-  created_at: Date;
-  /** Set by every change of the event; its calendar entry's SEQUENCE counts from it. */
-  updated_at: Date;
+  /** Raised by every change of the event: its calendar entry's SEQUENCE. */
+  calendar_sequence: number;
 }
 
-export const DUE_EVENT_COLUMNS = ['id', 'title', 'location', 'starts_at', 'online_payment', 'reminder_claimed_at', 'created_at', 'updated_at'] as const;
+export const DUE_EVENT_COLUMNS = ['id', 'title', 'location', 'starts_at', 'online_payment', 'reminder_claimed_at', 'calendar_sequence'] as const;
 
 export interface RecipientRow {
   id: string;
@@ -71,7 +70,7 @@ export interface RunMaterials {
 }
 
 /** What a reminder tells about its event: the office may change any of it while a run is sending. */
-type EventDetails = Pick<DueEvent, 'title' | 'location' | 'starts_at' | 'online_payment' | 'updated_at'>;
+type EventDetails = Pick<DueEvent, 'title' | 'location' | 'starts_at' | 'online_payment' | 'calendar_sequence'>;
 
 /**
  * Renews the claim and reads the event as it is now, in one statement. Undefined when the claim was
@@ -84,7 +83,7 @@ async function renewClaim(ctx: AppContext, eventId: string, claim: { at: Date })
     .whereNull('reminder_sent_at')
     .whereNull('deleted_at')
     .where('starts_at', '>', at)
-    .update({ reminder_claimed_at: at }, ['title', 'location', 'starts_at', 'online_payment', 'updated_at']);
+    .update({ reminder_claimed_at: at }, ['title', 'location', 'starts_at', 'online_payment', 'calendar_sequence']);
   if (renewed === undefined) return undefined;
   claim.at = at;
   return renewed as EventDetails;
@@ -95,7 +94,7 @@ const sameDetails = (a: EventDetails, b: EventDetails): boolean =>
   a.location === b.location &&
   a.starts_at.getTime() === b.starts_at.getTime() &&
   a.online_payment === b.online_payment &&
-  a.updated_at.getTime() === b.updated_at.getTime();
+  a.calendar_sequence === b.calendar_sequence;
 
 /**
  * Sends one claimed event's reminders: a payment reminder to each PENDING registration with an

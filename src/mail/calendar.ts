@@ -7,9 +7,12 @@ export interface CalendarEvent {
   title: string;
   location: string | null;
   starts_at: Date;
-  created_at: Date;
-  /** Set by every change of the event; its calendar entry's SEQUENCE counts from it. */
-  updated_at: Date;
+  /**
+   * Calendar apps replace an entry they already hold (same UID) only with a higher SEQUENCE
+   * (RFC 5546): raised by one with every change of the event, so a reminder re-sent for a
+   * moved event replaces the entry instead of being ignored as old news.
+   */
+  calendar_sequence: number;
 }
 
 /** Calendar entries need an end; events have only a start. */
@@ -23,7 +26,7 @@ export function eventCalendarFile(event: CalendarEvent, stampedAt: Date): MailAt
     productId: 'eventops',
     method: 'PUBLISH',
     uid: `${event.id}@eventops`,
-    sequence: calendarSequence(event),
+    sequence: event.calendar_sequence,
     timestamp: stampedAt.getTime(),
     title: event.title,
     location: event.location ?? undefined,
@@ -35,15 +38,6 @@ export function eventCalendarFile(event: CalendarEvent, stampedAt: Date): MailAt
   const { error, value } = createEvent(attributes);
   if (error || !value) throw error ?? new Error('could not build the calendar attachment');
   return { filename: 'event.ics', content: foldCalendarLines(value), contentType: 'text/calendar; method=PUBLISH; charset=utf-8' };
-}
-
-/**
- * Calendar apps replace an entry they already hold (same UID) only with a higher SEQUENCE (RFC 5546), so
- * a reminder re-sent for a moved event must carry one: the seconds from the event's creation to its last
- * change, which grow with every change and fit the property's 32 bits for decades.
- */
-export function calendarSequence(event: Pick<CalendarEvent, 'created_at' | 'updated_at'>): number {
-  return Math.max(0, Math.floor((event.updated_at.getTime() - event.created_at.getTime()) / 1000));
 }
 
 /** RFC 5545 3.1: a content line is at most 75 octets, excluding its line break. */

@@ -176,6 +176,41 @@ describe('send-reminders', () => {
     expect(sequences[1]).toBeGreaterThan(sequences[0] as number);
   });
 
+  it('each change of the event raises SEQUENCE, even two changes within the same second', async () => {
+    // One instant for everything: a SEQUENCE counted in seconds since creation stayed 0 throughout.
+    const ctx = context();
+    const file = {
+      slug: 'busy-camp',
+      title: 'Family Camp',
+      location: 'Church Hall, 1 Main St',
+      startsAt: STARTS_AT,
+      capacity: null,
+      published: true,
+      reminderAt: new Date(NOW.getTime() - 60 * 60_000),
+      pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 0 }] },
+    };
+    const { event } = await createEvent(ctx, file);
+    await register(event.id, 'busy@example.org');
+    await sendEventReminders(ctx, { trigger: 'cli' });
+    // The office moves the event, then corrects the place, each time asking for a fresh reminder (a new reminderAt).
+    await updateEvent(ctx, { ...file, startsAt: new Date('2026-12-06T08:00:00Z'), reminderAt: new Date(NOW.getTime() - 59 * 60_000) });
+    await sendEventReminders(ctx, { trigger: 'cli' });
+    await updateEvent(ctx, {
+      ...file,
+      startsAt: new Date('2026-12-06T08:00:00Z'),
+      location: 'Parish Centre',
+      reminderAt: new Date(NOW.getTime() - 58 * 60_000),
+    });
+    await sendEventReminders(ctx, { trigger: 'cli' });
+
+    const calendars = mail.sink.messages.map((m) => m.attachments[0]?.content.toString('utf8') ?? '');
+    expect(calendars).toHaveLength(3);
+    const field = (calendar: string, name: string) => new RegExp(`\\r\\n${name}:([^\\r]*)\\r\\n`).exec(calendar)?.[1];
+    expect(calendars.map((calendar) => field(calendar, 'SEQUENCE'))).toEqual(['0', '1', '2']);
+    expect(field(calendars[2] as string, 'LOCATION')).toBe('Parish Centre');
+    expect(new Set(calendars.map((calendar) => field(calendar, 'UID'))).size).toBe(1);
+  });
+
   it('events whose reminder is not due, has no reminder, is deleted, has started or was already sent are left alone', async () => {
     const notDue = await dueEvent({ reminder_at: new Date(NOW.getTime() + 60_000) });
     const noReminder = await dueEvent({ reminder_at: null });
