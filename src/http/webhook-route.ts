@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
+import { UnknownKeyVersionError } from '../crypto/field-cipher.js';
 import { handleWebhookAction } from '../payments/webhook/handle.js';
 import { mapWebhookEvent } from '../payments/webhook/map.js';
+import { alertUnreadablePayment } from '../payments/webhook/unreadable.js';
 import { verifyWebhookDelivery } from '../payments/webhook/verify.js';
 import { sendError } from './errors.js';
 
@@ -16,7 +18,8 @@ export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
  * - 400 invalid_signature for a missing, wrong or stale Stripe-Signature: the body is neither parsed nor logged;
  * - 413 above 1 MB;
  * - 200 once handled, including ignored types, redeliveries and outcomes that end UNFULFILLED;
- * - 500 when the work could not be done (database unavailable), so the provider delivers again.
+ * - 500 when the work could not be done (database unavailable, a staged registration under a key this
+ *   server lacks: that one also raises an operations alert), so the provider delivers again.
  * Logs carry the event id, type and outcome only.
  *
  * The route lives in its own encapsulated plugin whose only body parser keeps
@@ -57,6 +60,11 @@ export function registerWebhookRoute(app: FastifyInstance, ctx: AppContext): voi
         return reply.code(200).send({ received: true, outcome });
       } catch (error) {
         request.log.warn(logFields, 'webhook event not handled; the provider will deliver it again');
+        if (error instanceof UnknownKeyVersionError) {
+          await alertUnreadablePayment(ctx, error, { eventId: event.id, action }).catch((alertError: unknown) =>
+            request.log.error({ ...logFields, err: alertError }, 'could not raise the alert for a payment under a missing key'),
+          );
+        }
         throw error;
       }
     });

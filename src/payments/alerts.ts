@@ -42,6 +42,8 @@ export const ALERT_KINDS = [
   'dispute_won',
   /** A dispute of a payment whose registration was already cancelled (refunded, or cancelled by the office). */
   'dispute_after_cancellation',
+  /** Payments that cannot be recorded: their staged registrations are under a key this server lacks. */
+  'payment_unreadable',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
@@ -61,6 +63,7 @@ const KIND_LABELS: Record<AlertKind, string> = {
   dispute_inquiry: 'Card inquiry to answer',
   dispute_won: 'Dispute won: payment returned',
   dispute_after_cancellation: 'Dispute of a cancelled registration',
+  payment_unreadable: 'Payments waiting for an encryption key',
 };
 
 export interface OperationsAlertInput {
