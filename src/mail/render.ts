@@ -1,6 +1,7 @@
 import Handlebars from 'handlebars';
 import type { AppConfig, Theme } from '../config/types.js';
 import type { Db } from '../db/connect.js';
+import { memberDateTime } from '../time-format.js';
 import { loadChurchIdentity, type ChurchIdentity } from './identity.js';
 
 /**
@@ -141,17 +142,8 @@ function buildFormatHelpers(regional: AppConfig['regional']): Record<string, Han
   const digits = money.resolvedOptions().maximumFractionDigits ?? 2;
   const calendarDate = new Intl.DateTimeFormat(regional.locale, { dateStyle: 'long', timeZone: 'UTC' });
   const localDate = new Intl.DateTimeFormat(regional.locale, { dateStyle: 'long', timeZone: regional.timeZone });
-  // With the zone's short name ("AEDT", else an offset such as "GMT+1"): a member reading in another zone would take the time for theirs.
-  const dateTime = new Intl.DateTimeFormat(regional.locale, {
-    weekday: 'long',
-    day: 'numeric',
-    month: 'long',
-    year: 'numeric',
-    hour: 'numeric',
-    minute: '2-digit',
-    timeZoneName: 'short',
-    timeZone: regional.timeZone,
-  });
+  // Named zone and all: the pages write an event's time with this same formatter.
+  const dateTime = memberDateTime(regional);
   return {
     money: (minor: unknown) => (typeof minor === 'number' ? money.format(minor / 10 ** digits) : ''),
     // A calendar date (YYYY-MM-DD) has no time zone; an instant is shown in the church's zone.
@@ -162,7 +154,7 @@ function buildFormatHelpers(regional: AppConfig['regional']): Record<string, Han
     },
     dateTime: (value: unknown) => {
       const instant = toDate(value);
-      return instant ? dateTime.format(instant) : '';
+      return instant ? dateTime(instant) : '';
     },
   };
 }

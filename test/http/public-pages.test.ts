@@ -76,7 +76,7 @@ describe('GET /events/:slug', () => {
       expect(headers.get('content-type')).toContain('text/html');
       expect(html).toContain('<h1>Family Camp</h1>');
       // 2026-12-05T08:00Z is 7:00 pm on Saturday in Sydney (AEDT, UTC+11).
-      expect(html).toMatch(/Saturday,? 5 December 2026 at 7:00\spm/);
+      expect(html).toMatch(/Saturday,? 5 December 2026 at 7:00\spm AEDT/);
       expect(html).toContain('Lake Macquarie Camp');
       expect(html).toContain('Three days at the lake.\nBring a torch.');
       expect(html).toContain('<span>Adult</span><span>$120.00</span>');
@@ -114,7 +114,7 @@ describe('GET /events/:slug', () => {
     const event = await insertEvent(tdb.db);
     await withServer({ APP_TIMEZONE: 'Europe/London', APP_LOCALE: 'en-GB', APP_CURRENCY: 'GBP' }, async (server) => {
       const { html } = await getPage(server, `/events/${event.slug}`);
-      expect(html).toMatch(/Saturday,? 5 December 2026 at 08:00/);
+      expect(html).toMatch(/Saturday,? 5 December 2026 at 08:00 GMT/);
       expect(html).toContain('£120.00');
     });
   });

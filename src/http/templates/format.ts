@@ -1,4 +1,5 @@
 import type { AppConfig } from '../../config/types.js';
+import { memberDateTime } from '../../time-format.js';
 
 /** Money and time as the church reads them: APP_LOCALE, APP_CURRENCY and APP_TIMEZONE, formatted before templating. */
 export interface PageFormat {
@@ -6,7 +7,7 @@ export interface PageFormat {
   money(minor: number): string;
   /** A rate given in percent (12.5 → "12.5%"; "12,5 %" in de-DE), to the 4 decimals a card fee rate may have. */
   percent(percent: number): string;
-  /** An instant in the church's time zone, e.g. "Saturday, 5 December 2026 at 7:00 pm". */
+  /** An instant in the church's time zone, naming it as the emails do: "Saturday 5 December 2026 at 7:00 pm AEDT". */
   dateTime(instant: Date): string;
 }
 
@@ -14,14 +15,10 @@ export function pageFormat(regional: AppConfig['regional']): PageFormat {
   const money = new Intl.NumberFormat(regional.locale, { style: 'currency', currency: regional.currency });
   const digits = money.resolvedOptions().maximumFractionDigits ?? 2;
   const percent = new Intl.NumberFormat(regional.locale, { style: 'percent', maximumFractionDigits: 4 });
-  const dateTime = new Intl.DateTimeFormat(regional.locale, {
-    dateStyle: 'full',
-    timeStyle: 'short',
-    timeZone: regional.timeZone,
-  });
   return {
     money: (minor) => money.format(minor / 10 ** digits),
     percent: (value) => percent.format(value / 100),
-    dateTime: (instant) => dateTime.format(instant),
+    // The emails' own formatter: a member reading the page and the email sees the same time written the same way.
+    dateTime: memberDateTime(regional),
   };
 }
