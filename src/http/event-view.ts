@@ -8,7 +8,7 @@ import type { SubmittedValues } from './registration-form.js';
 import type { EventPageData, FieldProblem } from './templates/event-page.js';
 import { pageFormat } from './templates/format.js';
 
-/** Attendee rows the page renders without script; the "add attendee" button adds more. */
+/** Attendee rows the page renders without script (fewer when the event's cap or the places left are lower); the "add attendee" button adds more. */
 export const ATTENDEE_ROWS = 6;
 
 export interface EventViewOptions {
@@ -53,7 +53,14 @@ export async function eventPageData(
   const errorOf = (field: string) => errors.find((problem) => problem.field === field)?.message;
   const attendeesError = errorOf('attendees');
   const submittedRows = values?.attendees ?? [];
-  const rowCount = Math.max(Math.min(ATTENDEE_ROWS, event.maxAttendeesPerRegistration), submittedRows.length);
+  // A full registration can name no more people than there are places left: offer no more rows (the server
+  // still counts the places under the event's lock, and refuses what no longer fits).
+  const placesLimit = seats !== null && seats < event.maxAttendeesPerRegistration;
+  const rowLimit = placesLimit ? seats : event.maxAttendeesPerRegistration;
+  // A refused form gives back every row that has a name, even past the limit (nothing typed is lost);
+  // its blank rows are offered again only up to the limit.
+  const namedRows = submittedRows.findLastIndex((row) => row.name.trim() !== '') + 1;
+  const rowCount = Math.max(Math.min(ATTENDEE_ROWS, rowLimit), namedRows);
   const attendeeRows = Array.from({ length: rowCount }, (_, index) => {
     const row = submittedRows[index];
     const chosen = pricing.tiers.some((tier) => tier.id === row?.tier) ? row?.tier : pricing.tiers[0]?.id;
@@ -119,6 +126,7 @@ export async function eventPageData(
     description: event.description ?? undefined,
     tiers: pricing.tiers.map((tier) => ({ label: tier.label, price: price(tier.price) })),
     seatsLine: seats === null ? undefined : seats === 0 ? 'Sold out' : `${seats} ${seats === 1 ? 'place' : 'places'} left`,
+    placesLeftNote: placesLimit && seats > 0 ? placesLeftNote(seats) : undefined,
     soldOut: seats === 0,
     registrationClosed: !openForRegistration(event, ctx.clock.now()),
     familyNote,
@@ -149,9 +157,14 @@ export async function eventPageData(
       nameFocus: firstProblem === `attendee-name-${row.number}`,
       tierFocus: firstProblem === `attendee-tier-${row.number}`,
     })),
-    maxAttendees: event.maxAttendeesPerRegistration,
+    maxAttendees: rowLimit,
     captchaSiteKey: ctx.config.captcha?.siteKey,
   };
+}
+
+/** Said beside the attendee rows when the places left, not the event's own cap, limit them. */
+function placesLeftNote(seats: number): string {
+  return seats === 1 ? 'Only 1 place is left, so this registration can name 1 person.' : `Only ${seats} places are left, so this registration can name at most ${seats} people.`;
 }
 
 /** The control a problem's summary line links to; none for a problem with no field of its own (the bot check). */

@@ -2,7 +2,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, PHONE_VIEWPORT, startPaymentStack, type PaymentStack } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { insertEvent } from '../support/factories.js';
+import { createTestContext } from '../support/context.js';
+import { insertEvent, insertRegistration } from '../support/factories.js';
 
 let tdb: TestDatabase;
 let stack: PaymentStack;
@@ -74,5 +75,63 @@ describe('a member without script', () => {
         ],
       },
     ]);
+  });
+});
+
+/** A capacity-limited event with this many places left, the rest taken by one registration. */
+async function eventWithPlacesLeft(left: number, capacity = 20) {
+  const event = await insertEvent(tdb.db, { capacity, starts_at: inAMonth(), pricing: PRICING });
+  await insertRegistration(tdb.db, createTestContext({ db: tdb.db }).cipher, event.id, { status: 'PENDING', attendee_count: capacity - left });
+  return event;
+}
+
+describe('a form for an event with fewer places left than one registration may name', () => {
+  it('without script shows only as many rows as places left, and says so beside them', async () => {
+    const event = await eventWithPlacesLeft(3);
+    await withPage(false, async (page) => {
+      await page.goto(`${stack.url}/events/${event.slug}`);
+      expect(await page.locator('.attendee').count()).toBe(3);
+      expect(await page.getByLabel('Attendee 3 name').isVisible()).toBe(true);
+      expect(await page.getByRole('group', { name: 'Who is coming' }).getByText('Only 3 places are left').isVisible()).toBe(true);
+      expect(await page.getByRole('button', { name: 'Add another attendee' }).isVisible()).toBe(false);
+    });
+  });
+
+  it('with script adds rows only up to the places left', async () => {
+    const three = await eventWithPlacesLeft(3);
+    await withPage(true, async (page) => {
+      await page.goto(`${stack.url}/events/${three.slug}`);
+      expect(await page.locator('.attendee').count()).toBe(3);
+      expect(await page.getByText('Only 3 places are left, so this registration can name at most 3 people.').isVisible()).toBe(true);
+      expect(await page.getByRole('button', { name: 'Add another attendee' }).isVisible()).toBe(false);
+    });
+    const eight = await eventWithPlacesLeft(8);
+    await withPage(true, async (page) => {
+      await page.goto(`${stack.url}/events/${eight.slug}`);
+      expect(await page.locator('.attendee').count()).toBe(6);
+      const add = page.getByRole('button', { name: 'Add another attendee' });
+      await add.click();
+      expect(await add.isVisible()).toBe(true);
+      await add.click();
+      expect(await page.locator('.attendee').count()).toBe(8);
+      expect(await page.getByLabel('Attendee 8 name').isVisible()).toBe(true);
+      expect(await add.isVisible()).toBe(false);
+    });
+  });
+
+  it('registers a family that fits the places left', async () => {
+    const event = await eventWithPlacesLeft(2);
+    await withPage(true, async (page) => {
+      await page.goto(`${stack.url}/events/${event.slug}`);
+      await page.getByLabel('Your name').fill('Jo Citizen');
+      await page.getByLabel('Email').fill('jo-two@example.org');
+      await page.getByLabel('Attendee 1 name').fill('Jo Citizen');
+      await page.getByLabel('Attendee 2 name').fill('Sam Citizen');
+      await page.locator('#payment-bank').check();
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.waitForLoadState();
+      expect(await page.locator('#status').textContent()).toBe('Awaiting payment');
+    });
+    expect(await tdb.db('registrations').where({ event_id: event.id }).sum({ seats: 'attendee_count' }).first()).toEqual({ seats: 20 });
   });
 });

@@ -6,7 +6,7 @@ import { runCli } from '../support/cli.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testEnv } from '../support/env.js';
-import { insertEvent } from '../support/factories.js';
+import { insertEvent, insertRegistration } from '../support/factories.js';
 import { startTestServer } from '../support/http.js';
 import { captureLogger } from '../support/payments-harness.js';
 
@@ -108,6 +108,124 @@ describe('maxAttendeesPerRegistration: the cap on one registration', () => {
     expect((await updateEvent(ctx, parseEventFile({ ...file, unpaidHoldDays: null }))).event.unpaidHoldDays).toBeNull();
     expect(() => parseEventFile({ ...file, maxAttendeesPerRegistration: 0 })).toThrow(/maxAttendeesPerRegistration: at least 1/);
     expect(() => parseEventFile({ ...file, unpaidHoldDays: 1.5 })).toThrow(/unpaidHoldDays/);
+  });
+});
+
+describe('the places left cap the rows the form offers', () => {
+  const rowsOf = (html: string) => html.match(/name="attendee_name"/g)?.length ?? 0;
+  const namesOf = (html: string) => [...html.matchAll(/name="attendee_name" value="([^"]*)"/g)].map((m) => m[1]);
+  const cipher = () => createTestContext({ db: tdb.db }).cipher;
+  /** An event with this many places left of its capacity (null: no limit), taken by one registration. */
+  const eventWithPlacesLeft = async (left: number, extra: Record<string, unknown> = {}) => {
+    const event = await insertEvent(tdb.db, { capacity: 12, ...extra });
+    if (12 - left > 0) await insertRegistration(tdb.db, cipher(), event.id, { status: 'PENDING', attendee_count: 12 - left });
+    return event;
+  };
+
+  it('offers no more rows than places left, with and without script (data-max), and says how many are left beside them', async () => {
+    const three = await eventWithPlacesLeft(3);
+    const one = await eventWithPlacesLeft(1);
+    const eight = await eventWithPlacesLeft(8);
+    const plenty = await eventWithPlacesLeft(12);
+    const capped = await eventWithPlacesLeft(4, { max_attendees_per_registration: 2 });
+    const unlimited = await insertEvent(tdb.db, { capacity: null });
+    const server = await startTestServer(createTestContext({ db: tdb.db }));
+    try {
+      const page = async (slug: string) => (await fetch(`${server.url}/events/${slug}`)).text();
+
+      const threeLeft = await page(three.slug);
+      expect(rowsOf(threeLeft)).toBe(3);
+      expect(threeLeft).toContain('data-max="3"');
+      expect(threeLeft).toContain('at most 3. Empty rows are ignored.');
+      // Inside the form's "Who is coming" group, before the rows.
+      expect(threeLeft).toMatch(
+        /<legend>Who is coming<\/legend>\s*<p id="places-left"><strong>Only 3 places are left, so this registration can name at most 3 people\.<\/strong><\/p>/,
+      );
+      expect(threeLeft).toContain('3 places left');
+
+      const oneLeft = await page(one.slug);
+      expect(rowsOf(oneLeft)).toBe(1);
+      expect(oneLeft).toContain('data-max="1"');
+      expect(oneLeft).toContain('Only 1 place is left, so this registration can name 1 person.');
+
+      // More places left than rows shown without script, fewer than one registration may name: six rows, script adds up to eight.
+      const eightLeft = await page(eight.slug);
+      expect(rowsOf(eightLeft)).toBe(6);
+      expect(eightLeft).toContain('data-max="8"');
+      expect(eightLeft).toContain('Only 8 places are left, so this registration can name at most 8 people.');
+
+      for (const [slug, rows, max] of [
+        [plenty.slug, 6, 10],
+        [unlimited.slug, 6, 10],
+        [capped.slug, 2, 2],
+      ] as const) {
+        const html = await page(slug);
+        expect(rowsOf(html), slug).toBe(rows);
+        expect(html, slug).toContain(`data-max="${max}"`);
+        expect(html, slug).not.toContain('id="places-left"');
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a refused form keeps every named row, even past the places left, and offers its blank rows only up to them', async () => {
+    const event = await eventWithPlacesLeft(3);
+    const server = await startTestServer(createTestContext({ db: tdb.db }));
+    const post = async (names: string[]) => {
+      const form = new URLSearchParams({ name: 'Jo Citizen', email: 'not an address', payment: 'bank' });
+      for (const name of names) {
+        form.append('attendee_name', name);
+        form.append('attendee_tier', 'adult');
+      }
+      const response = await fetch(`${server.url}/events/${event.slug}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: form.toString(),
+      });
+      expect(response.status).toBe(400);
+      return response.text();
+    };
+    try {
+      // Six rows posted from a page made when more places were left, two of them named.
+      const two = await post(['Jo Citizen', 'Kim Citizen', '', '', '', '']);
+      expect(namesOf(two)).toEqual(['Jo Citizen', 'Kim Citizen', '']);
+      expect(two).toContain('data-max="3"');
+      const four = await post(['A One', '', 'C Three', 'D Four', '', '']);
+      expect(namesOf(four)).toEqual(['A One', '', 'C Three', 'D Four']);
+      expect(four).toContain('Only 3 places are left');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('the server keeps the final word: more people than places left is refused, by form and JSON alike, and nothing is stored', async () => {
+    const event = await eventWithPlacesLeft(3);
+    const server = await startTestServer(createTestContext({ db: tdb.db }));
+    try {
+      const form = new URLSearchParams({ name: 'Big Family', email: 'big@example.org', payment: 'bank' });
+      for (const guest of attendees(4)) {
+        form.append('attendee_name', guest.name);
+        form.append('attendee_tier', guest.tier);
+      }
+      const byForm = await fetch(`${server.url}/events/${event.slug}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: form.toString(),
+      });
+      expect(byForm.status).toBe(409);
+      expect(await byForm.text()).toContain('Sorry, only 3 places are left for this event.');
+      const byJson = await fetch(`${server.url}/events/${event.slug}/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Big Family', email: 'big@example.org', payment: 'bank', attendees: attendees(4) }),
+      });
+      expect(byJson.status).toBe(409);
+      expect(((await byJson.json()) as { error: { code: string } }).error.code).toBe('sold_out');
+      expect(await tdb.db('registrations').where({ event_id: event.id }).sum({ seats: 'attendee_count' }).first()).toEqual({ seats: 9 });
+    } finally {
+      await server.close();
+    }
   });
 });
 

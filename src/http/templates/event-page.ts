@@ -32,6 +32,8 @@ export interface EventPageData {
   tiers: Array<{ label: string; price: string }>;
   /** "12 places left"; absent when the event has no capacity limit. */
   seatsLine?: string;
+  /** Beside the attendee rows, when fewer places are left than one registration may name. */
+  placesLeftNote?: string;
   soldOut: boolean;
   /** The event has started: the public form is closed. */
   registrationClosed: boolean;
@@ -51,7 +53,7 @@ export interface EventPageData {
   familyWaiver: boolean;
   paymentOptions: Array<{ value: 'card' | 'bank'; label: string; hint: string; checked: boolean; focus?: boolean }>;
   attendeeRows: AttendeeRowView[];
-  /** The event's maxAttendeesPerRegistration: the form offers no more rows than this. */
+  /** The most rows the form offers: the event's maxAttendeesPerRegistration, or the places left when fewer. */
   maxAttendees: number;
   captchaSiteKey?: string;
 }
@@ -117,6 +119,7 @@ export const eventPage = definePage<EventPageData>(`
 
     <fieldset id="attendees">
       <legend>Who is coming</legend>
+      {{#if placesLeftNote}}<p id="places-left"><strong>{{placesLeftNote}}</strong></p>{{/if}}
       <p class="muted">One row per person, at most {{maxAttendees}}. Empty rows are ignored.</p>
       {{#if fields.attendees.error}}<p class="error field-error" id="attendees-error">{{fields.attendees.error}}</p>{{/if}}
       {{#each attendeeRows}}
