@@ -56,12 +56,20 @@ describe('eventops alerts', () => {
     const unknown = await runCli(['alerts', 'resolve', '999999'], { env });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('alert 999999 not found');
-    const badId = await runCli(['alerts', 'resolve', 'twelve'], { env });
-    expect(badId.code).toBe(2);
     const missingId = await runCli(['alerts', 'resolve'], { env });
     expect(missingId.code).toBe(2);
     const help = await runCli(['alerts', 'resolve', '--help'], { env });
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Example:');
+  });
+
+  it('a bad id or note is a usage error (exit 2) naming the argument or option as typed, with the help of `alerts resolve`', async () => {
+    const badId = await runCli(['alerts', 'resolve', 'twelve'], { env });
+    expect(badId.code).toBe(2);
+    expect(badId.stderr).toContain('invalid arguments: <id> must be a number');
+    expect(badId.stderr).toContain('see `eventops alerts resolve --help`');
+    const emptyNote = await runCli(['alerts', 'resolve', '12', '--note', ' '], { env });
+    expect(emptyNote.code).toBe(2);
+    expect(emptyNote.stderr).toContain('invalid arguments: --note must not be empty');
   });
 });

@@ -267,6 +267,11 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(badTier.stderr).toContain('unknown ticket type');
     const noAttendee = await cli(['add', '--event', event.slug, '--name', 'X', '--email', 'x@example.org']);
     expect(noAttendee.code).toBe(2);
+    // Named as typed, not as the option's property.
+    const badAlertId = await cli([...base, '--resolve-alert', 'twelve']);
+    expect(badAlertId.code).toBe(2);
+    expect(badAlertId.stderr).toContain('invalid arguments: --resolve-alert must be an alert id');
+    expect(badAlertId.stderr).toContain('see `eventops registrations add --help`');
     const resolvedUnknown = await cli([...base, '--over-capacity', '--resolve-alert', '999999']);
     expect(resolvedUnknown.code).toBe(1);
     // Only a payment kept without a registration, for this event, answered by a registration paid by that payment.

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { UsageError } from '../../errors.js';
 import type { OperationsAlert } from '../../payments/alerts.js';
 import { printResult, withContext } from '../io.js';
+import { parseOrUsage } from '../usage.js';
 
 const listOptionsSchema = z.object({ all: z.boolean().optional(), json: z.boolean().optional() });
 const resolveSchema = z.object({
@@ -22,7 +22,7 @@ export function registerAlertsCommands(program: Command): void {
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExamples:\n  $ eventops alerts list\n  $ eventops alerts list --all --json')
     .action(async (raw: unknown) => {
-      const options = parseOrUsage(listOptionsSchema, raw);
+      const options = parseOrUsage(listOptionsSchema, raw, 'alerts list');
       await withContext(async (ctx) => {
         const { listOperationsAlerts } = await import('../../payments/alerts.js');
         const { localDay, localMinute } = await import('../../local-time.js');
@@ -46,20 +46,13 @@ export function registerAlertsCommands(program: Command): void {
       '\nExample:\n  $ eventops alerts resolve 12 --note "added to the waiting list; payer agreed by phone"\n\nExit 1 when the alert does not exist or is already resolved, 2 for an invalid id.',
     )
     .action(async (id: string, raw: Record<string, unknown>) => {
-      const options = parseOrUsage(resolveSchema, { ...raw, id });
+      const options = parseOrUsage(resolveSchema, { ...raw, id }, 'alerts resolve', ['id']);
       await withContext(async (ctx) => {
         const { resolveOperationsAlert } = await import('../../payments/alerts.js');
         const resolved = await resolveOperationsAlert(ctx.db, options.id, options.note, ctx.clock.now());
         printResult(options, { alert: resolved }, `resolved alert ${resolved.id} (${resolved.kind})`);
       });
     });
-}
-
-function parseOrUsage<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
-  const parsed = schema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'value'} ${issue.message}`);
-  throw new UsageError(`invalid arguments: ${problems.join('; ')}`, 'see `eventops alerts --help`');
 }
 
 /** Times in APP_TIMEZONE: `when` formats them. */

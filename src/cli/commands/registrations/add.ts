@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { UsageError } from '../../../errors.js';
 import { printResult, withContext } from '../../io.js';
-import { noteSchema, operatingSystemUser, parseOrUsage } from './shared.js';
+import { parseOrUsage } from '../../usage.js';
+import { noteSchema, operatingSystemUser } from './shared.js';
 
 const PHONE = /^\+?[0-9 ()-]{6,40}$/;
 
@@ -71,7 +72,7 @@ by this registration, 2 for bad arguments.`,
     )
     .action(async (raw: Record<string, unknown>) => {
       if (raw.attendee === undefined) throw new UsageError('at least one --attendee "Name:tier" is required', 'see `eventops registrations add --help`');
-      const options = parseOrUsage(optionsSchema, raw, 'add');
+      const options = parseOrUsage(optionsSchema, raw, 'registrations add');
       if (options.paid === 'card' && options.resolveAlert === undefined) {
         throw new UsageError('--paid card needs --resolve-alert: a card payment is recorded only from the alert of one kept without a registration', 'for money the office received, use --paid bank or --paid cash');
       }

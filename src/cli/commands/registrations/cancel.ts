@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { printResult, withContext } from '../../io.js';
-import { noteSchema, operatingSystemUser, parseOrUsage } from './shared.js';
+import { parseOrUsage } from '../../usage.js';
+import { noteSchema, operatingSystemUser } from './shared.js';
 
 const optionsSchema = z.object({ note: noteSchema, notify: z.boolean().optional(), json: z.boolean().optional() });
 
@@ -24,7 +25,7 @@ notice the provider then sends is recorded on the registration (nothing paid), a
 changes nothing else. Exit 1 when already cancelled.`,
     )
     .action(async (given: string, raw: Record<string, unknown>) => {
-      const options = parseOrUsage(optionsSchema, raw, 'cancel');
+      const options = parseOrUsage(optionsSchema, raw, 'registrations cancel');
       await withContext(async (ctx) => {
         const { cancelRegistration } = await import('../../../admin/registrations/cancel.js');
         const { moneyFormatter } = await import('../../../admin/registrations/money.js');

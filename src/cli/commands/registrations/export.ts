@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { printResult, withContext } from '../../io.js';
-import { parseOrUsage } from './shared.js';
+import { parseOrUsage } from '../../usage.js';
 
 const optionsSchema = z.object({
   event: z.string({ error: 'is required' }).trim().min(1, { error: 'is required' }),
@@ -32,7 +32,7 @@ Example:
   $ eventops registrations export --event family-camp --out family-camp.csv`,
     )
     .action(async (raw: unknown) => {
-      const options = parseOrUsage(optionsSchema, raw, 'export');
+      const options = parseOrUsage(optionsSchema, raw, 'registrations export');
       await withContext(async (ctx) => {
         const { exportAttendees, attendeesCsv, writePrivateFile } = await import('../../../admin/registrations/export.js');
         const rows = await exportAttendees(ctx, options.event, { includeCancelled: options.includeCancelled });

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { printResult, withContext } from '../../io.js';
-import { parseOrUsage, table } from './shared.js';
+import { parseOrUsage } from '../../usage.js';
+import { table } from './shared.js';
 
 const optionsSchema = z.object({
   event: z.string().trim().min(1).optional(),
@@ -25,7 +26,7 @@ export function registerListCommand(registrations: Command): void {
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExamples:\n  $ eventops registrations list --event family-camp --status PENDING\n  $ eventops registrations list --search smith --json')
     .action(async (raw: unknown) => {
-      const options = parseOrUsage(optionsSchema, raw, 'list');
+      const options = parseOrUsage(optionsSchema, raw, 'registrations list');
       await withContext(async (ctx) => {
         const { listRegistrations } = await import('../../../admin/registrations/list.js');
         const { moneyFormatter } = await import('../../../admin/registrations/money.js');

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { printResult, withContext } from '../../io.js';
-import { noteSchema, operatingSystemUser, parseOrUsage } from './shared.js';
+import { parseOrUsage } from '../../usage.js';
+import { noteSchema, operatingSystemUser } from './shared.js';
 
 const optionsSchema = z.object({
   amount: z.string({ error: 'is required, e.g. --amount 240.00' }),
@@ -37,7 +38,7 @@ twice); --again records it anyway, for a second payment that happens to match.
 Exit 1 when nothing was recorded, 2 for a malformed amount.`,
     )
     .action(async (given: string, raw: Record<string, unknown>) => {
-      const options = parseOrUsage(optionsSchema, raw, 'mark-paid');
+      const options = parseOrUsage(optionsSchema, raw, 'registrations mark-paid');
       await withContext(async (ctx) => {
         const { parseAmount, moneyFormatter } = await import('../../../admin/registrations/money.js');
         const { markRegistrationPaid } = await import('../../../admin/registrations/mark-paid.js');

@@ -4,7 +4,8 @@ import type { UpdateContactResult } from '../../../admin/registrations/update-co
 import { contactEmail, contactMobile } from '../../../contact-rules.js';
 import { UsageError } from '../../../errors.js';
 import { printResult, withContext } from '../../io.js';
-import { noteSchema, operatingSystemUser, parseOrUsage } from './shared.js';
+import { parseOrUsage } from '../../usage.js';
+import { noteSchema, operatingSystemUser } from './shared.js';
 
 // The public form's rules: an address the office types in must be one the form would have taken.
 const optionsSchema = z.object({
@@ -36,7 +37,7 @@ too (nothing is sent to it). Exit 1 when the contact is already so or no registr
 matches, 2 for an address the form would refuse.`,
     )
     .action(async (given: string, raw: Record<string, unknown>) => {
-      const options = parseOrUsage(optionsSchema, raw, 'update-contact');
+      const options = parseOrUsage(optionsSchema, raw, 'registrations update-contact');
       if (options.email === undefined && options.mobile === undefined) {
         throw new UsageError('give --email, --mobile or both', 'see `eventops registrations update-contact --help`');
       }
