@@ -217,8 +217,8 @@ export async function countOpenAlerts(db: Db): Promise<number> {
   return Number(row?.count ?? 0);
 }
 
-/** Marks an alert handled with an optional note of what was done; refuses one already resolved. */
-export async function resolveOperationsAlert(db: Db, id: number, note: string | undefined, now: Date): Promise<OperationsAlert> {
+/** Marks an alert handled with an optional note of what was done; refuses one already resolved, saying when in `timeZone` (APP_TIMEZONE). */
+export async function resolveOperationsAlert(db: Db, id: number, note: string | undefined, now: Date, timeZone: string): Promise<OperationsAlert> {
   const [row] = await db('operations_alerts')
     .where({ id })
     .whereNull('resolved_at')
@@ -227,7 +227,10 @@ export async function resolveOperationsAlert(db: Db, id: number, note: string | 
   if (row) return alertFromRow(row);
   const existing = await db('operations_alerts').where({ id }).first<AlertRow | undefined>();
   if (!existing) throw new NotFoundError(`alert ${id}`, 'list open alerts with `eventops alerts list`');
-  throw new AppError('alert_already_resolved', `alert ${id} was already resolved on ${existing.resolved_at?.toISOString() ?? '?'}`, {
+  // Loaded only here: the webhook and the jobs raise alerts and never show a local time.
+  const { localMinute } = await import('../local-time.js');
+  const when = existing.resolved_at ? localMinute(existing.resolved_at, timeZone) : '?';
+  throw new AppError('alert_already_resolved', `alert ${id} was already resolved on ${when}`, {
     suggestion: 'see every alert with `eventops alerts list --all`',
   });
 }

@@ -72,4 +72,20 @@ describe('eventops alerts', () => {
     expect(emptyNote.code).toBe(2);
     expect(emptyNote.stderr).toContain('invalid arguments: --note must not be empty');
   });
+
+  it('resolve of an alert already resolved says when, in the church\'s time zone (APP_TIMEZONE), and changes nothing', async () => {
+    const ctx = createTestContext({ db: tdb.db });
+    const alert = await tdb.db.transaction((trx) => raiseOperationsAlert(trx, ctx, { kind: 'partial_refund', reason: 'refunded 20.00 of 120.00' }));
+    await tdb.db('operations_alerts').where({ id: alert.id }).update({ resolved_at: new Date('2026-11-22T03:04:00Z'), resolution: 'checked' });
+
+    const again = await runCli(['alerts', 'resolve', String(alert.id), '--note', 'again'], { env });
+    expect(again.code).toBe(1);
+    // 03:04 UTC is 14:04 in Sydney (APP_TIMEZONE's default).
+    expect(again.stderr).toContain(`alert ${alert.id} was already resolved on 2026-11-22 14:04`);
+    expect(again.stderr).not.toContain('T03:04');
+    const inNewYork = await runCli(['alerts', 'resolve', String(alert.id)], { env: { ...env, APP_TIMEZONE: 'America/New_York' } });
+    expect(inNewYork.code).toBe(1);
+    expect(inNewYork.stderr).toContain(`alert ${alert.id} was already resolved on 2026-11-21 22:04`);
+    expect(await tdb.db('operations_alerts').where({ id: alert.id }).first()).toMatchObject({ resolved_at: new Date('2026-11-22T03:04:00Z'), resolution: 'checked' });
+  });
 });

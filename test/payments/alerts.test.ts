@@ -110,14 +110,14 @@ describe('operations alerts', () => {
       const first = await db.db.transaction((trx) => raiseOperationsAlert(trx, ctx, alertInput));
       const second = await db.db.transaction((trx) => raiseOperationsAlert(trx, ctx, { kind: 'partial_refund', reason: 'half refunded' }));
 
-      const resolved = await resolveOperationsAlert(db.db, first.id, 'registered by hand', new Date('2026-11-23T00:00:00Z'));
+      const resolved = await resolveOperationsAlert(db.db, first.id, 'registered by hand', new Date('2026-11-23T00:00:00Z'), 'Australia/Sydney');
 
       expect(resolved).toMatchObject({ id: first.id, resolution: 'registered by hand', resolvedAt: new Date('2026-11-23T00:00:00Z') });
       expect((await listOperationsAlerts(db.db)).map((a) => a.id)).toEqual([second.id]);
       expect((await listOperationsAlerts(db.db, { all: true })).map((a) => a.id)).toEqual([first.id, second.id]);
       expect(await countOpenAlerts(db.db)).toBe(1);
-      await expect(resolveOperationsAlert(db.db, first.id, undefined, NOW)).rejects.toMatchObject({ code: 'alert_already_resolved' });
-      await expect(resolveOperationsAlert(db.db, 999_999, undefined, NOW)).rejects.toMatchObject({ code: 'not_found' });
+      await expect(resolveOperationsAlert(db.db, first.id, undefined, NOW, 'Australia/Sydney')).rejects.toMatchObject({ code: 'alert_already_resolved' });
+      await expect(resolveOperationsAlert(db.db, 999_999, undefined, NOW, 'Australia/Sydney')).rejects.toMatchObject({ code: 'not_found' });
     } finally {
       await db.drop();
     }

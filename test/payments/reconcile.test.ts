@@ -260,7 +260,7 @@ describe('eventops reconcile against the provider', () => {
     for (const checkoutId of [differs.checkoutId, ghost?.id]) {
       const alerts = await db()('operations_alerts').where({ kind: 'reconcile_mismatch', checkout_session_id: checkoutId });
       expect(alerts).toHaveLength(1);
-      await resolveOperationsAlert(db(), alerts[0].id, 'checked in the dashboard', harness.ctx.clock.now());
+      await resolveOperationsAlert(db(), alerts[0].id, 'checked in the dashboard', harness.ctx.clock.now(), harness.ctx.config.regional.timeZone);
     }
     expect(first.rows).toContainEqual(expect.objectContaining({ session: differs.sessionId, action: 'alert_mismatch' }));
     expect(first.rows).toContainEqual(expect.objectContaining({ ours: 'COMPLETED', provider: 'missing', action: 'alert_mismatch' }));

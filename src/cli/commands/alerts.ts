@@ -49,7 +49,7 @@ export function registerAlertsCommands(program: Command): void {
       const options = parseOrUsage(resolveSchema, { ...raw, id }, 'alerts resolve', ['id']);
       await withContext(async (ctx) => {
         const { resolveOperationsAlert } = await import('../../payments/alerts.js');
-        const resolved = await resolveOperationsAlert(ctx.db, options.id, options.note, ctx.clock.now());
+        const resolved = await resolveOperationsAlert(ctx.db, options.id, options.note, ctx.clock.now(), ctx.config.regional.timeZone);
         printResult(options, { alert: resolved }, `resolved alert ${resolved.id} (${resolved.kind})`);
       });
     });
