@@ -1,37 +1,8 @@
 import type { Command } from 'commander';
-import { z } from 'zod';
 import { UsageError } from '../../../errors.js';
 import { printResult, withContext } from '../../io.js';
 import { parseOrUsage } from '../../usage.js';
-import { noteSchema, operatingSystemUser } from './shared.js';
-
-const PHONE = /^\+?[0-9 ()-]{6,40}$/;
-
-const optionsSchema = z.object({
-  event: z.string({ error: 'is required' }).trim().min(1),
-  name: z.string({ error: 'is required' }).trim().min(1, { error: 'must not be empty' }).max(200),
-  email: z.string({ error: 'is required' }).trim().pipe(z.email({ error: 'must be an email address' })),
-  mobile: z.string().trim().regex(PHONE, { error: 'use digits, spaces and an optional leading +' }).optional(),
-  attendee: z
-    .array(z.string())
-    .min(1, { error: 'is required at least once, e.g. --attendee "Sam Smith:adult"' })
-    .transform((values, ctx) =>
-      values.map((value) => {
-        const at = value.lastIndexOf(':');
-        const name = at > 0 ? value.slice(0, at).trim() : '';
-        const tier = at > 0 ? value.slice(at + 1).trim() : '';
-        if (!name || !tier || name.length > 200) ctx.addIssue({ code: 'custom', message: `"${value}" must be "Name:tier"` });
-        return { name, tier };
-      }),
-    ),
-  family: z.boolean().optional(),
-  // Unset: card when --resolve-alert names a card payment, else none.
-  paid: z.enum(['bank', 'cash', 'card', 'none'], { error: 'must be bank, cash, card or none' }).optional(),
-  overCapacity: z.boolean().optional(),
-  resolveAlert: z.coerce.number({ error: 'must be an alert id' }).int().positive().optional(),
-  note: noteSchema,
-  json: z.boolean().optional(),
-});
+import { operatingSystemUser } from './shared.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -67,12 +38,15 @@ that card payment (its amount, the card fee as its own line, the provider's paym
 the receipt says card; --paid bank or cash is refused there, and so is an amount charged that is
 not what these attendees cost by card. --paid card needs such an alert.
 
-Exit 1 when the event is full (without --over-capacity) or the alert is not open or not answered
-by this registration, 2 for bad arguments.`,
+The names, email and mobile are checked as the public form checks them (names at most 80
+characters, no web or email address in them). Exit 1 when the event is full (without
+--over-capacity) or the alert is not open or not answered by this registration, 2 for bad
+arguments, such as a name or address the form would refuse.`,
     )
     .action(async (raw: Record<string, unknown>) => {
       if (raw.attendee === undefined) throw new UsageError('at least one --attendee "Name:tier" is required', 'see `eventops registrations add --help`');
-      const options = parseOrUsage(optionsSchema, raw, 'registrations add');
+      const { addOptionsSchema } = await import('./add-options.js');
+      const options = parseOrUsage(addOptionsSchema, raw, 'registrations add');
       if (options.paid === 'card' && options.resolveAlert === undefined) {
         throw new UsageError('--paid card needs --resolve-alert: a card payment is recorded only from the alert of one kept without a registration', 'for money the office received, use --paid bank or --paid cash');
       }
