@@ -1,3 +1,4 @@
+import { formatInTimeZone } from 'date-fns-tz';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
@@ -150,5 +151,44 @@ describe('registrations add --resolve-alert of a card payment kept without a reg
     const receipt = mail.sink.messages.find((m) => m.envelope.to.includes('won@example.org'));
     expect(receipt?.text).toContain('Paid by: card payment');
     expect(receipt?.text).toContain(`Payment reference: ${paymentIntentId}`);
+
+    // The PaymentIntent stays on the cancelled registration: show finds the payment through the alert answered.
+    const shown = JSON.parse((await cli(['show', registration.reference, '--json'])).stdout).registration;
+    expect(shown.cardPaymentFromAlert).toMatchObject({ alertId: alert.id, method: 'card', amountMinor: 12000, providerReference: paymentIntentId });
+  });
+
+  it('show lists that card payment (amount, card, the provider\'s reference, when, in APP_TIMEZONE), though no checkout is linked to the registration', async () => {
+    const { event, staged, paymentIntentId, alertId, add } = await soldOutCardPayment();
+    expect((await add('--resolve-alert', String(alertId))).code).toBe(0);
+    const [, registration] = await registrationsOf(event.id);
+    const reference = registration.id.replace(/-/g, '').slice(0, 8).toUpperCase();
+    expect(await db()('checkout_sessions').where({ registration_id: registration.id })).toEqual([]);
+    const alert = await db()('operations_alerts').where({ id: alertId }).first();
+    const local = (date: Date) => formatInTimeZone(date, 'Australia/Sydney', 'yyyy-MM-dd HH:mm');
+
+    const shown = await cli(['show', reference]);
+    expect(shown.stderr).toBe('');
+    expect(shown.code).toBe(0);
+    const payments = shown.stdout.slice(shown.stdout.indexOf('Payments:\n'), shown.stdout.indexOf('Emails:\n'));
+    expect(payments).toBe(
+      `Payments:\n  card $${(staged.amount / 100).toFixed(2)} received ${local(alert.created_at)} (alert #${alertId}), recorded ${local(alert.resolved_at)} ${paymentIntentId}\n`,
+    );
+    expect(shown.stdout).toContain(`total $${(staged.amount / 100).toFixed(2)}, paid $${(staged.amount / 100).toFixed(2)}\n`);
+
+    const json = JSON.parse((await cli(['show', reference, '--json'])).stdout).registration;
+    expect(json).toMatchObject({
+      method: 'card',
+      paidMinor: staged.amount,
+      cardPayments: [],
+      officePayments: [],
+      cardPaymentFromAlert: {
+        alertId,
+        method: 'card',
+        amountMinor: staged.amount,
+        providerReference: paymentIntentId,
+        receivedAt: alert.created_at.toISOString(),
+        recordedAt: alert.resolved_at.toISOString(),
+      },
+    });
   });
 });

@@ -2,6 +2,7 @@ import type { AppContext } from '../../context.js';
 import { listDirectEmails } from '../../db/registration-emails.js';
 import { paymentReference } from '../../payments/links.js';
 import type { PaymentMethod, RegistrationStatus } from '../../payments/registrations.js';
+import { cardPaymentFromAlert, type AnsweredAlertRow, type CardPaymentFromAlert } from './card-payment-from-alert.js';
 import { listHistory, type HistoryEntry } from './history.js';
 import { resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import { listOfficePayments, type OfficePayment } from './payments.js';
@@ -24,6 +25,8 @@ export interface RegistrationDetail {
   cancelledAt: Date | null;
   cancelReason: string | null;
   cardPayments: Array<{ checkoutId: string; status: string; providerSessionId: string | null; paymentIntentId: string | null; amountMinor: number; createdAt: Date; completedAt: Date | null }>;
+  /** Paid by a card payment kept without a registration (`add --resolve-alert`): no checkout of its own. */
+  cardPaymentFromAlert: CardPaymentFromAlert | null;
   officePayments: OfficePayment[];
   emails: Array<{ id: number; kind: string; subject: string | null; status: string; queuedAt: Date; sentAt: Date | null }>;
   alerts: Array<{ id: number; kind: string; reason: string; createdAt: Date; resolvedAt: Date | null; resolution: string | null }>;
@@ -54,7 +57,7 @@ export async function showRegistration(ctx: Pick<AppContext, 'db' | 'cipher'>, g
       if (row.payment_intent_id) q.orWhere('payment_intent_id', row.payment_intent_id);
     })
     .orderBy('id')
-    .select<Array<{ id: number; kind: string; reason: string; created_at: Date; resolved_at: Date | null; resolution: string | null }>>('*');
+    .select<Array<AnsweredAlertRow & { reason: string; resolution: string | null }>>('*');
 
   const officePaid = officePayments.reduce((sum, p) => sum + p.amountMinor, 0);
   // A full refund or a dispute took the card payment back (as PAID_MINOR_SQL counts it).
@@ -90,6 +93,7 @@ export async function showRegistration(ctx: Pick<AppContext, 'db' | 'cipher'>, g
       createdAt: c.created_at,
       completedAt: c.completed_at,
     })),
+    cardPaymentFromAlert: row.payment_method === 'card' ? cardPaymentFromAlert(id, alerts) : null,
     officePayments,
     emails: [
       ...mails.map((mail) => ({ id: Number(mail.id), kind: mail.kind, subject: subjectOf(ctx, mail.message_enc), status: mail.status, queuedAt: mail.created_at, sentAt: mail.sent_at })),

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { CardPaymentFromAlert } from '../../../admin/registrations/card-payment-from-alert.js';
 import type { RegistrationDetail } from '../../../admin/registrations/show.js';
 import { printResult, withContext } from '../../io.js';
 
@@ -35,10 +36,11 @@ function describe(r: RegistrationDetail, money: (minor: number) => string, minut
     ...r.lines.map((line) => `  ${line.label}: ${money(line.amount)}`),
     `  total ${money(r.totalMinor)}, paid ${money(r.paidMinor)}${r.balanceMinor > 0 ? `, balance ${money(r.balanceMinor)}` : ''}`,
     'Payments:',
-    ...(r.cardPayments.length + r.officePayments.length === 0 ? ['  none'] : []),
+    ...(r.cardPayments.length + r.officePayments.length === 0 && !r.cardPaymentFromAlert ? ['  none'] : []),
     ...r.cardPayments.map(
       (c) => `  card ${c.status} ${money(c.amountMinor)} started ${minute(c.createdAt)}${c.completedAt ? `, completed ${minute(c.completedAt)}` : ''} ${c.paymentIntentId ?? c.providerSessionId ?? ''}`.trimEnd(),
     ),
+    ...(r.cardPaymentFromAlert ? [cardPaymentFromAlertLine(r.cardPaymentFromAlert, money, minute)] : []),
     ...r.officePayments.map((p) => `  ${p.method} ${money(p.amountMinor)} recorded ${minute(p.recordedAt)} by ${p.recordedBy}${p.note ? `: ${p.note}` : ''}`),
     'Emails:',
     ...(r.emails.length === 0 ? ['  none'] : r.emails.map((m) => `  ${minute(m.queuedAt)} ${m.kind} ${m.status}${m.subject ? `: ${m.subject}` : ''}`)),
@@ -52,4 +54,8 @@ function describe(r: RegistrationDetail, money: (minor: number) => string, minut
       : r.history.map((h) => `  ${minute(h.at)} ${h.action} by ${h.actor}: ${JSON.stringify(h.changes)}${h.note ? ` (note: ${h.note})` : ''}`)),
   ];
   return lines;
+}
+
+function cardPaymentFromAlertLine(c: CardPaymentFromAlert, money: (minor: number) => string, minute: (date: Date) => string): string {
+  return `  card ${money(c.amountMinor)} received ${minute(c.receivedAt)} (alert #${c.alertId}), recorded ${minute(c.recordedAt)} ${c.providerReference}`;
 }
