@@ -167,7 +167,11 @@ async function loadPeopleById(db: Db, ids: string[]): Promise<Map<string, Existi
   return found;
 }
 
-/** Writes new people and people whose own fields changed; values that did not change keep their stored ciphertext. */
+/**
+ * Writes new people and people whose own fields changed; values that did not change keep their stored ciphertext.
+ * The celebrations_off_* columns are never written: the church's export still has the dates of someone whose
+ * birthday and anniversary emails were turned off, and a re-import must not turn them on again.
+ */
 async function upsertPeople(
   db: Db,
   cipher: FieldCipher,

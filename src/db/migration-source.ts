@@ -9,6 +9,7 @@ import * as cardFeePercentDigits from '../../migrations/20261123001700_card_fee_
 import * as unpaidHoldSince from '../../migrations/20261124000100_unpaid_hold_since.js';
 import * as pendingReversalsPerKind from '../../migrations/20261125000100_pending_reversals_per_kind.js';
 import * as eventCalendarSequence from '../../migrations/20261126000100_event_calendar_sequence.js';
+import * as celebrationsOff from '../../migrations/20261127000100_celebrations_off.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -31,6 +32,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261124000100_unpaid_hold_since', unpaidHoldSince],
   ['20261125000100_pending_reversals_per_kind', pendingReversalsPerKind],
   ['20261126000100_event_calendar_sequence', eventCalendarSequence],
+  ['20261127000100_celebrations_off', celebrationsOff],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

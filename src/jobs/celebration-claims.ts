@@ -65,10 +65,11 @@ export interface SqlQuery {
 const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /**
- * People with an email whose birthday is `day`, after `afterId`. The
- * `birth_date IS NOT NULL` term lets the planner use the partial index
- * people_birthday_idx; born on an earlier date, so a baby is not greeted on
- * the day of birth (or a wrongly entered future date ever).
+ * People with an email whose birthday is `day`, after `afterId`, unless their
+ * celebration emails are off. The `birth_date IS NOT NULL` term lets the
+ * planner use the partial index people_birthday_idx (the opt-out is a filter
+ * on the few rows it finds); born on an earlier date, so a baby is not greeted
+ * on the day of birth (or a wrongly entered future date ever).
  */
 export function birthdayPageQuery(day: CelebrationDay, afterId: string | undefined, limit: number): SqlQuery {
   return {
@@ -76,7 +77,7 @@ export function birthdayPageQuery(day: CelebrationDay, afterId: string | undefin
       FROM people p
       LEFT JOIN celebration_claims c ON c.person_id = p.id AND c.kind = 'birthday' AND c.year = ?
       WHERE p.birth_date IS NOT NULL AND p.birth_month = ? AND p.birth_day = ANY(?::smallint[])
-        AND p.birth_date < ?::date AND p.email_enc IS NOT NULL AND p.id > ?::uuid
+        AND p.birth_date < ?::date AND p.email_enc IS NOT NULL AND p.celebrations_off_at IS NULL AND p.id > ?::uuid
       ORDER BY p.id
       LIMIT ?`,
     bindings: [day.year, day.month, day.days, day.date, afterId ?? NIL_UUID, limit],
@@ -88,7 +89,11 @@ export function birthdayPageQuery(day: CelebrationDay, afterId: string | undefin
  * link goes both ways and the spouse has the same anniversary or none on record
  * (the import lets one side of a couple carry the date): such a couple is one
  * row, under the smaller id of those with the date, so it gets one email and
- * one claim. Rows where nobody has an email are left out.
+ * one claim. Rows where nobody has an email are left out, and so is a couple
+ * when either spouse's celebration emails are off (a widow is not wished a
+ * happy anniversary once the office turned her late husband's off): the
+ * spouse checked is the one the person is linked to, whether or not the join
+ * above took them in.
  */
 export function anniversaryPageQuery(day: CelebrationDay, afterId: string | undefined, limit: number): SqlQuery {
   return {
@@ -104,6 +109,8 @@ export function anniversaryPageQuery(day: CelebrationDay, afterId: string | unde
         AND p.wedding_date < ?::date
         AND (s.id IS NULL OR s.wedding_date IS NULL OR p.id < s.id)
         AND (p.email_enc IS NOT NULL OR s.email_enc IS NOT NULL)
+        AND p.celebrations_off_at IS NULL
+        AND NOT EXISTS (SELECT 1 FROM people o WHERE o.id = p.spouse_id AND o.celebrations_off_at IS NOT NULL)
         AND p.id > ?::uuid
       ORDER BY p.id
       LIMIT ?`,

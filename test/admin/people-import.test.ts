@@ -155,6 +155,29 @@ describe('people import', () => {
     expect((await tdb.db('clearances').first()).expires_on).toBe('2029-05-01');
   });
 
+  it('celebration emails turned off stay off through a re-import of the same file and of a changed row, dates and all', async () => {
+    await importPeople(ctx, fixture('people.csv'));
+    const off = { celebrations_off_at: new Date('2026-11-10T00:00:00Z'), celebrations_off_note: 'Ben died in October' };
+    await tdb.db('people').where({ id: (await byEmail('ben.nguyen@example.org')).id }).update({ ...off, celebrations_off_by: 'office' });
+    await tdb.db('people').where({ id: (await byEmail('carol.smith@example.org')).id }).update({ ...off, celebrations_off_note: null, celebrations_off_by: 'unsubscribe' });
+
+    clock.set(new Date('2026-12-01T00:00:00Z'));
+    expect(await importPeople(ctx, fixture('people.csv'))).toMatchObject({ unchanged: 3 });
+    const changed = fixture('people.csv')
+      .replace('Ben,Nguyen,ben.nguyen@example.org,,1983-07-30', 'Ben,Nguyen,BEN.NGUYEN@example.org,0400 999 888,1983-07-31')
+      .replace('Carol,Smith,carol.smith@example.org,+61 400 111 222,1990-02-28', 'Carol,Smith-Jones,carol.smith@example.org,,1990-03-01');
+    expect(await importPeople(ctx, changed)).toMatchObject({ updated: 2 });
+
+    expect(await byEmail('ben.nguyen@example.org')).toMatchObject({ birth_date: '1983-07-31', celebrations_off_by: 'office', ...off });
+    expect(await byEmail('carol.smith@example.org')).toMatchObject({
+      last_name: 'Smith-Jones',
+      celebrations_off_at: off.celebrations_off_at,
+      celebrations_off_by: 'unsubscribe',
+      celebrations_off_note: null,
+    });
+    expect(await byEmail('anna.nguyen@example.org')).toMatchObject({ celebrations_off_at: null, celebrations_off_by: null });
+  });
+
   it('a file with two bad rows imports nothing and names both rows with their lines', async () => {
     await importPeople(ctx, fixture('people.csv'));
     const before = await snapshot();
