@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
-import { PEOPLE_CSV_COLUMNS } from '../../admin/people/columns.js';
-import { UsageError } from '../../errors.js';
-import { printResult, withContext } from '../io.js';
+import { PEOPLE_CSV_COLUMNS } from '../../../admin/people/columns.js';
+import { UsageError } from '../../../errors.js';
+import { printResult, withContext } from '../../io.js';
 
 async function readCsvFile(file: string): Promise<string> {
   let bytes: Buffer;
@@ -19,8 +19,7 @@ async function readCsvFile(file: string): Promise<string> {
   }
 }
 
-export function registerPeopleCommands(program: Command): void {
-  const people = program.command('people').description('the church’s people: import from CSV and list');
+export function registerImportCommand(people: Command): void {
   people
     .command('import')
     .description('import or update people from a CSV file; every row is checked first and one bad row imports nothing')
@@ -45,41 +44,13 @@ Exit 0 when imported, 1 when the file has problems (every bad row is listed), 2 
     )
     .action(async (file: string, options: { json?: boolean }) => {
       const csvText = await readCsvFile(file);
-      const { importPeople } = await import('../../admin/people-import.js');
+      const { importPeople } = await import('../../../admin/people-import.js');
       await withContext(async (ctx) => {
         const summary = await importPeople(ctx, csvText);
         printResult(
           options,
           summary,
           `imported ${summary.rows} rows: ${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged`,
-        );
-      });
-    });
-  people
-    .command('list')
-    .description('list people with birth and wedding dates, spouse and ministry roles (never clearance numbers)')
-    .option('--json', 'print JSON')
-    .addHelpText('after', '\nExample:\n  $ eventops people list --json')
-    .action(async (options: { json?: boolean }) => {
-      const { listPeople } = await import('../../admin/people/list.js');
-      await withContext(async (ctx) => {
-        const all = await listPeople(ctx);
-        printResult(
-          options,
-          { people: all },
-          all.length === 0
-            ? 'no people yet; run `eventops people import FILE.csv`'
-            : all.map((p) =>
-                [
-                  `${p.firstName} ${p.lastName}`,
-                  p.birthDate ? `born ${p.birthDate}` : '',
-                  p.weddingDate ? `married ${p.weddingDate}` : '',
-                  p.spouse ? `spouse ${p.spouse}` : '',
-                  p.ministryRoles.length ? `roles ${p.ministryRoles.join(', ')}` : '',
-                ]
-                  .filter(Boolean)
-                  .join('  '),
-              ),
         );
       });
     });
