@@ -100,7 +100,7 @@ describe('administration commands as an operator runs them', () => {
   }, 60_000);
 
   it('every administration command explains itself with an example', async () => {
-    for (const args of [['setup'], ['users', 'add'], ['users', 'list'], ['people', 'import'], ['people', 'list'], ['settings', 'get'], ['settings', 'set']]) {
+    for (const args of [['setup'], ['users', 'add'], ['users', 'list'], ['people', 'import'], ['people', 'list'], ['people', 'celebrations'], ['settings', 'get'], ['settings', 'set']]) {
       const help = await runCli([...args, '--help'], { env });
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(/Examples?:\n {2}\$ eventops /);

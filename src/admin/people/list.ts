@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context.js';
+import { celebrationsOffOf, type CelebrationsOff, type CelebrationsOffBy } from './celebrations.js';
 
 /** A person as administrators see them in listings: never clearance numbers. */
 export interface PersonListing {
@@ -10,6 +11,8 @@ export interface PersonListing {
   weddingDate: string | null;
   spouse: string | null;
   ministryRoles: string[];
+  /** Birthday and anniversary emails turned off (by the office or an unsubscribe link); null while they are on. */
+  celebrationsOff: CelebrationsOff | null;
 }
 
 interface ListingRow {
@@ -21,6 +24,9 @@ interface ListingRow {
   wedding_date: string | null;
   spouse_name: string | null;
   ministry_roles: string[];
+  celebrations_off_at: Date | null;
+  celebrations_off_by: CelebrationsOffBy | null;
+  celebrations_off_note: string | null;
 }
 
 export async function listPeople(ctx: Pick<AppContext, 'db' | 'cipher'>): Promise<PersonListing[]> {
@@ -33,6 +39,9 @@ export async function listPeople(ctx: Pick<AppContext, 'db' | 'cipher'>): Promis
       'p.email_enc',
       'p.birth_date',
       'p.wedding_date',
+      'p.celebrations_off_at',
+      'p.celebrations_off_by',
+      'p.celebrations_off_note',
       ctx.db.raw(`s.first_name || ' ' || s.last_name AS spouse_name`),
       ctx.db.raw(
         `COALESCE((SELECT array_agg(r.role ORDER BY r.role) FROM ministry_roles r WHERE r.person_id = p.id), '{}') AS ministry_roles`,
@@ -48,5 +57,6 @@ export async function listPeople(ctx: Pick<AppContext, 'db' | 'cipher'>): Promis
     weddingDate: row.wedding_date,
     spouse: row.spouse_name,
     ministryRoles: row.ministry_roles,
+    celebrationsOff: celebrationsOffOf(row),
   }));
 }
