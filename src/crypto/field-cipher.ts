@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import type { Keyring } from '../config/types.js';
+import { purposeKey } from './signed-tokens.js';
 
 /**
  * AES-256-GCM field encryption. Stored form: `<version>:<iv>:<tag>:<ciphertext>`
@@ -58,8 +59,9 @@ export function createFieldCipher(keyring: Keyring): FieldCipher {
     if (!key) throw new UnknownKeyVersionError(version);
     return key;
   };
-  const v1 = keyFor('v1');
-  const lookupKey = crypto.createHmac('sha256', v1).update('eventops:lookup-hash').digest();
+  // Key v1 must exist (UnknownKeyVersionError names the variable otherwise): the lookup hashes derive from it.
+  keyFor('v1');
+  const lookupKey = purposeKey(keyring, 'lookup-hash');
 
   return {
     currentVersion: keyring.currentId,

@@ -1,1 +1,2 @@
 export * from './field-cipher.js';
+export * from './signed-tokens.js';

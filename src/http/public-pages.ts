@@ -55,8 +55,8 @@ export function sendPageNotFound(page: PageRenderer, reply: FastifyReply, what =
   });
 }
 
-/** Pages whose address carries a registration token: never cached, never sent on as a referrer. */
-function privatePage(reply: FastifyReply): FastifyReply {
+/** Pages whose address carries a token: never cached, never sent on as a referrer. */
+export function privatePage(reply: FastifyReply): FastifyReply {
   return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer');
 }
 

@@ -11,6 +11,7 @@ import { registerPublicPages } from './public-pages.js';
 import { postgresRateLimitStore, rateLimitClient } from './rate-limit-store.js';
 import { registerRegistrationRoute } from './register-route.js';
 import { registerSetupRoutes } from './setup-routes.js';
+import { registerUnsubscribeRoutes } from './unsubscribe-routes.js';
 import { registerWebhookRoute } from './webhook-route.js';
 import { captchaMissingInProduction, NO_CAPTCHA_WARNING } from '../payments/captcha.js';
 import type { Telemetry, TelemetrySpan } from '../telemetry.js';
@@ -138,6 +139,7 @@ export async function buildServer(
     registerSetupRoutes(scope, ctx, page);
     registerPublicPages(scope, ctx, page, errorPage);
     registerRegistrationRoute(scope, ctx, page);
+    registerUnsubscribeRoutes(scope, ctx, page);
   });
 
   if (!ctx.config.jobs.cronSecret) ctx.logger.warn(CRON_SECRET_MISSING_WARNING);
