@@ -1,8 +1,10 @@
 import { formatInTimeZone } from 'date-fns-tz';
+import { celebrationsUnsubscribeUrl } from '../admin/people/unsubscribe-link.js';
 import type { AppContext } from '../context.js';
 import { errorMessage } from '../errors.js';
 import { loadEmailBranding, type EmailBranding, type RenderedEmail } from '../mail/render.js';
 import { MailSendError, type Mailer } from '../mail/types.js';
+import { publicBaseUrl } from '../payments/links.js';
 import { getSettings } from '../settings.js';
 import {
   STALE_CLAIM_MS,
@@ -60,9 +62,11 @@ interface Celebration {
   names: string;
   /** Encrypted addresses of whoever greeted has one. */
   addressesEnc: string[];
+  /** Everyone greeted: the unsubscribe link turns off the emails of each of them. */
+  greetedIds: string[];
   claimState: ClaimState;
   reason: string;
-  render(branding: EmailBranding): RenderedEmail;
+  render(branding: EmailBranding, options: { unsubscribeUrl: string }): RenderedEmail;
 }
 
 /**
@@ -114,6 +118,8 @@ export async function sendCelebrations(ctx: AppContext, options: JobOptions): Pr
       return { ...summary, wouldDo };
     }
 
+    // Every email carries its unsubscribe link: without a public URL for it, nothing is sent (publicBaseUrl says what to set).
+    publicBaseUrl(ctx.config);
     // Loading the mail transport overlaps the first reads and claims.
     const mailerReady = ctx.mailer();
     mailerReady.catch(() => undefined);
@@ -241,7 +247,7 @@ async function deliver(
     const to = celebration.addressesEnc.map((enc) => ctx.cipher.decrypt(enc));
     const result = await mailer.send({
       to,
-      ...celebration.render(branding),
+      ...celebration.render(branding, { unsubscribeUrl: celebrationsUnsubscribeUrl(ctx.config, celebration.greetedIds) }),
       idempotencyKey: `celebration:${celebration.kind}:${day.year}:${celebration.personId}`,
     });
     if (result.rejected.length > 0) {
@@ -278,9 +284,10 @@ async function* birthdays(ctx: AppContext, day: CelebrationDay): AsyncGenerator<
       personId: row.id,
       names: fullName(row.first_name, row.last_name),
       addressesEnc: [row.email_enc],
+      greetedIds: [row.id],
       claimState: row,
       reason: 'birthday',
-      render: (branding) => birthdayEmail({ firstName: row.first_name }, branding),
+      render: (branding, options) => birthdayEmail({ firstName: row.first_name }, branding, options),
     }));
   }
 }
@@ -298,9 +305,10 @@ async function* anniversaries(ctx: AppContext, day: CelebrationDay): AsyncGenera
         personId: row.id,
         names: [fullName(row.first_name, row.last_name), ...(spouse ? [fullName(spouse.first, spouse.last)] : [])].join(' and '),
         addressesEnc: [row.email_enc, row.spouse_email_enc].filter((enc): enc is string => enc !== null),
+        greetedIds: row.spouse_id === null ? [row.id] : [row.id, row.spouse_id],
         claimState: row,
         reason: `${ordinal(years)} wedding anniversary`,
-        render: (branding) => anniversaryEmail(data, branding),
+        render: (branding, options) => anniversaryEmail(data, branding, options),
       };
     });
   }

@@ -19,6 +19,16 @@ export function senderOf(from: Mailbox, message: Pick<MailMessage, 'fromName'>):
   return name ? { name, address: from.address } : { address: from.address };
 }
 
+/**
+ * List-Unsubscribe and List-Unsubscribe-Post (RFC 8058): a mail client's own "Unsubscribe" then POSTs
+ * `List-Unsubscribe=One-Click` to the link. Given as headers: nodemailer's `list` option is applied by its
+ * transports' sendMail, not by MailComposer, which the SMTP mailer compiles messages with.
+ */
+export function unsubscribeHeaders(message: Pick<MailMessage, 'unsubscribeUrl'>): Record<string, string> | undefined {
+  if (message.unsubscribeUrl === undefined) return undefined;
+  return { 'List-Unsubscribe': `<${message.unsubscribeUrl}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+}
+
 /** The nodemailer form of a message: both an HTML and a plain-text part, attachments as given. */
 export function toNodemailerOptions(message: MailMessage, from: Mailbox | undefined, messageId: string): Mail.Options {
   const sender = from && senderOf(from, message);
@@ -33,6 +43,7 @@ export function toNodemailerOptions(message: MailMessage, from: Mailbox | undefi
     text: message.text,
     textEncoding: textEncodingFor(message.subject, message.html, message.text),
     messageId,
+    headers: unsubscribeHeaders(message),
     attachments: message.attachments?.map((a) => ({
       filename: a.filename,
       content: a.content,

@@ -1,7 +1,7 @@
 import type { Mailbox } from '../config/mailbox.js';
 import type { MailApiConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
-import { senderOf } from './compose.js';
+import { senderOf, unsubscribeHeaders } from './compose.js';
 import { MailSendError, type Mailer, type MailMessage, type SendResult } from './types.js';
 
 export interface MailApiMailerOptions {
@@ -24,6 +24,7 @@ export function mailApiBody(message: MailMessage, from: Mailbox | undefined): Re
     subject: message.subject,
     html: message.html,
     text: message.text,
+    headers: unsubscribeHeaders(message),
     attachments: message.attachments?.map((a) => ({
       filename: a.filename,
       content: Buffer.from(a.content).toString('base64'),

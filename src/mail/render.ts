@@ -31,9 +31,16 @@ export interface RenderedEmail {
   text: string;
   /** The church's name, as the header and footer show it: the From's display name. */
   fromName: string;
+  /** Where the recipient stops emails of this kind: in the footer, and the List-Unsubscribe header. */
+  unsubscribeUrl?: string;
 }
 
-export type EmailRenderer<D extends object> = (data: D, branding: EmailBranding) => RenderedEmail;
+export interface RenderOptions {
+  /** A link in both footers ("Don't want these emails? Unsubscribe"), passed on as the message's unsubscribeUrl. */
+  unsubscribeUrl?: string;
+}
+
+export type EmailRenderer<D extends object> = (data: D, branding: EmailBranding, options?: RenderOptions) => RenderedEmail;
 
 // An environment of our own: nothing registered on the shared Handlebars instance.
 const handlebars = Handlebars.create();
@@ -55,6 +62,7 @@ const HTML_LAYOUT = handlebars.compile(`<!doctype html>
 {{#if church.address}}<div>{{church.address}}</div>{{/if}}
 {{#if church.abn}}<div>ABN {{church.abn}}</div>{{/if}}
 {{#if church.website}}<div><a href="{{church.website}}" style="color:{{primary}};">{{church.website}}</a></div>{{/if}}
+{{#if unsubscribeUrl}}<div style="margin-top:8px;">Don't want these emails? <a href="{{unsubscribeUrl}}" style="color:{{primary}};">Unsubscribe</a></div>{{/if}}
 </td></tr>
 </table>
 </td></tr>
@@ -73,6 +81,8 @@ const TEXT_LAYOUT = handlebars.compile(
 {{#if church.address}}{{church.address}}
 {{/if}}{{#if church.abn}}ABN {{church.abn}}
 {{/if}}{{#if church.website}}{{church.website}}
+{{/if}}{{#if unsubscribeUrl}}
+Don't want these emails? Unsubscribe: {{unsubscribeUrl}}
 {{/if}}`,
   { noEscape: true },
 );
@@ -83,7 +93,7 @@ export function defineEmailTemplate<D extends object>(template: EmailTemplate): 
   const heading = template.heading === undefined ? undefined : handlebars.compile(template.heading, { noEscape: true });
   const html = handlebars.compile(template.html);
   const text = handlebars.compile(template.text, { noEscape: true });
-  return (data, branding) => {
+  return (data, branding, options = {}) => {
     const context = { ...data, church: branding.identity };
     const runtime = { helpers: formatHelpers(branding.regional) };
     // Header values are one line.
@@ -94,12 +104,14 @@ export function defineEmailTemplate<D extends object>(template: EmailTemplate): 
       lang: branding.regional.locale,
       subject: renderedSubject,
       heading: heading ? heading(context, runtime).trim() : renderedSubject,
+      unsubscribeUrl: options.unsubscribeUrl,
     };
     return {
       subject: renderedSubject,
       html: HTML_LAYOUT({ ...layoutContext, body: html(context, runtime) }),
       text: TEXT_LAYOUT({ ...layoutContext, body: text(context, runtime).trim() }).trimEnd() + '\n',
       fromName: branding.identity.name,
+      ...(options.unsubscribeUrl === undefined ? {} : { unsubscribeUrl: options.unsubscribeUrl }),
     };
   };
 }

@@ -19,6 +19,8 @@ export interface MailMessage {
   fromName?: string;
   /** Stable per logical message; the mail API uses it to drop duplicate sends of a retried message. */
   idempotencyKey?: string;
+  /** An https link that stops emails of this kind with a POST: sent as List-Unsubscribe with one-click (RFC 8058). */
+  unsubscribeUrl?: string;
 }
 
 export interface SendResult {

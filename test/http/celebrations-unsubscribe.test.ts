@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { celebrationsUnsubscribePath, celebrationsUnsubscribeToken } from '../../src/admin/people/unsubscribe-link.js';
 import { FixedClock } from '../../src/clock.js';
+import { sendCelebrations } from '../../src/jobs/send-celebrations.js';
+import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertPerson } from '../support/factories.js';
@@ -160,5 +162,23 @@ describe('POST /celebrations/unsubscribe/:token', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 11; i++) statuses.push((await post(pathFor(ada))).status);
     expect(statuses).toEqual([...Array.from({ length: 10 }, () => 200), 429]);
+  });
+});
+
+describe('the link in a celebration email', () => {
+  it('opened shows the page, confirmed stops the emails: the next year’s run sends that person nothing', async () => {
+    await setSetting(tdb.db, 'celebrations.birthdays', true, T0);
+    const ada = await person('Ada', { email: 'ada@example.org', birth_date: '1990-11-22' });
+    const at = (iso: string) => createTestContext({ db: tdb.db, mailer: mail.mailer, clock: new FixedClock(new Date(iso)) });
+
+    expect(await sendCelebrations(at('2026-11-21T22:00:00Z'), { trigger: 'cli' })).toMatchObject({ birthdays: 1 });
+    const link = /http:\/\/127\.0\.0\.1:3000(\/celebrations\/unsubscribe\/\S+)/.exec(mail.sink.messages[0]?.text ?? '')?.[1] ?? '';
+    expect((await get(link)).status).toBe(200);
+    expect(await flagOf(ada)).toEqual(ON);
+    expect((await post(link)).status).toBe(200);
+
+    mail.sink.clear();
+    expect(await sendCelebrations(at('2027-11-21T22:00:00Z'), { trigger: 'cli' })).toMatchObject({ outcome: 'ok', birthdays: 0 });
+    expect(mail.sink.messages).toHaveLength(0);
   });
 });

@@ -56,6 +56,14 @@ describe('message bytes written in one pass', () => {
     }
   });
 
+  it('a celebration with its unsubscribe link in the footers and the List-Unsubscribe headers (the long link folded onto a line of its own) comes out the same', async () => {
+    const unsubscribeUrl = `https://example.org/celebrations/unsubscribe/${'0b6e0e34-5f0a-4a43-9d57-2f0a7c1d3b1e.'.repeat(2)}${'A'.repeat(43)}`;
+    const couple = anniversaryEmail({ greeting: 'Tom and Lan', yearsMarried: '30 years', yearsOrdinal: '30th' }, branding, { unsubscribeUrl });
+    const { ours, nodemailers } = await bothWays({ to: ['tom@example.org', 'lan@example.org'], ...couple });
+    expect(ours).toBe(nodemailers);
+    expect(ours).toContain(`List-Unsubscribe:\r\n <${unsubscribeUrl}>\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n`);
+  });
+
   it('a plain ASCII text part with short lines (sent as 7bit) and an empty HTML part come out the same too', async () => {
     const { ours, nodemailers } = await bothWays({ to: ['a@example.org'], subject: 'Hi', text: 'Short line.\nAnother.', html: '' });
     expect(ours).toBe(nodemailers);

@@ -33,8 +33,9 @@ Examples:
   $ eventops people celebrations john.smith@example.org --on
 
 Turning off one spouse stops the couple's anniversary email; the other spouse's own birthday
-email goes on. \`eventops people list\` shows whose are off, since when and how. Exit 1 when
-no person has this email or the emails are already off (or on), 2 for a malformed email or
+email goes on. A member turns their own off with the unsubscribe link in every one of these
+emails; \`eventops people list\` shows whose are off, since when and how. Exit 1 when no
+person has this email or the emails are already off (or on), 2 for a malformed email or
 option.`,
     )
     .action(async (email: string, raw: Record<string, unknown>) => {
