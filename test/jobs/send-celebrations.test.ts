@@ -86,8 +86,8 @@ describe('send-celebrations', () => {
     expect(message?.subject).toBe('Happy birthday, Ada!');
     expect(message?.text).toContain('Dear Ada,');
     expect(message?.html).toContain('Dear Ada,');
-    // The age is never shown.
-    expect(message?.text).not.toContain('36');
+    // The age is never shown (the unsubscribe link's token is random and may hold any digits).
+    expect(message?.text.replace(/https?:\/\/\S+/g, '')).not.toContain('36');
     expect(await claims()).toEqual([
       expect.objectContaining({ person_id: ada, kind: 'birthday', year: 2026, sent_at: new Date(SYDNEY_22_NOV) }),
     ]);
