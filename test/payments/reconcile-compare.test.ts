@@ -62,6 +62,22 @@ describe('reconcile decisions', () => {
     expect(decide(paid(), ours(extended), NOW).action).toBe('complete');
   });
 
+  it('a delayed payment that failed at the provider (its PaymentIntent back to requires_payment_method, or canceled), in flight here: confirmed unpaid, extended or not', () => {
+    const withIntent = (status: string) =>
+      session({ status: 'complete', payment_status: 'unpaid', payment_intent: buildPaymentIntent({ status, latest_charge: null }) });
+    const extended = { createdAt: new Date(NOW.getTime() - 2 * 86_400_000), expiresAt: new Date(NOW.getTime() + 12 * 86_400_000) };
+    for (const status of ['requires_payment_method', 'canceled']) {
+      expect(decide(withIntent(status), ours(), NOW)).toMatchObject({ action: 'confirm_unpaid' });
+      expect(decide(withIntent(status), ours(extended), NOW)).toMatchObject({ action: 'confirm_unpaid' });
+      expect(decide(withIntent(status), ours({ status: 'EXPIRED' }), NOW)).toMatchObject({ action: 'confirm_unpaid' });
+      expect(decide(withIntent(status), ours({ status: 'EXPIRED', kept: false }), NOW).action).toBe('none');
+    }
+    // Still settling (or waiting on the payer, as for a bank account being verified): extended as before.
+    expect(decide(withIntent('processing'), ours(), NOW).action).toBe('extend');
+    expect(decide(withIntent('requires_action'), ours(), NOW).action).toBe('extend');
+    expect(decide(withIntent('processing'), ours(extended), NOW).action).toBe('none');
+  });
+
   it('fully refunded or disputed at the provider, PAID here: the reversal; a partial refund or a registration already cancelled: nothing', () => {
     const completed = ours({ status: 'COMPLETED', registrationStatus: 'PAID' });
     expect(decide(paid({ amount_refunded: 12000, refunded: true }), completed, NOW)).toMatchObject({ action: 'reverse', reversal: 'refund' });

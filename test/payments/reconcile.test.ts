@@ -4,7 +4,9 @@ import { reconcileCheckouts } from '../../src/jobs/reconcile.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { resolveOperationsAlert } from '../../src/payments/alerts.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
-import { insertEvent } from '../support/factories.js';
+import { payNowUrl } from '../../src/payments/links.js';
+import { startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
+import { insertEvent, insertRegistration } from '../support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { buildCheckoutSession, providerId } from '../support/provider-fixtures.js';
 import { queuedMessages } from '../support/webhook-events.js';
@@ -154,6 +156,59 @@ describe('eventops reconcile against the provider', () => {
     expect((await queuedMessages(harness.ctx, 'receipt')).filter((m) => m.to.includes(delayed.email))).toHaveLength(1);
     expect(await db()('operations_alerts').where({ checkout_session_id: delayed.checkoutId }).orWhere({ payment_intent_id: paymentIntent })).toEqual([]);
     expect(harness.provider.deliveries.length).toBe(deliveriesBefore);
+  });
+
+  it('a direct debit that failed while its async_payment_failed was lost is recorded unpaid, as that webhook would: the member may pay again at once, not after 17 days of "processing"', async () => {
+    harness.ctx.clock.set(T0);
+    const registration = await insertRegistration(db(), harness.ctx.cipher, event.id, { status: 'PENDING', payment_method: 'bank', total_minor: 12000 });
+    const started = await startExistingRegistrationCheckout(harness.ctx, { registrationId: registration.id });
+    const sessionId = (await staging(started.checkoutId)).provider_session_id as string;
+    // Paid by direct debit: the unpaid completion arrives and extends the checkout for 14 days.
+    const settling = await harness.provider.deliver('checkout.session.completed', sessionId, { payment_status: 'unpaid' });
+    expect(JSON.parse(settling.body)).toMatchObject({ outcome: 'extended' });
+    // The debit fails two days later; that webhook is lost.
+    harness.provider.buildEvent('checkout.session.async_payment_failed', sessionId);
+    harness.ctx.clock.set(new Date(T0.getTime() + 2 * 86_400_000));
+    const payPage = `${payNowUrl({ ...harness.ctx.config, authUrl: harness.server.url }, registration.id)}`;
+    expect((await fetch(payPage)).status).toBe(409);
+
+    const report = await reconcile(true);
+
+    expect(report.rows?.find((row) => row.session === sessionId)).toMatchObject({
+      ours: 'OPEN',
+      provider: 'complete/unpaid, failed',
+      action: 'confirm_unpaid',
+      result: 'expired',
+      unresolved: false,
+    });
+    const row = await staging(started.checkoutId);
+    expect(row).toMatchObject({ status: 'EXPIRED', scrubbed_at: harness.ctx.clock.now(), unpaid_confirmed_at: harness.ctx.clock.now() });
+    expect(await db()('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'PENDING', payment_method: 'bank' });
+    expect((await fetch(payPage)).status).toBe(200);
+    const again = await startExistingRegistrationCheckout(harness.ctx, { registrationId: registration.id });
+    expect(again).toMatchObject({ reused: false });
+    expect(again.checkoutId).not.toBe(started.checkoutId);
+    expect(await db()('operations_alerts').where({ checkout_session_id: started.checkoutId })).toEqual([]);
+    expect((await reconcile(true)).rows?.find((r) => r.session === sessionId)).toMatchObject({ action: 'none', unresolved: false });
+  });
+
+  it('a direct debit that had already failed when reconcile first hears of it (every webhook lost) is recorded unpaid, not extended for 14 days', async () => {
+    harness.ctx.clock.set(T0);
+    const failed = await checkout();
+    harness.provider.completeSession(failed.sessionId, { payment_status: 'unpaid' });
+    harness.provider.buildEvent('checkout.session.async_payment_failed', failed.sessionId);
+    harness.ctx.clock.set(new Date(T0.getTime() + 3_600_000));
+
+    const report = await reconcile(true);
+
+    expect(report.rows?.find((row) => row.session === failed.sessionId)).toMatchObject({ action: 'confirm_unpaid', result: 'expired', unresolved: false });
+    const row = await staging(failed.checkoutId);
+    expect(row).toMatchObject({ status: 'EXPIRED', payload_enc: null, unpaid_confirmed_at: harness.ctx.clock.now() });
+    expect(row.expires_at).toEqual(new Date(T0.getTime() + 31 * 60_000));
+    const success = await fetch(`${harness.server.url}/events/${event.slug}/success?session_id=${failed.sessionId}`);
+    const page = await success.text();
+    expect(page).toContain('Payment not completed');
+    expect(page).not.toContain('Processing your payment');
   });
 
   it('a missed full refund and a missed dispute cancel the PAID registrations, as the reversal webhook would; nothing is refunded by us', async () => {

@@ -98,7 +98,8 @@ export interface FakeProvider {
   /**
    * The signed event the provider would send. For checkout.session.* types the
    * session's state moves first (completed → paid unless overridden,
-   * async_payment_succeeded → paid, async_payment_failed → unpaid, expired);
+   * async_payment_succeeded → paid, async_payment_failed → unpaid with its PaymentIntent back to
+   * requires_payment_method, expired);
    * charge.refunded builds a fully refunded charge and charge.dispute.created a
    * dispute of the session's PaymentIntent. `overrides` apply to data.object.
    * `session` may also be any provider object, sent as data.object as it is.
@@ -152,6 +153,8 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   const createdAt = () => Math.floor((options.now?.() ?? new Date()).getTime() / 1000);
   const requests: FakeProviderRequest[] = [];
   const paidAtExpiry = new Set<string>();
+  /** PaymentIntents whose delayed payment failed: back to requires_payment_method, as the provider leaves them. */
+  const failedIntents = new Set<string>();
   const refundCalls: FakeProviderRequest[] = [];
   const deliveries: WebhookDelivery[] = [];
   const idempotent = new Map<string, { rawBody: string; status: number; body: unknown }>();
@@ -289,6 +292,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
         break;
       case 'checkout.session.async_payment_failed':
         object = completeSession(sessionId, { payment_status: 'unpaid', ...overrides });
+        failedIntents.add(object.payment_intent as string);
         break;
       case 'checkout.session.expired':
         object = { ...existingSession(sessionId), status: 'expired', ...overrides };
@@ -394,14 +398,15 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     const paymentIntent = session.payment_intent as string;
     const amount = session.amount_total as number;
     const paid = session.payment_status === 'paid';
+    const failed = !paid && failedIntents.has(paymentIntent);
     return buildPaymentIntent({
       id: paymentIntent,
       amount,
       amount_received: paid ? amount : 0,
       currency: session.currency,
-      status: paid ? 'succeeded' : 'processing',
+      status: paid ? 'succeeded' : failed ? 'requires_payment_method' : 'processing',
       canceled_at: null,
-      last_payment_error: null,
+      last_payment_error: failed ? { type: 'card_error', code: 'debit_not_authorized', message: 'The customer notified their bank that this payment was unauthorized.' } : null,
       next_action: null,
       metadata: intentMetadataOf(session),
       latest_charge: paid ? (expandCharge ? latestChargeOf(session) : chargeIdFor(paymentIntent)) : null,

@@ -16,7 +16,7 @@ export type ReconcileAction =
   | 'complete'
   /** Completed unpaid at the provider (a delayed payment), in flight here and not extended: the webhook's extension. */
   | 'extend'
-  /** Expired at the provider, still possibly in flight here: record it as confirmed unpaid. */
+  /** Expired at the provider, or its delayed payment failed there, still possibly in flight here: record it as confirmed unpaid. */
   | 'confirm_unpaid'
   /** Still open at the provider although our checkout expired: expire it there, then record it unpaid. */
   | 'expire_at_provider'
@@ -36,11 +36,14 @@ const chargeSchema = z.object({
 });
 
 const paymentIntentSchema = z.union([
-  z.string().transform((id) => ({ id, charge: undefined })),
-  z.object({ id: z.string(), latest_charge: z.union([z.string(), chargeSchema]).nullish() }).transform((intent) => ({
-    id: intent.id,
-    charge: intent.latest_charge && typeof intent.latest_charge === 'object' ? intent.latest_charge : undefined,
-  })),
+  z.string().transform((id) => ({ id, status: null, charge: undefined })),
+  z
+    .object({ id: z.string(), status: z.string().nullish(), latest_charge: z.union([z.string(), chargeSchema]).nullish() })
+    .transform((intent) => ({
+      id: intent.id,
+      status: intent.status ?? null,
+      charge: intent.latest_charge && typeof intent.latest_charge === 'object' ? intent.latest_charge : undefined,
+    })),
 ]);
 
 const sessionSchema = z.object({
@@ -69,6 +72,8 @@ export interface ProviderSessionView {
   paymentStatus: string;
   amountTotal: number | null;
   paymentIntentId: string | null;
+  /** The PaymentIntent's status when it was expanded (e.g. processing, requires_payment_method), else null. */
+  paymentIntentStatus: string | null;
   ids: OurIds;
   charge: ProviderCharge | undefined;
   /** The object as listed, which the webhook's mapping reads as it reads a delivered session. */
@@ -91,6 +96,7 @@ export function parseProviderSession(object: unknown): ProviderSessionView | und
     paymentStatus: session.payment_status,
     amountTotal: session.amount_total ?? null,
     paymentIntentId: session.payment_intent?.id ?? null,
+    paymentIntentStatus: session.payment_intent?.status ?? null,
     ids,
     charge: charge
       ? { id: charge.id, amount: charge.amount, amountRefunded: charge.amount_refunded, disputed: charge.disputed === true }
@@ -120,6 +126,20 @@ export interface ReconcileDecision {
 
 export function providerPaid(session: ProviderSessionView): boolean {
   return session.paymentStatus === 'paid' && session.status === 'complete';
+}
+
+/**
+ * A delayed payment (the session complete and unpaid) that failed: its PaymentIntent went back to
+ * requires_payment_method, or was canceled, which is what async_payment_failed reports. A complete
+ * session takes no second payment, so nothing can arrive for it any more. One still settling is
+ * `processing` (or `requires_action` while, say, a bank account is verified).
+ */
+export function delayedPaymentFailed(session: ProviderSessionView): boolean {
+  return (
+    session.status === 'complete' &&
+    session.paymentStatus === 'unpaid' &&
+    (session.paymentIntentStatus === 'requires_payment_method' || session.paymentIntentStatus === 'canceled')
+  );
 }
 
 /** The reversal the provider's latest charge shows: a full refund or a dispute; a partial refund is the webhook's alert, not ours. */
@@ -165,6 +185,10 @@ export function decide(session: ProviderSessionView | undefined, ours: OurChecko
   if (ours.status === 'COMPLETED') return { action: 'alert_mismatch', why: `completed here, ${session.status ?? '?'} and ${session.paymentStatus} at the provider` };
   if (session.status === 'expired') {
     return inFlight ? { action: 'confirm_unpaid', why: 'expired unpaid at the provider' } : { action: 'none', why: 'expired on both sides' };
+  }
+  // Its async_payment_failed was lost: extending it (or leaving it extended) would hold it "processing" for 14 days.
+  if (delayedPaymentFailed(session)) {
+    return inFlight ? { action: 'confirm_unpaid', why: 'the delayed payment failed at the provider' } : { action: 'none', why: 'failed at the provider, unpaid here' };
   }
   if (session.status === 'complete' && session.paymentStatus === 'unpaid' && inFlight && !extendedForDelayedPayment(ours)) {
     return { action: 'extend', why: 'completed unpaid at the provider (a delayed payment), not extended here' };

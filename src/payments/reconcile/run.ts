@@ -7,6 +7,7 @@ import { mayStillBePaidAs, type CheckoutStatus } from '../webhook/staging-rows.j
 import {
   chargeReversal,
   decide,
+  delayedPaymentFailed,
   parseProviderSession,
   providerPaid,
   type OurCheckoutView,
@@ -194,7 +195,8 @@ function describeOurs(row: OurRow | undefined): string {
 function describeProvider(session: ProviderSessionView | undefined): string {
   if (!session) return 'missing';
   const reversal = session.charge?.disputed ? ', disputed' : session.charge && session.charge.amountRefunded > 0 ? `, refunded ${session.charge.amountRefunded}` : '';
-  return `${session.status ?? '?'}/${session.paymentStatus}${reversal}`;
+  const failed = delayedPaymentFailed(session) ? ', failed' : '';
+  return `${session.status ?? '?'}/${session.paymentStatus}${failed}${reversal}`;
 }
 
 /**
@@ -306,9 +308,13 @@ async function reverseAsWebhook(ctx: AppContext, session: ProviderSessionView, r
   return handleWebhookAction(ctx, { id: `reconcile:${charge.id}:${reversal}`, type: reversal === 'refund' ? 'charge.refunded' : 'charge.dispute.created' }, action);
 }
 
+/** What the provider's checkout.session.expired, or async_payment_failed for a delayed payment that failed, would have recorded. */
 async function confirmUnpaidAsWebhook(ctx: AppContext, session: ProviderSessionView, row: OurRow | undefined): Promise<string> {
   const ids = row ? { ...session.ids, checkoutId: row.id } : session.ids;
-  return handleWebhookAction(ctx, { id: `reconcile:${session.id}:expired`, type: 'checkout.session.expired' }, { kind: 'expire', providerSessionId: session.id, ids });
+  const event = delayedPaymentFailed(session)
+    ? { id: `reconcile:${session.id}:failed`, type: 'checkout.session.async_payment_failed' }
+    : { id: `reconcile:${session.id}:expired`, type: 'checkout.session.expired' };
+  return handleWebhookAction(ctx, event, { kind: 'expire', providerSessionId: session.id, ids });
 }
 
 /** The one writing call to the provider. A session completed or expired meanwhile is read back rather than treated as a failure. */
