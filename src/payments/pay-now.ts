@@ -7,7 +7,9 @@ import { getCardFeeRate } from '../settings.js';
 import { openProviderSession, type StartedCheckout } from './checkout.js';
 import { cardPaymentPossible, registrationUrl } from './links.js';
 import { CARD_FEE_LINE_LABEL, DISCOUNTED_LINE_LABEL, cardSurcharge, type PricedLine } from './pricing.js';
+import { createProviderClient, providerErrorDetails, providerUnavailable } from './provider.js';
 import { CHECKOUT_EXPIRY_MS } from './staging.js';
+import { confirmUnpaid } from './webhook/handle.js';
 import { mayStillBePaid } from './webhook/staging-rows.js';
 
 export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing' | 'part_paid';
@@ -50,8 +52,11 @@ export interface InFlightCheckoutRow {
   id: string;
   status: 'OPEN' | 'EXPIRED';
   expires_at: Date;
+  provider_session_id: string | null;
   provider_url: string | null;
   payment_intent_id: string | null;
+  net_minor: number;
+  surcharge_minor: number;
 }
 
 /**
@@ -59,7 +64,9 @@ export interface InFlightCheckoutRow {
  * non-free registration (a bank-transfer one). The registration row stays
  * locked (FOR UPDATE) until the provider session is stored, so two concurrent
  * attempts cannot both open a payable session: the second waits, then finds
- * and reuses the first one's session. While an earlier checkout may still be
+ * and reuses the first one's session, as long as it charges what a new one would
+ * (the pay-now page shows today's card fee); one that would charge another amount
+ * is expired at the provider and replaced. While an earlier checkout may still be
  * paid (expired but not confirmed unpaid), no new one is opened. The staging
  * row carries registration_id instead of a payload; a provider failure rolls it back.
  */
@@ -80,14 +87,19 @@ export async function startExistingRegistrationCheckout(
     if ((await officePaidSum(trx, registration.id)) > 0) throw new NotPayableError('part_paid');
 
     const now = ctx.clock.now();
-    const inFlight = await inFlightCheckoutsOf(trx, registration.id);
-    const live = resumableCheckout(inFlight, now);
-    if (live) return { checkoutId: live.id, redirectUrl: live.provider_url, reused: true };
-    // Expired (or settling) but not confirmed unpaid: the provider may still confirm a payment, so a second one could double-charge.
-    if (inFlight.length > 0) throw new NotPayableError('processing');
-
     const net = registration.total_minor - registration.surcharge_minor;
     const surcharge = event.passCardFee ? cardSurcharge(net, await getCardFeeRate(trx)) : 0;
+    const inFlight = await inFlightCheckoutsOf(trx, registration.id);
+    const live = resumableCheckout(inFlight, now);
+    if (live) {
+      // The pay-now page shows today's fee: a session opened before the rate (or the event's fee setting) changed would charge another amount.
+      if (live.net_minor === net && live.surcharge_minor === surcharge) return { checkoutId: live.id, redirectUrl: live.provider_url, reused: true };
+      await expireUnpaidSession(ctx, trx, live, now);
+    } else if (inFlight.length > 0) {
+      // Expired (or settling) but not confirmed unpaid: the provider may still confirm a payment, so a second one could double-charge.
+      throw new NotPayableError('processing');
+    }
+
     const lines = payNowLines(registration.line_items, net, surcharge);
     const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
     const [staged] = await trx('checkout_sessions')
@@ -121,6 +133,38 @@ export async function startExistingRegistrationCheckout(
   });
 }
 
+/**
+ * Closes a live session that has taken no payment at the provider, so a new one can be opened in its place:
+ * the provider refuses to expire a session that was paid meanwhile (its completion not yet delivered), and
+ * then nothing new is opened. Once the provider reports it expired it is recorded as confirmed unpaid.
+ */
+async function expireUnpaidSession(
+  ctx: AppContext,
+  trx: Knex.Transaction,
+  live: InFlightCheckoutRow & { provider_session_id: string },
+  now: Date,
+): Promise<void> {
+  const provider = await createProviderClient(ctx.config);
+  let status: string | null;
+  try {
+    status = (await provider.checkout.sessions.expire(live.provider_session_id)).status;
+  } catch (error) {
+    // Refused (not open any more), or the answer was lost: what the session is now decides.
+    try {
+      status = (await provider.checkout.sessions.retrieve(live.provider_session_id)).status;
+    } catch {
+      ctx.logger.error({ checkoutId: live.id, provider: providerErrorDetails(error) }, 'expiring the earlier pay-now session failed');
+      throw providerUnavailable(error);
+    }
+    if (status === 'open') {
+      ctx.logger.error({ checkoutId: live.id, provider: providerErrorDetails(error) }, 'expiring the earlier pay-now session failed');
+      throw providerUnavailable(error);
+    }
+  }
+  if (status !== 'expired') throw new NotPayableError('processing');
+  await confirmUnpaid(trx, live.id, now);
+}
+
 function assertPayable(ctx: AppContext, registration: RegistrationRow, event: EventRecord): void {
   if (registration.status === 'PAID') throw new NotPayableError('paid');
   if (registration.status === 'CANCELLED') throw new NotPayableError('cancelled');
@@ -138,7 +182,7 @@ export async function inFlightCheckoutsOf(db: Knex, registrationId: string): Pro
     .where({ registration_id: registrationId })
     .where(mayStillBePaid)
     .orderBy('expires_at', 'desc')
-    .select<InFlightCheckoutRow[]>('id', 'status', 'expires_at', 'provider_url', 'payment_intent_id');
+    .select<InFlightCheckoutRow[]>('id', 'status', 'expires_at', 'provider_session_id', 'provider_url', 'payment_intent_id', 'net_minor', 'surcharge_minor');
 }
 
 /**
@@ -149,11 +193,12 @@ export async function inFlightCheckoutsOf(db: Knex, registrationId: string): Pro
 export function resumableCheckout(
   inFlight: InFlightCheckoutRow[],
   now: Date,
-): (InFlightCheckoutRow & { provider_url: string }) | undefined {
+): (InFlightCheckoutRow & { provider_session_id: string; provider_url: string }) | undefined {
   if (inFlight.length !== 1) return undefined;
   const [row] = inFlight as [InFlightCheckoutRow];
-  const live = row.status === 'OPEN' && row.expires_at > now && row.provider_url !== null && row.payment_intent_id === null;
-  return live ? (row as InFlightCheckoutRow & { provider_url: string }) : undefined;
+  const live =
+    row.status === 'OPEN' && row.expires_at > now && row.provider_session_id !== null && row.provider_url !== null && row.payment_intent_id === null;
+  return live ? (row as InFlightCheckoutRow & { provider_session_id: string; provider_url: string }) : undefined;
 }
 
 /**

@@ -4,11 +4,13 @@ import type { EventPricing } from '../../src/admin/event-file.js';
 import type { AppContext } from '../../src/context.js';
 import { connectDb } from '../../src/db/connect.js';
 import { AppError } from '../../src/errors.js';
+import { loadPublicRegistration, payNowPageData } from '../../src/http/registration-view.js';
 import { registrationUrl } from '../../src/payments/links.js';
 import { NotPayableError, payNowLines, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
 import { priceRegistration, type AttendeeChoice } from '../../src/payments/pricing.js';
 import { confirmUnpaid } from '../../src/payments/webhook/handle.js';
 import { insertRegistration } from '../../src/payments/registrations.js';
+import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertEvent } from '../support/factories.js';
@@ -209,6 +211,51 @@ describe('startExistingRegistrationCheckout (pay-now)', () => {
     expect(createCallsFor(reg.registrationId)).toHaveLength(2);
     const rows = await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId }).orderBy('created_at');
     expect(rows.map((r: { status: string }) => r.status)).toEqual(['EXPIRED', 'OPEN']);
+  });
+
+  it('a live session that would now charge other than the pay-now page shows (the card fee rate was corrected meanwhile) is expired at the provider and a new one opened for what is shown', async () => {
+    const reg = await bankRegistration({ event: { pass_card_fee: true } });
+    const first = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    const firstSession = (await tdb.db('checkout_sessions').where({ id: first.checkoutId }).first()).provider_session_id as string;
+    expect(fake.sessions.get(firstSession)?.amount_total).toBe(18341);
+    // The registrant came back from the provider's page without paying; the treasurer then sets the rate the provider
+    // actually charges the church, 1.5% + 30, below the default the fee line was computed with.
+    await setSetting(tdb.db, 'cardFee.percent', 1.5, T0);
+    try {
+      const registration = await loadPublicRegistration(tdb.db, reg.registrationId, T0);
+      // floor((18000 + 30) / 0.985) − 18000 = 304
+      const page = await payNowPageData(ctx, registration as NonNullable<typeof registration>, 'token');
+      expect(page.lines.at(-1)).toEqual({ label: 'Card processing fee', amount: expect.stringContaining('3.04') });
+      expect(page.total).toContain('183.04');
+
+      const again = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+
+      expect(again.reused).toBe(false);
+      const rows = await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId }).orderBy('created_at');
+      expect(rows).toHaveLength(2);
+      expect(rows[0]).toMatchObject({ id: first.checkoutId, status: 'EXPIRED', payload_enc: null, unpaid_confirmed_at: T0 });
+      expect(rows[1]).toMatchObject({ id: again.checkoutId, status: 'OPEN', net_minor: 18000, surcharge_minor: 304 });
+      expect(fake.sessions.get(firstSession)?.status).toBe('expired');
+      expect(fake.sessions.get(rows[1].provider_session_id)?.amount_total).toBe(18304);
+      expect(fake.sessionExpireCalls().map((call) => call.path)).toContain(`/v1/checkout/sessions/${firstSession}/expire`);
+    } finally {
+      await tdb.db('app_settings').where({ key: 'cardFee.percent' }).delete();
+    }
+  });
+
+  it('a live session the registrant paid meanwhile (its completion not yet delivered) is never replaced: the expiry is refused at the provider, and pay-now says processing', async () => {
+    const reg = await bankRegistration({ event: { pass_card_fee: true } });
+    const first = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    const firstSession = (await tdb.db('checkout_sessions').where({ id: first.checkoutId }).first()).provider_session_id as string;
+    fake.completeSession(firstSession);
+    await setSetting(tdb.db, 'cardFee.percent', 1.5, T0);
+    try {
+      expect(await notPayableReason(startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId }))).toBe('processing');
+      expect(createCallsFor(reg.registrationId)).toHaveLength(1);
+      expect(await tdb.db('checkout_sessions').where({ id: first.checkoutId }).first()).toMatchObject({ status: 'OPEN', unpaid_confirmed_at: null });
+    } finally {
+      await tdb.db('app_settings').where({ key: 'cardFee.percent' }).delete();
+    }
   });
 
   it('a payment already in progress for the registration (PaymentIntent known, not settled) is not opened again', async () => {
