@@ -22,6 +22,7 @@ const ours = (overrides: Partial<OurCheckoutView> = {}): OurCheckoutView => ({
   createdAt: new Date(NOW.getTime() - 32 * 60_000),
   expiresAt: new Date(NOW.getTime() - 60_000),
   kept: true,
+  confirmedUnpaid: false,
   expectedMinor: 12000,
   registrationStatus: null,
   ...overrides,
@@ -40,7 +41,19 @@ describe('reconcile decisions', () => {
     expect(decide(session({ status: 'expired' }), ours({ status: 'EXPIRED' }), NOW).action).toBe('confirm_unpaid');
     expect(decide(session({ status: 'open' }), ours(), NOW).action).toBe('expire_at_provider');
     expect(decide(session({ status: 'open' }), ours({ expiresAt: new Date(NOW.getTime() + 60_000) }), NOW).action).toBe('none');
-    expect(decide(session({ status: 'expired' }), ours({ status: 'EXPIRED', kept: false }), NOW).action).toBe('none');
+    expect(decide(session({ status: 'expired' }), ours({ status: 'EXPIRED', kept: false, confirmedUnpaid: true }), NOW).action).toBe('none');
+  });
+
+  it('scrubbed here after its 72 hours with no word from the provider: a payment is completed (kept with an alert), an unpaid session recorded as such, one still open expired there; nothing once confirmed', () => {
+    const scrubbed = ours({ status: 'EXPIRED', kept: false });
+    expect(decide(paid(), scrubbed, NOW).action).toBe('complete');
+    expect(decide(session({ status: 'expired' }), scrubbed, NOW).action).toBe('confirm_unpaid');
+    expect(decide(session({ status: 'open' }), scrubbed, NOW).action).toBe('expire_at_provider');
+    // A delayed payment still settling cannot be extended without its payload: read again until it settles.
+    expect(decide(session({ status: 'complete', payment_status: 'unpaid' }), scrubbed, NOW).action).toBe('none');
+    const confirmed = ours({ status: 'EXPIRED', kept: false, confirmedUnpaid: true });
+    expect(decide(session({ status: 'expired' }), confirmed, NOW).action).toBe('none');
+    expect(decide(session({ status: 'open' }), confirmed, NOW).action).toBe('none');
   });
 
   it('completed unpaid at the provider (a delayed payment settling), in flight here and not extended: the extension; once extended, nothing', () => {
@@ -70,7 +83,8 @@ describe('reconcile decisions', () => {
       expect(decide(withIntent(status), ours(), NOW)).toMatchObject({ action: 'confirm_unpaid' });
       expect(decide(withIntent(status), ours(extended), NOW)).toMatchObject({ action: 'confirm_unpaid' });
       expect(decide(withIntent(status), ours({ status: 'EXPIRED' }), NOW)).toMatchObject({ action: 'confirm_unpaid' });
-      expect(decide(withIntent(status), ours({ status: 'EXPIRED', kept: false }), NOW).action).toBe('none');
+      expect(decide(withIntent(status), ours({ status: 'EXPIRED', kept: false, confirmedUnpaid: true }), NOW).action).toBe('none');
+      expect(decide(withIntent(status), ours({ status: 'EXPIRED', kept: false }), NOW).action).toBe('confirm_unpaid');
     }
     // Still settling (or waiting on the payer, as for a bank account being verified): extended as before.
     expect(decide(withIntent('processing'), ours(), NOW).action).toBe('extend');

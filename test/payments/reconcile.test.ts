@@ -358,6 +358,42 @@ describe('eventops reconcile against the provider', () => {
     expect(await staging(paid.checkoutId)).toMatchObject({ status: 'COMPLETED' });
   });
 
+  it('a payment made just before the server was down for four days, scrubbed by the first sweep after it, is still found and kept with an alert, never silently; an abandoned checkout beside it is recorded unpaid once', async () => {
+    harness.ctx.clock.set(T0);
+    const paid = await checkout();
+    const abandoned = await checkout();
+    // The payer pays as the server goes down; the provider's retries all fail, and it expires the abandoned session.
+    harness.provider.setWebhookOutage(true);
+    harness.provider.completeSession(paid.sessionId);
+    harness.provider.sessions.set(abandoned.sessionId, { ...harness.provider.sessions.get(abandoned.sessionId), status: 'expired' });
+    const paymentIntent = harness.provider.sessions.get(paid.sessionId)?.payment_intent as string;
+    // Back four days later: the sweep runs first and scrubs both, neither confirmed by the provider.
+    harness.ctx.clock.set(new Date(T0.getTime() + 4 * 86_400_000));
+    await sweepExpiredCheckouts(harness.ctx, { trigger: 'scheduler' });
+    for (const { checkoutId } of [paid, abandoned]) {
+      expect(await staging(checkoutId)).toMatchObject({ status: 'EXPIRED', payload_enc: null, scrubbed_at: harness.ctx.clock.now(), unpaid_confirmed_at: null });
+    }
+    harness.provider.setWebhookOutage(false);
+
+    const report = await reconcile(true);
+
+    expect(report.rows?.find((row) => row.session === paid.sessionId)).toMatchObject({ ours: 'EXPIRED (scrubbed)', provider: 'complete/paid', action: 'complete', result: 'unfulfilled', unresolved: false });
+    expect(await staging(paid.checkoutId)).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'checkout_expired', payment_intent_id: paymentIntent });
+    expect(await db()('operations_alerts').where({ checkout_session_id: paid.checkoutId })).toEqual([
+      expect.objectContaining({ kind: 'checkout_expired', payment_intent_id: paymentIntent }),
+    ]);
+    expect(report.rows?.find((row) => row.session === abandoned.sessionId)).toMatchObject({ action: 'confirm_unpaid', result: 'expired', unresolved: false });
+    expect((await staging(abandoned.checkoutId)).unpaid_confirmed_at).toEqual(harness.ctx.clock.now());
+    expect(harness.provider.refundCalls).toEqual([]);
+
+    // Both settled: the next run reads neither again and raises nothing more.
+    const retrievesBefore = harness.provider.requests.filter((r) => r.method === 'GET' && /^\/v1\/checkout\/sessions\/cs_/.test(r.path)).length;
+    const again = await reconcile(true);
+    expect(again.rows?.some((row) => row.session === paid.sessionId || row.session === abandoned.sessionId)).toBe(false);
+    expect(harness.provider.requests.filter((r) => r.method === 'GET' && /^\/v1\/checkout\/sessions\/cs_/.test(r.path)).length).toBe(retrievesBefore);
+    expect(await db()('operations_alerts').where({ checkout_session_id: paid.checkoutId })).toHaveLength(1);
+  });
+
   it('without card payments configured the job is skipped, not failed', async () => {
     const summary = await reconcileCheckouts({ ...harness.ctx, config: { ...harness.ctx.config, payments: undefined } }, { trigger: 'scheduler' });
     expect(summary).toMatchObject({ job: 'reconcile', outcome: 'skipped' });

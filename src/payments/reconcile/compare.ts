@@ -113,6 +113,8 @@ export interface OurCheckoutView {
   expiresAt: Date;
   /** The payload (or pay-now claim) is still kept: a payment may still be honoured. */
   kept: boolean;
+  /** The provider confirmed it unpaid (its expiry event, a failed delayed payment, or reconcile). */
+  confirmedUnpaid: boolean;
   expectedMinor: number;
   registrationStatus: 'PENDING' | 'PAID' | 'CANCELLED' | null;
 }
@@ -171,6 +173,9 @@ export function decide(session: ProviderSessionView | undefined, ours: OurChecko
     return { action: 'none', why: 'not ours' };
   }
   const inFlight = ours.status === 'OPEN' || (ours.status === 'EXPIRED' && ours.kept);
+  // Scrubbed when its 72 hours ran out with no word from the provider (the server or the provider's API was out of
+  // reach): nothing can be honoured any more, but a payment taken must still surface, and an unpaid one be recorded.
+  const unsettled = ours.status === 'EXPIRED' && !ours.kept && !ours.confirmedUnpaid;
   if (providerPaid(session)) {
     if (ours.status === 'OPEN' || ours.status === 'EXPIRED') return { action: 'complete', why: 'paid at the provider, not completed here' };
     if (ours.status === 'COMPLETED' && session.amountTotal !== ours.expectedMinor) {
@@ -184,16 +189,18 @@ export function decide(session: ProviderSessionView | undefined, ours: OurChecko
   }
   if (ours.status === 'COMPLETED') return { action: 'alert_mismatch', why: `completed here, ${session.status ?? '?'} and ${session.paymentStatus} at the provider` };
   if (session.status === 'expired') {
-    return inFlight ? { action: 'confirm_unpaid', why: 'expired unpaid at the provider' } : { action: 'none', why: 'expired on both sides' };
+    return inFlight || unsettled ? { action: 'confirm_unpaid', why: 'expired unpaid at the provider' } : { action: 'none', why: 'expired on both sides' };
   }
   // Its async_payment_failed was lost: extending it (or leaving it extended) would hold it "processing" for 14 days.
   if (delayedPaymentFailed(session)) {
-    return inFlight ? { action: 'confirm_unpaid', why: 'the delayed payment failed at the provider' } : { action: 'none', why: 'failed at the provider, unpaid here' };
+    return inFlight || unsettled
+      ? { action: 'confirm_unpaid', why: 'the delayed payment failed at the provider' }
+      : { action: 'none', why: 'failed at the provider, unpaid here' };
   }
   if (session.status === 'complete' && session.paymentStatus === 'unpaid' && inFlight && !extendedForDelayedPayment(ours)) {
     return { action: 'extend', why: 'completed unpaid at the provider (a delayed payment), not extended here' };
   }
-  if (session.status === 'open' && session.paymentStatus === 'unpaid' && inFlight && ours.expiresAt <= now) {
+  if (session.status === 'open' && session.paymentStatus === 'unpaid' && (inFlight || unsettled) && ours.expiresAt <= now) {
     return { action: 'expire_at_provider', why: 'still open at the provider after our checkout expired' };
   }
   return { action: 'none', why: 'not settled yet' };

@@ -25,6 +25,12 @@ import {
  */
 
 export const DEFAULT_RECONCILE_WINDOW_MS = 72 * 60 * 60_000;
+/**
+ * How far back checkouts scrubbed without the provider's word are still read one by one: a server
+ * (or its access to the provider) out for longer than the 72 hours lets the sweep scrub a payment
+ * nobody has seen, and the provider's own retries have stopped by then.
+ */
+export const UNSETTLED_LOOKBACK_MS = 30 * 24 * 60 * 60_000;
 const PAGE_SIZE = 100;
 
 export interface ReconcileRow {
@@ -69,7 +75,7 @@ export async function reconcileWithProvider(ctx: AppContext, options: { sinceMs:
   const since = new Date(now.getTime() - options.sinceMs);
   const provider = await createProviderClient(ctx.config);
   const sessions = await listProviderSessions(provider, since);
-  const ours = await loadOurCheckouts(ctx, sessions, since);
+  const ours = await loadOurCheckouts(ctx, sessions, since, new Date(now.getTime() - UNSETTLED_LOOKBACK_MS));
 
   const rows: ReconcileRow[] = [];
   const seen = new Set<string>();
@@ -80,8 +86,9 @@ export async function reconcileWithProvider(ctx: AppContext, options: { sinceMs:
     rows.push(await reconcileOne(ctx, provider, session, row, options.apply));
   }
   // Older than the window but still payable (a delayed payment extended for 14 days, or what was open when
-  // the server went down for longer than the window): each session is read on its own, until it is settled.
-  for (const row of ours.payableBeforeWindow) {
+  // the server went down for longer than the window), or scrubbed meanwhile without the provider's word:
+  // each session is read on its own, until it is settled.
+  for (const row of ours.unsettledBeforeWindow) {
     if (seen.has(row.id) || !row.provider_session_id) continue;
     seen.add(row.id);
     rows.push(await reconcileOne(ctx, provider, await retrieveSession(provider, row.provider_session_id), row, options.apply));
@@ -126,7 +133,7 @@ async function retrieveSession(provider: ProviderClient, sessionId: string): Pro
   }
 }
 
-async function loadOurCheckouts(ctx: AppContext, sessions: ProviderSessionView[], since: Date) {
+async function loadOurCheckouts(ctx: AppContext, sessions: ProviderSessionView[], since: Date, lookbackStart: Date) {
   const select = (query: ReturnType<AppContext['db']>) =>
     query
       .leftJoin('registrations as r', (join) => {
@@ -151,14 +158,18 @@ async function loadOurCheckouts(ctx: AppContext, sessions: ProviderSessionView[]
     ctx.db('checkout_sessions as c').where((q) => q.whereIn('c.provider_session_id', sessionIds).orWhereIn('c.id', checkoutIds)),
   );
   const completedInWindow = await select(ctx.db('checkout_sessions as c').where('c.status', 'COMPLETED').andWhere('c.created_at', '>=', since));
-  const payableBeforeWindow = await select(
+  const unsettledBeforeWindow = await select(
     ctx.db('checkout_sessions as c')
       .where('c.created_at', '<', since)
       .whereNotNull('c.provider_session_id')
-      .where(mayStillBePaidAs('c')),
+      .where((unsettled) =>
+        unsettled
+          .where(mayStillBePaidAs('c'))
+          .orWhere((scrubbed) => scrubbed.where('c.status', 'EXPIRED').whereNull('c.unpaid_confirmed_at').where('c.expires_at', '>=', lookbackStart)),
+      ),
   );
   return {
-    payableBeforeWindow,
+    unsettledBeforeWindow,
     byProviderSession: new Map(listed.filter((r) => r.provider_session_id).map((r) => [r.provider_session_id as string, r])),
     byId: new Map(listed.map((r) => [r.id, r])),
     completedInWindow,
@@ -172,6 +183,7 @@ function ourView(row: OurRow): OurCheckoutView {
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     kept: row.scrubbed_at === null,
+    confirmedUnpaid: row.unpaid_confirmed_at !== null,
     expectedMinor: row.net_minor + row.surcharge_minor,
     registrationStatus: row.registration_status,
   };

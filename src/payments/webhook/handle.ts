@@ -128,11 +128,21 @@ export async function expireCheckout(
   return updated ? 'expired' : 'already_handled';
 }
 
-/** OPEN, or EXPIRED and kept → EXPIRED, scrubbed, confirmed unpaid by the provider. */
+/**
+ * OPEN, or EXPIRED and kept → EXPIRED, scrubbed, confirmed unpaid by the provider. An EXPIRED
+ * checkout the sweep scrubbed before the provider said anything is recorded as confirmed too
+ * (keeping when it was scrubbed), so reconcile stops reading it and the pages may say nothing was charged.
+ */
 export async function confirmUnpaid(trx: Knex, checkoutId: string, now: Date): Promise<boolean> {
   const updated = await trx('checkout_sessions')
     .where({ id: checkoutId })
-    .where(mayStillBePaid)
-    .update({ status: 'EXPIRED', payload_enc: null, scrubbed_at: now, unpaid_confirmed_at: now, updated_at: now });
+    .where((settled) => settled.where(mayStillBePaid).orWhere((scrubbed) => scrubbed.where('status', 'EXPIRED').whereNull('unpaid_confirmed_at')))
+    .update({
+      status: 'EXPIRED',
+      payload_enc: null,
+      scrubbed_at: trx.raw('COALESCE(scrubbed_at, ?)', [now]),
+      unpaid_confirmed_at: now,
+      updated_at: now,
+    });
   return updated > 0;
 }
