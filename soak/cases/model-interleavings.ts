@@ -160,6 +160,10 @@ class PayNow implements Cmd {
         } else {
           const others = (await inFlightCheckoutsOf(real.harness.tdb.db, registrationId)).filter((row) => row.id !== started.checkoutId);
           if (others.length > 0) throw new Error(`pay-now opened a second checkout while ${others[0]?.id ?? '?'} may still be paid`);
+          // A live session it did not hand out again (too little time left, or another amount) was expired at the provider.
+          for (const session of live) {
+            if (session.provider === 'open' && real.harness.provider.sessions.get(session.providerSessionId)?.status === 'expired') session.provider = 'expired';
+          }
           model.sessions.push({ ...(await providerIdsOf(real, started.checkoutId)), registrationId, provider: 'open' });
         }
       } catch (error) {

@@ -33,6 +33,12 @@ export class NotPayableError extends AppError {
   }
 }
 
+/**
+ * A session handed out again needs time left to pay in (card details, the bank's check): one that
+ * closed under the payer would leave the pages saying "processing" until the provider's expiry notice.
+ */
+export const MIN_TIME_LEFT_TO_REUSE_MS = 10 * 60_000;
+
 export interface PayNowCheckout extends StartedCheckout {
   /** true when an in-progress provider session was handed out again instead of opening a second one. */
   reused: boolean;
@@ -65,7 +71,7 @@ export interface InFlightCheckoutRow {
  * locked (FOR UPDATE) until the provider session is stored, so two concurrent
  * attempts cannot both open a payable session: the second waits, then finds
  * and reuses the first one's session, as long as it charges what a new one would
- * (the pay-now page shows today's card fee); one that would charge another amount
+ * (the pay-now page shows today's card fee) and has time left to pay in; any other
  * is expired at the provider and replaced. While an earlier checkout may still be
  * paid (expired but not confirmed unpaid), no new one is opened. The staging
  * row carries registration_id instead of a payload; a provider failure rolls it back.
@@ -93,7 +99,9 @@ export async function startExistingRegistrationCheckout(
     const live = resumableCheckout(inFlight, now);
     if (live) {
       // The pay-now page shows today's fee: a session opened before the rate (or the event's fee setting) changed would charge another amount.
-      if (live.net_minor === net && live.surcharge_minor === surcharge) return { checkoutId: live.id, redirectUrl: live.provider_url, reused: true };
+      const chargesWhatIsShown = live.net_minor === net && live.surcharge_minor === surcharge;
+      const timeToPay = live.expires_at.getTime() - now.getTime() >= MIN_TIME_LEFT_TO_REUSE_MS;
+      if (chargesWhatIsShown && timeToPay) return { checkoutId: live.id, redirectUrl: live.provider_url, reused: true };
       await expireUnpaidSession(ctx, trx, live, now);
     } else if (inFlight.length > 0) {
       // Expired (or settling) but not confirmed unpaid: the provider may still confirm a payment, so a second one could double-charge.

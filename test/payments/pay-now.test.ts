@@ -5,6 +5,7 @@ import type { AppContext } from '../../src/context.js';
 import { connectDb } from '../../src/db/connect.js';
 import { AppError } from '../../src/errors.js';
 import { loadPublicRegistration, payNowPageData } from '../../src/http/registration-view.js';
+import { cardPaymentStateOf } from '../../src/payments/card-payment-state.js';
 import { registrationUrl } from '../../src/payments/links.js';
 import { NotPayableError, payNowLines, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
 import { priceRegistration, type AttendeeChoice } from '../../src/payments/pricing.js';
@@ -241,6 +242,28 @@ describe('startExistingRegistrationCheckout (pay-now)', () => {
     } finally {
       await tdb.db('app_settings').where({ key: 'cardFee.percent' }).delete();
     }
+  });
+
+  it('a live session with too little time left to pay in is not handed out again: it is expired at the provider and a new one opened, so the pages never say "processing" for a checkout that closed under the payer', async () => {
+    const reg = await bankRegistration();
+    const first = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    const firstSession = (await tdb.db('checkout_sessions').where({ id: first.checkoutId }).first()).provider_session_id as string;
+    const at = (minutes: number) => createTestContext({ db: tdb.db, clock: new FixedClock(new Date(T0.getTime() + minutes * 60_000)), env: { ...fake.configEnv(), AUTH_URL } });
+
+    // Eleven minutes left: still handed out.
+    expect(await startExistingRegistrationCheckout(at(20), { registrationId: reg.registrationId })).toMatchObject({ checkoutId: first.checkoutId, reused: true });
+
+    // Two minutes left: closed at the provider and replaced by a session of its own 31 minutes.
+    const late = at(29);
+    const again = await startExistingRegistrationCheckout(late, { registrationId: reg.registrationId });
+
+    expect(again.reused).toBe(false);
+    expect(fake.sessions.get(firstSession)?.status).toBe('expired');
+    const rows = await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId }).orderBy('created_at');
+    expect(rows[0]).toMatchObject({ id: first.checkoutId, status: 'EXPIRED', unpaid_confirmed_at: late.clock.now() });
+    expect(rows[1]).toMatchObject({ id: again.checkoutId, status: 'OPEN', expires_at: new Date(late.clock.now().getTime() + 31 * 60_000) });
+    // Three minutes on, when the first session would have closed under the payer, the registration can still be paid.
+    expect(await cardPaymentStateOf(tdb.db, reg.registrationId, new Date(T0.getTime() + 32 * 60_000))).toBe('resumable');
   });
 
   it('a live session the registrant paid meanwhile (its completion not yet delivered) is never replaced: the expiry is refused at the provider, and pay-now says processing', async () => {
