@@ -14,7 +14,9 @@ import { mayStillBePaidSql } from '../payments/webhook/staging-rows.js';
  * A registration is left alone while a card payment for it may be in flight (a
  * pay-now checkout OPEN, or EXPIRED with its payload kept for a late completion:
  * the same rule as mayStillBePaid), once the office has recorded part of
- * its payment, and after its event has started or been deleted.
+ * its payment, after its event has started or been deleted, and while a card
+ * payment for it was kept without settling it (UNFULFILLED, its alert still
+ * open): "no payment has reached us" would be false, and the office is deciding.
  */
 
 const HOLD_ACTOR = 'sweep-checkouts';
@@ -61,7 +63,10 @@ const HELD = `r.event_id = e.id
   AND r.status = 'PENDING' AND r.payment_method = 'bank' AND r.total_minor > 0
   AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL AND e.starts_at > :now
   AND r.office_paid_minor = 0
-  AND NOT EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = r.id AND ${mayStillBePaidSql('c')})`;
+  AND NOT EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = r.id AND ${mayStillBePaidSql('c')})
+  AND NOT EXISTS (
+    SELECT 1 FROM checkout_sessions k JOIN operations_alerts a ON a.checkout_session_id = k.id::text
+     WHERE k.registration_id = r.id AND k.status = 'UNFULFILLED' AND a.resolved_at IS NULL)`;
 
 const RETURNED = `r.id, r.contact_name, r.contact_email_enc, r.attendee_count, r.total_minor, e.online_payment, e.title, e.starts_at, ${RELEASE_AT} AS release_at`;
 

@@ -156,6 +156,29 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
     await tdb.db('registrations').where({ id: held.id }).update({ status: 'CANCELLED' });
   });
 
+  it('a hold whose card payment was kept without settling it (UNFULFILLED, alert open) is neither reminded nor released until the office resolves the alert', async () => {
+    const clock = new FixedClock(new Date('2026-11-23T13:00:00Z'));
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const event = await insertEvent(tdb.db, { unpaid_hold_days: 2, starts_at: new Date('2027-01-10T00:00:00Z') });
+    const held = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: new Date('2026-11-21T12:00:00Z') });
+    // Paid by card with pay-now, but the amount differed from the one staged: the money is kept and the office alerted.
+    const kept = await insertCheckoutSession(tdb.db, ctx.cipher, event.id, {
+      registration_id: held.id, payload_enc: null, expires_at: new Date('2026-11-22T00:00:00Z'), status: 'UNFULFILLED',
+    });
+    const [alert] = await tdb.db('operations_alerts')
+      .insert({ kind: 'amount_mismatch', reason: 'charged another amount', checkout_session_id: kept.id, amount_minor: 9000, created_at: clock.now() })
+      .returning<Array<{ id: number }>>('id');
+
+    expect(await remindUnpaidHolds(ctx, clock.now())).toBe(0);
+    expect(await releaseUnpaidHolds(ctx, clock.now())).toBe(0);
+    expect(await tdb.db('registrations').where({ id: held.id }).first()).toMatchObject({ status: 'PENDING', hold_reminder_sent_at: null });
+
+    // The office refunded the payment at the provider and resolved the alert: the hold runs its course again.
+    await tdb.db('operations_alerts').where({ id: alert?.id }).update({ resolved_at: clock.now(), resolution: 'refunded' });
+    expect(await releaseUnpaidHolds(ctx, clock.now())).toBe(1);
+    expect(await tdb.db('registrations').where({ id: held.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'unpaid_hold' });
+  });
+
   it('a one-day hold is reminded halfway through it, not by the first sweep after the registration was made', async () => {
     // After every earlier test's event has started, so only this hold is due.
     const madeAt = new Date('2027-06-01T00:00:00Z');
