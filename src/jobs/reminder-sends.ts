@@ -33,12 +33,14 @@ export interface DueEvent {
   location: string | null;
   starts_at: Date;
   online_payment: boolean;
+  /** When the reminder was asked for: moving it asks for a fresh one, and names that round in each send's idempotency key. */
+  reminder_at: Date;
   reminder_claimed_at: Date | null;
   /** Raised by every change of the event: its calendar entry's SEQUENCE. */
   calendar_sequence: number;
 }
 
-export const DUE_EVENT_COLUMNS = ['id', 'title', 'location', 'starts_at', 'online_payment', 'reminder_claimed_at', 'calendar_sequence'] as const;
+export const DUE_EVENT_COLUMNS = ['id', 'title', 'location', 'starts_at', 'online_payment', 'reminder_at', 'reminder_claimed_at', 'calendar_sequence'] as const;
 
 export interface RecipientRow {
   id: string;
@@ -279,7 +281,10 @@ function composeMessage(
     event: { title: event.title, startsAt: event.starts_at, location: event.location },
     registrationUrl: materials.linksAvailable ? registrationUrl(ctx.config, row.id) : undefined,
   };
-  const idempotencyKey = `reminder:${event.id}:${row.id}`;
+  // The reminder's round (its reminder_at) is part of the key: a repeat of the same round (a run that died
+  // before marking it sent) is dropped by the mail API as a duplicate, but a reminder the office asked for
+  // again by moving reminderAt is a new message, which the mail API would otherwise answer with the first.
+  const idempotencyKey = `reminder:${event.id}:${event.reminder_at.toISOString()}:${row.id}`;
   if (calendar === undefined) {
     const rendered = paymentReminderEmail(
       {

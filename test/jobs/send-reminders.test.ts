@@ -4,11 +4,15 @@ import { createEvent, updateEvent } from '../../src/admin/events.js';
 import type { Db } from '../../src/db/connect.js';
 import { sendEventReminders } from '../../src/jobs/send-reminders.js';
 import type { Mailer, MailMessage } from '../../src/mail/types.js';
+import { silentLogger } from '../../src/logger.js';
+import { createMailer } from '../../src/mail/create.js';
 import { verifyRegistrationToken } from '../../src/payments/links.js';
 import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { testConfig } from '../support/env.js';
 import { insertCheckoutSession, insertEvent, insertRegistration } from '../support/factories.js';
+import { startMailApiServer } from '../support/mail-api-server.js';
 import type { SinkMessage } from '../support/smtp-sink.js';
 import { useSinkAndMailer } from '../support/mail-fixture.js';
 
@@ -174,6 +178,51 @@ describe('send-reminders', () => {
     const sequences = calendars.map((calendar) => Number(field(calendar, 'SEQUENCE')));
     expect(sequences[0]).toBeGreaterThanOrEqual(0);
     expect(sequences[1]).toBeGreaterThan(sequences[0] as number);
+  });
+
+  it('through the mail API, a reminder the office asks for again (a new reminderAt) reaches everyone again, and a crashed run repeated is still dropped as a duplicate', async () => {
+    const api = await startMailApiServer();
+    const apiMailer = await createMailer(testConfig(api.configEnv()), silentLogger(), { timeoutMs: 2_000 });
+    try {
+      const clock = new FixedClock(NOW);
+      const ctx = createTestContext({ db: tdb.db, mailer: apiMailer, clock, env: { ...api.configEnv(), APP_TIMEZONE: 'Australia/Sydney' } });
+      const file = {
+        slug: 'api-camp',
+        title: 'Family Camp',
+        location: 'Church Hall, 1 Main St',
+        startsAt: STARTS_AT,
+        capacity: null,
+        published: true,
+        reminderAt: new Date(NOW.getTime() - 60 * 60_000),
+        pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 0 }] },
+      };
+      const { event } = await createEvent(ctx, file);
+      await register(event.id, 'ann@example.org');
+      await register(event.id, 'bob@example.org');
+      expect(await sendEventReminders(ctx, { trigger: 'scheduler' })).toMatchObject({ outcome: 'ok', sent: 2 });
+
+      // A run that died after its sends, before marking the reminder sent: the next run repeats them,
+      // and the mail API drops them as the duplicates they are.
+      await tdb.db('events').where({ id: event.id }).update({ reminder_sent_at: null, reminder_claimed_at: null });
+      expect(await sendEventReminders(ctx, { trigger: 'scheduler' })).toMatchObject({ outcome: 'ok', sent: 2 });
+      expect(api.sent).toHaveLength(2);
+
+      // Two hours later the office moves the event an hour earlier and asks for a fresh reminder.
+      clock.advance(2 * 60 * 60_000);
+      const movedTo = new Date(STARTS_AT.getTime() - 60 * 60_000);
+      await updateEvent(ctx, { ...file, startsAt: movedTo, reminderAt: clock.now() });
+      const again = await sendEventReminders(ctx, { trigger: 'scheduler' });
+
+      expect(again).toMatchObject({ outcome: 'ok', events: 1, sent: 2 });
+      // The mail service really sent the new reminder to each of them, with the new time.
+      expect(api.sent).toHaveLength(4);
+      const resent = api.sent.slice(2);
+      expect(resent.flatMap((request) => request.body.to as string[]).sort()).toEqual(['ann@example.org', 'bob@example.org']);
+      for (const request of resent) expect(String(request.body.text)).toMatch(/at 6:00\spm AEDT/);
+    } finally {
+      await apiMailer.close();
+      await api.close();
+    }
   });
 
   it('each change of the event raises SEQUENCE, even two changes within the same second', async () => {
