@@ -5,6 +5,7 @@ import { eventCalendarFile } from '../mail/calendar.js';
 import type { EmailBranding } from '../mail/render.js';
 import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
 import { cardPaymentPossible, paymentReference, payNowUrl, registrationUrl } from '../payments/links.js';
+import { cardSurcharge, type CardFeeRate } from '../payments/pricing.js';
 import { mayStillBePaidSql } from '../payments/webhook/staging-rows.js';
 import { eachLimited } from './each-limited.js';
 import { SendFailures } from './send-failures.js';
@@ -33,6 +34,8 @@ export interface DueEvent {
   location: string | null;
   starts_at: Date;
   online_payment: boolean;
+  /** The event passes the card fee on: a card payment (pay-now) is charged the total plus the fee. */
+  pass_card_fee: boolean;
   /** When the reminder was asked for: moving it asks for a fresh one, and names that round in each send's idempotency key. */
   reminder_at: Date;
   reminder_claimed_at: Date | null;
@@ -40,7 +43,7 @@ export interface DueEvent {
   calendar_sequence: number;
 }
 
-export const DUE_EVENT_COLUMNS = ['id', 'title', 'location', 'starts_at', 'online_payment', 'reminder_at', 'reminder_claimed_at', 'calendar_sequence'] as const;
+export const DUE_EVENT_COLUMNS = ['id', 'title', 'location', 'starts_at', 'online_payment', 'pass_card_fee', 'reminder_at', 'reminder_claimed_at', 'calendar_sequence'] as const;
 
 export interface RecipientRow {
   id: string;
@@ -48,6 +51,8 @@ export interface RecipientRow {
   contact_name: string;
   contact_email_enc: string;
   total_minor: number;
+  /** A card fee already in the total (none for a bank transfer): pay-now charges the rest, plus today's fee. */
+  surcharge_minor: number;
   /** A pay-now card payment may still be confirmed: asking for payment now could have it paid twice. */
   card_payment_in_flight: boolean;
   /** What is still owing: the total less what the office recorded as part-payments. */
@@ -69,10 +74,12 @@ export interface RunMaterials {
   bank?: PaymentReminderData['bank'];
   /** Links are left out when neither AUTH_URL nor APP_URL is set. */
   linksAvailable: boolean;
+  /** The Settings card fee rate, which pay-now adds for an event that passes the fee on. */
+  cardFee: CardFeeRate;
 }
 
 /** What a reminder tells about its event: the office may change any of it while a run is sending. */
-type EventDetails = Pick<DueEvent, 'title' | 'location' | 'starts_at' | 'online_payment' | 'calendar_sequence'>;
+type EventDetails = Pick<DueEvent, 'title' | 'location' | 'starts_at' | 'online_payment' | 'pass_card_fee' | 'calendar_sequence'>;
 
 /**
  * Renews the claim and reads the event as it is now, in one statement. Undefined when the claim was
@@ -85,7 +92,7 @@ async function renewClaim(ctx: AppContext, eventId: string, claim: { at: Date })
     .whereNull('reminder_sent_at')
     .whereNull('deleted_at')
     .where('starts_at', '>', at)
-    .update({ reminder_claimed_at: at }, ['title', 'location', 'starts_at', 'online_payment', 'calendar_sequence']);
+    .update({ reminder_claimed_at: at }, ['title', 'location', 'starts_at', 'online_payment', 'pass_card_fee', 'calendar_sequence']);
   if (renewed === undefined) return undefined;
   claim.at = at;
   return renewed as EventDetails;
@@ -96,6 +103,7 @@ const sameDetails = (a: EventDetails, b: EventDetails): boolean =>
   a.location === b.location &&
   a.starts_at.getTime() === b.starts_at.getTime() &&
   a.online_payment === b.online_payment &&
+  a.pass_card_fee === b.pass_card_fee &&
   a.calendar_sequence === b.calendar_sequence;
 
 /**
@@ -247,6 +255,7 @@ export async function* recipientPages(ctx: AppContext, eventId: string): AsyncGe
         'contact_name',
         'contact_email_enc',
         'total_minor',
+        'surcharge_minor',
         ctx.db.raw(
           `EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = registrations.id
              AND ${mayStillBePaidSql('c')}) AS card_payment_in_flight`,
@@ -286,17 +295,20 @@ function composeMessage(
   // again by moving reminderAt is a new message, which the mail API would otherwise answer with the first.
   const idempotencyKey = `reminder:${event.id}:${event.reminder_at.toISOString()}:${row.id}`;
   if (calendar === undefined) {
+    // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
+    const payNow = materials.linksAvailable && cardPaymentPossible(ctx.config, event) && row.balance_minor === row.total_minor;
+    // What pay-now will charge: the total less any fee already in it, plus today's fee when the event passes it on.
+    const net = row.total_minor - row.surcharge_minor;
+    const cardFeeMinor = payNow && event.pass_card_fee ? cardSurcharge(net, materials.cardFee) : 0;
     const rendered = paymentReminderEmail(
       {
         ...base,
         amountMinor: row.balance_minor,
         reference: paymentReference(row.id),
         bank: materials.bank,
-        // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
-        payNowUrl:
-          materials.linksAvailable && cardPaymentPossible(ctx.config, event) && row.balance_minor === row.total_minor
-            ? payNowUrl(ctx.config, row.id)
-            : undefined,
+        payNowUrl: payNow ? payNowUrl(ctx.config, row.id) : undefined,
+        cardAmountMinor: net + cardFeeMinor,
+        cardFeeMinor,
       },
       materials.branding,
     );

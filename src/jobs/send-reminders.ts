@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import { loadEmailBranding } from '../mail/render.js';
 import { publicBaseUrl } from '../payments/links.js';
-import { getBankDetails } from '../settings.js';
+import { getBankDetails, getCardFeeRate } from '../settings.js';
 import {
   DUE_EVENT_COLUMNS,
   isPaymentReminder,
@@ -143,7 +143,7 @@ async function settleClaim(ctx: AppContext, event: DueEvent, claimedAt: Date, re
 
 
 async function loadRunMaterials(ctx: AppContext): Promise<RunMaterials> {
-  const [branding, bank] = await Promise.all([loadEmailBranding(ctx.db, ctx.config), getBankDetails(ctx.db)]);
+  const [branding, bank, cardFee] = await Promise.all([loadEmailBranding(ctx.db, ctx.config), getBankDetails(ctx.db), getCardFeeRate(ctx.db)]);
   let linksAvailable = true;
   try {
     publicBaseUrl(ctx.config);
@@ -155,6 +155,7 @@ async function loadRunMaterials(ctx: AppContext): Promise<RunMaterials> {
     branding,
     bank,
     linksAvailable,
+    cardFee,
   };
 }
 

@@ -310,6 +310,29 @@ describe('send-reminders', () => {
     expect(paid?.text).not.toContain('/pay?token');
   });
 
+  it("the payment reminder's card button asks for what the card will be charged: with the card fee passed on, the fee included, as the pay-now page charges it", async () => {
+    // Default card fee 1.7% + 30 cents: on $120.00 the surcharge is floor((12000 × 0.017 + 30) / 0.983) = 238.
+    const withFee = await dueEvent({ online_payment: true, pass_card_fee: true });
+    const owing = await register(withFee.id, 'fee@example.org', { status: 'PENDING', total_minor: 12_000 });
+    const withoutFee = await dueEvent({ online_payment: true, pass_card_fee: false });
+    await register(withoutFee.id, 'nofee@example.org', { status: 'PENDING', total_minor: 12_000 });
+    const ctx = context(PSP);
+
+    expect(await sendEventReminders(ctx, { trigger: 'cli' })).toMatchObject({ sent: 2, paymentReminders: 2 });
+
+    const fee = messageTo('fee@example.org');
+    expect(fee?.text).toContain('$120.00 still owing');
+    expect(fee?.html).toContain('Pay $122.38 by card');
+    expect(fee?.html).not.toContain('Pay $120.00 by card');
+    expect(fee?.html).toContain('includes a $2.38 card processing fee');
+    expect(fee?.text).toContain('By card the total is $122.38, which includes a $2.38 card processing fee.');
+    expect(fee?.text).toContain(`/registrations/${owing.id}/pay?token=`);
+    const plain = messageTo('nofee@example.org');
+    expect(plain?.html).toContain('Pay $120.00 by card');
+    expect(plain?.html).not.toContain('card processing fee');
+    expect(plain?.text).not.toContain('card processing fee');
+  });
+
   it('the payment reminder has no pay-now link when the event takes no online payment or no payment provider is configured', async () => {
     const offline = await dueEvent({ online_payment: false });
     await register(offline.id, 'offline@example.org', { status: 'PENDING', total_minor: 5_000 });

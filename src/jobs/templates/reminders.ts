@@ -20,6 +20,10 @@ export interface PaymentReminderData extends EventReminderData {
   bank?: { accountName: string; bsb: string; accountNumber: string };
   /** Present only when the event takes card payment and a provider is configured. */
   payNowUrl?: string;
+  /** What pay-now charges by card: the amount owing plus the card fee when the event passes it on. */
+  cardAmountMinor?: number;
+  /** The card processing fee in cardAmountMinor; 0 when the event does not pass the fee on. */
+  cardFeeMinor?: number;
 }
 
 /** Plain reminder: date and time in APP_TIMEZONE, place, and an .ics attachment added by the job. */
@@ -54,7 +58,8 @@ export const paymentReminderEmail = defineEmailTemplate<PaymentReminderData>({
   html: `<p>Hi {{name}},</p>
 <p>{{event.title}} is coming up on {{dateTime event.startsAt}}{{#if event.location}} at {{event.location}}{{/if}}.
 Our records show <strong>{{money amountMinor}}</strong> still owing for your registration.</p>
-{{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 18px;background:#18181b;color:#ffffff;text-decoration:none;border-radius:4px;">Pay {{money amountMinor}} by card</a></p>{{/if}}
+{{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 18px;background:#18181b;color:#ffffff;text-decoration:none;border-radius:4px;">Pay {{money cardAmountMinor}} by card</a></p>
+{{#if cardFeeMinor}}<p style="color:#71717a;">By card the total is {{money cardAmountMinor}}, which includes a {{money cardFeeMinor}} card processing fee.</p>{{/if}}{{/if}}
 {{#if bank}}<p>{{#if payNowUrl}}Or pay{{else}}Please pay{{/if}} by bank transfer:</p>
 <table role="presentation" cellspacing="0" cellpadding="0" style="margin:0 0 16px;">
 <tr><td style="padding:2px 12px 2px 0;color:#71717a;">Account name</td><td>{{bank.accountName}}</td></tr>
@@ -70,7 +75,8 @@ Our records show <strong>{{money amountMinor}}</strong> still owing for your reg
 Our records show {{money amountMinor}} still owing for your registration.
 {{#if payNowUrl}}
 Pay by card: {{payNowUrl}}
-{{/if}}
+{{#if cardFeeMinor}}By card the total is {{money cardAmountMinor}}, which includes a {{money cardFeeMinor}} card processing fee.
+{{/if}}{{/if}}
 {{#if bank}}
 {{#if payNowUrl}}Or pay{{else}}Please pay{{/if}} by bank transfer:
 Account name: {{bank.accountName}}
