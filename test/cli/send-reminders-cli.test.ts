@@ -60,6 +60,14 @@ describe('eventops send-reminders under cron (no TTY)', () => {
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout)).toMatchObject({ outcome: 'partial', sent: 2, failed: 1 });
     expect(result.stderr).not.toContain('bounce@example.org');
+    // The progress stream ends the run as failed, not as a success a log watcher would take at its word.
+    const progress = result.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{"label":"send-reminders"'))
+      .map((line) => JSON.parse(line) as { event: string; text: string });
+    expect(progress.at(-1)).toMatchObject({ event: 'fail' });
+    expect(progress.at(-1)?.text).toMatch(/^partial: .*sent 2, failed 1/);
+    expect(progress.some((line) => line.event === 'succeed')).toBe(false);
 
     const human = await runCli(['send-reminders'], { env });
     expect(human.code).toBe(0);

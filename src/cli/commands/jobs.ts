@@ -100,7 +100,9 @@ export function registerJobCommands(program: Command): void {
         }
       }, options.dryRun ? { migrate: false } : {});
       const record = summary as JobSummary & Record<string, unknown>;
-      progress.succeed(counts(record) || record.outcome);
+      // A run that partly or wholly failed ends its progress as failed (a red cross, `"event":"fail"`), not as a success.
+      if (record.outcome === 'partial' || record.outcome === 'failed') progress.fail(`${record.outcome}: ${counts(record) || record.outcome}`);
+      else progress.succeed(counts(record) || record.outcome);
       const lines = [spec.describe(record)];
       if (summary.dryRun) lines.push(...(summary.wouldDo ?? []).map((line) => `  would ${line}`));
       printResult(options, summary, lines);
