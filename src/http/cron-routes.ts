@@ -52,7 +52,22 @@ export interface CronRouteOptions {
  * bearer, 503 no CRON_SECRET, 409 lease held, 500 unexpected failure (with the error-log id),
  * 405 any other method (OPTIONS included).
  */
-export function registerCronRoutes(app: FastifyInstance, ctx: AppContext, options: CronRouteOptions): void {
+export function registerCronRoutes(parent: FastifyInstance, ctx: AppContext, options: CronRouteOptions): void {
+  // A scope of their own (still under the parent's rate limiter) whose one body parser reads and drops whatever comes:
+  // the endpoints take no payload, and a scheduler that declares a body type (`Content-Type: application/json` with
+  // nothing after it, as curl -H sends it; an octet-stream) got 400 or 415 before its bearer was even looked at, and
+  // the job never ran.
+  void parent.register(async (app) => {
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CRON_BODY_LIMIT }, (_request, _body, done) => done(null, undefined));
+    registerJobRoutes(app, ctx, options);
+  });
+}
+
+/** A body sent to a cron endpoint is never read; one larger than this is refused (413) rather than buffered. */
+const CRON_BODY_LIMIT = 64 * 1024;
+
+function registerJobRoutes(app: FastifyInstance, ctx: AppContext, options: CronRouteOptions): void {
   for (const job of JOB_NAMES) {
     const url = `/api/cron/${job}`;
     app.post<{ Querystring: { force?: string } }>(url, { config: { rateLimit: failedBearerLimit(ctx) } }, async (request, reply) => {

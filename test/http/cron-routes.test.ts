@@ -64,6 +64,27 @@ describe('cron endpoints', () => {
     expect(await tdb.db('job_runs').where({ id: summary.runId }).first()).toMatchObject({ trigger: 'http', outcome: 'ok' });
   });
 
+  it('take no payload: a POST that declares a JSON or other body type, empty or not, runs the job like a bare POST, and the bearer is checked first', async () => {
+    // As `curl -X POST -H 'Content-Type: application/json'` and many hosted schedulers send it.
+    const bodies: Array<[string, string | undefined]> = [
+      ['application/json', undefined],
+      ['application/json', ''],
+      ['application/json', '{"anything": true}'],
+      ['application/octet-stream', ''],
+      ['text/plain', 'run'],
+    ];
+    const runs = async () => Number((await tdb.db('job_runs').where({ job: 'sweep-checkouts', trigger: 'http' }).count({ n: '*' }).first())?.n);
+    const before = await runs();
+    for (const [type, body] of bodies) {
+      const response = await fetch(`${server.url}/api/cron/sweep-checkouts`, { method: 'POST', headers: { ...auth, 'content-type': type }, body });
+      expect(response.status, `${type} ${JSON.stringify(body)}`).toBe(200);
+      expect(await response.json()).toMatchObject({ job: 'sweep-checkouts', outcome: 'ok' });
+    }
+    const unauthorised = await fetch(`${server.url}/api/cron/sweep-checkouts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '' });
+    expect(unauthorised.status).toBe(401);
+    expect((await runs()) - before).toBe(bodies.length);
+  });
+
   it('answer 405 to any method but POST, OPTIONS and HEAD included, on every cron endpoint', async () => {
     for (const job of JOB_NAMES) {
       for (const method of ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
