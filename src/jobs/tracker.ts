@@ -42,7 +42,8 @@ export class TrackerError extends AppError {
 
 /**
  * GitHub's REST API through octokit, loaded only here and only when the job
- * runs. The bundled retry plugin retries a server error once; the throttling
+ * runs. The bundled retry plugin retries a server error once when reading (never
+ * a filing, which may have been carried out before the error); the throttling
  * plugin keeps GitHub's pacing for writes but never waits for a rate limit to
  * reset: a rate-limited tracker fails the run, and the next run files the rest.
  */
@@ -129,7 +130,16 @@ export async function createTracker(config: TrackerConfig, logger: Logger, optio
     },
     async createIssue(issue) {
       try {
-        const { data } = await octokit.rest.issues.create({ owner: config.owner, repo: config.name, title: issue.title, body: issue.body });
+        // Never repeated within the run: a server error or a timeout may come after the tracker filed the issue, and a
+        // second POST would file the same fault twice. The run fails instead; the next one lists the open issues and
+        // files only what is still missing.
+        const { data } = await octokit.rest.issues.create({
+          owner: config.owner,
+          repo: config.name,
+          title: issue.title,
+          body: issue.body,
+          request: { retries: 0 },
+        });
         return { number: data.number, url: data.html_url };
       } catch (error) {
         throw failure('filing an issue', error);

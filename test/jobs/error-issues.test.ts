@@ -159,6 +159,25 @@ describe('error-issues', () => {
     expect(retry.purgedErrors).toBe(0);
   });
 
+  it('a filing the tracker carried out but answered with a server error is not repeated: no fault gets two issues, and the next run files the rest', async () => {
+    await weekOfErrors();
+    tracker.fileButFailNext(1);
+
+    await expect(fileErrorIssues(context(), { trigger: 'scheduler' })).rejects.toBeInstanceOf(JobFailedError);
+
+    // The tracker has the first group's issue once; the run stopped there.
+    expect(tracker.created.map((issue) => issue.body?.includes(marker('aaaa000000000001')))).toEqual([true]);
+    expect(tracker.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+
+    const next = await fileErrorIssues(context(), { trigger: 'scheduler' });
+
+    // The second group, and the first run's own failure (now in the error log), are filed; the first is open already.
+    expect(next).toMatchObject({ outcome: 'ok', groups: 3, alreadyOpen: 1, filed: 2 });
+    for (const fingerprint of ['aaaa000000000001', 'bbbb000000000002']) {
+      expect(tracker.issues.filter((issue) => issue.body?.includes(marker(fingerprint))), fingerprint).toHaveLength(1);
+    }
+  });
+
   it('a rate-limited tracker fails the run at once instead of waiting for the limit to reset', async () => {
     await weekOfErrors();
     tracker.failNext(5, 'rate-limit');

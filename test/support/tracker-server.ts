@@ -32,6 +32,8 @@ export interface TrackerServer {
   beforeNextList(during: () => Promise<void>): void;
   /** The next `count` requests answer 500, or 403 with an exhausted rate limit. */
   failNext(count: number, kind: 'error' | 'rate-limit'): void;
+  /** The next `count` issue filings are carried out but answered 502, as a tracker whose gateway timed out after the write. */
+  fileButFailNext(count: number): void;
   /** TRACKER_* variables that point the application at this server. */
   configEnv(): Record<string, string>;
   close(): Promise<void>;
@@ -50,6 +52,7 @@ export async function startTrackerServer(options: { token?: string; repo?: strin
   const created: TrackerIssue[] = [];
   const requests: TrackerRequest[] = [];
   let failures: { remaining: number; kind: 'error' | 'rate-limit' } = { remaining: 0, kind: 'error' };
+  let filedButFailing = 0;
   let baseUrl = '';
   let beforeList: (() => Promise<void>) | undefined;
 
@@ -145,6 +148,11 @@ export async function startTrackerServer(options: { token?: string; repo?: strin
         }
         const issue = add({ title: input.title, body: typeof input.body === 'string' ? input.body : null });
         created.push(issue);
+        if (filedButFailing > 0) {
+          filedButFailing--;
+          send(res, 502, { message: 'Server Error' });
+          return;
+        }
         send(res, 201, issue);
         return;
       }
@@ -170,6 +178,9 @@ export async function startTrackerServer(options: { token?: string; repo?: strin
     },
     failNext(count, kind) {
       failures = { remaining: count, kind };
+    },
+    fileButFailNext(count) {
+      filedButFailing = count;
     },
     beforeNextList(during) {
       beforeList = during;
