@@ -6,7 +6,7 @@ import type { EmailBranding } from '../mail/render.js';
 import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
 import { cardPaymentPossible, paymentReference, payNowUrl, registrationUrl } from '../payments/links.js';
 import { cardSurcharge, type CardFeeRate } from '../payments/pricing.js';
-import { mayStillBePaidSql } from '../payments/webhook/staging-rows.js';
+import { keptCardPaymentOpenSql, mayStillBePaidSql } from '../payments/webhook/staging-rows.js';
 import { eachLimited } from './each-limited.js';
 import { SendFailures } from './send-failures.js';
 import { eventReminderEmail, paymentReminderEmail, type PaymentReminderData } from './templates/reminders.js';
@@ -53,7 +53,10 @@ export interface RecipientRow {
   total_minor: number;
   /** A card fee already in the total (none for a bank transfer): pay-now charges the rest, plus today's fee. */
   surcharge_minor: number;
-  /** A pay-now card payment may still be confirmed: asking for payment now could have it paid twice. */
+  /**
+   * A pay-now card payment may still be confirmed, or one was kept with its alert still open:
+   * asking for payment now could have it paid twice.
+   */
   card_payment_in_flight: boolean;
   /** What is still owing: the total less what the office recorded as part-payments. */
   balance_minor: number;
@@ -257,8 +260,8 @@ export async function* recipientPages(ctx: AppContext, eventId: string): AsyncGe
         'total_minor',
         'surcharge_minor',
         ctx.db.raw(
-          `EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = registrations.id
-             AND ${mayStillBePaidSql('c')}) AS card_payment_in_flight`,
+          `(EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = registrations.id
+             AND ${mayStillBePaidSql('c')}) OR ${keptCardPaymentOpenSql('registrations.id')}) AS card_payment_in_flight`,
         ),
         ctx.db.raw(
           'total_minor - COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = registrations.id), 0)::int AS balance_minor',

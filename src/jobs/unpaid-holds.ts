@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { recordHistory } from '../admin/registrations/history.js';
 import type { AppContext } from '../context.js';
 import { cardPaymentPossible, payNowUrl, paymentReference } from '../payments/links.js';
-import { mayStillBePaidSql } from '../payments/webhook/staging-rows.js';
+import { keptCardPaymentOpenSql, mayStillBePaidSql } from '../payments/webhook/staging-rows.js';
 
 /**
  * Seat holds that end: an event with `unpaidHoldDays` N lets an unpaid
@@ -64,9 +64,7 @@ const HELD = `r.event_id = e.id
   AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL AND e.starts_at > :now
   AND r.office_paid_minor = 0
   AND NOT EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = r.id AND ${mayStillBePaidSql('c')})
-  AND NOT EXISTS (
-    SELECT 1 FROM checkout_sessions k JOIN operations_alerts a ON a.checkout_session_id = k.id::text
-     WHERE k.registration_id = r.id AND k.status = 'UNFULFILLED' AND a.resolved_at IS NULL)`;
+  AND NOT ${keptCardPaymentOpenSql('r.id')}`;
 
 const RETURNED = `r.id, r.contact_name, r.contact_email_enc, r.attendee_count, r.total_minor, e.online_payment, e.title, e.starts_at, ${RELEASE_AT} AS release_at`;
 

@@ -367,6 +367,27 @@ describe('send-reminders', () => {
     expect(mail.sink.messages[0]?.text).not.toContain('/pay?token=');
   });
 
+  it('a PENDING registration whose card payment was kept with its alert still open gets the plain reminder, not a second request to pay; once the alert is resolved it is asked to pay', async () => {
+    const event = await dueEvent({ online_payment: true });
+    const keptFor = async (email: string, resolved: boolean) => {
+      const pending = await register(event.id, email, { status: 'PENDING', total_minor: 12_000 });
+      const kept = await insertCheckoutSession(tdb.db, context().cipher, event.id, { status: 'UNFULFILLED', payload_enc: null, registration_id: pending.id, net_minor: 12_000 });
+      await tdb.db('operations_alerts').insert({
+        kind: 'amount_mismatch', reason: 'charged another amount', checkout_session_id: kept.id, amount_minor: 9_000,
+        ...(resolved ? { resolved_at: new Date(), resolution: 'refunded at the provider' } : {}),
+      });
+    };
+    await keptFor('kept@example.org', false);
+    // The office refunded this one at the provider and resolved its alert: the money is owing again.
+    await keptFor('refunded@example.org', true);
+
+    expect(await sendEventReminders(context(PSP), { trigger: 'cli' })).toMatchObject({ sent: 2, paymentReminders: 1 });
+    const to = (address: string) => mail.sink.messages.find((m) => m.envelope.to.includes(address));
+    expect(to('kept@example.org')?.subject).toBe('Reminder: Family Camp');
+    expect(to('kept@example.org')?.text).not.toContain('/pay?token=');
+    expect(to('refunded@example.org')?.subject).toBe('Payment reminder: Family Camp');
+  });
+
   it('a PENDING registration with nothing owing gets the plain reminder', async () => {
     const event = await dueEvent({ online_payment: true });
     await register(event.id, 'free@example.org', { status: 'PENDING', total_minor: 0, payment_method: 'free' });

@@ -57,6 +57,16 @@ export function mayStillBePaidSql(alias: string): string {
   return `(${alias}.status = 'OPEN' OR (${alias}.status = 'EXPIRED' AND ${alias}.scrubbed_at IS NULL))`;
 }
 
+/**
+ * An SQL condition: the registration `registrationId` (an SQL expression) has a card payment that was
+ * kept without settling it (an UNFULFILLED checkout of its own) and the office has not yet answered
+ * its alert. Nothing should then tell the registrant that no payment arrived, or ask them to pay.
+ */
+export function keptCardPaymentOpenSql(registrationId: string): string {
+  return `EXISTS (SELECT 1 FROM checkout_sessions k JOIN operations_alerts a ON a.checkout_session_id = k.id::text
+     WHERE k.registration_id = ${registrationId} AND k.status = 'UNFULFILLED' AND a.resolved_at IS NULL)`;
+}
+
 /** mayStillBePaid for a query that names checkout_sessions by an alias (beside a join whose columns share its names). */
 export function mayStillBePaidAs(alias: string): (query: Knex.QueryBuilder) => void {
   return (query) =>
