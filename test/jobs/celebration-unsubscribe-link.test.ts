@@ -1,5 +1,5 @@
 import { simpleParser } from 'mailparser';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { personIdsOfUnsubscribeToken } from '../../src/admin/people/unsubscribe-link.js';
 import { FixedClock } from '../../src/clock.js';
 import { JobFailedError } from '../../src/jobs/run-recorded.js';
@@ -7,32 +7,17 @@ import { sendCelebrations } from '../../src/jobs/send-celebrations.js';
 import { silentLogger } from '../../src/logger.js';
 import { createMailer } from '../../src/mail/create.js';
 import type { Mailer } from '../../src/mail/types.js';
-import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { useCelebrationsDatabase } from '../support/celebrations-db.js';
 import { testConfig } from '../support/env.js';
 import { insertPerson } from '../support/factories.js';
 import { startMailApiServer, type MailApiServer } from '../support/mail-api-server.js';
 import { useSinkAndMailer } from '../support/mail-fixture.js';
 
-let tdb: TestDatabase;
-const mail = useSinkAndMailer();
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-});
-afterAll(async () => {
-  await tdb.drop();
-});
-beforeEach(async () => {
-  await tdb.db.raw('TRUNCATE people, celebration_claims, app_settings, job_runs, error_logs CASCADE');
-  const now = new Date(SYDNEY_22_NOV);
-  await setSetting(tdb.db, 'celebrations.birthdays', true, now);
-  await setSetting(tdb.db, 'celebrations.anniversaries', true, now);
-});
-
 /** 22 November in Sydney. */
 const SYDNEY_22_NOV = '2026-11-21T22:00:00Z';
+const tdb = useCelebrationsDatabase(new Date(SYDNEY_22_NOV));
+const mail = useSinkAndMailer();
 const BASE = 'https://events.example.org';
 const LINK = new RegExp(`${BASE.replaceAll('.', '\\.')}/celebrations/unsubscribe/([A-Za-z0-9._%-]+)`);
 

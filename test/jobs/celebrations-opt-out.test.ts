@@ -1,30 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import { sendCelebrations } from '../../src/jobs/send-celebrations.js';
-import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { useCelebrationsDatabase } from '../support/celebrations-db.js';
 import { insertPerson } from '../support/factories.js';
 import { useSinkAndMailer } from '../support/mail-fixture.js';
 
-let tdb: TestDatabase;
-const mail = useSinkAndMailer();
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-});
-afterAll(async () => {
-  await tdb.drop();
-});
-beforeEach(async () => {
-  await tdb.db.raw('TRUNCATE people, celebration_claims, app_settings, job_runs, error_logs CASCADE');
-  const now = new Date(SYDNEY_22_NOV);
-  await setSetting(tdb.db, 'celebrations.birthdays', true, now);
-  await setSetting(tdb.db, 'celebrations.anniversaries', true, now);
-});
-
 /** 22 November in Sydney. */
 const SYDNEY_22_NOV = '2026-11-21T22:00:00Z';
+const tdb = useCelebrationsDatabase(new Date(SYDNEY_22_NOV));
+const mail = useSinkAndMailer();
 const context = () => createTestContext({ db: tdb.db, mailer: mail.mailer, clock: new FixedClock(new Date(SYDNEY_22_NOV)) });
 
 async function person(first: string, fields: Record<string, unknown> & { email?: string }): Promise<string> {
