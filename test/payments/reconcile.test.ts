@@ -394,6 +394,37 @@ describe('eventops reconcile against the provider', () => {
     expect(await db()('operations_alerts').where({ checkout_session_id: paid.checkoutId })).toHaveLength(1);
   });
 
+  it('a session the provider keeps failing to return is reported unresolved and the run goes on to the others, instead of one lookup stopping every repair', async () => {
+    harness.ctx.clock.set(T0);
+    const unreadable = await checkout();
+    const paid = await checkout();
+    harness.provider.setWebhookOutage(true);
+    harness.provider.completeSession(paid.sessionId);
+    harness.provider.sessions.set(unreadable.sessionId, { ...harness.provider.sessions.get(unreadable.sessionId), status: 'expired' });
+    // Four days on, both scrubbed without the provider's word: each is read on its own, and one read keeps failing.
+    harness.ctx.clock.set(new Date(T0.getTime() + 4 * 86_400_000));
+    await sweepExpiredCheckouts(harness.ctx, { trigger: 'scheduler' });
+    harness.provider.setWebhookOutage(false);
+    harness.provider.failPath(`/v1/checkout/sessions/${unreadable.sessionId}`, 500);
+    try {
+      const report = await reconcile(true);
+
+      expect(report.rows?.find((row) => row.session === unreadable.sessionId)).toMatchObject({
+        action: 'none',
+        unresolved: true,
+        result: expect.stringMatching(/^failed: could not read the session/),
+      });
+      expect(report.rows?.find((row) => row.session === paid.sessionId)).toMatchObject({ action: 'complete', result: 'unfulfilled', unresolved: false });
+      expect(await db()('operations_alerts').where({ checkout_session_id: paid.checkoutId })).toEqual([expect.objectContaining({ kind: 'checkout_expired' })]);
+      expect(await staging(unreadable.checkoutId)).toMatchObject({ status: 'EXPIRED', unpaid_confirmed_at: null });
+    } finally {
+      harness.provider.failPath(`/v1/checkout/sessions/${unreadable.sessionId}`, undefined);
+    }
+    // Once the provider answers again, the next run settles it.
+    const again = await reconcile(true);
+    expect(again.rows?.find((row) => row.session === unreadable.sessionId)).toMatchObject({ action: 'confirm_unpaid', unresolved: false });
+  });
+
   it('without card payments configured the job is skipped, not failed', async () => {
     const summary = await reconcileCheckouts({ ...harness.ctx, config: { ...harness.ctx.config, payments: undefined } }, { trigger: 'scheduler' });
     expect(summary).toMatchObject({ job: 'reconcile', outcome: 'skipped' });

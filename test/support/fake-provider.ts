@@ -90,6 +90,8 @@ export interface FakeProvider {
   setWebhookUrl(url: string): void;
   /** The next `count` API calls are answered with `status` and a provider api_error. */
   failNext(count: number, status?: number): void;
+  /** Every call to exactly this path is answered with `status` and a provider api_error (retries included), until `undefined` is given. */
+  failPath(path: string, status: number | undefined): void;
   /**
    * Marks a session as the provider would after the payer pays: complete, paid,
    * with a PaymentIntent (kept if it already has one). Overrides win.
@@ -159,6 +161,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   const deliveries: WebhookDelivery[] = [];
   const idempotent = new Map<string, { rawBody: string; status: number; body: unknown }>();
   const failures: number[] = [];
+  const failingPaths = new Map<string, number>();
   let webhookUrl = options.webhookUrl;
   let webhookOutage = false;
   const withheld: ProviderObject[] = [];
@@ -489,7 +492,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     if (!record.authorized) {
       throw new ProviderHttpError(401, { type: 'invalid_request_error', message: 'Invalid API Key provided.' });
     }
-    const failure = failures.shift();
+    const failure = failures.shift() ?? failingPaths.get(record.path);
     if (failure !== undefined) throw new ProviderHttpError(failure, { type: 'api_error', message: 'An unknown error occurred.' });
     if (record.path.startsWith('/v1/refunds') || /^\/v1\/charges\/[^/]+\/refunds?$/.test(record.path)) {
       refundCalls.push(record);
@@ -600,6 +603,10 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     },
     failNext(count, status = 500) {
       for (let i = 0; i < count; i += 1) failures.push(status);
+    },
+    failPath(path, status) {
+      if (status === undefined) failingPaths.delete(path);
+      else failingPaths.set(path, status);
     },
     completeSession,
     payAtExpiry(sessionId) {

@@ -91,7 +91,17 @@ export async function reconcileWithProvider(ctx: AppContext, options: { sinceMs:
   for (const row of ours.unsettledBeforeWindow) {
     if (seen.has(row.id) || !row.provider_session_id) continue;
     seen.add(row.id);
-    rows.push(await reconcileOne(ctx, provider, await retrieveSession(provider, row.provider_session_id), row, options.apply));
+    let session: ProviderSessionView | undefined;
+    try {
+      session = await retrieveSession(provider, row.provider_session_id);
+    } catch (error) {
+      // One session the provider will not return must not hold up every other repair: reported, read again next run.
+      ctx.logger.error({ providerSessionId: row.provider_session_id, provider: providerErrorDetails(error) }, 'reconcile could not read a checkout session');
+      const result = `failed: could not read the session (${error instanceof Error ? error.message : String(error)})`;
+      rows.push({ session: row.provider_session_id, ours: describeOurs(row), provider: 'unknown', action: 'none', why: 'the provider did not return it', result, unresolved: true });
+      continue;
+    }
+    rows.push(await reconcileOne(ctx, provider, session, row, options.apply));
   }
   for (const row of ours.completedInWindow) {
     if (!seen.has(row.id)) rows.push(await reconcileOne(ctx, provider, undefined, row, options.apply));
