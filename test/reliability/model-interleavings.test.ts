@@ -15,7 +15,9 @@ afterAll(async () => {
 describe('model-based interleavings of checkout, payment, sweep, reversal events and office commands (real PostgreSQL)', () => {
   it('after every step: one registration per checkout, capacity kept, every charge registered or alerted, no refunds', async () => {
     const counters: InterleavingCounters = { runs: 0, commands: 0 };
-    await fc.assert(interleavingProperty(harness, counters, 30), { numRuns: 20 });
+    // A fixed seed: the same 20 runs on every machine, so the count below cannot fall short by chance
+    // (about one run in eight drew fewer than 120 commands). The soak draws new runs every time.
+    await fc.assert(interleavingProperty(harness, counters, 30), { numRuns: 20, seed: 7 });
     expect(counters.runs).toBeGreaterThanOrEqual(20);
     expect(counters.commands).toBeGreaterThan(120);
     expect(harness.provider.refundCalls).toEqual([]);
