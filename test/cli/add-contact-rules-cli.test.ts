@@ -1,34 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixedClock } from '../../src/clock.js';
+import { describe, expect, it } from 'vitest';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { runCli } from '../support/cli.js';
-import { createTestContext } from '../support/context.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { testEnv } from '../support/env.js';
+import { useOfficeCli } from '../support/office-cli.js';
 import { insertEvent } from '../support/factories.js';
-import { useSinkAndMailer } from '../support/mail-fixture.js';
 
 // The subprocess runs the built command; the confirmation it queues is delivered here to a real SMTP sink.
-let tdb: TestDatabase;
-let env: Record<string, string | undefined>;
-const mail = useSinkAndMailer({ timeoutMs: 5_000 });
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  env = testEnv({ DATABASE_URL: tdb.url, ...mail.sink.configEnv() });
-});
-afterAll(async () => {
-  await tdb.drop();
-});
+const office = useOfficeCli();
+const { mail } = office;
 
 const add = (slug: string, overrides: Record<string, string>, attendees = ['Sam Smith:adult']) => {
   const options = { '--name': 'Sam Smith', '--email': 'sam@example.org', ...overrides };
-  return runCli(['registrations', 'add', '--event', slug, ...Object.entries(options).flat(), ...attendees.flatMap((a) => ['--attendee', a])], { env });
+  return runCli(['registrations', 'add', '--event', slug, ...Object.entries(options).flat(), ...attendees.flatMap((a) => ['--attendee', a])], { env: office.env });
 };
 
 describe('registrations add holds the contact and the attendees to the public form\'s rules', () => {
   it('refuses (exit 2, naming the option and why, nothing registered or queued) what the form would refuse', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(office.db);
     const refusals: Array<[Record<string, string>, string[] | undefined, string]> = [
       [{ '--email': `${'k'.repeat(250)}@example.org` }, undefined, '--email at most 254 characters'],
       [{ '--email': 'sam\u202e@example.org' }, undefined, '--email remove the control characters'],
@@ -54,18 +41,18 @@ describe('registrations add holds the contact and the attendees to the public fo
       expect(refused.stderr).toContain('see `eventops registrations add --help`');
       expect(refused.stdout).toBe('');
     }
-    expect(await tdb.db('registrations').where({ event_id: event.id })).toEqual([]);
-    expect(await tdb.db('queued_mail')).toEqual([]);
+    expect(await office.db('registrations').where({ event_id: event.id })).toEqual([]);
+    expect(await office.db('queued_mail')).toEqual([]);
   });
 
   it('takes what the form takes: the address trimmed, "" as no mobile, names in any script; the confirmation goes there', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(office.db);
     const added = await add(event.slug, { '--name': 'José Núñez', '--email': '  jose@example.org ', '--mobile': '' }, ['José Núñez:adult', '김민준:adult', 'Kim O\'Brien-Smith:adult']);
     expect(added.stderr).toBe('');
     expect(added.code).toBe(0);
 
-    const [row] = await tdb.db('registrations').where({ event_id: event.id });
-    const ctx = createTestContext({ db: tdb.db, mailer: mail.mailer, env: mail.sink.configEnv(), clock: new FixedClock(new Date(Date.now() + 60_000)) });
+    const [row] = await office.db('registrations').where({ event_id: event.id });
+    const ctx = office.context();
     expect(row).toMatchObject({ contact_name: 'José Núñez', contact_mobile_enc: null, attendee_count: 3 });
     expect(row.attendees.map((a: { name: string }) => a.name)).toEqual(['José Núñez', '김민준', "Kim O'Brien-Smith"]);
     expect(ctx.cipher.decrypt(row.contact_email_enc)).toBe('jose@example.org');

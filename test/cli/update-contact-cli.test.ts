@@ -1,39 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixedClock } from '../../src/clock.js';
+import { describe, expect, it } from 'vitest';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { paymentReference } from '../../src/payments/links.js';
 import { runCli } from '../support/cli.js';
-import { createTestContext } from '../support/context.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { testEnv } from '../support/env.js';
+import { useOfficeCli } from '../support/office-cli.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
-import { useSinkAndMailer } from '../support/mail-fixture.js';
 
 // The subprocess runs the built command; the mail it queues is delivered here to a real SMTP sink.
-let tdb: TestDatabase;
-let env: Record<string, string | undefined>;
+const office = useOfficeCli();
+const { mail } = office;
 
-const mail = useSinkAndMailer({ timeoutMs: 5_000 });
+const context = () => office.context();
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  env = testEnv({ DATABASE_URL: tdb.url, ...mail.sink.configEnv() });
-});
-afterAll(async () => {
-  await tdb.drop();
-});
-
-function context() {
-  return createTestContext({ db: tdb.db, mailer: mail.mailer, env: mail.sink.configEnv(), clock: new FixedClock(new Date(Date.now() + 60_000)) });
-}
-
-const cli = (args: string[]) => runCli(['registrations', ...args], { env });
+const cli = (args: string[]) => runCli(['registrations', ...args], { env: office.env });
 
 describe('eventops registrations update-contact: the office corrects a mistyped address, then sends again', () => {
   it('stores the new address as the registration flow does, list --search finds it, and resend mails it there', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(office.db);
     const ctx = context();
-    const { id } = await insertRegistration(tdb.db, ctx.cipher, event.id, {
+    const { id } = await insertRegistration(office.db, ctx.cipher, event.id, {
       email: 'sam@exmaple.org',
       contact_mobile_enc: ctx.cipher.encrypt('0400 000 000'),
       paid_at: new Date(),
@@ -48,12 +32,12 @@ describe('eventops registrations update-contact: the office corrects a mistyped 
         `Nothing was sent: \`eventops registrations resend ${reference}\` sends the confirmation or receipt again, to the new address.\n`,
     );
 
-    const row = await tdb.db('registrations').where({ id }).first();
+    const row = await office.db('registrations').where({ id }).first();
     expect(ctx.cipher.decrypt(row.contact_email_enc)).toBe('sam@example.org');
     expect(row.contact_email_hash).toBe(ctx.cipher.lookupHash('email', 'sam@example.org'));
     expect(ctx.cipher.decrypt(row.contact_mobile_enc)).toBe('+61 411 111 111');
     // The history names what changed and who changed it, never the addresses: it is not encrypted.
-    const history = await tdb.db('registration_history').where({ registration_id: id }).first();
+    const history = await office.db('registration_history').where({ registration_id: id }).first();
     expect(history).toMatchObject({ action: 'contact_updated', changes: { fields: ['email', 'mobile'] }, note: 'receipt bounced' });
     expect(JSON.stringify(history)).not.toMatch(/example|exmaple|411/i);
 
@@ -73,11 +57,11 @@ describe('eventops registrations update-contact: the office corrects a mistyped 
   });
 
   it('refuses an address the public form would refuse (exit 2), changes nothing, and removes the mobile with ""', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(office.db);
     const ctx = context();
-    const { id } = await insertRegistration(tdb.db, ctx.cipher, event.id, { email: 'kim@example.org', contact_mobile_enc: ctx.cipher.encrypt('0400 000 000'), status: 'PENDING' });
+    const { id } = await insertRegistration(office.db, ctx.cipher, event.id, { email: 'kim@example.org', contact_mobile_enc: ctx.cipher.encrypt('0400 000 000'), status: 'PENDING' });
     const reference = paymentReference(id);
-    const before = await tdb.db('registrations').where({ id }).first();
+    const before = await office.db('registrations').where({ id }).first();
 
     const refusals: Array<[string[], string]> = [
       [['--email', 'kim@example'], '--email enter a valid email address, like name@example.org'],
@@ -91,7 +75,7 @@ describe('eventops registrations update-contact: the office corrects a mistyped 
       expect(refused.code, extra.join(' ')).toBe(2);
       expect(refused.stderr).toContain(why);
     }
-    expect(await tdb.db('registrations').where({ id }).first()).toEqual(before);
+    expect(await office.db('registrations').where({ id }).first()).toEqual(before);
     expect((await cli(['update-contact', 'FFFF0000', '--email', 'kim@example.org'])).code).toBe(1);
 
     const removed = await cli(['update-contact', reference, '--mobile', '', '--json']);
@@ -99,19 +83,19 @@ describe('eventops registrations update-contact: the office corrects a mistyped 
     expect(JSON.parse(removed.stdout)).toEqual({
       contact: { registrationId: id, reference, status: 'PENDING', changed: { mobile: { from: '0400 000 000', to: null } } },
     });
-    expect(await tdb.db('registrations').where({ id }).first()).toMatchObject({ contact_mobile_enc: null, contact_email_enc: before.contact_email_enc });
+    expect(await office.db('registrations').where({ id }).first()).toMatchObject({ contact_mobile_enc: null, contact_email_enc: before.contact_email_enc });
   });
 
   it('corrects a cancelled registration too, saying nothing is sent to it; --help shows an example', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(office.db);
     const ctx = context();
-    const { id } = await insertRegistration(tdb.db, ctx.cipher, event.id, { email: 'lee@exmaple.org', status: 'CANCELLED', cancelled_at: new Date(), cancel_reason: 'unpaid_hold' });
+    const { id } = await insertRegistration(office.db, ctx.cipher, event.id, { email: 'lee@exmaple.org', status: 'CANCELLED', cancelled_at: new Date(), cancel_reason: 'unpaid_hold' });
     const reference = paymentReference(id);
 
     const updated = await cli(['update-contact', reference, '--email', 'lee@example.org']);
     expect(updated.code).toBe(0);
     expect(updated.stdout).toContain('It is cancelled: nothing is sent to it.');
-    expect(ctx.cipher.decrypt((await tdb.db('registrations').where({ id }).first()).contact_email_enc)).toBe('lee@example.org');
+    expect(ctx.cipher.decrypt((await office.db('registrations').where({ id }).first()).contact_email_enc)).toBe('lee@example.org');
 
     const help = await cli(['update-contact', '--help']);
     expect(help.code).toBe(0);
