@@ -56,6 +56,8 @@ export interface RollbackPlan {
   migrations: string[];
   /** Tables that would no longer exist afterwards. */
   tables: string[];
+  /** Columns (`table.column`) of the tables that stay that would no longer exist afterwards: their values are lost too. */
+  columns: string[];
 }
 
 /**
@@ -64,26 +66,40 @@ export interface RollbackPlan {
  * transactional), so the answer is exact and nothing changes. A short lock
  * timeout keeps a busy database from queueing behind the dry run.
  */
+/** Every column of every table in the public schema, in table then column order. */
+async function publicColumns(conn: Db): Promise<Array<{ table: string; column: string }>> {
+  const rows = await conn('information_schema.columns')
+    .join('pg_tables', function () {
+      this.on('pg_tables.tablename', 'columns.table_name').andOn('pg_tables.schemaname', 'columns.table_schema');
+    })
+    .where('columns.table_schema', 'public')
+    .orderBy([{ column: 'columns.table_name' }, { column: 'columns.ordinal_position' }])
+    .select<Array<{ table_name: string; column_name: string }>>('columns.table_name', 'columns.column_name');
+  return rows.map((row) => ({ table: row.table_name, column: row.column_name }));
+}
+
 export async function planRollback(db: Db): Promise<RollbackPlan> {
   const table = migrationConfig.tableName ?? 'knex_migrations';
-  if (!(await db.schema.hasTable(table))) return { migrations: [], tables: [] };
+  if (!(await db.schema.hasTable(table))) return { migrations: [], tables: [], columns: [] };
   const rows = await db(table)
     .where('batch', db(table).max('batch'))
     .orderBy('id', 'desc')
     .select<Array<{ name: string }>>('name');
   const migrations = rows.map((row) => row.name);
-  if (migrations.length === 0) return { migrations, tables: [] };
-  const publicTables = async (conn: Db): Promise<string[]> =>
-    (await conn('pg_tables').where({ schemaname: 'public' }).orderBy('tablename').select<Array<{ tablename: string }>>('tablename')).map(
-      (t) => t.tablename,
-    );
+  if (migrations.length === 0) return { migrations, tables: [], columns: [] };
   const trx = await db.transaction();
   try {
     await trx.raw(`SET LOCAL lock_timeout = '5s'`);
-    const before = await publicTables(trx);
+    const before = await publicColumns(trx);
     for (const name of migrations) await (await migrationSource.getMigration(name)).down?.(trx);
-    const after = new Set(await publicTables(trx));
-    return { migrations, tables: before.filter((t) => !after.has(t)) };
+    const after = await publicColumns(trx);
+    const tablesAfter = new Set(after.map((c) => c.table));
+    const columnsAfter = new Set(after.map((c) => `${c.table}.${c.column}`));
+    const tables = [...new Set(before.map((c) => c.table))].filter((t) => !tablesAfter.has(t));
+    const columns = before
+      .filter((c) => tablesAfter.has(c.table) && !columnsAfter.has(`${c.table}.${c.column}`))
+      .map((c) => `${c.table}.${c.column}`);
+    return { migrations, tables, columns };
   } finally {
     await trx.rollback();
   }

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrationConfig } from '../../src/db/migration-source.js';
 import { ROOT, runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testEnv } from '../support/env.js';
@@ -85,5 +86,29 @@ describe('eventops migrate', () => {
     expect(latest.code).toBe(0);
     expect(JSON.parse(latest.stdout)).toEqual({ applied: migrationsBefore });
     expect(await publicTables()).toContain('registrations');
+  });
+
+  it('rollback without --confirm names the columns the last batch would drop from tables that stay', async () => {
+    // Make one migration that adds columns a batch of its own, as a deploy that added only it leaves it.
+    const addsColumns = (await appliedMigrations()).find((name) => name.includes('celebrations_off'));
+    await tdb.db.migrate.down({ ...migrationConfig, name: addsColumns });
+    await tdb.db.migrate.up({ ...migrationConfig, name: addsColumns });
+    const newest = (await appliedMigrations()).at(-1);
+    expect(newest).toBe(addsColumns);
+
+    const human = await runCli(['migrate', 'rollback'], { env: env() });
+    expect(human.code).toBe(2);
+    expect(human.stdout).toContain(`would roll back: ${newest}`);
+    expect(human.stdout).not.toContain('would drop tables');
+    expect(human.stdout).toContain(
+      'would drop columns, with their values in every row: people.celebrations_off_at, people.celebrations_off_by, people.celebrations_off_note',
+    );
+
+    const json = await runCli(['migrate', 'rollback', '--json'], { env: env() });
+    const plan = JSON.parse(json.stdout) as { wouldDropTables: string[]; wouldDropColumns: string[] };
+    expect(plan.wouldDropTables).toEqual([]);
+    expect(plan.wouldDropColumns).toEqual(['people.celebrations_off_at', 'people.celebrations_off_by', 'people.celebrations_off_note']);
+    const columns = await tdb.db('information_schema.columns').where({ table_name: 'people', column_name: 'celebrations_off_at' });
+    expect(columns).toHaveLength(1);
   });
 });

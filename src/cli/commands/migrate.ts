@@ -14,7 +14,7 @@ export function registerMigrateCommand(program: Command): void {
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ eventops migrate\n  $ eventops migrate status --json\n  $ eventops migrate rollback            what the last batch\'s rollback would drop (nothing changed)\n  $ eventops migrate rollback --confirm  roll it back, dropping those tables and their data\n\nExit codes: 0 ok, 1 failure, 2 rollback without --confirm, 78 configuration.',
+      '\nExamples:\n  $ eventops migrate\n  $ eventops migrate status --json\n  $ eventops migrate rollback            what the last batch\'s rollback would drop (nothing changed)\n  $ eventops migrate rollback --confirm  roll it back, dropping those tables and columns with their data\n\nExit codes: 0 ok, 1 failure, 2 rollback without --confirm, 78 configuration.',
     )
     .action(async (action: string, options: { json?: boolean; confirm?: boolean }) => {
       const parsed = actionSchema.safeParse(action);
@@ -34,9 +34,10 @@ export function registerMigrateCommand(program: Command): void {
           ]);
         } else if (parsed.data === 'rollback' && !options.confirm) {
           const plan = await planRollback(ctx.db);
-          printResult(options, { rolledBack: [], wouldRollBack: plan.migrations, wouldDropTables: plan.tables }, [
+          printResult(options, { rolledBack: [], wouldRollBack: plan.migrations, wouldDropTables: plan.tables, wouldDropColumns: plan.columns }, [
             plan.migrations.length ? `would roll back: ${plan.migrations.join(', ')}` : 'nothing to roll back',
             ...(plan.tables.length ? [`would drop tables, with all their rows: ${plan.tables.join(', ')}`] : []),
+            ...(plan.columns.length ? [`would drop columns, with their values in every row: ${plan.columns.join(', ')}`] : []),
           ]);
           if (plan.migrations.length > 0) {
             throw new UsageError('migrate rollback drops data: nothing was changed', 'run `eventops migrate rollback --confirm` to roll back');
