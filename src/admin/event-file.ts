@@ -34,6 +34,8 @@ export interface EventFile {
   title: string;
   description?: string | null;
   startsAt: Date;
+  /** When the event ends (a camp over a weekend); null or absent: its calendar entry lasts two hours. */
+  endsAt?: Date | null;
   location?: string | null;
   capacity: number | null;
   published?: boolean;
@@ -120,6 +122,7 @@ export const eventFileSchema = z.strictObject({
   title: z.string().trim().min(1, { error: 'a non-empty title' }),
   description: z.string().nullable().optional(),
   startsAt: isoWithOffset,
+  endsAt: isoWithOffset.nullable().optional(),
   location: z.string().nullable().optional(),
   capacity: z
     .int({ error: 'an integer, or null for unlimited' })
@@ -139,7 +142,8 @@ export const eventFileSchema = z.strictObject({
   pricing: eventPricingSchema,
 })
   // The reminder job sends only for events that have not started: a later reminder would never go out.
-  .refine((file) => !file.reminderAt || file.reminderAt < file.startsAt, { error: 'before startsAt', path: ['reminderAt'] });
+  .refine((file) => !file.reminderAt || file.reminderAt < file.startsAt, { error: 'before startsAt', path: ['reminderAt'] })
+  .refine((file) => !file.endsAt || file.endsAt > file.startsAt, { error: 'after startsAt', path: ['endsAt'] });
 
 // Keeps the hand-written types above and the schema from drifting apart.
 type Assert<T extends true> = T;
@@ -171,7 +175,7 @@ export function parseEventFile(input: unknown, options: { timeZone?: string } = 
   return parsed.data;
 }
 
-const TIME_KEYS = ['startsAt', 'reminderAt'] as const;
+const TIME_KEYS = ['startsAt', 'endsAt', 'reminderAt'] as const;
 
 /** Each time whose written offset (Z, UTC, is taken as meant) is not the time zone's at that instant. */
 function offsetMismatches(input: Record<string, unknown>, timeZone: string): string[] {

@@ -8,6 +8,8 @@ export interface EventRecord {
   description: string | null;
   location: string | null;
   startsAt: Date;
+  /** null: not given (a calendar entry then lasts two hours). */
+  endsAt: Date | null;
   /** null = unlimited. */
   capacity: number | null;
   published: boolean;

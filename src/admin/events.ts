@@ -20,6 +20,7 @@ export interface EventRow {
   description: string | null;
   location: string | null;
   starts_at: Date;
+  ends_at: Date | null;
   capacity: number | null;
   published: boolean;
   deleted_at: Date | null;
@@ -47,6 +48,7 @@ export function eventFromRow(row: EventRow): EventRecord {
     description: row.description,
     location: row.location,
     startsAt: row.starts_at,
+    endsAt: row.ends_at,
     capacity: row.capacity,
     published: row.published,
     deletedAt: row.deleted_at,
@@ -110,6 +112,7 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
         description: file.description ?? null,
         location: file.location ?? null,
         starts_at: file.startsAt,
+        ends_at: file.endsAt ?? null,
         capacity: file.capacity,
         published: file.published ?? false,
         online_payment: file.onlinePayment ?? false,
@@ -159,6 +162,7 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
       updated_at: now,
       ...optional('description', file.description),
       ...optional('location', file.location),
+      ...optional('ends_at', file.endsAt),
       ...optional('published', file.published),
       ...optional('online_payment', file.onlinePayment),
       ...optional('pass_card_fee', file.passCardFee),
@@ -175,6 +179,12 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
       // A reminder due after the start is never sent (the job sends only before it): say so instead of losing it.
       throw new EventFileError([
         `reminderAt: before startsAt (the stored reminder is ${current.reminder_at.toISOString()}; give a new reminderAt, or null for none)`,
+      ]);
+    }
+    if (file.endsAt === undefined && current.ends_at !== null && current.ends_at <= file.startsAt) {
+      // The database refuses an end before the start: say which key to change rather than fail on a constraint.
+      throw new EventFileError([
+        `endsAt: after startsAt (the stored end is ${current.ends_at.toISOString()}; give a new endsAt, or null for none)`,
       ]);
     }
     // Holds made under a longer limit (or none) get a day's notice instead of being released by the next sweep.

@@ -23,6 +23,8 @@ export interface WebsiteEventFields {
   title: string;
   description: string | null;
   startsAt: string;
+  /** null when the office gave no end. */
+  endsAt: string | null;
   location: string | null;
   capacity: number | null;
   published: boolean;
@@ -49,6 +51,7 @@ export function websiteEventFields(event: EventRecord): WebsiteEventFields {
     title: event.title,
     description: event.description,
     startsAt: event.startsAt.toISOString(),
+    endsAt: event.endsAt?.toISOString() ?? null,
     location: event.location,
     capacity: event.capacity,
     published: event.published,

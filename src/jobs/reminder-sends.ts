@@ -33,6 +33,7 @@ export interface DueEvent {
   title: string;
   location: string | null;
   starts_at: Date;
+  ends_at: Date | null;
   online_payment: boolean;
   /** The event passes the card fee on: a card payment (pay-now) is charged the total plus the fee. */
   pass_card_fee: boolean;
@@ -43,7 +44,7 @@ export interface DueEvent {
   calendar_sequence: number;
 }
 
-export const DUE_EVENT_COLUMNS = ['id', 'title', 'location', 'starts_at', 'online_payment', 'pass_card_fee', 'reminder_at', 'reminder_claimed_at', 'calendar_sequence'] as const;
+export const DUE_EVENT_COLUMNS = ['id', 'title', 'location', 'starts_at', 'ends_at', 'online_payment', 'pass_card_fee', 'reminder_at', 'reminder_claimed_at', 'calendar_sequence'] as const;
 
 export interface RecipientRow {
   id: string;
@@ -82,7 +83,7 @@ export interface RunMaterials {
 }
 
 /** What a reminder tells about its event: the office may change any of it while a run is sending. */
-type EventDetails = Pick<DueEvent, 'title' | 'location' | 'starts_at' | 'online_payment' | 'pass_card_fee' | 'calendar_sequence'>;
+type EventDetails = Pick<DueEvent, 'title' | 'location' | 'starts_at' | 'ends_at' | 'online_payment' | 'pass_card_fee' | 'calendar_sequence'>;
 
 /**
  * Renews the claim and reads the event as it is now, in one statement. Undefined when the claim was
@@ -95,7 +96,7 @@ async function renewClaim(ctx: AppContext, eventId: string, claim: { at: Date })
     .whereNull('reminder_sent_at')
     .whereNull('deleted_at')
     .where('starts_at', '>', at)
-    .update({ reminder_claimed_at: at }, ['title', 'location', 'starts_at', 'online_payment', 'pass_card_fee', 'calendar_sequence']);
+    .update({ reminder_claimed_at: at }, ['title', 'location', 'starts_at', 'ends_at', 'online_payment', 'pass_card_fee', 'calendar_sequence']);
   if (renewed === undefined) return undefined;
   claim.at = at;
   return renewed as EventDetails;
@@ -105,6 +106,7 @@ const sameDetails = (a: EventDetails, b: EventDetails): boolean =>
   a.title === b.title &&
   a.location === b.location &&
   a.starts_at.getTime() === b.starts_at.getTime() &&
+  (a.ends_at?.getTime() ?? null) === (b.ends_at?.getTime() ?? null) &&
   a.online_payment === b.online_payment &&
   a.pass_card_fee === b.pass_card_fee &&
   a.calendar_sequence === b.calendar_sequence;

@@ -7,6 +7,8 @@ export interface CalendarEvent {
   title: string;
   location: string | null;
   starts_at: Date;
+  /** When the office gave none, the entry lasts ASSUMED_DURATION_HOURS. */
+  ends_at: Date | null;
   /**
    * Calendar apps replace an entry they already hold (same UID) only with a higher SEQUENCE
    * (RFC 5546): raised by one with every change of the event, so a reminder re-sent for a
@@ -15,7 +17,7 @@ export interface CalendarEvent {
   calendar_sequence: number;
 }
 
-/** Calendar entries need an end; events have only a start. */
+/** Calendar entries need an end; an event the office gave no end gets this much. */
 const ASSUMED_DURATION_HOURS = 2;
 
 /** The .ics attached to a reminder; `stampedAt` (the run's clock) is its DTSTAMP. */
@@ -30,14 +32,20 @@ export function eventCalendarFile(event: CalendarEvent, stampedAt: Date): MailAt
     timestamp: stampedAt.getTime(),
     title: event.title,
     location: event.location ?? undefined,
-    start: [start.getUTCFullYear(), start.getUTCMonth() + 1, start.getUTCDate(), start.getUTCHours(), start.getUTCMinutes()],
+    start: utcFields(start),
     startInputType: 'utc',
     startOutputType: 'utc',
-    duration: { hours: ASSUMED_DURATION_HOURS },
+    ...(event.ends_at === null
+      ? { duration: { hours: ASSUMED_DURATION_HOURS } }
+      : { end: utcFields(event.ends_at), endInputType: 'utc' as const, endOutputType: 'utc' as const }),
   };
   const { error, value } = createEvent(attributes);
   if (error || !value) throw error ?? new Error('could not build the calendar attachment');
   return { filename: 'event.ics', content: foldCalendarLines(value), contentType: 'text/calendar; method=PUBLISH; charset=utf-8' };
+}
+
+function utcFields(instant: Date): [number, number, number, number, number] {
+  return [instant.getUTCFullYear(), instant.getUTCMonth() + 1, instant.getUTCDate(), instant.getUTCHours(), instant.getUTCMinutes()];
 }
 
 /** RFC 5545 3.1: a content line is at most 75 octets, excluding its line break. */

@@ -227,6 +227,7 @@ describe('event administration', () => {
         title: 'Family Camp',
         description: 'A weekend away for the whole church family.',
         startsAt: '2027-03-12T07:00:00.000Z',
+        endsAt: null,
         location: 'Camp Grounds, Kangaroo Valley',
         capacity: 120,
         published: false,
@@ -448,5 +449,45 @@ describe('event administration', () => {
     await createEvent(ctx, sooner);
     const slugs = (await listEvents(ctx)).map((e) => e.slug);
     expect(slugs.indexOf(sooner.slug)).toBeLessThan(slugs.indexOf(later.slug));
+  });
+});
+
+describe('an event that ends', () => {
+  it('endsAt is optional and must come after startsAt, in the church zone like the other times', () => {
+    expect(eventFile().endsAt).toBeUndefined();
+    expect(eventFile({ endsAt: '2027-03-14T15:00:00+11:00' }).endsAt).toEqual(new Date('2027-03-14T04:00:00Z'));
+    expect(problemsOf(() => eventFile({ endsAt: '2027-03-12T18:00:00+11:00' }))).toEqual([expect.stringMatching(/^endsAt: after startsAt/)]);
+    expect(() => parseEventFile({ ...fixtureJson('event-family-camp.json'), endsAt: '2027-04-14T15:00:00+11:00' }, { timeZone: 'Australia/Sydney' })).toThrow(
+      /endsAt/,
+    );
+  });
+
+  it('is stored, sent to the website, kept by an update that leaves it out and cleared by null', async () => {
+    const ctx = syncContext();
+    const file = eventFile({ endsAt: '2027-03-14T15:00:00+11:00' });
+    await createEvent(ctx, file);
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ endsAt: new Date('2027-03-14T04:00:00Z') });
+    expect((await outboxFor(file.slug))[0]?.body.event).toMatchObject({ endsAt: '2027-03-14T04:00:00.000Z' });
+
+    await updateEvent(ctx, eventFile({ slug: file.slug, title: 'Family Camp 2027' }));
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ title: 'Family Camp 2027', endsAt: new Date('2027-03-14T04:00:00Z') });
+    await updateEvent(ctx, eventFile({ slug: file.slug, endsAt: null }));
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ endsAt: null });
+    expect((await outboxFor(file.slug)).at(-1)?.body.event).toMatchObject({ endsAt: null });
+  });
+
+  it('an update moving the start past the stored end is refused naming endsAt, instead of failing on the database', async () => {
+    const ctx = syncContext();
+    const file = eventFile({ endsAt: '2027-03-14T15:00:00+11:00' });
+    await createEvent(ctx, file);
+    const later = { startsAt: '2027-03-20T18:00:00+11:00', reminderAt: '2027-03-18T09:00:00+11:00' };
+
+    const refused = await updateEvent(ctx, eventFile({ slug: file.slug, ...later })).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(EventFileError);
+    expect((refused as EventFileError).problems).toEqual([
+      'endsAt: after startsAt (the stored end is 2027-03-14T04:00:00.000Z; give a new endsAt, or null for none)',
+    ]);
+    await updateEvent(ctx, eventFile({ slug: file.slug, ...later, endsAt: '2027-03-22T15:00:00+11:00' }));
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ startsAt: new Date('2027-03-20T07:00:00Z'), endsAt: new Date('2027-03-22T04:00:00Z') });
   });
 });
