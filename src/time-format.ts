@@ -17,6 +17,20 @@ const byRegion = new Map<string, Intl.DateTimeFormat>();
  * zh-CN). Intl refuses `timeZoneName` beside `dateStyle`/`timeStyle`, so the fields are named one by one.
  */
 export function memberDateTime(regional: Regional): (instant: Date) => string {
+  const formatter = formatterFor(regional);
+  return (instant) => formatter.format(instant);
+}
+
+/**
+ * An event from its start to its end, if it has one, as memberDateTime writes an instant: Intl leaves out what
+ * the two share ("Friday 12 March 2027, 6:00 – 8:30 pm AEDT"; across days, both in full).
+ */
+export function memberDateTimeSpan(regional: Regional): (start: Date, end: Date | null | undefined) => string {
+  const formatter = formatterFor(regional);
+  return (start, end) => (end ? formatter.formatRange(start, end) : formatter.format(start));
+}
+
+function formatterFor(regional: Regional): Intl.DateTimeFormat {
   const key = `${regional.locale}|${regional.timeZone}`;
   let format = byRegion.get(key);
   if (!format) {
@@ -32,6 +46,5 @@ export function memberDateTime(regional: Regional): (instant: Date) => string {
     });
     byRegion.set(key, format);
   }
-  const formatter = format;
-  return (instant) => formatter.format(instant);
+  return format;
 }

@@ -292,7 +292,7 @@ function composeMessage(
   const to = ctx.cipher.decrypt(row.contact_email_enc);
   const base = {
     name: row.contact_name,
-    event: { title: event.title, startsAt: event.starts_at, location: event.location },
+    event: { title: event.title, startsAt: event.starts_at, endsAt: event.ends_at, location: event.location },
     registrationUrl: materials.linksAvailable ? registrationUrl(ctx.config, row.id) : undefined,
   };
   // The reminder's round (its reminder_at) is part of the key: a repeat of the same round (a run that died

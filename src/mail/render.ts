@@ -1,15 +1,15 @@
 import Handlebars from 'handlebars';
 import type { AppConfig, Theme } from '../config/types.js';
 import type { Db } from '../db/connect.js';
-import { memberDateTime } from '../time-format.js';
+import { memberDateTime, memberDateTimeSpan } from '../time-format.js';
 import { loadChurchIdentity, type ChurchIdentity } from './identity.js';
 
 /**
  * An email's own content as Handlebars sources. `html` is escaped by
  * Handlebars ({{value}}); `text` and `subject` are plain text and not escaped.
  * Both bodies see the caller's data plus `church` (the identity), and the
- * helpers `money` (integer minor units), `date` and `dateTime` (in APP_TIMEZONE,
- * naming the zone).
+ * helpers `money` (integer minor units), `date`, `dateTime` and `dateTimeSpan` (start and
+ * optional end; in APP_TIMEZONE, naming the zone).
  */
 export interface EmailTemplate {
   subject: string;
@@ -156,6 +156,7 @@ function buildFormatHelpers(regional: AppConfig['regional']): Record<string, Han
   const localDate = new Intl.DateTimeFormat(regional.locale, { dateStyle: 'long', timeZone: regional.timeZone });
   // Named zone and all: the pages write an event's time with this same formatter.
   const dateTime = memberDateTime(regional);
+  const dateTimeSpan = memberDateTimeSpan(regional);
   return {
     money: (minor: unknown) => (typeof minor === 'number' ? money.format(minor / 10 ** digits) : ''),
     // A calendar date (YYYY-MM-DD) has no time zone; an instant is shown in the church's zone.
@@ -167,6 +168,10 @@ function buildFormatHelpers(regional: AppConfig['regional']): Record<string, Han
     dateTime: (value: unknown) => {
       const instant = toDate(value);
       return instant ? dateTime(instant) : '';
+    },
+    dateTimeSpan: (start: unknown, end: unknown) => {
+      const from = toDate(start);
+      return from ? dateTimeSpan(from, toDate(end)) : '';
     },
   };
 }

@@ -130,6 +130,20 @@ describe('send-reminders', () => {
     expect(run).toMatchObject({ job: 'send-reminders', trigger: 'cli', outcome: 'ok', summary: { sent: 2, events: 1 } });
   });
 
+  it('an event that ends: the reminder says from when to when, and its calendar entry runs to the end', async () => {
+    // The camp runs from Saturday 19:00 to Monday 15:00 in Sydney.
+    const event = await dueEvent({ ends_at: new Date('2026-12-07T04:00:00Z') });
+    await register(event.id, 'ends@example.org');
+
+    await sendEventReminders(context(), { trigger: 'cli' });
+
+    const message = messageTo('ends@example.org');
+    expect(message?.text).toMatch(when(new RegExp(`${SYDNEY_START.source}\\s?–\\s?Monday,? 7 December 2026 at 3:00\\spm AEDT`)));
+    const calendar = message?.attachments[0]?.content.toString('utf8') ?? '';
+    expect(calendar).toContain('\r\nDTEND:20261207T040000Z\r\n');
+    expect(calendar).not.toContain('DURATION');
+  });
+
   it('calendar lines are folded at 75 octets, never inside a character, so a long non-Latin title and place arrive whole', async () => {
     const title = 'Семейный лагерь: молитва, музыка; ужин — Gia đình Trại hè 2026 ' + '日本語のタイトル'.repeat(4);
     const location = 'Église Saint-Étienne, 12 rue de l’Hôtel-de-Ville; salle paroissiale près du presbytère';

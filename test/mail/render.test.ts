@@ -66,6 +66,14 @@ describe('email templates', () => {
     expect(at('2026-12-05T23:00:00Z', { locale: 'de-DE', timeZone: 'Europe/Berlin' })).toMatch(/Sonntag, 6\. Dezember 2026 um 00:00 MEZ\n/);
   });
 
+  it('an event that ends is shown from its start to its end, leaving out what the two share; one without an end, by its start', () => {
+    const span = (start: string, end: string | null) =>
+      renderEmail({ subject: '', html: '', text: '{{dateTimeSpan start end}}' }, { start: new Date(start), end: end && new Date(end) }, branding).text;
+    expect(span('2027-03-12T07:00:00Z', '2027-03-12T09:30:00Z')).toMatch(/Friday,? 12 March 2027,? 6:00\s?–\s?8:30\spm AEDT\n/);
+    expect(span('2027-03-12T07:00:00Z', '2027-03-14T04:00:00Z')).toMatch(/Friday,? 12 March 2027 at 6:00\spm AEDT\s?–\s?Sunday,? 14 March 2027 at 3:00\spm AEDT\n/);
+    expect(span('2027-03-12T07:00:00Z', null)).toMatch(/Friday,? 12 March 2027 at 6:00\spm AEDT\n/);
+  });
+
   it('a calendar date is shown as that date in any time zone', () => {
     const email = renderEmail(
       { subject: 'Happy birthday', html: '<p>{{date birthDate}}</p>', text: '{{date birthDate}}' },

@@ -19,7 +19,7 @@ const slugSchema = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/);
 const FILE_HELP = `
 The event file (JSON; unknown keys are rejected):
   {"slug": "family-camp", "title": "Family Camp", "startsAt": "2027-03-12T18:00:00+11:00",
-   "location": "Camp Grounds", "capacity": 120, "published": true, "onlinePayment": true,
+   "endsAt": "2027-03-14T15:00:00+11:00", "location": "Camp Grounds", "capacity": 120, "published": true, "onlinePayment": true,
    "passCardFee": true, "reminderAt": "2027-03-10T09:00:00+11:00",
    "pricing": {"tiers": [{"id": "adult", "label": "Adult", "price": 12000}],
                "familyWaiver": {"maxChargedTickets": 3}, "discount": {"percent": 10}}}

@@ -3,6 +3,8 @@ import { defineEmailTemplate } from '../../mail/render.js';
 export interface ReminderEvent {
   title: string;
   startsAt: Date;
+  /** Shown as the end of the "When" line of the plain reminder; null when the office gave none. */
+  endsAt?: Date | null;
   location: string | null;
 }
 
@@ -33,7 +35,7 @@ export const eventReminderEmail = defineEmailTemplate<EventReminderData>({
   html: `<p>Hi {{name}},</p>
 <p>This is a reminder that you are registered for <strong>{{event.title}}</strong>.</p>
 <table role="presentation" cellspacing="0" cellpadding="0" style="margin:0 0 16px;">
-<tr><td style="padding:2px 12px 2px 0;color:#71717a;">When</td><td>{{dateTime event.startsAt}}</td></tr>
+<tr><td style="padding:2px 12px 2px 0;color:#71717a;">When</td><td>{{dateTimeSpan event.startsAt event.endsAt}}</td></tr>
 {{#if event.location}}<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Where</td><td>{{event.location}}</td></tr>{{/if}}
 </table>
 <p>The attached calendar file adds the event to your calendar.</p>
@@ -42,7 +44,7 @@ export const eventReminderEmail = defineEmailTemplate<EventReminderData>({
 
 This is a reminder that you are registered for {{event.title}}.
 
-When: {{dateTime event.startsAt}}
+When: {{dateTimeSpan event.startsAt event.endsAt}}
 {{#if event.location}}Where: {{event.location}}
 {{/if}}
 The attached calendar file adds the event to your calendar.
