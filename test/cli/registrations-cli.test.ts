@@ -3,51 +3,35 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { formatInTimeZone } from 'date-fns-tz';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FixedClock } from '../../src/clock.js';
+import { describe, expect, it } from 'vitest';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { raiseOperationsAlert } from '../../src/payments/alerts.js';
 import { paymentReference } from '../../src/payments/links.js';
 import { readOperationsStatus } from '../../src/ops/status.js';
 import { runCli } from '../support/cli.js';
-import { createTestContext } from '../support/context.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { testEnv } from '../support/env.js';
 import { insertEvent, insertRegistration, insertUser } from '../support/factories.js';
-import { useSinkAndMailer } from '../support/mail-fixture.js';
+import { useOfficeCli } from '../support/office-cli.js';
 
 // The subprocess runs on the real clock and the built command; mail it queues is delivered here to a real SMTP sink.
-let tdb: TestDatabase;
-let env: Record<string, string | undefined>;
+const office = useOfficeCli();
+const { mail } = office;
 const osUser = os.userInfo().username;
 
-const mail = useSinkAndMailer({ timeoutMs: 5_000 });
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  env = testEnv({ DATABASE_URL: tdb.url, ...mail.sink.configEnv() });
-});
-afterAll(async () => {
-  await tdb.drop();
-});
-
-function context() {
-  return createTestContext({ db: tdb.db, mailer: mail.mailer, env: mail.sink.configEnv(), clock: new FixedClock(new Date(Date.now() + 60_000)) });
-}
+const context = () => office.context();
 
 async function deliverMail() {
   return deliverQueuedMail(context(), { limit: 100 });
 }
 
-const cli = (args: string[]) => runCli(['registrations', ...args], { env });
+const cli = (args: string[]) => runCli(['registrations', ...args], { env: office.env });
 
 async function registrationRow(id: string) {
-  return tdb.db('registrations').where({ id }).first();
+  return office.db('registrations').where({ id }).first();
 }
 
 describe('eventops registrations: the office records a bank transfer, cancels and registers by hand', () => {
   it('add → list → mark-paid (partial, then the balance) → show → resend → cancel, with the history and the emails', async () => {
-    const event = await insertEvent(tdb.db, {
+    const event = await insertEvent(office.db, {
       capacity: 10,
       pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 12000 }, { id: 'child', label: 'Child', price: 6000 }] }),
     });
@@ -156,12 +140,12 @@ describe('eventops registrations: the office records a bank transfer, cancels an
   });
 
   it('shows dates in the church\'s time zone (APP_TIMEZONE), and JSON keeps the instants', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(office.db);
     const ctx = context();
     // 08:30 on 3 March in Sydney is still 2 March in UTC.
     const morning = new Date('2026-03-02T21:30:00Z');
-    const paid = await insertRegistration(tdb.db, ctx.cipher, event.id, { contact_name: 'Early Bird', created_at: morning, paid_at: morning });
-    const cancelled = await insertRegistration(tdb.db, ctx.cipher, event.id, { contact_name: 'Early Leaver', status: 'CANCELLED', cancel_reason: 'office', created_at: morning, cancelled_at: morning });
+    const paid = await insertRegistration(office.db, ctx.cipher, event.id, { contact_name: 'Early Bird', created_at: morning, paid_at: morning });
+    const cancelled = await insertRegistration(office.db, ctx.cipher, event.id, { contact_name: 'Early Leaver', status: 'CANCELLED', cancel_reason: 'office', created_at: morning, cancelled_at: morning });
     const reference = paymentReference(paid.id);
 
     const list = await cli(['list', '--search', reference]);
@@ -185,14 +169,14 @@ describe('eventops registrations: the office records a bank transfer, cancels an
   });
 
   it('mark-paid refuses the same payment recorded twice within 24 hours, naming it; --again records a second one', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(office.db);
     const ctx = context();
-    const { id } = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', paid_at: null });
+    const { id } = await insertRegistration(office.db, ctx.cipher, event.id, { status: 'PENDING', paid_at: null });
     const reference = paymentReference(id);
     const part = ['mark-paid', reference, '--amount', '40', '--partial', '--note', 'transfer of 3 March'];
 
     expect((await cli(part)).code).toBe(0);
-    const [first] = await tdb.db('registration_payments').where({ registration_id: id });
+    const [first] = await office.db('registration_payments').where({ registration_id: id });
     const twice = await cli(part);
     expect(twice.code).toBe(1);
     expect(twice.stderr).toContain(
@@ -203,23 +187,23 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     const again = await cli([...part, '--again']);
     expect(again).toMatchObject({ code: 0, stdout: `recorded $40.00 by bank for ${reference}; paid $80.00, balance $40.00 (still PENDING)\n` });
     // The history says the office meant it.
-    const recorded = await tdb.db('registration_history').where({ registration_id: id, action: 'payment_recorded' }).orderBy('id').pluck('changes');
+    const recorded = await office.db('registration_history').where({ registration_id: id, action: 'payment_recorded' }).orderBy('id').pluck('changes');
     expect(recorded.map((changes: Record<string, unknown>) => changes.again ?? false)).toEqual([false, true]);
     // The same amount with another note is another payment: here the balance, so it pays in full.
     const last = await cli(['mark-paid', reference, '--amount', '40', '--partial', '--note', 'transfer of 10 March']);
     expect(last.code).toBe(0);
     expect(await registrationRow(id)).toMatchObject({ status: 'PAID', office_paid_minor: 12000 });
-    expect(await tdb.db('registration_payments').where({ registration_id: id }).pluck('note')).toEqual(['transfer of 3 March', 'transfer of 3 March', 'transfer of 10 March']);
+    expect(await office.db('registration_payments').where({ registration_id: id }).pluck('note')).toEqual(['transfer of 3 March', 'transfer of 3 March', 'transfer of 10 March']);
 
     const help = await cli(['mark-paid', '--help']);
     expect(help.stdout).toContain('--again');
   });
 
   it('names a registration by id, reference or a unique prefix; an ambiguous prefix lists the matches; an unknown one exits 1', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(office.db);
     const ctx = context();
-    const first = await insertRegistration(tdb.db, ctx.cipher, event.id, { id: 'abcd1234-0000-4000-8000-000000000001', contact_name: 'First Twin' });
-    await insertRegistration(tdb.db, ctx.cipher, event.id, { id: 'abcd1299-0000-4000-8000-000000000002', contact_name: 'Second Twin' });
+    const first = await insertRegistration(office.db, ctx.cipher, event.id, { id: 'abcd1234-0000-4000-8000-000000000001', contact_name: 'First Twin' });
+    await insertRegistration(office.db, ctx.cipher, event.id, { id: 'abcd1299-0000-4000-8000-000000000002', contact_name: 'Second Twin' });
 
     const ambiguous = await cli(['show', 'ABCD12']);
     expect(ambiguous.code).toBe(1);
@@ -237,7 +221,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     const cancelled = await cli(['cancel', 'ABCD-1299', '--json']);
     expect(cancelled.code).toBe(0);
     expect(JSON.parse(cancelled.stdout)).toMatchObject({ cancellation: { reference: 'ABCD1299', previousStatus: 'PAID', seatsFreed: 1, notified: false } });
-    const pendingOne = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING' });
+    const pendingOne = await insertRegistration(office.db, ctx.cipher, event.id, { status: 'PENDING' });
     const confirmation = await cli(['resend', pendingOne.id, '--json']);
     expect(JSON.parse(confirmation.stdout)).toMatchObject({ resent: { sent: 'confirmation' } });
 
@@ -250,11 +234,11 @@ describe('eventops registrations: the office records a bank transfer, cancels an
   });
 
   it('add refuses a full event unless --over-capacity, resolves the alert it answers, and the seats and status counts follow', async () => {
-    const event = await insertEvent(tdb.db, { capacity: 1 });
+    const event = await insertEvent(office.db, { capacity: 1 });
     const ctx = context();
-    await insertUser(tdb.db, ctx.cipher, { email: `admin-${Date.now()}@example.org` });
-    await insertRegistration(tdb.db, ctx.cipher, event.id, { contact_name: 'Already Coming' });
-    const alert = await tdb.db.transaction((trx) =>
+    await insertUser(office.db, ctx.cipher, { email: `admin-${Date.now()}@example.org` });
+    await insertRegistration(office.db, ctx.cipher, event.id, { contact_name: 'Already Coming' });
+    const alert = await office.db.transaction((trx) =>
       raiseOperationsAlert(trx, ctx, { kind: 'sold_out', reason: '1 seat(s) paid for but only 0 left', paymentIntentId: 'pi_test_full', amountMinor: 12000 }),
     );
     const base = ['add', '--event', event.slug, '--name', 'Late Payer', '--email', 'late@example.org', '--attendee', 'Late Payer:adult'];
@@ -275,8 +259,8 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     const resolvedUnknown = await cli([...base, '--over-capacity', '--resolve-alert', '999999']);
     expect(resolvedUnknown.code).toBe(1);
     // Only a payment kept without a registration, for this event, answered by a registration paid by that payment.
-    const otherEvent = await insertEvent(tdb.db);
-    const [forOtherEvent, notAKeptPayment] = await tdb.db.transaction(async (trx) => [
+    const otherEvent = await insertEvent(office.db);
+    const [forOtherEvent, notAKeptPayment] = await office.db.transaction(async (trx) => [
       await raiseOperationsAlert(trx, ctx, { kind: 'sold_out', reason: 'full', amountMinor: 12000, details: { eventId: otherEvent.id } }),
       await raiseOperationsAlert(trx, ctx, { kind: 'reconcile_mismatch', reason: 'the provider does not know this checkout' }),
     ]);
@@ -291,19 +275,19 @@ describe('eventops registrations: the office records a bank transfer, cancels an
       expect(refused.code).toBe(1);
       expect(refused.stderr).toContain(why);
     }
-    expect(await tdb.db('operations_alerts').whereIn('id', [alert.id, forOtherEvent.id, notAKeptPayment.id]).whereNotNull('resolved_at').count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 0 });
-    expect(await tdb.db('registrations').where({ event_id: event.id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
-    const openBeforeAdd = (await readOperationsStatus(tdb.db, new Date())).openAlerts;
+    expect(await office.db('operations_alerts').whereIn('id', [alert.id, forOtherEvent.id, notAKeptPayment.id]).whereNotNull('resolved_at').count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 0 });
+    expect(await office.db('registrations').where({ event_id: event.id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
+    const openBeforeAdd = (await readOperationsStatus(office.db, new Date())).openAlerts;
 
     const added = await cli([...base, '--over-capacity', '--resolve-alert', String(alert.id), '--note', 'paid by card while full', '--json']);
     expect(added.stderr).toBe('');
     expect(added.code).toBe(0);
     const { registration } = JSON.parse(added.stdout);
     expect(registration).toMatchObject({ status: 'PAID', method: 'card', totalMinor: 12000, seatsLeft: -1, overCapacity: true, resolvedAlert: alert.id });
-    const alertRow = await tdb.db('operations_alerts').where({ id: alert.id }).first();
+    const alertRow = await office.db('operations_alerts').where({ id: alert.id }).first();
     expect(alertRow.resolved_at).not.toBeNull();
     expect(alertRow.resolution).toBe(`registered by hand as ${registration.reference}: paid by card while full`);
-    expect((await readOperationsStatus(tdb.db, new Date())).openAlerts).toBe(openBeforeAdd - 1);
+    expect((await readOperationsStatus(office.db, new Date())).openAlerts).toBe(openBeforeAdd - 1);
 
     const shown = JSON.parse((await cli(['show', registration.reference, '--json'])).stdout).registration;
     expect(shown.alerts).toMatchObject([{ id: alert.id, kind: 'sold_out' }]);
@@ -311,20 +295,20 @@ describe('eventops registrations: the office records a bank transfer, cancels an
 
     await cli(['cancel', registration.reference]);
     const { seatsLeft } = await import('../../src/payments/registrations.js');
-    expect(await seatsLeft(tdb.db, { id: event.id, capacity: 1 })).toBe(0);
+    expect(await seatsLeft(office.db, { id: event.id, capacity: 1 })).toBe(0);
   });
 
   it('mark-paid reads the amount as the office writes it in APP_LOCALE: a currency sign, a decimal comma where the locale has one', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(office.db);
     const ctx = context();
     const owing = async () =>
-      paymentReference((await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', total_minor: 12050, line_items: JSON.stringify([{ label: 'Adult', amount: 12050 }]) })).id);
+      paymentReference((await insertRegistration(office.db, ctx.cipher, event.id, { status: 'PENDING', total_minor: 12050, line_items: JSON.stringify([{ label: 'Adult', amount: 12050 }]) })).id);
 
     const withSign = await cli(['mark-paid', await owing(), '--amount', '$120.50']);
     expect(withSign.stderr).toBe('');
     expect(withSign.code).toBe(0);
 
-    const german = { ...env, APP_LOCALE: 'de-DE', APP_CURRENCY: 'EUR' };
+    const german = { ...office.env, APP_LOCALE: 'de-DE', APP_CURRENCY: 'EUR' };
     const decimalComma = await runCli(['registrations', 'mark-paid', await owing(), '--amount', '120,50'], { env: german });
     expect(decimalComma.stderr).toBe('');
     expect(decimalComma.code).toBe(0);
@@ -342,9 +326,9 @@ describe('eventops registrations: the office records a bank transfer, cancels an
   });
 
   it('a registration is named as a volunteer reads its reference (lower case, with a space); an email address gets the way to its reference', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(office.db);
     const ctx = context();
-    const { id } = await insertRegistration(tdb.db, ctx.cipher, event.id, { email: 'named@example.org', contact_name: 'Named Person', status: 'PENDING' });
+    const { id } = await insertRegistration(office.db, ctx.cipher, event.id, { email: 'named@example.org', contact_name: 'Named Person', status: 'PENDING' });
     const reference = paymentReference(id);
 
     const spaced = await cli(['show', ` ${reference.slice(0, 4).toLowerCase()} ${reference.slice(4).toLowerCase()} `, '--json']);
@@ -359,9 +343,9 @@ describe('eventops registrations: the office records a bank transfer, cancels an
   });
 
   it('export writes one row per attendee, neutralises formula cells, and a file only its owner can read', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(office.db);
     const ctx = context();
-    const hostile = await insertRegistration(tdb.db, ctx.cipher, event.id, {
+    const hostile = await insertRegistration(office.db, ctx.cipher, event.id, {
       email: 'evil@example.org',
       contact_name: '=HYPERLINK("http://x.example","click")',
       attendees: JSON.stringify([{ name: '+SUM(A1:A9)', tier: 'adult' }, { name: '@cmd', tier: 'adult' }]),
@@ -370,7 +354,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
       total_minor: 24000,
       paid_at: new Date(),
     });
-    await insertRegistration(tdb.db, ctx.cipher, event.id, {
+    await insertRegistration(office.db, ctx.cipher, event.id, {
       email: 'plain@example.org',
       contact_name: 'Plain Person',
       attendees: JSON.stringify([{ name: 'José Núñez', tier: 'adult' }]),
@@ -420,18 +404,18 @@ describe('eventops registrations: the office records a bank transfer, cancels an
   });
 
   it('export lists only who is coming: cancelled registrations and released unpaid holds are left out unless --include-cancelled', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(office.db);
     const ctx = context();
-    await insertRegistration(tdb.db, ctx.cipher, event.id, { contact_name: 'Coming Paid', attendees: JSON.stringify([{ name: 'Coming Paid', tier: 'adult' }]), paid_at: new Date() });
-    await insertRegistration(tdb.db, ctx.cipher, event.id, { contact_name: 'Coming Pending', attendees: JSON.stringify([{ name: 'Coming Pending', tier: 'adult' }]), status: 'PENDING' });
-    await insertRegistration(tdb.db, ctx.cipher, event.id, {
+    await insertRegistration(office.db, ctx.cipher, event.id, { contact_name: 'Coming Paid', attendees: JSON.stringify([{ name: 'Coming Paid', tier: 'adult' }]), paid_at: new Date() });
+    await insertRegistration(office.db, ctx.cipher, event.id, { contact_name: 'Coming Pending', attendees: JSON.stringify([{ name: 'Coming Pending', tier: 'adult' }]), status: 'PENDING' });
+    await insertRegistration(office.db, ctx.cipher, event.id, {
       contact_name: 'Hold Released',
       attendees: JSON.stringify([{ name: 'Hold Released', tier: 'adult' }]),
       status: 'CANCELLED',
       cancelled_at: new Date(),
       cancel_reason: 'unpaid_hold',
     });
-    const officeCancelled = await insertRegistration(tdb.db, ctx.cipher, event.id, { contact_name: 'Office Cancelled', attendees: JSON.stringify([{ name: 'Office Cancelled', tier: 'adult' }]), status: 'PENDING' });
+    const officeCancelled = await insertRegistration(office.db, ctx.cipher, event.id, { contact_name: 'Office Cancelled', attendees: JSON.stringify([{ name: 'Office Cancelled', tier: 'adult' }]), status: 'PENDING' });
     expect((await cli(['cancel', paymentReference(officeCancelled.id)])).code).toBe(0);
 
     const coming = await cli(['export', '--event', event.slug]);
