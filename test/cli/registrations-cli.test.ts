@@ -168,6 +168,37 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(cancelAgain.stderr).toContain('was already cancelled on 2026-03-03 (office)');
   });
 
+  it('list marks a registration whose contact email has another live registration for the same event: perhaps one person registered twice', async () => {
+    const camp = await insertEvent(office.db);
+    const retreat = await insertEvent(office.db);
+    const { cipher } = context();
+    const earlier = new Date('2026-03-02T21:30:00Z');
+    const first = await insertRegistration(office.db, cipher, camp.id, { email: 'twice@example.org', contact_name: 'Twice Member', created_at: earlier });
+    const second = await insertRegistration(office.db, cipher, camp.id, { email: 'Twice@Example.org', contact_name: 'Twice Member' });
+    await insertRegistration(office.db, cipher, camp.id, { email: 'twice@example.org', contact_name: 'Twice Member', status: 'CANCELLED', cancel_reason: 'office', created_at: new Date('2026-03-02T20:00:00Z'), cancelled_at: earlier });
+    await insertRegistration(office.db, cipher, retreat.id, { email: 'twice@example.org', contact_name: 'Twice Member' });
+    await insertRegistration(office.db, cipher, camp.id, { email: 'once@example.org', contact_name: 'Once Member' });
+
+    const json = await cli(['list', '--event', camp.slug, '--json']);
+    const listed = JSON.parse(json.stdout).registrations as Array<{ reference: string; contactName: string; status: string; sameContactAs: string[] }>;
+    expect(listed.map((r) => [r.contactName, r.status, r.sameContactAs])).toEqual([
+      ['Twice Member', 'CANCELLED', []],
+      ['Twice Member', 'PAID', [paymentReference(second.id)]],
+      ['Twice Member', 'PAID', [paymentReference(first.id)]],
+      ['Once Member', 'PAID', []],
+    ]);
+    // Another event's registration with that address is a registration for something else, not a repeat.
+    const other = JSON.parse((await cli(['list', '--event', retreat.slug, '--json'])).stdout).registrations as Array<{ sameContactAs: string[] }>;
+    expect(other.map((r) => r.sameContactAs)).toEqual([[]]);
+
+    const text = await cli(['list', '--event', camp.slug, '--status', 'paid']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(new RegExp(`^${paymentReference(first.id)} \\*  `, 'm'));
+    expect(text.stdout).toContain('* the same contact email has another live registration for the event (registered twice?):');
+    expect(text.stdout).toContain(`  ${paymentReference(first.id)}: also ${paymentReference(second.id)}`);
+    expect(text.stdout).toContain(`  ${paymentReference(second.id)}: also ${paymentReference(first.id)}`);
+  });
+
   it('mark-paid refuses the same payment recorded twice within 24 hours, naming it; --again records a second one', async () => {
     const event = await insertEvent(office.db);
     const ctx = context();

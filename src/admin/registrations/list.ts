@@ -15,6 +15,11 @@ export interface RegistrationListing {
   method: PaymentMethod;
   status: RegistrationStatus;
   createdAt: Date;
+  /**
+   * References of the event's other live registrations made with the same contact email: perhaps one
+   * person registered (and paid) twice. Empty for a cancelled registration.
+   */
+  sameContactAs: string[];
 }
 
 export interface ListFilter {
@@ -26,6 +31,8 @@ export interface ListFilter {
 
 interface ListingRow {
   id: string;
+  event_id: string;
+  contact_email_hash: string;
   slug: string;
   contact_name: string;
   attendee_count: number;
@@ -45,6 +52,8 @@ export async function listRegistrations(ctx: Pick<AppContext, 'db' | 'cipher'>, 
     .orderBy([{ column: 'r.created_at' }, { column: 'r.id' }])
     .select<ListingRow[]>(
       'r.id',
+      'r.event_id',
+      'r.contact_email_hash',
       'e.slug',
       'r.contact_name',
       'r.attendee_count',
@@ -71,6 +80,7 @@ export async function listRegistrations(ctx: Pick<AppContext, 'db' | 'cipher'>, 
     });
   }
   const rows = await query;
+  const sameContact = await liveRegistrationsByContact(ctx, [...new Set(rows.map((row) => row.event_id))]);
   return rows.map((row) => ({
     id: row.id,
     reference: paymentReference(row.id),
@@ -82,5 +92,28 @@ export async function listRegistrations(ctx: Pick<AppContext, 'db' | 'cipher'>, 
     method: row.payment_method,
     status: row.status,
     createdAt: row.created_at,
+    sameContactAs:
+      row.status === 'CANCELLED'
+        ? []
+        : (sameContact.get(`${row.event_id}|${row.contact_email_hash}`) ?? []).filter((id) => id !== row.id).map(paymentReference),
   }));
+}
+
+/**
+ * The live registrations of these events that share their contact email with another of the same event, by
+ * event and email hash: one pass over the events' registrations, whatever the listing's filter.
+ */
+async function liveRegistrationsByContact(ctx: Pick<AppContext, 'db'>, eventIds: string[]): Promise<Map<string, string[]>> {
+  if (eventIds.length === 0) return new Map();
+  const groups = await ctx.db('registrations')
+    .whereIn('event_id', eventIds)
+    .whereNot('status', 'CANCELLED')
+    .groupBy('event_id', 'contact_email_hash')
+    .havingRaw('count(*) > 1')
+    .select<Array<{ event_id: string; contact_email_hash: string; ids: string[] }>>(
+      'event_id',
+      'contact_email_hash',
+      ctx.db.raw('array_agg(id ORDER BY created_at, id) AS ids'),
+    );
+  return new Map(groups.map((group) => [`${group.event_id}|${group.contact_email_hash}`, group.ids]));
 }

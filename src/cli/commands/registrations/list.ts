@@ -33,15 +33,35 @@ export function registerListCommand(registrations: Command): void {
         const { localDay } = await import('../../../local-time.js');
         const money = moneyFormatter(ctx.config.regional);
         const found = await listRegistrations(ctx, { eventSlug: options.event, status: options.status, search: options.search });
+        const twice = found.filter((r) => r.sameContactAs.length > 0);
         printResult(
           options,
           { registrations: found },
           found.length === 0
             ? 'no registrations match'
-            : table(
-                ['REFERENCE', 'EVENT', 'CONTACT', 'ATTENDEES', 'TOTAL', 'PAID', 'METHOD', 'STATUS', 'CREATED'],
-                found.map((r) => [r.reference, r.event, r.contactName, String(r.attendees), money(r.totalMinor), money(r.paidMinor), r.method, r.status, localDay(r.createdAt, ctx.config.regional.timeZone)]),
-              ),
+            : [
+                ...table(
+                  ['REFERENCE', 'EVENT', 'CONTACT', 'ATTENDEES', 'TOTAL', 'PAID', 'METHOD', 'STATUS', 'CREATED'],
+                  found.map((r) => [
+                    r.sameContactAs.length > 0 ? `${r.reference} *` : r.reference,
+                    r.event,
+                    r.contactName,
+                    String(r.attendees),
+                    money(r.totalMinor),
+                    money(r.paidMinor),
+                    r.method,
+                    r.status,
+                    localDay(r.createdAt, ctx.config.regional.timeZone),
+                  ]),
+                ),
+                ...(twice.length > 0
+                  ? [
+                      '',
+                      '* the same contact email has another live registration for the event (registered twice?):',
+                      ...twice.map((r) => `  ${r.reference}: also ${r.sameContactAs.join(', ')}`),
+                    ]
+                  : []),
+              ],
         );
       });
     });
