@@ -11,7 +11,25 @@ export interface PageFormat {
   dateTime(instant: Date): string;
 }
 
-export function pageFormat(regional: AppConfig['regional']): PageFormat {
+type Regional = Pick<AppConfig['regional'], 'locale' | 'currency' | 'timeZone'>;
+
+/**
+ * Intl formatters are costly to build and a process's regional settings never change: every page
+ * shares one set per locale, currency and zone, built on first use (as memberDateTime does).
+ */
+const byRegion = new Map<string, PageFormat>();
+
+export function pageFormat(regional: Regional): PageFormat {
+  const key = `${regional.locale}|${regional.currency}|${regional.timeZone}`;
+  let format = byRegion.get(key);
+  if (!format) {
+    format = buildPageFormat(regional);
+    byRegion.set(key, format);
+  }
+  return format;
+}
+
+function buildPageFormat(regional: Regional): PageFormat {
   const money = new Intl.NumberFormat(regional.locale, { style: 'currency', currency: regional.currency });
   const digits = money.resolvedOptions().maximumFractionDigits ?? 2;
   const percent = new Intl.NumberFormat(regional.locale, { style: 'percent', maximumFractionDigits: 4 });
