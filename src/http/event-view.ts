@@ -8,7 +8,11 @@ import type { SubmittedValues } from './registration-form.js';
 import type { EventPageData, FieldProblem } from './templates/event-page.js';
 import { pageFormat } from './templates/format.js';
 
-/** Attendee rows the page renders without script (fewer when the event's cap or the places left are lower); the "add attendee" button adds more. */
+/**
+ * Attendee rows the page's script keeps at first (fewer when the event's cap or the places left are lower): it
+ * takes away the blank rows past them, and its "add attendee" button brings rows back. Without script every row
+ * the registration may name is there.
+ */
 export const ATTENDEE_ROWS = 6;
 
 export interface EventViewOptions {
@@ -60,7 +64,7 @@ export async function eventPageData(
   // A refused form gives back every row that has a name, even past the limit (nothing typed is lost);
   // its blank rows are offered again only up to the limit.
   const namedRows = submittedRows.findLastIndex((row) => row.name.trim() !== '') + 1;
-  const rowCount = Math.max(Math.min(ATTENDEE_ROWS, rowLimit), namedRows);
+  const rowCount = Math.max(rowLimit, namedRows);
   const attendeeRows = Array.from({ length: rowCount }, (_, index) => {
     const row = submittedRows[index];
     const chosen = pricing.tiers.some((tier) => tier.id === row?.tier) ? row?.tier : pricing.tiers[0]?.id;
@@ -158,6 +162,7 @@ export async function eventPageData(
       tierFocus: firstProblem === `attendee-tier-${row.number}`,
     })),
     maxAttendees: rowLimit,
+    initialRows: Math.min(ATTENDEE_ROWS, rowLimit),
     captchaSiteKey: ctx.config.captcha?.siteKey,
   };
 }

@@ -1,26 +1,10 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, PHONE_VIEWPORT, startPaymentStack, type PaymentStack } from '../support/browser.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { describe, expect, it } from 'vitest';
+import { inAMonth, useBrowserStack, withPhonePage } from '../support/browser.js';
 import { createTestContext } from '../support/context.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
 
-let tdb: TestDatabase;
-let stack: PaymentStack;
-let browser: Browser;
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  stack = await startPaymentStack(tdb.db);
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-  await tdb?.drop();
-});
-
-/** The pages run on the real clock, and the form closes when the event starts. */
-const inAMonth = () => new Date(Date.now() + 30 * 86_400_000);
+const pages = useBrowserStack();
+const withPage = (javaScriptEnabled: boolean, run: Parameters<typeof withPhonePage>[2]) => withPhonePage(pages.browser, javaScriptEnabled, run);
 
 const PRICING = JSON.stringify({
   tiers: [
@@ -29,22 +13,12 @@ const PRICING = JSON.stringify({
   ],
 });
 
-/** A phone-sized page with or without script, closed with its context. */
-async function withPage(javaScriptEnabled: boolean, run: (page: Page) => Promise<void>): Promise<void> {
-  const context = await browser.newContext({ javaScriptEnabled, viewport: PHONE_VIEWPORT });
-  try {
-    await run(await context.newPage());
-  } finally {
-    await context.close();
-  }
-}
-
 describe('a member without script', () => {
   it('registers fewer people than the rows shown: the blank rows are ignored, whatever ticket they show', async () => {
-    const event = await insertEvent(tdb.db, { capacity: 20, starts_at: inAMonth(), pricing: PRICING });
+    const event = await insertEvent(pages.db, { capacity: 20, starts_at: inAMonth(), pricing: PRICING });
     await withPage(false, async (page) => {
-      await page.goto(`${stack.url}/events/${event.slug}`);
-      expect(await page.locator('.attendee').count()).toBe(6);
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
+      expect(await page.locator('.attendee').count()).toBe(10);
       await page.getByLabel('Your name').fill('Jo Citizen');
       await page.getByLabel('Email').fill('jo@example.org');
       await page.getByLabel('Attendee 1 name').fill('Jo Citizen');
@@ -65,7 +39,7 @@ describe('a member without script', () => {
       expect(lines[1]).toContain('Sam Citizen');
       expect(lines[2]).toMatch(/Total\s*\$180\.00/);
     });
-    const registrations = await tdb.db('registrations').where({ event_id: event.id }).select('attendee_count', 'attendees');
+    const registrations = await pages.db('registrations').where({ event_id: event.id }).select('attendee_count', 'attendees');
     expect(registrations).toEqual([
       {
         attendee_count: 2,
@@ -78,10 +52,43 @@ describe('a member without script', () => {
   });
 });
 
+describe("without script the form offers every row the event's maxAttendeesPerRegistration allows", () => {
+  it('registers a group of 12 on an event allowing 12 per registration, past the rows the script shows at first', async () => {
+    const event = await insertEvent(pages.db, { capacity: 40, starts_at: inAMonth(), pricing: PRICING, max_attendees_per_registration: 12 });
+    const names = Array.from({ length: 12 }, (_, index) => `Youth ${String.fromCharCode(65 + index)}`);
+    await withPage(false, async (page) => {
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
+      expect(await page.locator('.attendee').count()).toBe(12);
+      expect(await page.getByText('One row per person, at most 12. Empty rows are ignored.').isVisible()).toBe(true);
+      await page.getByLabel('Your name').fill('Pat Leader');
+      await page.getByLabel('Email').fill('pat@example.org');
+      for (const [index, name] of names.entries()) {
+        await page.getByLabel(`Attendee ${index + 1} name`, { exact: true }).fill(name);
+        await page.getByLabel(`Attendee ${index + 1} ticket`, { exact: true }).selectOption('child');
+      }
+      await page.locator('#payment-bank').check();
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.waitForLoadState();
+      expect(await page.locator('#status').textContent()).toBe('Awaiting payment');
+    });
+    const [registration] = await pages.db('registrations').where({ event_id: event.id }).select('attendee_count', 'attendees', 'total_minor');
+    expect(registration).toEqual({ attendee_count: 12, attendees: names.map((name) => ({ name, tier: 'child' })), total_minor: 12 * 6000 });
+  });
+
+  it('offers as many rows as places left when fewer than that are left', async () => {
+    const event = await eventWithPlacesLeft(8);
+    await withPage(false, async (page) => {
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
+      expect(await page.locator('.attendee').count()).toBe(8);
+      expect(await page.getByText('Only 8 places are left, so this registration can name at most 8 people.').isVisible()).toBe(true);
+    });
+  });
+});
+
 /** A capacity-limited event with this many places left, the rest taken by one registration. */
 async function eventWithPlacesLeft(left: number, capacity = 20) {
-  const event = await insertEvent(tdb.db, { capacity, starts_at: inAMonth(), pricing: PRICING });
-  await insertRegistration(tdb.db, createTestContext({ db: tdb.db }).cipher, event.id, { status: 'PENDING', attendee_count: capacity - left });
+  const event = await insertEvent(pages.db, { capacity, starts_at: inAMonth(), pricing: PRICING });
+  await insertRegistration(pages.db, createTestContext({ db: pages.db }).cipher, event.id, { status: 'PENDING', attendee_count: capacity - left });
   return event;
 }
 
@@ -89,7 +96,7 @@ describe('a form for an event with fewer places left than one registration may n
   it('without script shows only as many rows as places left, and says so beside them', async () => {
     const event = await eventWithPlacesLeft(3);
     await withPage(false, async (page) => {
-      await page.goto(`${stack.url}/events/${event.slug}`);
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
       expect(await page.locator('.attendee').count()).toBe(3);
       expect(await page.getByLabel('Attendee 3 name').isVisible()).toBe(true);
       expect(await page.getByRole('group', { name: 'Who is coming' }).getByText('Only 3 places are left').isVisible()).toBe(true);
@@ -100,14 +107,14 @@ describe('a form for an event with fewer places left than one registration may n
   it('with script adds rows only up to the places left', async () => {
     const three = await eventWithPlacesLeft(3);
     await withPage(true, async (page) => {
-      await page.goto(`${stack.url}/events/${three.slug}`);
+      await page.goto(`${pages.stack.url}/events/${three.slug}`);
       expect(await page.locator('.attendee').count()).toBe(3);
       expect(await page.getByText('Only 3 places are left, so this registration can name at most 3 people.').isVisible()).toBe(true);
       expect(await page.getByRole('button', { name: 'Add another attendee' }).isVisible()).toBe(false);
     });
     const eight = await eventWithPlacesLeft(8);
     await withPage(true, async (page) => {
-      await page.goto(`${stack.url}/events/${eight.slug}`);
+      await page.goto(`${pages.stack.url}/events/${eight.slug}`);
       expect(await page.locator('.attendee').count()).toBe(6);
       const add = page.getByRole('button', { name: 'Add another attendee' });
       await add.click();
@@ -122,7 +129,7 @@ describe('a form for an event with fewer places left than one registration may n
   it('registers a family that fits the places left', async () => {
     const event = await eventWithPlacesLeft(2);
     await withPage(true, async (page) => {
-      await page.goto(`${stack.url}/events/${event.slug}`);
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
       await page.getByLabel('Your name').fill('Jo Citizen');
       await page.getByLabel('Email').fill('jo-two@example.org');
       await page.getByLabel('Attendee 1 name').fill('Jo Citizen');
@@ -132,6 +139,6 @@ describe('a form for an event with fewer places left than one registration may n
       await page.waitForLoadState();
       expect(await page.locator('#status').textContent()).toBe('Awaiting payment');
     });
-    expect(await tdb.db('registrations').where({ event_id: event.id }).sum({ seats: 'attendee_count' }).first()).toEqual({ seats: 20 });
+    expect(await pages.db('registrations').where({ event_id: event.id }).sum({ seats: 'attendee_count' }).first()).toEqual({ seats: 20 });
   });
 });

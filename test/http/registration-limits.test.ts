@@ -148,15 +148,17 @@ describe('the places left cap the rows the form offers', () => {
       expect(oneLeft).toContain('data-max="1"');
       expect(oneLeft).toContain('Only 1 place is left, so this registration can name 1 person.');
 
-      // More places left than rows shown without script, fewer than one registration may name: six rows, script adds up to eight.
+      // More places left than the rows the script keeps at first, fewer than one registration may name: eight rows
+      // (the script keeps six and adds up to eight).
       const eightLeft = await page(eight.slug);
-      expect(rowsOf(eightLeft)).toBe(6);
+      expect(rowsOf(eightLeft)).toBe(8);
       expect(eightLeft).toContain('data-max="8"');
+      expect(eightLeft).toContain('data-initial="6"');
       expect(eightLeft).toContain('Only 8 places are left, so this registration can name at most 8 people.');
 
       for (const [slug, rows, max] of [
-        [plenty.slug, 6, 10],
-        [unlimited.slug, 6, 10],
+        [plenty.slug, 10, 10],
+        [unlimited.slug, 10, 10],
         [capped.slug, 2, 2],
       ] as const) {
         const html = await page(slug);

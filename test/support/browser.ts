@@ -1,11 +1,13 @@
 import net from 'node:net';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { systemClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
 import type { Db } from '../../src/db/connect.js';
 import { buildServer } from '../../src/http/server.js';
 import { resolveChromium } from './chromium.js';
 import { createTestContext } from './context.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
 import { startFakeProvider, type FakeProvider } from './fake-provider.js';
 
 /** Chromium (see resolveChromium: named, system or packaged), driven headless by playwright-core. */
@@ -20,6 +22,62 @@ export async function launchBrowser(): Promise<Browser> {
 
 /** A phone-sized viewport (iPhone 12-ish), to check the public pages on a phone. */
 export const PHONE_VIEWPORT = { width: 390, height: 844 };
+
+/** The pages run on the real clock, and the form closes when the event starts: a start safely ahead. */
+export const inAMonth = (): Date => new Date(Date.now() + 30 * 86_400_000);
+
+/** A phone-sized page with or without script, in a context of its own closed after `run`. */
+export async function withPhonePage(browser: Browser, javaScriptEnabled: boolean, run: (page: Page) => Promise<void>): Promise<void> {
+  const context = await browser.newContext({ javaScriptEnabled, viewport: PHONE_VIEWPORT });
+  try {
+    await run(await context.newPage());
+  } finally {
+    await context.close();
+  }
+}
+
+export interface BrowserStack {
+  readonly db: TestDatabase['db'];
+  readonly stack: PaymentStack;
+  readonly browser: Browser;
+}
+
+/**
+ * A browser test file's set-up: a database of its own, the real server on it (startPaymentStack) and a
+ * headless Chromium, opened in beforeAll and closed in afterAll.
+ */
+export function useBrowserStack(): BrowserStack {
+  let opened: { tdb: TestDatabase; stack: PaymentStack; browser: Browser } | undefined;
+  let tdb: TestDatabase | undefined;
+  let stack: PaymentStack | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    stack = await startPaymentStack(tdb.db);
+    browser = await launchBrowser();
+    opened = { tdb, stack, browser };
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.close();
+    await tdb?.drop();
+  });
+  const get = () => {
+    if (!opened) throw new Error('the browser stack is opened in beforeAll');
+    return opened;
+  };
+  return {
+    get db() {
+      return get().tdb.db;
+    },
+    get stack() {
+      return get().stack;
+    },
+    get browser() {
+      return get().browser;
+    },
+  };
+}
 
 export interface PaymentStack {
   /** The app's base URL; AUTH_URL is set to it, so provider redirects come back here. */

@@ -55,6 +55,8 @@ export interface EventPageData {
   attendeeRows: AttendeeRowView[];
   /** The most rows the form offers: the event's maxAttendeesPerRegistration, or the places left when fewer. */
   maxAttendees: number;
+  /** The rows the page's script keeps at first: it removes the blank rows past them (every row is there without script). */
+  initialRows: number;
   captchaSiteKey?: string;
 }
 
@@ -139,7 +141,7 @@ export const eventPage = definePage<EventPageData>(`
       </div>
       {{/each}}
     </fieldset>
-    <button type="button" id="add-attendee" data-max="{{maxAttendees}}" hidden>Add another attendee</button>
+    <button type="button" id="add-attendee" data-max="{{maxAttendees}}" data-initial="{{initialRows}}" hidden>Add another attendee</button>
 
     {{#if familyWaiver}}
     <label class="choice" for="family"><input id="family" name="family" type="checkbox" value="on"{{#if values.family}} checked{{/if}}{{#if fields.family.error}} aria-invalid="true" aria-describedby="family-error"{{/if}}{{#if fields.family.focus}} autofocus{{/if}}> <span>We are one household (family waiver)</span></label>
@@ -178,6 +180,11 @@ export const eventPage = definePage<EventPageData>(`
     var button = document.getElementById('add-attendee');
     var list = document.getElementById('attendees');
     if (!button || !list) return;
+    // Every row the registration may name is there for a member without script; with it, the blank rows past
+    // the first few go, and "Add another attendee" brings them back one at a time.
+    var initial = Number(button.getAttribute('data-initial'));
+    var all = list.querySelectorAll('.attendee');
+    for (var i = all.length - 1; i >= initial && all[i].querySelector('input').value.trim() === ''; i--) all[i].remove();
     button.hidden = list.querySelectorAll('.attendee').length >= Number(button.getAttribute('data-max'));
     button.addEventListener('click', function () {
       var rows = list.querySelectorAll('.attendee');
