@@ -1,4 +1,5 @@
 import { definePage } from '../pages.js';
+import { ATTENDEE_ROWS_SCRIPT } from './attendee-rows-script.js';
 
 export interface FieldProblem {
   /** The form field, e.g. "email" or "attendees[2].tier". */
@@ -77,6 +78,9 @@ export const eventPage = definePage<EventPageData>(`
   .optional { font-weight: 400; color: #71717a; }
   .field-error { margin: 4px 0 0; }
   [aria-invalid="true"] { border: 2px solid #b91c1c; }
+  .remove-attendee { grid-column: 1 / -1; justify-self: start; margin-top: 6px; padding: 6px 12px; background: #fff; color: #b91c1c; border: 1px solid #d4d4d8; }
+  .remove-attendee:hover { background: #fef2f2; }
+  .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 </style>
 {{#if notice}}<p class="notice" role="status">{{notice}}</p>{{/if}}
 <div class="card">
@@ -138,8 +142,10 @@ export const eventPage = definePage<EventPageData>(`
           </select>
           {{#if tierError}}<p class="error field-error" id="attendee-tier-{{number}}-error">{{tierError}}</p>{{/if}}
         </div>
+        <button type="button" class="remove-attendee" aria-label="Remove attendee {{number}}" hidden>Remove</button>
       </div>
       {{/each}}
+      <p id="attendee-status" class="visually-hidden" role="status"></p>
     </fieldset>
     <button type="button" id="add-attendee" data-max="{{maxAttendees}}" data-initial="{{initialRows}}" hidden>Add another attendee</button>
 
@@ -176,45 +182,7 @@ export const eventPage = definePage<EventPageData>(`
     // Coming back to the page (the browser's back button) finds the form usable again.
     window.addEventListener('pageshow', function () { submit.disabled = false; });
   })();
-  (function () {
-    var button = document.getElementById('add-attendee');
-    var list = document.getElementById('attendees');
-    if (!button || !list) return;
-    // Every row the registration may name is there for a member without script; with it, the blank rows past
-    // the first few go, and "Add another attendee" brings them back one at a time.
-    var initial = Number(button.getAttribute('data-initial'));
-    var all = list.querySelectorAll('.attendee');
-    for (var i = all.length - 1; i >= initial && all[i].querySelector('input').value.trim() === ''; i--) all[i].remove();
-    button.hidden = list.querySelectorAll('.attendee').length >= Number(button.getAttribute('data-max'));
-    button.addEventListener('click', function () {
-      var rows = list.querySelectorAll('.attendee');
-      var max = Number(button.getAttribute('data-max'));
-      if (rows.length >= max) return;
-      if (rows.length + 1 >= max) button.hidden = true;
-      var row = rows[rows.length - 1].cloneNode(true);
-      var n = rows.length + 1;
-      row.querySelectorAll('label').forEach(function (label) {
-        var field = label.htmlFor.indexOf('attendee-name') === 0 ? 'name' : 'tier';
-        label.htmlFor = 'attendee-' + field + '-' + n;
-        label.textContent = 'Attendee ' + n + (field === 'name' ? ' name' : ' ticket');
-      });
-      // A new row starts clean: no copy of the last row's message or its marks.
-      row.querySelectorAll('.field-error').forEach(function (message) { message.remove(); });
-      row.querySelectorAll('input, select').forEach(function (field) {
-        field.removeAttribute('aria-invalid');
-        field.removeAttribute('aria-describedby');
-        field.removeAttribute('autofocus');
-      });
-      var input = row.querySelector('input');
-      input.id = 'attendee-name-' + n;
-      input.value = '';
-      var select = row.querySelector('select');
-      select.id = 'attendee-tier-' + n;
-      select.selectedIndex = 0;
-      list.appendChild(row);
-      input.focus();
-    });
-  })();
   </script>
+  ${ATTENDEE_ROWS_SCRIPT}
 {{/if}}
 </div>`);
