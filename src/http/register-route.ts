@@ -41,12 +41,20 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       return page(reply.code(status), eventPage, await eventPageData(ctx, event, { values, errors: problems, formError }));
     };
 
-    const refuse = (error: AppError) => {
+    /**
+     * A registration refused after its fields passed (no longer fits, closed, the provider unreachable): the form
+     * again with what was typed and the reason at the top, made from the event as it is now, so its rows and
+     * places-left line follow the places left. An event no longer public gets the message page.
+     */
+    const refuse = async (error: AppError, values: SubmittedValues) => {
       if (json) return sendError(reply, error.httpStatus, error.code, error.message);
-      const heading = error.code === 'sold_out' ? 'Sold out' : error.code === 'registration_closed' ? 'Registration closed' : 'Registration not possible';
+      const current = await loadPublicEvent(ctx.db, event.slug);
+      if (current) {
+        return page(reply.code(error.httpStatus), eventPage, await eventPageData(ctx, current, { values, formError: sentence(error.message) }));
+      }
       return page(reply.code(error.httpStatus), messagePage, {
-        title: heading,
-        heading,
+        title: 'Registration not possible',
+        heading: 'Registration not possible',
         message: sentence(error.message),
         linkHref: eventPath(event.slug),
         linkLabel: 'Back to the event',
@@ -92,7 +100,7 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       if (error instanceof PricingError) {
         return rejectForm(400, 'invalid_registration', parsed.values, [{ field: error.field, message: error.message }]);
       }
-      if (error instanceof AppError && (error.httpStatus < 500 || error.code === 'provider_unavailable')) return refuse(error);
+      if (error instanceof AppError && (error.httpStatus < 500 || error.code === 'provider_unavailable')) return refuse(error, parsed.values);
       throw error;
     }
   });

@@ -1,3 +1,4 @@
+import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { inAMonth, useBrowserStack, withPhonePage } from '../support/browser.js';
 import { createTestContext } from '../support/context.js';
@@ -140,5 +141,73 @@ describe('a form for an event with fewer places left than one registration may n
       expect(await page.locator('#status').textContent()).toBe('Awaiting payment');
     });
     expect(await pages.db('registrations').where({ event_id: event.id }).sum({ seats: 'attendee_count' }).first()).toEqual({ seats: 20 });
+  });
+});
+
+describe('a registration that no longer fits when it is posted', () => {
+  /** The family of four fills in the form; meanwhile others take all but two of the places. */
+  async function fillFamilyOfFourThenLoseThePlaces(page: Page, event: { id: string; slug: string }) {
+    await page.goto(`${pages.stack.url}/events/${event.slug}`);
+    await page.getByLabel('Your name').fill('Ana Lee');
+    await page.getByLabel('Email').fill('ana@example.org');
+    await page.getByLabel('Mobile').fill('0400 000 000');
+    for (const [index, [name, tier]] of ([['Ana Lee', 'adult'], ['Ben Lee', 'adult'], ['Cy Lee', 'child'], ['Di Lee', 'child']] as const).entries()) {
+      await page.getByLabel(`Attendee ${index + 1} name`, { exact: true }).fill(name);
+      await page.getByLabel(`Attendee ${index + 1} ticket`, { exact: true }).selectOption(tier);
+    }
+    await page.locator('#payment-bank').check();
+    await insertRegistration(pages.db, createTestContext({ db: pages.db }).cipher, event.id, { status: 'PENDING', attendee_count: 8 });
+    await page.getByRole('button', { name: 'Register' }).click();
+    await page.waitForLoadState();
+  }
+
+  async function expectEverythingTypedBack(page: Page) {
+    expect(await page.locator('#form-error').textContent()).toBe('Sorry, only 2 places are left for this event.');
+    expect(await page.getByLabel('Your name').inputValue()).toBe('Ana Lee');
+    expect(await page.getByLabel('Email').inputValue()).toBe('ana@example.org');
+    expect(await page.getByLabel('Mobile').inputValue()).toBe('0400 000 000');
+    expect(await page.locator('#payment-bank').isChecked()).toBe(true);
+    const rows = await page.locator('.attendee').evaluateAll((all) =>
+      all.map((row) => [row.querySelector('input')?.value, row.querySelector('select')?.value]),
+    );
+    expect(rows).toEqual([['Ana Lee', 'adult'], ['Ben Lee', 'adult'], ['Cy Lee', 'child'], ['Di Lee', 'child']]);
+    expect(await page.getByText('Only 2 places are left, so this registration can name at most 2 people.').isVisible()).toBe(true);
+    expect(await page.getByText('2 places left', { exact: true }).isVisible()).toBe(true);
+  }
+
+  it('gives the form back with everything typed, the reason at the top and the places left now; two rows removed, it registers', async () => {
+    const event = await eventWithPlacesLeft(10);
+    await withPage(true, async (page) => {
+      await fillFamilyOfFourThenLoseThePlaces(page, event);
+      expect(new URL(page.url()).pathname).toBe(`/events/${event.slug}/register`);
+      await expectEverythingTypedBack(page);
+      expect(await page.evaluate('document.activeElement.id')).toBe('form-error');
+      expect(await page.getByRole('button', { name: 'Add another attendee' }).isVisible()).toBe(false);
+
+      await page.getByRole('button', { name: 'Remove attendee 4', exact: true }).click();
+      await page.getByRole('button', { name: 'Remove attendee 3', exact: true }).click();
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.waitForLoadState();
+      expect(await page.locator('#status').textContent()).toBe('Awaiting payment');
+    });
+    const mine = await pages.db('registrations').where({ event_id: event.id, attendee_count: 2 }).select('attendees');
+    expect(mine).toEqual([
+      {
+        attendees: [
+          { name: 'Ana Lee', tier: 'adult' },
+          { name: 'Ben Lee', tier: 'adult' },
+        ],
+      },
+    ]);
+    expect(await pages.db('registrations').where({ event_id: event.id }).sum({ seats: 'attendee_count' }).first()).toEqual({ seats: 20 });
+  });
+
+  it('without script gives the form back with everything typed too', async () => {
+    const event = await eventWithPlacesLeft(10);
+    await withPage(false, async (page) => {
+      await fillFamilyOfFourThenLoseThePlaces(page, event);
+      await expectEverythingTypedBack(page);
+    });
+    expect(await pages.db('registrations').where({ event_id: event.id }).sum({ seats: 'attendee_count' }).first()).toEqual({ seats: 18 });
   });
 });

@@ -318,15 +318,43 @@ describe('POST /events/:slug/register — the most one registration may cost', (
 });
 
 describe('POST /events/:slug/register — capacity', () => {
-  it('a registration that does not fit answers 409 "sold out" and stores nothing', async () => {
-    const event = await insertEvent(tdb.db, { capacity: 2 });
+  it('a registration that does not fit answers 409 with the form again: the reason at the top, everything typed back, the places left now', async () => {
+    const event = await insertEvent(tdb.db, { capacity: 2, pricing: JSON.stringify(PRICING) });
     await insertRegistration(tdb.db, createTestContext({ db: tdb.db }).cipher, event.id, { status: 'PENDING' });
     await withServer({}, async (server) => {
-      const response = await postForm(server, event.slug, valid({ attendee_name: ['A', 'B'], attendee_tier: ['adult', 'adult'] }));
+      const response = await postForm(
+        server,
+        event.slug,
+        valid({ mobile: '0400 000 000', family: 'on', attendee_name: ['Ana Lee', 'Ben Lee', ''], attendee_tier: ['adult', 'child', 'adult'] }),
+      );
+      expect(response.status).toBe(409);
+      const html = unescapeEquals(await response.text());
+      expect(html).toMatch(/<h2>Register<\/h2>\s*<p class="error" role="alert" id="form-error" tabindex="-1" autofocus>Sorry, only 1 place is left for this event\.<\/p>/);
+      expect(html).toContain('id="name" name="name" value="Jo Citizen"');
+      expect(html).toContain('id="email" name="email" type="email" value="jo@example.org"');
+      expect(html).toContain('value="0400 000 000"');
+      expect(html).toMatch(/id="family" name="family" type="checkbox" value="on" checked/);
+      expect(html).toMatch(/id="payment-bank" name="payment" type="radio" value="bank" checked/);
+      expect(html).toContain('id="attendee-name-1" name="attendee_name" value="Ana Lee"');
+      expect(html).toContain('id="attendee-name-2" name="attendee_name" value="Ben Lee"');
+      expect(html).toMatch(/id="attendee-tier-2"[^>]*>\s*<option value="adult">[^<]*<\/option><option value="child" selected>/);
+      // Both named rows come back, though only one place is left; the blank one does not.
+      expect(html).not.toContain('id="attendee-name-3"');
+      expect(html).toContain('Only 1 place is left, so this registration can name 1 person.');
+      expect(html).toContain('<strong>1 place left</strong>');
+    });
+    expect(await registrationsOf(event.id)).toHaveLength(1);
+  });
+
+  it('a registration refused because the last place went answers 409 with the sold-out page saying why', async () => {
+    const event = await insertEvent(tdb.db, { capacity: 1 });
+    await insertRegistration(tdb.db, createTestContext({ db: tdb.db }).cipher, event.id, { status: 'PENDING' });
+    await withServer({}, async (server) => {
+      const response = await postForm(server, event.slug, valid({ attendee_name: ['Ana Lee'], attendee_tier: ['adult'] }));
       expect(response.status).toBe(409);
       const html = await response.text();
-      expect(html).toContain('Sold out');
-      expect(html).toContain('only 1 place is left');
+      expect(html).toMatch(/<h2>Sold out<\/h2>\s*<p class="error" role="alert">Sorry, this event is sold out\.<\/p>/);
+      expect(html).not.toContain('<form method="post"');
     });
     expect(await registrationsOf(event.id)).toHaveLength(1);
   });
@@ -515,7 +543,11 @@ describe('POST /events/:slug/register — card', () => {
         fake.failNext(3, 500);
         const unavailable = await postForm(server, event.slug, valid({ payment: 'card' }));
         expect(unavailable.status).toBe(502);
-        expect(await unavailable.text()).toContain('no payment was taken');
+        // The form again, as typed, to try once more or choose bank transfer.
+        const html = unescapeEquals(await unavailable.text());
+        expect(html).toContain('id="form-error" tabindex="-1" autofocus>The card payment provider could not be reached; no payment was taken.</p>');
+        expect(html).toContain('id="attendee-name-2" name="attendee_name" value="Kim Citizen"');
+        expect(html).toMatch(/id="payment-card" name="payment" type="radio" value="card" checked/);
       });
       const rows = await tdb.db('checkout_sessions').where({ event_id: event.id }).orderBy('created_at').select('status', 'net_minor', 'provider_url');
       expect(rows[0]).toMatchObject({ status: 'OPEN', net_minor: 18000 });

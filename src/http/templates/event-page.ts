@@ -43,7 +43,7 @@ export interface EventPageData {
   cardFeeNote?: string;
   /** A neutral notice at the top, e.g. after a cancelled card checkout. */
   notice?: string;
-  /** A problem with the whole submission (captcha, sold out). */
+  /** A problem with the whole submission (captcha, no longer fits, closed): above the form, or instead of the closed or sold-out line. */
   formError?: string;
   /** The summary at the top; href names the field, which also shows its message beside it. */
   errors?: Array<FieldProblem & { href?: string }>;
@@ -99,10 +99,10 @@ export const eventPage = definePage<EventPageData>(`
 <div class="card">
 {{#if registrationClosed}}
   <h2>Registration closed</h2>
-  <p>Registration closed when the event started.</p>
+  {{#if formError}}<p class="error" role="alert">{{formError}}</p>{{else}}<p>Registration closed when the event started.</p>{{/if}}
 {{else if soldOut}}
   <h2>Sold out</h2>
-  <p>Every place for this event is taken.</p>
+  {{#if formError}}<p class="error" role="alert">{{formError}}</p>{{else}}<p>Every place for this event is taken.</p>{{/if}}
 {{else}}
   <h2>Register</h2>
   {{#if formError}}<p class="error" role="alert" id="form-error" tabindex="-1" autofocus>{{formError}}</p>{{/if}}
