@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { inAMonth, useBrowserStack, withPhonePage } from '../support/browser.js';
+import { cspViolations, inAMonth, useBrowserStack, withPhonePage } from '../support/browser.js';
 import { insertEvent } from '../support/factories.js';
 
 const pages = useBrowserStack();
@@ -14,13 +14,7 @@ const PRICING = JSON.stringify({
 
 /** A page with script that collects what the browser reports as Content-Security-Policy violations. */
 async function withScriptedPage(run: (page: Page, violations: string[]) => Promise<void>): Promise<void> {
-  await withPhonePage(pages.browser, true, async (page) => {
-    const violations: string[] = [];
-    page.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
-    });
-    await run(page, violations);
-  });
+  await withPhonePage(pages.browser, true, (page) => run(page, cspViolations(page)));
 }
 
 const nameField = (page: Page, n: number) => page.getByLabel(`Attendee ${n} name`, { exact: true });

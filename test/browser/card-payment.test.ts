@@ -1,34 +1,25 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setSetting } from '../../src/settings.js';
-import { launchBrowser, PHONE_VIEWPORT, startPaymentStack, type PaymentStack } from '../support/browser.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { inAMonth, PHONE_VIEWPORT, useBrowserStack } from '../support/browser.js';
 import { insertEvent } from '../support/factories.js';
 
-let tdb: TestDatabase;
-let stack: PaymentStack;
-let browser: Browser;
+const pages = useBrowserStack();
 beforeAll(async () => {
-  tdb = await createTestDatabase();
-  await setSetting(tdb.db, 'bank.accountName', 'Grace Community Church', new Date());
-  await setSetting(tdb.db, 'bank.bsb', '062-000', new Date());
-  await setSetting(tdb.db, 'bank.accountNumber', '1234 5678', new Date());
-  stack = await startPaymentStack(tdb.db);
-  browser = await launchBrowser();
+  await setSetting(pages.db, 'bank.accountName', 'Grace Community Church', new Date());
+  await setSetting(pages.db, 'bank.bsb', '062-000', new Date());
+  await setSetting(pages.db, 'bank.accountNumber', '1234 5678', new Date());
 });
-afterAll(async () => {
-  await browser?.close();
-  expect(stack.provider.refundCalls).toEqual([]);
-  await stack?.close();
-  await tdb?.drop();
+// Runs before the stack closes (after-hooks run last registered first).
+afterAll(() => {
+  expect(pages.stack.provider.refundCalls).toEqual([]);
 });
 
 async function cardEvent(): Promise<{ id: string; slug: string }> {
-  return insertEvent(tdb.db, {
+  return insertEvent(pages.db, {
     online_payment: true,
     capacity: 20,
-    // The stack runs on the real clock, and the form closes when the event starts.
-    starts_at: new Date(Date.now() + 30 * 86_400_000),
+    starts_at: inAMonth(),
     pricing: JSON.stringify({
       tiers: [
         { id: 'adult', label: 'Adult', price: 12000 },
@@ -51,61 +42,61 @@ async function fillRegistration(page: Page, payment: 'card' | 'bank'): Promise<v
 describe('paying by card in a browser', () => {
   it('registers on the event page with card, pays on the provider page and sees the paid confirmation', async () => {
     const event = await cardEvent();
-    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
+    const page = await pages.browser.newPage({ viewport: PHONE_VIEWPORT });
     try {
-      await page.goto(`${stack.url}/events/${event.slug}`);
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
       // Usable on a phone: nothing wider than the screen.
       expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
       await fillRegistration(page, 'card');
       await page.getByRole('button', { name: 'Register' }).click();
 
-      await page.waitForURL(`${stack.provider.apiBase}/pay/**`);
+      await page.waitForURL(`${pages.stack.provider.apiBase}/pay/**`);
       await page.locator('#pay').click();
 
-      await page.waitForURL(`${stack.url}/events/${event.slug}/success?session_id=cs_*`);
+      await page.waitForURL(`${pages.stack.url}/events/${event.slug}/success?session_id=cs_*`);
       await expect.poll(() => page.locator('#outcome h1').textContent(), { timeout: 15_000 }).toBe('Payment received, you are registered');
       expect(await page.locator('#outcome').textContent()).toContain('$180.00');
     } finally {
       await page.close();
     }
-    const registrations = await tdb.db('registrations').where({ event_id: event.id }).select('status', 'payment_method', 'total_minor');
+    const registrations = await pages.db('registrations').where({ event_id: event.id }).select('status', 'payment_method', 'total_minor');
     expect(registrations).toEqual([{ status: 'PAID', payment_method: 'card', total_minor: 18000 }]);
-    expect(await tdb.db('checkout_sessions').where({ event_id: event.id }).pluck('status')).toEqual(['COMPLETED']);
+    expect(await pages.db('checkout_sessions').where({ event_id: event.id }).pluck('status')).toEqual(['COMPLETED']);
   });
 
   it('during a webhook outage the success page says processing (never "nothing was charged"), then turns to paid by itself once the completion arrives', async () => {
     const event = await cardEvent();
-    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
-    stack.provider.setWebhookOutage(true);
+    const page = await pages.browser.newPage({ viewport: PHONE_VIEWPORT });
+    pages.stack.provider.setWebhookOutage(true);
     try {
-      await page.goto(`${stack.url}/events/${event.slug}`);
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
       await fillRegistration(page, 'card');
       await page.getByRole('button', { name: 'Register' }).click();
-      await page.waitForURL(`${stack.provider.apiBase}/pay/**`);
+      await page.waitForURL(`${pages.stack.provider.apiBase}/pay/**`);
       await page.locator('#pay').click();
 
-      await page.waitForURL(`${stack.url}/events/${event.slug}/success?session_id=cs_*`);
+      await page.waitForURL(`${pages.stack.url}/events/${event.slug}/success?session_id=cs_*`);
       expect(await page.locator('#outcome h1').textContent()).toBe('Processing your payment…');
       const processing = (await page.locator('#outcome').textContent()) ?? '';
       expect(processing).toContain('We will email you as soon as your card payment is confirmed; if you were charged you do not need to pay again.');
       expect(processing).not.toContain('nothing was charged');
-      expect(stack.provider.withheld).toHaveLength(1);
+      expect(pages.stack.provider.withheld).toHaveLength(1);
 
-      const [delivery] = await stack.provider.deliverWithheld();
+      const [delivery] = await pages.stack.provider.deliverWithheld();
       expect(delivery?.status).toBe(200);
       await expect.poll(() => page.locator('#outcome h1').textContent(), { timeout: 15_000 }).toBe('Payment received, you are registered');
     } finally {
-      stack.provider.setWebhookOutage(false);
+      pages.stack.provider.setWebhookOutage(false);
       await page.close();
     }
-    expect(await tdb.db('registrations').where({ event_id: event.id }).pluck('status')).toEqual(['PAID']);
+    expect(await pages.db('registrations').where({ event_id: event.id }).pluck('status')).toEqual(['PAID']);
   });
 
   it('once Register is pressed the form posts no second time (a double-click, or a second press while the network is slow)', async () => {
     const event = await cardEvent();
-    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
+    const page = await pages.browser.newPage({ viewport: PHONE_VIEWPORT });
     try {
-      await page.goto(`${stack.url}/events/${event.slug}`);
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
       await fillRegistration(page, 'bank');
       // Two presses before the page is gone, counting the submissions that go ahead (a listener after the page's own).
       const pressed = await page.evaluate(`(() => {
@@ -118,42 +109,42 @@ describe('paying by card in a browser', () => {
         return { submitted, disabled: button.disabled };
       })()`);
       expect(pressed).toEqual({ submitted: 1, disabled: true });
-      await page.waitForURL(`${stack.url}/registrations/**`);
+      await page.waitForURL(`${pages.stack.url}/registrations/**`);
       expect(await page.locator('#status').textContent()).toBe('Awaiting payment');
     } finally {
       await page.close();
     }
-    expect(await tdb.db('registrations').where({ event_id: event.id }).count({ n: '*' }).first()).toEqual({ n: 1 });
+    expect(await pages.db('registrations').where({ event_id: event.id }).count({ n: '*' }).first()).toEqual({ n: 1 });
   });
 
   it('registers by bank transfer, then pays now by card from the registration page and ends PAID', async () => {
     const event = await cardEvent();
-    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
+    const page = await pages.browser.newPage({ viewport: PHONE_VIEWPORT });
     try {
-      await page.goto(`${stack.url}/events/${event.slug}`);
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
       await fillRegistration(page, 'bank');
       await page.getByRole('button', { name: 'Register' }).click();
 
-      await page.waitForURL(`${stack.url}/registrations/**`);
+      await page.waitForURL(`${pages.stack.url}/registrations/**`);
       expect(await page.locator('#status').textContent()).toBe('Awaiting payment');
       expect(await page.locator('#bank-instructions').textContent()).toContain('062-000');
 
       await page.locator('#pay-now').click();
-      await page.waitForURL(`${stack.url}/registrations/*/pay?token=*`);
+      await page.waitForURL(`${pages.stack.url}/registrations/*/pay?token=*`);
       expect(await page.locator('#amount').textContent()).toBe('$180.00');
       await page.locator('#pay').click();
 
-      await page.waitForURL(`${stack.provider.apiBase}/pay/**`);
+      await page.waitForURL(`${pages.stack.provider.apiBase}/pay/**`);
       await page.locator('#pay').click();
 
-      await page.waitForURL(`${stack.url}/events/${event.slug}/success?session_id=cs_*`);
+      await page.waitForURL(`${pages.stack.url}/events/${event.slug}/success?session_id=cs_*`);
       await expect.poll(() => page.locator('#outcome h1').textContent(), { timeout: 15_000 }).toBe('Payment received, you are registered');
       await page.getByRole('link', { name: 'View your registration' }).click();
       expect(await page.locator('#status').textContent()).toBe('Paid');
     } finally {
       await page.close();
     }
-    const registrations = await tdb.db('registrations').where({ event_id: event.id }).select('status', 'payment_method', 'total_minor');
+    const registrations = await pages.db('registrations').where({ event_id: event.id }).select('status', 'payment_method', 'total_minor');
     expect(registrations).toHaveLength(1);
     expect(registrations[0]).toMatchObject({ status: 'PAID', total_minor: 18000 });
   });

@@ -1,42 +1,21 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, PHONE_VIEWPORT, startPaymentStack, type PaymentStack } from '../support/browser.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { describe, expect, it } from 'vitest';
+import { cspViolations, inAMonth, PHONE_VIEWPORT, useBrowserStack } from '../support/browser.js';
 import { insertEvent } from '../support/factories.js';
 
-let tdb: TestDatabase;
-let stack: PaymentStack;
-let browser: Browser;
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  stack = await startPaymentStack(tdb.db);
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-  await stack?.close();
-  await tdb?.drop();
-});
+const pages = useBrowserStack();
 
 /** A phone-sized page that collects what the browser reports as Content-Security-Policy violations. */
 async function phonePage() {
-  const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
-  const violations: string[] = [];
-  page.on('console', (message) => {
-    if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
-  });
-  return { page, violations };
+  const page = await pages.browser.newPage({ viewport: PHONE_VIEWPORT });
+  return { page, violations: cspViolations(page) };
 }
-
-/** The pages run on the real clock, and the form closes when the event starts. */
-const inAMonth = () => new Date(Date.now() + 30 * 86_400_000);
 
 describe('the event page under its Content-Security-Policy', () => {
   it('runs its own nonced script and styles with no violation, and the browser refuses an injected inline script', async () => {
-    const event = await insertEvent(tdb.db, { capacity: 20, starts_at: inAMonth() });
+    const event = await insertEvent(pages.db, { capacity: 20, starts_at: inAMonth() });
     const { page, violations } = await phonePage();
     try {
-      await page.goto(`${stack.url}/events/${event.slug}`);
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
       // The inline script shows the button and adds a seventh row; the inline styles apply (the header is themed).
       await page.getByRole('button', { name: 'Add another attendee' }).click();
       expect(await page.locator('#attendee-name-7').count()).toBe(1);
@@ -57,10 +36,10 @@ describe('the event page under its Content-Security-Policy', () => {
   });
 
   it('cannot be shown in a frame on another site', async () => {
-    const event = await insertEvent(tdb.db, { starts_at: inAMonth() });
-    const page = await browser.newPage();
+    const event = await insertEvent(pages.db, { starts_at: inAMonth() });
+    const page = await pages.browser.newPage();
     try {
-      await page.setContent(`<iframe id="framed" src="${stack.url}/events/${event.slug}"></iframe>`);
+      await page.setContent(`<iframe id="framed" src="${pages.stack.url}/events/${event.slug}"></iframe>`);
       await page.waitForTimeout(1_000);
       const frame = page.frames().find((f) => f.url().includes(event.slug));
       const framedTitle = frame ? await frame.title().catch(() => '') : '';
@@ -73,19 +52,19 @@ describe('the event page under its Content-Security-Policy', () => {
 
 describe('the registration form in a browser', () => {
   it('offers "Add another attendee" only while it can add a row: never without script, and no more once the last row is there', async () => {
-    const event = await insertEvent(tdb.db, { capacity: 20, starts_at: inAMonth(), max_attendees_per_registration: 7 });
-    const noScript = await browser.newContext({ javaScriptEnabled: false, viewport: PHONE_VIEWPORT });
+    const event = await insertEvent(pages.db, { capacity: 20, starts_at: inAMonth(), max_attendees_per_registration: 7 });
+    const noScript = await pages.browser.newContext({ javaScriptEnabled: false, viewport: PHONE_VIEWPORT });
     try {
       const page = await noScript.newPage();
-      await page.goto(`${stack.url}/events/${event.slug}`);
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
       expect(await page.locator('.attendee').count()).toBe(7);
       expect(await page.getByRole('button', { name: 'Add another attendee' }).isVisible()).toBe(false);
     } finally {
       await noScript.close();
     }
-    const page = await browser.newPage({ viewport: PHONE_VIEWPORT });
+    const page = await pages.browser.newPage({ viewport: PHONE_VIEWPORT });
     try {
-      await page.goto(`${stack.url}/events/${event.slug}`);
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
       const add = page.getByRole('button', { name: 'Add another attendee' });
       expect(await page.locator('.attendee').count()).toBe(6);
       expect(await add.isVisible()).toBe(true);
@@ -100,7 +79,7 @@ describe('the registration form in a browser', () => {
 
 describe('a registration refused for a field', () => {
   it('keeps every entered value, shows each message under its field tied to it (aria-invalid, aria-describedby) and moves the focus to the first', async () => {
-    const event = await insertEvent(tdb.db, {
+    const event = await insertEvent(pages.db, {
       online_payment: true,
       capacity: 20,
       starts_at: inAMonth(),
@@ -114,7 +93,7 @@ describe('a registration refused for a field', () => {
     });
     const { page, violations } = await phonePage();
     try {
-      await page.goto(`${stack.url}/events/${event.slug}`);
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
       await page.getByLabel('Your name').fill('Jo Citizen');
       await page.getByLabel('Email').fill('jo@example.org');
       await page.getByLabel('Mobile').fill('call me');
@@ -172,16 +151,16 @@ describe('a registration refused for a field', () => {
 describe('the event page on a phone', () => {
   it('wraps a long address or word in the description, the title and a ticket name instead of running off the screen', async () => {
     const long = 'https://example.org/camp/' + 'packing-list-and-directions'.repeat(4);
-    const event = await insertEvent(tdb.db, {
+    const event = await insertEvent(pages.db, {
       capacity: 20,
       starts_at: inAMonth(),
       title: `Camp ${'Wochenendfreizeitanmeldung'.repeat(2)}`,
       description: `Bring your sleeping bag: ${long}`,
       pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Erwachsenenwochenendfreizeitteilnahme', price: 12000 }] }),
     });
-    const page = await browser.newPage({ viewport: { width: 375, height: 740 } });
+    const page = await pages.browser.newPage({ viewport: { width: 375, height: 740 } });
     try {
-      await page.goto(`${stack.url}/events/${event.slug}`);
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
       expect(await page.evaluate('[document.documentElement.scrollWidth, window.innerWidth]')).toEqual([375, 375]);
       const box = await page.getByRole('button', { name: 'Register' }).boundingBox();
       expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(375);

@@ -36,6 +36,15 @@ export async function withPhonePage(browser: Browser, javaScriptEnabled: boolean
   }
 }
 
+/** What the browser reports on `page` as Content-Security-Policy violations, collected as they come. */
+export function cspViolations(page: Page): string[] {
+  const violations: string[] = [];
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+  });
+  return violations;
+}
+
 export interface BrowserStack {
   readonly db: TestDatabase['db'];
   readonly stack: PaymentStack;
