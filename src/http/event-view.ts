@@ -125,7 +125,7 @@ export async function eventPageData(
   return {
     title: event.title,
     eventTitle: event.title,
-    when: format.dateTime(event.startsAt),
+    when: format.dateTimeSpan(event.startsAt, event.endsAt),
     location: event.location ?? undefined,
     description: event.description ?? undefined,
     tiers: pricing.tiers.map((tier) => ({ label: tier.label, price: price(tier.price) })),

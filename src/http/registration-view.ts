@@ -32,6 +32,7 @@ export interface PublicRegistration {
     slug: string;
     title: string;
     startsAt: Date;
+    endsAt: Date | null;
     published: boolean;
     deletedAt: Date | null;
     onlinePayment: boolean;
@@ -55,6 +56,7 @@ interface JoinedRow {
   slug: string;
   title: string;
   starts_at: Date;
+  ends_at: Date | null;
   published: boolean;
   deleted_at: Date | null;
   online_payment: boolean;
@@ -81,6 +83,7 @@ export async function loadPublicRegistration(db: Db, id: string, now: Date): Pro
       'e.slug',
       'e.title',
       'e.starts_at',
+      'e.ends_at',
       'e.published',
       'e.deleted_at',
       'e.online_payment',
@@ -103,6 +106,7 @@ export async function loadPublicRegistration(db: Db, id: string, now: Date): Pro
       slug: row.slug,
       title: row.title,
       startsAt: row.starts_at,
+      endsAt: row.ends_at,
       published: row.published,
       deletedAt: row.deleted_at,
       onlinePayment: row.online_payment,
@@ -205,7 +209,7 @@ export async function registrationPageData(
     title: 'Your registration',
     eventTitle: registration.event.title,
     eventHref: live ? eventPath(registration.event.slug) : undefined,
-    when: format.dateTime(registration.event.startsAt),
+    when: format.dateTimeSpan(registration.event.startsAt, registration.event.endsAt),
     statusLabel: registration.totalMinor === 0 && registration.status === 'PAID' ? 'Confirmed (free)' : status.label,
     statusNote: status.note,
     contactName: registration.contactName,
@@ -224,7 +228,7 @@ export async function payNowPageData(ctx: AppContext, registration: PublicRegist
   return {
     title: 'Pay by card',
     eventTitle: registration.event.title,
-    when: format.dateTime(registration.event.startsAt),
+    when: format.dateTimeSpan(registration.event.startsAt, registration.event.endsAt),
     lines: payNowLines(registration.lineItems, net, surcharge).map((line) => ({ label: line.label, amount: format.money(line.amount) })),
     total: format.money(net + surcharge),
     action: `/registrations/${registration.id}/pay`,

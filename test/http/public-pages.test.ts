@@ -241,6 +241,19 @@ describe('GET /events/:slug', () => {
   });
 });
 
+describe('an event that ends', () => {
+  it('the event page and the registration page say from when to when, as the reminder does', async () => {
+    // Saturday 19:00 to Monday 15:00 in Sydney.
+    const event = await insertEvent(tdb.db, { title: 'Family Camp', ends_at: new Date('2026-12-07T04:00:00Z') });
+    const mine = await insertRegistration(tdb.db, cipher(), event.id);
+    const span = /Saturday,? 5 December 2026 at 7:00\spm AEDT\s?–\s?Monday,? 7 December 2026 at 3:00\spm AEDT/;
+    await withServer({}, async (server) => {
+      expect((await getPage(server, `/events/${event.slug}`)).html).toMatch(span);
+      expect((await getPage(server, `/registrations/${mine.id}?token=${registrationToken(AUTH_SECRET, mine.id)}`)).html).toMatch(span);
+    });
+  });
+});
+
 describe('GET /registrations/:id', () => {
   it('needs the right token: wrong, missing, another registration\'s token or a malformed id all answer 404', async () => {
     const event = await insertEvent(tdb.db);

@@ -1,5 +1,5 @@
 import type { AppConfig } from '../../config/types.js';
-import { memberDateTime } from '../../time-format.js';
+import { memberDateTime, memberDateTimeSpan } from '../../time-format.js';
 
 /** Money and time as the church reads them: APP_LOCALE, APP_CURRENCY and APP_TIMEZONE, formatted before templating. */
 export interface PageFormat {
@@ -9,6 +9,8 @@ export interface PageFormat {
   percent(percent: number): string;
   /** An instant in the church's time zone, naming it as the emails do: "Saturday 5 December 2026 at 7:00 pm AEDT". */
   dateTime(instant: Date): string;
+  /** An event's start to its end, if it has one, as its reminder writes it: "Friday 12 March 2027, 6:00 – 8:30 pm AEDT". */
+  dateTimeSpan(start: Date, end: Date | null): string;
 }
 
 type Regional = Pick<AppConfig['regional'], 'locale' | 'currency' | 'timeZone'>;
@@ -38,5 +40,6 @@ function buildPageFormat(regional: Regional): PageFormat {
     percent: (value) => percent.format(value / 100),
     // The emails' own formatter: a member reading the page and the email sees the same time written the same way.
     dateTime: memberDateTime(regional),
+    dateTimeSpan: memberDateTimeSpan(regional),
   };
 }
