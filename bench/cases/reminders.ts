@@ -105,7 +105,11 @@ export async function reminders(env: BenchEnv): Promise<CaseReport> {
   };
   const ours = () => counted(() => runNodeOk([BIN, 'send-reminders', '--json'], processOptions));
   try {
-    const resetClaim = () => db('events').where({ id: EVENT_ID }).update({ reminder_claimed_at: null, reminder_sent_at: null });
+    const resetClaim = async () => {
+      // Each run sends the same round afresh: without forgetting the last run's records it would skip everyone they name.
+      await db('registration_emails').whereIn('registration_id', db('registrations').select('id').where({ event_id: EVENT_ID })).del();
+      await db('events').where({ id: EVENT_ID }).update({ reminder_claimed_at: null, reminder_sent_at: null });
+    };
     // One run of ours to capture its messages: the reference sends exactly these.
     await resetClaim();
     env.sink.capture(true);

@@ -10,6 +10,7 @@ import * as unpaidHoldSince from '../../migrations/20261124000100_unpaid_hold_si
 import * as pendingReversalsPerKind from '../../migrations/20261125000100_pending_reversals_per_kind.js';
 import * as eventCalendarSequence from '../../migrations/20261126000100_event_calendar_sequence.js';
 import * as celebrationsOff from '../../migrations/20261127000100_celebrations_off.js';
+import * as reminderRounds from '../../migrations/20261128000100_reminder_rounds.js';
 import * as eventEndsAt from '../../migrations/20261128000400_event_ends_at.js';
 
 interface Migration {
@@ -34,6 +35,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261125000100_pending_reversals_per_kind', pendingReversalsPerKind],
   ['20261126000100_event_calendar_sequence', eventCalendarSequence],
   ['20261127000100_celebrations_off', celebrationsOff],
+  ['20261128000100_reminder_rounds', reminderRounds],
   ['20261128000400_event_ends_at', eventEndsAt],
 ];
 

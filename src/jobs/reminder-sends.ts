@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { recordDirectEmails } from '../db/registration-emails.js';
+import { countRemindedInRound, notRemindedInRound, recordDirectEmails, type DirectEmail } from '../db/registration-emails.js';
 import { errorMessage } from '../errors.js';
 import { eventCalendarFile } from '../mail/calendar.js';
 import type { EmailBranding } from '../mail/render.js';
@@ -8,6 +8,7 @@ import { cardPaymentPossible, paymentReference, payNowUrl, registrationUrl } fro
 import { cardSurcharge, type CardFeeRate } from '../payments/pricing.js';
 import { keptCardPaymentOpenSql, mayStillBePaidSql } from '../payments/webhook/staging-rows.js';
 import { eachLimited } from './each-limited.js';
+import { groupCommit } from './group-commit.js';
 import { SendFailures } from './send-failures.js';
 import { eventReminderEmail, paymentReminderEmail, type PaymentReminderData } from './templates/reminders.js';
 
@@ -23,8 +24,10 @@ const SEND_CHUNK = 30;
 /**
  * Messages handed to the mailer at once: twice the SMTP pool's 3 connections,
  * so each connection finds the next message rendered and built when it
- * finishes one, instead of waiting for it. A crash mid-event resends the whole
- * event after the stale threshold whatever this is (rule 2 claims per event).
+ * finishes one, instead of waiting for it. A send holds its place in the window
+ * until its registration_emails row is written, so at most this many sends are
+ * ever unrecorded: a run that dies mid-event costs at most these 6 repeats when
+ * another run takes the round over (it skips every registration recorded).
  */
 const SEND_WINDOW = 6;
 
@@ -65,6 +68,8 @@ export interface RecipientRow {
 
 export interface EventResult {
   recipients: number;
+  /** Registrations this round had already reached (a run stopped mid-event recorded them), left out. */
+  alreadyReminded: number;
   /** Another run took the claim over (ours looked stale), so this run stopped sending. */
   claimLost: boolean;
   sent: number;
@@ -123,16 +128,18 @@ export async function sendForEvent(
   materials: RunMaterials,
   onProgress: (counts: { sent: number; failed: number }) => void,
 ): Promise<EventResult> {
-  const result: EventResult = { recipients: 0, claimLost: false, sent: 0, failed: 0, paymentReminders: 0 };
+  const result: EventResult = { recipients: 0, alreadyReminded: 0, claimLost: false, sent: 0, failed: 0, paymentReminders: 0 };
+  // Counted before any send of this run is recorded, so it counts only what earlier runs of the round sent.
+  result.alreadyReminded = await countRemindedInRound(ctx.db, event.id, event.reminder_at);
   // Re-read at every claim renewal: a chunk sent after the office moved the event carries its new time and place.
   let current = event;
   let calendar = eventCalendarFile(current, ctx.clock.now());
   const failures = new SendFailures();
 
-  // Each chunk's records are written while the next chunk is sent, one statement at a time.
-  let recording: Promise<void> = Promise.resolve();
+  // Each send's record, with its round: those finished while one statement is written go together into the next.
+  const record = groupCommit<DirectEmail>((emails) => recordDirectEmails(ctx.db, emails));
   let firstPage = true;
-  for await (const page of recipientPages(ctx, event.id)) {
+  for await (const page of recipientPages(ctx, event.id, event.reminder_at)) {
     const stop = await sendPage(page, firstPage);
     firstPage = false;
     if (stop.cause !== undefined) throw stop.cause;
@@ -142,7 +149,6 @@ export async function sendForEvent(
       break;
     }
   }
-  await recording;
 
   await failures.record(ctx, { source: 'job:send-reminders', what: 'reminder', context: { eventId: event.id }, idsAs: 'registrationIds' });
   ctx.logger.info({ eventId: event.id, ...result }, 'event reminders sent');
@@ -155,8 +161,8 @@ export async function sendForEvent(
    * repeated when the claim goes stale). A chunk's renewal starts when its first send is due, while the
    * last sends of the chunk before are still on the wire, so the window never drains at a chunk boundary.
    */
-  async function sendPage(page: RecipientRow[], firstPage: boolean): Promise<{ claimLost: boolean; cause?: unknown }> {
-    const stop: { claimLost: boolean; cause?: unknown } = { claimLost: false };
+  async function sendPage(page: RecipientRow[], firstPage: boolean): Promise<PageStop> {
+    const stop: PageStop = { claimLost: false };
     const renewals: Array<Promise<boolean>> = [];
     const renewedFor = (chunk: number): Promise<boolean> => {
       for (let k = renewals.length; k <= chunk; k++) {
@@ -185,26 +191,43 @@ export async function sendForEvent(
       }
       return renewals[chunk] as Promise<boolean>;
     };
-    const chunks = Array.from({ length: Math.ceil(page.length / SEND_CHUNK) }, () => ({ left: SEND_CHUNK, sent: [] as SentReminder[] }));
-    const lastChunk = chunks[chunks.length - 1];
-    if (lastChunk) lastChunk.left = page.length - (chunks.length - 1) * SEND_CHUNK;
+    const chunksLeft = Array.from({ length: Math.ceil(page.length / SEND_CHUNK) }, (_, k) => Math.min(SEND_CHUNK, page.length - k * SEND_CHUNK));
 
     await eachLimited(page, SEND_WINDOW, async (row, index) => {
-      const chunk = chunks[Math.floor(index / SEND_CHUNK)] as (typeof chunks)[number];
+      const chunk = Math.floor(index / SEND_CHUNK);
       try {
-        if (!(await renewedFor(Math.floor(index / SEND_CHUNK)))) return;
+        if (stop.cause !== undefined) return;
+        if (!(await renewedFor(chunk))) return;
         result.recipients++;
-        const payment = await sendOne(row);
+        let payment: boolean;
+        try {
+          payment = await sendOne(row);
+        } catch (error) {
+          countFailure(row, error);
+          return;
+        }
         result.sent++;
         if (payment) result.paymentReminders++;
-        chunk.sent.push({ registrationId: row.id, kind: payment ? 'payment-reminder' : 'event-reminder' });
-      } catch (error) {
-        countFailure(row, error);
+        await recordSent(row, payment, stop);
       } finally {
-        if (--chunk.left === 0) chunkDone(chunk.sent);
+        if (--(chunksLeft[chunk] as number) === 0) onProgress({ sent: result.sent, failed: result.failed });
       }
     });
     return stop;
+  }
+
+  /**
+   * Records the send for `registrations show` and for a run that takes the round over, which skips it.
+   * A record that cannot be written stops the sends as a failed renewal does: every send after it could
+   * not be recorded either, and each would be repeated.
+   */
+  async function recordSent(row: RecipientRow, payment: boolean, stop: PageStop): Promise<void> {
+    try {
+      await record({ registrationId: row.id, kind: payment ? 'payment-reminder' : 'event-reminder', sentAt: ctx.clock.now(), reminderAt: event.reminder_at });
+    } catch (error) {
+      ctx.logger.warn({ eventId: event.id, err: errorMessage(error) }, 'could not record which registrations were reminded; stopping');
+      stop.cause ??= error;
+    }
   }
 
   async function sendOne(row: RecipientRow): Promise<boolean> {
@@ -224,34 +247,25 @@ export async function sendForEvent(
     ctx.logger.warn({ eventId: event.id, registrationId: row.id, err: errorMessage(error) }, 'reminder send failed');
     failures.add(error, row.id);
   }
-
-  function chunkDone(sent: SentReminder[]): void {
-    if (sent.length > 0) {
-      const sentAt = ctx.clock.now();
-      // What each registration was sent, for `registrations show`; informational, so a failure to record it stops nothing.
-      recording = recording.then(() =>
-        recordDirectEmails(
-          ctx.db,
-          sent.map((s) => ({ ...s, sentAt })),
-        ).catch((error: unknown) => ctx.logger.warn({ eventId: event.id, err: errorMessage(error) }, 'could not record which registrations were reminded')),
-      );
-    }
-    onProgress({ sent: result.sent, failed: result.failed });
-  }
 }
 
-interface SentReminder {
-  registrationId: string;
-  kind: 'payment-reminder' | 'event-reminder';
+interface PageStop {
+  claimLost: boolean;
+  cause?: unknown;
 }
 
-/** Keyset pages by id, so memory stays flat however many registrations an event has. */
-export async function* recipientPages(ctx: AppContext, eventId: string): AsyncGenerator<RecipientRow[]> {
+/**
+ * Keyset pages by id, so memory stays flat however many registrations an event has. Registrations the
+ * round (`round`: the event's reminder_at) already reached are left out: a run that took over from one
+ * stopped mid-event sends only to the rest, and a round asked for by moving reminderAt reaches everyone.
+ */
+export async function* recipientPages(ctx: AppContext, eventId: string, round: Date): AsyncGenerator<RecipientRow[]> {
   let after: string | undefined;
   for (;;) {
     const query = ctx.db('registrations')
       .where({ event_id: eventId })
       .whereNot('status', 'CANCELLED')
+      .where(notRemindedInRound(ctx.db, 'registrations.id', round))
       .orderBy('id')
       .limit(PAGE_SIZE)
       .select<RecipientRow[]>(

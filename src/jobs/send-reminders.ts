@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import { loadEmailBranding } from '../mail/render.js';
 import { publicBaseUrl } from '../payments/links.js';
+import { countRemindedInRound } from '../db/registration-emails.js';
 import { getBankDetails, getCardFeeRate } from '../settings.js';
 import {
   DUE_EVENT_COLUMNS,
@@ -25,6 +26,8 @@ export interface ReminderSummary extends JobSummary {
   skipped: number;
   /** Of `sent`, how many were the payment-reminder variant. */
   paymentReminders: number;
+  /** Registrations left out because this reminder round already reached them (a run stopped mid-event sent theirs). */
+  alreadyReminded: number;
 }
 
 /** A claim older than this was left by a crashed run and may be taken over. */
@@ -34,7 +37,9 @@ export const REMINDER_CLAIM_STALE_MS = 15 * 60_000;
  * Rule 2: the reminder is claimed per event in one statement, so overlapping
  * runs never both send it. Once any recipient's send succeeds the event is
  * marked sent (failed recipients are not retried); when every send fails the
- * claim is released for a later run.
+ * claim is released for a later run. A run that takes over a round left
+ * unfinished (a claim gone stale) sends only
+ * to the registrations that round has not reached (see recipientPages).
  */
 export async function sendEventReminders(ctx: AppContext, options: JobOptions): Promise<ReminderSummary> {
   return runRecordedJob<ReminderSummary>(ctx, 'send-reminders', options, async () => {
@@ -57,6 +62,7 @@ export async function sendEventReminders(ctx: AppContext, options: JobOptions): 
       failed: 0,
       skipped: 0,
       paymentReminders: 0,
+      alreadyReminded: 0,
     };
     if (due.length === 0) return summary;
     // Loading the mail transport overlaps the reads and the claim below.
@@ -73,7 +79,8 @@ export async function sendEventReminders(ctx: AppContext, options: JobOptions): 
           continue;
         }
         summary.events++;
-        for await (const batch of recipientPages(ctx, event.id)) {
+        summary.alreadyReminded += await countRemindedInRound(ctx.db, event.id, event.reminder_at);
+        for await (const batch of recipientPages(ctx, event.id, event.reminder_at)) {
           for (const row of batch) {
             const payment = isPaymentReminder(row);
             const address = safeDecrypt(ctx, row.contact_email_enc) ?? '<unreadable address>';
@@ -103,6 +110,7 @@ export async function sendEventReminders(ctx: AppContext, options: JobOptions): 
       summary.sent += result.sent;
       summary.failed += result.failed;
       summary.paymentReminders += result.paymentReminders;
+      summary.alreadyReminded += result.alreadyReminded;
       await settleClaim(ctx, event, claim.at, result);
     }
     summary.outcome = summary.failed === 0 ? 'ok' : summary.sent > 0 ? 'partial' : 'failed';

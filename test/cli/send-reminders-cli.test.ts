@@ -71,6 +71,6 @@ describe('eventops send-reminders under cron (no TTY)', () => {
 
     const human = await runCli(['send-reminders'], { env });
     expect(human.code).toBe(0);
-    expect(human.stdout).toBe('send-reminders: ok, events 0, sent 0, failed 0, skipped 0, paymentReminders 0\n');
+    expect(human.stdout).toBe('send-reminders: ok, events 0, sent 0, failed 0, skipped 0, paymentReminders 0, alreadyReminded 0\n');
   });
 });

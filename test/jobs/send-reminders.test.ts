@@ -215,9 +215,13 @@ describe('send-reminders', () => {
       await register(event.id, 'bob@example.org');
       expect(await sendEventReminders(ctx, { trigger: 'scheduler' })).toMatchObject({ outcome: 'ok', sent: 2 });
 
-      // A run that died after its sends, before marking the reminder sent: the next run repeats them,
-      // and the mail API drops them as the duplicates they are.
+      // A run that died after its sends, before marking the reminder sent: the next run skips those it recorded.
       await tdb.db('events').where({ id: event.id }).update({ reminder_sent_at: null, reminder_claimed_at: null });
+      expect(await sendEventReminders(ctx, { trigger: 'scheduler' })).toMatchObject({ outcome: 'ok', sent: 0, alreadyReminded: 2 });
+      // One that died before it could record its sends: the next run repeats them, and the mail API drops them
+      // as the duplicates they are.
+      await tdb.db('events').where({ id: event.id }).update({ reminder_sent_at: null, reminder_claimed_at: null });
+      await tdb.db('registration_emails').delete();
       expect(await sendEventReminders(ctx, { trigger: 'scheduler' })).toMatchObject({ outcome: 'ok', sent: 2 });
       expect(api.sent).toHaveLength(2);
 
@@ -617,7 +621,7 @@ describe('send-reminders', () => {
     expect(await tdb.db('registration_emails').count({ n: '*' }).first()).toEqual({ n: 35 });
   });
 
-  it('each reminded registration has its one record for `registrations show` when the run ends, though each chunk is recorded while the next is sent', async () => {
+  it('each reminded registration has its one record for `registrations show` when the run ends, though sends are recorded while others are on the wire', async () => {
     const event = await dueEvent();
     // Three chunks of sends (30, 30, 5); every fifth registration owes a payment.
     const registrations = [];
