@@ -43,6 +43,8 @@ type RateLimitOptions = Exclude<FastifyContextConfig['rateLimit'], false>;
 export interface CronRouteOptions {
   /** Called around each job run so shutdown can wait for it. */
   track<T>(work: Promise<T>): Promise<T>;
+  /** Aborted at shutdown: passed to each job run. */
+  stopping?: AbortSignal;
   telemetry?: Telemetry;
 }
 
@@ -84,7 +86,7 @@ function registerJobRoutes(app: FastifyInstance, ctx: AppContext, options: CronR
       try {
         const run = await loadJobFunction(job as JobName);
         const summary: JobSummary = await options.track(
-          run(ctx, { trigger: 'http', force: job === 'send-clearance-digest' && request.query.force === '1' }),
+          run(ctx, { trigger: 'http', force: job === 'send-clearance-digest' && request.query.force === '1', signal: options.stopping }),
         );
         span?.setAttribute('eventops.outcome', summary.outcome);
         // A run that did none of its work (every send failed) is a failure to whoever scheduled it, as the CLI's exit 1 is.

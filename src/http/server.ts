@@ -30,7 +30,10 @@ export const HEADERS_TIMEOUT_MS = 10_000;
 
 export interface BuiltServer {
   app: FastifyInstance;
-  /** Resolves when no tracked job is running (used by graceful shutdown). */
+  /**
+   * For graceful shutdown: asks the running cron jobs to stop early (send-reminders leaves the rest of its
+   * event for the next run) and resolves when none is running.
+   */
   idle(): Promise<void>;
 }
 
@@ -76,6 +79,7 @@ export async function buildServer(
   await app.register((await import('@fastify/helmet')).default, securityHeaders(ctx.config));
 
   const running = new Set<Promise<unknown>>();
+  const stopping = new AbortController();
   const track = <T>(work: Promise<T>): Promise<T> => {
     running.add(work);
     void work.then(
@@ -135,7 +139,7 @@ export async function buildServer(
       keyGenerator: (request) => rateLimitClient(request.ip),
       errorResponseBuilder: rateLimited,
     });
-    registerCronRoutes(scope, ctx, { track, telemetry });
+    registerCronRoutes(scope, ctx, { track, stopping: stopping.signal, telemetry });
     registerSetupRoutes(scope, ctx, page);
     registerPublicPages(scope, ctx, page, errorPage);
     registerRegistrationRoute(scope, ctx, page);
@@ -148,6 +152,7 @@ export async function buildServer(
   return {
     app,
     idle: async () => {
+      stopping.abort();
       while (running.size > 0) await Promise.allSettled([...running]);
     },
   };

@@ -72,6 +72,8 @@ export interface EventResult {
   alreadyReminded: number;
   /** Another run took the claim over (ours looked stale), so this run stopped sending. */
   claimLost: boolean;
+  /** The run was asked to stop (the server is stopping) with recipients still to send to. */
+  stopped: boolean;
   sent: number;
   failed: number;
   paymentReminders: number;
@@ -127,8 +129,9 @@ export async function sendForEvent(
   claim: { at: Date },
   materials: RunMaterials,
   onProgress: (counts: { sent: number; failed: number }) => void,
+  signal?: AbortSignal,
 ): Promise<EventResult> {
-  const result: EventResult = { recipients: 0, alreadyReminded: 0, claimLost: false, sent: 0, failed: 0, paymentReminders: 0 };
+  const result: EventResult = { recipients: 0, alreadyReminded: 0, claimLost: false, stopped: false, sent: 0, failed: 0, paymentReminders: 0 };
   // Counted before any send of this run is recorded, so it counts only what earlier runs of the round sent.
   result.alreadyReminded = await countRemindedInRound(ctx.db, event.id, event.reminder_at);
   // Re-read at every claim renewal: a chunk sent after the office moved the event carries its new time and place.
@@ -148,6 +151,11 @@ export async function sendForEvent(
       ctx.logger.warn({ eventId: event.id }, 'the reminder is no longer ours (another run took it over, or the event was deleted or started); stopping');
       break;
     }
+    if (stop.stopped) {
+      result.stopped = true;
+      ctx.logger.warn({ eventId: event.id, sent: result.sent }, 'asked to stop mid-event; the next run sends the rest of this reminder');
+      break;
+    }
   }
 
   await failures.record(ctx, { source: 'job:send-reminders', what: 'reminder', context: { eventId: event.id }, idsAs: 'registrationIds' });
@@ -160,9 +168,10 @@ export async function sendForEvent(
    * server and stops the sends once the database is gone (sends that could not be recorded would all be
    * repeated when the claim goes stale). A chunk's renewal starts when its first send is due, while the
    * last sends of the chunk before are still on the wire, so the window never drains at a chunk boundary.
+   * Once `signal` is aborted no further send starts; those on the wire finish and are recorded.
    */
   async function sendPage(page: RecipientRow[], firstPage: boolean): Promise<PageStop> {
-    const stop: PageStop = { claimLost: false };
+    const stop: PageStop = { claimLost: false, stopped: false };
     const renewals: Array<Promise<boolean>> = [];
     const renewedFor = (chunk: number): Promise<boolean> => {
       for (let k = renewals.length; k <= chunk; k++) {
@@ -196,8 +205,8 @@ export async function sendForEvent(
     await eachLimited(page, SEND_WINDOW, async (row, index) => {
       const chunk = Math.floor(index / SEND_CHUNK);
       try {
-        if (stop.cause !== undefined) return;
-        if (!(await renewedFor(chunk))) return;
+        if (stop.cause !== undefined || stoppedBy(stop)) return;
+        if (!(await renewedFor(chunk)) || stoppedBy(stop)) return;
         result.recipients++;
         let payment: boolean;
         try {
@@ -214,6 +223,11 @@ export async function sendForEvent(
       }
     });
     return stop;
+  }
+
+  function stoppedBy(stop: PageStop): boolean {
+    if (signal?.aborted) stop.stopped = true;
+    return stop.stopped;
   }
 
   /**
@@ -251,6 +265,8 @@ export async function sendForEvent(
 
 interface PageStop {
   claimLost: boolean;
+  /** Asked to stop: a recipient of the page was left for the next run. */
+  stopped: boolean;
   cause?: unknown;
 }
 

@@ -28,6 +28,8 @@ export interface ReminderSummary extends JobSummary {
   paymentReminders: number;
   /** Registrations left out because this reminder round already reached them (a run stopped mid-event sent theirs). */
   alreadyReminded: number;
+  /** Asked to stop (the server is stopping) before every due reminder went out: the next run sends the rest. */
+  stopped?: true;
 }
 
 /** A claim older than this was left by a crashed run and may be taken over. */
@@ -38,7 +40,7 @@ export const REMINDER_CLAIM_STALE_MS = 15 * 60_000;
  * runs never both send it. Once any recipient's send succeeds the event is
  * marked sent (failed recipients are not retried); when every send fails the
  * claim is released for a later run. A run that takes over a round left
- * unfinished (a claim gone stale) sends only
+ * unfinished (a stale claim, or one released by a stopping server) sends only
  * to the registrations that round has not reached (see recipientPages).
  */
 export async function sendEventReminders(ctx: AppContext, options: JobOptions): Promise<ReminderSummary> {
@@ -97,6 +99,10 @@ export async function sendEventReminders(ctx: AppContext, options: JobOptions): 
 
     const mailer = await (mailerReady ?? ctx.mailer());
     for (const candidate of due) {
+      if (options.signal?.aborted) {
+        summary.stopped = true;
+        break;
+      }
       const claim = { at: ctx.clock.now() };
       const event = await claimEvent(ctx, candidate.id, claim.at);
       if (!event) {
@@ -104,16 +110,25 @@ export async function sendEventReminders(ctx: AppContext, options: JobOptions): 
         continue;
       }
       summary.events++;
-      const result = await sendForEvent(ctx, mailer, event, claim, materials, (counts) =>
-        options.onProgress?.({ sent: summary.sent + counts.sent, failed: summary.failed + counts.failed }),
+      const result = await sendForEvent(
+        ctx,
+        mailer,
+        event,
+        claim,
+        materials,
+        (counts) => options.onProgress?.({ sent: summary.sent + counts.sent, failed: summary.failed + counts.failed }),
+        options.signal,
       );
       summary.sent += result.sent;
       summary.failed += result.failed;
       summary.paymentReminders += result.paymentReminders;
       summary.alreadyReminded += result.alreadyReminded;
+      if (result.stopped) summary.stopped = true;
       await settleClaim(ctx, event, claim.at, result);
+      if (result.stopped) break;
     }
-    summary.outcome = summary.failed === 0 ? 'ok' : summary.sent > 0 ? 'partial' : 'failed';
+    // A stopped run left work for the next one: not a full success, whatever it sent.
+    summary.outcome = summary.failed === 0 && !summary.stopped ? 'ok' : summary.sent > 0 ? 'partial' : 'failed';
     return summary;
   });
 }
@@ -136,13 +151,15 @@ async function claimEvent(ctx: AppContext, eventId: string, now: Date): Promise<
 
 /**
  * Marks the reminder sent if anyone got it (or nobody was due one); releases
- * the claim if every send failed. Both only while the claim is still ours.
+ * the claim if every send failed, or if the run was asked to stop with
+ * recipients left (the next run resumes at once instead of after the stale
+ * threshold). Both only while the claim is still ours.
  */
 async function settleClaim(ctx: AppContext, event: DueEvent, claimedAt: Date, result: EventResult): Promise<void> {
   // The run that took the event over finishes it; touching the row would stop it.
   if (result.claimLost) return;
   const ours = ctx.db('events').where({ id: event.id, reminder_claimed_at: claimedAt }).whereNull('reminder_sent_at');
-  if (result.recipients === 0 || result.sent > 0) {
+  if (!result.stopped && (result.recipients === 0 || result.sent > 0)) {
     await ours.update({ reminder_sent_at: ctx.clock.now() });
     return;
   }

@@ -13,6 +13,11 @@ export interface JobOptions {
   force?: boolean;
   /** reconcile only: how far back to compare with the provider (default 72 hours). */
   sinceMs?: number;
+  /**
+   * Aborted when the server is stopping: send-reminders starts no further send, lets those on the wire
+   * finish and be recorded, and leaves the rest of its event for the next run. Other jobs run to the end.
+   */
+  signal?: AbortSignal;
   /** Live counts for a spinner or log lines. */
   onProgress?: (counts: Record<string, number>) => void;
 }

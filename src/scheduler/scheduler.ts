@@ -11,7 +11,8 @@ export const DEFAULT_CLAIM_TTL_MS = 30 * 60_000;
 /** Slot rows of the 30-minute jobs (and hourly rows) are kept this long, then deleted. */
 const SLOT_ROWS_KEPT_MS = 2 * 24 * 3600_000;
 
-export type RunJob = (name: JobName) => Promise<JobSummary>;
+/** `stopping` is aborted by stop(): a job that listens (send-reminders) leaves the rest of its work for the next run. */
+export type RunJob = (name: JobName, stopping: AbortSignal) => Promise<JobSummary>;
 
 export interface SchedulerOptions {
   ctx: AppContext;
@@ -43,13 +44,16 @@ export interface TickResult {
 export interface Scheduler {
   /** Ticks at once, then every tickMs after the previous tick finished. The timer never keeps the process alive. */
   start(): void;
-  /** Stops the timer and waits for a running job to finish; starts no new job. */
+  /**
+   * Stops the timer and waits for a running job to finish; starts no new job. A running send-reminders
+   * is asked to stop after the sends on the wire, so a server stopping mid-event leaves it promptly.
+   */
   stop(): Promise<void>;
   tick(): Promise<TickResult>;
 }
 
 export function defaultRunJob(ctx: AppContext): RunJob {
-  return async (name) => (await loadJobFunction(name))(ctx, { trigger: 'scheduler' });
+  return async (name, stopping) => (await loadJobFunction(name))(ctx, { trigger: 'scheduler', signal: stopping });
 }
 
 /**
@@ -89,6 +93,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let started = false;
+  const stopping = new AbortController();
 
   function currentDuePeriod(job: JobName, now: Date): Period | undefined {
     let period = periods.get(job);
@@ -122,7 +127,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     let done = false;
     try {
       ctx.logger.info({ job, periodKey: period.key, attempt }, 'scheduler running job');
-      const summary = await runJob(job);
+      const summary = await runJob(job, stopping.signal);
       outcome = summary.outcome;
       done = isFullSuccess(summary);
       if (!done) ctx.logger.warn({ job, periodKey: period.key, attempt, outcome }, 'scheduled job did not fully succeed; the next slot or a retry 30 minutes later tries again');
@@ -239,6 +244,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     },
     async stop() {
       stopped = true;
+      stopping.abort();
       if (timer) clearTimeout(timer);
       await current?.catch(() => undefined);
     },

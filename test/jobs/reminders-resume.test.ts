@@ -3,6 +3,8 @@ import { FixedClock } from '../../src/clock.js';
 import { createEvent, updateEvent } from '../../src/admin/events.js';
 import { sendEventReminders } from '../../src/jobs/send-reminders.js';
 import type { Mailer, MailMessage } from '../../src/mail/types.js';
+import { buildServer, type BuiltServer } from '../../src/http/server.js';
+import { createScheduler } from '../../src/scheduler/scheduler.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
@@ -30,7 +32,7 @@ beforeEach(async () => {
 });
 
 function context(clock = new FixedClock(NOW), via: Mailer = mail.mailer) {
-  return createTestContext({ db: tdb.db, mailer: via, clock, env: { ...mail.sink.configEnv(), APP_TIMEZONE: 'Australia/Sydney'} });
+  return createTestContext({ db: tdb.db, mailer: via, clock, env: { ...mail.sink.configEnv(), APP_TIMEZONE: 'Australia/Sydney', CRON_SECRET: 'cron-secret-for-tests' } });
 }
 
 async function eventWith(addresses: string[], overrides: Record<string, unknown> = {}) {
@@ -158,5 +160,81 @@ describe('send-reminders resumes a round stopped mid-event', () => {
     expect(mail.sink.messages.length).toBeLessThanOrEqual(6);
     expect(await eventRow(event.id)).toEqual({ reminder_claimed_at: NOW, reminder_sent_at: null });
     expect(await tdb.db('job_runs').first()).toMatchObject({ job: 'send-reminders', outcome: 'failed' });
+  });
+});
+
+describe('send-reminders asked to stop (the server is stopping)', () => {
+  it('stops after the sends on the wire, records them and releases the claim; the next run at once sends only to the rest', async () => {
+    const { event, registrations } = await eventWith(addressesOf(20, 'stop'));
+    const stopping = new AbortController();
+    const stopsAtThirdSend = watching((n) => {
+      if (n === 3) stopping.abort();
+    });
+
+    const first = await sendEventReminders(context(new FixedClock(NOW), stopsAtThirdSend), { trigger: 'scheduler', signal: stopping.signal });
+
+    expect(first).toMatchObject({ outcome: 'partial', events: 1, failed: 0, stopped: true });
+    // The window's first 6 were handed over before the stop; none after it.
+    expect(first.sent).toBeGreaterThanOrEqual(3);
+    expect(first.sent).toBeLessThanOrEqual(6);
+    expect(mail.sink.messages).toHaveLength(first.sent);
+    expect(await roundRecords(REMINDER_AT)).toHaveLength(first.sent);
+    expect(await eventRow(event.id)).toEqual({ reminder_claimed_at: null, reminder_sent_at: null });
+    expect(await tdb.db('job_runs').where({ id: first.runId }).first()).toMatchObject({ outcome: 'partial' });
+
+    // No stale threshold to wait out: the next run, a minute later, takes the round and finishes it.
+    const second = await sendEventReminders(context(new FixedClock(new Date(NOW.getTime() + 60_000))), { trigger: 'scheduler' });
+
+    expect(second).toMatchObject({ outcome: 'ok', events: 1, sent: 20 - first.sent, alreadyReminded: first.sent });
+    expect(delivered()).toEqual(registrations.map((r) => r.email).sort());
+    expect((await eventRow(event.id))?.reminder_sent_at).toEqual(new Date(NOW.getTime() + 60_000));
+  });
+
+  it("the in-app scheduler's stop() asks a running send-reminders to stop, so a stopping server leaves the round for the next run", async () => {
+    const { event } = await eventWith(addressesOf(20, 'serve'));
+    let stopped: Promise<void> | undefined;
+    const ctx = context(
+      new FixedClock(NOW),
+      watching((n) => {
+        if (n === 3) stopped = scheduler.stop();
+      }),
+    );
+    const scheduler = createScheduler({ ctx });
+
+    const tick = await scheduler.tick();
+    await stopped;
+
+    expect(tick.runs.find((run) => run.job === 'send-reminders')).toMatchObject({ outcome: 'partial', done: false });
+    expect(mail.sink.messages.length).toBeLessThanOrEqual(6);
+    expect(await roundRecords(REMINDER_AT)).toHaveLength(mail.sink.messages.length);
+    expect(await eventRow(event.id)).toEqual({ reminder_claimed_at: null, reminder_sent_at: null });
+  });
+
+  it('a server shutting down asks a send-reminders run started by its cron endpoint to stop, and answers with the stopped summary', async () => {
+    const { event } = await eventWith(addressesOf(20, 'cron'));
+    let server: BuiltServer | undefined;
+    let idle: Promise<void> | undefined;
+    const ctx = context(
+      new FixedClock(NOW),
+      watching((n) => {
+        if (n === 3) idle = server?.idle();
+      }),
+    );
+    server = await buildServer(ctx, { packageVersion: '0.0.0-test' });
+    try {
+      const address = await server.app.listen({ port: 0, host: '127.0.0.1' });
+      const response = await fetch(`${address}/api/cron/send-reminders`, { method: 'POST', headers: { authorization: 'Bearer cron-secret-for-tests' } });
+      await idle;
+
+      expect(response.status).toBe(200);
+      const summary = (await response.json()) as { outcome: string; stopped?: boolean; sent: number };
+      expect(summary).toMatchObject({ outcome: 'partial', stopped: true });
+      expect(summary.sent).toBeLessThanOrEqual(6);
+      expect(mail.sink.messages).toHaveLength(summary.sent);
+      expect(await roundRecords(REMINDER_AT)).toHaveLength(summary.sent);
+      expect(await eventRow(event.id)).toEqual({ reminder_claimed_at: null, reminder_sent_at: null });
+    } finally {
+      await server.app.close();
+    }
   });
 });
