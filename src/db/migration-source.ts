@@ -12,6 +12,7 @@ import * as eventCalendarSequence from '../../migrations/20261126000100_event_ca
 import * as celebrationsOff from '../../migrations/20261127000100_celebrations_off.js';
 import * as reminderRounds from '../../migrations/20261128000100_reminder_rounds.js';
 import * as eventEndsAt from '../../migrations/20261128000400_event_ends_at.js';
+import * as registrationsByEvent from '../../migrations/20261128000500_registrations_by_event.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -37,6 +38,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261127000100_celebrations_off', celebrationsOff],
   ['20261128000100_reminder_rounds', reminderRounds],
   ['20261128000400_event_ends_at', eventEndsAt],
+  ['20261128000500_registrations_by_event', registrationsByEvent],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {
