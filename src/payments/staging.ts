@@ -37,6 +37,25 @@ export const CHECKOUT_EXPIRY_MS = 31 * 60_000;
 /** An unpaid (delayed) completion keeps the staging row 14 more days so the sweep leaves it alone. */
 export const DELAYED_PAYMENT_EXTENSION_MS = 14 * 24 * 60 * 60_000;
 /**
+ * How long after its checkout was created a delayed payment the provider still reports as settling is
+ * waited for, extension after extension. The provider gives SEPA Direct Debit, the slowest of its debits
+ * (ACH about 4 business days, Bacs and BECS about 3), up to 14 business days to succeed or fail: about
+ * 22 calendar days over the year-end bank holidays. 30 days covers it with a week to spare; a payment
+ * settling later still ends kept with its alert, never silently.
+ */
+export const DELAYED_PAYMENT_LIMIT_MS = 30 * 24 * 60 * 60_000;
+/** Reconcile extends a checkout still settling at the provider again once its expiry is this close. */
+export const DELAYED_PAYMENT_RENEW_WITHIN_MS = 3 * 24 * 60 * 60_000;
+
+/**
+ * The expiry an extension gives a delayed payment's checkout: 14 days on, but never past its limit
+ * (DELAYED_PAYMENT_LIMIT_MS after creation) and never earlier than the expiry it already has.
+ */
+export function delayedPaymentExpiry(checkout: { created_at: Date; expires_at: Date }, now: Date): Date {
+  const extended = Math.min(now.getTime() + DELAYED_PAYMENT_EXTENSION_MS, checkout.created_at.getTime() + DELAYED_PAYMENT_LIMIT_MS);
+  return new Date(Math.max(extended, checkout.expires_at.getTime()));
+}
+/**
  * An EXPIRED checkout keeps its staged payload this long after its expiry: the
  * provider redelivers a webhook for up to 3 days, and a payment it confirms in
  * that time is honoured rather than left without a registration.

@@ -56,17 +56,24 @@ describe('reconcile decisions', () => {
     expect(decide(session({ status: 'open' }), confirmed, NOW).action).toBe('none');
   });
 
-  it('completed unpaid at the provider (a delayed payment settling), in flight here and not extended: the extension; once extended, nothing', () => {
+  it('completed unpaid at the provider (a delayed payment settling), in flight here and not extended: the extension; once extended, nothing until its expiry is near', () => {
     const settling = session({ status: 'complete', payment_status: 'unpaid' });
     expect(decide(settling, ours(), NOW)).toMatchObject({ action: 'extend' });
     expect(decide(settling, ours({ expiresAt: new Date(NOW.getTime() + 60_000) }), NOW).action).toBe('extend');
     expect(decide(settling, ours({ status: 'EXPIRED' }), NOW).action).toBe('extend');
-    // Extended (its expiry 14 days after the extension, so at least 14 days after creation), even once that has run out.
+    // Extended (its expiry 14 days after the extension, so at least 14 days after creation): nothing while more than 3 days are left.
     const extendedAt = new Date(NOW.getTime() - 3_600_000);
     const extended = { createdAt: new Date(extendedAt.getTime() - 40 * 60_000), expiresAt: new Date(extendedAt.getTime() + 14 * 86_400_000) };
     expect(decide(settling, ours(extended), NOW).action).toBe('none');
+    expect(decide(settling, ours(extended), new Date(extended.expiresAt.getTime() - 3 * 86_400_000)).action).toBe('none');
+    // Still settling as its expiry nears, or once it has run out with the payload kept: extended again (a slow SEPA debit).
+    expect(decide(settling, ours(extended), new Date(extended.expiresAt.getTime() - 2 * 86_400_000)).action).toBe('extend');
     const ranOut = new Date(extended.expiresAt.getTime() + 86_400_000);
-    expect(decide(settling, ours({ ...extended, status: 'EXPIRED' }), ranOut).action).toBe('none');
+    expect(decide(settling, ours({ ...extended, status: 'EXPIRED' }), ranOut).action).toBe('extend');
+    // Never beyond 30 days after the checkout was created.
+    const atLimit = { createdAt: extended.createdAt, expiresAt: new Date(extended.createdAt.getTime() + 30 * 86_400_000) };
+    expect(decide(settling, ours(atLimit), new Date(atLimit.expiresAt.getTime() - 86_400_000)).action).toBe('none');
+    expect(decide(settling, ours({ ...atLimit, status: 'EXPIRED' }), new Date(atLimit.expiresAt.getTime() + 86_400_000)).action).toBe('none');
     // Not in flight: scrubbed, settled, or completed here (that last one is the mismatch alert, as before).
     expect(decide(settling, ours({ status: 'EXPIRED', kept: false }), NOW).action).toBe('none');
     expect(decide(settling, ours({ status: 'UNFULFILLED' }), NOW).action).toBe('none');

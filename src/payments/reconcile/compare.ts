@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DELAYED_PAYMENT_EXTENSION_MS } from '../staging.js';
+import { DELAYED_PAYMENT_EXTENSION_MS, DELAYED_PAYMENT_LIMIT_MS, DELAYED_PAYMENT_RENEW_WITHIN_MS } from '../staging.js';
 import type { OurIds } from '../webhook/map.js';
 import type { CheckoutStatus } from '../webhook/staging-rows.js';
 
@@ -162,6 +162,17 @@ export function extendedForDelayedPayment(ours: OurCheckoutView): boolean {
   return ours.expiresAt.getTime() - ours.createdAt.getTime() >= DELAYED_PAYMENT_EXTENSION_MS;
 }
 
+/**
+ * A delayed payment still settling at the provider is extended the first time as its webhook would,
+ * then again whenever its expiry is less than 3 days off (or has passed, its payload still kept), so a
+ * slow debit is not expired under the payer; but never beyond DELAYED_PAYMENT_LIMIT_MS after creation.
+ */
+export function delayedPaymentExtensionDue(ours: OurCheckoutView, now: Date): boolean {
+  const limit = ours.createdAt.getTime() + DELAYED_PAYMENT_LIMIT_MS;
+  if (now.getTime() >= limit || ours.expiresAt.getTime() >= limit) return false;
+  return !extendedForDelayedPayment(ours) || ours.expiresAt.getTime() - now.getTime() < DELAYED_PAYMENT_RENEW_WITHIN_MS;
+}
+
 export function decide(session: ProviderSessionView | undefined, ours: OurCheckoutView | undefined, now: Date): ReconcileDecision {
   if (!session) {
     if (ours?.status === 'COMPLETED') return { action: 'alert_mismatch', why: 'completed here, but the provider has no such session' };
@@ -197,8 +208,10 @@ export function decide(session: ProviderSessionView | undefined, ours: OurChecko
       ? { action: 'confirm_unpaid', why: 'the delayed payment failed at the provider' }
       : { action: 'none', why: 'failed at the provider, unpaid here' };
   }
-  if (session.status === 'complete' && session.paymentStatus === 'unpaid' && inFlight && !extendedForDelayedPayment(ours)) {
-    return { action: 'extend', why: 'completed unpaid at the provider (a delayed payment), not extended here' };
+  if (session.status === 'complete' && session.paymentStatus === 'unpaid' && inFlight && delayedPaymentExtensionDue(ours, now)) {
+    return extendedForDelayedPayment(ours)
+      ? { action: 'extend', why: 'still settling at the provider (a delayed payment) as our checkout nears its expiry' }
+      : { action: 'extend', why: 'completed unpaid at the provider (a delayed payment), not extended here' };
   }
   if (session.status === 'open' && session.paymentStatus === 'unpaid' && (inFlight || unsettled) && ours.expiresAt <= now) {
     return { action: 'expire_at_provider', why: 'still open at the provider after our checkout expired' };

@@ -8,6 +8,7 @@ import {
   chargeReversal,
   decide,
   delayedPaymentFailed,
+  extendedForDelayedPayment,
   parseProviderSession,
   providerPaid,
   type OurCheckoutView,
@@ -305,13 +306,15 @@ async function completeAsWebhook(ctx: AppContext, session: ProviderSessionView):
 
 /**
  * The extension the webhook's unpaid completion would have made (a delayed payment still settling),
- * so the sweep keeps the staged payload until the payment settles or fails.
+ * so the sweep keeps the staged payload until the payment settles or fails. Extended again while it
+ * settles: each later extension is an event of its own, one per day at most.
  */
 async function extendAsWebhook(ctx: AppContext, session: ProviderSessionView, row: OurRow | undefined): Promise<string> {
   const ids = row ? { ...session.ids, checkoutId: row.id } : session.ids;
+  const again = row && extendedForDelayedPayment(ourView(row)) ? `:${ctx.clock.now().toISOString().slice(0, 10)}` : '';
   return handleWebhookAction(
     ctx,
-    { id: `reconcile:${session.id}:settling`, type: 'checkout.session.completed' },
+    { id: `reconcile:${session.id}:settling${again}`, type: 'checkout.session.completed' },
     { kind: 'extend', providerSessionId: session.id, ids, paymentIntentId: session.paymentIntentId },
   );
 }

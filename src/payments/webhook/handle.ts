@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { CapacityChangedError } from '../registrations.js';
-import { DELAYED_PAYMENT_EXTENSION_MS } from '../staging.js';
+import { delayedPaymentExpiry } from '../staging.js';
 import { recordAndClaimCompletion, type DeliveredEvent } from './claim.js';
 import { completeCheckout, completeClaimedCheckout, type CompletionOutcome } from './completion.js';
 import type { WebhookAction } from './map.js';
@@ -90,7 +90,8 @@ async function apply(
 /**
  * Completed but not yet settled (delayed payment method): keep the row OPEN long enough for the
  * sweep to leave it. A row the sweep already expired with its payload kept is opened again: the
- * payment was made in time and is still under way (a late delivery of this event).
+ * payment was made in time and is still under way (a late delivery of this event, or reconcile
+ * finding it still settling at the provider). See delayedPaymentExpiry for how long.
  */
 async function extendCheckout(
   trx: Knex.Transaction,
@@ -105,7 +106,7 @@ async function extendCheckout(
     .where(mayStillBePaid)
     .update({
       status: 'OPEN',
-      expires_at: new Date(now.getTime() + DELAYED_PAYMENT_EXTENSION_MS),
+      expires_at: delayedPaymentExpiry(staging, now),
       payment_intent_id: action.paymentIntentId ?? staging.payment_intent_id,
       updated_at: now,
     });

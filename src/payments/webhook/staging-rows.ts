@@ -11,6 +11,7 @@ export interface StagingRow {
   id: string;
   event_id: string;
   status: CheckoutStatus;
+  created_at: Date;
   expires_at: Date;
   payload_enc: string | null;
   registration_id: string | null;
