@@ -1,8 +1,10 @@
 import type { AppContext } from '../../context.js';
+import { UnknownKeyVersionError } from '../../crypto/field-cipher.js';
 import { raiseOperationsAlert } from '../alerts.js';
 import { createProviderClient, providerErrorDetails, type ProviderClient } from '../provider.js';
 import { handleWebhookAction, type ActionableWebhookAction } from '../webhook/handle.js';
 import { mapWebhookEvent } from '../webhook/map.js';
+import { alertUnreadable } from '../webhook/unreadable.js';
 import { mayStillBePaidAs, type CheckoutStatus } from '../webhook/staging-rows.js';
 import {
   chargeReversal,
@@ -261,9 +263,24 @@ async function reconcileOne(
     const result = await repair(ctx, provider, session as ProviderSessionView, row, decision.action, decision.reversal);
     return { ...base, result, unresolved: false };
   } catch (error) {
+    if (error instanceof UnknownKeyVersionError) return { ...base, result: await unreadable(ctx, error, session, decision.action), unresolved: true };
     ctx.logger.error({ providerSessionId: base.session, action: decision.action, provider: providerErrorDetails(error) }, 'reconcile could not repair a checkout');
     return { ...base, result: `failed: ${error instanceof Error ? error.message : String(error)}`, unresolved: true };
   }
+}
+
+/**
+ * A payment whose staged registration (or registration) is under a key this server lacks: the webhook's
+ * payment_unreadable alert, one open alert per missing key whichever of them met it first. Read again next run.
+ */
+async function unreadable(ctx: AppContext, error: UnknownKeyVersionError, session: ProviderSessionView | undefined, action: ReconcileAction): Promise<string> {
+  ctx.logger.error({ providerSessionId: session?.id, action, keyVersion: error.version }, 'reconcile could not read a payment: its encryption key is missing');
+  const raised = await alertUnreadable(ctx, error, {
+    providerEventId: `reconcile:${session?.id ?? '?'}:${action === 'complete' ? 'paid' : action}`,
+    providerSessionId: session?.id,
+    paymentIntentId: session?.paymentIntentId ?? undefined,
+  });
+  return `failed: encrypted with key ${error.version}, which this server lacks (payment_unreadable ${raised ? 'alert raised' : 'alert already open'})`;
 }
 
 async function repair(
