@@ -107,6 +107,20 @@ describe('reconcile decisions', () => {
     expect(decide(paid({ amount_refunded: 12000, refunded: true }), ours({ status: 'COMPLETED', registrationStatus: 'CANCELLED' }), NOW).action).toBe('none');
   });
 
+  it('fully refunded or disputed at the provider, kept here without a registration (UNFULFILLED): the reversal webhook\'s alert, until it was raised', () => {
+    const kept = ours({ status: 'UNFULFILLED' });
+    const refunded = paid({ amount_refunded: 12000, refunded: true });
+    expect(decide(refunded, kept, NOW)).toMatchObject({ action: 'reverse', reversal: 'refund' });
+    expect(decide(paid({ disputed: true }), kept, NOW)).toMatchObject({ action: 'reverse', reversal: 'dispute' });
+    expect(decide(refunded, ours({ status: 'UNFULFILLED', reversalsAlerted: ['refund'] }), NOW).action).toBe('none');
+    expect(decide(paid({ disputed: true }), ours({ status: 'UNFULFILLED', reversalsAlerted: ['refund'] }), NOW).action).toBe('reverse');
+    expect(decide(paid({ amount_refunded: 5000 }), kept, NOW).action).toBe('none');
+    expect(decide(paid(), kept, NOW).action).toBe('none');
+    // Registered by hand with the kept payment: the refund cancels that registration, as for a COMPLETED one.
+    expect(decide(refunded, ours({ status: 'UNFULFILLED', paymentRegistrationStatus: 'PAID' }), NOW).action).toBe('reverse');
+    expect(decide(refunded, ours({ status: 'UNFULFILLED', paymentRegistrationStatus: 'CANCELLED' }), NOW).action).toBe('none');
+  });
+
   it('COMPLETED here with no such session, another amount, or no payment at the provider: a mismatch alert', () => {
     const completed = ours({ status: 'COMPLETED', registrationStatus: 'PAID' });
     expect(decide(undefined, completed, NOW).action).toBe('alert_mismatch');

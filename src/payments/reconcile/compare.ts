@@ -117,6 +117,10 @@ export interface OurCheckoutView {
   confirmedUnpaid: boolean;
   expectedMinor: number;
   registrationStatus: 'PENDING' | 'PAID' | 'CANCELLED' | null;
+  /** The status of the registration this checkout's PaymentIntent pays, if any (an UNFULFILLED one the office registered by hand). */
+  paymentRegistrationStatus?: 'PENDING' | 'PAID' | 'CANCELLED' | null;
+  /** Reversals of this payment already told as reversal_unfulfilled. */
+  reversalsAlerted?: ReadonlyArray<'refund' | 'dispute'>;
 }
 
 export interface ReconcileDecision {
@@ -173,6 +177,16 @@ export function delayedPaymentExtensionDue(ours: OurCheckoutView, now: Date): bo
   return !extendedForDelayedPayment(ours) || ours.expiresAt.getTime() - now.getTime() < DELAYED_PAYMENT_RENEW_WITHIN_MS;
 }
 
+/**
+ * A reversal of a payment kept without a registration that the webhook's handling has not yet seen: the
+ * registration the office made with the payment is still PAID, or, with none, no reversal_unfulfilled
+ * alert of this kind was raised. A registration already cancelled is left as for a COMPLETED checkout.
+ */
+function keptReversalUntold(ours: OurCheckoutView, reversal: 'refund' | 'dispute'): boolean {
+  if (ours.paymentRegistrationStatus) return ours.paymentRegistrationStatus === 'PAID';
+  return !(ours.reversalsAlerted ?? []).includes(reversal);
+}
+
 export function decide(session: ProviderSessionView | undefined, ours: OurCheckoutView | undefined, now: Date): ReconcileDecision {
   if (!session) {
     if (ours?.status === 'COMPLETED') return { action: 'alert_mismatch', why: 'completed here, but the provider has no such session' };
@@ -196,7 +210,10 @@ export function decide(session: ProviderSessionView | undefined, ours: OurChecko
     if (reversal && ours.status === 'COMPLETED' && ours.registrationStatus === 'PAID') {
       return { action: 'reverse', why: `${reversal === 'refund' ? 'refunded' : 'disputed'} at the provider, PAID here`, reversal };
     }
-    return { action: 'none', why: 'paid on both sides' };
+    if (reversal && ours.status === 'UNFULFILLED' && keptReversalUntold(ours, reversal)) {
+      return { action: 'reverse', why: `${reversal === 'refund' ? 'refunded' : 'disputed'} at the provider, kept without a registration here`, reversal };
+    }
+    return { action: 'none', why: ours.status === 'UNFULFILLED' ? 'paid at the provider, kept here with its alert' : 'paid on both sides' };
   }
   if (ours.status === 'COMPLETED') return { action: 'alert_mismatch', why: `completed here, ${session.status ?? '?'} and ${session.paymentStatus} at the provider` };
   if (session.status === 'expired') {

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { AppContext } from '../../context.js';
 import { mayStillBePaidAs, type CheckoutStatus } from '../webhook/staging-rows.js';
 import type { OurCheckoutView, ProviderSessionView } from './compare.js';
@@ -16,6 +17,10 @@ export interface OurRow {
   provider_session_id: string | null;
   payment_intent_id: string | null;
   registration_status: 'PENDING' | 'PAID' | 'CANCELLED' | null;
+  /** The registration this checkout's PaymentIntent pays (a kept payment the office registered by hand with). */
+  payment_registration_status: 'PENDING' | 'PAID' | 'CANCELLED' | null;
+  /** Reversals of this PaymentIntent already told as reversal_unfulfilled. */
+  reversals_alerted: Array<'refund' | 'dispute'> | null;
 }
 
 export async function loadOurCheckouts(ctx: AppContext, sessions: ProviderSessionView[], since: Date, lookbackStart: Date) {
@@ -36,6 +41,11 @@ export async function loadOurCheckouts(ctx: AppContext, sessions: ProviderSessio
         'c.provider_session_id',
         'c.payment_intent_id',
         'r.status as registration_status',
+        ctx.db.raw('(SELECT p.status FROM registrations p WHERE p.payment_intent_id = c.payment_intent_id LIMIT 1) AS payment_registration_status'),
+        ctx.db.raw(
+          `(SELECT array_agg(DISTINCT a.details->>'reversal') FROM operations_alerts a
+             WHERE a.kind = 'reversal_unfulfilled' AND a.payment_intent_id = c.payment_intent_id) AS reversals_alerted`,
+        ),
       );
   const sessionIds = sessions.map((s) => s.id);
   const checkoutIds = sessions.flatMap((s) => (s.ids.checkoutId ? [s.ids.checkoutId] : []));
@@ -50,7 +60,8 @@ export async function loadOurCheckouts(ctx: AppContext, sessions: ProviderSessio
       .where((unsettled) =>
         unsettled
           .where(mayStillBePaidAs('c'))
-          .orWhere((scrubbed) => scrubbed.where('c.status', 'EXPIRED').whereNull('c.unpaid_confirmed_at').where('c.expires_at', '>=', lookbackStart)),
+          .orWhere((scrubbed) => scrubbed.where('c.status', 'EXPIRED').whereNull('c.unpaid_confirmed_at').where('c.expires_at', '>=', lookbackStart))
+          .orWhere((kept) => keptUntilRefunded(kept, lookbackStart)),
       ),
   );
   return {
@@ -59,6 +70,28 @@ export async function loadOurCheckouts(ctx: AppContext, sessions: ProviderSessio
     byId: new Map(listed.map((r) => [r.id, r])),
     completedInWindow,
   };
+}
+
+/**
+ * A payment kept without a registration (UNFULFILLED, with its alert) that the office may refund at the
+ * provider while following the alert up, and whose refund webhook may be lost: read for as long as
+ * scrubbed checkouts are, from its creation, until a refund of it is recorded here.
+ */
+function keptUntilRefunded(query: Knex.QueryBuilder, lookbackStart: Date): void {
+  void query
+    .where('c.status', 'UNFULFILLED')
+    .whereNotNull('c.payment_intent_id')
+    .where('c.created_at', '>=', lookbackStart)
+    .whereNotExists((alerted) =>
+      alerted
+        .from('operations_alerts as a')
+        .where('a.kind', 'reversal_unfulfilled')
+        .whereRaw('a.payment_intent_id = c.payment_intent_id')
+        .whereRaw(`a.details->>'reversal' = 'refund'`),
+    )
+    .whereNotExists((cancelled) =>
+      cancelled.from('registrations as p').whereRaw('p.payment_intent_id = c.payment_intent_id').where('p.status', 'CANCELLED'),
+    );
 }
 
 export function ourView(row: OurRow): OurCheckoutView {
@@ -71,6 +104,8 @@ export function ourView(row: OurRow): OurCheckoutView {
     confirmedUnpaid: row.unpaid_confirmed_at !== null,
     expectedMinor: row.net_minor + row.surcharge_minor,
     registrationStatus: row.registration_status,
+    paymentRegistrationStatus: row.payment_registration_status,
+    reversalsAlerted: row.reversals_alerted ?? [],
   };
 }
 
