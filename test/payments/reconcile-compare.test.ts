@@ -34,6 +34,8 @@ describe('reconcile decisions', () => {
     expect(decide(paid(), ours({ status: 'EXPIRED' }), NOW).action).toBe('complete');
     expect(decide(paid(), ours({ status: 'EXPIRED', kept: false }), NOW).action).toBe('complete');
     expect(decide(paid(), undefined, NOW).action).toBe('complete');
+    // No row, already alerted as unknown_checkout (by the webhook or an earlier run): nothing more.
+    expect(decide(paid(), undefined, NOW, { unknownCheckoutAlerted: true }).action).toBe('none');
   });
 
   it('expired or unpaid at the provider, OPEN past expiry here: confirmed unpaid, expiring the provider session when still open', () => {

@@ -4,6 +4,8 @@ import { reconcileCheckouts } from '../../src/jobs/reconcile.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
 import { insertEvent } from '../support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
+import { buildCheckoutSession, providerId } from '../support/provider-fixtures.js';
+import { queuedMessages } from '../support/webhook-events.js';
 
 // Payments kept without a registration (UNFULFILLED, or for a checkout we have no record of), against
 // the provider: what the webhook would have told the administrators, reconcile tells them, once.
@@ -66,3 +68,46 @@ describe('reconcile and the refund of a payment kept without a registration', ()
     expect(harness.provider.refundCalls).toEqual([]);
   });
 });
+
+describe('a payment for a checkout carrying our id that we have no record of', () => {
+  /** A session of ours at the provider, paid, whose staging row is gone (a database restored from an older backup). */
+  function paidUnknownSession(checkoutId: string): string {
+    const id = providerId('cs_test');
+    harness.provider.sessions.set(
+      id,
+      buildCheckoutSession({ id, created: Math.floor(harness.ctx.clock.now().getTime() / 1000), amount_total: 4500, metadata: { eventops_checkout_id: checkoutId } }),
+    );
+    harness.provider.completeSession(id);
+    return id;
+  }
+  const alertsOf = (sessionId: string) => db()('operations_alerts').where({ kind: 'unknown_checkout', provider_session_id: sessionId });
+
+  it('raises one unknown_checkout alert per session, however many deliveries and reconcile runs see it, in whichever order', async () => {
+    harness.ctx.clock.set(T0);
+    const deliveredFirst = paidUnknownSession('00000000-0000-4000-8000-00000000a001');
+    const reconciledFirst = paidUnknownSession('00000000-0000-4000-8000-00000000a002');
+
+    const first = await harness.provider.deliver('checkout.session.completed', deliveredFirst);
+    // The same payment under other event ids: its async success, and a redelivery the provider built anew.
+    const success = await harness.provider.deliver('checkout.session.async_payment_succeeded', deliveredFirst);
+    const again = await harness.provider.deliver('checkout.session.completed', deliveredFirst);
+    const runs = [await reconcile(), await reconcile()];
+    const late = await harness.provider.deliver('checkout.session.completed', reconciledFirst);
+
+    expect(JSON.parse(first.body)).toMatchObject({ outcome: 'unknown_checkout' });
+    expect(JSON.parse(success.body)).toMatchObject({ outcome: 'already_alerted' });
+    expect(JSON.parse(again.body)).toMatchObject({ outcome: 'already_alerted' });
+    expect(runs[0]?.rows?.find((row) => row.session === reconciledFirst)).toMatchObject({ ours: 'missing', action: 'complete', result: 'unknown_checkout' });
+    for (const run of runs) {
+      expect(run.rows?.find((row) => row.session === deliveredFirst)).toMatchObject({ action: 'none', why: expect.stringContaining('alert was raised'), unresolved: false });
+    }
+    expect(runs[1]?.rows?.find((row) => row.session === reconciledFirst)).toMatchObject({ action: 'none', unresolved: false });
+    expect(JSON.parse(late.body)).toMatchObject({ outcome: 'already_alerted' });
+    for (const sessionId of [deliveredFirst, reconciledFirst]) {
+      expect(await alertsOf(sessionId)).toEqual([expect.objectContaining({ amount_minor: 4500, resolved_at: null })]);
+      const mails = (await queuedMessages(harness.ctx, 'operations-alert')).filter((m) => m.text.includes(sessionId));
+      expect(mails).toHaveLength(1);
+    }
+  });
+});
+

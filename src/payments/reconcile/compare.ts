@@ -187,14 +187,24 @@ function keptReversalUntold(ours: OurCheckoutView, reversal: 'refund' | 'dispute
   return !(ours.reversalsAlerted ?? []).includes(reversal);
 }
 
-export function decide(session: ProviderSessionView | undefined, ours: OurCheckoutView | undefined, now: Date): ReconcileDecision {
+/** What is known here of a session without a checkout row of ours. */
+export interface KnownHere {
+  /** Its payment was already alerted as unknown_checkout (by the webhook or an earlier run). */
+  unknownCheckoutAlerted?: boolean;
+}
+
+export function decide(session: ProviderSessionView | undefined, ours: OurCheckoutView | undefined, now: Date, known: KnownHere = {}): ReconcileDecision {
   if (!session) {
     if (ours?.status === 'COMPLETED') return { action: 'alert_mismatch', why: 'completed here, but the provider has no such session' };
     return { action: 'none', why: 'not at the provider' };
   }
   if (!ours) {
-    // Paid and carrying our id without a row: the completion raises unknown_checkout, as the webhook would.
-    if (providerPaid(session) && session.ids.checkoutId) return { action: 'complete', why: 'paid at the provider, no record here' };
+    // Paid and carrying our id without a row: the completion raises unknown_checkout, as the webhook would; once.
+    if (providerPaid(session) && session.ids.checkoutId) {
+      return known.unknownCheckoutAlerted
+        ? { action: 'none', why: 'paid at the provider, no record here; its unknown_checkout alert was raised' }
+        : { action: 'complete', why: 'paid at the provider, no record here' };
+    }
     return { action: 'none', why: 'not ours' };
   }
   const inFlight = ours.status === 'OPEN' || (ours.status === 'EXPIRED' && ours.kept);

@@ -64,8 +64,11 @@ export async function loadOurCheckouts(ctx: AppContext, sessions: ProviderSessio
           .orWhere((kept) => keptUntilRefunded(kept, lookbackStart)),
       ),
   );
+  const unknownAlerted = await ctx.db('operations_alerts').where('kind', 'unknown_checkout').whereIn('provider_session_id', sessionIds).pluck('provider_session_id');
   return {
     unsettledBeforeWindow,
+    /** Sessions of the listing already alerted as unknown_checkout (paid, carrying our id, no row of ours). */
+    unknownCheckoutsAlerted: new Set<string>(unknownAlerted),
     byProviderSession: new Map(listed.filter((r) => r.provider_session_id).map((r) => [r.provider_session_id as string, r])),
     byId: new Map(listed.map((r) => [r.id, r])),
     completedInWindow,

@@ -12,6 +12,7 @@ import {
   extendedForDelayedPayment,
   parseProviderSession,
   providerPaid,
+  type KnownHere,
   type ProviderSessionView,
   type ReconcileAction,
 } from './compare.js';
@@ -71,7 +72,8 @@ export async function reconcileWithProvider(ctx: AppContext, options: { sinceMs:
     const row = ours.byProviderSession.get(session.id) ?? (session.ids.checkoutId ? ours.byId.get(session.ids.checkoutId) : undefined);
     if (!row && !session.ids.checkoutId) continue; // another integration's session on the same account
     if (row) seen.add(row.id);
-    rows.push(await reconcileOne(ctx, provider, session, row, options.apply));
+    const known = row ? undefined : { unknownCheckoutAlerted: ours.unknownCheckoutsAlerted.has(session.id) };
+    rows.push(await reconcileOne(ctx, provider, session, row, options.apply, known));
   }
   // Older than the window but still payable (a delayed payment extended for 14 days, or what was open when
   // the server went down for longer than the window), or scrubbed meanwhile without the provider's word:
@@ -156,6 +158,7 @@ async function reconcileOne(
   listed: ProviderSessionView | undefined,
   row: OurRow | undefined,
   apply: boolean,
+  known?: KnownHere,
 ): Promise<ReconcileRow> {
   let session: ProviderSessionView | undefined;
   try {
@@ -165,7 +168,7 @@ async function reconcileOne(
     const result = `failed: could not read the disputes (${error instanceof Error ? error.message : String(error)})`;
     return { session: listed?.id ?? '?', ours: describeOurs(row), provider: describeProvider(listed), action: 'none', why: 'disputed at the provider', result, unresolved: true };
   }
-  const decision = decide(session, row ? ourView(row) : undefined, ctx.clock.now());
+  const decision = decide(session, row ? ourView(row) : undefined, ctx.clock.now(), known);
   const base = { session: session?.id ?? row?.provider_session_id ?? row?.id ?? '?', ours: describeOurs(row), provider: describeProvider(session), action: decision.action, why: decision.why };
   if (decision.action === 'none') return { ...base, unresolved: false };
   if (decision.action === 'alert_mismatch') {

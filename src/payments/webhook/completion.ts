@@ -22,7 +22,7 @@ import { alertDisputeOfCancelled } from './reversal.js';
  */
 
 export type { CompleteAction } from './claim.js';
-export type CompletionOutcome = 'completed' | 'unfulfilled' | 'already_handled' | 'unknown_checkout' | 'completed_then_cancelled';
+export type CompletionOutcome = 'completed' | 'unfulfilled' | 'already_handled' | 'unknown_checkout' | 'already_alerted' | 'completed_then_cancelled';
 
 interface RegistrationRow {
   id: string;
@@ -380,17 +380,23 @@ async function reportEarlyReversal(
   }
 }
 
-/** A paid session we have no staging row for. Ours by its metadata → money without a record → alert; else not ours. */
+/**
+ * A paid session we have no staging row for. Ours by its metadata → money without a record → alert; else not ours.
+ * One alert per session, resolved or not, whichever sees it first: its completion and async success events,
+ * a redelivery under a new event id, or reconcile (under its own event id); under a lock on the session.
+ */
 async function unknownCheckout(trx: Knex.Transaction, ctx: WebhookContext, action: CompleteAction): Promise<CompletionOutcome> {
-  if (action.ids.checkoutId) {
-    await raiseOperationsAlert(trx, ctx, {
-      kind: 'unknown_checkout',
-      reason: 'a checkout carrying our id was paid, but there is no record of it here',
-      checkoutId: action.ids.checkoutId,
-      providerSessionId: action.providerSessionId,
-      paymentIntentId: action.paymentIntentId ?? undefined,
-      amountMinor: action.amountTotal ?? undefined,
-    });
-  }
+  if (!action.ids.checkoutId) return 'unknown_checkout';
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [`unknown_checkout:${action.providerSessionId}`]);
+  const alerted = await trx('operations_alerts').where({ kind: 'unknown_checkout', provider_session_id: action.providerSessionId }).first('id');
+  if (alerted) return 'already_alerted';
+  await raiseOperationsAlert(trx, ctx, {
+    kind: 'unknown_checkout',
+    reason: 'a checkout carrying our id was paid, but there is no record of it here',
+    checkoutId: action.ids.checkoutId,
+    providerSessionId: action.providerSessionId,
+    paymentIntentId: action.paymentIntentId ?? undefined,
+    amountMinor: action.amountTotal ?? undefined,
+  });
   return 'unknown_checkout';
 }
