@@ -24,7 +24,7 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
     const now = ctx.clock.now();
     const scrubBefore = new Date(now.getTime() - PAYLOAD_KEPT_AFTER_EXPIRY_MS);
     if (options.dryRun) {
-      const due = await overdueCheckouts(ctx.db, now).select<Array<{ id: string; expires_at: Date }>>('id', 'expires_at');
+      const due = await overdueCheckouts(ctx.db, now).select<Array<{ id: string; expires_at: Date; provider_session_id: string | null }>>('id', 'expires_at', 'provider_session_id');
       const stale = await keptPastWindow(ctx.db, scrubBefore).select<Array<{ id: string; expires_at: Date }>>('id', 'expires_at');
       const holds = await previewUnpaidHolds(ctx, now);
       const { localMinute } = await import('../local-time.js');
@@ -38,7 +38,11 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
         holdsReleased: holds.filter((line) => line.startsWith('release')).length,
         holdReminders: holds.filter((line) => line.startsWith('remind')).length,
         wouldDo: [
-          ...due.map((row) => `expire checkout ${row.id} (expired ${local(row.expires_at)}), keeping its payload for late payment`),
+          ...due.map((row) =>
+            row.provider_session_id
+              ? `expire checkout ${row.id} (expired ${local(row.expires_at)}), keeping its payload for late payment`
+              : `expire checkout ${row.id} (expired ${local(row.expires_at)}) as unpaid: its payment page was never opened`,
+          ),
           ...stale.map((row) => `scrub the payload of checkout ${row.id} (expired ${local(row.expires_at)})`),
           ...holds,
         ],
@@ -63,17 +67,20 @@ const keptPastWindow = (db: Knex, scrubBefore: Date) =>
  * OPEN past expiry → EXPIRED, payload kept: the provider may still confirm a
  * payment made just before expiry. A row that expired before `scrubBefore`
  * (a sweep that did not run for days) is past that window already, so it is
- * scrubbed in the same pass instead of being written twice.
+ * scrubbed in the same pass instead of being written twice. A row that never
+ * got its provider session (its request died while the provider opened it)
+ * never handed a payment page out: scrubbed and recorded as unpaid at once.
  */
 export async function expireOverdueCheckouts(db: Knex, now: Date, scrubBefore: Date): Promise<{ expired: number; scrubbed: number }> {
   const result = await db.raw<{ rows: Array<{ expired: number; scrubbed: number }> }>(
     `WITH expired AS (
        UPDATE checkout_sessions
           SET status = 'EXPIRED', updated_at = :now,
-              payload_enc = CASE WHEN expires_at <= :scrubBefore THEN NULL ELSE payload_enc END,
-              scrubbed_at = CASE WHEN expires_at <= :scrubBefore THEN :now ELSE scrubbed_at END
+              payload_enc = CASE WHEN expires_at <= :scrubBefore OR provider_session_id IS NULL THEN NULL ELSE payload_enc END,
+              scrubbed_at = CASE WHEN expires_at <= :scrubBefore OR provider_session_id IS NULL THEN :now ELSE scrubbed_at END,
+              unpaid_confirmed_at = CASE WHEN provider_session_id IS NULL THEN :now ELSE unpaid_confirmed_at END
         WHERE status = 'OPEN' AND expires_at <= :now
-        RETURNING expires_at <= :scrubBefore AS scrubbed
+        RETURNING expires_at <= :scrubBefore OR provider_session_id IS NULL AS scrubbed
      )
      SELECT count(*)::int AS expired, (count(*) FILTER (WHERE scrubbed))::int AS scrubbed FROM expired`,
     { now, scrubBefore },

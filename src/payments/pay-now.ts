@@ -1,10 +1,11 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { eventFromRow, type EventRecord } from '../admin/events.js';
 import type { AppContext } from '../context.js';
 import { officePaidSum } from '../admin/registrations/payments.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { getCardFeeRate } from '../settings.js';
-import { openProviderSession, type StartedCheckout } from './checkout.js';
+import { openProviderSession, type ProviderSessionRef, type ProviderSessionRequest, type StartedCheckout } from './checkout.js';
 import { cardPaymentPossible, registrationUrl } from './links.js';
 import { CARD_FEE_LINE_LABEL, DISCOUNTED_LINE_LABEL, cardSurcharge, type PricedLine } from './pricing.js';
 import { createProviderClient, providerErrorDetails, providerUnavailable } from './provider.js';
@@ -57,6 +58,7 @@ interface RegistrationRow {
 export interface InFlightCheckoutRow {
   id: string;
   status: 'OPEN' | 'EXPIRED';
+  created_at: Date;
   expires_at: Date;
   provider_session_id: string | null;
   provider_url: string | null;
@@ -65,24 +67,57 @@ export interface InFlightCheckoutRow {
   surcharge_minor: number;
 }
 
+/** A registration's pay-now turn, decided under its row lock; every provider call happens after the lock is gone. */
+type PayNowStep =
+  | { kind: 'reuse'; checkout: PayNowCheckout }
+  /** A live session that charges other than shown, or has too little time left: expire it at the provider, then decide again. */
+  | { kind: 'replace'; live: InFlightCheckoutRow & { provider_session_id: string } }
+  /** Another request is opening this registration's session (its row claimed, the provider not yet answered). */
+  | { kind: 'wait' }
+  | { kind: 'open'; request: ProviderSessionRequest };
+
+/**
+ * How long a claimed checkout row may wait for its provider session before another request may take
+ * over: longer than the provider client's worst case (a 20-second timeout, tried three times).
+ */
+export const OPENING_LEASE_MS = 2 * 60_000;
+const WAIT_STEP_MS = 100;
+
 /**
  * startExistingRegistrationCheckout (pay-now): card payment for a PENDING,
- * non-free registration (a bank-transfer one). The registration row stays
- * locked (FOR UPDATE) until the provider session is stored, so two concurrent
- * attempts cannot both open a payable session: the second waits, then finds
- * and reuses the first one's session, as long as it charges what a new one would
- * (the pay-now page shows today's card fee) and has time left to pay in; any other
- * is expired at the provider and replaced. While an earlier checkout may still be
- * paid (expired but not confirmed unpaid), no new one is opened. The staging
- * row carries registration_id instead of a payload; a provider failure rolls it back.
+ * non-free registration (a bank-transfer one). Under the registration's row lock
+ * (FOR UPDATE) it decides, and when a session must be opened it claims an OPEN
+ * staging row without one; the provider is called only after that transaction
+ * ends, with an idempotency key, and the session is then recorded on the row. A
+ * concurrent attempt finding that claim waits (without a lock or a connection)
+ * and then reuses the session, as long as it charges what a new one would (the
+ * pay-now page shows today's card fee) and has time left to pay in; any other is
+ * expired at the provider and replaced. While an earlier checkout may still be
+ * paid (expired but not confirmed unpaid), no new one is opened. A claim whose
+ * request died (older than OPENING_LEASE_MS) never handed a session out, so it
+ * is recorded as unpaid and replaced. The staging row carries registration_id
+ * instead of a payload; a provider failure removes it.
  */
 export async function startExistingRegistrationCheckout(
   ctx: AppContext,
   input: { registrationId: string },
 ): Promise<PayNowCheckout> {
+  const deadline = performance.now() + OPENING_LEASE_MS;
+  for (;;) {
+    const step = await decidePayNow(ctx, input.registrationId);
+    if (step.kind === 'reuse') return step.checkout;
+    if (step.kind === 'open') return openAndRecord(ctx, step.request);
+    if (performance.now() > deadline) throw providerUnavailable(new Error('another pay-now for this registration is still opening its session'));
+    if (step.kind === 'replace') await expireUnpaidSession(ctx, step.live);
+    else await delay(WAIT_STEP_MS);
+  }
+}
+
+/** The decision and, to open a session, the claimed staging row: one short transaction under the registration lock. */
+async function decidePayNow(ctx: AppContext, registrationId: string): Promise<PayNowStep> {
   return ctx.db.transaction(async (trx) => {
     const registration = await trx('registrations')
-      .where({ id: input.registrationId })
+      .where({ id: registrationId })
       .forUpdate()
       .first<RegistrationRow | undefined>('id', 'event_id', 'status', 'contact_email_enc', 'line_items', 'total_minor', 'surcharge_minor');
     if (!registration) throw new NotFoundError('registration');
@@ -95,20 +130,21 @@ export async function startExistingRegistrationCheckout(
     const now = ctx.clock.now();
     const net = registration.total_minor - registration.surcharge_minor;
     const surcharge = event.passCardFee ? cardSurcharge(net, await getCardFeeRate(trx)) : 0;
-    const inFlight = await inFlightCheckoutsOf(trx, registration.id);
+    const inFlight = await withoutAbandonedClaims(trx, await inFlightCheckoutsOf(trx, registration.id), now);
+    if (inFlight.some((row) => row.provider_session_id === null)) return { kind: 'wait' };
     const live = resumableCheckout(inFlight, now);
     if (live) {
       // The pay-now page shows today's fee: a session opened before the rate (or the event's fee setting) changed would charge another amount.
       const chargesWhatIsShown = live.net_minor === net && live.surcharge_minor === surcharge;
       const timeToPay = live.expires_at.getTime() - now.getTime() >= MIN_TIME_LEFT_TO_REUSE_MS;
-      if (chargesWhatIsShown && timeToPay) return { checkoutId: live.id, redirectUrl: live.provider_url, reused: true };
-      await expireUnpaidSession(ctx, trx, live, now);
-    } else if (inFlight.length > 0) {
+      if (chargesWhatIsShown && timeToPay) return { kind: 'reuse', checkout: { checkoutId: live.id, redirectUrl: live.provider_url, reused: true } };
+      return { kind: 'replace', live };
+    }
+    if (inFlight.length > 0) {
       // Expired (or settling) but not confirmed unpaid: the provider may still confirm a payment, so a second one could double-charge.
       throw new NotPayableError('processing');
     }
 
-    const lines = payNowLines(registration.line_items, net, surcharge);
     const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
     const [staged] = await trx('checkout_sessions')
       .insert({
@@ -123,22 +159,50 @@ export async function startExistingRegistrationCheckout(
       })
       .returning<Array<{ id: string }>>('id');
     const checkoutId = (staged as { id: string }).id;
-
-    const session = await openProviderSession(ctx, {
-      checkoutId,
-      event,
-      registrationId: registration.id,
-      lines,
-      customerEmail: ctx.cipher.decrypt(registration.contact_email_enc),
-      expiresAt,
-      cancelUrl: registrationUrl(ctx.config, registration.id),
-      idempotencyKey: `paynow:${checkoutId}`,
-    });
-    await trx('checkout_sessions')
-      .where({ id: checkoutId })
-      .update({ provider_session_id: session.id, provider_url: session.url, updated_at: ctx.clock.now() });
-    return { checkoutId, redirectUrl: session.url, reused: false };
+    return {
+      kind: 'open',
+      request: {
+        checkoutId,
+        event,
+        registrationId: registration.id,
+        lines: payNowLines(registration.line_items, net, surcharge),
+        customerEmail: ctx.cipher.decrypt(registration.contact_email_enc),
+        expiresAt,
+        cancelUrl: registrationUrl(ctx.config, registration.id),
+        idempotencyKey: `paynow:${checkoutId}`,
+      },
+    };
   });
+}
+
+/**
+ * Claimed rows whose request died before recording a session (older than the lease): the session's
+ * address was never handed out, so nothing can be paid on it. Recorded as unpaid, and left out.
+ */
+async function withoutAbandonedClaims(trx: Knex.Transaction, inFlight: InFlightCheckoutRow[], now: Date): Promise<InFlightCheckoutRow[]> {
+  const abandoned = inFlight.filter((row) => row.provider_session_id === null && row.created_at.getTime() <= now.getTime() - OPENING_LEASE_MS);
+  for (const row of abandoned) await confirmUnpaid(trx, row.id, now);
+  return inFlight.filter((row) => !abandoned.includes(row));
+}
+
+/**
+ * The provider call, with no transaction open, then the session recorded on the claimed row. A row
+ * taken over meanwhile (this request outlived its lease) is not recorded, and its address is not handed out.
+ */
+async function openAndRecord(ctx: AppContext, request: ProviderSessionRequest): Promise<PayNowCheckout> {
+  let session: ProviderSessionRef;
+  try {
+    session = await openProviderSession(ctx, request);
+  } catch (error) {
+    await ctx.db('checkout_sessions').where({ id: request.checkoutId, status: 'OPEN' }).whereNull('provider_session_id').delete();
+    throw error;
+  }
+  const recorded = await ctx.db('checkout_sessions')
+    .where({ id: request.checkoutId, status: 'OPEN' })
+    .whereNull('provider_session_id')
+    .update({ provider_session_id: session.id, provider_url: session.url, updated_at: ctx.clock.now() });
+  if (recorded === 0) throw providerUnavailable(new Error(`checkout ${request.checkoutId} was taken over while its session was being opened`));
+  return { checkoutId: request.checkoutId, redirectUrl: session.url, reused: false };
 }
 
 /**
@@ -146,12 +210,7 @@ export async function startExistingRegistrationCheckout(
  * the provider refuses to expire a session that was paid meanwhile (its completion not yet delivered), and
  * then nothing new is opened. Once the provider reports it expired it is recorded as confirmed unpaid.
  */
-async function expireUnpaidSession(
-  ctx: AppContext,
-  trx: Knex.Transaction,
-  live: InFlightCheckoutRow & { provider_session_id: string },
-  now: Date,
-): Promise<void> {
+async function expireUnpaidSession(ctx: AppContext, live: InFlightCheckoutRow & { provider_session_id: string }): Promise<void> {
   const provider = await createProviderClient(ctx.config);
   let status: string | null;
   try {
@@ -170,7 +229,7 @@ async function expireUnpaidSession(
     }
   }
   if (status !== 'expired') throw new NotPayableError('processing');
-  await confirmUnpaid(trx, live.id, now);
+  await confirmUnpaid(ctx.db, live.id, ctx.clock.now());
 }
 
 function assertPayable(ctx: AppContext, registration: RegistrationRow, event: EventRecord): void {
@@ -190,7 +249,7 @@ export async function inFlightCheckoutsOf(db: Knex, registrationId: string): Pro
     .where({ registration_id: registrationId })
     .where(mayStillBePaid)
     .orderBy('expires_at', 'desc')
-    .select<InFlightCheckoutRow[]>('id', 'status', 'expires_at', 'provider_session_id', 'provider_url', 'payment_intent_id', 'net_minor', 'surcharge_minor');
+    .select<InFlightCheckoutRow[]>('id', 'status', 'created_at', 'expires_at', 'provider_session_id', 'provider_url', 'payment_intent_id', 'net_minor', 'surcharge_minor');
 }
 
 /**

@@ -3,7 +3,8 @@ import { FixedClock } from '../../src/clock.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { insertCheckoutSession, insertEvent } from '../support/factories.js';
+import { cardPaymentStateOf } from '../../src/payments/card-payment-state.js';
+import { insertCheckoutSession, insertEvent, insertRegistration } from '../support/factories.js';
 
 let tdb: TestDatabase;
 beforeAll(async () => {
@@ -67,4 +68,28 @@ describe('sweep-checkouts', () => {
     expect(new Set(writtenBy.map((row) => row.xid)).size).toBe(1);
     expect(await sweepExpiredCheckouts(ctx, { trigger: 'cli' })).toMatchObject({ expired: 0, scrubbed: 0 });
   });
+
+  it('a checkout that never got its provider session (its request died while the provider opened it) is recorded unpaid at its expiry: no payment page was handed out, so the registration is not left "processing" for three days', async () => {
+    const clock = new FixedClock(new Date('2026-11-22T01:00:00Z'));
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const event = await insertEvent(tdb.db);
+    const registration = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', payment_method: 'bank' });
+    const claimed = await insertCheckoutSession(tdb.db, ctx.cipher, event.id, {
+      registration_id: registration.id,
+      payload_enc: null,
+      provider_session_id: null,
+      expires_at: new Date('2026-11-22T00:59:00Z'),
+    });
+    expect(await cardPaymentStateOf(tdb.db, registration.id, clock.now())).toBe('in_flight');
+
+    expect(await sweepExpiredCheckouts(ctx, { trigger: 'cli' })).toMatchObject({ expired: 1, scrubbed: 1 });
+
+    expect(await tdb.db('checkout_sessions').where({ id: claimed.id }).first()).toMatchObject({
+      status: 'EXPIRED',
+      scrubbed_at: clock.now(),
+      unpaid_confirmed_at: clock.now(),
+    });
+    expect(await cardPaymentStateOf(tdb.db, registration.id, clock.now())).toBe('confirmed_unpaid');
+  });
 });
+

@@ -300,6 +300,65 @@ describe('startExistingRegistrationCheckout (pay-now)', () => {
     expect(new Set(results.map((r) => r.redirectUrl)).size).toBe(1);
   });
 
+  it('holds no database lock while the provider opens the session: the office can lock the registration meanwhile, and a second pay-now waits for the first session and reuses it', async () => {
+    const reg = await bankRegistration();
+    const slowProvider = fake.pauseNext('/v1/checkout/sessions');
+    const first = startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    let second: Promise<unknown> = Promise.resolve();
+    await slowProvider.reached;
+    try {
+      // The registration's row is not locked across the provider call (NOWAIT fails at once on a held lock).
+      await tdb.db.transaction(async (trx) => {
+        await trx.raw('SET LOCAL lock_timeout = 0');
+        expect(await trx.raw('SELECT id FROM registrations WHERE id = ? FOR UPDATE NOWAIT', [reg.registrationId])).toMatchObject({ rowCount: 1 });
+      });
+      expect(await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId })).toEqual([
+        expect.objectContaining({ status: 'OPEN', provider_session_id: null }),
+      ]);
+      // The row claimed for the session being opened says a payment may be on its way, so no bank details are shown.
+      expect(await cardPaymentStateOf(tdb.db, reg.registrationId, T0)).toBe('in_flight');
+    } finally {
+      // A second pay-now meanwhile waits for that session rather than opening another.
+      second = startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      slowProvider.release();
+    }
+    const [opened, reused] = await Promise.all([first, second]);
+
+    expect(opened.reused).toBe(false);
+    expect(reused).toEqual({ checkoutId: opened.checkoutId, redirectUrl: opened.redirectUrl, reused: true });
+    expect(createCallsFor(reg.registrationId)).toHaveLength(1);
+    expect(await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId })).toEqual([
+      expect.objectContaining({ id: opened.checkoutId, status: 'OPEN', provider_url: opened.redirectUrl }),
+    ]);
+  });
+
+  it('a pay-now that dies while the provider opens its session never hands it out: after the 2-minute lease its claim is recorded unpaid and a new session opened; if it wakes up later it records nothing', async () => {
+    const reg = await bankRegistration();
+    const stuck = fake.pauseNext('/v1/checkout/sessions');
+    const first = startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId }).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    await stuck.reached;
+    const [claim] = await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId });
+    const later = createTestContext({ db: tdb.db, clock: new FixedClock(new Date(T0.getTime() + 3 * 60_000)), env: { ...fake.configEnv(), APP_CURRENCY: 'AUD', AUTH_URL } });
+
+    const replaced = await startExistingRegistrationCheckout(later, { registrationId: reg.registrationId });
+    stuck.release();
+    const outcome = await first;
+
+    expect(replaced.reused).toBe(false);
+    expect(replaced.checkoutId).not.toBe(claim.id);
+    expect(outcome).toEqual({ error: expect.objectContaining({ code: 'provider_unavailable' }) });
+    const rows = await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId }).orderBy('created_at');
+    expect(rows).toEqual([
+      expect.objectContaining({ id: claim.id, status: 'EXPIRED', provider_session_id: null, unpaid_confirmed_at: later.clock.now() }),
+      expect.objectContaining({ id: replaced.checkoutId, status: 'OPEN', provider_url: replaced.redirectUrl }),
+    ]);
+    expect(await startExistingRegistrationCheckout(later, { registrationId: reg.registrationId })).toMatchObject({ checkoutId: replaced.checkoutId, reused: true });
+  });
+
   it('a provider failure rolls the staging row back and leaves the registration PENDING', async () => {
     const reg = await bankRegistration();
     fake.failNext(1, 400);

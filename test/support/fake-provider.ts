@@ -92,6 +92,8 @@ export interface FakeProvider {
   failNext(count: number, status?: number): void;
   /** Every call to exactly this path is answered with `status` and a provider api_error (retries included), until `undefined` is given. */
   failPath(path: string, status: number | undefined): void;
+  /** The next authorised call to exactly this path waits, once `reached`, until `release()` (a slow provider). */
+  pauseNext(path: string): { reached: Promise<void>; release(): void };
   /**
    * Marks a session as the provider would after the payer pays: complete, paid,
    * with a PaymentIntent (kept if it already has one). Overrides win.
@@ -162,6 +164,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   const idempotent = new Map<string, { rawBody: string; status: number; body: unknown }>();
   const failures: number[] = [];
   const failingPaths = new Map<string, number>();
+  const pauses = new Map<string, Array<{ arrive: () => void; released: Promise<void> }>>();
   let webhookUrl = options.webhookUrl;
   let webhookOutage = false;
   const withheld: ProviderObject[] = [];
@@ -494,6 +497,11 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     }
     const failure = failures.shift() ?? failingPaths.get(record.path);
     if (failure !== undefined) throw new ProviderHttpError(failure, { type: 'api_error', message: 'An unknown error occurred.' });
+    const pause = pauses.get(record.path)?.shift();
+    if (pause) {
+      pause.arrive();
+      await pause.released;
+    }
     if (record.path.startsWith('/v1/refunds') || /^\/v1\/charges\/[^/]+\/refunds?$/.test(record.path)) {
       refundCalls.push(record);
       throw new ProviderHttpError(400, {
@@ -607,6 +615,14 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     failPath(path, status) {
       if (status === undefined) failingPaths.delete(path);
       else failingPaths.set(path, status);
+    },
+    pauseNext(path) {
+      let arrive = () => {};
+      let release = () => {};
+      const reached = new Promise<void>((resolve) => (arrive = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      pauses.set(path, [...(pauses.get(path) ?? []), { arrive, released }]);
+      return { reached, release };
     },
     completeSession,
     payAtExpiry(sessionId) {
