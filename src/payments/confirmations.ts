@@ -42,11 +42,12 @@ export async function queueRegistrationConfirmation(
   },
   now: Date,
 ): Promise<number | null> {
+  const emailHash = ctx.cipher.lookupHash('email', input.contact.email);
   if (!input.byOffice) {
     // Counted in the registration's transaction: a registration that rolls back uses up nothing.
     const sent = await countRateLimitHit(trx, {
       bucket: 'confirmation-email',
-      key: ctx.cipher.lookupHash('email', input.contact.email),
+      key: emailHash,
       windowMs: HOUR_MS,
       now,
     });
@@ -58,12 +59,17 @@ export async function queueRegistrationConfirmation(
   const hasPublicUrl = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
   const { paidMinor, cardPaymentInFlight } = input.payments ?? { paidMinor: 0, cardPaymentInFlight: false };
   const owing = !input.priced.free && !cardPaymentInFlight;
-  const [branding, bank] = await Promise.all([loadEmailBranding(trx, ctx.config), owing ? getBankDetails(trx) : undefined]);
+  const [branding, bank, others] = await Promise.all([
+    loadEmailBranding(trx, ctx.config),
+    owing ? getBankDetails(trx) : undefined,
+    otherLiveRegistrations(trx, input.event.id, emailHash, input.registrationId),
+  ]);
   const rendered = registrationConfirmationEmail(
     {
       name: input.contact.name,
       eventTitle: input.event.title,
       eventStartsAt: input.event.startsAt,
+      eventEndsAt: input.event.endsAt,
       location: input.event.location,
       lines: input.priced.lines.map(({ label, amount }) => ({ label, amount })),
       totalMinor: input.priced.total,
@@ -79,6 +85,7 @@ export async function queueRegistrationConfirmation(
         owing && paidMinor === 0 && hasPublicUrl && cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment })
           ? payNowUrl(ctx.config, input.registrationId)
           : undefined,
+      otherRegistrations: others.map((other) => ({ reference: paymentReference(other.id), paid: other.status === 'PAID' })),
     },
     branding,
   );
@@ -92,4 +99,22 @@ export async function queueRegistrationConfirmation(
     },
     now,
   );
+}
+
+/**
+ * The event's other live registrations made with this contact address, oldest first. Told only to that
+ * address, in its own confirmation: the form cannot say it without telling anyone who typed the address.
+ */
+async function otherLiveRegistrations(
+  trx: Knex.Transaction,
+  eventId: string,
+  emailHash: string,
+  registrationId: string,
+): Promise<Array<{ id: string; status: string }>> {
+  return trx('registrations')
+    .where({ event_id: eventId, contact_email_hash: emailHash })
+    .whereNot('id', registrationId)
+    .whereNot('status', 'CANCELLED')
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .select<Array<{ id: string; status: string }>>('id', 'status');
 }

@@ -63,4 +63,37 @@ describe('registration confirmations', () => {
     expect(mine?.text).toContain('There is nothing to pay.');
     expect(mine?.text).not.toContain('Pay now');
   });
+
+  it('a second registration for the same event from the same address is told, in its own email only, of the first: do not pay twice', async () => {
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const { slug } = await insertEvent(tdb.db, { ends_at: new Date('2026-12-07T04:00:00Z') });
+    const event = (await getEventBySlug(tdb.db, slug))!;
+    const register = (email: string) =>
+      registerForEvent(ctx, event, { contact: { name: 'Ruth', email }, attendees: [{ name: 'Ruth', tier: 'adult' }], family: false, payment: 'bank' });
+    const first = await register('twice@example.org');
+    const second = await register('Twice@Example.org');
+    await register('someone-else@example.org');
+    const firstId = first.kind === 'registered' ? first.registrationId : '';
+    const secondId = second.kind === 'registered' ? second.registrationId : '';
+
+    const messages = (await queuedMessages(ctx, 'registration-confirmation')).filter((m) => m.subject === 'Registration received: Family Camp');
+    const toFirst = messages.find((m) => m.text.includes(`Reference: ${paymentReference(firstId)}`));
+    const toSecond = messages.find((m) => m.text.includes(`Reference: ${paymentReference(secondId)}`));
+    expect(toFirst?.text).not.toContain('also registered');
+    expect(toSecond?.to).toEqual(['Twice@Example.org']);
+    expect(toSecond?.text).toContain(`This email address also registered for Family Camp before: ${paymentReference(firstId)}.`);
+    expect(toSecond?.text).toContain('please do not pay for it twice');
+    expect(toSecond?.html).toContain(`<strong>${paymentReference(firstId)}</strong>`);
+    expect(messages.find((m) => m.to.includes('someone-else@example.org'))?.text).not.toContain('also registered');
+    // The event ends: its confirmation says from when to when, as the reminder will.
+    expect(toSecond?.text).toMatch(/Saturday,? 5 December 2026 at 7:00\spm AEDT\s?–\s?Monday,? 7 December 2026 at 3:00\spm AEDT/);
+
+    // Once the first is cancelled, a new registration from that address has nothing to be told.
+    await tdb.db('registrations').where({ id: firstId }).update({ status: 'CANCELLED', cancelled_at: clock.now(), cancel_reason: 'office' });
+    await tdb.db('registrations').where({ id: secondId }).update({ status: 'CANCELLED', cancelled_at: clock.now(), cancel_reason: 'office' });
+    const third = await register('twice@example.org');
+    const thirdId = third.kind === 'registered' ? third.registrationId : '';
+    const toThird = (await queuedMessages(ctx, 'registration-confirmation')).find((m) => m.text.includes(`Reference: ${paymentReference(thirdId)}`));
+    expect(toThird?.text).not.toContain('also registered');
+  });
 });

@@ -5,6 +5,7 @@ export interface ConfirmationEmailData {
   name: string;
   eventTitle: string;
   eventStartsAt: Date;
+  eventEndsAt?: Date | null;
   location?: string | null;
   lines: Array<{ label: string; amount: number }>;
   totalMinor: number;
@@ -19,6 +20,8 @@ export interface ConfirmationEmailData {
   bank?: BankDetails;
   registrationUrl?: string;
   payNowUrl?: string;
+  /** The event's other live registrations made with this address: perhaps the member registered twice. */
+  otherRegistrations: Array<{ reference: string; paid: boolean }>;
 }
 
 /** Sent when a free registration is confirmed or a bank-transfer registration is received. */
@@ -27,7 +30,8 @@ export const registrationConfirmationEmail = defineEmailTemplate<ConfirmationEma
   html: `<p>Hi {{name}},</p>
 {{#if free}}<p>Your place at <strong>{{eventTitle}}</strong> is confirmed. There is nothing to pay.</p>
 {{else}}{{#if cardPaymentInFlight}}<p>Thank you for registering for <strong>{{eventTitle}}</strong>. A card payment for it is being processed; there is nothing more to do for now.</p>{{else}}<p>Thank you for registering for <strong>{{eventTitle}}</strong>. Your place is held; please pay {{money balanceMinor}} to confirm it.</p>{{/if}}{{/if}}
-<p>{{dateTime eventStartsAt}}{{#if location}}<br>{{location}}{{/if}}</p>
+{{#if otherRegistrations.length}}<p style="padding:8px 12px;background:#fef3c7;border-radius:4px;">This email address also registered for {{eventTitle}} before: {{#each otherRegistrations}}<strong>{{reference}}</strong>{{#if paid}} (paid){{/if}}{{#unless @last}}, {{/unless}}{{/each}}. If this registration is a repeat, please do not pay for it twice: contact the church office and they will cancel the one you do not need.</p>
+{{/if}}<p>{{dateTimeSpan eventStartsAt eventEndsAt}}{{#if location}}<br>{{location}}{{/if}}</p>
 <table role="presentation" cellspacing="0" cellpadding="0" style="width:100%;border-collapse:collapse;margin:0 0 12px;">
 {{#each lines}}<tr><td style="padding:4px 8px 4px 0;border-bottom:1px solid #e4e4e7;">{{label}}</td><td align="right" style="padding:4px 0;border-bottom:1px solid #e4e4e7;">{{money amount}}</td></tr>
 {{/each}}<tr><td style="padding:6px 8px 4px 0;"><strong>Total</strong></td><td align="right" style="padding:6px 0 4px;"><strong>{{money totalMinor}}</strong></td></tr>
@@ -42,8 +46,11 @@ Reference: <strong>{{reference}}</strong></p>{{else}}<p>Please use the reference
   text: `Hi {{name}},
 
 {{#if free}}Your place at {{eventTitle}} is confirmed. There is nothing to pay.{{else}}{{#if cardPaymentInFlight}}Thank you for registering for {{eventTitle}}. A card payment for it is being processed; there is nothing more to do for now.{{else}}Thank you for registering for {{eventTitle}}. Your place is held; please pay {{money balanceMinor}} to confirm it.{{/if}}{{/if}}
+{{#if otherRegistrations.length}}
+This email address also registered for {{eventTitle}} before: {{#each otherRegistrations}}{{reference}}{{#if paid}} (paid){{/if}}{{#unless @last}}, {{/unless}}{{/each}}. If this registration is a repeat, please do not pay for it twice: contact the church office and they will cancel the one you do not need.
+{{/if}}
 
-{{dateTime eventStartsAt}}{{#if location}}
+{{dateTimeSpan eventStartsAt eventEndsAt}}{{#if location}}
 {{location}}{{/if}}
 
 {{#each lines}}
