@@ -1,6 +1,6 @@
 import { formatInTimeZone, fromZonedTime } from 'date-fns-tz';
 import type { AppConfig } from '../config/types.js';
-import { JOB_NAMES, type JobName } from '../jobs/types.js';
+import type { JobName } from '../jobs/types.js';
 
 /**
  * When each job is due under the in-app scheduler, as pure functions of the
@@ -33,8 +33,13 @@ export const JOB_PERIOD_KIND: Readonly<Record<JobName, PeriodKind>> = {
   reconcile: 'hour',
 };
 
-/** Order of the jobs within one tick: the frequent, quick ones first. */
-export const SCHEDULED_JOBS: readonly JobName[] = JOB_NAMES;
+/**
+ * Order of the jobs within one tick. Reconcile comes first: after an outage it
+ * registers the payments the provider took meanwhile before the checkout sweep
+ * expires (and, past 72 hours, scrubs) their checkouts and before payment
+ * reminders ask the payers again. Then the frequent, quick ones.
+ */
+export const SCHEDULED_JOBS: readonly JobName[] = ['reconcile', 'send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues'];
 
 export interface Period {
   job: JobName;

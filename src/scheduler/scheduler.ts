@@ -77,6 +77,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   const enabledJobs = SCHEDULED_JOBS.filter((job) => jobAvailability(ctx.config, job).enabled);
   const slotJobs = enabledJobs.filter((job) => JOB_PERIOD_KIND[job] === 'slot');
   const periodJobs = enabledJobs.filter((job) => JOB_PERIOD_KIND[job] !== 'slot');
+  /** Period jobs that SCHEDULED_JOBS puts before the 30-minute ones (reconcile), and the rest. */
+  const firstSlotIndex = SCHEDULED_JOBS.findIndex((job) => JOB_PERIOD_KIND[job] === 'slot');
+  const periodJobsBeforeSlots = periodJobs.filter((job) => SCHEDULED_JOBS.indexOf(job) < firstSlotIndex);
+  const periodJobsAfterSlots = periodJobs.filter((job) => !periodJobsBeforeSlots.includes(job));
   /** Rows of these are pruned after two days, like the slots': one a slot or an hour adds up. */
   const prunedJobs = enabledJobs.filter((job) => JOB_PERIOD_KIND[job] === 'slot' || JOB_PERIOD_KIND[job] === 'hour');
 
@@ -193,17 +197,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     return runOnce(job, period, claim.attempt);
   }
 
-  async function runTick(): Promise<TickResult> {
-    const at = ctx.clock.now();
-    forgetOld(at.getTime());
-    const runs: TickRun[] = [];
-    try {
-      await runDueSlots(runs);
-    } catch (error) {
-      ctx.logger.error({ err: error }, 'scheduler could not claim or run the 30-minute jobs');
-    }
-    for (const job of periodJobs) {
-      if (stopped) break;
+  async function runPeriodJobs(jobs: readonly JobName[], runs: TickRun[]): Promise<void> {
+    for (const job of jobs) {
+      if (stopped) return;
       try {
         const run = await runPeriodIfClaimable(job);
         if (run) runs.push(run);
@@ -211,6 +207,22 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         ctx.logger.error({ err: error, job }, 'scheduler could not check or record a job period');
       }
     }
+  }
+
+  /** The jobs in the order of SCHEDULED_JOBS: reconcile, then the 30-minute jobs, then the daily, weekly and monthly ones. */
+  async function runTick(): Promise<TickResult> {
+    const at = ctx.clock.now();
+    forgetOld(at.getTime());
+    const runs: TickRun[] = [];
+    await runPeriodJobs(periodJobsBeforeSlots, runs);
+    if (!stopped) {
+      try {
+        await runDueSlots(runs);
+      } catch (error) {
+        ctx.logger.error({ err: error }, 'scheduler could not claim or run the 30-minute jobs');
+      }
+    }
+    await runPeriodJobs(periodJobsAfterSlots, runs);
     return { at, runs };
   }
 

@@ -66,6 +66,16 @@ describe('reconcile with the card provider', () => {
     expect(await periodRow(tdb.db, 'reconcile:2026-11-22T00Z')).toMatchObject({ attempts: 2 });
   });
 
+  it('runs first in a tick, before the checkout sweep and the reminders, so payments the provider took during an outage are registered before the sweep expires their checkouts', async () => {
+    // The server comes back after days down: the first tick finds every job due.
+    const clock = new FixedClock(sydney('2026-11-23T09:10:00'));
+    const recorder = recordingRunJob(clock);
+    const scheduler = createScheduler({ ctx: schedulerContext(tdb.db, clock, { ...ALL_JOBS_ENV, ...WITH_PAYMENTS }), runJob: recorder.runJob });
+    const tick = await scheduler.tick();
+    expect(tick.runs.map((run) => run.job)).toEqual(['reconcile', 'send-reminders', 'sweep-checkouts', 'send-celebrations', 'error-issues']);
+    expect(recorder.runs.map((run) => run.job)).toEqual(['reconcile', 'send-reminders', 'sweep-checkouts', 'send-celebrations', 'error-issues']);
+  });
+
   it('never runs without card payments configured', async () => {
     const clock = new FixedClock(sydney('2026-11-22T10:00:00'));
     const recorder = recordingRunJob(clock);
