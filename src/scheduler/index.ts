@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
-import { readPeriodStates } from './period-claims.js';
-import { JOB_PERIOD_KIND, MAX_ATTEMPTS_PER_PERIOD, RETRY_DELAY_MS, SCHEDULED_JOBS, jobAvailability, nextDueTimes, periodAt, type NextDue } from './periods.js';
+import { attemptsLeft, readPeriodStates } from './period-claims.js';
+import { JOB_PERIOD_KIND, RETRY_DELAY_MS, SCHEDULED_JOBS, attemptSpan, jobAvailability, nextDueTimes, periodAt, type NextDue, type Period } from './periods.js';
 import { createScheduler, type Scheduler, type SchedulerOptions } from './scheduler.js';
 
 export { createScheduler, defaultRunJob, DEFAULT_TICK_MS } from './scheduler.js';
@@ -27,14 +27,25 @@ export async function startInAppScheduler(ctx: AppContext, options: Omit<Schedul
  */
 export async function readNextDueTimes(ctx: AppContext): Promise<NextDue[]> {
   const now = ctx.clock.now();
-  const keys = SCHEDULED_JOBS.filter((job) => jobAvailability(ctx.config, job).enabled).map((job) => periodAt(ctx.config, job, now).key);
+  const periods = new Map(
+    SCHEDULED_JOBS.filter((job) => jobAvailability(ctx.config, job).enabled).map((job) => {
+      const period = periodAt(ctx.config, job, now);
+      return [period.key, period] as const;
+    }),
+  );
   const done = new Set<string>();
   const retryAt = new Map<string, Date>();
-  for (const state of await readPeriodStates(ctx.db, keys)) {
+  for (const state of await readPeriodStates(ctx.db, [...periods.keys()])) {
     // A slot is attempted once; any row means this slot is taken.
     const running = state.claimedUntil && state.claimedUntil >= now;
-    if (state.doneAt || (state.attempts >= MAX_ATTEMPTS_PER_PERIOD && !running) || JOB_PERIOD_KIND[state.job] === 'slot') {
+    const period = periods.get(state.key) as Period;
+    const span = attemptSpan(ctx.config, period, now);
+    const exhausted = !running && attemptsLeft(state.attempts, state.lastAttemptAt, span.startsAt) === 0;
+    if (state.doneAt || JOB_PERIOD_KIND[state.job] === 'slot' || (exhausted && span.endsAt >= period.endsAt)) {
       done.add(state.key);
+    } else if (exhausted) {
+      // The digest out of attempts today: tomorrow, while its window lasts.
+      retryAt.set(state.key, span.endsAt);
     } else if (state.lastAttemptAt) {
       const afterRetryDelay = state.lastAttemptAt.getTime() + RETRY_DELAY_MS;
       retryAt.set(state.key, new Date(Math.max(afterRetryDelay, running && state.claimedUntil ? state.claimedUntil.getTime() : 0)));

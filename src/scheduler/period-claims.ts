@@ -30,21 +30,27 @@ interface ClaimRow {
  * and its last attempt was at least 30 minutes ago. When the claim is refused
  * the same statement reports why, so the caller can stop asking (done,
  * exhausted) or wait until `retryAt`.
+ *
+ * `attemptsFrom` starts the count afresh: attempts made before it no longer
+ * count (the clearance digest counts its attempts per local day, see
+ * attemptSpan). Without it every attempt of the period counts.
  */
 export async function claimPeriod(
   db: Db,
-  period: { key: string; job: JobName; now: Date; claimTtlMs: number },
+  period: { key: string; job: JobName; now: Date; claimTtlMs: number; attemptsFrom?: Date },
 ): Promise<PeriodClaim> {
   const claimedUntil = new Date(period.now.getTime() + period.claimTtlMs);
   const retryBefore = new Date(period.now.getTime() - RETRY_DELAY_MS);
+  const attemptsFrom = period.attemptsFrom ?? null;
   const result = await db.raw<{ rows: ClaimRow[] }>(
     `WITH claimed AS (
        INSERT INTO scheduler_periods AS p (period_key, job, attempts, last_attempt_at, claimed_until)
        VALUES (:key, :job, 1, :now, :claimedUntil)
        ON CONFLICT (period_key) DO UPDATE
-         SET attempts = p.attempts + 1, last_attempt_at = EXCLUDED.last_attempt_at, claimed_until = EXCLUDED.claimed_until
+         SET attempts = CASE WHEN p.last_attempt_at < CAST(:attemptsFrom AS timestamptz) THEN 1 ELSE p.attempts + 1 END,
+             last_attempt_at = EXCLUDED.last_attempt_at, claimed_until = EXCLUDED.claimed_until
          WHERE p.done_at IS NULL
-           AND p.attempts < :maxAttempts
+           AND (p.attempts < :maxAttempts OR p.last_attempt_at < CAST(:attemptsFrom AS timestamptz))
            AND (p.claimed_until IS NULL OR p.claimed_until < EXCLUDED.last_attempt_at)
            AND (p.last_attempt_at IS NULL OR p.last_attempt_at <= :retryBefore)
        RETURNING p.attempts
@@ -55,7 +61,7 @@ export async function claimPeriod(
      SELECT false, attempts, done_at, claimed_until, last_attempt_at
        FROM scheduler_periods
       WHERE period_key = :key AND NOT EXISTS (SELECT 1 FROM claimed)`,
-    { key: period.key, job: period.job, now: period.now, claimedUntil, maxAttempts: MAX_ATTEMPTS_PER_PERIOD, retryBefore },
+    { key: period.key, job: period.job, now: period.now, claimedUntil, maxAttempts: MAX_ATTEMPTS_PER_PERIOD, retryBefore, attemptsFrom },
   );
   const row = result.rows[0];
   // No row at all: another process inserted the period concurrently, after this statement's snapshot.
@@ -63,9 +69,15 @@ export async function claimPeriod(
   if (row.claimed) return { claimed: true, attempt: row.attempts };
   if (row.done_at) return { claimed: false, reason: 'done' };
   if (row.claimed_until && row.claimed_until >= period.now) return { claimed: false, reason: 'running' };
-  if (row.attempts >= MAX_ATTEMPTS_PER_PERIOD) return { claimed: false, reason: 'exhausted' };
+  if (attemptsLeft(row.attempts, row.last_attempt_at, attemptsFrom) === 0) return { claimed: false, reason: 'exhausted' };
   const lastAttempt = row.last_attempt_at ?? period.now;
   return { claimed: false, reason: 'waiting', retryAt: new Date(lastAttempt.getTime() + RETRY_DELAY_MS) };
+}
+
+/** Attempts the period has left now: all of them again once its last attempt is before `attemptsFrom`. */
+export function attemptsLeft(attempts: number, lastAttemptAt: Date | null | undefined, attemptsFrom: Date | null | undefined): number {
+  if (attemptsFrom && lastAttemptAt && lastAttemptAt < attemptsFrom) return MAX_ATTEMPTS_PER_PERIOD;
+  return Math.max(0, MAX_ATTEMPTS_PER_PERIOD - attempts);
 }
 
 /**

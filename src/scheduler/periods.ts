@@ -14,7 +14,7 @@ import type { JobName } from '../jobs/types.js';
 export const SLOT_MS = 30 * 60_000;
 /** A period job that did not fully succeed is tried again this long after its last attempt. */
 export const RETRY_DELAY_MS = 30 * 60_000;
-/** Attempts per day, week or month (period). */
+/** Attempts per day, week or month (period), in the database; the clearance digest's per local day (see attemptSpan). */
 export const MAX_ATTEMPTS_PER_PERIOD = 3;
 /** The clearance digest: attempts per local day per process (in memory, so a restart resets it). */
 export const DIGEST_ATTEMPTS_PER_DAY = 3;
@@ -112,6 +112,23 @@ export function periodAt(config: AppConfig, job: JobName, now: Date): Period {
       };
     }
   }
+}
+
+/**
+ * The span whose attempts count against MAX_ATTEMPTS_PER_PERIOD: the period
+ * itself, except for the clearance digest, whose attempts are counted per local
+ * day within its month (the spec's 3 attempts per day), so a digest that failed
+ * three times on the 1st is tried again on the 2nd through the 7th.
+ */
+export function attemptSpan(config: AppConfig, period: Period, now: Date): { startsAt: Date; endsAt: Date } {
+  if (period.job !== 'send-clearance-digest') return { startsAt: period.startsAt, endsAt: period.endsAt };
+  const day = localDate(now, config.regional.timeZone);
+  const dayStart = localMidnight(day, config.regional.timeZone);
+  const dayEnd = localMidnight(addDays(day, 1), config.regional.timeZone);
+  return {
+    startsAt: new Date(Math.max(dayStart.getTime(), period.startsAt.getTime())),
+    endsAt: new Date(Math.min(dayEnd.getTime(), period.endsAt.getTime())),
+  };
 }
 
 /** The period of `job` due at `now`, or undefined when the job is off or outside its window. */

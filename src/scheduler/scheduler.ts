@@ -3,7 +3,7 @@ import { LeaseHeldError } from '../errors.js';
 import { loadJobFunction } from '../jobs/registry.js';
 import type { JobName, JobOutcome, JobSummary } from '../jobs/types.js';
 import { claimPeriod, claimSlots, extendPeriodClaim, markPeriodDone, pruneSlots, releasePeriod } from './period-claims.js';
-import { DIGEST_ATTEMPTS_PER_DAY, JOB_PERIOD_KIND, SCHEDULED_JOBS, jobAvailability, localDate, periodAt, type Period } from './periods.js';
+import { DIGEST_ATTEMPTS_PER_DAY, JOB_PERIOD_KIND, SCHEDULED_JOBS, attemptSpan, jobAvailability, localDate, periodAt, type Period } from './periods.js';
 
 export const DEFAULT_TICK_MS = 5 * 60_000;
 /** How long an attempt's claim lasts without renewal; a running attempt renews it every third of this. */
@@ -61,7 +61,9 @@ export function defaultRunJob(ctx: AppContext): RunJob {
  * and whose period it can claim in the database, one at a time. What is done is
  * in scheduler_periods; this process only remembers, as shortcuts, periods it
  * knows are settled or waiting, and the clearance digest's attempts today
- * (at most three per local day per process; a restart resets the count).
+ * (at most three per local day per process; a restart resets the count). The
+ * database counts the digest's attempts per local day as well, so a digest
+ * that keeps failing is tried again on each later day of its window.
  *
  * A LeaseHeldError (another run of the job, e.g. from cron, is in progress)
  * gives the period's attempt back and waits 30 minutes: the other run is doing
@@ -187,9 +189,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       if (digestAttempts.count >= DIGEST_ATTEMPTS_PER_DAY) return undefined;
     }
 
-    const claim = await claimPeriod(ctx.db, { key: period.key, job, now, claimTtlMs });
+    const span = attemptSpan(ctx.config, period, now);
+    const claim = await claimPeriod(ctx.db, { key: period.key, job, now, claimTtlMs, attemptsFrom: span.startsAt });
     if (!claim.claimed) {
-      if (claim.reason === 'done' || claim.reason === 'exhausted') settled.set(period.key, period.endsAt.getTime());
+      if (claim.reason === 'done') settled.set(period.key, period.endsAt.getTime());
+      // Out of attempts until its span ends: the period for most jobs, the local day for the digest.
+      if (claim.reason === 'exhausted') settled.set(period.key, span.endsAt.getTime());
       if (claim.reason === 'waiting') notBefore.set(period.key, claim.retryAt.getTime());
       return undefined;
     }

@@ -35,6 +35,19 @@ describe('period claims', () => {
     expect(await claim(key, minutes(600))).toEqual({ claimed: false, reason: 'exhausted' });
   });
 
+  it('attempts made before attemptsFrom no longer count: the digest has 3 attempts per local day, numbered afresh', async () => {
+    const key = 'send-clearance-digest:2026-11';
+    const claimDigest = (at: Date, attemptsFrom: Date) => claimPeriod(tdb.db, { key, job: 'send-clearance-digest', now: at, claimTtlMs: TTL, attemptsFrom });
+    for (const [attempt, at] of [minutes(0), minutes(30), minutes(60)].entries()) {
+      expect(await claimDigest(at, t0)).toEqual({ claimed: true, attempt: attempt + 1 });
+      await releasePeriod(tdb.db, { key, attempt: attempt + 1 });
+    }
+    expect(await claimDigest(minutes(600), t0)).toEqual({ claimed: false, reason: 'exhausted' });
+    const nextDay = minutes(24 * 60);
+    expect(await claimDigest(nextDay, nextDay)).toEqual({ claimed: true, attempt: 1 });
+    expect(await periodRow(tdb.db, key)).toMatchObject({ attempts: 1, done_at: null });
+  });
+
   it('a done period is never claimed again', async () => {
     const key = 'send-celebrations:c';
     await claim(key, t0);

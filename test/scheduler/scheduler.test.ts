@@ -163,6 +163,39 @@ describe('the digest attempts per day per process, and restarts', () => {
     expect(await periodRow(tdb.db, 'send-clearance-digest:2026-11')).toMatchObject({ attempts: 0, done_at: null, claimed_until: null });
   });
 
+  it('a digest that failed 3 times on the 1st is tried again on the 2nd (3 attempts per local day, not per month), and once sent never again', async () => {
+    const clock = new FixedClock(sydney('2026-11-01T06:55:00'));
+    const recorder = recordingRunJob(clock, (job, calls) => (job === 'send-clearance-digest' && calls < 4 ? 'failed' : 'ok'));
+    const scheduler = createScheduler({ ctx: schedulerContext(tdb.db, clock, DIGEST_ONLY), runJob: recorder.runJob });
+    await runUntil([scheduler], clock, '2026-11-09T00:00:00');
+    expect(localTimes(recorder.of('send-clearance-digest'))).toEqual([
+      '2026-11-01 07:00 Sun',
+      '2026-11-01 07:30 Sun',
+      '2026-11-01 08:00 Sun',
+      '2026-11-02 00:00 Mon',
+      '2026-11-02 00:30 Mon',
+    ]);
+    expect(await periodRow(tdb.db, 'send-clearance-digest:2026-11')).toMatchObject({ attempts: 2, done_at: sydney('2026-11-02T00:30:00'), claimed_until: null });
+  });
+
+  it('a digest that keeps failing gets 3 attempts on each day of its window, none on a restart the same day, none after the 7th; status shows the next day', async () => {
+    const clock = new FixedClock(sydney('2026-11-01T06:55:00'));
+    const failing = recordingRunJob(clock, (job) => (job === 'send-clearance-digest' ? 'failed' : 'ok'));
+    const ctx = schedulerContext(tdb.db, clock, DIGEST_ONLY);
+    await runUntil([createScheduler({ ctx, runJob: failing.runJob })], clock, '2026-11-01T12:00:00');
+    expect(failing.of('send-clearance-digest')).toHaveLength(3);
+    const next = (await readNextDueTimes(ctx)).find((due) => due.job === 'send-clearance-digest');
+    expect(next).toMatchObject({ periodKey: 'send-clearance-digest:2026-11', local: '2026-11-02 00:00 +11:00' });
+
+    // A restart the same day: the database has counted today's attempts.
+    const restarted = recordingRunJob(clock, (job) => (job === 'send-clearance-digest' ? 'failed' : 'ok'));
+    await runUntil([createScheduler({ ctx, runJob: restarted.runJob })], clock, '2026-11-10T00:00:00');
+    const days = restarted.of('send-clearance-digest').map((run) => run.local.slice(0, 10));
+    expect(days).toEqual(['02', '03', '04', '05', '06', '07'].flatMap((day) => Array(3).fill(`2026-11-${day}`)));
+    expect(await periodRow(tdb.db, 'send-clearance-digest:2026-11')).toMatchObject({ attempts: 3, done_at: null, claimed_until: null });
+    expect((await readNextDueTimes(ctx)).find((due) => due.job === 'send-clearance-digest')).toMatchObject({ local: '2026-12-01 07:00 +11:00' });
+  });
+
   it('a restart resets the per-day count, but the database keeps a done period from running again', async () => {
     const clock = new FixedClock(sydney('2026-11-01T06:55:00'));
     const heldAll = recordingRunJob(clock, (job) => (job === 'send-clearance-digest' ? new LeaseHeldError('clearance-digest', clock.now()) : 'ok'));
