@@ -3,7 +3,7 @@ import { LeaseHeldError } from '../errors.js';
 import { loadJobFunction } from '../jobs/registry.js';
 import type { JobName, JobOutcome, JobSummary } from '../jobs/types.js';
 import { claimPeriod, claimSlots, extendPeriodClaim, markPeriodDone, pruneSlots, releasePeriod } from './period-claims.js';
-import { DIGEST_ATTEMPTS_PER_DAY, JOB_PERIOD_KIND, SCHEDULED_JOBS, attemptSpan, jobAvailability, localDate, periodAt, type Period } from './periods.js';
+import { DIGEST_ATTEMPTS_PER_DAY, JOB_PERIOD_KIND, MAX_ATTEMPTS_PER_PERIOD, SCHEDULED_JOBS, attemptSpan, jobAvailability, localDate, periodAt, type Period } from './periods.js';
 
 export const DEFAULT_TICK_MS = 5 * 60_000;
 /** How long an attempt's claim lasts without renewal; a running attempt renews it every third of this. */
@@ -127,6 +127,16 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     return () => clearInterval(heartbeat);
   }
 
+  /** For the log of a run that did not fully succeed: what the scheduler will really do about it. */
+  function whatHappensNext(job: JobName, period: Period, attempt: number): string {
+    // Spec rule 2: the event is marked sent once any reminder went out; only an event none of whose sends succeeded is released.
+    if (job === 'send-reminders') return 'a recipient whose send failed is not retried; an event none of whose reminders went out is tried again in the next slot';
+    if (period.kind === 'slot') return 'the next slot runs it again';
+    const attemptsLeftToday = job !== 'send-clearance-digest' || digestAttempts.count < DIGEST_ATTEMPTS_PER_DAY;
+    if (attempt < MAX_ATTEMPTS_PER_PERIOD && attemptsLeftToday) return 'it is tried again 30 minutes later';
+    return job === 'send-clearance-digest' ? 'no attempts left today; it is tried again tomorrow while its window lasts' : 'no attempts left in this period';
+  }
+
   async function runOnce(job: JobName, period: Period, attempt: number): Promise<TickRun> {
     const stopHeartbeat = keepClaimAlive(period, attempt);
     let outcome: TickRunOutcome;
@@ -136,7 +146,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       const summary = await runJob(job, stopping.signal);
       outcome = summary.outcome;
       done = isFullSuccess(summary);
-      if (!done) ctx.logger.warn({ job, periodKey: period.key, attempt, outcome }, 'scheduled job did not fully succeed; the next slot or a retry 30 minutes later tries again');
+      if (!done) ctx.logger.warn({ job, periodKey: period.key, attempt, outcome }, `scheduled job did not fully succeed; ${whatHappensNext(job, period, attempt)}`);
     } catch (error) {
       outcome = error instanceof LeaseHeldError ? 'lease-held' : 'error';
       if (outcome === 'lease-held') ctx.logger.info({ job, periodKey: period.key }, 'another run holds the job lease; trying again later');
