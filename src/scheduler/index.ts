@@ -13,7 +13,7 @@ export async function startInAppScheduler(ctx: AppContext, options: Omit<Schedul
   const scheduler = createScheduler({ ctx, ...options });
   const next = await readNextDueTimes(ctx).catch(() => undefined);
   ctx.logger.info(
-    { timeZone: ctx.config.regional.timeZone, next: next?.map((due) => (due.enabled ? `${due.job} ${due.local}` : `${due.job} off: ${due.reason}`)) },
+    { timeZone: ctx.config.regional.timeZone, next: next?.map((due) => (due.enabled ? `${due.job} ${due.dueNow ? 'due now' : due.local}` : `${due.job} off: ${due.reason}`)) },
     'in-app scheduler started',
   );
   scheduler.start();

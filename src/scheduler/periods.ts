@@ -139,14 +139,23 @@ export function duePeriod(config: AppConfig, job: JobName, now: Date): Period | 
 }
 
 export type NextDue =
-  | { job: JobName; enabled: true; periodKey: string; dueAt: Date; /** e.g. `2026-11-23 07:00 +11:00` */ local: string }
+  | {
+      job: JobName;
+      enabled: true;
+      periodKey: string;
+      dueAt: Date;
+      /** e.g. `2026-11-23 07:00 +11:00` */
+      local: string;
+      /** Due already (dueAt is now): it runs at the scheduler's next tick, whose time only the running server knows. */
+      dueNow: boolean;
+    }
   | { job: JobName; enabled: false; reason: string };
 
 /**
  * For `eventops status`: when each job will next be due. A period in `doneKeys`
  * (done, or out of attempts) is skipped to the next one; `retryAt` holds the
- * earliest next attempt of a period that is waiting for its retry. A due time
- * equal to `now` means due now (at the next tick).
+ * earliest next attempt of a period that is waiting for its retry. A job due
+ * already has `dueNow` (and `dueAt` is `now`).
  */
 export function nextDueTimes(
   config: AppConfig,
@@ -163,7 +172,7 @@ export function nextDueTimes(
       const earliest = Math.max(period.opensAt.getTime(), now.getTime(), retryAt.get(period.key)?.getTime() ?? 0);
       if (!doneKeys.has(period.key) && earliest < period.closesAt.getTime()) {
         const dueAt = new Date(earliest);
-        return { job, enabled: true, periodKey: period.key, dueAt, local: formatLocal(dueAt, config.regional.timeZone) };
+        return { job, enabled: true, periodKey: period.key, dueAt, local: formatLocal(dueAt, config.regional.timeZone), dueNow: earliest <= now.getTime() };
       }
       // At least one slot further each time: should an endsAt ever fall inside its own
       // period again, this reaches the next period instead of spinning on the same one.

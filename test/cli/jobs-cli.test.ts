@@ -85,6 +85,24 @@ describe('job subcommands under cron (no TTY)', () => {
     expect(nextDue).toContainEqual(expect.objectContaining({ job: 'send-reminders', enabled: true }));
   });
 
+  it('status shows a job due now as due now, at the next check, never the past moment it asked as the next in-app run', async () => {
+    const asked = Date.now();
+    const env = testEnv({ DATABASE_URL: tdb.url, IN_APP_CRON: 'true', APP_TIMEZONE: 'Australia/Sydney' });
+    const text = await runCli(['status'], { env });
+    expect(text.code).toBe(0);
+    const next = text.stdout.split('\n').filter((line) => line.includes('next (in-app):'));
+    // No scheduler has claimed this 30-minute slot: the reminders are due now.
+    expect(next.find((line) => line.startsWith('send-reminders'))).toMatch(/ next \(in-app\): due now \(at the server's next check, every 5 minutes\)$/);
+    for (const line of next) {
+      const time = / next \(in-app\): (\d{4}-\d\d-\d\d) (\d\d:\d\d) ([+-]\d\d:\d\d)$/.exec(line);
+      if (time) expect(new Date(`${time[1]}T${time[2]}:00${time[3]}`).getTime(), line).toBeGreaterThan(asked);
+      else expect(line).toContain('due now');
+    }
+    const json = await runCli(['status', '--json'], { env });
+    const { nextDue } = JSON.parse(json.stdout) as { nextDue: Array<{ job: string; dueNow?: boolean }> };
+    expect(nextDue.find((due) => due.job === 'send-reminders')).toMatchObject({ dueNow: true });
+  });
+
   it('a database that cannot be reached exits 1 with a clear message', async () => {
     const result = await runCli(['sweep-checkouts'], { env: testEnv({ DATABASE_URL: 'postgres://u:p@127.0.0.1:1/none' }) });
     expect(result.code).toBe(1);

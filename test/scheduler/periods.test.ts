@@ -145,8 +145,8 @@ describe('nextDueTimes for eventops status', () => {
     const next = byJob(
       nextDueTimes(allOn, now, new Set(['send-celebrations:2026-11-22', 'error-issues:2026-W47', 'send-reminders:2026-11-22T10:00Z'])),
     );
-    expect(next['send-reminders']).toMatchObject({ enabled: true, periodKey: 'send-reminders:2026-11-22T10:30Z', local: '2026-11-22 21:30 +11:00' });
-    expect(next['sweep-checkouts']).toMatchObject({ periodKey: 'sweep-checkouts:2026-11-22T10:00Z', dueAt: now });
+    expect(next['send-reminders']).toMatchObject({ enabled: true, periodKey: 'send-reminders:2026-11-22T10:30Z', local: '2026-11-22 21:30 +11:00', dueNow: false });
+    expect(next['sweep-checkouts']).toMatchObject({ periodKey: 'sweep-checkouts:2026-11-22T10:00Z', dueAt: now, dueNow: true });
     expect(next['send-celebrations']).toMatchObject({ periodKey: 'send-celebrations:2026-11-23', local: '2026-11-23 07:00 +11:00' });
     expect(next['send-clearance-digest']).toMatchObject({ periodKey: 'send-clearance-digest:2026-12', local: '2026-12-01 07:00 +11:00' });
     expect(next['error-issues']).toMatchObject({ periodKey: 'error-issues:2026-W48', local: '2026-11-23 09:00 +11:00' });
@@ -155,8 +155,8 @@ describe('nextDueTimes for eventops status', () => {
   it('shows a period still open as due now, and a waiting retry at its retry time', () => {
     const now = at('2026-11-03T01:00:00Z'); // 3 Nov 12:00 AEDT, digest month open
     const next = byJob(nextDueTimes(allOn, now, new Set(), new Map([['send-celebrations:2026-11-03', at('2026-11-03T01:20:00Z')]])));
-    expect(next['send-clearance-digest']).toMatchObject({ periodKey: 'send-clearance-digest:2026-11', dueAt: now });
-    expect(next['send-celebrations']).toMatchObject({ local: '2026-11-03 12:20 +11:00' });
+    expect(next['send-clearance-digest']).toMatchObject({ periodKey: 'send-clearance-digest:2026-11', dueAt: now, dueNow: true });
+    expect(next['send-celebrations']).toMatchObject({ local: '2026-11-03 12:20 +11:00', dueNow: false });
   });
 
   it('crosses the daylight-saving start: the next 07:00 is in AEDT', () => {

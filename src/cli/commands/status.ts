@@ -37,7 +37,9 @@ export function registerStatusCommand(program: Command): void {
         const schedule = (job: JobName) => {
           const due = nextDue.get(job);
           if (!due) return '';
-          return due.enabled ? `  next (in-app): ${due.local}` : `  in-app: off (${due.reason})`;
+          if (!due.enabled) return `  in-app: off (${due.reason})`;
+          // Not the time of the question, which is past by the time it is read: the job runs at the server's next check.
+          return due.dueNow ? "  next (in-app): due now (at the server's next check, every 5 minutes)" : `  next (in-app): ${due.local}`;
         };
         const lines = status.jobs.map(({ job, lastRun }) =>
           (lastRun
