@@ -1,7 +1,8 @@
 import { formatInTimeZone } from 'date-fns-tz';
 import { listUsersByRole, type UserRecipient } from '../admin/users.js';
 import type { AppContext } from '../context.js';
-import { errorMessage } from '../errors.js';
+import { renewLease } from '../db/leases.js';
+import { AppError, errorMessage } from '../errors.js';
 import { loadEmailBranding, type EmailBranding } from '../mail/render.js';
 import { MailSendError, type Mailer } from '../mail/types.js';
 import { getSetting, setSetting } from '../settings.js';
@@ -96,7 +97,7 @@ export async function sendClearanceDigest(ctx: AppContext, options: JobOptions):
     if (!force && (await monthDone(ctx, month))) return result('already-sent');
     if (dryRun) return planDigest(ctx, { month, today, force }, result);
 
-    return withJobLease(ctx, CLEARANCE_DIGEST_LEASE, CLEARANCE_DIGEST_LEASE_MS, async () => {
+    return withJobLease(ctx, CLEARANCE_DIGEST_LEASE, CLEARANCE_DIGEST_LEASE_MS, async (holder) => {
       // Again under the lease: a run that finished between the first check and taking the lease has done the month.
       if (!force && (await monthDone(ctx, month))) return result('already-sent');
       const report = await loadReport(ctx, today);
@@ -121,7 +122,7 @@ export async function sendClearanceDigest(ctx: AppContext, options: JobOptions):
       const pending = recipients.filter((user) => !delivered.has(addressKey(ctx, user.email)));
       const branding = await loadEmailBranding(ctx.db, ctx.config);
       const mailer = await ctx.mailer();
-      const sending = await sendToRecipients(ctx, mailer, pending, { month, forcedAt: round.forcedAt, report, branding, delivered }, options);
+      const sending = await sendToRecipients(ctx, mailer, pending, { month, forcedAt: round.forcedAt, report, branding, delivered, holder }, options);
 
       const everyoneRecorded = sending.failed === 0;
       // Rule 7: when the list could not be saved, a retry could not tell who already has it, so failed sends are not retried.
@@ -253,6 +254,8 @@ interface SendPlan {
   branding: EmailBranding;
   /** Updated in place as sends succeed. */
   delivered: Set<string>;
+  /** This run's hold on the lease, renewed before every send. */
+  holder: string;
 }
 
 interface SendOutcome {
@@ -292,6 +295,7 @@ async function sendToRecipients(
   );
   const failures = new SendFailures();
   const results = await eachLimited(recipients, SEND_CONCURRENCY, async (user) => {
+    await keepLease(ctx, plan.holder);
     const rendered = clearanceDigestEmail(
       { name: user.name, monthLabel, attention, groups: plan.report.groups, windowDays: EXPIRING_WITHIN_DAYS },
       plan.branding,
@@ -322,6 +326,16 @@ async function sendToRecipients(
   await saving;
   await failures.record(ctx, { source: 'job:send-clearance-digest', what: 'clearance digest', context: { month: plan.month }, idsAs: 'userIds' });
   return outcome;
+}
+
+/**
+ * Renews the lease before a send, so a run whose sends outlast the 30 minutes (a slow mail
+ * server, many recipients) keeps it; one that lost it (expired and taken) sends no more:
+ * the run that took it over sends what is not yet recorded.
+ */
+async function keepLease(ctx: AppContext, holder: string): Promise<void> {
+  if (await renewLease(ctx.db, { name: CLEARANCE_DIGEST_LEASE, holder, now: ctx.clock.now(), ttlMs: CLEARANCE_DIGEST_LEASE_MS })) return;
+  throw new AppError('lease_lost', `another run took over "${CLEARANCE_DIGEST_LEASE}" while this one was sending; it sends the rest`);
 }
 
 /** Dry run: the digest it would send and to whom; reads only. */

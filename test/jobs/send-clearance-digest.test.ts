@@ -5,6 +5,7 @@ import { JobFailedError } from '../../src/jobs/run-recorded.js';
 import { sendClearanceDigest } from '../../src/jobs/send-clearance-digest.js';
 import { silentLogger } from '../../src/logger.js';
 import { createMailer } from '../../src/mail/create.js';
+import type { Mailer } from '../../src/mail/types.js';
 import { getSetting, setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -388,6 +389,72 @@ describe('send-clearance-digest', () => {
 
     expect(summary).toMatchObject({ outcome: 'ok', status: 'sent', sent: 2 });
     expect(await tdb.db('leases').where({ name: 'clearance-digest' }).first()).toBeUndefined();
+  });
+
+  it('rule 5: the lease is renewed before every send, so sends that outlast its 30 minutes keep it and a run starting then sends nothing', async () => {
+    await staff();
+    for (const n of [1, 2]) await insertUser(tdb.db, context().cipher, { email: `pastor${n}@example.org`, name: `Pastor ${n}`, role: 'PASTOR' });
+    await somethingToReport();
+    let calls = 0;
+    let backDate: Promise<unknown> | undefined;
+    let overlapping: unknown;
+    // The first send takes longer than the lease lasts: the lease is back-dated to 31 minutes old while it is in
+    // flight, and the sends that started beside it wait for that. The fourth send's turn comes after, and a new run
+    // starts as it is handed over.
+    const slowMailer: Mailer = {
+      kind: 'smtp',
+      async send(message) {
+        calls++;
+        if (calls === 1) {
+          backDate = tdb.db('leases').where({ name: 'clearance-digest' }).update({ expires_at: new Date(NOW.getTime() - 60_000) }).then(() => undefined);
+        }
+        await backDate;
+        if (calls === 4) {
+          overlapping = await sendClearanceDigest(context(), { trigger: 'http' }).then(
+            (summary) => summary,
+            (error: unknown) => error,
+          );
+        }
+        return mail.mailer.send(message);
+      },
+      close: async () => undefined,
+    };
+    const ctx = createTestContext({ db: tdb.db, mailer: slowMailer, clock: new FixedClock(NOW), env: { ...mail.sink.configEnv(), APP_TIMEZONE: 'Australia/Sydney' } });
+
+    const summary = await sendClearanceDigest(ctx, { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'ok', status: 'sent', sent: 4, failed: 0 });
+    expect(overlapping).toBeInstanceOf(LeaseHeldError);
+    expect(recipients(mail.sink.messages)).toEqual(['admin@example.org', 'pastor1@example.org', 'pastor2@example.org', 'pastor@example.org']);
+    expect(await lastMonth()).toBe(MONTH);
+  });
+
+  it('rule 5: a run that lost its lease mid-run (expired and taken by another run) sends no more and leaves the month open', async () => {
+    await staff();
+    for (const n of [1, 2]) await insertUser(tdb.db, context().cipher, { email: `pastor${n}@example.org`, name: `Pastor ${n}`, role: 'PASTOR' });
+    await somethingToReport();
+    let takeover: Promise<unknown> | undefined;
+    // While the first three sends are in flight, another run takes over the lease this one let expire.
+    const takenOver: Mailer = {
+      kind: 'smtp',
+      async send(message) {
+        takeover ??= tdb.db('leases')
+          .where({ name: 'clearance-digest' })
+          .update({ holder: 'other-process:1', expires_at: new Date(NOW.getTime() + 30 * 60_000) })
+          .then(() => undefined);
+        await takeover;
+        return mail.mailer.send(message);
+      },
+      close: async () => undefined,
+    };
+    const ctx = createTestContext({ db: tdb.db, mailer: takenOver, clock: new FixedClock(NOW), env: { ...mail.sink.configEnv(), APP_TIMEZONE: 'Australia/Sydney' } });
+
+    const summary = await sendClearanceDigest(ctx, { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'partial', status: 'partial', sent: 3, failed: 1 });
+    expect(mail.sink.messages).toHaveLength(3);
+    expect(await lastMonth()).toBeNull();
+    expect(await tdb.db('leases').where({ name: 'clearance-digest' }).first()).toMatchObject({ holder: 'other-process:1' });
   });
 
   it('rule 5: two overlapping runs email each recipient once', async () => {
