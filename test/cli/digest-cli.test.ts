@@ -53,6 +53,42 @@ describe('eventops send-clearance-digest under cron', () => {
     expect(mail.sink.messages).toHaveLength(4);
   });
 
+  it('when the month already went out, stdout and the progress on stderr both say so, exit 0, as text and as JSON', async () => {
+    expect((await runCli(['send-clearance-digest'], { env: env() })).code).toBe(0);
+    const line = `already sent for ${thisMonth()} (use --force to send again)`;
+
+    const human = await runCli(['send-clearance-digest'], { env: env() });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toBe(`send-clearance-digest: ${line}\n`);
+    expect(human.stderr).toContain(`send-clearance-digest: ${line}\n`);
+    expect(human.stderr).not.toMatch(/sent 0|failed/);
+
+    const json = await runCli(['send-clearance-digest', '--json'], { env: env() });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ outcome: 'ok', status: 'already-sent', month: thisMonth() });
+    const progress = json.stderr
+      .split('\n')
+      .filter((entry) => entry.startsWith('{"label":"send-clearance-digest"'))
+      .map((entry) => JSON.parse(entry) as { event: string; text: string });
+    expect(progress.at(-1)).toEqual({ label: 'send-clearance-digest', event: 'succeed', text: line });
+    expect(mail.sink.messages).toHaveLength(2);
+  });
+
+  it('with nobody to send it to, stdout and stderr both say so, and it exits 1', async () => {
+    const users = await tdb.db('users').select();
+    await tdb.db('users').delete();
+    try {
+      const result = await runCli(['send-clearance-digest'], { env: env() });
+      expect(result.code).toBe(1);
+      const why = 'nobody to send it to: no ADMIN or PASTOR user (add one with `eventops users add --role PASTOR`)';
+      expect(result.stdout).toBe(`send-clearance-digest: failed, ${why}\n`);
+      expect(result.stderr).toContain(`send-clearance-digest: failed: failed: ${why}\n`);
+      expect(mail.sink.messages).toHaveLength(0);
+    } finally {
+      await tdb.db('users').insert(users);
+    }
+  });
+
   it('exits 1 when a recipient is refused, leaving the month open', async () => {
     rejectRecipient = (address) => address === 'pastor@example.org';
 

@@ -14,6 +14,8 @@ interface JobCommandSpec {
   force?: boolean;
   /** One human line for the summary. */
   describe: (summary: JobSummary & Record<string, unknown>) => string;
+  /** The progress's closing text where the counts would tell another story than `describe` (the digest already sent); default the counts. */
+  closing?: (summary: JobSummary & Record<string, unknown>) => string | undefined;
 }
 
 const optionsSchema = z.object({ json: z.boolean().optional(), dryRun: z.boolean().optional(), force: z.boolean().optional() });
@@ -26,6 +28,14 @@ const counts = (summary: Record<string, unknown>): string =>
 
 const describeCounts = (s: JobSummary & Record<string, unknown>): string =>
   `${s.job}: ${s.outcome}${counts(s) ? `, ${counts(s)}` : ''}`;
+
+/** The digest's runs that sent nothing, in words: their counts (sent 0, failed 0) would say nothing true. */
+const digestStatus = (s: JobSummary & Record<string, unknown>): string | undefined =>
+  s.status === 'already-sent'
+    ? `already sent for ${String(s.month)} (use --force to send again)`
+    : s.status === 'no-recipients'
+      ? 'nobody to send it to: no ADMIN or PASTOR user (add one with `eventops users add --role PASTOR`)'
+      : undefined;
 
 const JOBS: JobCommandSpec[] = [
   {
@@ -52,12 +62,12 @@ const JOBS: JobCommandSpec[] = [
     description: 'send the monthly clearance-compliance digest to ADMIN and PASTOR users (suggested: 1st of the month 07:00)',
     example: 'eventops send-clearance-digest --force',
     force: true,
-    describe: (s) =>
-      s.status === 'already-sent'
-        ? `send-clearance-digest: already sent for ${String(s.month)} (use --force to send again)`
-        : s.status === 'no-recipients'
-          ? `send-clearance-digest: ${s.outcome}, nobody to send it to: no ADMIN or PASTOR user (add one with \`eventops users add --role PASTOR\`)`
-          : describeCounts(s),
+    describe: (s) => {
+      const status = digestStatus(s);
+      if (status === undefined) return describeCounts(s);
+      return s.outcome === 'ok' ? `send-clearance-digest: ${status}` : `send-clearance-digest: ${s.outcome}, ${status}`;
+    },
+    closing: digestStatus,
   },
   {
     name: 'error-issues',
@@ -101,8 +111,9 @@ export function registerJobCommands(program: Command): void {
       }, options.dryRun ? { migrate: false } : {});
       const record = summary as JobSummary & Record<string, unknown>;
       // A run that partly or wholly failed ends its progress as failed (a red cross, `"event":"fail"`), not as a success.
-      if (record.outcome === 'partial' || record.outcome === 'failed') progress.fail(`${record.outcome}: ${counts(record) || record.outcome}`);
-      else progress.succeed(counts(record) || record.outcome);
+      const closing = spec.closing?.(record);
+      if (record.outcome === 'partial' || record.outcome === 'failed') progress.fail(`${record.outcome}: ${closing ?? (counts(record) || record.outcome)}`);
+      else progress.succeed(closing ?? (counts(record) || record.outcome));
       const lines = [spec.describe(record)];
       if (summary.dryRun) lines.push(...(summary.wouldDo ?? []).map((line) => `  would ${line}`));
       printResult(options, summary, lines);
