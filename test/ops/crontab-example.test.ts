@@ -87,4 +87,11 @@ describe('crontab.example', () => {
     // Reminders, checkout cleanup and website sync already run every hour or more often.
     for (const job of ['send-reminders', 'sweep-checkouts', 'sync-website']) expect(hoursOf(jobs.get(job))).toEqual(range(0, 23));
   });
+
+  it('reconcile runs before the checkout cleanup in each hour, so a host back from an outage registers what was paid meanwhile before it expires the checkouts', () => {
+    const jobs = new Map(crontabJobs().map((job) => [job.subcommand, job]));
+    const minute = (job: string) => jobs.get(job)?.schedule[0]?.[0] ?? -1;
+    expect(minute('reconcile')).toBeGreaterThanOrEqual(0);
+    expect(minute('reconcile') + 10).toBeLessThanOrEqual(minute('sweep-checkouts'));
+  });
 });
