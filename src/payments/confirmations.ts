@@ -59,11 +59,9 @@ export async function queueRegistrationConfirmation(
   const hasPublicUrl = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
   const { paidMinor, cardPaymentInFlight } = input.payments ?? { paidMinor: 0, cardPaymentInFlight: false };
   const owing = !input.priced.free && !cardPaymentInFlight;
-  const [branding, bank, others] = await Promise.all([
-    loadEmailBranding(trx, ctx.config),
-    owing ? getBankDetails(trx) : undefined,
-    otherLiveRegistrations(trx, input.event.id, emailHash, input.registrationId),
-  ]);
+  // One query at a time: they share the transaction's connection.
+  const others = await otherLiveRegistrations(trx, input.event.id, emailHash, input.registrationId);
+  const [branding, bank] = await Promise.all([loadEmailBranding(trx, ctx.config), owing ? getBankDetails(trx) : undefined]);
   const rendered = registrationConfirmationEmail(
     {
       name: input.contact.name,
