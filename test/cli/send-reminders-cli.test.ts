@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createFieldCipher } from '../../src/crypto/field-cipher.js';
-import { runCli } from '../support/cli.js';
+import { runCli, startCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { useSmtpSink } from '../support/mail-fixture.js';
 import { testConfig, testEnv } from '../support/env.js';
@@ -8,7 +8,8 @@ import { insertEvent, insertRegistration } from '../support/factories.js';
 
 let tdb: TestDatabase;
 let rejectRecipient: (address: string) => boolean = () => false;
-const mail = useSmtpSink({ rejectRecipient: (address) => rejectRecipient(address) });
+let acceptAfterMs = 0;
+const mail = useSmtpSink({ rejectRecipient: (address) => rejectRecipient(address), delayAfterData: () => acceptAfterMs });
 
 beforeAll(async () => {
   tdb = await createTestDatabase();
@@ -18,6 +19,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   rejectRecipient = () => false;
+  acceptAfterMs = 0;
 });
 
 const ANSI = /\u001b\[/;
@@ -72,5 +74,32 @@ describe('eventops send-reminders under cron (no TTY)', () => {
     const human = await runCli(['send-reminders'], { env });
     expect(human.code).toBe(0);
     expect(human.stdout).toBe('send-reminders: ok, events 0, sent 0, failed 0, skipped 0, paymentReminders 0, alreadyReminded 0\n');
+  });
+
+  it('SIGTERM (a deploy, systemd) stops the run after the sends under way and gives the claim back: the next run sends only the rest, nobody twice', async () => {
+    const addresses = Array.from({ length: 40 }, (_, i) => `stop-${String(i).padStart(2, '0')}@example.org`);
+    const event = await dueEventWith(addresses);
+    const env = testEnv({ DATABASE_URL: tdb.url, ...mail.sink.configEnv() });
+    acceptAfterMs = 150;
+
+    const running = startCli(['send-reminders', '--json'], { env });
+    await mail.sink.waitFor(3, 30_000);
+    running.child.kill('SIGTERM');
+    const stopped = await running.result;
+
+    expect(stopped.signal).toBeNull();
+    expect(stopped.code).toBe(1);
+    const summary = JSON.parse(stopped.stdout) as Record<string, unknown>;
+    expect(summary).toMatchObject({ job: 'send-reminders', outcome: 'partial', stopped: true });
+    const first = mail.sink.messages.flatMap((m) => m.envelope.to);
+    expect(first.length).toBeLessThan(addresses.length);
+    expect(await tdb.db('events').where({ id: event.id }).first()).toMatchObject({ reminder_claimed_at: null, reminder_sent_at: null });
+
+    acceptAfterMs = 0;
+    const rest = await runCli(['send-reminders', '--json'], { env });
+    expect(rest.code).toBe(0);
+    const all = mail.sink.messages.flatMap((m) => m.envelope.to);
+    expect([...all].sort()).toEqual(addresses);
+    expect(JSON.parse(rest.stdout)).toMatchObject({ outcome: 'ok', sent: addresses.length - first.length, alreadyReminded: first.length });
   });
 });

@@ -6,6 +6,7 @@ import type { Db } from '../../db/connect.js';
 import { AppError, EXIT } from '../../errors.js';
 import { createProgress } from '../progress.js';
 import { isInteractive, printResult, withContext } from '../io.js';
+import type { OpenContext } from '../runtime.js';
 
 interface JobCommandSpec {
   name: JobName;
@@ -16,6 +17,8 @@ interface JobCommandSpec {
   describe: (summary: JobSummary & Record<string, unknown>) => string;
   /** The progress's closing text where the counts would tell another story than `describe` (the digest already sent); default the counts. */
   closing?: (summary: JobSummary & Record<string, unknown>) => string | undefined;
+  /** The job stops gracefully when asked (its `signal`): the first SIGTERM or SIGINT asks it, a second ends the process. */
+  stoppable?: boolean;
 }
 
 const optionsSchema = z.object({ json: z.boolean().optional(), dryRun: z.boolean().optional(), force: z.boolean().optional() });
@@ -43,6 +46,7 @@ const JOBS: JobCommandSpec[] = [
     description: 'email registrants of events whose reminder is due; payment reminders with a pay-now link (suggested: hourly)',
     example: 'eventops send-reminders --dry-run',
     describe: describeCounts,
+    stoppable: true,
   },
   {
     name: 'sweep-checkouts',
@@ -96,17 +100,21 @@ export function registerJobCommands(program: Command): void {
       const progress = await createProgress({ interactive: isInteractive(), json: Boolean(options.json), label: spec.name });
       // A dry run writes nothing, and migrating on start is a write.
       const summary = await withContext(async (ctx) => {
+        const stop = spec.stoppable ? stopOnSignal(ctx) : undefined;
         try {
           if (options.dryRun) await refusePendingMigrations(ctx.db);
           return await run(ctx, {
             trigger: 'cli',
             dryRun: options.dryRun,
             force: options.force,
+            signal: stop?.signal,
             onProgress: (c) => progress.update('running', { done: Object.values(c).reduce((a, b) => a + b, 0) }),
           });
         } catch (error) {
           progress.fail(error instanceof Error ? error.message : String(error));
           throw error;
+        } finally {
+          stop?.remove();
         }
       }, options.dryRun ? { migrate: false } : {});
       const record = summary as JobSummary & Record<string, unknown>;
@@ -120,6 +128,30 @@ export function registerJobCommands(program: Command): void {
       if (summary.outcome === 'partial' || summary.outcome === 'failed') process.exitCode = EXIT.failure;
     });
   }
+}
+
+/**
+ * The first SIGTERM or SIGINT (a deploy, systemd, Ctrl-C) asks the run to stop after the sends on the wire,
+ * record them and give its claim back, so the next run finishes the event at once and nobody is sent the
+ * same reminder twice; a second signal ends the process as before.
+ */
+function stopOnSignal(ctx: OpenContext): { signal: AbortSignal; remove(): void } {
+  const controller = new AbortController();
+  const remove = (): void => {
+    process.removeListener('SIGTERM', onSignal);
+    process.removeListener('SIGINT', onSignal);
+  };
+  function onSignal(signal: NodeJS.Signals): void {
+    // Only the first: with no listener left, the next one ends the process (Node's default).
+    remove();
+    ctx.logger.warn({ signal }, 'stopping after the sends under way; a second signal stops at once');
+    controller.abort();
+  }
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  // An embedded PostgreSQL this command started is stopped by the second signal, not the first.
+  ctx.takeOverSignals();
+  return { signal: controller.signal, remove };
 }
 
 /** A dry run on a schema older than this version would fail on a missing column, or answer wrongly: say why instead. */
