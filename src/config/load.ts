@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { unreadableTlsFiles } from '../db/ssl.js';
+import { cardCurrencyProblem } from './card-currencies.js';
 import { fields, hostField, isEmailAddress, isLoopbackUrl, type FieldRule } from './fields.js';
 import type { AppConfig, ConfigProblem, Keyring, LoadedConfig, RuntimeEnv } from './types.js';
 
@@ -202,6 +203,8 @@ export function loadConfig(
   // Card payments: on only when both keys are set; with one of them, off (bank transfer) with a warning
   const paymentsOn = featurePair('PSP_SECRET_KEY', 'PSP_WEBHOOK_SECRET', 'card payments are off, registrations fall back to bank transfer');
   const webhookSecret = read('PSP_WEBHOOK_SECRET', fields.webhookSecret);
+  const cardCurrency = paymentsOn ? cardCurrencyProblem(currency) : undefined;
+  if (cardCurrency) problem('APP_CURRENCY', cardCurrency);
   const pspApiBase = stripTrailingSlash(apiUrl('PSP_API_BASE'));
 
   // Captcha, with the deprecated public alias

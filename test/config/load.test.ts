@@ -131,6 +131,22 @@ describe('configuration rules', () => {
     expect(variablesOf(testEnv({ APP_CURRENCY: 'JPY' }))).toEqual([]);
   });
 
+  it('card payments are refused in a currency the card provider counts differently (ISK, HUF, UGX in hundredths; three-decimal ones only in tens): bank transfer still works', () => {
+    const card = { PSP_SECRET_KEY: 'sk_test_currency', PSP_WEBHOOK_SECRET: 'whsec_currency' };
+    for (const currency of ['ISK', 'HUF', 'UGX']) {
+      const [problem] = problemsOf(testEnv({ ...card, APP_CURRENCY: currency }));
+      expect(problem?.variable).toBe('APP_CURRENCY');
+      expect(problem?.expected).toMatch(new RegExp(`card payments cannot be taken in ${currency}: the card provider counts it in hundredths.*leave PSP_SECRET_KEY and PSP_WEBHOOK_SECRET unset`));
+      expect(variablesOf(testEnv({ APP_CURRENCY: currency }))).toEqual([]);
+    }
+    for (const currency of ['KWD', 'BHD', 'JOD', 'OMR', 'TND']) {
+      expect(problemsOf(testEnv({ ...card, APP_CURRENCY: currency }))).toEqual([
+        { variable: 'APP_CURRENCY', expected: expect.stringMatching(/only amounts ending in 0/) },
+      ]);
+    }
+    for (const currency of ['AUD', 'JPY', 'KRW', 'TWD', 'EUR']) expect(variablesOf(testEnv({ ...card, APP_CURRENCY: currency }))).toEqual([]);
+  });
+
   it('THEME_* colours are #RRGGBB and THEME_PRIMARY_DARK falls back to THEME_PRIMARY', () => {
     expect(variablesOf(testEnv({ THEME_PRIMARY: '#12345' }))).toEqual(['THEME_PRIMARY']);
     expect(variablesOf(testEnv({ THEME_PRIMARY_DARK: 'navy' }))).toEqual(['THEME_PRIMARY_DARK']);
