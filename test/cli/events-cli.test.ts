@@ -254,4 +254,21 @@ describe('eventops events', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('$ eventops events create family-camp.json');
   });
+
+  it('list shows an event that ends from its start to its end, in the church zone', async () => {
+    const file = writeEventFile('retreat.json', {
+      slug: 'cli-retreat',
+      title: 'Men\'s Retreat',
+      startsAt: '2027-02-05T18:00:00+11:00',
+      endsAt: '2027-02-07T15:00:00+11:00',
+      capacity: 30,
+      pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 9000 }] },
+    });
+    expect((await runCli(['events', 'create', file], { env: env({ WEBSITE_SYNC_URL: undefined, WEBSITE_SYNC_SECRET: undefined }), cwd: workDir })).code).toBe(0);
+
+    const human = await runCli(['events', 'list'], { env: env(), cwd: workDir });
+    expect(human.stdout).toMatch(/^cli-retreat +2027-02-05 18:00 – 2027-02-07 15:00 +draft +capacity 30 +Men's Retreat$/m);
+    const json = JSON.parse((await runCli(['events', 'list', '--json'], { env: env(), cwd: workDir })).stdout) as { events: Array<{ slug: string; endsAt: string | null }> };
+    expect(json.events.find((e) => e.slug === 'cli-retreat')?.endsAt).toBe('2027-02-07T04:00:00.000Z');
+  });
 });

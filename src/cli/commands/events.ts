@@ -194,7 +194,7 @@ function othersWaiting(pending: number | undefined): string {
 function describeEvents(events: EventRecord[], when: (date: Date) => string): string[] {
   const rows = events.map((event) => [
     event.slug,
-    when(event.startsAt),
+    event.endsAt ? `${when(event.startsAt)} – ${when(event.endsAt)}` : when(event.startsAt),
     event.deletedAt ? 'deleted' : event.published ? 'published' : 'draft',
     event.capacity === null ? 'unlimited' : `capacity ${event.capacity}`,
     event.title,
