@@ -451,8 +451,13 @@ describe('send-clearance-digest', () => {
 
     const summary = await sendClearanceDigest(ctx, { trigger: 'cli' });
 
-    expect(summary).toMatchObject({ outcome: 'partial', status: 'partial', sent: 3, failed: 1 });
-    expect(mail.sink.messages).toHaveLength(3);
+    // The sends that renewed before the takeover committed go out (one to three, as the three connections
+    // race the update); none renews after it, so the fourth recipient is never sent to by this run.
+    expect(summary).toMatchObject({ outcome: 'partial', status: 'partial' });
+    expect(summary.sent).toBeGreaterThanOrEqual(1);
+    expect(summary.sent).toBeLessThanOrEqual(3);
+    expect((summary.sent ?? 0) + (summary.failed ?? 0)).toBe(4);
+    expect(mail.sink.messages).toHaveLength(summary.sent as number);
     expect(await lastMonth()).toBeNull();
     expect(await tdb.db('leases').where({ name: 'clearance-digest' }).first()).toMatchObject({ holder: 'other-process:1' });
   });
