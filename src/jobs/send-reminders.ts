@@ -150,7 +150,7 @@ async function claimEvent(ctx: AppContext, eventId: string, now: Date): Promise<
 
 
 /**
- * Marks the reminder sent if anyone got it (or nobody was due one); releases
+ * Marks the reminder sent if anyone got it, in this run or an earlier one of the round (or nobody was due one); releases
  * the claim if every send failed, or if the run was asked to stop with
  * recipients left (the next run resumes at once instead of after the stale
  * threshold). Both only while the claim is still ours.
@@ -159,7 +159,9 @@ async function settleClaim(ctx: AppContext, event: DueEvent, claimedAt: Date, re
   // The run that took the event over finishes it; touching the row would stop it.
   if (result.claimLost) return;
   const ours = ctx.db('events').where({ id: event.id, reminder_claimed_at: claimedAt }).whereNull('reminder_sent_at');
-  if (!result.stopped && (result.recipients === 0 || result.sent > 0)) {
+  // A round an earlier run already took to some registrants counts as reaching someone (rule 2): the ones left
+  // failing now are not retried by every later run until the event starts.
+  if (!result.stopped && (result.recipients === 0 || result.sent > 0 || result.alreadyReminded > 0)) {
     await ours.update({ reminder_sent_at: ctx.clock.now() });
     return;
   }

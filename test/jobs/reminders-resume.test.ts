@@ -78,6 +78,25 @@ describe('send-reminders resumes a round stopped mid-event', () => {
     expect((await roundRecords(REMINDER_AT)).map((r) => r.registration_id).sort()).toEqual(registrations.map((r) => r.id).sort());
   });
 
+  it('rule 2 across runs: when the registrations a crashed run left are all failing, the round that reached others is marked sent, not retried by every later run', async () => {
+    const { event, registrations } = await eventWith(addressesOf(3, 'left'));
+    await tdb.db('registration_emails').insert(
+      registrations.slice(0, 2).map((r) => ({ registration_id: r.id, kind: 'event-reminder', sent_at: new Date(NOW.getTime() - 21 * 60_000), reminder_at: REMINDER_AT })),
+    );
+    await tdb.db('events').where({ id: event.id }).update({ reminder_claimed_at: new Date(NOW.getTime() - 20 * 60_000) });
+    const refusing = watching(() => {
+      throw new Error('550 mailbox unavailable');
+    });
+
+    const summary = await sendEventReminders(context(new FixedClock(NOW), refusing), { trigger: 'scheduler' });
+
+    expect(summary).toMatchObject({ events: 1, sent: 0, failed: 1, alreadyReminded: 2 });
+    expect(await eventRow(event.id)).toEqual({ reminder_claimed_at: NOW, reminder_sent_at: NOW });
+    const later = await sendEventReminders(context(new FixedClock(new Date(NOW.getTime() + 60 * 60_000)), refusing), { trigger: 'scheduler' });
+    expect(later).toMatchObject({ events: 0, sent: 0, failed: 0 });
+    expect(delivered()).toEqual([]);
+  });
+
   it('a dry run of a round left unfinished lists only the registrations it has not reached', async () => {
     const { event, registrations } = await eventWith(addressesOf(3, 'dry'));
     await tdb.db('registration_emails').insert({ registration_id: registrations[0]?.id, kind: 'event-reminder', sent_at: NOW, reminder_at: REMINDER_AT });
