@@ -1,6 +1,7 @@
 import Handlebars from 'handlebars';
 import type { AppConfig, Theme } from '../config/types.js';
 import type { Db } from '../db/connect.js';
+import { moneyFormatter } from '../money-format.js';
 import { memberDateTime, memberDateTimeSpan } from '../time-format.js';
 import { loadChurchIdentity, type ChurchIdentity } from './identity.js';
 
@@ -150,15 +151,14 @@ function formatHelpers(regional: AppConfig['regional']): Record<string, Handleba
 }
 
 function buildFormatHelpers(regional: AppConfig['regional']): Record<string, Handlebars.HelperDelegate> {
-  const money = new Intl.NumberFormat(regional.locale, { style: 'currency', currency: regional.currency });
-  const digits = money.resolvedOptions().maximumFractionDigits ?? 2;
+  const money = moneyFormatter(regional);
   const calendarDate = new Intl.DateTimeFormat(regional.locale, { dateStyle: 'long', timeZone: 'UTC' });
   const localDate = new Intl.DateTimeFormat(regional.locale, { dateStyle: 'long', timeZone: regional.timeZone });
   // Named zone and all: the pages write an event's time with this same formatter.
   const dateTime = memberDateTime(regional);
   const dateTimeSpan = memberDateTimeSpan(regional);
   return {
-    money: (minor: unknown) => (typeof minor === 'number' ? money.format(minor / 10 ** digits) : ''),
+    money: (minor: unknown) => (typeof minor === 'number' ? money(minor) : ''),
     // A calendar date (YYYY-MM-DD) has no time zone; an instant is shown in the church's zone.
     date: (value: unknown) => {
       if (typeof value === 'string' && CALENDAR_DATE.test(value)) return calendarDate.format(new Date(`${value}T00:00:00Z`));

@@ -71,9 +71,4 @@ export function parseAmount(text: string, regional: { currency: string; locale: 
   return minor;
 }
 
-/** Minor units → "$240.00" in the church's locale and currency. */
-export function moneyFormatter(regional: { locale: string; currency: string }): (minor: number) => string {
-  const format = new Intl.NumberFormat(regional.locale, { style: 'currency', currency: regional.currency });
-  const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
-  return (minor) => format.format(minor / 10 ** digits);
-}
+export { moneyFormatter } from '../../money-format.js';

@@ -1,4 +1,5 @@
 import type { AppConfig } from '../../config/types.js';
+import { moneyFormatter } from '../../money-format.js';
 import { memberDateTime, memberDateTimeSpan } from '../../time-format.js';
 
 /** Money and time as the church reads them: APP_LOCALE, APP_CURRENCY and APP_TIMEZONE, formatted before templating. */
@@ -32,11 +33,9 @@ export function pageFormat(regional: Regional): PageFormat {
 }
 
 function buildPageFormat(regional: Regional): PageFormat {
-  const money = new Intl.NumberFormat(regional.locale, { style: 'currency', currency: regional.currency });
-  const digits = money.resolvedOptions().maximumFractionDigits ?? 2;
   const percent = new Intl.NumberFormat(regional.locale, { style: 'percent', maximumFractionDigits: 4 });
   return {
-    money: (minor) => money.format(minor / 10 ** digits),
+    money: moneyFormatter(regional),
     percent: (value) => percent.format(value / 100),
     // The emails' own formatter: a member reading the page and the email sees the same time written the same way.
     dateTime: memberDateTime(regional),
