@@ -59,6 +59,20 @@ function dueEvent(overrides: Record<string, unknown> = {}) {
   });
 }
 
+/** The event file of a published, free event whose reminder is due, as the office writes it. */
+function dueEventFile(slug: string) {
+  return {
+    slug,
+    title: 'Family Camp',
+    location: 'Church Hall, 1 Main St',
+    startsAt: STARTS_AT,
+    capacity: null,
+    published: true,
+    reminderAt: new Date(NOW.getTime() - 60 * 60_000),
+    pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 0 }] },
+  };
+}
+
 function register(eventId: string, email: string, overrides: Record<string, unknown> = {}) {
   const cipher = context().cipher;
   return insertRegistration(tdb.db, cipher, eventId, { email, contact_name: `Member ${email.split('@')[0]}`, ...overrides });
@@ -165,16 +179,7 @@ describe('send-reminders', () => {
   it('a moved event reminded again carries the same calendar UID with a higher SEQUENCE, so calendars update the entry instead of keeping the old time', async () => {
     const clock = new FixedClock(new Date(NOW.getTime() - 24 * 60 * 60_000));
     const ctx = context({}, clock);
-    const file = {
-      slug: 'moved-camp',
-      title: 'Family Camp',
-      location: 'Church Hall, 1 Main St',
-      startsAt: STARTS_AT,
-      capacity: null,
-      published: true,
-      reminderAt: new Date(NOW.getTime() - 60 * 60_000),
-      pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 0 }] },
-    };
+    const file = dueEventFile('moved-camp');
     const { event } = await createEvent(ctx, file);
     await register(event.id, 'seq@example.org');
     clock.set(NOW);
@@ -200,16 +205,7 @@ describe('send-reminders', () => {
     try {
       const clock = new FixedClock(NOW);
       const ctx = createTestContext({ db: tdb.db, mailer: apiMailer, clock, env: { ...api.configEnv(), APP_TIMEZONE: 'Australia/Sydney' } });
-      const file = {
-        slug: 'api-camp',
-        title: 'Family Camp',
-        location: 'Church Hall, 1 Main St',
-        startsAt: STARTS_AT,
-        capacity: null,
-        published: true,
-        reminderAt: new Date(NOW.getTime() - 60 * 60_000),
-        pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 0 }] },
-      };
+      const file = dueEventFile('api-camp');
       const { event } = await createEvent(ctx, file);
       await register(event.id, 'ann@example.org');
       await register(event.id, 'bob@example.org');
@@ -246,16 +242,7 @@ describe('send-reminders', () => {
   it('each change of the event raises SEQUENCE, even two changes within the same second', async () => {
     // One instant for everything: a SEQUENCE counted in seconds since creation stayed 0 throughout.
     const ctx = context();
-    const file = {
-      slug: 'busy-camp',
-      title: 'Family Camp',
-      location: 'Church Hall, 1 Main St',
-      startsAt: STARTS_AT,
-      capacity: null,
-      published: true,
-      reminderAt: new Date(NOW.getTime() - 60 * 60_000),
-      pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 0 }] },
-    };
+    const file = dueEventFile('busy-camp');
     const { event } = await createEvent(ctx, file);
     await register(event.id, 'busy@example.org');
     await sendEventReminders(ctx, { trigger: 'cli' });

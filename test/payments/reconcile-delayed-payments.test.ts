@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import type { EventRecord } from '../../src/admin/events.js';
 import { reconcileCheckouts } from '../../src/jobs/reconcile.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
-import { insertEvent } from '../support/factories.js';
-import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
+import { openCardEventHarness } from '../support/card-event-harness.js';
+import type { PaymentsHarness } from '../support/payments-harness.js';
 import { queuedMessages } from '../support/webhook-events.js';
 
 // Slow direct debits (SEPA takes up to 14 business days): a checkout the provider still reports as
@@ -16,9 +16,7 @@ let harness: PaymentsHarness;
 let event: EventRecord;
 
 beforeAll(async () => {
-  harness = await startPaymentsHarness({ now: T0 });
-  const { slug } = await insertEvent(harness.tdb.db, { online_payment: true, capacity: 50 });
-  event = (await getEventBySlug(harness.tdb.db, slug)) as EventRecord;
+  ({ harness, event } = await openCardEventHarness(T0));
 });
 afterAll(async () => {
   await harness.close();

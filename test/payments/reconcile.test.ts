@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import type { EventRecord } from '../../src/admin/events.js';
 import { reconcileCheckouts } from '../../src/jobs/reconcile.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { resolveOperationsAlert } from '../../src/payments/alerts.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
 import { payNowUrl } from '../../src/payments/links.js';
 import { startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
-import { insertEvent, insertRegistration } from '../support/factories.js';
-import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
+import { insertRegistration } from '../support/factories.js';
+import { openCardEventHarness } from '../support/card-event-harness.js';
+import type { PaymentsHarness } from '../support/payments-harness.js';
 import { buildCheckoutSession, providerId } from '../support/provider-fixtures.js';
 import { queuedMessages } from '../support/webhook-events.js';
 
@@ -19,9 +20,7 @@ let harness: PaymentsHarness;
 let event: EventRecord;
 
 beforeAll(async () => {
-  harness = await startPaymentsHarness({ now: T0 });
-  const { slug } = await insertEvent(harness.tdb.db, { online_payment: true, capacity: 50 });
-  event = (await getEventBySlug(harness.tdb.db, slug)) as EventRecord;
+  ({ harness, event } = await openCardEventHarness(T0));
 });
 afterAll(async () => {
   await harness.close();
