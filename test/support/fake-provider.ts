@@ -85,6 +85,10 @@ export interface FakeProvider {
   sessionListCalls(): FakeProviderRequest[];
   /** The authorised POST /v1/checkout/sessions/:id/expire calls. */
   sessionExpireCalls(): FakeProviderRequest[];
+  /** Every event the provider made through buildEvent (delivered, withheld or never sent), oldest first: what GET /v1/events lists. */
+  events: ProviderObject[];
+  /** The authorised GET /v1/events (list) calls, one per page. */
+  eventListCalls(): FakeProviderRequest[];
   /** PSP_* variables that point the application at this provider. */
   configEnv(): Record<string, string>;
   setWebhookUrl(url: string): void;
@@ -168,6 +172,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   let webhookUrl = options.webhookUrl;
   let webhookOutage = false;
   const withheld: ProviderObject[] = [];
+  const events: ProviderObject[] = [];
   let apiBase = '';
 
   function createSession(body: Record<string, unknown>): ProviderObject {
@@ -348,7 +353,32 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       default:
         object = { ...existingSession(sessionId), ...overrides };
     }
-    return buildProviderEvent(type, object, eventOverrides);
+    const event = buildProviderEvent(type, object, { created: createdAt(), ...eventOverrides });
+    events.push(event);
+    return event;
+  }
+
+  /**
+   * GET /v1/events: newest first, filtered by `type` or `types[]` and `created[gte]`, paged with
+   * `limit` and `starting_after`, as the provider lists the last 30 days of an account's events.
+   */
+  function listEvents(query: Record<string, unknown>): ProviderObject {
+    const limit = query.limit === undefined ? 10 : integer(query.limit, 'limit');
+    if (limit < 1 || limit > 100) invalid('limit', 'limit must be between 1 and 100');
+    if (query.type !== undefined && query.types !== undefined) invalid('types', 'You may pass either `type` or `types`, but not both.');
+    const types = Array.isArray(query.types) ? query.types.map(String) : typeof query.type === 'string' ? [query.type] : undefined;
+    if (types && types.length > 20) invalid('types', 'types may contain at most 20 event types');
+    const gte = asRecord(query.created).gte === undefined ? undefined : integer(asRecord(query.created).gte, 'created[gte]');
+    const matching = [...events]
+      .reverse()
+      .filter((event) => (!types || types.includes(event.type as string)) && (gte === undefined || (event.created as number) >= gte));
+    let start = 0;
+    if (typeof query.starting_after === 'string') {
+      const index = matching.findIndex((event) => event.id === query.starting_after);
+      if (index < 0) invalid('starting_after', `No such event: '${query.starting_after}'`);
+      start = index + 1;
+    }
+    return { object: 'list', data: matching.slice(start, start + limit), has_more: start + limit < matching.length, url: '/v1/events' };
   }
 
   function recordCharge(paymentIntent: string, change: Partial<{ amountRefunded: number; disputed: boolean }>): void {
@@ -531,6 +561,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     if (method === 'POST' && path === '/v1/checkout/sessions') return { status: 200, body: createSession(body) };
     if (method === 'GET' && path === '/v1/checkout/sessions') return { status: 200, body: listSessions(body) };
     if (method === 'GET' && path === '/v1/disputes') return { status: 200, body: listDisputes(body) };
+    if (method === 'GET' && path === '/v1/events') return { status: 200, body: listEvents(body) };
     const intent = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
     if (method === 'GET' && intent) return { status: 200, body: retrievePaymentIntent(decodeURIComponent(intent[1] as string), body) };
     const get = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
@@ -605,6 +636,8 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     sessionCreateCalls: () => requests.filter((r) => r.authorized && r.method === 'POST' && r.path === '/v1/checkout/sessions'),
     sessionListCalls: () => requests.filter((r) => r.authorized && r.method === 'GET' && r.path === '/v1/checkout/sessions'),
     sessionExpireCalls: () => requests.filter((r) => r.authorized && r.method === 'POST' && /^\/v1\/checkout\/sessions\/[^/]+\/expire$/.test(r.path)),
+    events,
+    eventListCalls: () => requests.filter((r) => r.authorized && r.method === 'GET' && r.path === '/v1/events'),
     configEnv: () => ({ PSP_SECRET_KEY: secretKey, PSP_WEBHOOK_SECRET: options.webhookSecret, PSP_API_BASE: apiBase }),
     setWebhookUrl(url) {
       webhookUrl = url;

@@ -25,6 +25,19 @@ export type ReconcileAction =
   /** COMPLETED here, but the provider has no such session, another amount, or no payment: a person must look. */
   | 'alert_mismatch';
 
+/** One line of reconcile's report: a session compared, or (`replay`) a provider event applied as its delivery would have been. */
+export interface ReconcileRow {
+  session: string;
+  ours: string;
+  provider: string;
+  action: ReconcileAction | 'replay';
+  why: string;
+  /** With apply: what was done (the webhook outcome, `alerted`, `alert already raised`, or the error). */
+  result?: string;
+  /** The difference is still there after this run. */
+  unresolved: boolean;
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const chargeSchema = z.object({

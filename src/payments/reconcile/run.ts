@@ -15,7 +15,10 @@ import {
   type KnownHere,
   type ProviderSessionView,
   type ReconcileAction,
+  type ReconcileRow,
 } from './compare.js';
+import { PROVIDER_EVENT_RETENTION_MS } from './events.js';
+import { replayMissedReversals } from './replay.js';
 import { describeOurs, loadOurCheckouts, ourView, type OurRow } from './ours.js';
 
 /**
@@ -36,23 +39,16 @@ export const DEFAULT_RECONCILE_WINDOW_MS = 72 * 60 * 60_000;
 export const UNSETTLED_LOOKBACK_MS = 30 * 24 * 60 * 60_000;
 const PAGE_SIZE = 100;
 
-export interface ReconcileRow {
-  session: string;
-  ours: string;
-  provider: string;
-  action: ReconcileAction;
-  why: string;
-  /** With apply: what was done (the webhook outcome, `alerted`, `alert already raised`, or the error). */
-  result?: string;
-  /** The difference is still there after this run. */
-  unresolved: boolean;
-}
+export type { ReconcileRow } from './compare.js';
 
 export interface ReconcileReport {
   since: string;
   applied: boolean;
   /** Provider sessions listed in the window. */
   listed: number;
+  /** Refund and dispute events the provider listed, since `eventsSince`. */
+  events: number;
+  eventsSince: string;
   rows: ReconcileRow[];
   matched: number;
   repaired: number;
@@ -96,12 +92,18 @@ export async function reconcileWithProvider(ctx: AppContext, options: { sinceMs:
   for (const row of ours.completedInWindow) {
     if (!seen.has(row.id)) rows.push(await reconcileOne(ctx, provider, undefined, row, options.apply));
   }
+  // After the sessions, so a refund the comparison above already applied is found in place, not applied twice.
+  const eventsSince = new Date(Math.min(since.getTime(), now.getTime() - PROVIDER_EVENT_RETENTION_MS));
+  const replayed = await replayMissedReversals(ctx, provider, eventsSince, options.apply);
+  rows.push(...replayed.rows);
   const matched = rows.filter((row) => row.action === 'none' && !row.unresolved).length;
   const unresolved = rows.filter((row) => row.unresolved).length;
   return {
     since: since.toISOString(),
     applied: options.apply,
     listed: sessions.length,
+    events: replayed.listed,
+    eventsSince: eventsSince.toISOString(),
     rows,
     matched,
     repaired: rows.length - matched - unresolved,

@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import type { ProviderClient } from '../provider.js';
+import { mapWebhookEvent, type ProviderEvent, type WebhookAction } from '../webhook/map.js';
+
+/**
+ * The provider's own record of refunds and disputes, for the ones whose webhook never reached us.
+ * A refund made at the provider days after the payment is outside the sessions reconcile reads,
+ * and the provider stops retrying a delivery after 3 days; its event list keeps 30 days.
+ */
+export const REPLAYED_EVENT_TYPES = ['charge.refunded', 'charge.dispute.created', 'charge.dispute.closed'] as const;
+
+/** How long the provider keeps events listable. */
+export const PROVIDER_EVENT_RETENTION_MS = 30 * 24 * 60 * 60_000;
+
+export type ActionableAction = Exclude<WebhookAction, { kind: 'ignore' }>;
+
+export type ReplayStep =
+  | { kind: 'replay'; event: ProviderEvent; action: ActionableAction }
+  /** Nothing to do now, and nothing to do later: recorded as seen so the next run does not list it. */
+  | { kind: 'settled'; event: ProviderEvent; why: string };
+
+/** The account's refund and dispute events since `since`, oldest first (the provider lists newest first). */
+export async function listReversalEvents(provider: ProviderClient, since: Date): Promise<ProviderEvent[]> {
+  const found: ProviderEvent[] = [];
+  const pages = provider.events.list({ types: [...REPLAYED_EVENT_TYPES], created: { gte: Math.floor(since.getTime() / 1000) }, limit: 100 });
+  for await (const event of pages) found.push({ id: event.id, type: event.type, data: { object: event.data.object } });
+  return found.reverse();
+}
+
+const disputeState = z.object({ id: z.string(), object: z.literal('dispute'), status: z.string().nullish() });
+
+/**
+ * What to do with the events no delivery (and no earlier run) has handled: each is applied as its
+ * delivery would have been, in the order the provider made them, with two exceptions. A dispute that
+ * was opened and then won, or an inquiry that was closed, before we heard of either changed nothing
+ * for good: the registration stays as it is and nobody needs telling. Events of payments that are not
+ * ours (another integration on the same account) are left alone. Pure.
+ */
+export function planReplay(events: readonly ProviderEvent[], handled: ReadonlySet<string>, isOurs: (action: ActionableAction) => boolean): ReplayStep[] {
+  const closedAs = new Map<string, string>();
+  for (const event of events) {
+    const dispute = event.type === 'charge.dispute.closed' ? disputeState.safeParse(event.data.object) : undefined;
+    if (dispute?.success) closedAs.set(dispute.data.id, dispute.data.status ?? '');
+  }
+  const openedUnheard = new Set<string>();
+  const steps: ReplayStep[] = [];
+  for (const event of events) {
+    if (handled.has(event.id)) continue;
+    const action = mapWebhookEvent(event);
+    if (action.kind === 'ignore' || !isOurs(action)) continue;
+    const dispute = event.type.startsWith('charge.dispute.') ? disputeState.safeParse(event.data.object) : undefined;
+    const disputeId = dispute?.success ? dispute.data.id : undefined;
+    if (disputeId && event.type === 'charge.dispute.created') {
+      const closed = closedAs.get(disputeId);
+      if (closed === 'won' || closed === 'warning_closed') {
+        openedUnheard.add(disputeId);
+        steps.push({ kind: 'settled', event, why: closed === 'won' ? 'the dispute was won before we heard of it' : 'the inquiry was closed before we heard of it' });
+        continue;
+      }
+    }
+    if (disputeId && event.type === 'charge.dispute.closed' && openedUnheard.has(disputeId)) {
+      steps.push({ kind: 'settled', event, why: 'the dispute was won before we heard of it' });
+      continue;
+    }
+    steps.push({ kind: 'replay', event, action });
+  }
+  return steps;
+}
+
+/** The PaymentIntent and our ids an action names, to tell whether the payment is ours. */
+export function paymentOf(action: ActionableAction): { paymentIntentId: string | null; checkoutId?: string; registrationId?: string } {
+  const paymentIntentId = 'paymentIntentId' in action ? action.paymentIntentId : null;
+  return { paymentIntentId, ...action.ids };
+}

@@ -1,0 +1,78 @@
+import type { AppContext } from '../../context.js';
+import { providerErrorDetails, type ProviderClient } from '../provider.js';
+import { handleWebhookAction, type WebhookOutcome } from '../webhook/handle.js';
+import { listReversalEvents, paymentOf, planReplay, type ActionableAction } from './events.js';
+import type { ReconcileRow } from './compare.js';
+
+/** Outcomes that mean the event's effect was already there (reconcile's own repair, or a delivery racing us). */
+const ALREADY_THERE: ReadonlySet<WebhookOutcome> = new Set(['duplicate_event', 'already_cancelled', 'already_alerted', 'already_handled']);
+
+export interface ReplayReport {
+  /** Refund and dispute events the provider listed since `since`. */
+  listed: number;
+  rows: ReconcileRow[];
+}
+
+/**
+ * Refunds and disputes the provider made whose webhook we never handled, applied by the webhook's own
+ * code under the provider's event id: a later delivery of the same event, or the next run, is then a
+ * duplicate. Without `apply` each is reported and nothing changes.
+ */
+export async function replayMissedReversals(ctx: AppContext, provider: ProviderClient, since: Date, apply: boolean): Promise<ReplayReport> {
+  const events = await listReversalEvents(provider, since);
+  if (events.length === 0) return { listed: 0, rows: [] };
+  const handled = await handledEventIds(ctx, events.map((event) => event.id));
+  const ours = await ourPaymentIntents(ctx, events.map((event) => event.data.object));
+  const isOurs = (action: ActionableAction) => {
+    const payment = paymentOf(action);
+    return Boolean(payment.checkoutId || payment.registrationId || (payment.paymentIntentId && ours.has(payment.paymentIntentId)));
+  };
+  const rows: ReconcileRow[] = [];
+  for (const step of planReplay(events, handled, isOurs)) {
+    const event = step.event;
+    const objectId = (event.data.object as { id?: string }).id ?? '?';
+    const base = { session: event.id, ours: 'not handled', provider: `${event.type} ${objectId}` };
+    if (step.kind === 'settled') {
+      if (apply) await recordSeen(ctx, event);
+      continue;
+    }
+    const why = 'its webhook never reached us';
+    if (!apply) {
+      rows.push({ ...base, action: 'replay', why, unresolved: true });
+      continue;
+    }
+    try {
+      const outcome = await handleWebhookAction(ctx, { id: event.id, type: event.type }, step.action);
+      if (!ALREADY_THERE.has(outcome)) rows.push({ ...base, action: 'replay', why, result: outcome, unresolved: false });
+    } catch (error) {
+      ctx.logger.error({ providerEventId: event.id, provider: providerErrorDetails(error) }, 'reconcile could not apply a missed provider event');
+      rows.push({ ...base, action: 'replay', why, result: `failed: ${error instanceof Error ? error.message : String(error)}`, unresolved: true });
+    }
+  }
+  return { listed: events.length, rows };
+}
+
+async function handledEventIds(ctx: AppContext, ids: string[]): Promise<Set<string>> {
+  const rows = await ctx.db('processed_webhook_events').whereIn('event_id', ids).select<Array<{ event_id: string }>>('event_id');
+  return new Set(rows.map((row) => row.event_id));
+}
+
+/** The PaymentIntents among the events' objects that a checkout of ours was paid with. */
+async function ourPaymentIntents(ctx: AppContext, objects: unknown[]): Promise<Set<string>> {
+  const ids = [...new Set(objects.map(paymentIntentOf).filter((id): id is string => id !== undefined))];
+  if (ids.length === 0) return new Set();
+  const rows = await ctx.db('checkout_sessions').whereIn('payment_intent_id', ids).distinct<Array<{ payment_intent_id: string }>>('payment_intent_id');
+  return new Set(rows.map((row) => row.payment_intent_id));
+}
+
+function paymentIntentOf(object: unknown): string | undefined {
+  const reference = (object as { payment_intent?: unknown } | null)?.payment_intent;
+  if (typeof reference === 'string') return reference;
+  const expanded = (reference as { id?: unknown } | null | undefined)?.id;
+  return typeof expanded === 'string' ? expanded : undefined;
+}
+
+/** An event whose effect nets to nothing: remembered like a delivery, so it is not planned again. */
+async function recordSeen(ctx: AppContext, event: { id: string; type: string }): Promise<void> {
+  await ctx.db('processed_webhook_events').insert({ event_id: event.id, type: event.type, processed_at: ctx.clock.now() }).onConflict('event_id').ignore();
+}

@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
+import { reconcileCheckouts } from '../../src/jobs/reconcile.js';
+import { startEventCheckout } from '../../src/payments/checkout.js';
+import { insertEvent } from '../support/factories.js';
+import { openCardEventHarness } from '../support/card-event-harness.js';
+import type { PaymentsHarness } from '../support/payments-harness.js';
+import { buildCharge, providerId } from '../support/provider-fixtures.js';
+
+// Refunds and disputes made at the provider after reconcile's 72-hour session listing, whose webhooks
+// were lost: reconcile reads the provider's own event list (30 days) and applies each event the webhook
+// never handled, as its delivery would have, under the provider's event id.
+
+const T0 = new Date('2026-11-22T00:00:00Z');
+const DAY = 86_400_000;
+let harness: PaymentsHarness;
+let event: EventRecord;
+
+beforeAll(async () => {
+  ({ harness, event } = await openCardEventHarness(T0));
+});
+afterAll(async () => {
+  await harness.close();
+});
+
+const db = () => harness.tdb.db;
+const reconcile = (apply = true) => reconcileCheckouts(harness.ctx, { trigger: 'cli', dryRun: !apply });
+const staging = (id: string) => db()('checkout_sessions').where({ id }).first();
+
+/** A card registration paid at T0 and registered by its delivered webhook. */
+async function paidRegistration(forEvent = event) {
+  harness.ctx.clock.set(T0);
+  const name = `Payer ${providerId('n')}`;
+  const started = await startEventCheckout(harness.ctx, {
+    event: forEvent,
+    contact: { name, email: `${name.replace(/\W+/g, '.').toLowerCase()}@example.org` },
+    attendees: [{ name, tier: 'adult' }],
+    family: false,
+  });
+  const row = await staging(started.checkoutId);
+  const delivered = await harness.provider.deliver('checkout.session.completed', row.provider_session_id as string);
+  expect(JSON.parse(delivered.body)).toMatchObject({ outcome: 'completed' });
+  const registrationId = (await staging(started.checkoutId)).registration_id as string;
+  return { sessionId: row.provider_session_id as string, registrationId, checkoutId: started.checkoutId };
+}
+
+const registration = (id: string) => db()('registrations').where({ id }).first();
+const alertsOf = (sessionId: string) =>
+  db()('operations_alerts').where({ payment_intent_id: harness.provider.sessions.get(sessionId)?.payment_intent as string }).orderBy('id');
+
+describe('reconcile applies the refunds and disputes whose webhooks were lost, from the provider event list', () => {
+  it('a PAID registration refunded five days later: reported without --apply, cancelled with it, and the late delivery or the next run adds nothing', async () => {
+    const paid = await paidRegistration();
+    harness.ctx.clock.set(new Date(T0.getTime() + 5 * DAY));
+    const lost = harness.provider.buildEvent('charge.refunded', paid.sessionId); // made in the dashboard, never delivered
+
+    const dry = await reconcile(false);
+    expect(dry.rows).toContainEqual(expect.objectContaining({ session: lost.id, action: 'replay', unresolved: true }));
+    expect(dry.outcome).toBe('partial');
+    expect(await registration(paid.registrationId)).toMatchObject({ status: 'PAID' });
+
+    const applied = await reconcile();
+    expect(applied.rows).toContainEqual(expect.objectContaining({ session: lost.id, action: 'replay', result: 'cancelled', unresolved: false }));
+    expect(applied.outcome).toBe('ok');
+    expect(await registration(paid.registrationId)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund' });
+    expect(harness.provider.eventListCalls().length).toBeGreaterThan(0);
+
+    const again = await reconcile();
+    expect(again.rows?.some((row) => row.session === lost.id)).toBe(false);
+    const late = await harness.provider.deliverEvent(lost);
+    expect(JSON.parse(late.body)).toMatchObject({ outcome: 'duplicate_event' });
+    expect(harness.provider.refundCalls).toEqual([]);
+  });
+
+  it('a registration the office cancelled, refunded at the provider a week later: the refund is recorded, so it stops counting as paid', async () => {
+    const paid = await paidRegistration();
+    harness.ctx.clock.set(new Date(T0.getTime() + DAY));
+    await cancelRegistration(harness.ctx, { registration: paid.registrationId, actor: 'office@example.org' });
+    harness.ctx.clock.set(new Date(T0.getTime() + 8 * DAY));
+    const lost = harness.provider.buildEvent('charge.refunded', paid.sessionId);
+
+    const applied = await reconcile();
+
+    expect(applied.rows).toContainEqual(expect.objectContaining({ session: lost.id, action: 'replay', result: 'refund_recorded' }));
+    expect(await registration(paid.registrationId)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund' });
+    expect(await db()('registration_history').where({ registration_id: paid.registrationId, action: 'refunded' })).toHaveLength(1);
+  });
+
+  it('a kept payment both disputed and refunded, neither delivered: both reversal_unfulfilled alerts, once each', async () => {
+    harness.ctx.clock.set(T0);
+    const { slug } = await insertEvent(db(), { online_payment: true, capacity: 1 });
+    const full = (await getEventBySlug(db(), slug)) as EventRecord;
+    // Two payers for the last place: the second payment is kept without a registration.
+    const [first, second] = await Promise.all(
+      ['First Payer', 'Late Payer'].map((name) =>
+        startEventCheckout(harness.ctx, { event: full, contact: { name, email: `${name.replace(' ', '.').toLowerCase()}@example.org` }, attendees: [{ name, tier: 'adult' }], family: false }),
+      ),
+    );
+    await harness.provider.deliver('checkout.session.completed', (await staging(first!.checkoutId)).provider_session_id as string);
+    const sessionId = (await staging(second!.checkoutId)).provider_session_id as string;
+    const kept = await harness.provider.deliver('checkout.session.completed', sessionId);
+    expect(JSON.parse(kept.body)).toMatchObject({ outcome: 'unfulfilled' });
+    harness.ctx.clock.set(new Date(T0.getTime() + 10 * DAY));
+    harness.provider.buildEvent('charge.refunded', sessionId);
+    harness.provider.buildEvent('charge.dispute.created', sessionId);
+
+    await reconcile();
+    await reconcile();
+
+    const reversals = (await alertsOf(sessionId)).filter((alert) => alert.kind === 'reversal_unfulfilled');
+    expect(reversals.map((alert) => alert.details.reversal).sort()).toEqual(['dispute', 'refund']);
+  });
+
+  it('a dispute opened and won before we heard of either leaves the registration PAID and tells nobody; a lost inquiry is raised once', async () => {
+    const won = await paidRegistration();
+    const inquired = await paidRegistration();
+    harness.ctx.clock.set(new Date(T0.getTime() + 6 * DAY));
+    const opened = harness.provider.buildEvent('charge.dispute.created', won.sessionId);
+    harness.ctx.clock.set(new Date(T0.getTime() + 20 * DAY));
+    const closed = harness.provider.buildEvent('charge.dispute.closed', won.sessionId, { status: 'won' });
+    const inquiry = harness.provider.buildEvent('charge.dispute.created', inquired.sessionId, { status: 'warning_needs_response' });
+
+    const applied = await reconcile();
+    await reconcile();
+
+    expect(await registration(won.registrationId)).toMatchObject({ status: 'PAID', cancel_reason: null });
+    expect(await alertsOf(won.sessionId)).toEqual([]);
+    expect(applied.rows?.some((row) => row.session === opened.id || row.session === closed.id)).toBe(false);
+    expect(await db()('processed_webhook_events').whereIn('event_id', [opened.id as string, closed.id as string])).toHaveLength(2);
+    expect(await registration(inquired.registrationId)).toMatchObject({ status: 'PAID' });
+    expect(applied.rows).toContainEqual(expect.objectContaining({ session: inquiry.id, action: 'replay', result: 'alerted' }));
+    expect((await alertsOf(inquired.sessionId)).map((alert) => alert.kind)).toEqual(['dispute_inquiry']);
+  });
+
+  it("a dispute won after its opening was delivered is replayed: the cancelled registration's payer is to be settled with by hand", async () => {
+    const paid = await paidRegistration();
+    harness.ctx.clock.set(new Date(T0.getTime() + 4 * DAY));
+    const opened = await harness.provider.deliver('charge.dispute.created', paid.sessionId);
+    expect(JSON.parse(opened.body)).toMatchObject({ outcome: 'cancelled' });
+    harness.ctx.clock.set(new Date(T0.getTime() + 25 * DAY));
+    const closed = harness.provider.buildEvent('charge.dispute.closed', paid.sessionId, { status: 'won' });
+
+    const applied = await reconcile();
+
+    expect(applied.rows).toContainEqual(expect.objectContaining({ session: closed.id, result: 'alerted' }));
+    expect((await alertsOf(paid.sessionId)).map((alert) => alert.kind)).toEqual(['dispute_won']);
+  });
+
+  it("another integration's refund on the same account is left alone: no row, nothing kept waiting", async () => {
+    harness.ctx.clock.set(new Date(T0.getTime() + 3 * DAY));
+    const foreignIntent = providerId('pi_test');
+    const charge = buildCharge({ id: providerId('ch_test'), amount: 4200, amount_refunded: 4200, refunded: true, payment_intent: foreignIntent, metadata: {} });
+    const foreign = harness.provider.buildEvent('charge.refunded', charge);
+    harness.provider.events.push(foreign); // an event of the account, not built from one of our sessions
+
+    const report = await reconcile(false);
+
+    expect(report.rows?.some((row) => row.session === foreign.id)).toBe(false);
+    await reconcile();
+    expect(await db()('pending_reversals').where({ payment_intent_id: foreignIntent })).toEqual([]);
+  });
+});
