@@ -147,6 +147,20 @@ describe('reconcile applies the refunds and disputes whose webhooks were lost, f
     expect((await alertsOf(paid.sessionId)).map((alert) => alert.kind)).toEqual(['dispute_won']);
   });
 
+  it('an inquiry escalated to a chargeback weeks later, its funds_withdrawn lost: reconcile cancels the registration', async () => {
+    const paid = await paidRegistration();
+    harness.ctx.clock.set(new Date(T0.getTime() + 2 * DAY));
+    const inquiry = await harness.provider.deliver('charge.dispute.created', paid.sessionId, { status: 'warning_needs_response' });
+    expect(JSON.parse(inquiry.body)).toMatchObject({ outcome: 'alerted' });
+    harness.ctx.clock.set(new Date(T0.getTime() + 12 * DAY));
+    const withdrawn = harness.provider.buildEvent('charge.dispute.funds_withdrawn', paid.sessionId);
+
+    const applied = await reconcile();
+
+    expect(applied.rows).toContainEqual(expect.objectContaining({ session: withdrawn.id, action: 'replay', result: 'cancelled' }));
+    expect(await registration(paid.registrationId)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
+  });
+
   it("another integration's refund on the same account is left alone: no row, nothing kept waiting", async () => {
     harness.ctx.clock.set(new Date(T0.getTime() + 3 * DAY));
     const foreignIntent = providerId('pi_test');

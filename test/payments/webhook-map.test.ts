@@ -82,6 +82,12 @@ describe('provider event → domain action (pure)', () => {
     }
   });
 
+  it('charge.dispute.funds_withdrawn (an inquiry escalated to a chargeback, or a chargeback) → reverse by PaymentIntent, whatever the status says', () => {
+    const escalated = { ...createdDispute({ paymentIntentId: 'pi_d', amount: 700 }), status: 'needs_response' };
+    expect(mapWebhookEvent(asEvent('charge.dispute.funds_withdrawn', escalated))).toMatchObject({ kind: 'reverse', reversal: 'dispute', paymentIntentId: 'pi_d', amountMinor: 700 });
+    expect(mapWebhookEvent(asEvent('charge.dispute.funds_withdrawn', { ...escalated, status: 'under_review' }))).toMatchObject({ kind: 'reverse' });
+  });
+
   it('anything else, or an object of an unexpected shape, → ignore', () => {
     const fixture = providerFixture('event') as unknown as ProviderEvent;
     expect(mapWebhookEvent(fixture)).toMatchObject({ kind: 'ignore' });

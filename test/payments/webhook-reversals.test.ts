@@ -236,6 +236,26 @@ describe('disputes that take no money', () => {
     expect(await alertsOf(paymentIntentId)).toHaveLength(1);
   });
 
+  it('an inquiry the bank escalates to a chargeback (funds withdrawn, no second created) cancels the registration like a dispute', async () => {
+    const { staged, paymentIntentId, registration } = await paidRegistration();
+    const inquiry: Record<string, unknown> = { ...createdDispute({ paymentIntentId, amount: staged.amount }), status: 'warning_needs_response' };
+    await deliver('charge.dispute.created', inquiry);
+
+    expect((await deliver('charge.dispute.funds_withdrawn', { ...inquiry, status: 'needs_response' })).body).toEqual({ received: true, outcome: 'cancelled' });
+    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
+    expect((await alertsOf(paymentIntentId)).map((alert) => alert.kind)).toEqual(['dispute_inquiry']);
+  });
+
+  it('a chargeback heard twice (created, then its funds withdrawn) cancels once and raises no dispute-after-cancellation alert', async () => {
+    const { staged, paymentIntentId, registration } = await paidRegistration();
+    const dispute: Record<string, unknown> = createdDispute({ paymentIntentId, amount: staged.amount });
+    expect((await deliver('charge.dispute.created', dispute)).body).toMatchObject({ outcome: 'cancelled' });
+
+    expect((await deliver('charge.dispute.funds_withdrawn', dispute)).body).toEqual({ received: true, outcome: 'already_cancelled' });
+    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
+    expect(await alertsOf(paymentIntentId)).toEqual([]);
+  });
+
   it('a dispute won brings the money back to a cancelled registration: one alert says so; a lost one changes nothing', async () => {
     const { staged, paymentIntentId, registration } = await paidRegistration();
     const dispute: Record<string, unknown> = createdDispute({ paymentIntentId, amount: staged.amount });

@@ -341,6 +341,16 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
         recordDispute(paymentIntent, object);
         break;
       }
+      case 'charge.dispute.funds_withdrawn': {
+        // The session's latest dispute with the money taken: a chargeback's, or an inquiry escalated to one.
+        const paymentIntent = paidSession(sessionId).payment_intent as string;
+        const latest = disputesOfIntent.get(paymentIntent)?.at(-1);
+        if (!latest) throw new Error(`no dispute of ${sessionId} to withdraw funds for`);
+        object = { ...latest, status: 'needs_response', ...overrides };
+        recordCharge(paymentIntent, { disputed: true });
+        recordDispute(paymentIntent, object);
+        break;
+      }
       case 'charge.dispute.closed': {
         // The session's latest dispute, closed as `overrides` say (status won, lost or warning_closed).
         const paymentIntent = paidSession(sessionId).payment_intent as string;

@@ -7,7 +7,7 @@ import { mapWebhookEvent, type ProviderEvent, type WebhookAction } from '../webh
  * A refund made at the provider days after the payment is outside the sessions reconcile reads,
  * and the provider stops retrying a delivery after 3 days; its event list keeps 30 days.
  */
-export const REPLAYED_EVENT_TYPES = ['charge.refunded', 'charge.dispute.created', 'charge.dispute.closed'] as const;
+export const REPLAYED_EVENT_TYPES = ['charge.refunded', 'charge.dispute.created', 'charge.dispute.funds_withdrawn', 'charge.dispute.closed'] as const;
 
 /** How long the provider keeps events listable. */
 export const PROVIDER_EVENT_RETENTION_MS = 30 * 24 * 60 * 60_000;
@@ -28,43 +28,44 @@ export async function listReversalEvents(provider: ProviderClient, since: Date):
 }
 
 const disputeState = z.object({ id: z.string(), object: z.literal('dispute'), status: z.string().nullish() });
+const DISPUTE_OPENINGS: ReadonlySet<string> = new Set(['charge.dispute.created', 'charge.dispute.funds_withdrawn']);
 
 /**
  * What to do with the events no delivery (and no earlier run) has handled: each is applied as its
- * delivery would have been, in the order the provider made them, with two exceptions. A dispute that
- * was opened and then won, or an inquiry that was closed, before we heard of either changed nothing
- * for good: the registration stays as it is and nobody needs telling. Events of payments that are not
- * ours (another integration on the same account) are left alone. Pure.
+ * delivery would have been, in the order the provider made them, with one exception. A dispute that
+ * was won, or an inquiry that was closed, before we heard anything of it changed nothing for good:
+ * the registration stays as it is and nobody needs telling, so none of its events is applied.
+ * Events of payments that are not ours (another integration on the same account) are left alone. Pure.
  */
 export function planReplay(events: readonly ProviderEvent[], handled: ReadonlySet<string>, isOurs: (action: ActionableAction) => boolean): ReplayStep[] {
   const closedAs = new Map<string, string>();
+  const heardOf = new Set<string>();
   for (const event of events) {
-    const dispute = event.type === 'charge.dispute.closed' ? disputeState.safeParse(event.data.object) : undefined;
-    if (dispute?.success) closedAs.set(dispute.data.id, dispute.data.status ?? '');
+    const dispute = disputeOf(event);
+    if (!dispute) continue;
+    if (event.type === 'charge.dispute.closed') closedAs.set(dispute.id, dispute.status ?? '');
+    if (DISPUTE_OPENINGS.has(event.type) && handled.has(event.id)) heardOf.add(dispute.id);
   }
-  const openedUnheard = new Set<string>();
   const steps: ReplayStep[] = [];
   for (const event of events) {
     if (handled.has(event.id)) continue;
     const action = mapWebhookEvent(event);
     if (action.kind === 'ignore' || !isOurs(action)) continue;
-    const dispute = event.type.startsWith('charge.dispute.') ? disputeState.safeParse(event.data.object) : undefined;
-    const disputeId = dispute?.success ? dispute.data.id : undefined;
-    if (disputeId && event.type === 'charge.dispute.created') {
-      const closed = closedAs.get(disputeId);
-      if (closed === 'won' || closed === 'warning_closed') {
-        openedUnheard.add(disputeId);
-        steps.push({ kind: 'settled', event, why: closed === 'won' ? 'the dispute was won before we heard of it' : 'the inquiry was closed before we heard of it' });
-        continue;
-      }
-    }
-    if (disputeId && event.type === 'charge.dispute.closed' && openedUnheard.has(disputeId)) {
-      steps.push({ kind: 'settled', event, why: 'the dispute was won before we heard of it' });
+    const dispute = disputeOf(event);
+    const closed = dispute ? closedAs.get(dispute.id) : undefined;
+    if (dispute && !heardOf.has(dispute.id) && (closed === 'won' || closed === 'warning_closed')) {
+      steps.push({ kind: 'settled', event, why: closed === 'won' ? 'the dispute was won before we heard of it' : 'the inquiry was closed before we heard of it' });
       continue;
     }
     steps.push({ kind: 'replay', event, action });
   }
   return steps;
+}
+
+function disputeOf(event: ProviderEvent): { id: string; status?: string | null } | undefined {
+  if (!event.type.startsWith('charge.dispute.')) return undefined;
+  const parsed = disputeState.safeParse(event.data.object);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** The PaymentIntent and our ids an action names, to tell whether the payment is ours. */

@@ -77,6 +77,7 @@ export const HANDLED_EVENT_TYPES = [
   'charge.refunded',
   'charge.dispute.created',
   'charge.dispute.closed',
+  'charge.dispute.funds_withdrawn',
 ] as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -124,6 +125,7 @@ export function mapWebhookEvent(event: ProviderEvent): WebhookAction {
       return mapRefund(event.data.object);
     case 'charge.dispute.created':
     case 'charge.dispute.closed':
+    case 'charge.dispute.funds_withdrawn':
       return mapDispute(event.type, event.data.object);
     default:
       return { kind: 'ignore', why: 'event type not used' };
@@ -177,6 +179,8 @@ function mapRefund(object: unknown): WebhookAction {
  * A dispute opened with the money withdrawn cancels the registration, like a full refund. An inquiry
  * (warning_needs_response: no money moved) leaves it PAID, and a dispute the church won brings the money
  * back to a cancelled registration: both only raise an alert. A lost dispute or a closed inquiry changes nothing.
+ * `funds_withdrawn` cancels as `created` does: it is the only word of an inquiry escalated to a chargeback
+ * (a chargeback opened as one sends both; the second finds the registration already cancelled).
  */
 function mapDispute(type: string, object: unknown): WebhookAction {
   const parsed = disputeSchema.safeParse(object);
@@ -200,6 +204,8 @@ function mapDispute(type: string, object: unknown): WebhookAction {
 
 function disputeNotice(type: string, status: string): DisputeNotice | 'withdrawn' | 'nothing' {
   if (type === 'charge.dispute.closed') return status === 'won' ? 'won' : 'nothing';
+  // An inquiry the bank escalated to a chargeback sends no second `created`: this is how we hear the money went.
+  if (type === 'charge.dispute.funds_withdrawn') return 'withdrawn';
   return status.startsWith('warning_') ? 'inquiry' : 'withdrawn';
 }
 

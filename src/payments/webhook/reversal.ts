@@ -32,6 +32,8 @@ export async function reversePayment(
   if (registration) {
     if (registration.status === 'CANCELLED') {
       if (action.reversal !== 'dispute') return recordRefundOfCancelled(trx, ctx, registration, action);
+      // The same chargeback heard twice (opened, then its funds withdrawn): the registration already says so.
+      if (registration.cancel_reason === 'dispute') return 'already_cancelled';
       const raised = await alertDisputeOfCancelled(trx, ctx, {
         paymentIntentId: action.paymentIntentId,
         registrationId: registration.id,
