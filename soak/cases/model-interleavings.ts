@@ -22,8 +22,9 @@ import type { ProviderObject } from '../../test/support/provider-fixtures.js';
  * pay, pay with a delayed method that then succeeds or fails, pay during a
  * webhook outage and deliver the completion late, the provider's expiry, sweep
  * after time passes (releasing unpaid holds after a day), the scrub 72 hours
- * later, reconcile, full and partial refunds, disputes, redeliveries, a
- * completion racing its own refund, and the office recording a bank transfer,
+ * later, reconcile, full and partial refunds, disputes, refunds and disputes
+ * whose webhook is lost (applied by reconcile), inquiries closed, escalated or
+ * won, redeliveries, a completion racing its own refund, and the office recording a bank transfer,
  * cancelling and registering by hand (alone or racing a payment) — and runs
  * them against the real code on real PostgreSQL (deliveries through the real
  * server). After every step the shared invariants must hold (every charged
@@ -52,6 +53,8 @@ export interface InterleavingModel {
   charged: Set<string>;
   /** Completions the provider could not deliver during an outage, oldest first. */
   withheld: Array<{ session: ModelSession; event: ProviderObject }>;
+  /** Refunds and disputes made at the provider whose webhook never arrived: only reconcile's event replay can apply them. */
+  lostReversals: Array<{ session: ModelSession; event: ProviderObject; takesMoney: boolean }>;
 }
 
 export interface InterleavingReal {
@@ -273,6 +276,16 @@ class Reconcile implements Cmd {
       if (session.provider === 'paid' && (atProvider?.created as number) >= windowStart) model.charged.add(session.providerSessionId);
       if (atProvider?.status === 'expired') session.provider = 'expired';
     }
+    // Every lost refund or dispute the provider still lists (30 days) was applied: its registration is cancelled,
+    // and the event is now handled, so its late delivery is a duplicate (Redeliver checks that).
+    const listedFrom = Math.floor(ctx.clock.now().getTime() / 1000) - 30 * 24 * 3600;
+    for (const lost of model.lostReversals.splice(0)) {
+      if ((lost.event.created as number) < listedFrom) continue;
+      const handled = await real.harness.tdb.db('processed_webhook_events').where({ event_id: lost.event.id }).first('event_id');
+      if (!handled) throw new Error(`reconcile left the lost ${String(lost.event.type)} ${String(lost.event.id)} unhandled`);
+      model.delivered.push(lost.event);
+      if (lost.takesMoney) await expectCancelledIfRegistered(real, lost.session, `the lost ${String(lost.event.type)} replayed by reconcile`);
+    }
     await settle(model, real);
   }
   toString = () => 'reconcile(--apply)';
@@ -362,6 +375,71 @@ class Reverse implements Cmd {
     await settle(model, real);
   }
   toString = () => `${this.kind}(#${this.session})`;
+}
+
+/** A full refund or a dispute taking the money must leave a completed checkout's registration CANCELLED. */
+async function expectCancelledIfRegistered(real: InterleavingReal, session: ModelSession, what: string): Promise<void> {
+  const { db } = real.harness.tdb;
+  const row = await db('checkout_sessions').where({ id: session.checkoutId }).first<{ status: string; registration_id: string | null }>();
+  if (row.status !== 'COMPLETED' || !row.registration_id) return;
+  const registration = await db('registrations').where({ id: row.registration_id }).first<{ status: string }>();
+  if (registration.status !== 'CANCELLED') throw new Error(`${what} left registration ${row.registration_id} ${registration.status}`);
+}
+
+/** A refund or dispute made at the provider days after the payment, its webhook lost for good. */
+class ReverseLost implements Cmd {
+  constructor(
+    readonly kind: 'refund_full' | 'dispute',
+    readonly days: number,
+    readonly session: number,
+  ) {}
+  check = (model: InterleavingModel) => inState(model, 'paid').length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const session = pick(inState(model, 'paid'), this.session);
+    real.harness.ctx.clock.advance(this.days * 24 * 3600_000);
+    const event = real.harness.provider.buildEvent(this.kind === 'dispute' ? 'charge.dispute.created' : 'charge.refunded', session.providerSessionId);
+    model.lostReversals.push({ session, event, takesMoney: true });
+    await settle(model, real);
+  }
+  toString = () => `${this.kind}Lost(#${this.session}, after ${this.days} day(s))`;
+}
+
+/**
+ * The cardholder's bank asks about a payment (an inquiry: no money moves, the registration stands). Then it
+ * closes it, or escalates it to a chargeback (`funds_withdrawn`, delivered or lost), or the chargeback is won.
+ */
+class Inquiry implements Cmd {
+  constructor(
+    readonly then: 'closed' | 'escalated' | 'escalated_lost' | 'escalated_won',
+    readonly session: number,
+  ) {}
+  check = (model: InterleavingModel) => inState(model, 'paid').length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const session = pick(inState(model, 'paid'), this.session);
+    const { provider, tdb } = real.harness;
+    const registrationOf = async () => {
+      const row = await tdb.db('checkout_sessions').where({ id: session.checkoutId }).first<{ registration_id: string | null }>();
+      return row.registration_id ? tdb.db('registrations').where({ id: row.registration_id }).first<{ status: string; cancel_reason: string | null }>() : undefined;
+    };
+    const before = await registrationOf();
+    await deliver(model, real, provider.buildEvent('charge.dispute.created', session.providerSessionId, { status: 'warning_needs_response' }));
+    const asked = await registrationOf();
+    if (before && asked && asked.status !== before.status) throw new Error(`an inquiry moved a registration from ${before.status} to ${asked.status}`);
+    if (this.then === 'closed') {
+      await deliver(model, real, provider.buildEvent('charge.dispute.closed', session.providerSessionId, { status: 'warning_closed' }));
+    } else {
+      const withdrawn = provider.buildEvent('charge.dispute.funds_withdrawn', session.providerSessionId);
+      if (this.then === 'escalated_lost') {
+        model.lostReversals.push({ session, event: withdrawn, takesMoney: true });
+      } else {
+        await deliver(model, real, withdrawn);
+        await expectCancelledIfRegistered(real, session, 'an inquiry escalated to a chargeback');
+        if (this.then === 'escalated_won') await deliver(model, real, provider.buildEvent('charge.dispute.closed', session.providerSessionId, { status: 'won' }));
+      }
+    }
+    await settle(model, real);
+  }
+  toString = () => `inquiry(#${this.session}, then ${this.then})`;
 }
 
 class Redeliver implements Cmd {
@@ -538,6 +616,8 @@ export const interleavingCommands = [
   fc.nat().map((s) => new Reverse('refund_full', s)),
   fc.nat().map((s) => new Reverse('refund_partial', s)),
   fc.nat().map((s) => new Reverse('dispute', s)),
+  fc.tuple(fc.constantFrom('refund_full' as const, 'dispute' as const), fc.constantFrom(0, 4, 12), fc.nat()).map(([kind, days, s]) => new ReverseLost(kind, days, s)),
+  fc.tuple(fc.constantFrom('closed' as const, 'escalated' as const, 'escalated_lost' as const, 'escalated_won' as const), fc.nat()).map(([then, s]) => new Inquiry(then, s)),
   fc.nat().map((d) => new Redeliver(d)),
   fc.tuple(fc.nat(), fc.boolean()).map(([s, dispute]) => new RaceCompletionAndReversal(s, dispute)),
   fc.tuple(fc.nat(), fc.option(fc.nat(), { nil: null })).map(([r, race]) => new MarkPaid(r, race)),
@@ -554,8 +634,9 @@ const TABLES = ['registration_history', 'registration_payments', 'processed_webh
 async function freshReal(harness: PaymentsHarness, counters: InterleavingCounters): Promise<InterleavingReal> {
   const { db } = harness.tdb;
   await db.raw(`TRUNCATE ${TABLES.join(', ')} CASCADE`);
-  // The provider forgets earlier runs too, so reconcile sees only this run's sessions.
+  // The provider forgets earlier runs too, so reconcile sees only this run's sessions and events.
   harness.provider.sessions.clear();
+  harness.provider.events.length = 0;
   harness.ctx.clock.set(new Date('2026-11-22T00:00:00Z'));
   const events: EventRecord[] = [];
   for (const [capacity, passCardFee] of [
@@ -575,7 +656,7 @@ async function freshReal(harness: PaymentsHarness, counters: InterleavingCounter
 export function interleavingProperty(harness: PaymentsHarness, counters: InterleavingCounters, maxCommands: number) {
   return fc.asyncProperty(fc.commands(interleavingCommands, { maxCommands, size: 'max' }), async (commands) => {
     const real = await freshReal(harness, counters);
-    const model: InterleavingModel = { sessions: [], bankRegistrations: [], delivered: [], charged: new Set(), withheld: [] };
+    const model: InterleavingModel = { sessions: [], bankRegistrations: [], delivered: [], charged: new Set(), withheld: [], lostReversals: [] };
     await fc.asyncModelRun(() => ({ model, real }), commands);
   });
 }
@@ -610,7 +691,7 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
     case: 'model-interleavings',
     load: `${counters.runs} generated runs (fast-check commands, up to 40 steps), ${counters.commands} steps on real PostgreSQL`,
     faults:
-      'any order of checkout, pay-now, paid/unpaid completion, payment during a webhook outage delivered late, provider expiry, delayed success/failure, sweep after time passes (releasing unpaid holds after a day), scrub after 72 h, reconcile, full/partial refund, dispute, redelivery, completion racing its reversal, office mark-paid (alone or racing a payment), cancel and add',
+      'any order of checkout, pay-now, paid/unpaid completion, payment during a webhook outage delivered late, provider expiry, delayed success/failure, sweep after time passes (releasing unpaid holds after a day), scrub after 72 h, reconcile, full/partial refund, dispute, a refund or dispute days later with its webhook lost (applied by the event replay of reconcile), an inquiry closed, escalated (delivered or lost) or escalated and won, redelivery, completion racing its reversal, office mark-paid (alone or racing a payment), cancel and add',
     inputs: counters.commands,
     lost,
     duplicates,
