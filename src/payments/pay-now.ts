@@ -11,7 +11,7 @@ import { CARD_FEE_LINE_LABEL, DISCOUNTED_LINE_LABEL, cardSurcharge, type PricedL
 import { createProviderClient, providerErrorDetails, providerUnavailable } from './provider.js';
 import { CHECKOUT_EXPIRY_MS } from './staging.js';
 import { confirmUnpaid } from './webhook/handle.js';
-import { mayStillBePaid } from './webhook/staging-rows.js';
+import { abandonedClaim, mayStillBePaid, OPENING_LEASE_MS } from './webhook/staging-rows.js';
 
 export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing' | 'part_paid';
 
@@ -76,11 +76,8 @@ type PayNowStep =
   | { kind: 'wait' }
   | { kind: 'open'; request: ProviderSessionRequest };
 
-/**
- * How long a claimed checkout row may wait for its provider session before another request may take
- * over: longer than the provider client's worst case (a 20-second timeout, tried three times).
- */
-export const OPENING_LEASE_MS = 2 * 60_000;
+// Defined beside the checkout predicates, which count a claim past its lease as no payment in flight.
+export { OPENING_LEASE_MS };
 const WAIT_STEP_MS = 100;
 
 /**
@@ -180,7 +177,7 @@ async function decidePayNow(ctx: AppContext, registrationId: string): Promise<Pa
  * address was never handed out, so nothing can be paid on it. Recorded as unpaid, and left out.
  */
 async function withoutAbandonedClaims(trx: Knex.Transaction, inFlight: InFlightCheckoutRow[], now: Date): Promise<InFlightCheckoutRow[]> {
-  const abandoned = inFlight.filter((row) => row.provider_session_id === null && row.created_at.getTime() <= now.getTime() - OPENING_LEASE_MS);
+  const abandoned = inFlight.filter((row) => abandonedClaim(row, now));
   for (const row of abandoned) await confirmUnpaid(trx, row.id, now);
   return inFlight.filter((row) => !abandoned.includes(row));
 }
