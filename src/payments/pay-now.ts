@@ -184,7 +184,8 @@ async function withoutAbandonedClaims(trx: Knex.Transaction, inFlight: InFlightC
 
 /**
  * The provider call, with no transaction open, then the session recorded on the claimed row. A row
- * taken over meanwhile (this request outlived its lease) is not recorded, and its address is not handed out.
+ * taken over meanwhile, or one whose lease is over (this request outlived it: the pages, the office
+ * and the reminders already count the claim as abandoned), is not recorded, and its address is not handed out.
  */
 async function openAndRecord(ctx: AppContext, request: ProviderSessionRequest): Promise<PayNowCheckout> {
   let session: ProviderSessionRef;
@@ -194,11 +195,13 @@ async function openAndRecord(ctx: AppContext, request: ProviderSessionRequest): 
     await ctx.db('checkout_sessions').where({ id: request.checkoutId, status: 'OPEN' }).whereNull('provider_session_id').delete();
     throw error;
   }
+  const now = ctx.clock.now();
   const recorded = await ctx.db('checkout_sessions')
     .where({ id: request.checkoutId, status: 'OPEN' })
     .whereNull('provider_session_id')
-    .update({ provider_session_id: session.id, provider_url: session.url, updated_at: ctx.clock.now() });
-  if (recorded === 0) throw providerUnavailable(new Error(`checkout ${request.checkoutId} was taken over while its session was being opened`));
+    .where('created_at', '>', new Date(now.getTime() - OPENING_LEASE_MS))
+    .update({ provider_session_id: session.id, provider_url: session.url, updated_at: now });
+  if (recorded === 0) throw providerUnavailable(new Error(`checkout ${request.checkoutId} was taken over, or its lease ran out, while its session was being opened`));
   return { checkoutId: request.checkoutId, redirectUrl: session.url, reused: false };
 }
 

@@ -7,7 +7,7 @@ import { AppError } from '../../src/errors.js';
 import { loadPublicRegistration, payNowPageData } from '../../src/http/registration-view.js';
 import { cardPaymentStateOf } from '../../src/payments/card-payment-state.js';
 import { registrationUrl } from '../../src/payments/links.js';
-import { NotPayableError, payNowLines, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
+import { NotPayableError, OPENING_LEASE_MS, payNowLines, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
 import { priceRegistration, type AttendeeChoice } from '../../src/payments/pricing.js';
 import { confirmUnpaid } from '../../src/payments/webhook/handle.js';
 import { insertRegistration } from '../../src/payments/registrations.js';
@@ -357,6 +357,30 @@ describe('startExistingRegistrationCheckout (pay-now)', () => {
       expect.objectContaining({ id: replaced.checkoutId, status: 'OPEN', provider_url: replaced.redirectUrl }),
     ]);
     expect(await startExistingRegistrationCheckout(later, { registrationId: reg.registrationId })).toMatchObject({ checkoutId: replaced.checkoutId, reused: true });
+  });
+
+  it('a pay-now whose provider call outlives its lease records nothing and hands nothing out even when no other request took over: past the lease its claim counts as abandoned', async () => {
+    const reg = await bankRegistration();
+    const slowClock = new FixedClock(T0);
+    const slow = createTestContext({ db: tdb.db, clock: slowClock, env: { ...fake.configEnv(), APP_CURRENCY: 'AUD', AUTH_URL } });
+    const stuck = fake.pauseNext('/v1/checkout/sessions');
+    const first = startExistingRegistrationCheckout(slow, { registrationId: reg.registrationId }).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    await stuck.reached;
+    slowClock.advance(OPENING_LEASE_MS);
+    stuck.release();
+
+    expect(await first).toEqual({ error: expect.objectContaining({ code: 'provider_unavailable' }) });
+    expect(createCallsFor(reg.registrationId)).toHaveLength(1);
+    expect(await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId })).toEqual([
+      expect.objectContaining({ status: 'OPEN', provider_session_id: null, provider_url: null }),
+    ]);
+    // The next click records the claim unpaid and opens a session of its own.
+    const next = await startExistingRegistrationCheckout(slow, { registrationId: reg.registrationId });
+    expect(next.reused).toBe(false);
+    expect(createCallsFor(reg.registrationId)).toHaveLength(2);
   });
 
   it('a provider failure rolls the staging row back and leaves the registration PENDING', async () => {
