@@ -78,9 +78,11 @@ describe('sweep-checkouts', () => {
       registration_id: registration.id,
       payload_enc: null,
       provider_session_id: null,
+      created_at: new Date('2026-11-22T00:28:00Z'),
       expires_at: new Date('2026-11-22T00:59:00Z'),
     });
-    expect(await cardPaymentStateOf(tdb.db, registration.id, clock.now())).toBe('in_flight');
+    // Past its lease it was counted as no payment in flight already, though not yet as confirmed unpaid.
+    expect(await cardPaymentStateOf(tdb.db, registration.id, clock.now())).toBe('none');
 
     expect(await sweepExpiredCheckouts(ctx, { trigger: 'cli' })).toMatchObject({ expired: 1, scrubbed: 1 });
 

@@ -1,12 +1,11 @@
 import { AppError } from '../../errors.js';
 import { paymentReference } from '../../payments/links.js';
 import { queueCancellationNotice } from '../../payments/notices.js';
-import { inFlightCheckoutsOf } from '../../payments/pay-now.js';
 import { localDay } from '../../local-time.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
-import { officePaidSum } from './payments.js';
+import { cardPaymentMayArrive as inFlightCardPayment, officePaidSum } from './payments.js';
 
 export interface CancelInput {
   registration: string;
@@ -49,7 +48,7 @@ export async function cancelRegistration(ctx: OfficeContext, input: CancelInput)
     }
     await trx('registrations').where({ id }).update({ status: 'CANCELLED', cancelled_at: now, cancel_reason: 'office', updated_at: now });
     const paidMinor = registration.paid_at ? registration.total_minor : await officePaidSum(trx, id);
-    const cardPaymentMayArrive = registration.status === 'PENDING' && (await inFlightCheckoutsOf(trx, id)).length > 0;
+    const cardPaymentMayArrive = registration.status === 'PENDING' && (await inFlightCardPayment(trx, id, now)) !== undefined;
     if (input.notify) {
       const event = await trx('events').where({ id: registration.event_id }).first<{ title: string; starts_at: Date }>('title', 'starts_at');
       await queueCancellationNotice(

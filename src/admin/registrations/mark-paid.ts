@@ -171,11 +171,12 @@ async function refuseRecordedAlready(
 
 /**
  * A card checkout is always for the whole total: a part-payment recorded while one may still be
- * paid (OPEN, or EXPIRED with its payload kept) would be paid twice over without anyone told.
+ * paid (OPEN, or EXPIRED with its payload kept; not a pay-now claim abandoned before its session was
+ * recorded, which nobody can pay) would be paid twice over without anyone told.
  * A full payment is still recorded then; a card payment that lands after it is kept with an alert.
  */
 async function refusePartWhileCardMayPay(trx: Knex.Transaction, ctx: OfficeContext, registrationId: string): Promise<void> {
-  const checkout = await cardPaymentMayArrive(trx, registrationId);
+  const checkout = await cardPaymentMayArrive(trx, registrationId, ctx.clock.now());
   if (!checkout) return;
   const until = new Intl.DateTimeFormat(ctx.config.regional.locale, {
     dateStyle: 'medium',

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/connect.js';
-import { mayStillBePaid } from '../../payments/webhook/staging-rows.js';
+import { cardPaymentInFlightAs } from '../../payments/webhook/staging-rows.js';
 
 /** A payment the office received outside the card provider. */
 export interface OfficePayment {
@@ -81,11 +81,14 @@ export const PAID_MINOR_SQL = `CASE WHEN r.cancel_reason IN ('refund', 'dispute'
   WHEN r.paid_at IS NOT NULL THEN r.total_minor
   ELSE COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = r.id), 0) END`;
 
-/** Whether a card payment for the registration may still arrive: a checkout OPEN, or EXPIRED with its payload kept. */
-export async function cardPaymentMayArrive(trx: Knex.Transaction, registrationId: string): Promise<{ expiresAt: Date } | undefined> {
+/**
+ * Whether a card payment for the registration may still arrive: a checkout OPEN, or EXPIRED with its
+ * payload kept, other than a pay-now claim abandoned before its session was recorded (cardPaymentInFlightAs).
+ */
+export async function cardPaymentMayArrive(trx: Knex.Transaction, registrationId: string, now: Date): Promise<{ expiresAt: Date } | undefined> {
   const checkout = await trx('checkout_sessions')
     .where({ registration_id: registrationId })
-    .where(mayStillBePaid)
+    .where(cardPaymentInFlightAs('checkout_sessions', now))
     .orderBy('expires_at', 'desc')
     .first<{ expires_at: Date } | undefined>('expires_at');
   return checkout ? { expiresAt: checkout.expires_at } : undefined;

@@ -58,7 +58,7 @@ export async function resendRegistrationMail(ctx: OfficeContext, input: { regist
       };
       const payments = {
         paidMinor: await officePaidSum(trx, id),
-        cardPaymentInFlight: (await cardPaymentMayArrive(trx, id)) !== undefined,
+        cardPaymentInFlight: (await cardPaymentMayArrive(trx, id, now)) !== undefined,
       };
       await queueRegistrationConfirmation(
         trx,
