@@ -6,7 +6,7 @@ import type { EmailBranding } from '../mail/render.js';
 import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
 import { cardPaymentPossible, paymentReference, payNowUrl, registrationUrl } from '../payments/links.js';
 import { cardSurcharge, type CardFeeRate } from '../payments/pricing.js';
-import { keptCardPaymentOpenSql, mayStillBePaidSql } from '../payments/webhook/staging-rows.js';
+import { cardPaymentInFlightSql, keptCardPaymentOpenSql } from '../payments/webhook/staging-rows.js';
 import { eachLimited } from './each-limited.js';
 import { groupCommit } from './group-commit.js';
 import { SendFailures } from './send-failures.js';
@@ -293,7 +293,8 @@ export async function* recipientPages(ctx: AppContext, eventId: string, round: D
         'surcharge_minor',
         ctx.db.raw(
           `(EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = registrations.id
-             AND ${mayStillBePaidSql('c')}) OR ${keptCardPaymentOpenSql('registrations.id')}) AS card_payment_in_flight`,
+             AND ${cardPaymentInFlightSql('c', ':now')}) OR ${keptCardPaymentOpenSql('registrations.id')}) AS card_payment_in_flight`,
+          { now: ctx.clock.now() },
         ),
         ctx.db.raw(
           'total_minor - COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = registrations.id), 0)::int AS balance_minor',

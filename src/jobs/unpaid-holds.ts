@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { recordHistory } from '../admin/registrations/history.js';
 import type { AppContext } from '../context.js';
 import { cardPaymentPossible, payNowUrl, paymentReference } from '../payments/links.js';
-import { keptCardPaymentOpenSql, mayStillBePaidSql } from '../payments/webhook/staging-rows.js';
+import { cardPaymentInFlightSql, keptCardPaymentOpenSql } from '../payments/webhook/staging-rows.js';
 
 /**
  * Seat holds that end: an event with `unpaidHoldDays` N lets an unpaid
@@ -12,8 +12,9 @@ import { keptCardPaymentOpenSql, mayStillBePaidSql } from '../payments/webhook/s
  * at 10:00 ends at 10:00 local time even across a daylight-saving change.
  *
  * A registration is left alone while a card payment for it may be in flight (a
- * pay-now checkout OPEN, or EXPIRED with its payload kept for a late completion:
- * the same rule as mayStillBePaid), once the office has recorded part of
+ * pay-now checkout OPEN, or EXPIRED with its payload kept for a late completion,
+ * other than a claim abandoned before its session was recorded, which nobody can
+ * pay: cardPaymentInFlightSql), once the office has recorded part of
  * its payment, after its event has started or been deleted, and while a card
  * payment for it was kept without settling it (UNFULFILLED, its alert still
  * open): "no payment has reached us" would be false, and the office is deciding.
@@ -63,7 +64,7 @@ const HELD = `r.event_id = e.id
   AND r.status = 'PENDING' AND r.payment_method = 'bank' AND r.total_minor > 0
   AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL AND e.starts_at > :now
   AND r.office_paid_minor = 0
-  AND NOT EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = r.id AND ${mayStillBePaidSql('c')})
+  AND NOT EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = r.id AND ${cardPaymentInFlightSql('c', ':now')})
   AND NOT ${keptCardPaymentOpenSql('r.id')}`;
 
 const RETURNED = `r.id, r.contact_name, r.contact_email_enc, r.attendee_count, r.total_minor, e.online_payment, e.title, e.starts_at, ${RELEASE_AT} AS release_at`;

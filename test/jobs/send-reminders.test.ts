@@ -7,6 +7,7 @@ import type { Mailer, MailMessage } from '../../src/mail/types.js';
 import { silentLogger } from '../../src/logger.js';
 import { createMailer } from '../../src/mail/create.js';
 import { verifyRegistrationToken } from '../../src/payments/links.js';
+import { OPENING_LEASE_MS } from '../../src/payments/pay-now.js';
 import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -370,6 +371,30 @@ describe('send-reminders', () => {
     expect(summary).toMatchObject({ sent: 1, paymentReminders: 0 });
     expect(mail.sink.messages[0]?.subject).toBe('Reminder: Family Camp');
     expect(mail.sink.messages[0]?.text).not.toContain('/pay?token=');
+  });
+
+  it('a pay-now claim abandoned before its provider session was recorded (past its lease) does not hold back the payment reminder; a claim still within its lease does', async () => {
+    const event = await dueEvent({ online_payment: true });
+    const claimFor = async (email: string, ageMs: number) => {
+      const pending = await register(event.id, email, { status: 'PENDING', total_minor: 12_000 });
+      const claim = await insertCheckoutSession(tdb.db, context().cipher, event.id, {
+        registration_id: pending.id, payload_enc: null, provider_session_id: null, net_minor: 12_000, expires_at: new Date(NOW.getTime() + 29 * 60_000),
+      });
+      await tdb.db.raw('UPDATE checkout_sessions SET created_at = ? WHERE id = ?', [new Date(NOW.getTime() - ageMs), claim.id]);
+      return pending;
+    };
+    // Its request died while the provider opened the session: no payment page was ever handed out.
+    const abandoned = await claimFor('abandoned@example.org', OPENING_LEASE_MS);
+    // Its request may still be waiting for the provider, and hand the page out.
+    await claimFor('opening@example.org', OPENING_LEASE_MS - 1_000);
+
+    expect(await sendEventReminders(context(PSP), { trigger: 'cli' })).toMatchObject({ sent: 2, paymentReminders: 1 });
+    const to = (address: string) => mail.sink.messages.find((m) => m.envelope.to.includes(address));
+    expect(to('abandoned@example.org')?.subject).toBe('Payment reminder: Family Camp');
+    expect(to('abandoned@example.org')?.text).toContain('$120.00 still owing');
+    expect(to('abandoned@example.org')?.text).toContain(`/registrations/${abandoned.id}/pay?token=`);
+    expect(to('opening@example.org')?.subject).toBe('Reminder: Family Camp');
+    expect(to('opening@example.org')?.text).not.toContain('/pay?token=');
   });
 
   it('a PENDING registration whose card payment was kept with its alert still open gets the plain reminder, not a second request to pay; once the alert is resolved it is asked to pay', async () => {

@@ -4,6 +4,7 @@ import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { insertOfficePayment } from '../../src/admin/registrations/payments.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { releaseUnpaidHolds, remindUnpaidHolds } from '../../src/jobs/unpaid-holds.js';
+import { OPENING_LEASE_MS } from '../../src/payments/pay-now.js';
 import { seatsLeft } from '../../src/payments/registrations.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -251,5 +252,26 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
 
     expect(await sweepExpiredCheckouts(ctx, { trigger: 'cli' })).toMatchObject({ holdsReleased: 1 });
     expect((await tdb.db('registrations').where({ id: old.id }).first()).status).toBe('CANCELLED');
+  });
+
+  it('a pay-now claim abandoned before its provider session was recorded (past its lease) does not keep a hold; a claim still within its lease does', async () => {
+    // After every earlier test's event has started, so only these holds are due.
+    const clock = new FixedClock(new Date('2027-10-01T00:00:00Z'));
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const event = await insertEvent(tdb.db, { unpaid_hold_days: 1, starts_at: new Date('2027-12-01T00:00:00Z') });
+    const heldWithClaim = async (ageMs: number) => {
+      const held = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: new Date('2027-09-29T00:00:00Z') });
+      const claim = await insertCheckoutSession(tdb.db, ctx.cipher, event.id, {
+        registration_id: held.id, payload_enc: null, provider_session_id: null, expires_at: new Date(clock.now().getTime() + 29 * 60_000),
+      });
+      await tdb.db.raw('UPDATE checkout_sessions SET created_at = ? WHERE id = ?', [new Date(clock.now().getTime() - ageMs), claim.id]);
+      return held;
+    };
+    const abandoned = await heldWithClaim(OPENING_LEASE_MS);
+    const opening = await heldWithClaim(OPENING_LEASE_MS - 1_000);
+
+    expect(await releaseUnpaidHolds(ctx, clock.now())).toBe(1);
+    expect(await tdb.db('registrations').where({ id: abandoned.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'unpaid_hold' });
+    expect(await tdb.db('registrations').where({ id: opening.id }).first()).toMatchObject({ status: 'PENDING' });
   });
 });
