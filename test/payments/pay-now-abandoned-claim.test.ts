@@ -139,10 +139,14 @@ describe('a pay-now claim abandoned before its provider session was recorded', (
     expect(delivered.status).toBe(200);
     expect(JSON.parse(delivered.body)).toMatchObject({ outcome: 'completed' });
     const paymentIntent = harness.provider.sessions.get(claim.sessionId)?.payment_intent;
+    // The session is recorded on the row as it completes, so the payer's return page finds it.
     expect(await harness.tdb.db('checkout_sessions').where({ id: claim.checkoutId }).first()).toMatchObject({
       status: 'COMPLETED',
       payment_intent_id: paymentIntent,
+      provider_session_id: claim.sessionId,
     });
+    const success = await fetch(`${harness.server.url}/events/${event.slug}/success?session_id=${claim.sessionId}`);
+    expect(await success.text()).toContain('Payment received');
     expect(await harness.tdb.db('registrations').where({ id }).first()).toMatchObject({
       status: 'PAID',
       payment_method: 'card',

@@ -63,7 +63,8 @@ export async function recordAndClaimCompletion(
        SELECT event_id, ${lock} AS locked FROM recorded
      ), claimed AS (
        UPDATE checkout_sessions c
-          SET status = 'COMPLETED', completed_at = ?, payment_intent_id = COALESCE(?, c.payment_intent_id), updated_at = ?
+          SET status = 'COMPLETED', completed_at = ?, payment_intent_id = COALESCE(?, c.payment_intent_id),
+              provider_session_id = COALESCE(c.provider_session_id, ?), updated_at = ?
         WHERE c.id = ? AND c.registration_id IS NULL
           AND (c.provider_session_id IS NULL OR c.provider_session_id = ?)
           AND ${mayStillBePaidSql('c')}
@@ -84,6 +85,7 @@ export async function recordAndClaimCompletion(
       ...lockBindings,
       now,
       action.paymentIntentId,
+      action.providerSessionId,
       now,
       action.ids.checkoutId ?? null,
       action.providerSessionId,

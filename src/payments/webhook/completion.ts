@@ -92,6 +92,8 @@ export async function completeCheckout(
       status: 'COMPLETED',
       completed_at: now,
       payment_intent_id: action.paymentIntentId ?? staging.payment_intent_id,
+      // Found by our id while its session was never recorded (the pay-now request died before it could be).
+      provider_session_id: staging.provider_session_id ?? action.providerSessionId,
       updated_at: now,
     })
     .returning<StagingRow[]>('*');
@@ -338,7 +340,13 @@ async function lateCompletion(
   const now = ctx.clock.now();
   const [expired] = await trx('checkout_sessions')
     .where({ id: stagingId, status: 'EXPIRED' })
-    .update({ status: 'UNFULFILLED', unfulfilled_reason: 'checkout_expired', payment_intent_id: action.paymentIntentId, updated_at: now })
+    .update({
+      status: 'UNFULFILLED',
+      unfulfilled_reason: 'checkout_expired',
+      payment_intent_id: action.paymentIntentId,
+      provider_session_id: trx.raw('COALESCE(provider_session_id, ?)', [action.providerSessionId]),
+      updated_at: now,
+    })
     .returning<StagingRow[]>('*');
   if (!expired) return 'already_handled';
   await raiseOperationsAlert(trx, ctx, {
