@@ -112,22 +112,36 @@ export async function markPeriodDone(db: Db, period: { key: string; now: Date })
 }
 
 /**
+ * Which attempt holds a claim: its number and `claimedAt`, the `now` it passed to
+ * claimPeriod, which the claim wrote as `last_attempt_at`. The number alone is not
+ * enough: the digest numbers its attempts afresh each local day, so yesterday's
+ * attempt 1, still running after its claim lapsed, has the number of today's. Every
+ * claim writes a later `last_attempt_at` than the one before it (it waits 30
+ * minutes after it), so the timestamp tells them apart.
+ */
+export interface PeriodAttempt {
+  key: string;
+  attempt: number;
+  claimedAt: Date;
+}
+
+/**
  * The attempt did not fully succeed: free the claim, so the period is tried
  * again 30 minutes after this attempt while attempts remain. `refundAttempt`
  * gives the attempt back (the job never ran because another run held its lease).
  * Only this attempt's own claim is released.
  */
-export async function releasePeriod(db: Db, period: { key: string; attempt: number; refundAttempt?: boolean }): Promise<void> {
+export async function releasePeriod(db: Db, period: PeriodAttempt & { refundAttempt?: boolean }): Promise<void> {
   await db('scheduler_periods')
-    .where({ period_key: period.key, attempts: period.attempt })
+    .where({ period_key: period.key, attempts: period.attempt, last_attempt_at: period.claimedAt })
     .whereNull('done_at')
     .update({ claimed_until: null, attempts: period.refundAttempt ? period.attempt - 1 : period.attempt });
 }
 
 /** Keeps a long-running attempt's claim alive; false when it is no longer this attempt's. */
-export async function extendPeriodClaim(db: Db, period: { key: string; attempt: number; until: Date }): Promise<boolean> {
+export async function extendPeriodClaim(db: Db, period: PeriodAttempt & { until: Date }): Promise<boolean> {
   const updated = await db('scheduler_periods')
-    .where({ period_key: period.key, attempts: period.attempt })
+    .where({ period_key: period.key, attempts: period.attempt, last_attempt_at: period.claimedAt })
     .whereNull('done_at')
     .whereNotNull('claimed_until')
     .update({ claimed_until: period.until });

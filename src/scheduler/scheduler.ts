@@ -116,10 +116,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   }
 
   /** Renews a period claim while its attempt runs; slot claims last to the end of the slot and need none. */
-  function keepClaimAlive(period: Period, attempt: number): () => void {
+  function keepClaimAlive(period: Period, attempt: number, claimedAt: Date): () => void {
     if (period.kind === 'slot') return () => undefined;
     const heartbeat = setInterval(() => {
-      extendPeriodClaim(ctx.db, { key: period.key, attempt, until: new Date(ctx.clock.now().getTime() + claimTtlMs) }).catch((error: unknown) =>
+      extendPeriodClaim(ctx.db, { key: period.key, attempt, claimedAt, until: new Date(ctx.clock.now().getTime() + claimTtlMs) }).catch((error: unknown) =>
         ctx.logger.warn({ err: error, periodKey: period.key }, 'scheduler could not renew its period claim'),
       );
     }, Math.max(1000, Math.floor(claimTtlMs / 3)));
@@ -137,8 +137,9 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     return job === 'send-clearance-digest' ? 'no attempts left today; it is tried again tomorrow while its window lasts' : 'no attempts left in this period';
   }
 
-  async function runOnce(job: JobName, period: Period, attempt: number): Promise<TickRun> {
-    const stopHeartbeat = keepClaimAlive(period, attempt);
+  /** `claimedAt`: the instant the attempt claimed its period, which with `attempt` identifies its claim. */
+  async function runOnce(job: JobName, period: Period, attempt: number, claimedAt: Date): Promise<TickRun> {
+    const stopHeartbeat = keepClaimAlive(period, attempt, claimedAt);
     let outcome: TickRunOutcome;
     let done = false;
     try {
@@ -159,7 +160,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         await markPeriodDone(ctx.db, { key: period.key, now: ctx.clock.now() });
         settled.set(period.key, period.endsAt.getTime());
       } else {
-        await releasePeriod(ctx.db, { key: period.key, attempt, refundAttempt: outcome === 'lease-held' });
+        await releasePeriod(ctx.db, { key: period.key, attempt, claimedAt, refundAttempt: outcome === 'lease-held' });
       }
     }
     return { job, periodKey: period.key, attempt, outcome, done };
@@ -183,7 +184,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     for (const period of due) settled.set(period.key, period.endsAt.getTime());
     for (const period of due) {
       if (stopped) return;
-      if (won.has(period.key)) runs.push(await runOnce(period.job, period, 1));
+      if (won.has(period.key)) runs.push(await runOnce(period.job, period, 1, now));
     }
   }
 
@@ -209,7 +210,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       return undefined;
     }
     if (job === 'send-clearance-digest') digestAttempts.count++;
-    return runOnce(job, period, claim.attempt);
+    return runOnce(job, period, claim.attempt, now);
   }
 
   async function runPeriodJobs(jobs: readonly JobName[], runs: TickRun[]): Promise<void> {

@@ -26,12 +26,12 @@ describe('period claims', () => {
   it('a released attempt waits 30 minutes, and a period gets at most 3 attempts', async () => {
     const key = 'send-celebrations:b';
     expect(await claim(key, t0)).toEqual({ claimed: true, attempt: 1 });
-    await releasePeriod(tdb.db, { key, attempt: 1 });
+    await releasePeriod(tdb.db, { key, attempt: 1, claimedAt: t0 });
     expect(await claim(key, minutes(29))).toEqual({ claimed: false, reason: 'waiting', retryAt: minutes(30) });
     expect(await claim(key, minutes(30))).toEqual({ claimed: true, attempt: 2 });
-    await releasePeriod(tdb.db, { key, attempt: 2 });
+    await releasePeriod(tdb.db, { key, attempt: 2, claimedAt: minutes(30) });
     expect(await claim(key, minutes(60))).toEqual({ claimed: true, attempt: 3 });
-    await releasePeriod(tdb.db, { key, attempt: 3 });
+    await releasePeriod(tdb.db, { key, attempt: 3, claimedAt: minutes(60) });
     expect(await claim(key, minutes(600))).toEqual({ claimed: false, reason: 'exhausted' });
   });
 
@@ -40,12 +40,35 @@ describe('period claims', () => {
     const claimDigest = (at: Date, attemptsFrom: Date) => claimPeriod(tdb.db, { key, job: 'send-clearance-digest', now: at, claimTtlMs: TTL, attemptsFrom });
     for (const [attempt, at] of [minutes(0), minutes(30), minutes(60)].entries()) {
       expect(await claimDigest(at, t0)).toEqual({ claimed: true, attempt: attempt + 1 });
-      await releasePeriod(tdb.db, { key, attempt: attempt + 1 });
+      await releasePeriod(tdb.db, { key, attempt: attempt + 1, claimedAt: at });
     }
     expect(await claimDigest(minutes(600), t0)).toEqual({ claimed: false, reason: 'exhausted' });
     const nextDay = minutes(24 * 60);
     expect(await claimDigest(nextDay, nextDay)).toEqual({ claimed: true, attempt: 1 });
     expect(await periodRow(tdb.db, key)).toMatchObject({ attempts: 1, done_at: null });
+  });
+
+  it("yesterday's lapsed digest attempt can neither renew nor release today's attempt 1, which has the same number", async () => {
+    const key = 'send-clearance-digest:2026-12';
+    const claimDigest = (at: Date, attemptsFrom: Date) => claimPeriod(tdb.db, { key, job: 'send-clearance-digest', now: at, claimTtlMs: TTL, attemptsFrom });
+    // Yesterday's attempt 1 claimed at noon, hung, and its claim lapsed; today's attempt 1 claims afresh (attempts restart with the local day).
+    const yesterday = new Date('2026-12-02T12:00:00Z');
+    const today = new Date('2026-12-03T13:00:00Z');
+    expect(await claimDigest(yesterday, new Date('2026-12-02T00:00:00Z'))).toEqual({ claimed: true, attempt: 1 });
+    expect(await claimDigest(today, new Date('2026-12-03T00:00:00Z'))).toEqual({ claimed: true, attempt: 1 });
+    const todays = await periodRow(tdb.db, key);
+    expect(todays).toMatchObject({ attempts: 1, last_attempt_at: today, claimed_until: new Date(today.getTime() + TTL) });
+
+    // Yesterday's attempt still runs: its heartbeat and its release carry its own claim's timestamp.
+    expect(await extendPeriodClaim(tdb.db, { key, attempt: 1, claimedAt: yesterday, until: new Date(today.getTime() + 3 * TTL) })).toBe(false);
+    await releasePeriod(tdb.db, { key, attempt: 1, claimedAt: yesterday });
+    await releasePeriod(tdb.db, { key, attempt: 1, claimedAt: yesterday, refundAttempt: true });
+    expect(await periodRow(tdb.db, key)).toEqual(todays);
+
+    // Today's attempt still owns it.
+    expect(await extendPeriodClaim(tdb.db, { key, attempt: 1, claimedAt: today, until: new Date(today.getTime() + 2 * TTL) })).toBe(true);
+    await releasePeriod(tdb.db, { key, attempt: 1, claimedAt: today });
+    expect(await periodRow(tdb.db, key)).toMatchObject({ attempts: 1, claimed_until: null, last_attempt_at: today });
   });
 
   it('a done period is never claimed again', async () => {
@@ -59,19 +82,19 @@ describe('period claims', () => {
   it('a live claim refuses others until it expires; renewing it keeps it live', async () => {
     const key = 'send-celebrations:d';
     await claim(key, t0);
-    expect(await extendPeriodClaim(tdb.db, { key, attempt: 1, until: minutes(60) })).toBe(true);
+    expect(await extendPeriodClaim(tdb.db, { key, attempt: 1, claimedAt: t0, until: minutes(60) })).toBe(true);
     expect(await claim(key, minutes(45))).toEqual({ claimed: false, reason: 'running' });
     expect(await claim(key, minutes(61))).toEqual({ claimed: true, attempt: 2 });
     // The first attempt's claim is no longer its own: it can neither renew nor release it.
-    expect(await extendPeriodClaim(tdb.db, { key, attempt: 1, until: minutes(200) })).toBe(false);
-    await releasePeriod(tdb.db, { key, attempt: 1 });
+    expect(await extendPeriodClaim(tdb.db, { key, attempt: 1, claimedAt: t0, until: minutes(200) })).toBe(false);
+    await releasePeriod(tdb.db, { key, attempt: 1, claimedAt: t0 });
     expect((await periodRow(tdb.db, key))?.claimed_until).toEqual(minutes(61 + 30));
   });
 
   it('an attempt given back (lease held elsewhere) does not count towards the 3', async () => {
     const key = 'send-celebrations:e';
     await claim(key, t0);
-    await releasePeriod(tdb.db, { key, attempt: 1, refundAttempt: true });
+    await releasePeriod(tdb.db, { key, attempt: 1, claimedAt: t0, refundAttempt: true });
     expect(await periodRow(tdb.db, key)).toMatchObject({ attempts: 0, claimed_until: null });
     expect(await claim(key, minutes(10))).toMatchObject({ reason: 'waiting' });
     expect(await claim(key, minutes(30))).toEqual({ claimed: true, attempt: 1 });
