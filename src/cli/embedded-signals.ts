@@ -6,6 +6,12 @@ type StopSignal = keyof typeof SIGNAL_NUMBERS;
 export interface SignalGuard {
   /** The command stops gracefully on the next SIGINT or SIGTERM itself (serve) and closes its context; a signal after that one still stops the server here. */
   takeOver(): void;
+  /**
+   * The command no longer stops on a signal itself (its handler is gone, the run over): the next
+   * SIGINT or SIGTERM stops the server here and exits, as before takeOver. Without this, a signal
+   * while the context closes was taken as the command's and ignored.
+   */
+  giveBack(): void;
   remove(): void;
 }
 
@@ -36,6 +42,9 @@ export function stopEmbeddedOnSignal(stop: () => Promise<void>, logger: Logger):
   return {
     takeOver() {
       takenOver = true;
+    },
+    giveBack() {
+      takenOver = false;
     },
     remove() {
       for (const [signal, listener] of listeners) process.removeListener(signal, listener);

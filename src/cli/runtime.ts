@@ -43,9 +43,11 @@ export interface OpenContext extends AppContext {
   /**
    * The command stops gracefully on SIGINT or SIGTERM itself and then closes
    * the context (serve). Until it says so, a signal stops an embedded
-   * PostgreSQL this process started and exits.
+   * PostgreSQL this process started and exits. Returns the function that gives
+   * the signals back, for a command whose handler goes away before the context
+   * closes (a job's): from then on a signal stops the server and exits again.
    */
-  takeOverSignals(): void;
+  takeOverSignals(): () => void;
 }
 
 /**
@@ -108,6 +110,7 @@ export async function openContext(
     },
     takeOverSignals() {
       signals?.takeOver();
+      return () => signals?.giveBack();
     },
   };
 }

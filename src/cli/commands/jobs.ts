@@ -133,25 +133,34 @@ export function registerJobCommands(program: Command): void {
 /**
  * The first SIGTERM or SIGINT (a deploy, systemd, Ctrl-C) asks the run to stop after the sends on the wire,
  * record them and give its claim back, so the next run finishes the event at once and nobody is sent the
- * same reminder twice; a second signal ends the process as before.
+ * same reminder twice; a second signal ends the process as before. `remove` (the run is over) gives the
+ * signals back: a signal while the context closes stops an embedded PostgreSQL this command started and
+ * exits, instead of being taken for the run's and ignored.
  */
 function stopOnSignal(ctx: OpenContext): { signal: AbortSignal; remove(): void } {
   const controller = new AbortController();
-  const remove = (): void => {
+  const removeListeners = (): void => {
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);
   };
   function onSignal(signal: NodeJS.Signals): void {
-    // Only the first: with no listener left, the next one ends the process (Node's default).
-    remove();
+    // Only the first: with no listener left, the next one ends the process (Node's default, or the embedded
+    // server's guard, which took this first signal as the command's and handles the next).
+    removeListeners();
     ctx.logger.warn({ signal }, 'stopping after the sends under way; a second signal stops at once');
     controller.abort();
   }
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   // An embedded PostgreSQL this command started is stopped by the second signal, not the first.
-  ctx.takeOverSignals();
-  return { signal: controller.signal, remove };
+  const giveSignalsBack = ctx.takeOverSignals();
+  return {
+    signal: controller.signal,
+    remove() {
+      removeListeners();
+      giveSignalsBack();
+    },
+  };
 }
 
 /** A dry run on a schema older than this version would fail on a missing column, or answer wrongly: say why instead. */
