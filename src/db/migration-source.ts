@@ -13,6 +13,7 @@ import * as celebrationsOff from '../../migrations/20261127000100_celebrations_o
 import * as reminderRounds from '../../migrations/20261128000100_reminder_rounds.js';
 import * as eventEndsAt from '../../migrations/20261128000400_event_ends_at.js';
 import * as registrationsByEvent from '../../migrations/20261128000500_registrations_by_event.js';
+import * as operationsAlertsLookups from '../../migrations/20261129000100_operations_alerts_lookups.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -39,6 +40,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261128000100_reminder_rounds', reminderRounds],
   ['20261128000400_event_ends_at', eventEndsAt],
   ['20261128000500_registrations_by_event', registrationsByEvent],
+  ['20261129000100_operations_alerts_lookups', operationsAlertsLookups],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {
