@@ -18,9 +18,15 @@ export async function up(knex: Knex): Promise<void> {
     `CREATE INDEX operations_alerts_payment_intent_id_kind_index ON operations_alerts (payment_intent_id, kind)
        WHERE payment_intent_id IS NOT NULL`,
   );
+  // reconcile's reconcile_mismatch check and the kept-payment join (keptCardPaymentOpenSql) look alerts up by checkout.
+  await knex.raw(
+    `CREATE INDEX operations_alerts_checkout_session_id_kind_index ON operations_alerts (checkout_session_id, kind)
+       WHERE checkout_session_id IS NOT NULL`,
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.raw('DROP INDEX operations_alerts_checkout_session_id_kind_index');
   await knex.raw('DROP INDEX operations_alerts_payment_intent_id_kind_index');
   await knex.raw('DROP INDEX operations_alerts_provider_session_id_kind_index');
 }

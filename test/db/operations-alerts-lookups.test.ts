@@ -13,6 +13,7 @@ afterAll(async () => {
 
 const BY_SESSION = 'operations_alerts_provider_session_id_kind_index';
 const BY_PAYMENT_INTENT = 'operations_alerts_payment_intent_id_kind_index';
+const BY_CHECKOUT = 'operations_alerts_checkout_session_id_kind_index';
 
 const alertIndexes = async () =>
   (await tdb.db('pg_indexes').where({ tablename: 'operations_alerts' }).orderBy('indexname').pluck('indexname')) as string[];
@@ -34,7 +35,9 @@ describe('operations_alerts lookups by provider session and PaymentIntent', () =
       expect.stringMatching(/\(provider_session_id, kind\) WHERE \(provider_session_id IS NOT NULL\)$/),
     ]);
 
+    expect(await alertIndexes()).toContain(BY_CHECKOUT);
     await tdb.db.transaction((trx) => migration.down(trx));
+    expect(await alertIndexes()).not.toContain(BY_CHECKOUT);
     expect(await alertIndexes()).not.toEqual(expect.arrayContaining([BY_SESSION]));
     expect(await alertIndexes()).not.toEqual(expect.arrayContaining([BY_PAYMENT_INTENT]));
     await tdb.db.transaction((trx) => migration.up(trx));
@@ -70,6 +73,7 @@ describe('operations_alerts lookups by provider session and PaymentIntent', () =
         db('operations_alerts').where({ kind: 'reversal_unfulfilled', payment_intent_id: 'pi_1001' }).whereRaw(`details->>'reversal' = ?`, ['dispute']).first('id'),
         BY_PAYMENT_INTENT,
       ],
+      ['reconcile: mismatch already alerted for this checkout?', db('operations_alerts').where({ kind: 'reconcile_mismatch', checkout_session_id: '1003' }).first('id'), BY_CHECKOUT],
       [
         'kept payment: its reversals',
         db('operations_alerts').where({ kind: 'reversal_unfulfilled', payment_intent_id: 'pi_1001' }).select('details'),
