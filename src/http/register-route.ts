@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { recordError } from '../ops/error-log.js';
 import { verifyCaptchaToken } from '../payments/captcha.js';
+import { CardAmountTooSmallError } from '../payments/card-minimum.js';
 import { PricingError } from '../payments/pricing.js';
 import { registerForEvent } from '../payments/register.js';
 import { sendError } from './errors.js';
@@ -42,9 +43,9 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
     };
 
     /**
-     * A registration refused after its fields passed (no longer fits, closed, the provider unreachable): the form
-     * again with what was typed and the reason at the top, made from the event as it is now, so its rows and
-     * places-left line follow the places left. An event no longer public gets the message page.
+     * A registration refused after its fields passed (no longer fits, closed, the provider unreachable, too small
+     * to pay by card): the form again with what was typed and the reason at the top, made from the event as it is
+     * now, so its rows and places-left line follow the places left. An event no longer public gets the message page.
      */
     const refuse = async (error: AppError, values: SubmittedValues) => {
       if (json) return sendError(reply, error.httpStatus, error.code, error.message);
@@ -100,6 +101,8 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       if (error instanceof PricingError) {
         return rejectForm(400, 'invalid_registration', parsed.values, [{ field: error.field, message: error.message }]);
       }
+      // Too small to pay by card: the form again with bank transfer chosen, so one more submit registers it.
+      if (error instanceof CardAmountTooSmallError) return refuse(error, { ...parsed.values, payment: 'bank' });
       if (error instanceof AppError && (error.httpStatus < 500 || error.code === 'provider_unavailable')) return refuse(error, parsed.values);
       throw error;
     }

@@ -2,6 +2,7 @@ import type { EventRecord } from '../admin/events.js';
 import type { AppContext } from '../context.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { getCardFeeRate } from '../settings.js';
+import { assertCardMinimum, cardAmountTooSmall, cardMinimumOf, isProviderAmountTooSmall } from './card-minimum.js';
 import { providerLineItems } from './line-items.js';
 import { cardPaymentPossible, publicBaseUrl } from './links.js';
 import { priceRegistration, type AttendeeChoice, type PricedLine } from './pricing.js';
@@ -51,6 +52,9 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
       { httpStatus: 409 },
     );
   }
+  // Below the provider's minimum (the card fee included) the provider would refuse the session: say so now,
+  // before anything is staged or sent, and let the member choose bank transfer.
+  assertCardMinimum(ctx.config, 'registration', priced.total);
 
   const now = ctx.clock.now();
   const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
@@ -131,7 +135,9 @@ export interface ProviderSessionRef {
 /**
  * Opens the provider Checkout Session for a staged checkout. Our ids go into
  * the session metadata and into the PaymentIntent's, so refunds and disputes
- * map back even before the PaymentIntent id is stored. Any failure becomes
+ * map back even before the PaymentIntent id is stored. The provider's
+ * `amount_too_small` (its minimum is above our table's) becomes the same
+ * CardAmountTooSmallError the table gives (409); any other failure becomes
  * AppError provider_unavailable (502).
  */
 export async function openProviderSession(ctx: AppContext, request: ProviderSessionRequest): Promise<ProviderSessionRef> {
@@ -162,6 +168,16 @@ export async function openProviderSession(ctx: AppContext, request: ProviderSess
     if (!session.url) throw new Error(`provider session ${session.id} came back without a hosted page URL`);
     return { id: session.id, url: session.url };
   } catch (error) {
+    if (isProviderAmountTooSmall(error)) {
+      const total = request.lines.reduce((sum, line) => sum + line.amount, 0);
+      const known = cardMinimumOf(ctx.config);
+      ctx.logger.warn(
+        { checkoutId: request.checkoutId, totalMinor: total, tableMinimumMinor: known ?? null, provider: providerErrorDetails(error) },
+        'the card provider refused an amount below its minimum that the minimum table allowed: src/config/card-minimums.ts may be out of date',
+      );
+      // Our table let this amount through, so its minimum is not the provider's: name none.
+      throw cardAmountTooSmall(ctx.config, request.registrationId ? 'pay-now' : 'registration', total, undefined);
+    }
     ctx.logger.error(
       { checkoutId: request.checkoutId, provider: providerErrorDetails(error) },
       'opening the provider checkout session failed',

@@ -560,6 +560,92 @@ describe('POST /events/:slug/register — card', () => {
   });
 });
 
+describe('POST /events/:slug/register — below the card provider\'s minimum charge', () => {
+  // APP_CURRENCY is AUD in these tests: the provider's minimum is $0.50 (50).
+  const cheap = (price: number, extra: Record<string, unknown> = {}) =>
+    insertEvent(tdb.db, { online_payment: true, pricing: JSON.stringify({ tiers: [{ id: 'candle', label: 'Candle', price }] }), ...extra });
+  const oneCandle = (payment: string) => valid({ payment, attendee_name: ['Ana Lee'], attendee_tier: ['candle'] });
+
+  it('a card total below the minimum is refused before any provider call: 409, the form again saying the minimum with bank transfer chosen, nothing staged or registered; bank transfer then registers it', async () => {
+    const event = await cheap(40);
+    const fake = await startFakeProvider({ webhookSecret: 'whsec_register_test' });
+    try {
+      await withServer(fake.configEnv(), async (server) => {
+        const response = await postForm(server, event.slug, oneCandle('card'));
+        expect(response.status).toBe(409);
+        const html = unescapeEquals(await response.text());
+        expect(html).toContain(
+          'id="form-error" tabindex="-1" autofocus>Card payment needs at least $0.50, and this registration comes to $0.40 by card. Please choose bank transfer instead.</p>',
+        );
+        expect(html).not.toContain('could not be reached');
+        // Everything typed comes back, with bank transfer chosen: one more submit registers.
+        expect(html).toContain('id="attendee-name-1" name="attendee_name" value="Ana Lee"');
+        expect(html).toMatch(/id="payment-bank" name="payment" type="radio" value="bank" checked/);
+        expect(html).not.toMatch(/id="payment-card" name="payment" type="radio" value="card" checked/);
+
+        const json = await postJson(server, event.slug, { name: 'Jo Citizen', email: 'jo@example.org', payment: 'card', attendees: [{ name: 'A', tier: 'candle' }] });
+        expect(json.status).toBe(409);
+        expect(((await json.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+          code: 'card_amount_too_small',
+          message: 'Card payment needs at least $0.50, and this registration comes to $0.40 by card. Please choose bank transfer instead.',
+        });
+
+        expect(fake.requests).toEqual([]);
+        expect(await tdb.db('checkout_sessions').where({ event_id: event.id })).toEqual([]);
+        expect(await registrationsOf(event.id)).toEqual([]);
+
+        const bank = await postForm(server, event.slug, oneCandle('bank'));
+        expect(bank.status).toBe(303);
+      });
+      expect((await registrationsOf(event.id)).map((r) => [r.status, r.payment_method, r.total_minor])).toEqual([['PENDING', 'bank', 40]]);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('at the minimum the checkout opens, the card fee counted: $0.50 alone, and $0.20 whose fee brings it to $0.50', async () => {
+    const atMinimum = await cheap(50);
+    const withFee = await cheap(20, { pass_card_fee: true });
+    const fake = await startFakeProvider({ webhookSecret: 'whsec_register_test' });
+    try {
+      await withServer(fake.configEnv(), async (server) => {
+        for (const event of [atMinimum, withFee]) {
+          const response = await postForm(server, event.slug, oneCandle('card'));
+          expect(response.status, event.slug).toBe(303);
+          expect(response.headers.get('location')?.startsWith(`${fake.apiBase}/pay/cs_`)).toBe(true);
+        }
+      });
+      expect(fake.sessionCreateCalls()).toHaveLength(2);
+      const staged = await tdb.db('checkout_sessions').where({ event_id: withFee.id }).first('status', 'net_minor', 'surcharge_minor');
+      expect(staged).toEqual({ status: 'OPEN', net_minor: 20, surcharge_minor: 30 });
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('the provider\'s own amount_too_small (its minimum above our table\'s) is the same refusal, never "provider unavailable", and is not retried', async () => {
+    const event = await cheap(60);
+    const fake = await startFakeProvider({ webhookSecret: 'whsec_register_test', minimumCharge: 100 });
+    try {
+      await withServer(fake.configEnv(), async (server) => {
+        const response = await postForm(server, event.slug, oneCandle('card'));
+        expect(response.status).toBe(409);
+        const html = unescapeEquals(await response.text());
+        expect(html).toContain(
+          'id="form-error" tabindex="-1" autofocus>This registration comes to $0.60 by card, which is less than our card payment provider can charge in one payment. Please choose bank transfer instead.</p>',
+        );
+        expect(html).toMatch(/id="payment-bank" name="payment" type="radio" value="bank" checked/);
+      });
+      expect(fake.sessionCreateCalls()).toHaveLength(1);
+      // The staging row is closed as for any session the payer never saw.
+      expect(await tdb.db('checkout_sessions').where({ event_id: event.id }).select('status')).toEqual([{ status: 'EXPIRED' }]);
+      expect(await registrationsOf(event.id)).toEqual([]);
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
 describe('POST /events/:slug/register — once the event has started', () => {
   // The test server's clock is 2026-11-22T00:00Z.
   const started = new Date('2026-11-21T23:00:00Z');

@@ -96,6 +96,11 @@ export interface FakeProvider {
   failNext(count: number, status?: number): void;
   /** Every call to exactly this path is answered with `status` and a provider api_error (retries included), until `undefined` is given. */
   failPath(path: string, status: number | undefined): void;
+  /**
+   * The least a Checkout Session may total, in minor units (default 50, the provider's minimum in most
+   * currencies); below it a session is refused with 400 `amount_too_small`, as the provider does.
+   */
+  setMinimumCharge(minor: number): void;
   /** The next authorised call to exactly this path waits, once `reached`, until `release()` (a slow provider). */
   pauseNext(path: string): { reached: Promise<void>; release(): void };
   /**
@@ -135,6 +140,8 @@ export interface FakeProviderOptions {
   webhookSecret: string;
   webhookUrl?: string;
   secretKey?: string;
+  /** The least a Checkout Session may total (minor units, default 50); see setMinimumCharge. */
+  minimumCharge?: number;
   /** When given, sessions are created at this time and expires_at must lie 30 minutes to 24 hours after it, as the provider demands. */
   now?: () => Date;
 }
@@ -170,6 +177,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   const failingPaths = new Map<string, number>();
   const pauses = new Map<string, Array<{ arrive: () => void; released: Promise<void> }>>();
   let webhookUrl = options.webhookUrl;
+  let minimumCharge = options.minimumCharge ?? 50;
   let webhookOutage = false;
   const withheld: ProviderObject[] = [];
   const events: ProviderObject[] = [];
@@ -199,7 +207,14 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
       if (typeof name !== 'string' || name.length === 0) invalid(`${param}[price_data][product_data][name]`, 'a product name is required');
       total += unitAmount * quantity;
     });
-    if (total < 50) invalid('line_items', 'the total amount due must be at least 50 minor units');
+    if (total < minimumCharge) {
+      throw new ProviderHttpError(400, {
+        type: 'invalid_request_error',
+        code: 'amount_too_small',
+        message: `The Checkout Session's total amount due must add up to at least ${minimumCharge} minor units ${String(currency ?? '')}`.trim(),
+        param: 'line_items',
+      });
+    }
     if (typeof body.success_url !== 'string') invalid('success_url', 'success_url is required');
     let expiresAt: number | null = null;
     if (body.expires_at !== undefined) {
@@ -658,6 +673,9 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     failPath(path, status) {
       if (status === undefined) failingPaths.delete(path);
       else failingPaths.set(path, status);
+    },
+    setMinimumCharge(minor) {
+      minimumCharge = minor;
     },
     pauseNext(path) {
       let arrive = () => {};

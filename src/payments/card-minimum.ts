@@ -1,0 +1,69 @@
+import type { AppConfig } from '../config/types.js';
+import { cardMinimumMinor } from '../config/card-minimums.js';
+import { AppError } from '../errors.js';
+import { moneyFormatter } from '../money-format.js';
+
+/**
+ * A card total (surcharge included) the provider cannot charge because it is below its minimum
+ * for the currency. Not the provider's fault and not worth retrying: the member is told the
+ * minimum and sent to bank transfer, which has none. A free registration (0) never gets here.
+ */
+export type CardMinimumPath = 'registration' | 'pay-now';
+
+export class CardAmountTooSmallError extends AppError {
+  constructor(
+    readonly amountMinor: number,
+    /** undefined when the provider refused an amount our table allows (or has no entry for). */
+    readonly minimumMinor: number | undefined,
+    message: string,
+  ) {
+    super('card_amount_too_small', message, { httpStatus: 409, suggestion: 'choose bank transfer' });
+    this.name = 'CardAmountTooSmallError';
+  }
+}
+
+type RegionalConfig = Pick<AppConfig, 'regional'>;
+
+/** The provider's minimum charge in APP_CURRENCY, or undefined when the table has none. */
+export function cardMinimumOf(config: RegionalConfig): number | undefined {
+  return cardMinimumMinor(config.regional.currency);
+}
+
+/** Whether a card total is above 0 and below the provider's known minimum. */
+export function belowCardMinimum(config: RegionalConfig, totalMinor: number): boolean {
+  const minimum = cardMinimumOf(config);
+  return minimum !== undefined && totalMinor > 0 && totalMinor < minimum;
+}
+
+/**
+ * The refusal in words for the member. `minimumMinor` undefined: the provider said so though our
+ * table did not, so the page says the amount is too small without naming a minimum it does not know.
+ */
+export function cardAmountTooSmall(
+  config: RegionalConfig,
+  path: CardMinimumPath,
+  amountMinor: number,
+  minimumMinor: number | undefined,
+): CardAmountTooSmallError {
+  const money = moneyFormatter(config.regional);
+  const what =
+    minimumMinor === undefined
+      ? `This registration comes to ${money(amountMinor)} by card, which is less than our card payment provider can charge in one payment`
+      : `Card payment needs at least ${money(minimumMinor)}, and this registration comes to ${money(amountMinor)} by card`;
+  const instead =
+    path === 'registration'
+      ? 'Please choose bank transfer instead.'
+      : 'Please pay by bank transfer, using the details on your registration page.';
+  return new CardAmountTooSmallError(amountMinor, minimumMinor, `${what}. ${instead}`);
+}
+
+/** Refuses, before anything is staged or sent to the provider, a card total below the known minimum. */
+export function assertCardMinimum(config: RegionalConfig, path: CardMinimumPath, totalMinor: number): void {
+  if (belowCardMinimum(config, totalMinor)) throw cardAmountTooSmall(config, path, totalMinor, cardMinimumOf(config));
+}
+
+/** The provider's own refusal of an amount below its minimum (its table may be newer than ours). */
+export function isProviderAmountTooSmall(error: unknown): boolean {
+  return Boolean(error && typeof error === 'object' && 'code' in error && (error as { code?: unknown }).code === 'amount_too_small');
+}
+
