@@ -11,9 +11,9 @@ import { eventPageData, eventPath } from './event-view.js';
 import { hasControlCharacters } from './field-rules.js';
 import {
   loadPublicRegistration,
-  payNowBlocker,
   payNowPageData,
   payNowPath,
+  payNowRefusal,
   registrationPageData,
   registrationPath,
   type PublicRegistration,
@@ -211,7 +211,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
       });
     }
     if (state === 'processing') return page(reply, successPage, { ...base, refreshSeconds: PROCESSING_REFRESH_SECONDS });
-    const payable = state === 'notCompleted' && registration && !payNowBlocker(ctx.config, registration);
+    const payable = state === 'notCompleted' && registration && !(await payNowRefusal(ctx, registration));
     return page(reply, successPage, {
       ...base,
       payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id) : undefined,
@@ -252,7 +252,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
   app.get('/registrations/:id/pay', { config: { recordView: true } }, async (request, reply) => {
     const found = await authorised(request.params, queryToken(request.query));
     if (!found) return notFound(reply, 'registration');
-    const blocker = payNowBlocker(ctx.config, found.registration);
+    const blocker = await payNowRefusal(ctx, found.registration);
     if (blocker) return notPayable(reply, found.registration, blocker);
     return page(privatePage(reply), payNowPage, await payNowPageData(ctx, found.registration, found.token));
   });
@@ -266,7 +266,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
       const found = await authorised(request.params, token);
       if (!found) return notFound(reply, 'registration');
       // A checkout in flight is judged under the registration's lock: its live session is handed out again, else refused.
-      const blocker = payNowBlocker(ctx.config, found.registration, { inFlightDecidedUnderLock: true });
+      const blocker = await payNowRefusal(ctx, found.registration, { inFlightDecidedUnderLock: true });
       if (blocker) return notPayable(reply, found.registration, blocker);
       try {
         const started = await startExistingRegistrationCheckout(ctx, { registrationId: found.registration.id });

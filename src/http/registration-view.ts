@@ -2,6 +2,7 @@ import { officePaidSum } from '../admin/registrations/payments.js';
 import type { AppConfig } from '../config/types.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
+import { cardAmountTooSmall, cardMinimumOf } from '../payments/card-minimum.js';
 import { cardPaymentStateOf, type CardPaymentState } from '../payments/card-payment-state.js';
 import { cardPaymentPossible, paymentReference, registrationToken } from '../payments/links.js';
 import { NOT_PAYABLE_MESSAGES, payNowLines } from '../payments/pay-now.js';
@@ -142,6 +143,25 @@ export function payNowBlocker(
   return undefined;
 }
 
+/**
+ * payNowBlocker, then the provider's minimum: a balance whose card total (today's fee included) is
+ * below it cannot be paid by card, so the pages offer no pay-now button and the pay page says why.
+ */
+export async function payNowRefusal(
+  ctx: Pick<AppContext, 'config' | 'db'>,
+  registration: PublicRegistration,
+  options: { inFlightDecidedUnderLock?: boolean } = {},
+): Promise<string | undefined> {
+  const blocker = payNowBlocker(ctx.config, registration, options);
+  if (blocker) return blocker;
+  const minimum = cardMinimumOf(ctx.config);
+  const net = registration.totalMinor - registration.surchargeMinor;
+  // The fee only adds to the amount: at or above the minimum without it, no need to read the rate.
+  if (minimum === undefined || net >= minimum) return undefined;
+  const total = net + (registration.event.passCardFee ? cardSurcharge(net, await getCardFeeRate(ctx.db)) : 0);
+  return total < minimum ? cardAmountTooSmall(ctx.config, 'pay-now', total, minimum).message : undefined;
+}
+
 /** What the pages say while a card payment may still be confirmed: never "nothing was charged", never "pay now". */
 export const CARD_PAYMENT_PROCESSING_NOTE =
   'We are waiting for the card payment provider to confirm your payment. We will email you as soon as your card payment is confirmed; if you were charged you do not need to pay again.';
@@ -216,7 +236,7 @@ export async function registrationPageData(
     lines,
     total: format.money(registration.totalMinor),
     bank,
-    payNowHref: payNowBlocker(ctx.config, registration) ? undefined : payNowPath(ctx.config.authSecret, registration.id),
+    payNowHref: (await payNowRefusal(ctx, registration)) ? undefined : payNowPath(ctx.config.authSecret, registration.id),
   };
 }
 

@@ -4,9 +4,10 @@ import type { AppContext } from '../context.js';
 import { countRateLimitHit } from '../db/rate-limits.js';
 import { enqueueMail } from '../mail/queue.js';
 import { loadEmailBranding } from '../mail/render.js';
-import { getBankDetails } from '../settings.js';
+import { getBankDetails, getCardFeeRate } from '../settings.js';
+import { belowCardMinimum, cardMinimumOf } from './card-minimum.js';
 import { cardPaymentPossible, payNowUrl, paymentReference, registrationUrl } from './links.js';
-import type { PricedRegistration } from './pricing.js';
+import { cardSurcharge, type PricedRegistration } from './pricing.js';
 import type { RegistrationContact } from './registrations.js';
 import { registrationConfirmationEmail } from './templates/confirmation.js';
 
@@ -62,6 +63,12 @@ export async function queueRegistrationConfirmation(
   // One query at a time: they share the transaction's connection.
   const others = await otherLiveRegistrations(trx, input.event.id, emailHash, input.registrationId);
   const [branding, bank] = await Promise.all([loadEmailBranding(trx, ctx.config), owing ? getBankDetails(trx) : undefined]);
+  const offerCard =
+    owing &&
+    paidMinor === 0 &&
+    hasPublicUrl &&
+    cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment }) &&
+    !(await cardTotalBelowMinimum(trx, ctx, input.event, input.priced));
   const rendered = registrationConfirmationEmail(
     {
       name: input.contact.name,
@@ -79,10 +86,8 @@ export async function queueRegistrationConfirmation(
       bank,
       registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId) : undefined,
       // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
-      payNowUrl:
-        owing && paidMinor === 0 && hasPublicUrl && cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment })
-          ? payNowUrl(ctx.config, input.registrationId)
-          : undefined,
+      // (Nor is a card link offered for a total below the card provider's minimum: pay-now would refuse it.)
+      payNowUrl: offerCard ? payNowUrl(ctx.config, input.registrationId) : undefined,
       otherRegistrations: others.map((other) => ({ reference: paymentReference(other.id), paid: other.status === 'PAID' })),
     },
     branding,
@@ -115,4 +120,18 @@ async function otherLiveRegistrations(
     .whereNot('status', 'CANCELLED')
     .orderBy([{ column: 'created_at' }, { column: 'id' }])
     .select<Array<{ id: string; status: string }>>('id', 'status');
+}
+
+/** Whether pay-now's card total (today's fee included when the event passes it on) is below the provider's minimum. */
+async function cardTotalBelowMinimum(
+  trx: Knex.Transaction,
+  ctx: Pick<AppContext, 'config'>,
+  event: Pick<EventRecord, 'passCardFee'>,
+  priced: Pick<PricedRegistration, 'net'>,
+): Promise<boolean> {
+  const minimum = cardMinimumOf(ctx.config);
+  // The fee only adds to the amount: at or above the minimum without it, no need to read the rate.
+  if (minimum === undefined || priced.net >= minimum) return false;
+  const surcharge = event.passCardFee ? cardSurcharge(priced.net, await getCardFeeRate(trx)) : 0;
+  return belowCardMinimum(ctx.config, priced.net + surcharge);
 }

@@ -5,6 +5,7 @@ import type { AppContext } from '../context.js';
 import { officePaidSum } from '../admin/registrations/payments.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { getCardFeeRate } from '../settings.js';
+import { assertCardMinimum } from './card-minimum.js';
 import { openProviderSession, type ProviderSessionRef, type ProviderSessionRequest, type StartedCheckout } from './checkout.js';
 import { cardPaymentPossible, registrationUrl } from './links.js';
 import { CARD_FEE_LINE_LABEL, DISCOUNTED_LINE_LABEL, cardSurcharge, type PricedLine } from './pricing.js';
@@ -135,12 +136,16 @@ async function decidePayNow(ctx: AppContext, registrationId: string): Promise<Pa
       const chargesWhatIsShown = live.net_minor === net && live.surcharge_minor === surcharge;
       const timeToPay = live.expires_at.getTime() - now.getTime() >= MIN_TIME_LEFT_TO_REUSE_MS;
       if (chargesWhatIsShown && timeToPay) return { kind: 'reuse', checkout: { checkoutId: live.id, redirectUrl: live.provider_url, reused: true } };
+      // Not expired at the provider to make way for a session it would refuse.
+      assertCardMinimum(ctx.config, 'pay-now', net + surcharge);
       return { kind: 'replace', live };
     }
     if (inFlight.length > 0) {
       // Expired (or settling) but not confirmed unpaid: the provider may still confirm a payment, so a second one could double-charge.
       throw new NotPayableError('processing');
     }
+    // Below the provider's minimum no session is claimed or opened: the registrant is sent to bank transfer.
+    assertCardMinimum(ctx.config, 'pay-now', net + surcharge);
 
     const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
     const [staged] = await trx('checkout_sessions')

@@ -122,6 +122,41 @@ describe('a pay-now session left unfinished (the registrant came back from the p
   }
 });
 
+describe('a balance below the card provider\'s minimum charge (AUD: $0.50)', () => {
+  it('the registration page offers bank transfer and no pay-now; the pay page, GET and POST, says card payment needs at least $0.50 instead of an error, and nothing is staged', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true, pricing: JSON.stringify({ tiers: [{ id: 'candle', label: 'Candle', price: 40 }] }) });
+    const registration = await insertRegistration(tdb.db, cipher(), event.id, {
+      status: 'PENDING',
+      payment_method: 'bank',
+      line_items: JSON.stringify([{ label: 'Candle — Sam Member', amount: 40, kind: 'ticket' }]),
+      total_minor: 40,
+    });
+    const message = 'Card payment needs at least $0.50, and this registration comes to $0.40 by card. Please pay by bank transfer, using the details on your registration page.';
+
+    const page = await registrationPage(registration.id);
+    expect(page.html).toContain('id="bank-instructions"');
+    expect(page.html).not.toContain('id="pay-now"');
+
+    const token = registrationToken(AUTH_SECRET, registration.id);
+    const pay = await getPage(`/registrations/${registration.id}/pay?token=${token}`);
+    expect(pay.status).toBe(409);
+    expect(pay.html).toContain(message);
+    expect(pay.html).not.toContain('id="pay"');
+
+    const post = await fetch(`${server.url}/registrations/${registration.id}/pay`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token }).toString(),
+    });
+    expect(post.status).toBe(409);
+    const html = unescape(await post.text());
+    expect(html).toContain(message);
+    expect(html).not.toContain('Card payment is unavailable right now');
+    expect(await tdb.db('checkout_sessions').where({ registration_id: registration.id })).toEqual([]);
+  });
+});
+
 describe('a registration for a deleted event', () => {
   it('asks for no money: no bank details, no pay-now, and says the event was cancelled', async () => {
     const event = await insertEvent(tdb.db, { online_payment: true, deleted_at: T0 });

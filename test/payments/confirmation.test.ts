@@ -46,6 +46,21 @@ describe('registration confirmations', () => {
     expect(verifyRegistrationToken(ctx.config.authSecret, id, new URL(link).searchParams.get('token') ?? '')).toBe(true);
   });
 
+  it('a bank-transfer registration whose card total would be below the provider\'s minimum gets no pay-now link, the card fee counted', async () => {
+    const ctx = createTestContext({ db: tdb.db, clock, env: { PSP_SECRET_KEY: 'sk_test_x', PSP_WEBHOOK_SECRET: 'whsec_x' } });
+    const tiers = (price: number) => JSON.stringify({ tiers: [{ id: 'adult', label: 'Candle', price }] });
+    // $0.40 alone is below AUD's $0.50; $0.20 plus the default card fee (1.7% + 30) is $0.50.
+    for (const [pricing, passFee, linked] of [[tiers(40), false, false], [tiers(20), true, true], [tiers(50), false, true]] as const) {
+      const { slug } = await insertEvent(tdb.db, { online_payment: true, pass_card_fee: passFee, pricing });
+      const event = (await getEventBySlug(tdb.db, slug))!;
+      const email = `candle-${slug}@example.org`;
+      await registerForEvent(ctx, event, { contact: { name: 'Ruth', email }, attendees: [{ name: 'Ruth', tier: 'adult' }], family: false, payment: 'bank' });
+      const mine = (await queuedMessages(ctx, 'registration-confirmation')).find((m) => m.to.includes(email));
+      expect(mine, pricing).toBeDefined();
+      expect(mine?.text?.includes('Pay now by card'), `${pricing} pass fee ${passFee}`).toBe(linked);
+    }
+  });
+
   it('a free registration is PAID at once and its email says there is nothing to pay', async () => {
     const ctx = createTestContext({ db: tdb.db, clock });
     const { slug } = await insertEvent(tdb.db, { pricing: JSON.stringify({ tiers: [{ id: 'free', label: 'Free entry', price: 0 }] }) });

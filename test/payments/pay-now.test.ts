@@ -5,6 +5,7 @@ import type { AppContext } from '../../src/context.js';
 import { connectDb } from '../../src/db/connect.js';
 import { AppError } from '../../src/errors.js';
 import { loadPublicRegistration, payNowPageData } from '../../src/http/registration-view.js';
+import { CardAmountTooSmallError } from '../../src/payments/card-minimum.js';
 import { cardPaymentStateOf } from '../../src/payments/card-payment-state.js';
 import { registrationUrl } from '../../src/payments/links.js';
 import { NotPayableError, OPENING_LEASE_MS, payNowLines, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
@@ -400,6 +401,59 @@ describe('startExistingRegistrationCheckout (pay-now)', () => {
     await expect(startExistingRegistrationCheckout(ctx, { registrationId: '00000000-0000-4000-8000-000000000000' })).rejects.toMatchObject({
       code: 'not_found',
     });
+  });
+});
+
+describe('pay-now below the card provider\'s minimum charge (AUD: $0.50)', () => {
+  const CHEAP: EventPricing = {
+    tiers: [
+      { id: 'adult', label: 'Adult', price: 20 },
+      { id: 'child', label: 'Child', price: 10 },
+    ],
+  };
+
+  it('a balance whose card total is below the minimum is refused before a session is claimed or opened, saying the minimum and bank transfer', async () => {
+    const reg = await bankRegistration({ pricing: CHEAP });
+    const error = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CardAmountTooSmallError);
+    expect(error).toMatchObject({
+      code: 'card_amount_too_small',
+      httpStatus: 409,
+      amountMinor: 30,
+      minimumMinor: 50,
+      message: 'Card payment needs at least $0.50, and this registration comes to $0.30 by card. Please pay by bank transfer, using the details on your registration page.',
+    });
+    expect(createCallsFor(reg.registrationId)).toEqual([]);
+    expect(await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId })).toEqual([]);
+    expect(await tdb.db('registrations').where({ id: reg.registrationId }).first()).toMatchObject({ status: 'PENDING' });
+  });
+
+  it('the card fee counts: a balance of $0.20 that the default fee (1.7% + 30) brings to $0.50 opens its session', async () => {
+    const reg = await bankRegistration({ pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 10 }, { id: 'child', label: 'Child', price: 10 }] }, event: { pass_card_fee: true } });
+    const started = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    expect(started.reused).toBe(false);
+    expect(await tdb.db('checkout_sessions').where({ id: started.checkoutId }).first('net_minor', 'surcharge_minor')).toEqual({ net_minor: 20, surcharge_minor: 30 });
+    expect(createCallsFor(reg.registrationId)).toHaveLength(1);
+  });
+
+  it('the provider\'s own amount_too_small is the same refusal (no minimum named), never provider_unavailable, and its claimed row is removed', async () => {
+    const reg = await bankRegistration();
+    fake.setMinimumCharge(20_000);
+    try {
+      const error = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(CardAmountTooSmallError);
+      expect(error).toMatchObject({
+        code: 'card_amount_too_small',
+        httpStatus: 409,
+        minimumMinor: undefined,
+        message:
+          'This registration comes to $180.00 by card, which is less than our card payment provider can charge in one payment. Please pay by bank transfer, using the details on your registration page.',
+      });
+    } finally {
+      fake.setMinimumCharge(50);
+    }
+    expect(createCallsFor(reg.registrationId)).toHaveLength(1);
+    expect(await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId })).toEqual([]);
   });
 });
 
