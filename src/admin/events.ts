@@ -1,6 +1,8 @@
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { AppError, EXIT, NotFoundError } from '../errors.js';
+import { cardMinimumWarnings } from '../payments/card-minimum.js';
+import { getCardFeeRate } from '../settings.js';
 import { DEFAULT_MAX_ATTENDEES_PER_REGISTRATION, EventFileError, type EventFile, type EventPricing } from './event-file.js';
 import type { EventRecord } from './event-record.js';
 import { enqueueWebsiteSync, type WebsiteSyncType } from './website-sync.js';
@@ -72,6 +74,8 @@ export interface EventChange {
   change: EventChangeKind;
   /** The website-sync delivery id queued with the change; null when sync is off or nothing changed. */
   deliveryId: string | null;
+  /** Worth the office's attention, never a refusal: tickets too cheap to pay for alone by card (create and update). */
+  warnings: string[];
 }
 
 type WriteContext = Pick<AppContext, 'config' | 'db' | 'clock'>;
@@ -138,7 +142,8 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
       });
     }
     const event = eventFromRow(row);
-    return { event, change: 'created', deliveryId: await enqueueWebsiteSync(trx, ctx, 'event.created', event) };
+    const deliveryId = await enqueueWebsiteSync(trx, ctx, 'event.created', event);
+    return { event, change: 'created', deliveryId, warnings: await pricingWarnings(trx, ctx, event) };
   });
 }
 
@@ -196,7 +201,9 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
       .update({ ...changes, calendar_sequence: nextSequence(trx) })
       .returning<EventRow[]>('*');
     if (!row) throw new NotFoundError(`event "${file.slug}"`);
-    return recordChange(trx, ctx, 'updated', updateType(current, row), eventFromRow(row));
+    const change = await recordChange(trx, ctx, 'updated', updateType(current, row), eventFromRow(row));
+    // The event as stored: keys the file left out keep their values (onlinePayment, passCardFee).
+    return { ...change, warnings: await pricingWarnings(trx, ctx, change.event) };
   });
 }
 
@@ -209,7 +216,7 @@ function updateType(before: EventRow, after: EventRow): WebsiteSyncType {
 export async function publishEvent(ctx: WriteContext, slug: string): Promise<EventChange> {
   return ctx.db.transaction(async (trx) => {
     const current = await lockLiveEvent(trx, slug);
-    if (current.published) return { event: eventFromRow(current), change: 'unchanged', deliveryId: null };
+    if (current.published) return { event: eventFromRow(current), change: 'unchanged', deliveryId: null, warnings: [] };
     const [row] = await trx('events')
       .where({ id: current.id })
       .update({ published: true, updated_at: ctx.clock.now(), calendar_sequence: nextSequence(trx) })
@@ -227,7 +234,7 @@ export async function deleteEvent(ctx: WriteContext, slug: string): Promise<Even
   return ctx.db.transaction(async (trx) => {
     const current = await trx('events').where({ slug }).forUpdate().first<EventRow | undefined>();
     if (!current) throw new NotFoundError(`event "${slug}"`, 'run `eventops events list --all` to see every slug');
-    if (current.deleted_at) return { event: eventFromRow(current), change: 'unchanged', deliveryId: null };
+    if (current.deleted_at) return { event: eventFromRow(current), change: 'unchanged', deliveryId: null, warnings: [] };
     const now = ctx.clock.now();
     const [row] = await trx('events')
       .where({ id: current.id })
@@ -265,7 +272,16 @@ async function recordChange(
   type: WebsiteSyncType,
   event: EventRecord,
 ): Promise<EventChange> {
-  return { event, change, deliveryId: await enqueueWebsiteSync(trx, ctx, type, event) };
+  return { event, change, deliveryId: await enqueueWebsiteSync(trx, ctx, type, event), warnings: [] };
+}
+
+/**
+ * What the office should know about the event's prices as stored: a ticket too cheap to be paid for
+ * alone by card (below the card provider's minimum). Read in the change's transaction; the card fee
+ * rate only when the event passes it on.
+ */
+async function pricingWarnings(trx: Db, ctx: WriteContext, event: EventRecord): Promise<string[]> {
+  return cardMinimumWarnings(ctx.config, event, event.passCardFee ? await getCardFeeRate(trx) : undefined);
 }
 
 function optional<K extends keyof EventRow, V>(column: K, value: V | undefined): Partial<Record<K, V>> {

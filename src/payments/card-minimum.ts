@@ -1,7 +1,10 @@
+import type { EventRecord } from '../admin/event-record.js';
 import type { AppConfig } from '../config/types.js';
 import { cardMinimumMinor } from '../config/card-minimums.js';
 import { AppError } from '../errors.js';
 import { moneyFormatter } from '../money-format.js';
+import { cardPaymentPossible } from './links.js';
+import { PricingError, priceRegistration, type CardFeeRate, type PricedRegistration } from './pricing.js';
 
 /**
  * A card total (surcharge included) the provider cannot charge because it is below its minimum
@@ -67,3 +70,36 @@ export function isProviderAmountTooSmall(error: unknown): boolean {
   return Boolean(error && typeof error === 'object' && 'code' in error && (error as { code?: unknown }).code === 'amount_too_small');
 }
 
+/**
+ * For the office, when it creates or updates an event: each ticket that, bought alone by card, comes to
+ * less than the provider's minimum (the event discount and, when passed on, the card fee included).
+ * A member registering just that ticket is refused card payment and sent to bank transfer, so this is
+ * a warning, not a refusal: larger registrations of it still pay by card. None when card payment is
+ * not possible for the event, or the currency is not in the table.
+ */
+export function cardMinimumWarnings(
+  config: Pick<AppConfig, 'regional' | 'payments'>,
+  event: Pick<EventRecord, 'onlinePayment' | 'passCardFee' | 'pricing'>,
+  /** The Settings rate, when the event passes the card fee on. */
+  cardFee: CardFeeRate | undefined,
+): string[] {
+  const minimum = cardMinimumOf(config);
+  if (minimum === undefined || !cardPaymentPossible(config, { online_payment: event.onlinePayment })) return [];
+  const money = moneyFormatter(config.regional);
+  return event.pricing.tiers.flatMap((tier) => {
+    let priced: PricedRegistration;
+    try {
+      priced = priceRegistration(event.pricing, { attendees: [{ name: tier.label, tier: tier.id }], family: false }, { cardFee });
+    } catch (error) {
+      // Too much for one charge (a price near the most one registration may cost, plus the fee): not this warning's business.
+      if (error instanceof PricingError) return [];
+      throw error;
+    }
+    if (priced.free || priced.total >= minimum) return [];
+    const fee = priced.surcharge > 0 ? ' with the card fee' : '';
+    return [
+      `one "${tier.label}" ticket alone comes to ${money(priced.total)} by card${fee}, below the card provider's minimum of ${money(minimum)}: ` +
+        'a registration of just that ticket cannot be paid by card, and the member is asked to choose bank transfer',
+    ];
+  });
+}

@@ -452,6 +452,46 @@ describe('event administration', () => {
   });
 });
 
+describe('a ticket too cheap to pay for alone by card', () => {
+  // AUD: the card provider's minimum charge is $0.50.
+  const CARD_ENV = { PSP_SECRET_KEY: 'sk_test_x', PSP_WEBHOOK_SECRET: 'whsec_x' };
+  const candle = (price: number) => ({
+    tiers: [
+      { id: 'adult', label: 'Adult', price: 12000 },
+      { id: 'candle', label: 'Candle', price },
+      { id: 'guest', label: 'Guest', price: 0 },
+    ],
+  });
+  const warning = (amount: string, fee = '') =>
+    `one "Candle" ticket alone comes to ${amount} by card${fee}, below the card provider's minimum of $0.50: ` +
+    'a registration of just that ticket cannot be paid by card, and the member is asked to choose bank transfer';
+
+  it('create and update of a card-payable event warn the office, naming the ticket, its card total and the minimum, and still save it', async () => {
+    const ctx = createTestContext({ db: tdb.db, env: CARD_ENV });
+    const file = eventFile({ passCardFee: false, pricing: candle(40) });
+    const created = await createEvent(ctx, file);
+    expect(created.change).toBe('created');
+    expect(created.warnings).toEqual([warning('$0.40')]);
+
+    // The card fee counts: $0.10 with the default fee (1.7% + 30) is $0.40; $0.20 with it is $0.50.
+    expect((await updateEvent(ctx, eventFile({ slug: file.slug, passCardFee: true, pricing: candle(10) }))).warnings).toEqual([
+      warning('$0.40', ' with the card fee'),
+    ]);
+    expect((await updateEvent(ctx, eventFile({ slug: file.slug, passCardFee: true, pricing: candle(20) }))).warnings).toEqual([]);
+    // A discount counts too: 50% off $0.90 is $0.45. Keys left out (onlinePayment, passCardFee) keep their stored values.
+    const { onlinePayment: _o, passCardFee: _p, ...rest } = eventFile({ slug: file.slug, pricing: { ...candle(90), discount: { percent: 50 } } });
+    expect((await updateEvent(ctx, { ...rest, passCardFee: false })).warnings).toEqual([warning('$0.45')]);
+    expect((await getEventBySlug(tdb.db, file.slug))?.pricing.tiers.map((tier) => tier.price)).toEqual([12000, 90, 0]);
+  });
+
+  it('says nothing when card payment is not possible for the event: onlinePayment off, or no card keys', async () => {
+    const withCard = createTestContext({ db: tdb.db, env: CARD_ENV });
+    expect((await createEvent(withCard, eventFile({ onlinePayment: false, pricing: candle(40) }))).warnings).toEqual([]);
+    const withoutCard = createTestContext({ db: tdb.db });
+    expect((await createEvent(withoutCard, eventFile({ onlinePayment: true, pricing: candle(40) }))).warnings).toEqual([]);
+  });
+});
+
 describe('an event that ends', () => {
   it('endsAt is optional and must come after startsAt, in the church zone like the other times', () => {
     expect(eventFile().endsAt).toBeUndefined();

@@ -109,6 +109,38 @@ describe('eventops events', () => {
     expect(row.status).toBe('DELIVERED');
   });
 
+  it('create and update of a card-payable event with a ticket below the card provider\'s minimum print a warning and still exit 0; --json lists it', async () => {
+    const cardEnv = env({ PSP_SECRET_KEY: 'sk_test_cli', PSP_WEBHOOK_SECRET: 'whsec_cli' });
+    const content = {
+      slug: 'cli-candle-night',
+      title: 'Candle Night',
+      startsAt: '2027-02-05T19:00:00+11:00',
+      capacity: null,
+      onlinePayment: true,
+      pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 1500 }, { id: 'candle', label: 'Candle', price: 40 }] },
+    };
+    const expected =
+      'one "Candle" ticket alone comes to $0.40 by card, below the card provider\'s minimum of $0.50: ' +
+      'a registration of just that ticket cannot be paid by card, and the member is asked to choose bank transfer';
+    const file = writeEventFile('candle.json', content);
+    const created = await runCli(['events', 'create', file], { env: cardEnv, cwd: workDir });
+    expect(created.code).toBe(0);
+    expect(created.stdout).toContain('created: cli-candle-night');
+    expect(created.stdout).toContain(`warning: ${expected}`);
+
+    const updated = await runCli(['events', 'update', file, '--json'], { env: cardEnv, cwd: workDir });
+    expect(updated.code).toBe(0);
+    expect((JSON.parse(updated.stdout) as { change: string; warnings: string[] })).toMatchObject({ change: 'updated', warnings: [expected] });
+
+    const fixed = writeEventFile('candle.json', { ...content, pricing: { tiers: [{ id: 'candle', label: 'Candle', price: 50 }] } });
+    const clean = await runCli(['events', 'update', fixed], { env: cardEnv, cwd: workDir });
+    expect(clean.code).toBe(0);
+    expect(clean.stdout).not.toContain('warning');
+    // Out of the way of the listing tests, which expect their own events only.
+    await tdb.db('website_sync_outbox').where({ event_slug: 'cli-candle-night' }).delete();
+    await tdb.db('events').where({ slug: 'cli-candle-night' }).delete();
+  });
+
   it('an invalid event file exits 2 naming the unknown key, and creates nothing', async () => {
     const result = await runCli(['events', 'create', path.join(FIXTURES, 'event-unknown-key.json')], { env: env(), cwd: workDir });
     expect(result.code).toBe(2);

@@ -141,8 +141,9 @@ type SyncReport =
 async function applyChange(ctx: AppContext, options: JsonOption, change: () => Promise<EventChange>): Promise<void> {
   const result = await change();
   const sync = await syncReport(ctx, result.deliveryId);
-  printResult(options, { change: result.change, event: result.event, deliveryId: result.deliveryId, websiteSync: sync }, [
+  printResult(options, { change: result.change, event: result.event, deliveryId: result.deliveryId, websiteSync: sync, warnings: result.warnings }, [
     `${result.change}: ${result.event.slug} (${result.event.title})`,
+    ...result.warnings.map((warning) => `warning: ${warning}`),
     describeSync(sync),
   ]);
 }
