@@ -1,5 +1,6 @@
 import type { EventRecord } from '../admin/events.js';
 import type { AppContext } from '../context.js';
+import { cardMinimumOf, ticketsBelowCardMinimum } from '../payments/card-minimum.js';
 import { cardPaymentPossible } from '../payments/links.js';
 import { openForRegistration } from '../payments/register.js';
 import { seatsLeft } from '../payments/registrations.js';
@@ -40,10 +41,16 @@ export async function eventPageData(
   const values = options.values;
 
   let cardFeeNote: string | undefined;
-  if (card && event.passCardFee) {
-    const rate = await getCardFeeRate(ctx.db);
+  const rate = card && event.passCardFee ? await getCardFeeRate(ctx.db) : undefined;
+  if (rate) {
     cardFeeNote = `Card payments add a card processing fee (about ${format.percent(rate.percent)} + ${format.money(rate.fixed)}) that covers the card provider's charge; bank transfer has no fee.`;
   }
+  // Said beside the card choice only when a ticket bought alone would be refused for it.
+  const minimum = cardMinimumOf(ctx.config);
+  const cardMinimumHint =
+    minimum !== undefined && ticketsBelowCardMinimum(ctx.config, event, rate).length > 0
+      ? ` Card payment needs at least ${format.money(minimum)} in total; for less, please choose bank transfer.`
+      : '';
 
   const waiver = pricing.familyWaiver;
   const familyNote = waiver
@@ -89,7 +96,7 @@ export async function eventPageData(
     paymentOptions.push({
       value: 'card',
       label: 'Card',
-      hint: "Pay now on our card payment provider's secure page.",
+      hint: `Pay now on our card payment provider's secure page.${cardMinimumHint}`,
       checked: payment === 'card',
     });
   }

@@ -71,35 +71,47 @@ export function isProviderAmountTooSmall(error: unknown): boolean {
 }
 
 /**
- * For the office, when it creates or updates an event: each ticket that, bought alone by card, comes to
- * less than the provider's minimum (the event discount and, when passed on, the card fee included).
- * A member registering just that ticket is refused card payment and sent to bank transfer, so this is
- * a warning, not a refusal: larger registrations of it still pay by card. None when card payment is
- * not possible for the event, or the currency is not in the table.
+ * The tickets that, bought alone by card, come to less than the provider's minimum (the event discount
+ * and, when passed on, the card fee included). None when card payment is not possible for the event,
+ * or the currency is not in the table.
  */
-export function cardMinimumWarnings(
+export function ticketsBelowCardMinimum(
   config: Pick<AppConfig, 'regional' | 'payments'>,
   event: Pick<EventRecord, 'onlinePayment' | 'passCardFee' | 'pricing'>,
   /** The Settings rate, when the event passes the card fee on. */
   cardFee: CardFeeRate | undefined,
-): string[] {
+): Array<{ label: string; totalMinor: number; surchargeMinor: number }> {
   const minimum = cardMinimumOf(config);
   if (minimum === undefined || !cardPaymentPossible(config, { online_payment: event.onlinePayment })) return [];
-  const money = moneyFormatter(config.regional);
   return event.pricing.tiers.flatMap((tier) => {
     let priced: PricedRegistration;
     try {
-      priced = priceRegistration(event.pricing, { attendees: [{ name: tier.label, tier: tier.id }], family: false }, { cardFee });
+      priced = priceRegistration(event.pricing, { attendees: [{ name: tier.label, tier: tier.id }], family: false }, { cardFee: event.passCardFee ? cardFee : undefined });
     } catch (error) {
-      // Too much for one charge (a price near the most one registration may cost, plus the fee): not this warning's business.
+      // Too much for one charge (a price near the most one registration may cost, plus the fee): not this check's business.
       if (error instanceof PricingError) return [];
       throw error;
     }
     if (priced.free || priced.total >= minimum) return [];
-    const fee = priced.surcharge > 0 ? ' with the card fee' : '';
-    return [
-      `one "${tier.label}" ticket alone comes to ${money(priced.total)} by card${fee}, below the card provider's minimum of ${money(minimum)}: ` +
-        'a registration of just that ticket cannot be paid by card, and the member is asked to choose bank transfer',
-    ];
+    return [{ label: tier.label, totalMinor: priced.total, surchargeMinor: priced.surcharge }];
   });
+}
+
+/**
+ * For the office, when it creates or updates an event: each ticket too cheap to be paid for alone by
+ * card. A member registering just that ticket is refused card payment and sent to bank transfer, so
+ * this is a warning, not a refusal: larger registrations of it still pay by card.
+ */
+export function cardMinimumWarnings(
+  config: Pick<AppConfig, 'regional' | 'payments'>,
+  event: Pick<EventRecord, 'onlinePayment' | 'passCardFee' | 'pricing'>,
+  cardFee: CardFeeRate | undefined,
+): string[] {
+  const money = moneyFormatter(config.regional);
+  const minimum = money(cardMinimumOf(config) ?? 0);
+  return ticketsBelowCardMinimum(config, event, cardFee).map(
+    (ticket) =>
+      `one "${ticket.label}" ticket alone comes to ${money(ticket.totalMinor)} by card${ticket.surchargeMinor > 0 ? ' with the card fee' : ''}, ` +
+      `below the card provider's minimum of ${minimum}: a registration of just that ticket cannot be paid by card, and the member is asked to choose bank transfer`,
+  );
 }

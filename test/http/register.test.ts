@@ -603,6 +603,16 @@ describe('POST /events/:slug/register — below the card provider\'s minimum cha
     }
   });
 
+  it('the event page says beside the card choice that card payment needs at least $0.50, only when a ticket bought alone would be below it', async () => {
+    const hint = 'Card payment needs at least $0.50 in total; for less, please choose bank transfer.';
+    const cheapEvent = await cheap(40);
+    const feeBringsItUp = await cheap(20, { pass_card_fee: true });
+    await withServer(CARD_ENV, async (server) => {
+      expect(await (await fetch(`${server.url}/events/${cheapEvent.slug}`)).text()).toContain(hint);
+      expect(await (await fetch(`${server.url}/events/${feeBringsItUp.slug}`)).text()).not.toContain(hint);
+    });
+  });
+
   it('at the minimum the checkout opens, the card fee counted: $0.50 alone, and $0.20 whose fee brings it to $0.50', async () => {
     const atMinimum = await cheap(50);
     const withFee = await cheap(20, { pass_card_fee: true });
