@@ -4,6 +4,7 @@ import { errorMessage } from '../errors.js';
 import { eventCalendarFile } from '../mail/calendar.js';
 import type { EmailBranding } from '../mail/render.js';
 import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
+import { belowCardMinimum } from '../payments/card-minimum.js';
 import { cardPaymentPossible, paymentReference, payNowUrl, registrationUrl } from '../payments/links.js';
 import { cardSurcharge, type CardFeeRate } from '../payments/pricing.js';
 import { cardPaymentInFlightSql, keptCardPaymentOpenSql } from '../payments/webhook/staging-rows.js';
@@ -332,10 +333,13 @@ function composeMessage(
   const idempotencyKey = `reminder:${event.id}:${event.reminder_at.toISOString()}:${row.id}`;
   if (calendar === undefined) {
     // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
-    const payNow = materials.linksAvailable && cardPaymentPossible(ctx.config, event) && row.balance_minor === row.total_minor;
+    const wholeByCard = materials.linksAvailable && cardPaymentPossible(ctx.config, event) && row.balance_minor === row.total_minor;
     // What pay-now will charge: the total less any fee already in it, plus today's fee when the event passes it on.
     const net = row.total_minor - row.surcharge_minor;
-    const cardFeeMinor = payNow && event.pass_card_fee ? cardSurcharge(net, materials.cardFee) : 0;
+    const feeIfByCard = wholeByCard && event.pass_card_fee ? cardSurcharge(net, materials.cardFee) : 0;
+    // Below the provider's minimum charge the pay-now page could only refuse: the reminder asks for a bank transfer.
+    const payNow = wholeByCard && !belowCardMinimum(ctx.config, net + feeIfByCard);
+    const cardFeeMinor = payNow ? feeIfByCard : 0;
     const rendered = paymentReminderEmail(
       {
         ...base,

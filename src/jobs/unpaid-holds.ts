@@ -27,6 +27,15 @@ const HOLD_ACTOR = 'sweep-checkouts';
  * loaded only by a run that has a hold to release or remind, not by every hourly sweep.
  */
 const loadNotices = () => import('../payments/notices.js');
+/** Only for reminders about to be sent: the sweep's cold start does not load pricing. */
+const loadCardMinimum = async () => {
+  const [{ belowCardMinimum }, { cardSurcharge }, { getCardFeeRate }] = await Promise.all([
+    import('../payments/card-minimum.js'),
+    import('../payments/pricing.js'),
+    import('../settings.js'),
+  ]);
+  return { belowCardMinimum, cardSurcharge, getCardFeeRate };
+};
 
 export interface UnpaidHoldCounts {
   holdsReleased: number;
@@ -39,7 +48,9 @@ interface HeldRow {
   contact_email_enc: string;
   attendee_count: number;
   total_minor: number;
+  surcharge_minor: number;
   online_payment: boolean;
+  pass_card_fee: boolean;
   title: string;
   starts_at: Date;
   release_at: Date;
@@ -67,7 +78,7 @@ const HELD = `r.event_id = e.id
   AND NOT EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = r.id AND ${cardPaymentInFlightSql('c', ':now')})
   AND NOT ${keptCardPaymentOpenSql('r.id')}`;
 
-const RETURNED = `r.id, r.contact_name, r.contact_email_enc, r.attendee_count, r.total_minor, e.online_payment, e.title, e.starts_at, ${RELEASE_AT} AS release_at`;
+const RETURNED = `r.id, r.contact_name, r.contact_email_enc, r.attendee_count, r.total_minor, r.surcharge_minor, e.online_payment, e.pass_card_fee, e.title, e.starts_at, ${RELEASE_AT} AS release_at`;
 
 type HoldContext = Pick<AppContext, 'db' | 'config' | 'cipher' | 'logger'>;
 
@@ -159,6 +170,13 @@ export async function remindUnpaidHolds(ctx: HoldContext, now: Date): Promise<nu
     if (rows.length === 0) return 0;
     const { queueHoldEndingReminder } = await loadNotices();
     const links = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
+    const { belowCardMinimum, cardSurcharge, getCardFeeRate } = await loadCardMinimum();
+    const cardFee = rows.some((row) => row.pass_card_fee) ? await getCardFeeRate(trx) : undefined;
+    // Below the provider's minimum charge the pay-now page could only refuse: the notice asks for a bank transfer.
+    const payNowChargeable = (row: HeldRow) => {
+      const net = row.total_minor - row.surcharge_minor;
+      return !belowCardMinimum(ctx.config, net + (row.pass_card_fee && cardFee ? cardSurcharge(net, cardFee) : 0));
+    };
     for (const row of rows) {
       await queueHoldEndingReminder(
         trx,
@@ -167,7 +185,7 @@ export async function remindUnpaidHolds(ctx: HoldContext, now: Date): Promise<nu
         {
           balanceMinor: row.total_minor,
           releaseAt: row.release_at,
-          payNowUrl: links && cardPaymentPossible(ctx.config, row) ? payNowUrl(ctx.config, row.id) : undefined,
+          payNowUrl: links && cardPaymentPossible(ctx.config, row) && payNowChargeable(row) ? payNowUrl(ctx.config, row.id) : undefined,
         },
         now,
       );

@@ -339,6 +339,22 @@ describe('send-reminders', () => {
     expect(plain?.text).not.toContain('card processing fee');
   });
 
+  it("the payment reminder has no pay-now link for a balance below the card provider's minimum charge (AUD 0.50), fee included: it asks for a bank transfer", async () => {
+    const cheap = await dueEvent({ online_payment: true });
+    await register(cheap.id, 'candle@example.org', { status: 'PENDING', total_minor: 40 });
+    // 20 cents plus today's card fee (1.7% + 30 cents, grossed up: 30 cents) is 50 cents by card: chargeable.
+    const withFee = await dueEvent({ online_payment: true, pass_card_fee: true });
+    const lifted = await register(withFee.id, 'lifted@example.org', { status: 'PENDING', total_minor: 20 });
+
+    expect(await sendEventReminders(context(PSP), { trigger: 'cli' })).toMatchObject({ sent: 2, paymentReminders: 2 });
+
+    const candle = messageTo('candle@example.org');
+    expect(candle?.text).toContain('$0.40 still owing');
+    expect(candle?.text).not.toContain('/pay?token');
+    expect(candle?.html).not.toContain('by card');
+    expect(messageTo('lifted@example.org')?.text).toContain(`/registrations/${lifted.id}/pay?token=`);
+  });
+
   it('the payment reminder has no pay-now link when the event takes no online payment or no payment provider is configured', async () => {
     const offline = await dueEvent({ online_payment: false });
     await register(offline.id, 'offline@example.org', { status: 'PENDING', total_minor: 5_000 });

@@ -180,6 +180,30 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
     expect(await tdb.db('registrations').where({ id: held.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'unpaid_hold' });
   });
 
+  it("the hold-ending notice offers pay-now only for a balance the card provider can charge (at least AUD 0.50)", async () => {
+    const madeAt = new Date('2027-09-01T00:00:00Z');
+    const clock = new FixedClock(madeAt);
+    const ctx = createTestContext({
+      db: tdb.db,
+      clock,
+      mailer: mail.mailer,
+      env: { ...mail.sink.configEnv(), PSP_SECRET_KEY: 'sk_test_holds', PSP_WEBHOOK_SECRET: 'whsec_holds', APP_URL: 'http://127.0.0.1:3000' },
+    });
+    const event = await insertEvent(tdb.db, { online_payment: true, unpaid_hold_days: 2, starts_at: new Date('2027-10-01T00:00:00Z') });
+    await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: madeAt, total_minor: 40, email: 'candle@example.org' });
+    const dinner = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: madeAt, total_minor: 2500, email: 'dinner@example.org' });
+    mail.sink.messages.length = 0;
+
+    clock.set(new Date('2027-09-02T00:00:00Z'));
+    expect(await sweepExpiredCheckouts(ctx, { trigger: 'cli' })).toMatchObject({ holdReminders: 2 });
+    await deliverQueuedMail(ctx);
+
+    const to = (address: string) => mail.sink.messages.find((m) => m.envelope.to.includes(address));
+    expect(to('candle@example.org')?.text).toContain('$0.40');
+    expect(to('candle@example.org')?.text).not.toContain('Pay now by card');
+    expect(to('dinner@example.org')?.text).toContain(`Pay now by card: http://127.0.0.1:3000/registrations/${dinner.id}/pay?token=`);
+  });
+
   it('a one-day hold is reminded halfway through it, not by the first sweep after the registration was made', async () => {
     // After every earlier test's event has started, so only this hold is due.
     const madeAt = new Date('2027-06-01T00:00:00Z');
