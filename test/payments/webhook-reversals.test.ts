@@ -193,7 +193,7 @@ describe('reversals that arrive before the payment they reverse', () => {
       // nothing here, but the bank may take the refunded money again, so a person answers it at the provider.
       const alerts = async () => (await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id')).map((a) => a.kind);
       expect(await alerts()).toEqual(['reversal_applied', 'dispute_after_cancellation']);
-      expect((await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).first()).details).toMatchObject({
+      expect((await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id').first()).details).toMatchObject({
         registrationId: registration.id,
         reversalEventId: refundEventId,
       });
