@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import type { EventRecord } from '../../src/admin/events.js';
 import { addRegistration } from '../../src/admin/registrations/add.js';
 import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
 import { moneyFormatter } from '../../src/admin/registrations/money.js';
 import { resendRegistrationMail } from '../../src/admin/registrations/resend.js';
 import { startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
-import { registerForEvent } from '../../src/payments/register.js';
 import { setSetting } from '../../src/settings.js';
-import { insertEvent } from '../support/factories.js';
+import { addCardEvent, registerByBank } from '../support/card-event-harness.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { queuedMessages } from '../support/webhook-events.js';
 
@@ -24,21 +23,8 @@ afterAll(() => harness.close());
 const money = (minor: number) => moneyFormatter({ locale: 'en-AU', currency: 'AUD' })(minor);
 const office = { actor: 'office' };
 
-async function liveEvent(): Promise<EventRecord> {
-  const { slug } = await insertEvent(harness.tdb.db, { capacity: 20, online_payment: true });
-  return (await getEventBySlug(harness.tdb.db, slug)) as EventRecord;
-}
-
-async function bankRegistration(event: EventRecord, email: string): Promise<string> {
-  const outcome = await registerForEvent(harness.ctx, event, {
-    contact: { name: 'Bank Payer', email },
-    attendees: [{ name: 'Guest', tier: 'adult' }],
-    family: false,
-    payment: 'bank',
-  });
-  if (outcome.kind !== 'registered') throw new Error('expected a bank registration');
-  return outcome.registrationId;
-}
+const liveEvent = () => addCardEvent(harness);
+const bankRegistration = (event: EventRecord, email: string) => registerByBank(harness, event, { name: 'Bank Payer', email });
 
 const confirmationsTo = async (email: string) => (await queuedMessages(harness.ctx, 'registration-confirmation')).filter((m) => m.to.includes(email));
 

@@ -1,6 +1,6 @@
 import { formatInTimeZone } from 'date-fns-tz';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import type { EventRecord } from '../../src/admin/events.js';
 import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
 import { exportAttendees } from '../../src/admin/registrations/export.js';
 import { listRegistrations } from '../../src/admin/registrations/list.js';
@@ -13,10 +13,9 @@ import { NotPayableError, startExistingRegistrationCheckout } from '../../src/pa
 import { payNowPath, registrationPath } from '../../src/http/registration-view.js';
 import { paymentReference } from '../../src/payments/links.js';
 import { setSetting } from '../../src/settings.js';
-import { registerForEvent } from '../../src/payments/register.js';
 import { seatsLeft } from '../../src/payments/registrations.js';
-import { insertEvent } from '../support/factories.js';
 import { assertInvariants } from '../support/invariants.js';
+import { addCardEvent, registerByBank } from '../support/card-event-harness.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 
 let harness: PaymentsHarness;
@@ -31,21 +30,8 @@ afterAll(async () => {
 
 const money = (minor: number) => moneyFormatter({ locale: 'en-AU', currency: 'AUD' })(minor);
 
-async function liveEvent(capacity: number | null = 10): Promise<EventRecord> {
-  const { slug } = await insertEvent(harness.tdb.db, { capacity, online_payment: true });
-  return (await getEventBySlug(harness.tdb.db, slug)) as EventRecord;
-}
-
-async function bankRegistration(event: EventRecord, n: number): Promise<string> {
-  const outcome = await registerForEvent(harness.ctx, event, {
-    contact: { name: `Bank Payer ${n}`, email: `bank-${n}@example.org` },
-    attendees: [{ name: `Guest ${n}`, tier: 'adult' }],
-    family: false,
-    payment: 'bank',
-  });
-  if (outcome.kind !== 'registered') throw new Error('expected a bank registration');
-  return outcome.registrationId;
-}
+const liveEvent = (capacity: number | null = 10) => addCardEvent(harness, capacity);
+const bankRegistration = (event: EventRecord, n: number) => registerByBank(harness, event, { name: `Bank Payer ${n}`, email: `bank-${n}@example.org` }, `Guest ${n}`);
 
 async function payAtProvider(checkoutId: string): Promise<{ outcome?: string }> {
   const row = await harness.tdb.db('checkout_sessions').where({ id: checkoutId }).first<{ provider_session_id: string }>();

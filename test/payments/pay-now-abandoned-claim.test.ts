@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import type { EventRecord } from '../../src/admin/events.js';
 import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
 import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
 import { moneyFormatter } from '../../src/admin/registrations/money.js';
 import { resendRegistrationMail } from '../../src/admin/registrations/resend.js';
 import { payNowPath, registrationPath } from '../../src/http/registration-view.js';
 import { OPENING_LEASE_MS, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
-import { registerForEvent } from '../../src/payments/register.js';
-import { insertEvent } from '../support/factories.js';
+import { addCardEvent, registerByBank } from '../support/card-event-harness.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { queuedMessages } from '../support/webhook-events.js';
 
@@ -31,21 +30,8 @@ const money = (minor: number) => moneyFormatter({ locale: 'en-AU', currency: 'AU
 const office = { actor: 'office' };
 const PROCESSING = 'We are waiting for the card payment provider to confirm your payment';
 
-async function liveEvent(): Promise<EventRecord> {
-  const { slug } = await insertEvent(harness.tdb.db, { capacity: 20, online_payment: true });
-  return (await getEventBySlug(harness.tdb.db, slug)) as EventRecord;
-}
-
-async function bankRegistration(event: EventRecord, email: string): Promise<string> {
-  const outcome = await registerForEvent(harness.ctx, event, {
-    contact: { name: 'Bank Payer', email },
-    attendees: [{ name: 'Guest', tier: 'adult' }],
-    family: false,
-    payment: 'bank',
-  });
-  if (outcome.kind !== 'registered') throw new Error('expected a bank registration');
-  return outcome.registrationId;
-}
+const liveEvent = () => addCardEvent(harness);
+const bankRegistration = (event: EventRecord, email: string) => registerByBank(harness, event, { name: 'Bank Payer', email });
 
 /**
  * A pay-now claim `ageMs` old whose session the provider opened but we never recorded (the request
