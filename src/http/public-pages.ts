@@ -242,7 +242,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
 
   const notPayable = (reply: FastifyReply, registration: PublicRegistration, message: string) =>
     page(privatePage(reply).code(409), messagePage, {
-      title: 'Nothing to pay',
+      title: 'Card payment not possible',
       heading: 'Card payment is not possible',
       message,
       linkHref: registrationPath(ctx.config.authSecret, registration.id),

@@ -141,6 +141,8 @@ describe('a balance below the card provider\'s minimum charge (AUD: $0.50)', () 
     const pay = await getPage(`/registrations/${registration.id}/pay?token=${token}`);
     expect(pay.status).toBe(409);
     expect(pay.html).toContain(message);
+    // There is something to pay, just not by card: the title says so.
+    expect(pay.html).toMatch(/<title>Card payment not possible[^<]*<\/title>/);
     expect(pay.html).not.toContain('id="pay"');
 
     const post = await fetch(`${server.url}/registrations/${registration.id}/pay`, {
