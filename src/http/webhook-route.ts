@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { UnknownKeyVersionError } from '../crypto/field-cipher.js';
+import { WEBHOOK_PATH } from '../payments/provider.js';
 import { handleWebhookAction } from '../payments/webhook/handle.js';
 import { mapWebhookEvent } from '../payments/webhook/map.js';
 import { alertUnreadablePayment } from '../payments/webhook/unreadable.js';
 import { verifyWebhookDelivery } from '../payments/webhook/verify.js';
 import { sendError } from './errors.js';
 
-export const WEBHOOK_PATH = '/api/stripe/webhook';
 /** Provider events are a few kilobytes; anything near this is not one. */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 

@@ -11,6 +11,9 @@ export const PROVIDER_API_VERSION = '2026-10-28.endive' as const;
 
 export type ProviderClient = Stripe;
 
+/** Where `eventops serve` takes the provider's webhook deliveries. */
+export const WEBHOOK_PATH = '/api/stripe/webhook';
+
 /** Provider errors are retried twice by the package; a hung request is abandoned after 20 s. */
 const MAX_NETWORK_RETRIES = 2;
 const REQUEST_TIMEOUT_MS = 20_000;

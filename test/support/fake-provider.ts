@@ -89,6 +89,8 @@ export interface FakeProvider {
   events: ProviderObject[];
   /** The authorised GET /v1/events (list) calls, one per page. */
   eventListCalls(): FakeProviderRequest[];
+  /** The account's webhook endpoints, as GET /v1/webhook_endpoints lists them (none until a test adds some). */
+  webhookEndpoints: ProviderObject[];
   /** PSP_* variables that point the application at this provider. */
   configEnv(): Record<string, string>;
   setWebhookUrl(url: string): void;
@@ -181,6 +183,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
   let webhookOutage = false;
   const withheld: ProviderObject[] = [];
   const events: ProviderObject[] = [];
+  const webhookEndpoints: ProviderObject[] = [];
   let apiBase = '';
 
   function createSession(body: Record<string, unknown>): ProviderObject {
@@ -381,6 +384,19 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     const event = buildProviderEvent(type, object, { created: createdAt(), ...eventOverrides });
     events.push(event);
     return event;
+  }
+
+  /** GET /v1/webhook_endpoints: the account's endpoints, newest first, paged with `limit` and `starting_after`. */
+  function listWebhookEndpoints(query: Record<string, unknown>): ProviderObject {
+    const limit = query.limit === undefined ? 10 : integer(query.limit, 'limit');
+    if (limit < 1 || limit > 100) invalid('limit', 'limit must be between 1 and 100');
+    const all = [...webhookEndpoints].reverse();
+    let start = 0;
+    if (typeof query.starting_after === 'string') {
+      start = all.findIndex((endpoint) => endpoint.id === query.starting_after) + 1;
+      if (start === 0) invalid('starting_after', `No such webhook endpoint: '${query.starting_after}'`);
+    }
+    return { object: 'list', data: all.slice(start, start + limit), has_more: start + limit < all.length, url: '/v1/webhook_endpoints' };
   }
 
   /**
@@ -587,6 +603,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     if (method === 'GET' && path === '/v1/checkout/sessions') return { status: 200, body: listSessions(body) };
     if (method === 'GET' && path === '/v1/disputes') return { status: 200, body: listDisputes(body) };
     if (method === 'GET' && path === '/v1/events') return { status: 200, body: listEvents(body) };
+    if (method === 'GET' && path === '/v1/webhook_endpoints') return { status: 200, body: listWebhookEndpoints(body) };
     const intent = /^\/v1\/payment_intents\/([^/]+)$/.exec(path);
     if (method === 'GET' && intent) return { status: 200, body: retrievePaymentIntent(decodeURIComponent(intent[1] as string), body) };
     const get = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(path);
@@ -662,6 +679,7 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
     sessionListCalls: () => requests.filter((r) => r.authorized && r.method === 'GET' && r.path === '/v1/checkout/sessions'),
     sessionExpireCalls: () => requests.filter((r) => r.authorized && r.method === 'POST' && /^\/v1\/checkout\/sessions\/[^/]+\/expire$/.test(r.path)),
     events,
+    webhookEndpoints,
     eventListCalls: () => requests.filter((r) => r.authorized && r.method === 'GET' && r.path === '/v1/events'),
     configEnv: () => ({ PSP_SECRET_KEY: secretKey, PSP_WEBHOOK_SECRET: options.webhookSecret, PSP_API_BASE: apiBase }),
     setWebhookUrl(url) {

@@ -12,7 +12,7 @@ import { ROOT } from './cli.js';
  */
 
 export type ProviderObject = Record<string, unknown>;
-type FixtureName = 'charge' | 'checkout.session' | 'dispute' | 'event' | 'line_item' | 'payment_intent' | 'refund';
+type FixtureName = 'charge' | 'checkout.session' | 'dispute' | 'event' | 'line_item' | 'payment_intent' | 'refund' | 'webhook_endpoint';
 
 // From the checkout root, so the path also holds when this file runs compiled (soak/.build, bench/.build).
 const FIXTURES_FILE = path.join(ROOT, 'test/fixtures/provider/stripe-objects.json');
