@@ -33,6 +33,8 @@ export interface ClearanceDigestSummary extends JobSummary {
   /** Emails accepted by the mail server, or possibly accepted (ambiguous); on a dry run, emails it would send. */
   sent: number;
   failed: number;
+  /** Recipients left to the run that took the lease over from this one (not failures: that run sends to them). */
+  handedOver?: number;
   /** People listed in the digest. */
   people: number;
 }
@@ -124,7 +126,7 @@ export async function sendClearanceDigest(ctx: AppContext, options: JobOptions):
       const mailer = await ctx.mailer();
       const sending = await sendToRecipients(ctx, mailer, pending, { month, forcedAt: round.forcedAt, report, branding, delivered, holder }, options);
 
-      const everyoneRecorded = sending.failed === 0;
+      const everyoneRecorded = sending.failed === 0 && sending.handedOver === 0;
       // Rule 7: when the list could not be saved, a retry could not tell who already has it, so failed sends are not retried.
       if (everyoneRecorded || sending.listSaveFailed) {
         await setSetting(ctx.db, 'clearanceDigestLastMonth', month, ctx.clock.now());
@@ -132,7 +134,8 @@ export async function sendClearanceDigest(ctx: AppContext, options: JobOptions):
       const monthDoneNow = everyoneRecorded || sending.listSaveFailed;
       return {
         ...result(monthDoneNow ? 'sent' : 'partial', { sent: sending.sent, failed: sending.failed, people: report.people }),
-        outcome: sending.failed === 0 ? 'ok' : sending.sent > 0 ? 'partial' : 'failed',
+        ...(sending.handedOver > 0 ? { handedOver: sending.handedOver } : {}),
+        outcome: everyoneRecorded ? 'ok' : sending.sent > 0 ? 'partial' : 'failed',
       };
     });
   });
@@ -261,6 +264,8 @@ interface SendPlan {
 interface SendOutcome {
   sent: number;
   failed: number;
+  /** Not sent because another run took the lease over: that run sends them. */
+  handedOver: number;
   listSaveFailed: boolean;
 }
 
@@ -271,7 +276,7 @@ async function sendToRecipients(
   plan: SendPlan,
   options: JobOptions,
 ): Promise<SendOutcome> {
-  const outcome: SendOutcome = { sent: 0, failed: 0, listSaveFailed: false };
+  const outcome: SendOutcome = { sent: 0, failed: 0, handedOver: 0, listSaveFailed: false };
   // Saves run one after another so an older, shorter list never overwrites a newer one.
   let saving: Promise<void> = Promise.resolve();
   const record = (address: string): Promise<void> => {
@@ -316,6 +321,8 @@ async function sendToRecipients(
   for (const result of results) {
     if (result.ok) {
       outcome.sent++;
+    } else if (result.error instanceof AppError && result.error.code === 'lease_lost') {
+      outcome.handedOver++;
     } else {
       outcome.failed++;
       ctx.logger.warn({ userId: result.item.id, err: errorMessage(result.error) }, 'clearance digest send failed');
@@ -324,6 +331,10 @@ async function sendToRecipients(
     options.onProgress?.({ sent: outcome.sent, failed: outcome.failed });
   }
   await saving;
+  if (outcome.handedOver > 0) {
+    // One line, and nothing in the error log: the run that took over sends to them, so no failure is filed.
+    ctx.logger.warn({ month: plan.month, handedOver: outcome.handedOver }, 'clearance digest: another run took the lease over; it sends to the recipients this run had not reached');
+  }
   await failures.record(ctx, { source: 'job:send-clearance-digest', what: 'clearance digest', context: { month: plan.month }, idsAs: 'userIds' });
   return outcome;
 }
