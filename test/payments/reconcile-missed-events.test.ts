@@ -161,6 +161,25 @@ describe('reconcile applies the refunds and disputes whose webhooks were lost, f
     expect(await registration(paid.registrationId)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
   });
 
+  it("a provider that will not list its events leaves that part unresolved (exit 1), and the sessions are still repaired", async () => {
+    harness.ctx.clock.set(T0);
+    const started = await startEventCheckout(harness.ctx, { event, contact: { name: 'Lost Webhook', email: 'lost.webhook@example.org' }, attendees: [{ name: 'Lost Webhook', tier: 'adult' }], family: false });
+    const sessionId = (await staging(started.checkoutId)).provider_session_id as string;
+    harness.provider.completeSession(sessionId); // paid, its webhook lost
+    harness.provider.failPath('/v1/events', 500);
+    try {
+      const report = await reconcile();
+
+      expect(report.outcome).toBe('partial');
+      expect(report.rows).toContainEqual(expect.objectContaining({ action: 'replay', unresolved: true, result: expect.stringContaining("could not list the provider's events") }));
+      expect(report.rows).toContainEqual(expect.objectContaining({ session: sessionId, action: 'complete', result: 'completed' }));
+      expect(await staging(started.checkoutId)).toMatchObject({ status: 'COMPLETED' });
+    } finally {
+      harness.provider.failPath('/v1/events', undefined);
+    }
+    expect((await reconcile()).outcome).toBe('ok');
+  });
+
   it("another integration's refund on the same account is left alone: no row, nothing kept waiting", async () => {
     harness.ctx.clock.set(new Date(T0.getTime() + 3 * DAY));
     const foreignIntent = providerId('pi_test');

@@ -19,7 +19,15 @@ export interface ReplayReport {
  * duplicate. Without `apply` each is reported and nothing changes.
  */
 export async function replayMissedReversals(ctx: AppContext, provider: ProviderClient, since: Date, apply: boolean): Promise<ReplayReport> {
-  const events = await listReversalEvents(provider, since);
+  let events;
+  try {
+    events = await listReversalEvents(provider, since);
+  } catch (error) {
+    // The sessions were still compared and repaired; the events are read again next run.
+    ctx.logger.error({ provider: providerErrorDetails(error) }, "reconcile could not list the provider's refund and dispute events");
+    const result = `failed: could not list the provider's events (${error instanceof Error ? error.message : String(error)})`;
+    return { listed: 0, rows: [{ session: 'refund and dispute events', ours: '?', provider: 'unknown', action: 'replay', why: 'the provider did not list them', result, unresolved: true }] };
+  }
   if (events.length === 0) return { listed: 0, rows: [] };
   const handled = await handledEventIds(ctx, events.map((event) => event.id));
   const ours = await ourPaymentIntents(ctx, events.map((event) => event.data.object));
