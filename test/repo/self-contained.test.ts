@@ -41,7 +41,7 @@ describe('the repository is self-contained', () => {
   it('the provider fixtures the tests build on are inside the repository', () => {
     const fixtures = JSON.parse(fs.readFileSync(path.join(ROOT, 'test/fixtures/provider/stripe-objects.json'), 'utf8'));
     expect(Object.keys(fixtures).sort()).toEqual(
-      ['charge', 'checkout.session', 'dispute', 'event', 'line_item', 'payment_intent', 'refund'].sort(),
+      ['charge', 'checkout.session', 'dispute', 'event', 'line_item', 'payment_intent', 'refund', 'webhook_endpoint'].sort(),
     );
     expect(fs.readFileSync(path.join(ROOT, 'test/fixtures/provider/README.md'), 'utf8')).toMatch(/MIT/);
   });
