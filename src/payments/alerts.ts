@@ -44,6 +44,8 @@ export const ALERT_KINDS = [
   'dispute_after_cancellation',
   /** Payments that cannot be recorded: their staged registrations are under a key this server lacks. */
   'payment_unreadable',
+  /** A refund made at the provider failed: the money is still with the church and the payer has not got it. */
+  'refund_failed',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
@@ -64,6 +66,7 @@ const KIND_LABELS: Record<AlertKind, string> = {
   dispute_won: 'Dispute won: payment returned',
   dispute_after_cancellation: 'Dispute of a cancelled registration',
   payment_unreadable: 'Payments waiting for an encryption key',
+  refund_failed: 'Refund failed: the money is still with the church',
 };
 
 export interface OperationsAlertInput {

@@ -161,6 +161,20 @@ describe('reconcile applies the refunds and disputes whose webhooks were lost, f
     expect(await registration(paid.registrationId)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
   });
 
+  it('a refund that failed at the provider days later, its webhook lost: reconcile raises the refund_failed alert', async () => {
+    const paid = await paidRegistration();
+    harness.ctx.clock.set(new Date(T0.getTime() + 3 * DAY));
+    await harness.provider.deliver('charge.refunded', paid.sessionId);
+    harness.ctx.clock.set(new Date(T0.getTime() + 9 * DAY));
+    const failed = harness.provider.buildEvent('refund.failed', paid.sessionId);
+
+    const applied = await reconcile();
+
+    expect(applied.rows).toContainEqual(expect.objectContaining({ session: failed.id, action: 'replay', result: 'alerted' }));
+    expect((await alertsOf(paid.sessionId)).map((alert) => alert.kind)).toEqual(['refund_failed']);
+    expect(await registration(paid.registrationId)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund' });
+  });
+
   it("a provider that will not list its events leaves that part unresolved (exit 1), and the sessions are still repaired", async () => {
     harness.ctx.clock.set(T0);
     const started = await startEventCheckout(harness.ctx, { event, contact: { name: 'Lost Webhook', email: 'lost.webhook@example.org' }, attendees: [{ name: 'Lost Webhook', tier: 'adult' }], family: false });

@@ -82,6 +82,19 @@ describe('provider event → domain action (pure)', () => {
     }
   });
 
+  it('refund.failed → an alert for the office, by PaymentIntent; one without a PaymentIntent is not ours', () => {
+    const refund = { ...providerFixture('refund'), id: 're_f', amount: 700, payment_intent: 'pi_d', status: 'failed', failure_reason: 'lost_or_stolen_card' };
+    expect(mapWebhookEvent(asEvent('refund.failed', refund))).toEqual({
+      kind: 'refund_failed',
+      paymentIntentId: 'pi_d',
+      ids: {},
+      refundId: 're_f',
+      amountMinor: 700,
+      failureReason: 'lost_or_stolen_card',
+    });
+    expect(mapWebhookEvent(asEvent('refund.failed', { ...refund, payment_intent: null }))).toMatchObject({ kind: 'ignore' });
+  });
+
   it('charge.dispute.funds_withdrawn (an inquiry escalated to a chargeback, or a chargeback) → reverse by PaymentIntent, whatever the status says', () => {
     const escalated = { ...createdDispute({ paymentIntentId: 'pi_d', amount: 700 }), status: 'needs_response' };
     expect(mapWebhookEvent(asEvent('charge.dispute.funds_withdrawn', escalated))).toMatchObject({ kind: 'reverse', reversal: 'dispute', paymentIntentId: 'pi_d', amountMinor: 700 });

@@ -13,7 +13,7 @@ import type { TestDatabase } from '../support/db.js';
 import { insertEvent, insertRegistration, insertUser } from '../support/factories.js';
 import type { TestServer } from '../support/http.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
-import { providerId } from '../support/provider-fixtures.js';
+import { providerFixture, providerId } from '../support/provider-fixtures.js';
 import {
   PAYMENTS_ENV,
   completedSession,
@@ -272,6 +272,31 @@ describe('disputes that take no money', () => {
     await deliver('charge.dispute.created', lostDispute);
     expect((await deliver('charge.dispute.closed', { ...lostDispute, status: 'lost' })).body).toMatchObject({ outcome: 'ignored' });
     expect(await alertsOf(lost.paymentIntentId)).toEqual([]);
+  });
+});
+
+describe('a refund that fails at the provider', () => {
+  it('tells the office once that the money is still with the church; the registration the refund cancelled stays cancelled', async () => {
+    const { event, staged } = await stage();
+    const paymentIntentId = providerId('pi_test');
+    expect((await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }))).body).toMatchObject({ outcome: 'completed' });
+    expect((await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: staged.amount }))).body).toMatchObject({ outcome: 'cancelled' });
+    const registration = await tdb.db('registrations').where({ event_id: event.id }).first();
+    const refund = { ...providerFixture('refund'), id: providerId('re_test'), amount: staged.amount, payment_intent: paymentIntentId, status: 'failed', failure_reason: 'expired_or_canceled_card', metadata: {} };
+
+    expect((await deliver('refund.failed', refund)).body).toEqual({ received: true, outcome: 'alerted' });
+
+    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund' });
+    const alerts = await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId, kind: 'refund_failed' });
+    expect(alerts).toEqual([
+      expect.objectContaining({
+        amount_minor: staged.amount,
+        reason: expect.stringContaining('(expired_or_canceled_card), so the money is still with the church: its registration stays cancelled'),
+        details: expect.objectContaining({ refundId: refund.id, registrationId: registration.id, registrationStatus: 'CANCELLED' }),
+      }),
+    ]);
+    // The same failure delivered again under another event id adds nothing.
+    expect((await deliver('refund.failed', refund)).body).toEqual({ received: true, outcome: 'already_alerted' });
   });
 });
 

@@ -359,6 +359,25 @@ export async function startFakeProvider(options: FakeProviderOptions): Promise<F
         recordDispute(paymentIntent, object);
         break;
       }
+      case 'refund.failed': {
+        // The session's refund failed (a closed card, say): the money went back to the balance.
+        const session = paidSession(sessionId);
+        const paymentIntent = session.payment_intent as string;
+        object = {
+          ...providerFixture('refund'),
+          id: providerId('re_test'),
+          amount: session.amount_total,
+          currency: session.currency,
+          charge: chargeIdFor(paymentIntent),
+          payment_intent: paymentIntent,
+          status: 'failed',
+          failure_reason: 'expired_or_canceled_card',
+          metadata: {},
+          ...overrides,
+        };
+        chargeHistory.set(paymentIntent, { ...(chargeHistory.get(paymentIntent) ?? { disputed: false }), amountRefunded: 0 });
+        break;
+      }
       case 'charge.dispute.funds_withdrawn': {
         // The session's latest dispute with the money taken: a chargeback's, or an inquiry escalated to one.
         const paymentIntent = paidSession(sessionId).payment_intent as string;

@@ -3,11 +3,12 @@ import type { ProviderClient } from '../provider.js';
 import { mapWebhookEvent, type ProviderEvent, type WebhookAction } from '../webhook/map.js';
 
 /**
- * The provider's own record of refunds and disputes, for the ones whose webhook never reached us.
+ * The provider's own record of refunds (and refunds that failed) and disputes, for the ones whose
+ * webhook never reached us.
  * A refund made at the provider days after the payment is outside the sessions reconcile reads,
  * and the provider stops retrying a delivery after 3 days; its event list keeps 30 days.
  */
-export const REPLAYED_EVENT_TYPES = ['charge.refunded', 'charge.dispute.created', 'charge.dispute.funds_withdrawn', 'charge.dispute.closed'] as const;
+export const REPLAYED_EVENT_TYPES = ['charge.refunded', 'refund.failed', 'charge.dispute.created', 'charge.dispute.funds_withdrawn', 'charge.dispute.closed'] as const;
 
 /** How long the provider keeps events listable. */
 export const PROVIDER_EVENT_RETENTION_MS = 30 * 24 * 60 * 60_000;

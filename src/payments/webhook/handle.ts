@@ -4,7 +4,7 @@ import { delayedPaymentExpiry } from '../staging.js';
 import { recordAndClaimCompletion, type DeliveredEvent } from './claim.js';
 import { completeCheckout, completeClaimedCheckout, type CompletionOutcome } from './completion.js';
 import type { WebhookAction } from './map.js';
-import { alertDisputeNotice, alertPartialRefund, reversePayment, type ReversalOutcome } from './reversal.js';
+import { alertDisputeNotice, alertFailedRefund, alertPartialRefund, reversePayment, type ReversalOutcome } from './reversal.js';
 import { findStagingRow, mayStillBePaid, type WebhookContext } from './staging-rows.js';
 
 export type { WebhookContext } from './staging-rows.js';
@@ -84,6 +84,8 @@ async function apply(
       return alertPartialRefund(trx, ctx, eventId, action);
     case 'dispute_notice':
       return alertDisputeNotice(trx, ctx, eventId, action);
+    case 'refund_failed':
+      return alertFailedRefund(trx, ctx, eventId, action);
   }
 }
 

@@ -64,6 +64,19 @@ export type WebhookAction =
       disputeId: string;
       amountMinor: number;
     }
+  | {
+      /**
+       * A refund the church made at the provider failed (the card was closed, say): the money came back
+       * to the church's balance, and the payer has neither it nor, usually, the registration the refund
+       * cancelled. Only a person can settle it.
+       */
+      kind: 'refund_failed';
+      paymentIntentId: string;
+      ids: OurIds;
+      refundId: string;
+      amountMinor: number;
+      failureReason: string | null;
+    }
   | { kind: 'ignore'; why: string };
 
 export type ReversalKind = 'refund' | 'dispute';
@@ -78,6 +91,7 @@ export const HANDLED_EVENT_TYPES = [
   'charge.dispute.created',
   'charge.dispute.closed',
   'charge.dispute.funds_withdrawn',
+  'refund.failed',
 ] as const;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -105,6 +119,15 @@ const chargeSchema = z.object({
   metadata,
 });
 
+const refundSchema = z.object({
+  id: z.string(),
+  object: z.literal('refund'),
+  amount: z.number().int(),
+  payment_intent: reference,
+  failure_reason: z.string().nullish(),
+  metadata,
+});
+
 const disputeSchema = z.object({
   id: z.string(),
   object: z.literal('dispute'),
@@ -127,6 +150,8 @@ export function mapWebhookEvent(event: ProviderEvent): WebhookAction {
     case 'charge.dispute.closed':
     case 'charge.dispute.funds_withdrawn':
       return mapDispute(event.type, event.data.object);
+    case 'refund.failed':
+      return mapFailedRefund(event.data.object);
     default:
       return { kind: 'ignore', why: 'event type not used' };
   }
@@ -173,6 +198,21 @@ function mapRefund(object: unknown): WebhookAction {
   // Every charge of a hosted checkout belongs to a PaymentIntent; one without is not ours.
   if (!paymentIntentId) return { kind: 'ignore', why: 'refunded charge has no PaymentIntent' };
   return { kind: 'reverse', reversal: 'refund', paymentIntentId, ids, providerObjectId: charge.id, amountMinor: charge.amount_refunded };
+}
+
+function mapFailedRefund(object: unknown): WebhookAction {
+  const parsed = refundSchema.safeParse(object);
+  if (!parsed.success) return { kind: 'ignore', why: 'not a refund object' };
+  const refund = parsed.data;
+  if (!refund.payment_intent) return { kind: 'ignore', why: 'failed refund has no PaymentIntent' };
+  return {
+    kind: 'refund_failed',
+    paymentIntentId: refund.payment_intent,
+    ids: ourIds(refund.metadata),
+    refundId: refund.id,
+    amountMinor: refund.amount,
+    failureReason: refund.failure_reason ?? null,
+  };
 }
 
 /**

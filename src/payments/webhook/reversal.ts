@@ -15,6 +15,7 @@ import { lockPaymentIntent, type StagingRow, type WebhookContext } from './stagi
 export type ReverseAction = Extract<WebhookAction, { kind: 'reverse' }>;
 export type PartialRefundAction = Extract<WebhookAction, { kind: 'partial_refund' }>;
 export type DisputeNoticeAction = Extract<WebhookAction, { kind: 'dispute_notice' }>;
+export type FailedRefundAction = Extract<WebhookAction, { kind: 'refund_failed' }>;
 export type ReversalOutcome = 'cancelled' | 'already_cancelled' | 'refund_recorded' | 'reversal_pending' | 'alerted' | 'already_alerted';
 
 export async function reversePayment(
@@ -180,7 +181,50 @@ export async function alertDisputeNotice(
   return 'alerted';
 }
 
-async function stagingForPaymentIntent(trx: Knex.Transaction, action: ReverseAction): Promise<StagingRow | undefined> {
+/**
+ * A refund that failed at the provider: the money is back with the church, the payer has not got it,
+ * and the registration the refund cancelled stays cancelled (its places may be taken). Nothing changes
+ * here; one alert per refund tells the office to refund another way or register the payer again.
+ */
+export async function alertFailedRefund(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  eventId: string,
+  action: FailedRefundAction,
+): Promise<ReversalOutcome> {
+  await lockPaymentIntent(trx, action.paymentIntentId);
+  const alerted = await trx('operations_alerts')
+    .where({ kind: 'refund_failed', payment_intent_id: action.paymentIntentId })
+    .whereRaw(`details->>'refundId' = ?`, [action.refundId])
+    .first('id');
+  if (alerted) return 'already_alerted';
+  const registration = await trx('registrations')
+    .where({ payment_intent_id: action.paymentIntentId })
+    .first<{ id: string; status: string; cancel_reason: string | null } | undefined>('id', 'status', 'cancel_reason');
+  const staging = registration ? undefined : await stagingForPaymentIntent(trx, { paymentIntentId: action.paymentIntentId, ids: action.ids });
+  const what = registration
+    ? registration.status === 'CANCELLED'
+      ? 'its registration stays cancelled; refund the payer another way, or register them again by hand'
+      : `its registration is ${registration.status}; check whether the refund was meant for it`
+    : 'no registration has it; refund the payer another way';
+  await raiseOperationsAlert(trx, ctx, {
+    kind: 'refund_failed',
+    reason: `a refund of this card payment failed at the provider${action.failureReason ? ` (${action.failureReason})` : ''}, so the money is still with the church: ${what}`,
+    paymentIntentId: action.paymentIntentId,
+    checkoutId: staging?.id ?? action.ids.checkoutId,
+    amountMinor: action.amountMinor,
+    details: {
+      refundId: action.refundId,
+      failureReason: action.failureReason,
+      registrationId: registration?.id ?? null,
+      registrationStatus: registration?.status ?? null,
+      providerEventId: eventId,
+    },
+  });
+  return 'alerted';
+}
+
+async function stagingForPaymentIntent(trx: Knex.Transaction, action: Pick<ReverseAction, 'paymentIntentId' | 'ids'>): Promise<StagingRow | undefined> {
   const byPaymentIntent = await trx('checkout_sessions')
     .where({ payment_intent_id: action.paymentIntentId })
     .orderBy('created_at', 'desc')
