@@ -182,9 +182,23 @@ async function decidePayNow(ctx: AppContext, registrationId: string): Promise<Pa
  * address was never handed out, so nothing can be paid on it. Recorded as unpaid, and left out.
  */
 async function withoutAbandonedClaims(trx: Knex.Transaction, inFlight: InFlightCheckoutRow[], now: Date): Promise<InFlightCheckoutRow[]> {
-  const abandoned = inFlight.filter((row) => abandonedClaim(row, now));
-  for (const row of abandoned) await confirmUnpaid(trx, row.id, now);
+  const abandoned: InFlightCheckoutRow[] = [];
+  for (const row of inFlight.filter((candidate) => abandonedClaim(candidate, now))) {
+    if (await confirmAbandonedClaimUnpaid(trx, row.id, now)) abandoned.push(row);
+  }
   return inFlight.filter((row) => !abandoned.includes(row));
+}
+
+/**
+ * confirmUnpaid for a claim that is still without a session when the UPDATE runs: a request that recorded its
+ * session at the last moment of its lease (committed while we read) keeps its row, and stays in flight.
+ */
+async function confirmAbandonedClaimUnpaid(trx: Knex.Transaction, checkoutId: string, now: Date): Promise<boolean> {
+  const updated = await trx('checkout_sessions')
+    .where({ id: checkoutId, status: 'OPEN' })
+    .whereNull('provider_session_id')
+    .update({ status: 'EXPIRED', payload_enc: null, scrubbed_at: now, unpaid_confirmed_at: now, updated_at: now });
+  return updated > 0;
 }
 
 /**

@@ -360,6 +360,33 @@ describe('startExistingRegistrationCheckout (pay-now)', () => {
     expect(await startExistingRegistrationCheckout(later, { registrationId: reg.registrationId })).toMatchObject({ checkoutId: replaced.checkoutId, reused: true });
   });
 
+  it('a claim that records its session at the last moment of its lease is not taken for abandoned by a click reading it just before: the click reuses that session', async () => {
+    const reg = await bankRegistration();
+    const first = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    const [row] = await tdb.db('checkout_sessions').where({ id: first.checkoutId });
+    // As the first request left it just before recording: no session yet, its lease about to end.
+    await tdb.db('checkout_sessions').where({ id: first.checkoutId }).update({ provider_session_id: null, provider_url: null });
+    const later = createTestContext({ db: tdb.db, clock: new FixedClock(new Date(T0.getTime() + OPENING_LEASE_MS)), env: { ...fake.configEnv(), APP_CURRENCY: 'AUD', AUTH_URL } });
+    // The first request records its session (row locked, not yet committed) while the second click decides.
+    const recording = await tdb.db.transaction();
+    await recording('checkout_sessions').where({ id: first.checkoutId }).update({ provider_session_id: row.provider_session_id, provider_url: row.provider_url });
+    const second = startExistingRegistrationCheckout(later, { registrationId: reg.registrationId });
+    // The click has read the row without a session and now waits on its lock.
+    for (let waited = 0; ; waited += 20) {
+      const blocked = await tdb.db.raw<{ rows: unknown[] }>(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'update "checkout_sessions"%'`);
+      if (blocked.rows.length > 0) break;
+      if (waited > 5_000) throw new Error('the second click never waited on the claim row');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await recording.commit();
+
+    expect(await second).toEqual({ checkoutId: first.checkoutId, redirectUrl: first.redirectUrl, reused: true });
+    expect(createCallsFor(reg.registrationId)).toHaveLength(1);
+    expect(await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId })).toEqual([
+      expect.objectContaining({ id: first.checkoutId, status: 'OPEN', provider_session_id: row.provider_session_id }),
+    ]);
+  });
+
   it('a pay-now whose provider call outlives its lease records nothing and hands nothing out even when no other request took over: past the lease its claim counts as abandoned', async () => {
     const reg = await bankRegistration();
     const slowClock = new FixedClock(T0);
