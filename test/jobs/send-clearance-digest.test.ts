@@ -467,6 +467,28 @@ describe('send-clearance-digest', () => {
     expect(await tdb.db('leases').where({ name: 'clearance-digest' }).first()).toMatchObject({ holder: 'other-process:1' });
   });
 
+  it('rule 5: a run whose lease is taken over before its first send hands every recipient over: partial, not failed, and nothing in the error log', async () => {
+    await staff();
+    await somethingToReport();
+    const base = createTestContext({ db: tdb.db, mailer: mail.mailer, clock: new FixedClock(NOW), env: { ...mail.sink.configEnv(), APP_TIMEZONE: 'Australia/Sydney' } });
+    // Another run takes the lease over while this one is getting its mail transport ready.
+    const ctx = {
+      ...base,
+      mailer: async () => {
+        await tdb.db('leases').where({ name: 'clearance-digest' }).update({ holder: 'other-process:1', expires_at: new Date(NOW.getTime() + 30 * 60_000) });
+        return base.mailer();
+      },
+    };
+    const errorsBefore = (await tdb.db('error_logs').where({ source: 'job:send-clearance-digest' })).length;
+
+    const summary = await sendClearanceDigest(ctx, { trigger: 'cli' });
+
+    expect(summary).toMatchObject({ outcome: 'partial', status: 'partial', sent: 0, failed: 0, handedOver: 2 });
+    expect(mail.sink.messages).toHaveLength(0);
+    expect((await tdb.db('error_logs').where({ source: 'job:send-clearance-digest' })).length).toBe(errorsBefore);
+    expect(await lastMonth()).toBeNull();
+  });
+
   it('rule 5: two overlapping runs email each recipient once', async () => {
     await staff();
     await somethingToReport();
