@@ -147,6 +147,36 @@ describe('reconcile applies the refunds and disputes whose webhooks were lost, f
     expect((await alertsOf(paid.sessionId)).map((alert) => alert.kind)).toEqual(['dispute_won']);
   });
 
+  it('a dispute won 40 days after it opened (its opening no longer listed), the won webhook lost: the alert is raised, from our record of the dispute', async () => {
+    const paid = await paidRegistration();
+    harness.ctx.clock.set(new Date(T0.getTime() + 2 * DAY));
+    expect(JSON.parse((await harness.provider.deliver('charge.dispute.created', paid.sessionId)).body)).toMatchObject({ outcome: 'cancelled' });
+    harness.ctx.clock.set(new Date(T0.getTime() + 42 * DAY));
+    const won = harness.provider.buildEvent('charge.dispute.closed', paid.sessionId, { status: 'won' });
+
+    const applied = await reconcile();
+
+    expect(applied.rows).toContainEqual(expect.objectContaining({ session: won.id, action: 'replay', result: 'alerted' }));
+    expect((await alertsOf(paid.sessionId)).map((alert) => alert.kind)).toEqual(['dispute_won']);
+  });
+
+  it('an inquiry whose escalation and win were both lost changed nothing for good: the registration stays PAID and nobody is asked to re-register the payer', async () => {
+    const paid = await paidRegistration();
+    harness.ctx.clock.set(new Date(T0.getTime() + 2 * DAY));
+    await harness.provider.deliver('charge.dispute.created', paid.sessionId, { status: 'warning_needs_response' });
+    harness.ctx.clock.set(new Date(T0.getTime() + 8 * DAY));
+    const withdrawn = harness.provider.buildEvent('charge.dispute.funds_withdrawn', paid.sessionId);
+    harness.ctx.clock.set(new Date(T0.getTime() + 20 * DAY));
+    const won = harness.provider.buildEvent('charge.dispute.closed', paid.sessionId, { status: 'won' });
+
+    const applied = await reconcile();
+
+    expect(await registration(paid.registrationId)).toMatchObject({ status: 'PAID', cancel_reason: null });
+    expect((await alertsOf(paid.sessionId)).map((alert) => alert.kind)).toEqual(['dispute_inquiry']);
+    expect(applied.rows?.some((row) => row.session === withdrawn.id || row.session === won.id)).toBe(false);
+    expect(await db()('processed_webhook_events').whereIn('event_id', [withdrawn.id as string, won.id as string])).toHaveLength(2);
+  });
+
   it('an inquiry escalated to a chargeback weeks later, its funds_withdrawn lost: reconcile cancels the registration', async () => {
     const paid = await paidRegistration();
     harness.ctx.clock.set(new Date(T0.getTime() + 2 * DAY));

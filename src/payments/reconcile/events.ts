@@ -28,24 +28,37 @@ export async function listReversalEvents(provider: ProviderClient, since: Date):
   return found.reverse();
 }
 
-const disputeState = z.object({ id: z.string(), object: z.literal('dispute'), status: z.string().nullish() });
-const DISPUTE_OPENINGS: ReadonlySet<string> = new Set(['charge.dispute.created', 'charge.dispute.funds_withdrawn']);
+const disputeState = z.object({
+  id: z.string(),
+  object: z.literal('dispute'),
+  status: z.string().nullish(),
+  payment_intent: z.union([z.string(), z.object({ id: z.string() }).transform((o) => o.id)]).nullish(),
+});
 
 /**
  * What to do with the events no delivery (and no earlier run) has handled: each is applied as its
  * delivery would have been, in the order the provider made them, with one exception. A dispute that
- * was won, or an inquiry that was closed, before we heard anything of it changed nothing for good:
- * the registration stays as it is and nobody needs telling, so none of its events is applied.
- * Events of payments that are not ours (another integration on the same account) are left alone. Pure.
+ * was won, or an inquiry that was closed, before we heard of any money leaving changed nothing for
+ * good: the registration stays as it is and nobody needs telling, so none of its events is applied.
+ * We heard of the money leaving when one of its withdrawing events (an opening that was not an
+ * inquiry, or `funds_withdrawn`) was handled, or when `disputedHere` says our records already show a
+ * dispute of that payment (the opening older than the list, or applied by reconcile under its own
+ * id). Events of payments that are not ours (another integration on the same account) are left alone. Pure.
  */
-export function planReplay(events: readonly ProviderEvent[], handled: ReadonlySet<string>, isOurs: (action: ActionableAction) => boolean): ReplayStep[] {
+export function planReplay(
+  events: readonly ProviderEvent[],
+  handled: ReadonlySet<string>,
+  isOurs: (action: ActionableAction) => boolean,
+  disputedHere: ReadonlySet<string> = new Set(),
+): ReplayStep[] {
   const closedAs = new Map<string, string>();
   const heardOf = new Set<string>();
   for (const event of events) {
     const dispute = disputeOf(event);
     if (!dispute) continue;
     if (event.type === 'charge.dispute.closed') closedAs.set(dispute.id, dispute.status ?? '');
-    if (DISPUTE_OPENINGS.has(event.type) && handled.has(event.id)) heardOf.add(dispute.id);
+    if (handled.has(event.id) && withdraws(event.type, dispute.status)) heardOf.add(dispute.id);
+    if (dispute.payment_intent && disputedHere.has(dispute.payment_intent)) heardOf.add(dispute.id);
   }
   const steps: ReplayStep[] = [];
   for (const event of events) {
@@ -63,7 +76,17 @@ export function planReplay(events: readonly ProviderEvent[], handled: ReadonlySe
   return steps;
 }
 
-function disputeOf(event: ProviderEvent): { id: string; status?: string | null } | undefined {
+/** The events of a dispute that take the money: its opening unless an inquiry, and the withdrawal of an inquiry escalated. */
+function withdraws(type: string, status: string | null | undefined): boolean {
+  return type === 'charge.dispute.funds_withdrawn' || (type === 'charge.dispute.created' && !(status ?? '').startsWith('warning_'));
+}
+
+/** The PaymentIntents of the dispute events listed. */
+export function disputedPaymentIntents(events: readonly ProviderEvent[]): string[] {
+  return [...new Set(events.map((event) => disputeOf(event)?.payment_intent).filter((id): id is string => typeof id === 'string'))];
+}
+
+function disputeOf(event: ProviderEvent): z.infer<typeof disputeState> | undefined {
   if (!event.type.startsWith('charge.dispute.')) return undefined;
   const parsed = disputeState.safeParse(event.data.object);
   return parsed.success ? parsed.data : undefined;

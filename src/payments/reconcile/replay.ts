@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { providerErrorDetails, type ProviderClient } from '../provider.js';
 import { handleWebhookAction, type WebhookOutcome } from '../webhook/handle.js';
-import { listReversalEvents, paymentOf, planReplay, type ActionableAction } from './events.js';
+import { disputedPaymentIntents, listReversalEvents, paymentOf, planReplay, type ActionableAction } from './events.js';
 import type { ReconcileRow } from './compare.js';
 
 /** Outcomes that mean the event's effect was already there (reconcile's own repair, or a delivery racing us). */
@@ -35,8 +35,9 @@ export async function replayMissedReversals(ctx: AppContext, provider: ProviderC
     const payment = paymentOf(action);
     return Boolean(payment.checkoutId || payment.registrationId || (payment.paymentIntentId && ours.has(payment.paymentIntentId)));
   };
+  const disputedHere = await paymentsDisputedHere(ctx, disputedPaymentIntents(events));
   const rows: ReconcileRow[] = [];
-  for (const step of planReplay(events, handled, isOurs)) {
+  for (const step of planReplay(events, handled, isOurs, disputedHere)) {
     const event = step.event;
     const objectId = (event.data.object as { id?: string }).id ?? '?';
     const base = { session: event.id, ours: 'not handled', provider: `${event.type} ${objectId}` };
@@ -70,6 +71,22 @@ async function ourPaymentIntents(ctx: AppContext, objects: unknown[]): Promise<S
   const ids = [...new Set(objects.map(paymentIntentOf).filter((id): id is string => id !== undefined))];
   if (ids.length === 0) return new Set();
   const rows = await ctx.db('checkout_sessions').whereIn('payment_intent_id', ids).distinct<Array<{ payment_intent_id: string }>>('payment_intent_id');
+  return new Set(rows.map((row) => row.payment_intent_id));
+}
+
+/**
+ * The payments our records already show a dispute taking money from, however we heard of it (a delivery,
+ * reconcile's own repair, a dispute older than the provider's list): their later events are news.
+ */
+async function paymentsDisputedHere(ctx: AppContext, paymentIntentIds: string[]): Promise<Set<string>> {
+  if (paymentIntentIds.length === 0) return new Set();
+  const { rows } = await ctx.db.raw<{ rows: Array<{ payment_intent_id: string }> }>(
+    `SELECT payment_intent_id FROM registrations WHERE payment_intent_id = ANY(?) AND cancel_reason = 'dispute'
+     UNION SELECT payment_intent_id FROM pending_reversals WHERE payment_intent_id = ANY(?) AND kind = 'dispute'
+     UNION SELECT payment_intent_id FROM operations_alerts WHERE payment_intent_id = ANY(?)
+       AND (kind = 'dispute_after_cancellation' OR (kind = 'reversal_unfulfilled' AND details->>'reversal' = 'dispute'))`,
+    [paymentIntentIds, paymentIntentIds, paymentIntentIds],
+  );
   return new Set(rows.map((row) => row.payment_intent_id));
 }
 
