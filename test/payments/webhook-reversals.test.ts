@@ -256,6 +256,16 @@ describe('disputes that take no money', () => {
     expect(await alertsOf(paymentIntentId)).toEqual([]);
   });
 
+  it('money withdrawn again after a dispute the church won is news: the office is told, once', async () => {
+    const { staged, paymentIntentId } = await paidRegistration();
+    const dispute: Record<string, unknown> = createdDispute({ paymentIntentId, amount: staged.amount });
+    await deliver('charge.dispute.created', dispute);
+    await deliver('charge.dispute.closed', { ...dispute, status: 'won' });
+
+    expect((await deliver('charge.dispute.funds_withdrawn', { ...dispute, status: 'needs_response' })).body).toEqual({ received: true, outcome: 'alerted' });
+    expect((await alertsOf(paymentIntentId)).map((alert) => alert.kind)).toEqual(['dispute_won', 'dispute_after_cancellation']);
+  });
+
   it('a dispute won brings the money back to a cancelled registration: one alert says so; a lost one changes nothing', async () => {
     const { staged, paymentIntentId, registration } = await paidRegistration();
     const dispute: Record<string, unknown> = createdDispute({ paymentIntentId, amount: staged.amount });

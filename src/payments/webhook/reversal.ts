@@ -33,8 +33,9 @@ export async function reversePayment(
   if (registration) {
     if (registration.status === 'CANCELLED') {
       if (action.reversal !== 'dispute') return recordRefundOfCancelled(trx, ctx, registration, action);
-      // The same chargeback heard twice (opened, then its funds withdrawn): the registration already says so.
-      if (registration.cancel_reason === 'dispute') return 'already_cancelled';
+      // The same chargeback heard twice (opened, then its funds withdrawn): the registration already says so. After a
+      // dispute the church won (the money came back), money taken again is news for the office.
+      if (registration.cancel_reason === 'dispute' && !(await disputeWon(trx, action.paymentIntentId))) return 'already_cancelled';
       const raised = await alertDisputeOfCancelled(trx, ctx, {
         paymentIntentId: action.paymentIntentId,
         registrationId: registration.id,
@@ -179,6 +180,10 @@ export async function alertDisputeNotice(
     },
   });
   return 'alerted';
+}
+
+async function disputeWon(trx: Knex.Transaction, paymentIntentId: string): Promise<boolean> {
+  return Boolean(await trx('operations_alerts').where({ kind: 'dispute_won', payment_intent_id: paymentIntentId }).first('id'));
 }
 
 /**
