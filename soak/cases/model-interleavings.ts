@@ -444,6 +444,32 @@ class Inquiry implements Cmd {
   toString = () => `inquiry(#${this.session}, then ${this.then})`;
 }
 
+/** A refund made in the dashboard that then fails at the provider (delivered, or lost for reconcile to find). */
+class RefundFails implements Cmd {
+  constructor(
+    readonly lost: boolean,
+    readonly session: number,
+  ) {}
+  check = (model: InterleavingModel) => inState(model, 'paid').length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const session = pick(inState(model, 'paid'), this.session);
+    const { provider, tdb } = real.harness;
+    await deliver(model, real, provider.buildEvent('charge.refunded', session.providerSessionId));
+    await expectCancelledIfRegistered(real, session, 'a full refund');
+    const failed = provider.buildEvent('refund.failed', session.providerSessionId);
+    if (this.lost) {
+      model.lostReversals.push({ session, event: failed, takesMoney: false });
+    } else {
+      await deliver(model, real, failed);
+      const paymentIntent = provider.sessions.get(session.providerSessionId)?.payment_intent as string;
+      const told = await tdb.db('operations_alerts').where({ kind: 'refund_failed', payment_intent_id: paymentIntent }).whereRaw(`details->>'refundId' = ?`, [(failed.data as { object: { id: string } }).object.id]);
+      if (told.length !== 1) throw new Error(`a failed refund raised ${told.length} refund_failed alert(s), not one`);
+    }
+    await settle(model, real);
+  }
+  toString = () => `refundFails(#${this.session}${this.lost ? ', its webhook lost' : ''})`;
+}
+
 class Redeliver implements Cmd {
   constructor(readonly delivery: number) {}
   check = (model: InterleavingModel) => model.delivered.length > 0;
@@ -620,6 +646,7 @@ export const interleavingCommands = [
   fc.nat().map((s) => new Reverse('dispute', s)),
   fc.tuple(fc.constantFrom('refund_full' as const, 'dispute' as const), fc.constantFrom(0, 4, 12), fc.nat()).map(([kind, days, s]) => new ReverseLost(kind, days, s)),
   fc.tuple(fc.constantFrom('closed' as const, 'escalated' as const, 'escalated_lost' as const, 'escalated_won' as const), fc.nat()).map(([then, s]) => new Inquiry(then, s)),
+  fc.tuple(fc.boolean(), fc.nat()).map(([lost, s]) => new RefundFails(lost, s)),
   fc.nat().map((d) => new Redeliver(d)),
   fc.tuple(fc.nat(), fc.boolean()).map(([s, dispute]) => new RaceCompletionAndReversal(s, dispute)),
   fc.tuple(fc.nat(), fc.option(fc.nat(), { nil: null })).map(([r, race]) => new MarkPaid(r, race)),
@@ -693,7 +720,7 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
     case: 'model-interleavings',
     load: `${counters.runs} generated runs (fast-check commands, up to 40 steps), ${counters.commands} steps on real PostgreSQL`,
     faults:
-      'any order of checkout, pay-now, paid/unpaid completion, payment during a webhook outage delivered late, provider expiry, delayed success/failure, sweep after time passes (releasing unpaid holds after a day), scrub after 72 h, reconcile, full/partial refund, dispute, a refund or dispute days later with its webhook lost (applied by the event replay of reconcile), an inquiry closed, escalated (delivered or lost) or escalated and won, redelivery, completion racing its reversal, office mark-paid (alone or racing a payment), cancel and add',
+      'any order of checkout, pay-now, paid/unpaid completion, payment during a webhook outage delivered late, provider expiry, delayed success/failure, sweep after time passes (releasing unpaid holds after a day), scrub after 72 h, reconcile, full/partial refund, dispute, a refund or dispute days later with its webhook lost (applied by the event replay of reconcile), an inquiry closed, escalated (delivered or lost) or escalated and won, a refund that then fails (delivered or lost), redelivery, completion racing its reversal, office mark-paid (alone or racing a payment), cancel and add',
     inputs: counters.commands,
     lost,
     duplicates,
