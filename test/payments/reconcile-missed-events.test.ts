@@ -56,9 +56,10 @@ describe('reconcile applies the refunds and disputes whose webhooks were lost, f
     const lost = harness.provider.buildEvent('charge.refunded', paid.sessionId); // made in the dashboard, never delivered
 
     const dry = await reconcile(false);
-    expect(dry.rows).toContainEqual(expect.objectContaining({ session: lost.id, action: 'replay', unresolved: true }));
+    expect(dry.rows).toContainEqual(expect.objectContaining({ session: lost.id, action: 'replay', result: 'would be cancelled', unresolved: true }));
     expect(dry.outcome).toBe('partial');
     expect(await registration(paid.registrationId)).toMatchObject({ status: 'PAID' });
+    expect(await db()('processed_webhook_events').where({ event_id: lost.id as string })).toEqual([]);
 
     const applied = await reconcile();
     expect(applied.rows).toContainEqual(expect.objectContaining({ session: lost.id, action: 'replay', result: 'cancelled', unresolved: false }));
@@ -222,6 +223,24 @@ describe('reconcile applies the refunds and disputes whose webhooks were lost, f
       harness.provider.failPath('/v1/events', undefined);
     }
     expect((await reconcile()).outcome).toBe('ok');
+  });
+
+  it('a dry run leaves out an event whose effect is already in place (reconcile applied the refund under its own id): it reports no difference', async () => {
+    const paid = await paidRegistration();
+    harness.ctx.clock.set(new Date(T0.getTime() + DAY));
+    const refund = harness.provider.buildEvent('charge.refunded', paid.sessionId); // lost; the session still in the 72-hour window
+    harness.provider.failPath('/v1/events', 500);
+    try {
+      const applied = await reconcile();
+      expect(applied.rows).toContainEqual(expect.objectContaining({ session: paid.sessionId, action: 'reverse', result: 'cancelled' }));
+    } finally {
+      harness.provider.failPath('/v1/events', undefined);
+    }
+
+    const dry = await reconcile(false);
+
+    expect(dry.rows?.some((row) => row.session === refund.id)).toBe(false);
+    expect(dry.outcome).toBe('ok');
   });
 
   it("another integration's refund on the same account is left alone: no row, nothing kept waiting", async () => {

@@ -47,7 +47,8 @@ export async function replayMissedReversals(ctx: AppContext, provider: ProviderC
     }
     const why = 'its webhook never reached us';
     if (!apply) {
-      rows.push({ ...base, action: 'replay', why, unresolved: true });
+      const wouldBe = await whatReplayWouldDo(ctx, event, step.action);
+      if (!ALREADY_THERE.has(wouldBe)) rows.push({ ...base, action: 'replay', why, result: `would be ${wouldBe}`, unresolved: true });
       continue;
     }
     try {
@@ -59,6 +60,20 @@ export async function replayMissedReversals(ctx: AppContext, provider: ProviderC
     }
   }
   return { listed: events.length, rows };
+}
+
+/**
+ * A dry run's answer: the webhook's handling of the event in a transaction that is rolled back, so the
+ * report names what --apply would do, and leaves out what is already in place (a refund reconcile applied
+ * under its own id before it read the provider's events). Nothing it writes, alerts included, survives.
+ */
+async function whatReplayWouldDo(ctx: AppContext, event: { id: string; type: string }, action: ActionableAction): Promise<WebhookOutcome> {
+  const trx = await ctx.db.transaction();
+  try {
+    return await handleWebhookAction({ ...ctx, db: trx }, { id: event.id, type: event.type }, action);
+  } finally {
+    await trx.rollback();
+  }
 }
 
 async function handledEventIds(ctx: AppContext, ids: string[]): Promise<Set<string>> {
