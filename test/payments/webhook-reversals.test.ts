@@ -310,6 +310,25 @@ describe('a refund that fails at the provider', () => {
   });
 });
 
+describe("notices about payments eventops never took (another tool's on the same account)", () => {
+  it('a partial refund, an inquiry, a won dispute and a failed refund of such a payment answer not_ours and alert nobody', async () => {
+    const foreignIntent = providerId('pi_test');
+    const partial = refundedCharge({ paymentIntentId: foreignIntent, amount: 5000, amountRefunded: 1000 });
+    const inquiry = { ...createdDispute({ paymentIntentId: foreignIntent, amount: 5000 }), status: 'warning_needs_response' };
+    const refund = { ...providerFixture('refund'), id: providerId('re_test'), amount: 5000, payment_intent: foreignIntent, status: 'failed', failure_reason: 'unknown', metadata: {} };
+
+    for (const [type, object] of [
+      ['charge.refunded', partial],
+      ['charge.dispute.created', inquiry],
+      ['charge.dispute.closed', { ...inquiry, status: 'won' }],
+      ['refund.failed', refund],
+    ] as const) {
+      expect((await deliver(type, object)).body, type).toEqual({ received: true, outcome: 'not_ours' });
+    }
+    expect(await tdb.db('operations_alerts').where({ payment_intent_id: foreignIntent })).toEqual([]);
+  });
+});
+
 describe('disputes of a registration already cancelled', () => {
   it('a dispute after the office cancelled a card-paid registration (the money kept) is alerted once; a refund after it is recorded without a second alert', async () => {
     const event = await insertEvent(tdb.db, { online_payment: true });

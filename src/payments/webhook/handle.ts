@@ -13,6 +13,8 @@ export type { DeliveredEvent } from './claim.js';
 /** What one delivery did; every one of these is answered 200. */
 export type WebhookOutcome =
   | 'duplicate_event'
+  /** A notice (partial refund, inquiry, won dispute, failed refund) about a payment eventops never took. */
+  | 'not_ours'
   | 'extended'
   | 'expired'
   | CompletionOutcome
@@ -81,12 +83,27 @@ async function apply(
     case 'reverse':
       return reversePayment(trx, ctx, eventId, action);
     case 'partial_refund':
-      return alertPartialRefund(trx, ctx, eventId, action);
+      return (await ourPayment(trx, action)) ? alertPartialRefund(trx, ctx, eventId, action) : 'not_ours';
     case 'dispute_notice':
-      return alertDisputeNotice(trx, ctx, eventId, action);
+      return (await ourPayment(trx, action)) ? alertDisputeNotice(trx, ctx, eventId, action) : 'not_ours';
     case 'refund_failed':
-      return alertFailedRefund(trx, ctx, eventId, action);
+      return (await ourPayment(trx, action)) ? alertFailedRefund(trx, ctx, eventId, action) : 'not_ours';
   }
+}
+
+/**
+ * Whether a notice is about a payment of ours: its object carries our ids (a charge or refund of our
+ * checkout), or one of our checkouts or registrations was paid with its PaymentIntent. The account may
+ * take other payments (a donations tool, say) whose notices are for whoever runs those, not our office.
+ */
+async function ourPayment(trx: Knex.Transaction, action: { paymentIntentId: string | null; ids: { checkoutId?: string; registrationId?: string } }): Promise<boolean> {
+  if (action.ids.checkoutId || action.ids.registrationId) return true;
+  if (!action.paymentIntentId) return false;
+  const { rows } = await trx.raw<{ rows: unknown[] }>(
+    `SELECT 1 FROM checkout_sessions WHERE payment_intent_id = ? UNION ALL SELECT 1 FROM registrations WHERE payment_intent_id = ? LIMIT 1`,
+    [action.paymentIntentId, action.paymentIntentId],
+  );
+  return rows.length > 0;
 }
 
 /**
