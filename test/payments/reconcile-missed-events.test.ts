@@ -203,7 +203,7 @@ describe('reconcile applies the refunds and disputes whose webhooks were lost, f
 
     expect(applied.rows).toContainEqual(expect.objectContaining({ session: failed.id, action: 'replay', result: 'alerted' }));
     expect((await alertsOf(paid.sessionId)).map((alert) => alert.kind)).toEqual(['refund_failed']);
-    expect(await registration(paid.registrationId)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund' });
+    expect(await registration(paid.registrationId)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund_failed' });
   });
 
   it("a provider that will not list its events leaves that part unresolved (exit 1), and the sessions are still repaired", async () => {

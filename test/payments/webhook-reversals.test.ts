@@ -296,17 +296,23 @@ describe('a refund that fails at the provider', () => {
 
     expect((await deliver('refund.failed', refund)).body).toEqual({ received: true, outcome: 'alerted' });
 
-    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund' });
+    // Still cancelled, but the money is held again: it counts as paid in the office's figures, and its history says why.
+    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund_failed' });
+    expect(await showRegistration(ctx, registration.id)).toMatchObject({ paidMinor: staged.amount });
+    expect(await tdb.db('registration_history').where({ registration_id: registration.id, action: 'refund_failed' })).toHaveLength(1);
     const alerts = await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId, kind: 'refund_failed' });
     expect(alerts).toEqual([
       expect.objectContaining({
         amount_minor: staged.amount,
-        reason: expect.stringContaining('(expired_or_canceled_card), so the money is still with the church: its registration stays cancelled'),
+        reason: expect.stringContaining('(expired_or_canceled_card), so the money is still with the church: its registration stays cancelled; refund the payer another way'),
         details: expect.objectContaining({ refundId: refund.id, registrationId: registration.id, registrationStatus: 'CANCELLED' }),
       }),
     ]);
     // The same failure delivered again under another event id adds nothing.
     expect((await deliver('refund.failed', refund)).body).toEqual({ received: true, outcome: 'already_alerted' });
+    // Refunded again in the dashboard, successfully this time: the refund is recorded once more.
+    expect((await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: staged.amount }))).body).toMatchObject({ outcome: 'refund_recorded' });
+    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ cancel_reason: 'refund' });
   });
 });
 
@@ -326,6 +332,18 @@ describe("notices about payments eventops never took (another tool's on the same
       expect((await deliver(type, object)).body, type).toEqual({ received: true, outcome: 'not_ours' });
     }
     expect(await tdb.db('operations_alerts').where({ payment_intent_id: foreignIntent })).toEqual([]);
+  });
+
+  it('such a notice is not recorded as handled: once the payment turns out to be ours (its completion repaired), the same event raises its alert', async () => {
+    const { staged } = await stage();
+    const paymentIntentId = providerId('pi_test');
+    const signed = signedDelivery('charge.dispute.created', { ...createdDispute({ paymentIntentId, amount: staged.amount }), status: 'warning_needs_response' });
+    expect((await postWebhook(server.url, signed)).body).toEqual({ received: true, outcome: 'not_ours' });
+
+    await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }));
+
+    expect((await postWebhook(server.url, signed)).body).toEqual({ received: true, outcome: 'alerted' });
+    expect((await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId })).map((alert) => alert.kind)).toEqual(['dispute_inquiry']);
   });
 });
 

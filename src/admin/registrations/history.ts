@@ -16,7 +16,8 @@ export type HistoryAction =
   | 'contact_updated'
   | 'hold_reminder'
   | 'hold_released'
-  | 'refunded';
+  | 'refunded'
+  | 'refund_failed';
 
 export interface HistoryEntry {
   action: HistoryAction;

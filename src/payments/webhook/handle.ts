@@ -52,7 +52,11 @@ function applyOnce(ctx: WebhookContext, event: DeliveredEvent, action: Actionabl
       .ignore()
       .returning<Array<{ event_id: string }>>('event_id');
     if (recorded.length === 0) return 'duplicate_event';
-    return apply(trx, ctx, event.id, action);
+    const outcome = await apply(trx, ctx, event.id, action);
+    // Not recorded as handled: should the payment turn out to be ours (its completion repaired later), a
+    // redelivery or reconcile's replay of the same event is then news.
+    if (outcome === 'not_ours') await trx('processed_webhook_events').where({ event_id: event.id }).delete();
+    return outcome;
   });
 }
 

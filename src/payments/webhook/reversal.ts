@@ -205,13 +205,28 @@ export async function alertFailedRefund(
   if (alerted) return 'already_alerted';
   const registration = await trx('registrations')
     .where({ payment_intent_id: action.paymentIntentId })
+    .forUpdate()
     .first<{ id: string; status: string; cancel_reason: string | null } | undefined>('id', 'status', 'cancel_reason');
   const staging = registration ? undefined : await stagingForPaymentIntent(trx, { paymentIntentId: action.paymentIntentId, ids: action.ids });
+  const refundedHere = registration?.status === 'CANCELLED' && registration.cancel_reason === 'refund';
+  if (refundedHere) {
+    // The money is back with the church: the cancelled registration counts as paid again (PAID_MINOR_SQL), so the
+    // office's figures show what it holds. A refund made again later records 'refund' once more.
+    const now = ctx.clock.now();
+    await trx('registrations').where({ id: registration.id }).update({ cancel_reason: 'refund_failed', updated_at: now });
+    await recordHistory(trx, {
+      registrationId: registration.id,
+      action: 'refund_failed',
+      changes: { cancelReason: { from: 'refund', to: 'refund_failed' }, amountMinor: action.amountMinor, refundId: action.refundId, failureReason: action.failureReason },
+      actor: 'card provider',
+      now,
+    });
+  }
   const what = registration
     ? registration.status === 'CANCELLED'
-      ? 'its registration stays cancelled; refund the payer another way, or register them again by hand'
-      : `its registration is ${registration.status}; check whether the refund was meant for it`
-    : 'no registration has it; refund the payer another way';
+      ? 'its registration stays cancelled; refund the payer another way (or again in the dashboard), then resolve this alert'
+      : `its registration is ${registration.status}; check whether the refund was meant for it, then resolve this alert`
+    : 'no registration has it; refund the payer another way, then resolve this alert';
   await raiseOperationsAlert(trx, ctx, {
     kind: 'refund_failed',
     reason: `a refund of this card payment failed at the provider${action.failureReason ? ` (${action.failureReason})` : ''}, so the money is still with the church: ${what}`,
