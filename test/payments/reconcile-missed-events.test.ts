@@ -3,10 +3,10 @@ import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
 import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
 import { reconcileCheckouts } from '../../src/jobs/reconcile.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
-import { insertEvent } from '../support/factories.js';
+import { insertEvent, insertRegistration } from '../support/factories.js';
 import { openCardEventHarness } from '../support/card-event-harness.js';
 import type { PaymentsHarness } from '../support/payments-harness.js';
-import { buildCharge, providerId } from '../support/provider-fixtures.js';
+import { buildCharge, buildDispute, providerId } from '../support/provider-fixtures.js';
 
 // Refunds and disputes made at the provider after reconcile's 72-hour session listing, whose webhooks
 // were lost: reconcile reads the provider's own event list (30 days) and applies each event the webhook
@@ -241,6 +241,19 @@ describe('reconcile applies the refunds and disputes whose webhooks were lost, f
 
     expect(dry.rows?.some((row) => row.session === refund.id)).toBe(false);
     expect(dry.outcome).toBe('ok');
+  });
+
+  it('a lost dispute of a payment known only by its registration (registered by hand from its alert) is applied', async () => {
+    harness.ctx.clock.set(new Date(T0.getTime() + 3 * DAY));
+    const paymentIntentId = providerId('pi_test');
+    const registered = await insertRegistration(db(), harness.ctx.cipher, event.id, { status: 'PAID', payment_method: 'card', payment_intent_id: paymentIntentId, paid_at: T0 });
+    const dispute = harness.provider.buildEvent('charge.dispute.created', buildDispute({ amount: 12000, payment_intent: paymentIntentId }));
+    harness.provider.events.push(dispute); // at the provider, never delivered
+
+    const applied = await reconcile();
+
+    expect(applied.rows).toContainEqual(expect.objectContaining({ session: dispute.id, action: 'replay', result: 'cancelled' }));
+    expect(await registration(registered.id)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
   });
 
   it("another integration's refund on the same account is left alone: no row, nothing kept waiting", async () => {

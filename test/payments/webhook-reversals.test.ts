@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
 import { showRegistration } from '../../src/admin/registrations/show.js';
+import { raiseOperationsAlert } from '../../src/payments/alerts.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { PAYLOAD_KEPT_AFTER_EXPIRY_MS } from '../../src/payments/staging.js';
 import { setSetting } from '../../src/settings.js';
@@ -332,6 +333,17 @@ describe("notices about payments eventops never took (another tool's on the same
       expect((await deliver(type, object)).body, type).toEqual({ received: true, outcome: 'not_ours' });
     }
     expect(await tdb.db('operations_alerts').where({ payment_intent_id: foreignIntent })).toEqual([]);
+  });
+
+  it('a payment known only by its alert (an unknown checkout of ours) is ours: its inquiry raises the inquiry alert', async () => {
+    const paymentIntentId = providerId('pi_test');
+    await tdb.db.transaction((trx) =>
+      raiseOperationsAlert(trx, ctx, { kind: 'unknown_checkout', reason: 'paid for a checkout we have no record of', paymentIntentId, providerSessionId: providerId('cs_test') }),
+    );
+    const inquiry = { ...createdDispute({ paymentIntentId, amount: 4000 }), status: 'warning_needs_response' };
+
+    expect((await deliver('charge.dispute.created', inquiry)).body).toEqual({ received: true, outcome: 'alerted' });
+    expect((await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id')).map((alert) => alert.kind)).toEqual(['unknown_checkout', 'dispute_inquiry']);
   });
 
   it('such a notice is not recorded as handled: once the payment turns out to be ours (its completion repaired), the same event raises its alert', async () => {

@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { providerErrorDetails, type ProviderClient } from '../provider.js';
 import { handleWebhookAction, type WebhookOutcome } from '../webhook/handle.js';
+import { ourPaymentIntents } from '../webhook/staging-rows.js';
 import { disputedPaymentIntents, listReversalEvents, paymentOf, planReplay, type ActionableAction } from './events.js';
 import type { ReconcileRow } from './compare.js';
 
@@ -30,7 +31,7 @@ export async function replayMissedReversals(ctx: AppContext, provider: ProviderC
   }
   if (events.length === 0) return { listed: 0, rows: [] };
   const handled = await handledEventIds(ctx, events.map((event) => event.id));
-  const ours = await ourPaymentIntents(ctx, events.map((event) => event.data.object));
+  const ours = await ourPaymentIntentsOf(ctx, events.map((event) => event.data.object));
   const isOurs = (action: ActionableAction) => {
     const payment = paymentOf(action);
     return Boolean(payment.checkoutId || payment.registrationId || (payment.paymentIntentId && ours.has(payment.paymentIntentId)));
@@ -81,12 +82,9 @@ async function handledEventIds(ctx: AppContext, ids: string[]): Promise<Set<stri
   return new Set(rows.map((row) => row.event_id));
 }
 
-/** The PaymentIntents among the events' objects that a checkout of ours was paid with. */
-async function ourPaymentIntents(ctx: AppContext, objects: unknown[]): Promise<Set<string>> {
-  const ids = [...new Set(objects.map(paymentIntentOf).filter((id): id is string => id !== undefined))];
-  if (ids.length === 0) return new Set();
-  const rows = await ctx.db('checkout_sessions').whereIn('payment_intent_id', ids).distinct<Array<{ payment_intent_id: string }>>('payment_intent_id');
-  return new Set(rows.map((row) => row.payment_intent_id));
+/** The PaymentIntents among the events' objects that are payments of ours (as the webhook tells its notices apart). */
+async function ourPaymentIntentsOf(ctx: AppContext, objects: unknown[]): Promise<Set<string>> {
+  return ourPaymentIntents(ctx.db, [...new Set(objects.map(paymentIntentOf).filter((id): id is string => id !== undefined))]);
 }
 
 /**

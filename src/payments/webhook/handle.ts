@@ -5,7 +5,7 @@ import { recordAndClaimCompletion, type DeliveredEvent } from './claim.js';
 import { completeCheckout, completeClaimedCheckout, type CompletionOutcome } from './completion.js';
 import type { WebhookAction } from './map.js';
 import { alertDisputeNotice, alertFailedRefund, alertPartialRefund, reversePayment, type ReversalOutcome } from './reversal.js';
-import { findStagingRow, mayStillBePaid, type WebhookContext } from './staging-rows.js';
+import { findStagingRow, mayStillBePaid, ourPaymentIntents, type WebhookContext } from './staging-rows.js';
 
 export type { WebhookContext } from './staging-rows.js';
 export type { DeliveredEvent } from './claim.js';
@@ -95,19 +95,10 @@ async function apply(
   }
 }
 
-/**
- * Whether a notice is about a payment of ours: its object carries our ids (a charge or refund of our
- * checkout), or one of our checkouts or registrations was paid with its PaymentIntent. The account may
- * take other payments (a donations tool, say) whose notices are for whoever runs those, not our office.
- */
+/** Whether a notice is about a payment of ours: its object carries our ids, or ourPaymentIntents knows its PaymentIntent. */
 async function ourPayment(trx: Knex.Transaction, action: { paymentIntentId: string | null; ids: { checkoutId?: string; registrationId?: string } }): Promise<boolean> {
   if (action.ids.checkoutId || action.ids.registrationId) return true;
-  if (!action.paymentIntentId) return false;
-  const { rows } = await trx.raw<{ rows: unknown[] }>(
-    `SELECT 1 FROM checkout_sessions WHERE payment_intent_id = ? UNION ALL SELECT 1 FROM registrations WHERE payment_intent_id = ? LIMIT 1`,
-    [action.paymentIntentId, action.paymentIntentId],
-  );
-  return rows.length > 0;
+  return action.paymentIntentId !== null && (await ourPaymentIntents(trx, [action.paymentIntentId])).has(action.paymentIntentId);
 }
 
 /**

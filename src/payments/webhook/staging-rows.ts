@@ -108,3 +108,24 @@ export function mayStillBePaidAs(alias: string): (query: Knex.QueryBuilder) => v
   return (query) =>
     void query.where(`${alias}.status`, 'OPEN').orWhere((expired) => expired.where(`${alias}.status`, 'EXPIRED').whereNull(`${alias}.scrubbed_at`));
 }
+
+/** Alerts raised only about notices (they were once raised for other tools' payments too): no proof a payment is ours. */
+const NOTICE_ALERT_KINDS = ['partial_refund', 'dispute_inquiry', 'dispute_won', 'refund_failed'];
+
+/**
+ * The PaymentIntents among `ids` that are payments of ours: one of our checkouts or registrations was
+ * paid with it, or an alert about one of our payments names it (a payment for an unknown checkout of
+ * ours is recorded only there). Refunds and disputes carry no metadata of ours, so this is how their
+ * notices are told from those of another tool on the same account.
+ */
+export async function ourPaymentIntents(db: Knex, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const list = [...ids];
+  const { rows } = await db.raw<{ rows: Array<{ payment_intent_id: string }> }>(
+    `SELECT payment_intent_id FROM checkout_sessions WHERE payment_intent_id = ANY(?)
+     UNION SELECT payment_intent_id FROM registrations WHERE payment_intent_id = ANY(?)
+     UNION SELECT payment_intent_id FROM operations_alerts WHERE payment_intent_id = ANY(?) AND kind <> ALL(?)`,
+    [list, list, list, NOTICE_ALERT_KINDS],
+  );
+  return new Set(rows.map((row) => row.payment_intent_id));
+}
