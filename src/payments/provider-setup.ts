@@ -47,13 +47,16 @@ export async function checkProviderSetup(config: Pick<AppConfig, 'payments' | 'a
     for await (const endpoint of provider.webhookEndpoints.list({ limit: 100 })) endpoints.push(endpoint);
   } catch (error) {
     const { statusCode, message } = providerErrorDetails(error);
-    const refused = statusCode === 401 || statusCode === 403;
-    problems.push({
-      problem: refused ? `the provider refused PSP_SECRET_KEY (${String(message)})` : `the provider could not be asked (${String(message)})`,
-      suggestion: refused
-        ? 'copy the secret key again from the dashboard (a restricted key needs read access to webhook endpoints)'
-        : 'check the network, PSP_API_BASE if set, and try again',
-    });
+    problems.push(
+      statusCode === 401
+        ? { problem: `the provider refused PSP_SECRET_KEY (${String(message)})`, suggestion: 'copy the secret key again from the dashboard' }
+        : statusCode === 403
+          ? {
+              problem: `PSP_SECRET_KEY may not read the webhook endpoints (${String(message)}), so they could not be checked; payments are not affected`,
+              suggestion: 'give the restricted key read access to Webhook Endpoints, or check the endpoint by hand in the dashboard',
+            }
+          : { problem: `the provider could not be asked (${String(message)})`, suggestion: 'check the network, PSP_API_BASE if set, and try again' },
+    );
     return { ok: false, mode, webhookUrl, problems };
   }
   const ours = endpoints.filter((endpoint) => sameAddress(endpoint.url, webhookUrl));
@@ -96,12 +99,14 @@ export async function checkProviderSetup(config: Pick<AppConfig, 'payments' | 'a
   };
 }
 
-/** The provider keeps the address as it was typed: compare without a trailing slash or the case of the host. */
+/**
+ * The provider keeps the address as it was typed: compared as a URL (the host's case and a default port
+ * do not matter), but the path exactly: the server answers 404 to the path with a trailing slash.
+ */
 function sameAddress(a: string, b: string): boolean {
   const normal = (url: string) => {
     try {
-      const parsed = new URL(url);
-      return `${parsed.protocol}//${parsed.host.toLowerCase()}${parsed.pathname.replace(/\/+$/, '')}`;
+      return new URL(url).href;
     } catch {
       return url;
     }

@@ -29,7 +29,7 @@ function endpoint(overrides: Record<string, unknown>) {
 describe('eventops config check-provider', () => {
   it('a webhook endpoint at our address, enabled, on our API version, with every event we act on: exit 0', async () => {
     endpoint({ url: 'https://example.org/other-app/webhook', api_version: null });
-    endpoint({ url: `${WEBHOOK_URL}/`, api_version: PROVIDER_API_VERSION, enabled_events: [...HANDLED_EVENT_TYPES, 'charge.succeeded'] });
+    endpoint({ url: 'HTTP://127.0.0.1:3000/api/stripe/webhook', api_version: PROVIDER_API_VERSION, enabled_events: [...HANDLED_EVENT_TYPES, 'charge.succeeded'] });
 
     const result = await runCli(['config', 'check-provider', '--json'], { env });
 
@@ -38,13 +38,14 @@ describe('eventops config check-provider', () => {
     expect(provider.requests.filter((r) => r.method !== 'GET')).toEqual([]);
   });
 
-  it('no endpoint for our address: exit 1, saying where to add it and with which events', async () => {
+  it('no endpoint for our address (one with a trailing slash gets 404 from the server, so it is not ours): exit 1, saying where to add it and with which events', async () => {
     endpoint({ url: 'https://example.org/other-app/webhook' });
+    endpoint({ url: `${WEBHOOK_URL}/`, api_version: PROVIDER_API_VERSION, enabled_events: [...HANDLED_EVENT_TYPES] });
 
     const result = await runCli(['config', 'check-provider'], { env });
 
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain(`problem: no webhook endpoint delivers to ${WEBHOOK_URL} (the account has 1 for other addresses)`);
+    expect(result.stdout).toContain(`problem: no webhook endpoint delivers to ${WEBHOOK_URL} (the account has 2 for other addresses)`);
     expect(result.stdout).toContain(`API version ${PROVIDER_API_VERSION}, with the events checkout.session.completed`);
   });
 
@@ -69,6 +70,16 @@ describe('eventops config check-provider', () => {
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain('the provider refused PSP_SECRET_KEY');
     expect(refused.stdout + refused.stderr).not.toContain('sk_test_not_this_one');
+
+    provider.failPath('/v1/webhook_endpoints', 403);
+    try {
+      const restricted = await runCli(['config', 'check-provider'], { env });
+      expect(restricted.code).toBe(1);
+      expect(restricted.stdout).toContain('PSP_SECRET_KEY may not read the webhook endpoints');
+      expect(restricted.stdout).toContain('payments are not affected');
+    } finally {
+      provider.failPath('/v1/webhook_endpoints', undefined);
+    }
 
     const unconfigured = await runCli(['config', 'check-provider'], { env: testEnv() });
     expect(unconfigured.code).toBe(78);

@@ -48,8 +48,9 @@ export async function replayMissedReversals(ctx: AppContext, provider: ProviderC
     }
     const why = 'its webhook never reached us';
     if (!apply) {
-      const wouldBe = await whatReplayWouldDo(ctx, event, step.action);
-      if (!ALREADY_THERE.has(wouldBe)) rows.push({ ...base, action: 'replay', why, result: `would be ${wouldBe}`, unresolved: true });
+      // Each event is tried on its own: a later event does not see what an earlier one would have done.
+      const wouldBe = await whatReplayWouldDo(ctx, event, step.action).catch((error: unknown) => `failed: ${error instanceof Error ? error.message : String(error)}`);
+      if (!ALREADY_THERE.has(wouldBe as WebhookOutcome)) rows.push({ ...base, action: 'replay', why, result: wouldBe.startsWith('failed') ? wouldBe : `would be ${wouldBe}`, unresolved: true });
       continue;
     }
     try {
