@@ -5,7 +5,7 @@ import { reconcileCheckouts } from '../../src/jobs/reconcile.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
 import { openCardEventHarness } from '../support/card-event-harness.js';
-import type { PaymentsHarness } from '../support/payments-harness.js';
+import { captureLogger, type PaymentsHarness } from '../support/payments-harness.js';
 import { buildCharge, buildDispute, providerId } from '../support/provider-fixtures.js';
 
 // Refunds and disputes made at the provider after reconcile's 72-hour session listing, whose webhooks
@@ -254,6 +254,22 @@ describe('reconcile applies the refunds and disputes whose webhooks were lost, f
 
     expect(applied.rows).toContainEqual(expect.objectContaining({ session: dispute.id, action: 'replay', result: 'cancelled' }));
     expect(await registration(registered.id)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
+  });
+
+  it("a dry run's trial of an event that would raise an alert logs no alert: it was rolled back", async () => {
+    const paid = await paidRegistration();
+    harness.ctx.clock.set(new Date(T0.getTime() + 5 * DAY));
+    const inquiry = harness.provider.buildEvent('charge.dispute.created', paid.sessionId, { status: 'warning_needs_response' });
+    const { logger, logs } = captureLogger('info');
+    const withLogs = { ...harness.ctx, logger };
+
+    const dry = await reconcileCheckouts(withLogs, { trigger: 'cli', dryRun: true });
+
+    expect(dry.rows).toContainEqual(expect.objectContaining({ session: inquiry.id, result: 'would be alerted' }));
+    expect(await alertsOf(paid.sessionId)).toEqual([]);
+    expect(logs.text()).not.toContain('dispute_inquiry');
+    await reconcileCheckouts(withLogs, { trigger: 'cli' });
+    expect(logs.text()).toContain('dispute_inquiry');
   });
 
   it("another integration's refund on the same account is left alone: no row, nothing kept waiting", async () => {

@@ -72,7 +72,8 @@ export async function replayMissedReversals(ctx: AppContext, provider: ProviderC
 async function whatReplayWouldDo(ctx: AppContext, event: { id: string; type: string }, action: ActionableAction): Promise<WebhookOutcome> {
   const trx = await ctx.db.transaction();
   try {
-    return await handleWebhookAction({ ...ctx, db: trx }, { id: event.id, type: event.type }, action);
+    // Silent: an alert it raises is rolled back, and must not be logged as raised.
+    return await handleWebhookAction({ ...ctx, db: trx, logger: ctx.logger.child({ dryRun: true }, { level: 'silent' }) }, { id: event.id, type: event.type }, action);
   } finally {
     await trx.rollback();
   }
