@@ -83,8 +83,9 @@ async function deliver(model: InterleavingModel, real: InterleavingReal, event: 
   const result = await real.harness.provider.deliverEvent(event);
   if (result.status !== 200) throw new Error(`delivery of ${String(event.type)} answered ${result.status}: ${result.body}`);
   const answer = JSON.parse(result.body) as { outcome?: string };
-  // An event we do not act on (an inquiry closed, a dispute lost) is not recorded, so it has no redelivery to check.
-  if (answer.outcome !== 'ignored') model.delivered.push(event);
+  // An event we do not act on (an inquiry closed, a dispute lost), or a notice about a payment not (yet) known as
+  // ours (its completion still withheld), is not recorded, so it has no redelivery to check.
+  if (answer.outcome !== 'ignored' && answer.outcome !== 'not_ours') model.delivered.push(event);
   return answer;
 }
 

@@ -317,6 +317,22 @@ describe('a refund that fails at the provider', () => {
   });
 });
 
+describe('a refund that fails before its payment is registered', () => {
+  it('drops the waiting refund, so the payment registers PAID when it completes, and tells the office once', async () => {
+    const { event, staged } = await stage();
+    const paymentIntentId = providerId('pi_test');
+    expect((await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: staged.amount }))).body).toMatchObject({ outcome: 'reversal_pending' });
+    const refund = { ...providerFixture('refund'), id: providerId('re_test'), amount: staged.amount, payment_intent: paymentIntentId, status: 'failed', failure_reason: 'expired_or_canceled_card', metadata: {} };
+
+    expect((await deliver('refund.failed', refund)).body).toEqual({ received: true, outcome: 'alerted' });
+    expect(await tdb.db('pending_reversals').where({ payment_intent_id: paymentIntentId })).toEqual([]);
+
+    expect((await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }))).body).toMatchObject({ outcome: 'completed' });
+    expect(await tdb.db('registrations').where({ event_id: event.id }).first()).toMatchObject({ status: 'PAID', payment_intent_id: paymentIntentId });
+    expect((await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId })).map((alert) => alert.kind)).toEqual(['refund_failed']);
+  });
+});
+
 describe("notices about payments eventops never took (another tool's on the same account)", () => {
   it('a partial refund, an inquiry, a won dispute and a failed refund of such a payment answer not_ours and alert nobody', async () => {
     const foreignIntent = providerId('pi_test');

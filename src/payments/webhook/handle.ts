@@ -91,7 +91,10 @@ async function apply(
     case 'dispute_notice':
       return (await ourPayment(trx, action)) ? alertDisputeNotice(trx, ctx, eventId, action) : 'not_ours';
     case 'refund_failed':
-      return (await ourPayment(trx, action)) ? alertFailedRefund(trx, ctx, eventId, action) : 'not_ours';
+      // A refund waiting for its payment to complete is ours to undo, whoever's the payment turns out to be.
+      return (await ourPayment(trx, action)) || (await refundWaiting(trx, action.paymentIntentId))
+        ? alertFailedRefund(trx, ctx, eventId, action)
+        : 'not_ours';
   }
 }
 
@@ -99,6 +102,10 @@ async function apply(
 async function ourPayment(trx: Knex.Transaction, action: { paymentIntentId: string | null; ids: { checkoutId?: string; registrationId?: string } }): Promise<boolean> {
   if (action.ids.checkoutId || action.ids.registrationId) return true;
   return action.paymentIntentId !== null && (await ourPaymentIntents(trx, [action.paymentIntentId])).has(action.paymentIntentId);
+}
+
+async function refundWaiting(trx: Knex.Transaction, paymentIntentId: string): Promise<boolean> {
+  return Boolean(await trx('pending_reversals').where({ payment_intent_id: paymentIntentId, kind: 'refund' }).first('payment_intent_id'));
 }
 
 /**

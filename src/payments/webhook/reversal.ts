@@ -208,6 +208,8 @@ export async function alertFailedRefund(
     .forUpdate()
     .first<{ id: string; status: string; cancel_reason: string | null } | undefined>('id', 'status', 'cancel_reason');
   const staging = registration ? undefined : await stagingForPaymentIntent(trx, { paymentIntentId: action.paymentIntentId, ids: action.ids });
+  // A refund that arrived before its payment completed waits to cancel the registration: it did not happen after all.
+  const waitingRefundDropped = (await trx('pending_reversals').where({ payment_intent_id: action.paymentIntentId, kind: 'refund' }).delete()) > 0;
   const refundedHere = registration?.status === 'CANCELLED' && registration.cancel_reason === 'refund';
   if (refundedHere) {
     // The money is back with the church: the cancelled registration counts as paid again (PAID_MINOR_SQL), so the
@@ -226,7 +228,9 @@ export async function alertFailedRefund(
     ? registration.status === 'CANCELLED'
       ? 'its registration stays cancelled; refund the payer another way (or again in the dashboard), then resolve this alert'
       : `its registration is ${registration.status}; check whether the refund was meant for it, then resolve this alert`
-    : 'no registration has it; refund the payer another way, then resolve this alert';
+    : waitingRefundDropped
+      ? 'its payment has not been registered yet, and will now be registered as paid when it is; refund the payer another way if they still want their money back, then resolve this alert'
+      : 'no registration has it; refund the payer another way, then resolve this alert';
   await raiseOperationsAlert(trx, ctx, {
     kind: 'refund_failed',
     reason: `a refund of this card payment failed at the provider${action.failureReason ? ` (${action.failureReason})` : ''}, so the money is still with the church: ${what}`,
