@@ -52,7 +52,7 @@ export async function checkProviderSetup(config: Pick<AppConfig, 'payments' | 'a
         ? { problem: `the provider refused PSP_SECRET_KEY (${String(message)})`, suggestion: 'copy the secret key again from the dashboard' }
         : statusCode === 403
           ? {
-              problem: `PSP_SECRET_KEY may not read the webhook endpoints (${String(message)}), so they could not be checked; payments are not affected`,
+              problem: `PSP_SECRET_KEY may not read the webhook endpoints (${String(message)}), so they could not be checked`,
               suggestion: 'give the restricted key read access to Webhook Endpoints, or check the endpoint by hand in the dashboard',
             }
           : { problem: `the provider could not be asked (${String(message)})`, suggestion: 'check the network, PSP_API_BASE if set, and try again' },
@@ -100,13 +100,14 @@ export async function checkProviderSetup(config: Pick<AppConfig, 'payments' | 'a
 }
 
 /**
- * The provider keeps the address as it was typed: compared as a URL (the host's case and a default port
- * do not matter), but the path exactly: the server answers 404 to the path with a trailing slash.
+ * The provider keeps the address as it was typed: compared as a URL (the host's case, a default port and a
+ * query string do not matter), but the path exactly: the server answers 404 to the path with a trailing slash.
  */
 function sameAddress(a: string, b: string): boolean {
   const normal = (url: string) => {
     try {
-      return new URL(url).href;
+      const parsed = new URL(url);
+      return `${parsed.origin}${parsed.pathname}`;
     } catch {
       return url;
     }

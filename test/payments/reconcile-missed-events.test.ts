@@ -206,6 +206,23 @@ describe('reconcile applies the refunds and disputes whose webhooks were lost, f
     expect(await registration(paid.registrationId)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund_failed' });
   });
 
+  it('a refund made while the completion was lost, then failed with its webhook lost too: reconcile registers the payment PAID and alerts once', async () => {
+    harness.ctx.clock.set(T0);
+    const started = await startEventCheckout(harness.ctx, { event, contact: { name: 'Kept Payer', email: 'kept.payer@example.org' }, attendees: [{ name: 'Kept Payer', tier: 'adult' }], family: false });
+    const sessionId = (await staging(started.checkoutId)).provider_session_id as string;
+    harness.provider.buildEvent('checkout.session.completed', sessionId); // paid; its webhook lost
+    harness.ctx.clock.set(new Date(T0.getTime() + 3_600_000));
+    expect(JSON.parse((await harness.provider.deliver('charge.refunded', sessionId)).body)).toMatchObject({ outcome: 'reversal_pending' });
+    harness.provider.buildEvent('refund.failed', sessionId); // lost
+
+    await reconcile();
+    await reconcile();
+
+    const registered = await db()('registrations').where({ id: (await staging(started.checkoutId)).registration_id }).first();
+    expect(registered).toMatchObject({ status: 'PAID', cancel_reason: null });
+    expect((await alertsOf(sessionId)).map((alert) => alert.kind)).toEqual(['refund_failed']);
+  });
+
   it("a provider that will not list its events leaves that part unresolved (exit 1), and the sessions are still repaired", async () => {
     harness.ctx.clock.set(T0);
     const started = await startEventCheckout(harness.ctx, { event, contact: { name: 'Lost Webhook', email: 'lost.webhook@example.org' }, attendees: [{ name: 'Lost Webhook', tier: 'adult' }], family: false });

@@ -317,6 +317,24 @@ describe('a refund that fails at the provider', () => {
   });
 });
 
+describe('a dispute after a refund failed', () => {
+  it('takes the money the failed refund left with the church: the registration no longer counts as paid, and the office is told', async () => {
+    const { event, staged } = await stage();
+    const paymentIntentId = providerId('pi_test');
+    await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }));
+    await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: staged.amount }));
+    await deliver('refund.failed', { ...providerFixture('refund'), id: providerId('re_test'), amount: staged.amount, payment_intent: paymentIntentId, status: 'failed', metadata: {} });
+    const registration = await tdb.db('registrations').where({ event_id: event.id }).first();
+    expect(await showRegistration(ctx, registration.id)).toMatchObject({ paidMinor: staged.amount });
+
+    expect((await deliver('charge.dispute.created', createdDispute({ paymentIntentId, amount: staged.amount }))).body).toEqual({ received: true, outcome: 'alerted' });
+
+    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
+    expect(await showRegistration(ctx, registration.id)).toMatchObject({ paidMinor: 0 });
+    expect((await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id')).map((alert) => alert.kind)).toEqual(['refund_failed', 'dispute_after_cancellation']);
+  });
+});
+
 describe('a refund that fails before its payment is registered', () => {
   it('drops the waiting refund, so the payment registers PAID when it completes, and tells the office once', async () => {
     const { event, staged } = await stage();

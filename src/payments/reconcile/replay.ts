@@ -32,9 +32,12 @@ export async function replayMissedReversals(ctx: AppContext, provider: ProviderC
   if (events.length === 0) return { listed: 0, rows: [] };
   const handled = await handledEventIds(ctx, events.map((event) => event.id));
   const ours = await ourPaymentIntentsOf(ctx, events.map((event) => event.data.object));
+  const refundsWaiting = await waitingRefunds(ctx, events.filter((event) => event.type === 'refund.failed').map((event) => event.data.object));
   const isOurs = (action: ActionableAction) => {
     const payment = paymentOf(action);
-    return Boolean(payment.checkoutId || payment.registrationId || (payment.paymentIntentId && ours.has(payment.paymentIntentId)));
+    if (payment.checkoutId || payment.registrationId || (payment.paymentIntentId && ours.has(payment.paymentIntentId))) return true;
+    // As the webhook: a refund waiting for its payment to complete is ours to undo when it fails.
+    return action.kind === 'refund_failed' && refundsWaiting.has(action.paymentIntentId);
   };
   const disputedHere = await paymentsDisputedHere(ctx, disputedPaymentIntents(events));
   const rows: ReconcileRow[] = [];
@@ -87,6 +90,12 @@ async function handledEventIds(ctx: AppContext, ids: string[]): Promise<Set<stri
 /** The PaymentIntents among the events' objects that are payments of ours (as the webhook tells its notices apart). */
 async function ourPaymentIntentsOf(ctx: AppContext, objects: unknown[]): Promise<Set<string>> {
   return ourPaymentIntents(ctx.db, [...new Set(objects.map(paymentIntentOf).filter((id): id is string => id !== undefined))]);
+}
+
+async function waitingRefunds(ctx: AppContext, objects: unknown[]): Promise<Set<string>> {
+  const ids = [...new Set(objects.map(paymentIntentOf).filter((id): id is string => id !== undefined))];
+  if (ids.length === 0) return new Set();
+  return new Set(await ctx.db('pending_reversals').whereIn('payment_intent_id', ids).where({ kind: 'refund' }).pluck<string[]>('payment_intent_id'));
 }
 
 /**

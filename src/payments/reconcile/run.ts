@@ -59,6 +59,10 @@ export async function reconcileWithProvider(ctx: AppContext, options: { sinceMs:
   const now = ctx.clock.now();
   const since = new Date(now.getTime() - options.sinceMs);
   const provider = await createProviderClient(ctx.config);
+  // The provider's refund and dispute events first: a refund that failed must drop its waiting reversal before the
+  // comparison below completes the payment it waits for. Either order is safe against applying one twice.
+  const eventsSince = new Date(Math.min(since.getTime(), now.getTime() - PROVIDER_EVENT_RETENTION_MS));
+  const replayed = await replayMissedReversals(ctx, provider, eventsSince, options.apply);
   const sessions = await listProviderSessions(provider, since);
   const ours = await loadOurCheckouts(ctx, sessions, since, new Date(now.getTime() - UNSETTLED_LOOKBACK_MS));
 
@@ -92,9 +96,6 @@ export async function reconcileWithProvider(ctx: AppContext, options: { sinceMs:
   for (const row of ours.completedInWindow) {
     if (!seen.has(row.id)) rows.push(await reconcileOne(ctx, provider, undefined, row, options.apply));
   }
-  // After the sessions, so a refund the comparison above already applied is found in place, not applied twice.
-  const eventsSince = new Date(Math.min(since.getTime(), now.getTime() - PROVIDER_EVENT_RETENTION_MS));
-  const replayed = await replayMissedReversals(ctx, provider, eventsSince, options.apply);
   rows.push(...replayed.rows);
   const matched = rows.filter((row) => row.action === 'none' && !row.unresolved).length;
   const unresolved = rows.filter((row) => row.unresolved).length;

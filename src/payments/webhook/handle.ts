@@ -5,7 +5,7 @@ import { recordAndClaimCompletion, type DeliveredEvent } from './claim.js';
 import { completeCheckout, completeClaimedCheckout, type CompletionOutcome } from './completion.js';
 import type { WebhookAction } from './map.js';
 import { alertDisputeNotice, alertFailedRefund, alertPartialRefund, reversePayment, type ReversalOutcome } from './reversal.js';
-import { findStagingRow, mayStillBePaid, ourPaymentIntents, type WebhookContext } from './staging-rows.js';
+import { findStagingRow, lockPaymentIntent, mayStillBePaid, ourPaymentIntents, type WebhookContext } from './staging-rows.js';
 
 export type { WebhookContext } from './staging-rows.js';
 export type { DeliveredEvent } from './claim.js';
@@ -100,6 +100,8 @@ async function apply(
 
 /** Whether a notice is about a payment of ours: its object carries our ids, or ourPaymentIntents knows its PaymentIntent. */
 async function ourPayment(trx: Knex.Transaction, action: { paymentIntentId: string | null; ids: { checkoutId?: string; registrationId?: string } }): Promise<boolean> {
+  // Under the payment's lock, as its completion and reversals are: a completion committing meanwhile is seen.
+  if (action.paymentIntentId) await lockPaymentIntent(trx, action.paymentIntentId);
   if (action.ids.checkoutId || action.ids.registrationId) return true;
   return action.paymentIntentId !== null && (await ourPaymentIntents(trx, [action.paymentIntentId])).has(action.paymentIntentId);
 }

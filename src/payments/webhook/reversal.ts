@@ -33,6 +33,10 @@ export async function reversePayment(
   if (registration) {
     if (registration.status === 'CANCELLED') {
       if (action.reversal !== 'dispute') return recordRefundOfCancelled(trx, ctx, registration, action);
+      if (registration.cancel_reason === 'refund_failed') {
+        // The money a failed refund left with the church is taken by the bank: it no longer counts as paid.
+        await trx('registrations').where({ id: registration.id }).update({ cancel_reason: 'dispute', updated_at: now });
+      }
       // The same chargeback heard twice (opened, then its funds withdrawn): the registration already says so. After a
       // dispute the church won (the money came back), money taken again is news for the office.
       if (registration.cancel_reason === 'dispute' && !(await disputeWon(trx, action.paymentIntentId))) return 'already_cancelled';
@@ -229,7 +233,7 @@ export async function alertFailedRefund(
       ? 'its registration stays cancelled; refund the payer another way (or again in the dashboard), then resolve this alert'
       : `its registration is ${registration.status}; check whether the refund was meant for it, then resolve this alert`
     : waitingRefundDropped
-      ? 'its payment has not been registered yet, and will now be registered as paid when it is; refund the payer another way if they still want their money back, then resolve this alert'
+      ? 'no registration has it yet: if it is one of ours, its registration will be PAID when the payment is recorded (if it is another tool’s payment on this account, nothing changes here); refund the payer another way if they still want their money back, then resolve this alert'
       : 'no registration has it; refund the payer another way, then resolve this alert';
   await raiseOperationsAlert(trx, ctx, {
     kind: 'refund_failed',
