@@ -223,6 +223,24 @@ describe('reconcile applies the refunds and disputes whose webhooks were lost, f
     expect((await alertsOf(sessionId)).map((alert) => alert.kind)).toEqual(['refund_failed']);
   });
 
+  it('a dispute of a payment whose completion was lost too: one run completes the payment, then applies the dispute', async () => {
+    harness.ctx.clock.set(T0);
+    const started = await startEventCheckout(harness.ctx, { event, contact: { name: 'Disputed Payer', email: 'disputed.payer@example.org' }, attendees: [{ name: 'Disputed Payer', tier: 'adult' }], family: false });
+    const sessionId = (await staging(started.checkoutId)).provider_session_id as string;
+    harness.provider.buildEvent('checkout.session.completed', sessionId); // paid; its webhook lost
+    harness.ctx.clock.set(new Date(T0.getTime() + 3_600_000));
+    const dispute = harness.provider.buildEvent('charge.dispute.created', sessionId); // lost too
+
+    const applied = await reconcile();
+
+    expect(applied.rows).toContainEqual(expect.objectContaining({ session: sessionId, action: 'complete', result: 'completed' }));
+    const registered = await db()('registrations').where({ id: (await staging(started.checkoutId)).registration_id }).first();
+    expect(registered).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
+    // The dispute's own event is then handled in the same run (found in place), so its late delivery is a duplicate.
+    expect(await db()('processed_webhook_events').where({ event_id: dispute.id as string })).toHaveLength(1);
+    expect(applied.outcome).toBe('ok');
+  });
+
   it("a provider that will not list its events leaves that part unresolved (exit 1), and the sessions are still repaired", async () => {
     harness.ctx.clock.set(T0);
     const started = await startEventCheckout(harness.ctx, { event, contact: { name: 'Lost Webhook', email: 'lost.webhook@example.org' }, attendees: [{ name: 'Lost Webhook', tier: 'adult' }], family: false });

@@ -2,34 +2,35 @@ import type { AppContext } from '../../context.js';
 import { providerErrorDetails, type ProviderClient } from '../provider.js';
 import { handleWebhookAction, type WebhookOutcome } from '../webhook/handle.js';
 import { ourPaymentIntents } from '../webhook/staging-rows.js';
+import type { ProviderEvent } from '../webhook/map.js';
 import { disputedPaymentIntents, listReversalEvents, paymentOf, planReplay, type ActionableAction } from './events.js';
 import type { ReconcileRow } from './compare.js';
 
 /** Outcomes that mean the event's effect was already there (reconcile's own repair, or a delivery racing us). */
 const ALREADY_THERE: ReadonlySet<WebhookOutcome> = new Set(['duplicate_event', 'already_cancelled', 'already_alerted', 'already_handled']);
 
-export interface ReplayReport {
-  /** Refund and dispute events the provider listed since `since`. */
-  listed: number;
-  rows: ReconcileRow[];
+export type ListedEvents = { events: ProviderEvent[] } | { failure: ReconcileRow };
+
+/** The provider's refund and dispute events since `since`, or the row that reports they could not be listed. */
+export async function listMissedReversals(ctx: AppContext, provider: ProviderClient, since: Date): Promise<ListedEvents> {
+  try {
+    return { events: await listReversalEvents(provider, since) };
+  } catch (error) {
+    // The sessions are still compared and repaired; the events are read again next run.
+    ctx.logger.error({ provider: providerErrorDetails(error) }, "reconcile could not list the provider's refund and dispute events");
+    const result = `failed: could not list the provider's events (${error instanceof Error ? error.message : String(error)})`;
+    return { failure: { session: 'refund and dispute events', ours: '?', provider: 'unknown', action: 'replay', why: 'the provider did not list them', result, unresolved: true } };
+  }
 }
 
 /**
  * Refunds and disputes the provider made whose webhook we never handled, applied by the webhook's own
  * code under the provider's event id: a later delivery of the same event, or the next run, is then a
- * duplicate. Without `apply` each is reported and nothing changes.
+ * duplicate. Without `apply` each is tried and rolled back, and reported. Events in `reported` (a first
+ * pass of the same run) are not reported again.
  */
-export async function replayMissedReversals(ctx: AppContext, provider: ProviderClient, since: Date, apply: boolean): Promise<ReplayReport> {
-  let events;
-  try {
-    events = await listReversalEvents(provider, since);
-  } catch (error) {
-    // The sessions were still compared and repaired; the events are read again next run.
-    ctx.logger.error({ provider: providerErrorDetails(error) }, "reconcile could not list the provider's refund and dispute events");
-    const result = `failed: could not list the provider's events (${error instanceof Error ? error.message : String(error)})`;
-    return { listed: 0, rows: [{ session: 'refund and dispute events', ours: '?', provider: 'unknown', action: 'replay', why: 'the provider did not list them', result, unresolved: true }] };
-  }
-  if (events.length === 0) return { listed: 0, rows: [] };
+export async function replayMissedReversals(ctx: AppContext, events: readonly ProviderEvent[], apply: boolean, reported: ReadonlySet<string> = new Set()): Promise<ReconcileRow[]> {
+  if (events.length === 0) return [];
   const handled = await handledEventIds(ctx, events.map((event) => event.id));
   const ours = await ourPaymentIntentsOf(ctx, events.map((event) => event.data.object));
   const refundsWaiting = await waitingRefunds(ctx, events.filter((event) => event.type === 'refund.failed').map((event) => event.data.object));
@@ -43,6 +44,7 @@ export async function replayMissedReversals(ctx: AppContext, provider: ProviderC
   const rows: ReconcileRow[] = [];
   for (const step of planReplay(events, handled, isOurs, disputedHere)) {
     const event = step.event;
+    if (reported.has(event.id)) continue;
     const objectId = (event.data.object as { id?: string }).id ?? '?';
     const base = { session: event.id, ours: 'not handled', provider: `${event.type} ${objectId}` };
     if (step.kind === 'settled') {
@@ -64,7 +66,7 @@ export async function replayMissedReversals(ctx: AppContext, provider: ProviderC
       rows.push({ ...base, action: 'replay', why, result: `failed: ${error instanceof Error ? error.message : String(error)}`, unresolved: true });
     }
   }
-  return { listed: events.length, rows };
+  return rows;
 }
 
 /**

@@ -18,7 +18,7 @@ import {
   type ReconcileRow,
 } from './compare.js';
 import { PROVIDER_EVENT_RETENTION_MS } from './events.js';
-import { replayMissedReversals } from './replay.js';
+import { listMissedReversals, replayMissedReversals } from './replay.js';
 import { describeOurs, loadOurCheckouts, ourView, type OurRow } from './ours.js';
 
 /**
@@ -59,10 +59,14 @@ export async function reconcileWithProvider(ctx: AppContext, options: { sinceMs:
   const now = ctx.clock.now();
   const since = new Date(now.getTime() - options.sinceMs);
   const provider = await createProviderClient(ctx.config);
-  // The provider's refund and dispute events first: a refund that failed must drop its waiting reversal before the
-  // comparison below completes the payment it waits for. Either order is safe against applying one twice.
+  // The provider's refund and dispute events are applied before the comparison (a refund that failed must drop its
+  // waiting reversal before the payment it waits for is completed below) and again after it, for the events of
+  // payments the comparison has just made ours (a dispute of a payment whose completion was lost). Event ids and
+  // "already in the target state" keep an event from being applied twice.
   const eventsSince = new Date(Math.min(since.getTime(), now.getTime() - PROVIDER_EVENT_RETENTION_MS));
-  const replayed = await replayMissedReversals(ctx, provider, eventsSince, options.apply);
+  const listed = await listMissedReversals(ctx, provider, eventsSince);
+  const events = 'events' in listed ? listed.events : [];
+  const replayedFirst = await replayMissedReversals(ctx, events, options.apply);
   const sessions = await listProviderSessions(provider, since);
   const ours = await loadOurCheckouts(ctx, sessions, since, new Date(now.getTime() - UNSETTLED_LOOKBACK_MS));
 
@@ -96,14 +100,15 @@ export async function reconcileWithProvider(ctx: AppContext, options: { sinceMs:
   for (const row of ours.completedInWindow) {
     if (!seen.has(row.id)) rows.push(await reconcileOne(ctx, provider, undefined, row, options.apply));
   }
-  rows.push(...replayed.rows);
+  const replayedAfter = await replayMissedReversals(ctx, events, options.apply, new Set(replayedFirst.map((row) => row.session)));
+  rows.push(...('failure' in listed ? [listed.failure] : []), ...replayedFirst, ...replayedAfter);
   const matched = rows.filter((row) => row.action === 'none' && !row.unresolved).length;
   const unresolved = rows.filter((row) => row.unresolved).length;
   return {
     since: since.toISOString(),
     applied: options.apply,
     listed: sessions.length,
-    events: replayed.listed,
+    events: events.length,
     eventsSince: eventsSince.toISOString(),
     rows,
     matched,
