@@ -184,22 +184,13 @@ async function decidePayNow(ctx: AppContext, registrationId: string): Promise<Pa
 async function withoutAbandonedClaims(trx: Knex.Transaction, inFlight: InFlightCheckoutRow[], now: Date): Promise<InFlightCheckoutRow[]> {
   const abandoned: InFlightCheckoutRow[] = [];
   for (const row of inFlight.filter((candidate) => abandonedClaim(candidate, now))) {
-    if (await confirmAbandonedClaimUnpaid(trx, row.id, now)) abandoned.push(row);
+    // Only while it still has no session: a request recording its session at the last moment of its lease
+    // (committed while we read) keeps its row, and stays in flight.
+    if (await confirmUnpaid(trx, row.id, now, (stillAbandoned) => void stillAbandoned.where('status', 'OPEN').whereNull('provider_session_id'))) abandoned.push(row);
   }
   return inFlight.filter((row) => !abandoned.includes(row));
 }
 
-/**
- * confirmUnpaid for a claim that is still without a session when the UPDATE runs: a request that recorded its
- * session at the last moment of its lease (committed while we read) keeps its row, and stays in flight.
- */
-async function confirmAbandonedClaimUnpaid(trx: Knex.Transaction, checkoutId: string, now: Date): Promise<boolean> {
-  const updated = await trx('checkout_sessions')
-    .where({ id: checkoutId, status: 'OPEN' })
-    .whereNull('provider_session_id')
-    .update({ status: 'EXPIRED', payload_enc: null, scrubbed_at: now, unpaid_confirmed_at: now, updated_at: now });
-  return updated > 0;
-}
 
 /**
  * The provider call, with no transaction open, then the session recorded on the claimed row. A row

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ProviderClient } from '../provider.js';
-import { mapWebhookEvent, type ProviderEvent, type WebhookAction } from '../webhook/map.js';
+import { mapWebhookEvent, type OurIds, type ProviderEvent, type WebhookAction } from '../webhook/map.js';
 
 /**
  * The provider's own record of refunds (and refunds that failed) and disputes, for the ones whose
@@ -81,19 +81,13 @@ function withdraws(type: string, status: string | null | undefined): boolean {
   return type === 'charge.dispute.funds_withdrawn' || (type === 'charge.dispute.created' && !(status ?? '').startsWith('warning_'));
 }
 
-/** The PaymentIntents of the dispute events listed. */
-export function disputedPaymentIntents(events: readonly ProviderEvent[]): string[] {
-  return [...new Set(events.map((event) => disputeOf(event)?.payment_intent).filter((id): id is string => typeof id === 'string'))];
-}
-
 function disputeOf(event: ProviderEvent): z.infer<typeof disputeState> | undefined {
   if (!event.type.startsWith('charge.dispute.')) return undefined;
   const parsed = disputeState.safeParse(event.data.object);
   return parsed.success ? parsed.data : undefined;
 }
 
-/** The PaymentIntent and our ids an action names, to tell whether the payment is ours. */
-export function paymentOf(action: ActionableAction): { paymentIntentId: string | null; checkoutId?: string; registrationId?: string } {
-  const paymentIntentId = 'paymentIntentId' in action ? action.paymentIntentId : null;
-  return { paymentIntentId, ...action.ids };
+/** The PaymentIntent and our ids an action names, as noticeIsOurs reads them. */
+export function paymentOf(action: ActionableAction): { kind: string; paymentIntentId: string | null; ids: OurIds } {
+  return { kind: action.kind, paymentIntentId: 'paymentIntentId' in action ? action.paymentIntentId : null, ids: action.ids };
 }

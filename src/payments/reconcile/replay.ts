@@ -1,9 +1,9 @@
 import type { AppContext } from '../../context.js';
 import { providerErrorDetails, type ProviderClient } from '../provider.js';
 import { handleWebhookAction, type WebhookOutcome } from '../webhook/handle.js';
-import { ourPaymentIntents } from '../webhook/staging-rows.js';
+import { noticeIsOurs, ourPaymentIntents, paymentIntentsWithRefundWaiting } from '../webhook/staging-rows.js';
 import type { ProviderEvent } from '../webhook/map.js';
-import { disputedPaymentIntents, listReversalEvents, paymentOf, planReplay, type ActionableAction } from './events.js';
+import { listReversalEvents, paymentOf, planReplay, type ActionableAction } from './events.js';
 import type { ReconcileRow } from './compare.js';
 
 /** Outcomes that mean the event's effect was already there (reconcile's own repair, or a delivery racing us). */
@@ -32,15 +32,10 @@ export async function listMissedReversals(ctx: AppContext, provider: ProviderCli
 export async function replayMissedReversals(ctx: AppContext, events: readonly ProviderEvent[], apply: boolean, reported: ReadonlySet<string> = new Set()): Promise<ReconcileRow[]> {
   if (events.length === 0) return [];
   const handled = await handledEventIds(ctx, events.map((event) => event.id));
-  const ours = await ourPaymentIntentsOf(ctx, events.map((event) => event.data.object));
-  const refundsWaiting = await waitingRefunds(ctx, events.filter((event) => event.type === 'refund.failed').map((event) => event.data.object));
-  const isOurs = (action: ActionableAction) => {
-    const payment = paymentOf(action);
-    if (payment.checkoutId || payment.registrationId || (payment.paymentIntentId && ours.has(payment.paymentIntentId))) return true;
-    // As the webhook: a refund waiting for its payment to complete is ours to undo when it fails.
-    return action.kind === 'refund_failed' && refundsWaiting.has(action.paymentIntentId);
-  };
-  const disputedHere = await paymentsDisputedHere(ctx, disputedPaymentIntents(events));
+  const paymentIntents = [...new Set(events.map((event) => paymentIntentOf(event.data.object)).filter((id): id is string => id !== undefined))];
+  const known = { ours: await ourPaymentIntents(ctx.db, paymentIntents), refundsWaiting: await paymentIntentsWithRefundWaiting(ctx.db, paymentIntents) };
+  const isOurs = (action: ActionableAction) => noticeIsOurs(paymentOf(action), known);
+  const disputedHere = await paymentsDisputedHere(ctx, paymentIntents);
   const rows: ReconcileRow[] = [];
   for (const step of planReplay(events, handled, isOurs, disputedHere)) {
     const event = step.event;
@@ -87,17 +82,6 @@ async function whatReplayWouldDo(ctx: AppContext, event: { id: string; type: str
 async function handledEventIds(ctx: AppContext, ids: string[]): Promise<Set<string>> {
   const rows = await ctx.db('processed_webhook_events').whereIn('event_id', ids).select<Array<{ event_id: string }>>('event_id');
   return new Set(rows.map((row) => row.event_id));
-}
-
-/** The PaymentIntents among the events' objects that are payments of ours (as the webhook tells its notices apart). */
-async function ourPaymentIntentsOf(ctx: AppContext, objects: unknown[]): Promise<Set<string>> {
-  return ourPaymentIntents(ctx.db, [...new Set(objects.map(paymentIntentOf).filter((id): id is string => id !== undefined))]);
-}
-
-async function waitingRefunds(ctx: AppContext, objects: unknown[]): Promise<Set<string>> {
-  const ids = [...new Set(objects.map(paymentIntentOf).filter((id): id is string => id !== undefined))];
-  if (ids.length === 0) return new Set();
-  return new Set(await ctx.db('pending_reversals').whereIn('payment_intent_id', ids).where({ kind: 'refund' }).pluck<string[]>('payment_intent_id'));
 }
 
 /**

@@ -5,7 +5,15 @@ import { recordAndClaimCompletion, type DeliveredEvent } from './claim.js';
 import { completeCheckout, completeClaimedCheckout, type CompletionOutcome } from './completion.js';
 import type { WebhookAction } from './map.js';
 import { alertDisputeNotice, alertFailedRefund, alertPartialRefund, reversePayment, type ReversalOutcome } from './reversal.js';
-import { findStagingRow, lockPaymentIntent, mayStillBePaid, ourPaymentIntents, type WebhookContext } from './staging-rows.js';
+import {
+  findStagingRow,
+  lockPaymentIntent,
+  mayStillBePaid,
+  noticeIsOurs,
+  ourPaymentIntents,
+  paymentIntentsWithRefundWaiting,
+  type WebhookContext,
+} from './staging-rows.js';
 
 export type { WebhookContext } from './staging-rows.js';
 export type { DeliveredEvent } from './claim.js';
@@ -91,23 +99,16 @@ async function apply(
     case 'dispute_notice':
       return (await ourPayment(trx, action)) ? alertDisputeNotice(trx, ctx, eventId, action) : 'not_ours';
     case 'refund_failed':
-      // A refund waiting for its payment to complete is ours to undo, whoever's the payment turns out to be.
-      return (await ourPayment(trx, action)) || (await refundWaiting(trx, action.paymentIntentId))
-        ? alertFailedRefund(trx, ctx, eventId, action)
-        : 'not_ours';
+      return (await ourPayment(trx, action)) ? alertFailedRefund(trx, ctx, eventId, action) : 'not_ours';
   }
 }
 
-/** Whether a notice is about a payment of ours: its object carries our ids, or ourPaymentIntents knows its PaymentIntent. */
-async function ourPayment(trx: Knex.Transaction, action: { paymentIntentId: string | null; ids: { checkoutId?: string; registrationId?: string } }): Promise<boolean> {
-  // Under the payment's lock, as its completion and reversals are: a completion committing meanwhile is seen.
-  if (action.paymentIntentId) await lockPaymentIntent(trx, action.paymentIntentId);
-  if (action.ids.checkoutId || action.ids.registrationId) return true;
-  return action.paymentIntentId !== null && (await ourPaymentIntents(trx, [action.paymentIntentId])).has(action.paymentIntentId);
-}
-
-async function refundWaiting(trx: Knex.Transaction, paymentIntentId: string): Promise<boolean> {
-  return Boolean(await trx('pending_reversals').where({ payment_intent_id: paymentIntentId, kind: 'refund' }).first('payment_intent_id'));
+/** noticeIsOurs, read under the payment's lock, as its completion and reversals are: a completion committing meanwhile is seen. */
+async function ourPayment(trx: Knex.Transaction, action: Parameters<typeof noticeIsOurs>[0]): Promise<boolean> {
+  if (!action.paymentIntentId) return noticeIsOurs(action, { ours: new Set(), refundsWaiting: new Set() });
+  await lockPaymentIntent(trx, action.paymentIntentId);
+  const ids = [action.paymentIntentId];
+  return noticeIsOurs(action, { ours: await ourPaymentIntents(trx, ids), refundsWaiting: await paymentIntentsWithRefundWaiting(trx, ids) });
 }
 
 /**
@@ -157,9 +158,10 @@ export async function expireCheckout(
  * checkout the sweep scrubbed before the provider said anything is recorded as confirmed too
  * (keeping when it was scrubbed), so reconcile stops reading it and the pages may say nothing was charged.
  */
-export async function confirmUnpaid(trx: Knex, checkoutId: string, now: Date): Promise<boolean> {
+export async function confirmUnpaid(trx: Knex, checkoutId: string, now: Date, only?: (query: Knex.QueryBuilder) => void): Promise<boolean> {
   const updated = await trx('checkout_sessions')
     .where({ id: checkoutId })
+    .where((query) => void only?.(query))
     .where((settled) => settled.where(mayStillBePaid).orWhere((scrubbed) => scrubbed.where('status', 'EXPIRED').whereNull('unpaid_confirmed_at')))
     .update({
       status: 'EXPIRED',

@@ -129,3 +129,29 @@ export async function ourPaymentIntents(db: Knex, ids: readonly string[]): Promi
   );
   return new Set(rows.map((row) => row.payment_intent_id));
 }
+
+/** The PaymentIntents among `ids` with a refund waiting in pending_reversals for their payment to complete. */
+export async function paymentIntentsWithRefundWaiting(db: Knex, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  return new Set(await db('pending_reversals').whereIn('payment_intent_id', [...ids]).where({ kind: 'refund' }).pluck<string[]>('payment_intent_id'));
+}
+
+/** What is known of the payments a notice may be about: ourPaymentIntents and paymentIntentsWithRefundWaiting. */
+export interface KnownPayments {
+  ours: ReadonlySet<string>;
+  refundsWaiting: ReadonlySet<string>;
+}
+
+/**
+ * Whether a notice is about a payment of ours: its object carries our ids, or its PaymentIntent is ours.
+ * A failed refund whose refund is still waiting for its payment to complete is ours to undo, whoever's the
+ * payment turns out to be. The webhook and reconcile's replay decide by this one rule.
+ */
+export function noticeIsOurs(
+  action: { kind: string; paymentIntentId: string | null; ids: { checkoutId?: string; registrationId?: string } },
+  known: KnownPayments,
+): boolean {
+  if (action.ids.checkoutId || action.ids.registrationId) return true;
+  if (action.paymentIntentId === null) return false;
+  return known.ours.has(action.paymentIntentId) || (action.kind === 'refund_failed' && known.refundsWaiting.has(action.paymentIntentId));
+}
