@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import { z } from 'zod';
 import { hasControlCharacters } from './text-rules.js';
 
@@ -24,7 +25,41 @@ export function contactEmail(required: string) {
     .trim()
     .min(1, { error: required })
     .max(MAX_EMAIL_LENGTH, { error: `at most ${MAX_EMAIL_LENGTH} characters` })
-    .pipe(z.email({ error: 'enter a valid email address, like name@example.org' }));
+    .pipe(mailAddress('enter a valid email address, like name@example.org'));
+}
+
+export const NON_ASCII_LOCAL_PART_MESSAGE =
+  'letters with accents or from other alphabets before the @ are not accepted by every mail server; use an address without them';
+
+/**
+ * An email address as every mail server takes it. A domain in another alphabet or with accents
+ * (jo@münchen.de) is kept in its ASCII form (jo@xn--mnchen-3ya.de), the same address to every mail
+ * system, so it is sent, matched and deduplicated as one. Such letters before the @ need the
+ * SMTPUTF8 extension, which not every server (nor the mail API) offers: refused, with a message
+ * that says so rather than "not valid".
+ */
+export function mailAddress(invalid: string) {
+  return z
+    .string()
+    .transform(withAsciiDomain)
+    .refine((value) => !NON_ASCII.test(localPart(value)), { error: NON_ASCII_LOCAL_PART_MESSAGE, abort: true })
+    .pipe(z.email({ error: invalid }));
+}
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+function localPart(address: string): string {
+  const at = address.lastIndexOf('@');
+  return at < 0 ? address : address.slice(0, at);
+}
+
+/** The address with its domain in ASCII (punycode); unchanged when it already is, or when the domain cannot be converted (then z.email refuses it). */
+function withAsciiDomain(address: string): string {
+  const at = address.lastIndexOf('@');
+  const domain = address.slice(at + 1);
+  if (at < 0 || !NON_ASCII.test(domain)) return address;
+  const ascii = domainToASCII(domain);
+  return ascii === '' ? address : `${address.slice(0, at + 1)}${ascii}`;
 }
 
 /** A contact mobile, trimmed; empty means none (the caller decides whether that is allowed). */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mailAddress } from './contact-rules.js';
 import type { Db } from './db/connect.js';
 
 /**
@@ -20,7 +21,7 @@ export const SETTING_SCHEMAS = {
   'cardFee.fixed': z.number().int().min(0).max(10_000),
   'celebrations.birthdays': z.boolean(),
   'celebrations.anniversaries': z.boolean(),
-  membershipSecretaryEmail: z.email(),
+  membershipSecretaryEmail: mailAddress('not a valid email address'),
   'bank.accountName': z.string().min(1),
   'bank.bsb': z.string().min(1),
   'bank.accountNumber': z.string().min(1),

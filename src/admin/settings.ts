@@ -45,7 +45,7 @@ export function describeExpectation(key: SettingKey): string {
     const kind = schema.isInt ? 'a whole number' : 'a number';
     return `${kind} from ${schema.minValue ?? '-∞'} to ${schema.maxValue ?? '∞'}`;
   }
-  if (schema instanceof z.ZodEmail) return 'an email address';
+  if (schema instanceof z.ZodEmail || (schema instanceof z.ZodPipe && schema.out instanceof z.ZodEmail)) return 'an email address';
   if (schema instanceof z.ZodURL) return 'an http:// or https:// URL such as https://example.org';
   return 'non-empty text';
 }

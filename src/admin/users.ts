@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mailAddress } from '../contact-rules.js';
 import type { AppContext } from '../context.js';
 import { AppError, EXIT } from '../errors.js';
 import { hasControlCharacters, hasVisibleLetterOrDigit } from '../text-rules.js';
@@ -21,7 +22,7 @@ export type UserRecipient = Pick<User, 'id' | 'name' | 'email' | 'role'>;
 export type UsersContext = Pick<AppContext, 'db' | 'cipher'>;
 
 const userInputSchema = z.object({
-  email: z.email({ error: 'not a valid email address' }),
+  email: mailAddress('not a valid email address'),
   name: z
     .string()
     .trim()

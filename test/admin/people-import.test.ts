@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PeopleImportInvalidError, importPeople } from '../../src/admin/people-import.js';
 import { listPeople } from '../../src/admin/people/list.js';
 import { FixedClock } from '../../src/clock.js';
+import { NON_ASCII_LOCAL_PART_MESSAGE } from '../../src/contact-rules.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
@@ -74,6 +75,16 @@ describe('people import', () => {
       { person_id: ben.id, role: 'Music' },
       { person_id: ben.id, role: 'Welcome' },
     ]);
+  });
+
+  it('an email whose domain has accents is stored in its ASCII form and matched by either spelling; accents before the @ are refused, saying why', async () => {
+    await importPeople(ctx, csv('Jo,Müller,jo@münchen.de,,1980-02-03,,,,,,'));
+    const jo = await byEmail('jo@xn--mnchen-3ya.de');
+    expect(ctx.cipher.decrypt(jo.email_enc)).toBe('jo@xn--mnchen-3ya.de');
+    expect(await importPeople(ctx, csv('Jo,Müller,jo@MÜNCHEN.DE,,1980-02-03,,,,,,'))).toEqual({ rows: 1, created: 0, updated: 0, unchanged: 1 });
+
+    const error = await invalidOf(importPeople(ctx, csv('José,Luis,josé@example.org,,,,,,,,')));
+    expect(error.message).toContain(`row 1 (line 2): email: ${NON_ASCII_LOCAL_PART_MESSAGE}`);
   });
 
   it('links spouses both ways when only one of them names the other', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
+import { NON_ASCII_LOCAL_PART_MESSAGE } from '../../src/contact-rules.js';
 import { buildServer } from '../../src/http/server.js';
 import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/payments/confirmations.js';
 import { setSetting } from '../../src/settings.js';
@@ -146,6 +147,39 @@ describe('confirmation emails', () => {
       await post(url, form(registration('Ruth again', 'ruth@example.org')), undefined, '203.0.113.51');
       expect((await toRuth()).map((m) => m.text.match(/Ruth (\d|again)/)?.[0])).toEqual(['Ruth 0', 'Ruth 1', 'Ruth 2', 'Ruth again']);
       expect((await queuedMessages(ctx, 'registration-confirmation')).filter((m) => m.to.includes('sam@example.org'))).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('email addresses beyond ASCII', () => {
+  it('a domain with accents (jo@münchen.de) is registered under its ASCII form, confirmed to it and matched with it; accents before the @ are refused with 400 saying why', async () => {
+    const event = await insertEvent(tdb.db, { capacity: null });
+    const ctx = createTestContext({ db: tdb.db, clock: new FixedClock(new Date('2026-11-22T01:00:00Z')), env: { TRUST_PROXY: 'true' } });
+    const server = await startTestServer(ctx);
+    try {
+      const url = `${server.url}/events/${event.slug}/register`;
+      const accepted = await post(url, form(registration('Jo Müller', 'jo@münchen.de')), undefined, '198.51.100.1');
+      expect(accepted.status).toBe(303);
+      const again = await post(url, form(registration('Jo Müller', 'jo@xn--mnchen-3ya.de')), undefined, '198.51.100.2');
+      expect(again.status).toBe(303);
+      const rows = await tdb.db('registrations').where({ event_id: event.id }).select('contact_email_enc', 'contact_email_hash');
+      expect(rows.map((r: { contact_email_enc: string }) => ctx.cipher.decrypt(r.contact_email_enc))).toEqual(['jo@xn--mnchen-3ya.de', 'jo@xn--mnchen-3ya.de']);
+      expect(new Set(rows.map((r: { contact_email_hash: string }) => r.contact_email_hash)).size).toBe(1);
+      const confirmations = await queuedMessages(ctx, 'registration-confirmation');
+      expect(confirmations.filter((m) => m.to.includes('jo@xn--mnchen-3ya.de'))).toHaveLength(2);
+
+      const refused = await post(
+        url,
+        JSON.stringify({ name: 'José', email: 'josé@example.org', payment: 'bank', attendees: [{ name: 'José', tier: 'adult' }] }),
+        'application/json',
+        '198.51.100.3',
+      );
+      expect(refused.status).toBe(400);
+      const body = (await refused.json()) as { error: { fields: Array<{ field: string; message: string }> } };
+      expect(body.error.fields).toEqual([{ field: 'email', message: `Email: ${NON_ASCII_LOCAL_PART_MESSAGE}` }]);
+      expect(await tdb.db('registrations').where({ event_id: event.id }).count({ n: '*' }).first()).toEqual({ n: 2 });
     } finally {
       await server.close();
     }

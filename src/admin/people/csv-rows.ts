@@ -1,5 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { z } from 'zod';
+import { mailAddress } from '../../contact-rules.js';
 import { normaliseEmail, normaliseMobile } from '../../crypto/field-cipher.js';
 import { PEOPLE_CSV_COLUMNS, type PeopleCsvColumn } from './columns.js';
 
@@ -51,11 +52,11 @@ function rowSchema(today: string) {
       email: z
         .string()
         .min(1, { error: 'required (re-import matches people by email)' })
-        .pipe(z.email({ error: 'not a valid email address' })),
+        .pipe(mailAddress('not a valid email address')),
       mobile: optionalText.refine((v) => v === null || isPhoneNumber(v), { error: 'expected a phone number of 8 to 15 digits' }),
       birth_date: optionalDate.refine((v) => v === null || v <= today, { error: `is in the future (today is ${today})` }),
       wedding_date: optionalDate,
-      spouse_email: z.union([z.literal('').transform(() => null), z.email({ error: 'not a valid email address' })]),
+      spouse_email: z.union([z.literal('').transform(() => null), mailAddress('not a valid email address')]),
       ministry_role: z.string(),
       clearance_kind: optionalText,
       clearance_number: optionalText,
