@@ -82,7 +82,16 @@ export async function startEmbeddedServer(options: {
     password,
     persistent: options.persistent,
     createPostgresUser: isRoot(),
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300', '-c', 'fsync=off', ...(options.postgresFlags ?? [])],
+    // A throwaway server (the tests') skips flushing to disk; the development database in .eventops/pg keeps
+    // PostgreSQL's crash safety, since people run their church's first weeks on it before moving to production.
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'max_connections=300',
+      ...(options.persistent ? [] : ['-c', 'fsync=off']),
+      ...(options.postgresFlags ?? []),
+    ],
     onLog: () => undefined,
     onError: (error: unknown) => options.logger?.debug({ error: String(error) }, 'embedded postgres'),
   });
