@@ -204,6 +204,14 @@ describe('people import', () => {
     expect(await byEmail('dora.valid@example.org')).toBeUndefined();
   });
 
+  it('a birth date written as a spreadsheet shows it (25/11/1990) gets the format message alone, not "in the future" too; a real future date gets only that', async () => {
+    const error = await invalidOf(importPeople(ctx, csv('Ann,Day,ann.day@example.org,,25/11/1990,,,,,,', 'Bo,Day,bo.day@example.org,,2099-01-01,,,,,,')));
+    expect(error.rowErrors.map((e) => [e.row, e.field, e.problem])).toEqual([
+      [1, 'birth_date', 'expected a real date as YYYY-MM-DD'],
+      [2, 'birth_date', expect.stringContaining('is in the future')],
+    ]);
+  });
+
   it('a spreadsheet export with a byte-order mark and CRLF line endings imports the same as plain CSV', async () => {
     const excel = '\uFEFF' + fixture('people.csv').replace(/\n/g, '\r\n');
     expect(await importPeople(ctx, excel)).toEqual({ rows: 3, created: 3, updated: 0, unchanged: 0 });

@@ -54,7 +54,11 @@ function rowSchema(today: string) {
         .min(1, { error: 'required (re-import matches people by email)' })
         .pipe(mailAddress('not a valid email address')),
       mobile: optionalText.refine((v) => v === null || isPhoneNumber(v), { error: 'expected a phone number of 8 to 15 digits' }),
-      birth_date: optionalDate.refine((v) => v === null || v <= today, { error: `is in the future (today is ${today})` }),
+      // Only a real date can be in the future: "25/11/1990" gets the format message alone.
+      birth_date: optionalDate.refine((v) => v === null || v <= today, {
+        error: `is in the future (today is ${today})`,
+        when: (payload) => payload.issues.length === 0,
+      }),
       wedding_date: optionalDate,
       spouse_email: z.union([z.literal('').transform(() => null), mailAddress('not a valid email address')]),
       ministry_role: z.string(),
