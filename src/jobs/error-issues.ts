@@ -88,7 +88,8 @@ export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Pro
         await besidePurge(async () => undefined);
         ctx.logger.info('error-issues filed nothing: TRACKER_TOKEN and TRACKER_REPO are not both set');
         const wouldDo = dryRun ? [purgeLine(summary)] : undefined;
-        return { ...summary, outcome: 'skipped', ...(wouldDo ? { wouldDo } : {}) };
+        const reason = 'no tracker: TRACKER_TOKEN and TRACKER_REPO are not both set (old rows were still purged)';
+        return { ...summary, outcome: 'skipped', reason, ...(wouldDo ? { wouldDo } : {}) };
       }
 
       if (dryRun) {

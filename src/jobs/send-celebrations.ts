@@ -95,7 +95,10 @@ export async function sendCelebrations(ctx: AppContext, options: JobOptions): Pr
       failed: 0,
       skipped: 0,
     };
-    if (kinds.length === 0) return { ...summary, outcome: 'skipped' };
+    if (kinds.length === 0) {
+      const reason = 'birthday and anniversary emails are both off in Settings (`eventops settings set celebrations.birthdays true` turns one on)';
+      return { ...summary, outcome: 'skipped', reason };
+    }
 
     const staleBefore = new Date(now.getTime() - STALE_CLAIM_MS);
     const countSent = (kind: CelebrationKind) => (kind === 'birthday' ? summary.birthdays++ : summary.anniversaries++);

@@ -31,6 +31,8 @@ export interface JobSummary {
   runId?: number;
   /** Dry run: whom it would email or what it would change. */
   wouldDo?: string[];
+  /** Why a `skipped` run did nothing, in words (a feature off, a setting to change). */
+  reason?: string;
 }
 
 export type JobFunction<S extends JobSummary = JobSummary> = (ctx: AppContext, options: JobOptions) => Promise<S>;

@@ -43,10 +43,19 @@ describe('eventops send-celebrations under cron (no TTY)', () => {
     const off = await runCli(['send-celebrations', '--json'], { env });
     expect(off.code).toBe(0);
     expect(JSON.parse(off.stdout)).toMatchObject({ job: 'send-celebrations', outcome: 'skipped', birthdays: 0 });
+    // Skipped says why, and which setting turns it on.
+    const offInWords = await runCli(['send-celebrations'], { env });
+    expect(offInWords.stdout).toContain('send-celebrations: skipped (birthday and anniversary emails are both off in Settings');
+    expect(offInWords.stdout).toContain('eventops settings set celebrations.birthdays true');
 
     await setSetting(tdb.db, 'celebrations.birthdays', true, new Date());
     const dry = await runCli(['send-celebrations', '--dry-run', '--json'], { env });
     expect(dry.code).toBe(0);
+    // In words, a dry run's counts say they are what a real run would do, not what was done.
+    const dryInWords = await runCli(['send-celebrations', '--dry-run'], { env });
+    expect(dryInWords.stdout.split('\n')[0]).toBe(
+      'send-celebrations: ok, birthdays 2, anniversaries 0, failed 0, skipped 0 (dry run: nothing was sent or changed; a real run would do this)',
+    );
     const planned = JSON.parse(dry.stdout) as Summary;
     expect(planned).toMatchObject({ outcome: 'ok', dryRun: true, birthdays: 2 });
     expect(planned.wouldDo?.sort()).toEqual(['email Ada Member ada@example.org (birthday)', 'email Bo Member bo@example.org (birthday)']);

@@ -30,7 +30,7 @@ const counts = (summary: Record<string, unknown>): string =>
     .join(', ');
 
 const describeCounts = (s: JobSummary & Record<string, unknown>): string =>
-  `${s.job}: ${s.outcome}${counts(s) ? `, ${counts(s)}` : ''}`;
+  `${s.job}: ${s.reason === undefined ? s.outcome : `${s.outcome} (${s.reason})`}${counts(s) ? `, ${counts(s)}` : ''}`;
 
 /** The digest's runs that sent nothing, in words: their counts (sent 0, failed 0) would say nothing true. */
 const digestStatus = (s: JobSummary & Record<string, unknown>): string | undefined =>
@@ -122,7 +122,8 @@ export function registerJobCommands(program: Command): void {
       const closing = spec.closing?.(record);
       if (record.outcome === 'partial' || record.outcome === 'failed') progress.fail(`${record.outcome}: ${closing ?? (counts(record) || record.outcome)}`);
       else progress.succeed(closing ?? (counts(record) || record.outcome));
-      const lines = [spec.describe(record)];
+      // A dry run's counts are what a real run would do: said so, since "sent 3" alone reads as done.
+      const lines = [options.dryRun ? `${spec.describe(record)} (dry run: nothing was sent or changed; a real run would do this)` : spec.describe(record)];
       if (summary.dryRun) lines.push(...(summary.wouldDo ?? []).map((line) => `  would ${line}`));
       printResult(options, summary, lines);
       if (summary.outcome === 'partial' || summary.outcome === 'failed') process.exitCode = EXIT.failure;
