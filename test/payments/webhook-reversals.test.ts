@@ -3,6 +3,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
+import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
+import { listRegistrations } from '../../src/admin/registrations/list.js';
 import { showRegistration } from '../../src/admin/registrations/show.js';
 import { raiseOperationsAlert } from '../../src/payments/alerts.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
@@ -394,7 +396,7 @@ describe("notices about payments eventops never took (another tool's on the same
 });
 
 describe('disputes of a registration already cancelled', () => {
-  it('a dispute after the office cancelled a card-paid registration (the money kept) is alerted once; a refund after it is recorded without a second alert', async () => {
+  it('a dispute after the office cancelled a card-paid registration (the money kept) is alerted once; a refund after it changes nothing more (both count nothing paid)', async () => {
     const event = await insertEvent(tdb.db, { online_payment: true });
     const paymentIntentId = providerId('pi_test');
     const registration = await insertRegistration(tdb.db, ctx.cipher, event.id, {
@@ -410,10 +412,11 @@ describe('disputes of a registration already cancelled', () => {
     const [alert] = await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId });
     expect(alert).toMatchObject({ kind: 'dispute_after_cancellation', amount_minor: 12000 });
     expect(alert.details).toMatchObject({ registrationId: registration.id, cancelReason: 'office' });
-    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'office' });
+    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
 
-    // The money went back after all: recorded, and no second alert.
-    expect((await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: 12000 }))).body).toMatchObject({ outcome: 'refund_recorded' });
+    // A refund after the bank took the money: the registration already counts nothing paid; no second alert.
+    expect((await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: 12000 }))).body).toMatchObject({ outcome: 'already_cancelled' });
+    expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ cancel_reason: 'dispute' });
     expect(await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId })).toHaveLength(1);
   });
 
@@ -446,6 +449,101 @@ describe('disputes of a registration already cancelled', () => {
     expect(await tdb.db('registration_history').where({ registration_id: registration.id })).toHaveLength(1);
     expect(await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId })).toHaveLength(0);
   });
+});
+
+describe('one rule for a dispute of a cancelled registration: money the church held and the bank took counts nothing paid', () => {
+  /** A card registration paid through the webhook, then cancelled by the office with the money kept. */
+  async function officeCancelledCardRegistration() {
+    const { event, staged } = await stage();
+    const paymentIntentId = providerId('pi_test');
+    expect((await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }))).body).toMatchObject({ outcome: 'completed' });
+    const { id } = await tdb.db('registrations').where({ event_id: event.id }).first<{ id: string }>('id');
+    await cancelRegistration(ctx, { registration: id, actor: 'office-user' });
+    return { amount: staged.amount, paymentIntentId, registrationId: id };
+  }
+  /** "Amount paid" in the office's figures: `registrations show` and `registrations list` (PAID_MINOR_SQL). */
+  async function paidInFigures(registrationId: string) {
+    const [listed] = await listRegistrations(ctx, { search: registrationId });
+    return { show: (await showRegistration(ctx, registrationId)).paidMinor, list: listed?.paidMinor };
+  }
+  const reasonOf = async (registrationId: string) => (await tdb.db('registrations').where({ id: registrationId }).first<{ cancel_reason: string | null }>('cancel_reason')).cancel_reason;
+  const historyOf = async (registrationId: string) =>
+    (await tdb.db('registration_history').where({ registration_id: registrationId }).orderBy('id')).map((h) => ({ action: h.action, actor: h.actor, changes: h.changes }));
+  const alertsOf = async (paymentIntentId: string) => tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id');
+
+  it('rule 1, office: a dispute of an office-cancelled registration moves it to cancel reason dispute, records it in its history and alerts once', async () => {
+    const { amount, paymentIntentId, registrationId } = await officeCancelledCardRegistration();
+    expect(await paidInFigures(registrationId)).toEqual({ show: amount, list: amount });
+    const dispute = createdDispute({ paymentIntentId, amount });
+
+    expect((await deliver('charge.dispute.created', dispute)).body).toEqual({ received: true, outcome: 'alerted' });
+
+    expect(await tdb.db('registrations').where({ id: registrationId }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
+    expect(await paidInFigures(registrationId)).toEqual({ show: 0, list: 0 });
+    expect(await historyOf(registrationId)).toEqual([
+      expect.objectContaining({ action: 'cancelled', actor: 'office-user' }),
+      { action: 'disputed', actor: 'card provider', changes: { cancelReason: { from: 'office', to: 'dispute' }, amountMinor: amount, providerObjectId: dispute.id } },
+    ]);
+    expect(await alertsOf(paymentIntentId)).toEqual([
+      expect.objectContaining({
+        kind: 'dispute_after_cancellation',
+        amount_minor: amount,
+        reason: expect.stringContaining('already cancelled (office); answer it at the card provider; the registration now counts nothing paid'),
+        details: expect.objectContaining({ registrationId, cancelReason: 'office' }),
+      }),
+    ]);
+  });
+
+  it('rule 1, unpaid_hold: a dispute of a registration cancelled by a released hold is recorded the same way', async () => {
+    const event = await insertEvent(tdb.db, { online_payment: true });
+    const paymentIntentId = providerId('pi_test');
+    const { id: registrationId } = await insertRegistration(tdb.db, ctx.cipher, event.id, {
+      status: 'CANCELLED',
+      payment_method: 'card',
+      payment_intent_id: paymentIntentId,
+      paid_at: NOW,
+      cancel_reason: 'unpaid_hold',
+      cancelled_at: NOW,
+    });
+    expect(await paidInFigures(registrationId)).toEqual({ show: 12000, list: 12000 });
+
+    const dispute = createdDispute({ paymentIntentId, amount: 12000 });
+    expect((await deliver('charge.dispute.created', dispute)).body).toEqual({ received: true, outcome: 'alerted' });
+
+    expect(await reasonOf(registrationId)).toBe('dispute');
+    expect(await paidInFigures(registrationId)).toEqual({ show: 0, list: 0 });
+    expect(await historyOf(registrationId)).toEqual([
+      { action: 'disputed', actor: 'card provider', changes: { cancelReason: { from: 'unpaid_hold', to: 'dispute' }, amountMinor: 12000, providerObjectId: dispute.id } },
+    ]);
+    expect((await alertsOf(paymentIntentId)).map((a) => a.kind)).toEqual(['dispute_after_cancellation']);
+  });
+
+  it('rule 1, the same dispute heard twice (created, then its funds withdrawn): one history entry, one alert', async () => {
+    const { amount, paymentIntentId, registrationId } = await officeCancelledCardRegistration();
+    const dispute = createdDispute({ paymentIntentId, amount });
+    expect((await deliver('charge.dispute.created', dispute)).body).toEqual({ received: true, outcome: 'alerted' });
+
+    expect((await deliver('charge.dispute.funds_withdrawn', dispute)).body).toEqual({ received: true, outcome: 'already_cancelled' });
+
+    expect(await reasonOf(registrationId)).toBe('dispute');
+    expect((await historyOf(registrationId)).map((h) => h.action)).toEqual(['cancelled', 'disputed']);
+    expect((await alertsOf(paymentIntentId)).map((a) => a.kind)).toEqual(['dispute_after_cancellation']);
+  });
+
+  it('rule 2: a registration cancelled for a refund and then disputed stays refunded (the money was already back with the payer); alert only', async () => {
+    const { amount, paymentIntentId, registrationId } = await officeCancelledCardRegistration();
+    expect((await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount }))).body).toMatchObject({ outcome: 'refund_recorded' });
+
+    expect((await deliver('charge.dispute.created', createdDispute({ paymentIntentId, amount }))).body).toEqual({ received: true, outcome: 'alerted' });
+
+    expect(await reasonOf(registrationId)).toBe('refund');
+    expect(await paidInFigures(registrationId)).toEqual({ show: 0, list: 0 });
+    expect((await historyOf(registrationId)).map((h) => h.action)).toEqual(['cancelled', 'refunded']);
+    expect(await alertsOf(paymentIntentId)).toEqual([
+      expect.objectContaining({ kind: 'dispute_after_cancellation', reason: expect.stringContaining('(refund); answer it at the card provider, showing the refund') }),
+    ]);
+  });
+
 });
 
 describe('completions the staging row alone does not explain', () => {

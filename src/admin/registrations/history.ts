@@ -4,7 +4,7 @@ import type { Db } from '../../db/connect.js';
 /**
  * Every change made to a registration by the office commands or the unpaid-hold
  * release: what changed, when, the note, and who (the operating-system user who
- * ran the command, the job's name, or "card provider" for a refund made in its dashboard).
+ * ran the command, the job's name, or "card provider" for a refund or dispute reported by the provider).
  */
 
 export type HistoryAction =
@@ -17,7 +17,8 @@ export type HistoryAction =
   | 'hold_reminder'
   | 'hold_released'
   | 'refunded'
-  | 'refund_failed';
+  | 'refund_failed'
+  | 'disputed';
 
 export interface HistoryEntry {
   action: HistoryAction;

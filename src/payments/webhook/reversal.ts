@@ -16,7 +16,7 @@ export type ReverseAction = Extract<WebhookAction, { kind: 'reverse' }>;
 export type PartialRefundAction = Extract<WebhookAction, { kind: 'partial_refund' }>;
 export type DisputeNoticeAction = Extract<WebhookAction, { kind: 'dispute_notice' }>;
 export type FailedRefundAction = Extract<WebhookAction, { kind: 'refund_failed' }>;
-export type ReversalOutcome = 'cancelled' | 'already_cancelled' | 'refund_recorded' | 'reversal_pending' | 'alerted' | 'already_alerted';
+export type ReversalOutcome = 'cancelled' | 'already_cancelled' | 'refund_recorded' | 'dispute_recorded' | 'reversal_pending' | 'alerted' | 'already_alerted';
 
 export async function reversePayment(
   trx: Knex.Transaction,
@@ -33,21 +33,7 @@ export async function reversePayment(
   if (registration) {
     if (registration.status === 'CANCELLED') {
       if (action.reversal !== 'dispute') return recordRefundOfCancelled(trx, ctx, registration, action);
-      if (registration.cancel_reason === 'refund_failed') {
-        // The money a failed refund left with the church is taken by the bank: it no longer counts as paid.
-        await trx('registrations').where({ id: registration.id }).update({ cancel_reason: 'dispute', updated_at: now });
-      }
-      // The same chargeback heard twice (opened, then its funds withdrawn): the registration already says so. After a
-      // dispute the church won (the money came back), money taken again is news for the office.
-      if (registration.cancel_reason === 'dispute' && !(await disputeWon(trx, action.paymentIntentId))) return 'already_cancelled';
-      const raised = await alertDisputeOfCancelled(trx, ctx, {
-        paymentIntentId: action.paymentIntentId,
-        registrationId: registration.id,
-        cancelReason: registration.cancel_reason,
-        amountMinor: action.amountMinor,
-        providerEventId: eventId,
-      });
-      return raised ? 'alerted' : 'already_alerted';
+      return recordDisputeOfCancelled(trx, ctx, eventId, registration, action);
     }
     await trx('registrations')
       .where({ id: registration.id })
@@ -108,6 +94,48 @@ async function recordRefundOfCancelled(
   return 'refund_recorded';
 }
 
+/**
+ * A dispute that takes the money of a registration already cancelled (by the office, a released hold, or a
+ * refund that then failed) while the church still held it: the bank has it now, so the registration stops
+ * counting as paid (cancel reason `dispute`, as for a dispute of an active one), with a history entry that
+ * keeps the reason it replaced for a won dispute to restore. A refunded one is left as it is: the money was
+ * already back with the payer. The office is told once per payment either way.
+ */
+async function recordDisputeOfCancelled(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  eventId: string,
+  registration: { id: string; cancel_reason: string | null },
+  action: ReverseAction,
+): Promise<ReversalOutcome> {
+  // The same chargeback heard twice (opened, then its funds withdrawn): the registration already says so. After a
+  // dispute the church won (the money came back), money taken again is news for the office.
+  if (registration.cancel_reason === 'dispute' && !(await disputeWon(trx, action.paymentIntentId))) return 'already_cancelled';
+  const takesHeldMoney = registration.cancel_reason !== 'refund' && registration.cancel_reason !== 'dispute';
+  if (takesHeldMoney) {
+    const now = ctx.clock.now();
+    await trx('registrations').where({ id: registration.id }).update({ cancel_reason: 'dispute', updated_at: now });
+    await recordHistory(trx, {
+      registrationId: registration.id,
+      action: 'disputed',
+      changes: { cancelReason: { from: registration.cancel_reason, to: 'dispute' }, amountMinor: action.amountMinor, providerObjectId: action.providerObjectId },
+      actor: 'card provider',
+      now,
+    });
+  }
+  const raised = await alertDisputeOfCancelled(trx, ctx, {
+    paymentIntentId: action.paymentIntentId,
+    registrationId: registration.id,
+    cancelReason: registration.cancel_reason,
+    nowCountsNothingPaid: takesHeldMoney,
+    amountMinor: action.amountMinor,
+    providerEventId: eventId,
+  });
+  if (raised) return 'alerted';
+  // Disputed again after a won dispute restored the reason: recorded, but the payment's one alert was raised before.
+  return takesHeldMoney ? 'dispute_recorded' : 'already_alerted';
+}
+
 export async function alertPartialRefund(
   trx: Knex.Transaction,
   ctx: WebhookContext,
@@ -135,19 +163,29 @@ export async function alertPartialRefund(
 }
 
 /**
- * A dispute of a payment whose registration is already cancelled changes nothing here, but the bank may take
- * the money (again, after a refund): a person answers it at the provider. One alert per payment.
+ * A dispute of a payment whose registration is already cancelled: the bank may take the money (again, after a
+ * refund), and a person answers it at the provider. One alert per payment. `nowCountsNothingPaid`: the dispute
+ * took money the church held, so the registration was moved to cancel reason `dispute`.
  */
 export async function alertDisputeOfCancelled(
   trx: Knex.Transaction,
   ctx: WebhookContext,
-  dispute: { paymentIntentId: string; registrationId: string; cancelReason: string | null; amountMinor?: number; providerEventId: string; checkoutId?: string },
+  dispute: {
+    paymentIntentId: string;
+    registrationId: string;
+    cancelReason: string | null;
+    nowCountsNothingPaid?: boolean;
+    amountMinor?: number;
+    providerEventId: string;
+    checkoutId?: string;
+  },
 ): Promise<boolean> {
   const alerted = await trx('operations_alerts').where({ kind: 'dispute_after_cancellation', payment_intent_id: dispute.paymentIntentId }).first('id');
   if (alerted) return false;
+  const what = dispute.cancelReason === 'refund' ? ', showing the refund' : dispute.nowCountsNothingPaid ? '; the registration now counts nothing paid (cancel reason dispute)' : '';
   await raiseOperationsAlert(trx, ctx, {
     kind: 'dispute_after_cancellation',
-    reason: `a dispute was opened for a payment whose registration was already cancelled (${dispute.cancelReason ?? 'cancelled'}); answer it at the card provider${dispute.cancelReason === 'refund' ? ', showing the refund' : ''}`,
+    reason: `a dispute was opened for a payment whose registration was already cancelled (${dispute.cancelReason ?? 'cancelled'}); answer it at the card provider${what}`,
     paymentIntentId: dispute.paymentIntentId,
     checkoutId: dispute.checkoutId,
     amountMinor: dispute.amountMinor,
