@@ -530,6 +530,64 @@ describe('one rule for a dispute of a cancelled registration: money the church h
     expect((await alertsOf(paymentIntentId)).map((a) => a.kind)).toEqual(['dispute_after_cancellation']);
   });
 
+  it('rule 3, won: the money came back to an office-cancelled registration, so its reason is office again, it counts as paid, and the alert says it stays cancelled', async () => {
+    const { amount, paymentIntentId, registrationId } = await officeCancelledCardRegistration();
+    const dispute = createdDispute({ paymentIntentId, amount });
+    await deliver('charge.dispute.created', dispute);
+
+    expect((await deliver('charge.dispute.closed', { ...dispute, status: 'won' })).body).toEqual({ received: true, outcome: 'alerted' });
+
+    expect(await tdb.db('registrations').where({ id: registrationId }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'office' });
+    expect(await paidInFigures(registrationId)).toEqual({ show: amount, list: amount });
+    expect((await historyOf(registrationId)).slice(1)).toEqual([
+      expect.objectContaining({ action: 'disputed' }),
+      { action: 'dispute_won', actor: 'card provider', changes: { cancelReason: { from: 'dispute', to: 'office' }, amountMinor: amount, providerObjectId: dispute.id } },
+    ]);
+    const won = (await alertsOf(paymentIntentId)).filter((a) => a.kind === 'dispute_won');
+    expect(won).toHaveLength(1);
+    expect(won[0].reason).toContain('the money came back; the registration stays cancelled as it was before the dispute (office)');
+    expect(won[0].reason).toContain('refund the payer or settle with them');
+    expect(won[0].reason).not.toContain('register the payer by hand');
+    expect(won[0].details).toMatchObject({ disputeId: dispute.id, registrationId, registrationStatus: 'CANCELLED', restoredCancelReason: 'office' });
+  });
+
+  it('rule 3 then rule 1: money taken again after a won dispute moves the reason back to dispute, with no second dispute_after_cancellation alert', async () => {
+    const { amount, paymentIntentId, registrationId } = await officeCancelledCardRegistration();
+    const dispute = createdDispute({ paymentIntentId, amount });
+    await deliver('charge.dispute.created', dispute);
+    await deliver('charge.dispute.closed', { ...dispute, status: 'won' });
+
+    expect((await deliver('charge.dispute.funds_withdrawn', { ...dispute, status: 'needs_response' })).body).toEqual({ received: true, outcome: 'dispute_recorded' });
+
+    expect(await reasonOf(registrationId)).toBe('dispute');
+    expect(await paidInFigures(registrationId)).toEqual({ show: 0, list: 0 });
+    expect((await historyOf(registrationId)).map((h) => h.action)).toEqual(['cancelled', 'disputed', 'dispute_won', 'disputed']);
+    expect((await historyOf(registrationId))[3]?.changes).toMatchObject({ cancelReason: { from: 'office', to: 'dispute' } });
+    expect((await alertsOf(paymentIntentId)).map((a) => a.kind)).toEqual(['dispute_after_cancellation', 'dispute_won']);
+
+    // Won again: the office's reason once more.
+    await deliver('charge.dispute.closed', { ...dispute, status: 'won' });
+    expect(await reasonOf(registrationId)).toBe('office');
+  });
+
+  it('rule 3 does not touch a registration the dispute cancelled (it was PAID): reason dispute, no history entry, the old won wording', async () => {
+    const { event, staged } = await stage();
+    const paymentIntentId = providerId('pi_test');
+    await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }));
+    const { id: registrationId } = await tdb.db('registrations').where({ event_id: event.id }).first<{ id: string }>('id');
+    const dispute = createdDispute({ paymentIntentId, amount: staged.amount });
+    expect((await deliver('charge.dispute.created', dispute)).body).toEqual({ received: true, outcome: 'cancelled' });
+
+    expect((await deliver('charge.dispute.closed', { ...dispute, status: 'won' })).body).toEqual({ received: true, outcome: 'alerted' });
+
+    expect(await tdb.db('registrations').where({ id: registrationId }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
+    expect(await paidInFigures(registrationId)).toEqual({ show: 0, list: 0 });
+    expect(await historyOf(registrationId)).toEqual([]);
+    const [won] = await alertsOf(paymentIntentId);
+    expect(won).toMatchObject({ kind: 'dispute_won', reason: expect.stringContaining('the registration was cancelled when the dispute opened; register the payer by hand') });
+    expect(won.details).not.toHaveProperty('restoredCancelReason');
+  });
+
   it('rule 2: a registration cancelled for a refund and then disputed stays refunded (the money was already back with the payer); alert only', async () => {
     const { amount, paymentIntentId, registrationId } = await officeCancelledCardRegistration();
     expect((await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount }))).body).toMatchObject({ outcome: 'refund_recorded' });
@@ -544,6 +602,19 @@ describe('one rule for a dispute of a cancelled registration: money the church h
     ]);
   });
 
+  it('rule 1 and 3 after a failed refund: the dispute records refund_failed as the reason it replaced, and a won dispute gives it back', async () => {
+    const { amount, paymentIntentId, registrationId } = await officeCancelledCardRegistration();
+    await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount }));
+    await deliver('refund.failed', { ...providerFixture('refund'), id: providerId('re_test'), amount, payment_intent: paymentIntentId, status: 'failed', metadata: {} });
+    const dispute = createdDispute({ paymentIntentId, amount });
+
+    expect((await deliver('charge.dispute.created', dispute)).body).toEqual({ received: true, outcome: 'alerted' });
+    expect((await historyOf(registrationId)).at(-1)).toMatchObject({ action: 'disputed', changes: { cancelReason: { from: 'refund_failed', to: 'dispute' } } });
+
+    await deliver('charge.dispute.closed', { ...dispute, status: 'won' });
+    expect(await reasonOf(registrationId)).toBe('refund_failed');
+    expect(await paidInFigures(registrationId)).toEqual({ show: amount, list: amount });
+  });
 });
 
 describe('completions the staging row alone does not explain', () => {

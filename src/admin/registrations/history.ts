@@ -18,7 +18,8 @@ export type HistoryAction =
   | 'hold_released'
   | 'refunded'
   | 'refund_failed'
-  | 'disputed';
+  | 'disputed'
+  | 'dispute_won';
 
 export interface HistoryEntry {
   action: HistoryAction;

@@ -194,7 +194,11 @@ export async function alertDisputeOfCancelled(
   return true;
 }
 
-/** An inquiry to answer, or a won dispute's money back on a cancelled registration: a person decides; nothing changes here. */
+/**
+ * An inquiry to answer, or a won dispute's money back: a person decides. A won dispute that had hit a registration
+ * already cancelled gives it back the reason the dispute replaced (see restoreReasonBeforeDispute); one the dispute
+ * cancelled stays cancelled for the dispute until the office registers the payer again.
+ */
 export async function alertDisputeNotice(
   trx: Knex.Transaction,
   ctx: WebhookContext,
@@ -202,15 +206,14 @@ export async function alertDisputeNotice(
   action: DisputeNoticeAction,
 ): Promise<ReversalOutcome> {
   await lockPaymentIntent(trx, action.paymentIntentId);
-  const registration = await trx('registrations').where({ payment_intent_id: action.paymentIntentId }).first<{ id: string; status: string } | undefined>();
+  const registration = await trx('registrations')
+    .where({ payment_intent_id: action.paymentIntentId })
+    .forUpdate()
+    .first<{ id: string; status: string; cancel_reason: string | null } | undefined>('id', 'status', 'cancel_reason');
+  const restored = action.notice === 'won' && registration ? await restoreReasonBeforeDispute(trx, ctx, registration, action) : undefined;
   await raiseOperationsAlert(trx, ctx, {
     kind: action.notice === 'inquiry' ? 'dispute_inquiry' : 'dispute_won',
-    reason:
-      action.notice === 'inquiry'
-        ? 'the cardholder’s bank asks about this payment (an inquiry: no money was withdrawn, the registration stands); answer it at the card provider before its deadline'
-        : registration
-          ? 'the dispute was decided for the church and the money came back, but the registration was cancelled when the dispute opened; register the payer by hand or settle with them'
-          : 'the dispute was decided for the church and the money came back, for a payment that has no registration; register the payer by hand or settle with them',
+    reason: disputeNoticeReason(action.notice, registration !== undefined, restored),
     paymentIntentId: action.paymentIntentId,
     checkoutId: action.ids.checkoutId,
     amountMinor: action.amountMinor,
@@ -218,10 +221,54 @@ export async function alertDisputeNotice(
       disputeId: action.disputeId,
       registrationId: registration?.id ?? null,
       registrationStatus: registration?.status ?? null,
+      ...(restored ? { restoredCancelReason: restored.reason } : {}),
       providerEventId: eventId,
     },
   });
   return 'alerted';
+}
+
+function disputeNoticeReason(notice: DisputeNoticeAction['notice'], registered: boolean, restored: { reason: string | null } | undefined): string {
+  if (notice === 'inquiry') {
+    return 'the cardholder’s bank asks about this payment (an inquiry: no money was withdrawn, the registration stands); answer it at the card provider before its deadline';
+  }
+  if (restored) {
+    return `the dispute was decided for the church and the money came back; the registration stays cancelled as it was before the dispute (${restored.reason ?? 'cancelled'}) and counts as paid again; refund the payer or settle with them`;
+  }
+  return registered
+    ? 'the dispute was decided for the church and the money came back, but the registration was cancelled when the dispute opened; register the payer by hand or settle with them'
+    : 'the dispute was decided for the church and the money came back, for a payment that has no registration; register the payer by hand or settle with them';
+}
+
+/**
+ * The money of a dispute the church won is back. A registration the dispute found already cancelled (its latest
+ * `disputed` history entry kept the reason it replaced) gets that reason back, so it counts as paid again and stays
+ * cancelled as the office wanted. One the dispute itself cancelled has no such entry and is left to the office.
+ */
+async function restoreReasonBeforeDispute(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  registration: { id: string; status: string; cancel_reason: string | null },
+  action: DisputeNoticeAction,
+): Promise<{ reason: string | null } | undefined> {
+  if (registration.status !== 'CANCELLED' || registration.cancel_reason !== 'dispute') return undefined;
+  const disputed = await trx('registration_history')
+    .where({ registration_id: registration.id, action: 'disputed' })
+    .orderBy('id', 'desc')
+    .first<{ changes: { cancelReason?: { from?: string | null } } } | undefined>('changes');
+  const before = disputed?.changes.cancelReason;
+  if (!before || !('from' in before)) return undefined;
+  const reason = before.from ?? null;
+  const now = ctx.clock.now();
+  await trx('registrations').where({ id: registration.id }).update({ cancel_reason: reason, updated_at: now });
+  await recordHistory(trx, {
+    registrationId: registration.id,
+    action: 'dispute_won',
+    changes: { cancelReason: { from: 'dispute', to: reason }, amountMinor: action.amountMinor, providerObjectId: action.disputeId },
+    actor: 'card provider',
+    now,
+  });
+  return { reason };
 }
 
 async function disputeWon(trx: Knex.Transaction, paymentIntentId: string): Promise<boolean> {
