@@ -570,6 +570,20 @@ describe('one rule for a dispute of a cancelled registration: money the church h
     expect(await reasonOf(registrationId)).toBe('office');
   });
 
+  it('rule 3 restores only for the dispute that moved the reason: another dispute won leaves it disputed (the first one\'s money is still gone)', async () => {
+    const { amount, paymentIntentId, registrationId } = await officeCancelledCardRegistration();
+    const first = createdDispute({ paymentIntentId, amount });
+    await deliver('charge.dispute.created', first);
+    const second = createdDispute({ paymentIntentId, amount });
+    expect((await deliver('charge.dispute.funds_withdrawn', second)).body).toEqual({ received: true, outcome: 'already_cancelled' });
+
+    expect((await deliver('charge.dispute.closed', { ...second, status: 'won' })).body).toEqual({ received: true, outcome: 'alerted' });
+
+    expect(await reasonOf(registrationId)).toBe('dispute');
+    expect(await paidInFigures(registrationId)).toEqual({ show: 0, list: 0 });
+    expect((await historyOf(registrationId)).map((h) => h.action)).toEqual(['cancelled', 'disputed']);
+  });
+
   it('rule 3 does not touch a registration the dispute cancelled (it was PAID): reason dispute, no history entry, the old won wording', async () => {
     const { event, staged } = await stage();
     const paymentIntentId = providerId('pi_test');

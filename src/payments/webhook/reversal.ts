@@ -241,9 +241,10 @@ function disputeNoticeReason(notice: DisputeNoticeAction['notice'], registered: 
 }
 
 /**
- * The money of a dispute the church won is back. A registration the dispute found already cancelled (its latest
- * `disputed` history entry kept the reason it replaced) gets that reason back, so it counts as paid again and stays
- * cancelled as the office wanted. One the dispute itself cancelled has no such entry and is left to the office.
+ * The money of a dispute the church won is back. A registration this dispute found already cancelled (its latest
+ * `disputed` history entry names this dispute and kept the reason it replaced) gets that reason back, so it counts
+ * as paid again and stays cancelled as the office wanted. One the dispute itself cancelled has no such entry and is
+ * left to the office; so is one whose latest entry is another dispute's, whose money is still gone.
  */
 async function restoreReasonBeforeDispute(
   trx: Knex.Transaction,
@@ -255,9 +256,9 @@ async function restoreReasonBeforeDispute(
   const disputed = await trx('registration_history')
     .where({ registration_id: registration.id, action: 'disputed' })
     .orderBy('id', 'desc')
-    .first<{ changes: { cancelReason?: { from?: string | null } } } | undefined>('changes');
+    .first<{ changes: { cancelReason?: { from?: string | null }; providerObjectId?: string } } | undefined>('changes');
   const before = disputed?.changes.cancelReason;
-  if (!before || !('from' in before)) return undefined;
+  if (!before || !('from' in before) || disputed.changes.providerObjectId !== action.disputeId) return undefined;
   const reason = before.from ?? null;
   const now = ctx.clock.now();
   await trx('registrations').where({ id: registration.id }).update({ cancel_reason: reason, updated_at: now });
