@@ -369,10 +369,11 @@ class Reverse implements Cmd {
           );
     await deliver(model, real, event);
     if (this.kind !== 'refund_partial') {
-      const row = await tdb.db('checkout_sessions').where({ id: session.checkoutId }).first<{ status: string; registration_id: string | null }>();
-      if (row.status === 'COMPLETED' && row.registration_id) {
-        const registration = await tdb.db('registrations').where({ id: row.registration_id }).first<{ status: string }>();
-        if (registration.status !== 'CANCELLED') throw new Error(`a ${this.kind} left registration ${row.registration_id} ${registration.status}`);
+      const registration = await completedRegistrationOf(real, session);
+      if (registration && registration.status !== 'CANCELLED') throw new Error(`a ${this.kind} left registration ${registration.id} ${registration.status}`);
+      // Whoever cancelled it, money the bank took no longer counts as held; only a refund had already given it back.
+      if (registration && this.kind === 'dispute' && registration.cancel_reason !== 'dispute' && registration.cancel_reason !== 'refund') {
+        throw new Error(`a dispute left registration ${registration.id} cancelled as ${registration.cancel_reason ?? 'null'}, counting the money the bank took as paid`);
       }
     }
     await settle(model, real);
@@ -380,13 +381,18 @@ class Reverse implements Cmd {
   toString = () => `${this.kind}(#${this.session})`;
 }
 
-/** A full refund or a dispute taking the money must leave a completed checkout's registration CANCELLED. */
-async function expectCancelledIfRegistered(real: InterleavingReal, session: ModelSession, what: string): Promise<void> {
+/** The registration a completed checkout made or paid; none while the checkout is not COMPLETED. */
+async function completedRegistrationOf(real: InterleavingReal, session: ModelSession): Promise<{ id: string; status: string; cancel_reason: string | null } | undefined> {
   const { db } = real.harness.tdb;
   const row = await db('checkout_sessions').where({ id: session.checkoutId }).first<{ status: string; registration_id: string | null }>();
-  if (row.status !== 'COMPLETED' || !row.registration_id) return;
-  const registration = await db('registrations').where({ id: row.registration_id }).first<{ status: string }>();
-  if (registration.status !== 'CANCELLED') throw new Error(`${what} left registration ${row.registration_id} ${registration.status}`);
+  if (row.status !== 'COMPLETED' || !row.registration_id) return undefined;
+  return db('registrations').where({ id: row.registration_id }).first<{ id: string; status: string; cancel_reason: string | null }>('id', 'status', 'cancel_reason');
+}
+
+/** A full refund or a dispute taking the money must leave a completed checkout's registration CANCELLED. */
+async function expectCancelledIfRegistered(real: InterleavingReal, session: ModelSession, what: string): Promise<void> {
+  const registration = await completedRegistrationOf(real, session);
+  if (registration && registration.status !== 'CANCELLED') throw new Error(`${what} left registration ${registration.id} ${registration.status}`);
 }
 
 /** A refund or dispute made at the provider days after the payment, its webhook lost for good. */
@@ -435,14 +441,31 @@ class Inquiry implements Cmd {
       if (this.then === 'escalated_lost') {
         model.lostReversals.push({ session, event: withdrawn, takesMoney: true });
       } else {
+        const completedBefore = await completedRegistrationOf(real, session);
         await deliver(model, real, withdrawn);
         await expectCancelledIfRegistered(real, session, 'an inquiry escalated to a chargeback');
-        if (this.then === 'escalated_won') await deliver(model, real, provider.buildEvent('charge.dispute.closed', session.providerSessionId, { status: 'won' }));
+        if (this.then === 'escalated_won') {
+          await deliver(model, real, provider.buildEvent('charge.dispute.closed', session.providerSessionId, { status: 'won' }));
+          await expectReasonAfterWon(real, session, completedBefore);
+        }
       }
     }
     await settle(model, real);
   }
   toString = () => `inquiry(#${this.session}, then ${this.then})`;
+}
+
+/**
+ * After a chargeback the church won, a registration it found cancelled has its reason from before (the money is
+ * back; one cancelled for a refund or an earlier dispute keeps it), and one it cancelled stays cancelled for it.
+ */
+async function expectReasonAfterWon(real: InterleavingReal, session: ModelSession, before: { status: string; cancel_reason: string | null } | undefined): Promise<void> {
+  const after = await completedRegistrationOf(real, session);
+  if (!before || !after) return;
+  const expected = before.status === 'CANCELLED' ? before.cancel_reason : 'dispute';
+  if (after.status !== 'CANCELLED' || after.cancel_reason !== expected) {
+    throw new Error(`a won chargeback left registration ${after.id} ${after.status} (${after.cancel_reason ?? 'null'}), expected CANCELLED (${expected ?? 'null'})`);
+  }
 }
 
 /** A refund made in the dashboard that then fails at the provider (delivered, or lost for reconcile to find). */
