@@ -38,7 +38,7 @@ export const ALERT_KINDS = [
   'reconcile_mismatch',
   /** The cardholder's bank asks about a payment (no money withdrawn): answer it at the provider. */
   'dispute_inquiry',
-  /** A dispute the church won: the money came back, but the registration was cancelled when it opened. */
+  /** A dispute the church won: the money came back, to a registration the dispute cancelled or one already cancelled before it. */
   'dispute_won',
   /** A dispute of a payment whose registration was already cancelled (refunded, or cancelled by the office). */
   'dispute_after_cancellation',
