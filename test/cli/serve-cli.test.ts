@@ -88,6 +88,8 @@ describe('eventops serve', () => {
     });
     const health = await fetch(`${first.url}/healthz`);
     expect(health.status).toBe(200);
+    // AUTH_URL names port 3000 and this server took another: the start says its links lead nowhere.
+    expect(first.stderr()).toContain(`links in emails and pages point at http://127.0.0.1:3000, but this server listens on port ${new URL(first.url).port}`);
     first.child.kill('SIGTERM');
     expect(await first.exit).toBe(0);
 

@@ -6,6 +6,7 @@ import type { BuiltServer } from '../../http/server.js';
 import type { DeliveryLoop } from '../../ops/delivery-loop.js';
 import type { Scheduler } from '../../scheduler/index.js';
 import type { Telemetry } from '../../telemetry.js';
+import { publicUrlPortMismatch } from '../public-url-port.js';
 import { packageVersion } from '../version.js';
 
 const optionsSchema = z.object({
@@ -77,6 +78,9 @@ export function registerServeCommand(program: Command): void {
 
         const address = await server.app.listen({ port, host });
         logger.info({ address }, 'eventops serve listening');
+        const listening = server.app.server.address();
+        const unreachableLinks = publicUrlPortMismatch(config.authUrl ?? config.appUrl, typeof listening === 'object' && listening ? listening.port : port);
+        if (unreachableLinks) logger.warn(unreachableLinks);
         void import('../../ops/clock-check.js').then(({ reportClockOffset }) => reportClockOffset(ctx));
       } catch (error) {
         // Whatever failed once the database was open (telemetry, the server, the scheduler, listen): without this the
