@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { cardAmountTooSmall, cardMinimumOf } from '../payments/card-minimum.js';
 import { cardPaymentStateOf, type CardPaymentState } from '../payments/card-payment-state.js';
+import { heldUntil } from '../payments/hold-release.js';
 import { cardPaymentPossible, paymentReference, registrationToken } from '../payments/links.js';
 import { NOT_PAYABLE_MESSAGES, payNowLines } from '../payments/pay-now.js';
 import { cardSurcharge, type PricedLine } from '../payments/pricing.js';
@@ -225,13 +226,18 @@ export async function registrationPageData(
     };
   }
   const live = registration.event.published && !registration.event.deletedAt;
+  // The plain "awaiting payment" note says until when, on an event that releases unpaid places (as the sweep will).
+  const releasedAt = status === STATUS_TEXT.PENDING ? await heldUntil(ctx.db, registration.id, ctx.config.regional.timeZone) : undefined;
+  const statusNote = releasedAt
+    ? `Your places are held until ${format.dateTime(releasedAt)}. Your registration is confirmed once we receive your payment; if it has not reached us by then, the places are released for others.`
+    : status.note;
   return {
     title: 'Your registration',
     eventTitle: registration.event.title,
     eventHref: live ? eventPath(registration.event.slug) : undefined,
     when: format.dateTimeSpan(registration.event.startsAt, registration.event.endsAt),
     statusLabel: registration.totalMinor === 0 && registration.status === 'PAID' ? 'Confirmed (free)' : status.label,
-    statusNote: status.note,
+    statusNote,
     contactName: registration.contactName,
     lines,
     total: format.money(registration.totalMinor),

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { recordHistory } from '../admin/registrations/history.js';
 import type { AppContext } from '../context.js';
+import { RELEASE_AT, daysAfter } from '../payments/hold-release.js';
 import { cardPaymentPossible, payNowUrl, paymentReference } from '../payments/links.js';
 import { cardPaymentInFlightSql, keptCardPaymentOpenSql } from '../payments/webhook/staging-rows.js';
 
@@ -56,14 +57,6 @@ interface HeldRow {
   release_at: Date;
 }
 
-/** The moment `days` calendar days after `from`, in the church's time zone. */
-const daysAfter = (from: string, days: string) => `((${from} AT TIME ZONE :tz) + make_interval(days => ${days})) AT TIME ZONE :tz`;
-/**
- * N days after the registration was made, and never sooner than a day after the office set or
- * shortened the limit (`unpaid_hold_since`; GREATEST ignores its NULL): a registration made under
- * a longer limit, or none, is reminded before its seats are freed.
- */
-const RELEASE_AT = `GREATEST(${daysAfter('r.created_at', 'e.unpaid_hold_days')}, ${daysAfter('e.unpaid_hold_since', '1')})`;
 /**
  * One day before the end; for a one-day hold, halfway through it: the registrant has only just
  * been sent the bank details, and "we have not received your payment" minutes later is noise.

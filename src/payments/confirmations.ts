@@ -6,6 +6,7 @@ import { enqueueMail } from '../mail/queue.js';
 import { loadEmailBranding } from '../mail/render.js';
 import { getBankDetails, getCardFeeRate } from '../settings.js';
 import { belowCardMinimum, cardMinimumOf } from './card-minimum.js';
+import { heldUntil } from './hold-release.js';
 import { cardPaymentPossible, payNowUrl, paymentReference, registrationUrl } from './links.js';
 import { cardSurcharge, type PricedRegistration } from './pricing.js';
 import type { RegistrationContact } from './registrations.js';
@@ -63,6 +64,7 @@ export async function queueRegistrationConfirmation(
   // One query at a time: they share the transaction's connection.
   const others = await otherLiveRegistrations(trx, input.event.id, emailHash, input.registrationId);
   const [branding, bank] = await Promise.all([loadEmailBranding(trx, ctx.config), owing ? getBankDetails(trx) : undefined]);
+  const releasedAt = owing && input.event.unpaidHoldDays !== null ? await heldUntil(trx, input.registrationId, ctx.config.regional.timeZone) : undefined;
   const offerCard =
     owing &&
     paidMinor === 0 &&
@@ -81,6 +83,7 @@ export async function queueRegistrationConfirmation(
       balanceMinor: input.priced.total - paidMinor,
       paidMinor,
       cardPaymentInFlight,
+      heldUntil: releasedAt,
       free: input.priced.free,
       reference: paymentReference(input.registrationId),
       bank,

@@ -1,0 +1,36 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/connect.js';
+
+/**
+ * When an unpaid bank-transfer registration's seats are released (events with `unpaidHoldDays`): the SQL
+ * that sweep-checkouts releases by, and the same moment for the confirmation and the registration page,
+ * so what a registrant is told is what the sweep does. Expressions over `r` (registrations) and `e`
+ * (events), with the named binding `:tz` (APP_TIMEZONE).
+ */
+
+/** The moment `days` calendar days after `from`, in the church's time zone. */
+export const daysAfter = (from: string, days: string) => `((${from} AT TIME ZONE :tz) + make_interval(days => ${days})) AT TIME ZONE :tz`;
+
+/**
+ * N days after the registration was made, and never sooner than a day after the office set or
+ * shortened the limit (`unpaid_hold_since`; GREATEST ignores its NULL): a registration made under
+ * a longer limit, or none, is reminded before its seats are freed.
+ */
+export const RELEASE_AT = `GREATEST(${daysAfter('r.created_at', 'e.unpaid_hold_days')}, ${daysAfter('e.unpaid_hold_since', '1')})`;
+
+/**
+ * When this registration's places are released unless paid, or undefined when they are not: paid, free,
+ * by card, part-paid by the office (the sweep leaves those alone), no limit on the event, or a release
+ * that would fall at or after the event's start (the sweep releases only before it).
+ */
+export async function heldUntil(db: Db | Knex.Transaction, registrationId: string, timeZone: string): Promise<Date | undefined> {
+  const result = await db.raw<{ rows: Array<{ release_at: Date }> }>(
+    `SELECT ${RELEASE_AT} AS release_at
+       FROM registrations r JOIN events e ON e.id = r.event_id
+      WHERE r.id = :id AND r.status = 'PENDING' AND r.payment_method = 'bank' AND r.total_minor > 0
+        AND r.office_paid_minor = 0 AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL
+        AND ${RELEASE_AT} < e.starts_at`,
+    { id: registrationId, tz: timeZone },
+  );
+  return result.rows[0]?.release_at;
+}
