@@ -72,6 +72,10 @@ describe('administration commands as an operator runs them', () => {
     expect(people.code).toBe(0);
     expect(people.stdout).toContain('"birthDate": "1985-03-14"');
     expect(people.stdout).not.toContain('WWC1234567E');
+    // In words too, each person shows the address `people celebrations` is given.
+    const peopleInWords = await runCli(['people', 'list'], { env });
+    expect(peopleInWords.stdout).toMatch(/^Anna Nguyen {2}Anna\.Nguyen@example\.org {2}born 1985-03-14/m);
+    expect(peopleInWords.stdout).not.toContain('WWC1234567E');
 
     const set = await runCli(['settings', 'set', 'cardFee.percent', '1.75'], { env });
     expect(set.code).toBe(0);

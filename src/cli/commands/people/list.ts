@@ -27,6 +27,8 @@ function describe(p: PersonListing, day: (date: Date) => string): string {
   const off = p.celebrationsOff;
   return [
     `${p.firstName} ${p.lastName}`,
+    // The address `people celebrations` is given, and what re-import matches people by.
+    p.email ?? '',
     p.birthDate ? `born ${p.birthDate}` : '',
     p.weddingDate ? `married ${p.weddingDate}` : '',
     p.spouse ? `spouse ${p.spouse}` : '',
