@@ -419,15 +419,20 @@ describe('eventops registrations: the office records a bank transfer, cancels an
         mobile: "'-1+1",
         status: 'PAID',
         amount_paid: '240.00',
+        total: '240.00',
+        balance_owing: '0.00',
       },
-      expect.objectContaining({ attendee_name: "'@cmd", contact_name: `'=HYPERLINK("http://x.example","click")` }),
-      expect.objectContaining({ attendee_name: 'José Núñez', contact_name: 'Plain Person', email: 'plain@example.org', mobile: '', status: 'PENDING', amount_paid: '0.00' }),
+      // The registration's money is on its first attendee's row only, so a column sum counts it once.
+      expect.objectContaining({ attendee_name: "'@cmd", registration_reference: paymentReference(hostile.id), contact_name: `'=HYPERLINK("http://x.example","click")`, amount_paid: '', total: '', balance_owing: '' }),
+      expect.objectContaining({ attendee_name: 'José Núñez', contact_name: 'Plain Person', email: 'plain@example.org', mobile: '', status: 'PENDING', amount_paid: '0.00', total: '120.00', balance_owing: '120.00' }),
     ]);
 
     const json = await cli(['export', '--event', event.slug, '--format', 'json']);
     expect(json.code).toBe(0);
     expect(json.stdout.startsWith('{')).toBe(true);
-    expect(JSON.parse(json.stdout).attendees[0]).toMatchObject({ attendeeName: '+SUM(A1:A9)', amountPaid: '240.00' });
+    const jsonRows = JSON.parse(json.stdout).attendees;
+    expect(jsonRows[0]).toMatchObject({ attendeeName: '+SUM(A1:A9)', amountPaid: '240.00', total: '240.00', balanceOwing: '0.00' });
+    expect(jsonRows[1]).toMatchObject({ attendeeName: '@cmd', amountPaid: null, total: null, balanceOwing: null });
     const unknownEvent = await cli(['export', '--event', 'no-such-event']);
     expect(unknownEvent.code).toBe(1);
     const badFormat = await cli(['export', '--event', event.slug, '--format', 'xlsx']);

@@ -7,7 +7,12 @@ import type { RegistrationStatus } from '../../payments/registrations.js';
 import { currencyDigits } from './money.js';
 import { PAID_MINOR_SQL } from './payments.js';
 
-/** One row per attendee: for name tags, the kitchen and the roll. */
+/**
+ * One row per attendee: for name tags, the kitchen and the roll. The money is the registration's, so it
+ * is on the registration's first attendee row only (null, an empty CSV cell, on its others): summing a
+ * column counts each registration once. `reference` is on every row, to group a registration's rows.
+ * Amounts are in APP_CURRENCY as plain decimals ("240.00").
+ */
 export interface AttendeeExportRow {
   attendeeName: string;
   ticket: string;
@@ -16,8 +21,12 @@ export interface AttendeeExportRow {
   email: string;
   mobile: string;
   status: RegistrationStatus;
-  /** What the registration has paid, in APP_CURRENCY as a plain decimal ("240.00"). */
-  amountPaid: string;
+  /** What the registration has paid, as `list` and `show` count it (PAID_MINOR_SQL). */
+  amountPaid: string | null;
+  /** The registration's price. */
+  total: string | null;
+  /** What is still owing: total − paid while PENDING; 0 once PAID, and 0 for a cancelled one (nobody owes for it). */
+  balanceOwing: string | null;
 }
 
 export const EXPORT_COLUMNS: Array<{ key: keyof AttendeeExportRow; header: string }> = [
@@ -29,6 +38,9 @@ export const EXPORT_COLUMNS: Array<{ key: keyof AttendeeExportRow; header: strin
   { key: 'mobile', header: 'mobile' },
   { key: 'status', header: 'status' },
   { key: 'amountPaid', header: 'amount_paid' },
+  // Added after amount_paid, so the columns a spreadsheet already refers to keep their places.
+  { key: 'total', header: 'total' },
+  { key: 'balanceOwing', header: 'balance_owing' },
 ];
 
 interface ExportSourceRow {
@@ -38,7 +50,22 @@ interface ExportSourceRow {
   contact_email_enc: string;
   contact_mobile_enc: string | null;
   attendees: Array<{ name: string; tier: string }>;
+  total_minor: number;
   paid_minor: string | number;
+}
+
+/** Integer minor units as a plain decimal with the currency's digits (24000 → "240.00"; JPY 240 → "240"), without floating point. */
+export function plainAmount(minor: number, digits: number): string {
+  const sign = minor < 0 ? '-' : '';
+  const units = Math.abs(minor);
+  if (digits === 0) return `${sign}${units}`;
+  const scale = 10 ** digits;
+  return `${sign}${Math.floor(units / scale)}.${String(units % scale).padStart(digits, '0')}`;
+}
+
+/** What a registration owes, minor units: the total less what it paid while PENDING, nothing once PAID or CANCELLED. */
+export function balanceOwingMinor(row: { status: RegistrationStatus; totalMinor: number; paidMinor: number }): number {
+  return row.status === 'PENDING' ? row.totalMinor - row.paidMinor : 0;
 }
 
 /**
@@ -61,12 +88,29 @@ export async function exportAttendees(
       if (!options.includeCancelled) q.whereNot('r.status', 'CANCELLED');
     })
     .orderBy([{ column: 'r.created_at' }, { column: 'r.id' }])
-    .select<ExportSourceRow[]>('r.id', 'r.status', 'r.contact_name', 'r.contact_email_enc', 'r.contact_mobile_enc', 'r.attendees', ctx.db.raw(`${PAID_MINOR_SQL} AS paid_minor`));
+    .select<ExportSourceRow[]>(
+      'r.id',
+      'r.status',
+      'r.contact_name',
+      'r.contact_email_enc',
+      'r.contact_mobile_enc',
+      'r.attendees',
+      'r.total_minor',
+      ctx.db.raw(`${PAID_MINOR_SQL} AS paid_minor`),
+    );
   return rows.flatMap((row) => {
     const email = ctx.cipher.decrypt(row.contact_email_enc);
     const mobile = row.contact_mobile_enc ? ctx.cipher.decrypt(row.contact_mobile_enc) : '';
-    const amountPaid = (Number(row.paid_minor) / 10 ** digits).toFixed(digits);
-    return row.attendees.map((attendee) => ({
+    const totalMinor = Number(row.total_minor);
+    const paidMinor = Number(row.paid_minor);
+    const money = {
+      amountPaid: plainAmount(paidMinor, digits),
+      total: plainAmount(totalMinor, digits),
+      balanceOwing: plainAmount(balanceOwingMinor({ status: row.status, totalMinor, paidMinor }), digits),
+    };
+    // Once per registration: on every attendee's row, a family of four who paid 270 summed to 1,080.
+    const noMoney = { amountPaid: null, total: null, balanceOwing: null };
+    return row.attendees.map((attendee, index) => ({
       attendeeName: attendee.name,
       ticket: labels.get(attendee.tier) ?? attendee.tier,
       reference: paymentReference(row.id),
@@ -74,13 +118,13 @@ export async function exportAttendees(
       email,
       mobile,
       status: row.status,
-      amountPaid,
+      ...(index === 0 ? money : noMoney),
     }));
   });
 }
 
 /**
- * CSV with a header row. A cell starting with =, +, -, @ (or a tab or carriage
+ * CSV with a header row; a registration's money columns are empty on all but its first attendee's row. A cell starting with =, +, -, @ (or a tab or carriage
  * return) is prefixed with an apostrophe, so a spreadsheet shows it as text
  * instead of running it as a formula. It starts with a UTF-8 byte-order mark:
  * without one, Excel opens the file in the legacy code page ("José" as "JosÃ©").

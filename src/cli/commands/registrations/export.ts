@@ -14,7 +14,7 @@ const optionsSchema = z.object({
 export function registerExportCommand(registrations: Command): void {
   registrations
     .command('export')
-    .description('one row per attendee coming (name tags, kitchen, roll): attendee, ticket, reference, contact, email, mobile, status, amount paid')
+    .description('one row per attendee coming (name tags, kitchen, roll): attendee, ticket, reference, contact, email, mobile, status; the registration\'s amount paid, total and balance owing on its first attendee\'s row')
     .requiredOption('--event <slug>', 'the event')
     .option('--format <format>', 'csv (default) or json')
     .option('--out <file>', 'write to this file (mode 0600) instead of standard output')
@@ -24,6 +24,10 @@ export function registerExportCommand(registrations: Command): void {
       'after',
       `
 Only who is coming (PENDING and PAID) unless --include-cancelled.
+amount_paid, total and balance_owing are the registration's: they are on its first
+attendee's row only (empty on the others, null in JSON), so summing a column counts each
+registration once; registration_reference is on every row. A cancelled registration shows
+what was received and kept, and owes nothing (balance 0).
 CSV cells starting with =, +, - or @ are prefixed with ' so a spreadsheet never runs them.
 The file holds contact details: it is written readable by its owner only, and its
 contents never go to a log.
