@@ -25,7 +25,10 @@ export interface RegistrationListing {
 export interface ListFilter {
   eventSlug?: string;
   status?: RegistrationStatus;
-  /** A name (contact or attendee), an exact email address, or the start of a reference. */
+  /**
+   * A name (contact or attendee: part of it, accents and case ignored; `%` and `_` are literal), an exact email
+   * address, or the start of a reference.
+   */
   search?: string;
 }
 
@@ -44,6 +47,20 @@ interface ListingRow {
 }
 
 const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * A name as the search compares it: decomposed (NFD), without its combining accents (U+0300–U+036F),
+ * in lower case. "José Muñoz" and "JOSE MUNOZ" both read "jose munoz", whether stored composed or
+ * decomposed. Accents go before the case, as in SQL (foldSql), so "İ" is "i" on both sides.
+ */
+export function foldForSearch(text: string): string {
+  // Lower case letter by letter, as PostgreSQL's lower() does: a whole-string toLowerCase() writes a word-final
+  // capital sigma as "ς", which lower() writes "σ", and "ΟΔΟΣ" would not find itself.
+  return Array.from(text.normalize('NFD').replace(/[\u0300-\u036f]/g, ''), (letter) => letter.toLowerCase()).join('');
+}
+
+/** foldForSearch in SQL, on the expression `expr` (normalize() needs PostgreSQL 13 and a UTF8 database). */
+const foldSql = (expr: string) => `lower(regexp_replace(normalize(${expr}, NFD), '[\\u0300-\\u036f]', '', 'g'))`;
 
 /** One row per registration, oldest first. Contact emails stay encrypted: a search by email compares lookup hashes. */
 export async function listRegistrations(ctx: Pick<AppContext, 'db' | 'cipher'>, filter: ListFilter): Promise<RegistrationListing[]> {
@@ -71,10 +88,20 @@ export async function listRegistrations(ctx: Pick<AppContext, 'db' | 'cipher'>, 
   if (filter.status) query.where('r.status', filter.status);
   const search = filter.search?.trim();
   if (search) {
-    const like = `%${likeEscape(search)}%`;
+    const name = foldForSearch(search);
     const hexKey = search.replace(/-/g, '').toLowerCase();
     query.where((q) => {
-      q.whereILike('r.contact_name', like).orWhereRaw(`r.attendees::text ILIKE ?`, [like]);
+      // Matches nothing unless a clause below does (knex drops an empty group, which would list everything).
+      q.whereRaw('false');
+      // The contact's and the attendees' names, not the attendees' JSON text (whose keys "name" and "tier" every
+      // registration has), compared without accents or case. Text that is only accents folds to nothing: no name clause.
+      if (name) {
+        const like = `%${likeEscape(name)}%`;
+        q.orWhereRaw(`${foldSql('r.contact_name')} LIKE ?`, [like]).orWhereRaw(
+          `EXISTS (SELECT 1 FROM jsonb_array_elements(r.attendees) AS a(attendee) WHERE ${foldSql(`a.attendee ->> 'name'`)} LIKE ?)`,
+          [like],
+        );
+      }
       if (search.includes('@')) q.orWhere('r.contact_email_hash', ctx.cipher.lookupHash('email', search));
       if (/^[0-9a-f]{4,32}$/.test(hexKey)) q.orWhereRaw(`replace(r.id::text, '-', '') LIKE ?`, [`${hexKey}%`]);
     });

@@ -22,7 +22,7 @@ export function registerListCommand(registrations: Command): void {
     .description('one row per registration: reference, contact, attendees, total, paid, method, status, created')
     .option('--event <slug>', 'only this event')
     .option('--status <status>', 'PENDING, PAID or CANCELLED')
-    .option('--search <text>', 'a contact or attendee name, an exact email address, or the start of a reference')
+    .option('--search <text>', 'part of a contact or attendee name (accents and case ignored: munoz finds Muñoz), an exact email address, or the start of a reference')
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExamples:\n  $ eventops registrations list --event family-camp --status PENDING\n  $ eventops registrations list --search smith --json')
     .action(async (raw: unknown) => {
