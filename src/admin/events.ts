@@ -67,7 +67,7 @@ export function eventFromRow(row: EventRow): EventRecord {
   };
 }
 
-export type EventChangeKind = 'created' | 'updated' | 'published' | 'deleted' | 'unchanged';
+export type EventChangeKind = 'created' | 'updated' | 'published' | 'unpublished' | 'deleted' | 'unchanged';
 
 export interface EventChange {
   event: EventRecord;
@@ -76,6 +76,11 @@ export interface EventChange {
   deliveryId: string | null;
   /** Worth the office's attention, never a refusal: tickets too cheap to pay for alone by card (create and update). */
   warnings: string[];
+  /**
+   * update: the file's `published` when it differs from the event's. It is not applied: after
+   * creation only `events publish` and `events unpublish` change it.
+   */
+  ignored?: { published: boolean };
 }
 
 type WriteContext = Pick<AppContext, 'config' | 'db' | 'clock'>;
@@ -153,7 +158,9 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
  * clears it) and leaves it as it is when absent; `pricing` is replaced whole.
  * A reminder that was sent or claimed is re-armed only when `reminderAt`
  * actually moves, so re-running the same file never sends a reminder twice.
- * The notification is event.published when the update publishes the event.
+ * `published` is never applied: the file that created the event as a draft is
+ * the one the office edits after `events publish`, and applying it would take
+ * the event off the website unasked. A value that differs is reported in `ignored`.
  */
 export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<EventChange> {
   const now = ctx.clock.now();
@@ -168,7 +175,6 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
       ...optional('description', file.description),
       ...optional('location', file.location),
       ...optional('ends_at', file.endsAt),
-      ...optional('published', file.published),
       ...optional('online_payment', file.onlinePayment),
       ...optional('pass_card_fee', file.passCardFee),
       ...optional('max_attendees_per_registration', file.maxAttendeesPerRegistration),
@@ -201,15 +207,11 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
       .update({ ...changes, calendar_sequence: nextSequence(trx) })
       .returning<EventRow[]>('*');
     if (!row) throw new NotFoundError(`event "${file.slug}"`);
-    const change = await recordChange(trx, ctx, 'updated', updateType(current, row), eventFromRow(row));
+    const change = await recordChange(trx, ctx, 'updated', 'event.updated', eventFromRow(row));
+    const ignored = file.published !== undefined && file.published !== current.published ? { ignored: { published: file.published } } : {};
     // The event as stored: keys the file left out keep their values (onlinePayment, passCardFee).
-    return { ...change, warnings: await pricingWarnings(trx, ctx, change.event) };
+    return { ...change, ...ignored, warnings: await pricingWarnings(trx, ctx, change.event) };
   });
-}
-
-/** An update that publishes tells the website so as `events publish` would; unpublishing is an update carrying published: false. */
-function updateType(before: EventRow, after: EventRow): WebsiteSyncType {
-  return !before.published && after.published ? 'event.published' : 'event.updated';
 }
 
 /** Publishes the event. Publishing a published event changes nothing and queues nothing. */
@@ -223,6 +225,24 @@ export async function publishEvent(ctx: WriteContext, slug: string): Promise<Eve
       .returning<EventRow[]>('*');
     if (!row) throw new NotFoundError(`event "${slug}"`);
     return recordChange(trx, ctx, 'published', 'event.published', eventFromRow(row));
+  });
+}
+
+/**
+ * Takes the event off the website (its page is gone, the form closed); registrations already made
+ * stand. Unpublishing a draft changes nothing and queues nothing. The website hears event.updated
+ * carrying published: false (the specification has no unpublished type).
+ */
+export async function unpublishEvent(ctx: WriteContext, slug: string): Promise<EventChange> {
+  return ctx.db.transaction(async (trx) => {
+    const current = await lockLiveEvent(trx, slug);
+    if (!current.published) return { event: eventFromRow(current), change: 'unchanged', deliveryId: null, warnings: [] };
+    const [row] = await trx('events')
+      .where({ id: current.id })
+      .update({ published: false, updated_at: ctx.clock.now(), calendar_sequence: nextSequence(trx) })
+      .returning<EventRow[]>('*');
+    if (!row) throw new NotFoundError(`event "${slug}"`);
+    return recordChange(trx, ctx, 'unpublished', 'event.updated', eventFromRow(row));
   });
 }
 

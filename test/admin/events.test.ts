@@ -10,6 +10,7 @@ import {
   getEventBySlug,
   listEvents,
   publishEvent,
+  unpublishEvent,
   updateEvent,
 } from '../../src/admin/events.js';
 import { AppError, NotFoundError } from '../../src/errors.js';
@@ -289,20 +290,48 @@ describe('event administration', () => {
     });
   });
 
-  it('an update that publishes the event queues event.published; one that unpublishes queues event.updated with published false', async () => {
+  it('update never changes the publish state: a "published" that differs is reported as ignored, and only publish and unpublish change it', async () => {
+    // README step 4: create from a file saying "published": false, publish, then edit the same file and update.
     const ctx = syncContext();
     const file = eventFile({ published: false });
     await createEvent(ctx, file);
-    const publishing = await updateEvent(ctx, { ...file, published: true });
-    expect(publishing).toMatchObject({ change: 'updated', event: { published: true } });
-    const republished = await updateEvent(ctx, { ...file, title: 'Family Camp 2027', published: true });
-    const unpublishing = await updateEvent(ctx, { ...file, published: false });
+    await publishEvent(ctx, file.slug);
+    const edited = await updateEvent(ctx, { ...file, title: 'Family Camp 2027' });
+    expect(edited).toMatchObject({ change: 'updated', ignored: { published: false }, event: { title: 'Family Camp 2027', published: true } });
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ title: 'Family Camp 2027', published: true });
+    // A file that agrees, or says nothing, reports nothing ignored.
+    expect((await updateEvent(ctx, { ...file, published: true })).ignored).toBeUndefined();
+    const { published: _p, ...silent } = file;
+    expect((await updateEvent(ctx, silent)).ignored).toBeUndefined();
+
+    // Nor does an update publish a draft.
+    const draft = eventFile({ published: false });
+    await createEvent(ctx, draft);
+    const publishing = await updateEvent(ctx, { ...draft, published: true });
+    expect(publishing).toMatchObject({ ignored: { published: true }, event: { published: false } });
+    expect((await getEventBySlug(tdb.db, draft.slug))?.published).toBe(false);
+    expect((await outboxFor(draft.slug)).map((r) => r.type)).toEqual(['event.created', 'event.updated']);
 
     const rows = await outboxFor(file.slug);
-    expect(rows.map((r) => r.type)).toEqual(['event.created', 'event.published', 'event.updated', 'event.updated']);
-    expect(rows[1]?.body).toMatchObject({ id: publishing.deliveryId, type: 'event.published', event: { published: true } });
-    expect(rows[2]?.body).toMatchObject({ id: republished.deliveryId, event: { title: 'Family Camp 2027', published: true } });
-    expect(rows[3]?.body).toMatchObject({ id: unpublishing.deliveryId, type: 'event.updated', event: { published: false } });
+    expect(rows.map((r) => r.type)).toEqual(['event.created', 'event.published', 'event.updated', 'event.updated', 'event.updated']);
+    expect(rows[2]?.body).toMatchObject({ id: edited.deliveryId, type: 'event.updated', event: { title: 'Family Camp 2027', published: true } });
+  });
+
+  it('unpublish takes the event off the website with event.updated carrying published false; unpublishing a draft changes nothing', async () => {
+    const ctx = syncContext();
+    const file = eventFile({ published: true });
+    await createEvent(ctx, file);
+    const first = await unpublishEvent(ctx, file.slug);
+    expect(first).toMatchObject({ change: 'unpublished', event: { published: false } });
+    expect((await getEventBySlug(tdb.db, file.slug))?.published).toBe(false);
+    expect(await unpublishEvent(ctx, file.slug)).toMatchObject({ change: 'unchanged', deliveryId: null });
+
+    const rows = await outboxFor(file.slug);
+    expect(rows.map((r) => r.type)).toEqual(['event.created', 'event.updated']);
+    expect(rows[1]?.body).toMatchObject({ id: first.deliveryId, type: 'event.updated', event: { published: false } });
+    await expect(unpublishEvent(ctx, 'no-such-event')).rejects.toBeInstanceOf(NotFoundError);
+    await deleteEvent(ctx, file.slug);
+    await expect(unpublishEvent(ctx, file.slug)).rejects.toMatchObject({ code: 'event_deleted' });
   });
 
   it('update or publish of an unknown slug is NotFound and queues nothing', async () => {

@@ -6,8 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyWebsiteSignature } from '../../src/admin/website-sync.js';
 import { ROOT, runCli } from '../support/cli.js';
+import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testEnv } from '../support/env.js';
+import { startTestServer } from '../support/http.js';
 import { startWebsiteReceiver, type WebsiteReceiver } from '../support/website-receiver.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures');
@@ -302,5 +304,60 @@ describe('eventops events', () => {
     expect(human.stdout).toMatch(/^cli-retreat +2027-02-05 18:00 – 2027-02-07 15:00 +draft +capacity 30 +Men's Retreat$/m);
     const json = JSON.parse((await runCli(['events', 'list', '--json'], { env: env(), cwd: workDir })).stdout) as { events: Array<{ slug: string; endsAt: string | null }> };
     expect(json.events.find((e) => e.slug === 'cli-retreat')?.endsAt).toBe('2027-02-07T04:00:00.000Z');
+  });
+});
+
+describe('eventops events, as the office uses them', () => {
+  const SYDNEY = { APP_TIMEZONE: 'Australia/Sydney', APP_LOCALE: 'en-AU', WEBSITE_SYNC_URL: undefined, WEBSITE_SYNC_SECRET: undefined };
+  const nextYear = new Date().getUTCFullYear() + 1;
+
+  async function pageStatus(slug: string): Promise<number> {
+    const server = await startTestServer(createTestContext({ db: tdb.db }));
+    try {
+      return (await fetch(`${server.url}/events/${slug}`)).status;
+    } finally {
+      await server.close();
+    }
+  }
+
+  it('README step 4 then an edit: update keeps a published event published although the file says "published": false, and says so', async () => {
+    const content = {
+      slug: 'cli-camp-edit',
+      title: 'Family Camp',
+      startsAt: `${nextYear}-03-12T18:00:00+11:00`,
+      capacity: 120,
+      published: false,
+      pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 12000 }] },
+    };
+    const file = writeEventFile('camp-edit.json', content);
+    const created = await runCli(['events', 'create', file], { env: env(SYDNEY), cwd: workDir });
+    expect(created.code).toBe(0);
+    expect(created.stdout).toContain('draft: not on the website; `eventops events publish cli-camp-edit` puts it on the website');
+    expect((await runCli(['events', 'publish', 'cli-camp-edit'], { env: env(SYDNEY), cwd: workDir })).code).toBe(0);
+    expect(await pageStatus('cli-camp-edit')).toBe(200);
+
+    writeEventFile('camp-edit.json', { ...content, title: 'Family Camp (updated)' });
+    const updated = await runCli(['events', 'update', file], { env: env(SYDNEY), cwd: workDir });
+    expect(updated.stderr).toBe('');
+    expect(updated.code).toBe(0);
+    expect(updated.stdout).toContain('updated: cli-camp-edit (Family Camp (updated))');
+    expect(updated.stdout).toContain(
+      'still published: the file says "published": false, which update does not apply; `eventops events unpublish cli-camp-edit` takes it off the website',
+    );
+    expect(await tdb.db('events').where({ slug: 'cli-camp-edit' }).first()).toMatchObject({ published: true, title: 'Family Camp (updated)' });
+    expect(await pageStatus('cli-camp-edit')).toBe(200);
+    const json = JSON.parse((await runCli(['events', 'update', file, '--json'], { env: env(SYDNEY), cwd: workDir })).stdout) as Record<string, unknown>;
+    expect(json).toMatchObject({ change: 'updated', ignored: { published: false }, event: { published: true } });
+
+    // unpublish is the command that takes it off the website.
+    const unpublished = await runCli(['events', 'unpublish', 'cli-camp-edit'], { env: env(SYDNEY), cwd: workDir });
+    expect(unpublished.code).toBe(0);
+    expect(unpublished.stdout).toContain('unpublished: cli-camp-edit');
+    expect(await pageStatus('cli-camp-edit')).toBe(404);
+    // And update leaves a draft a draft, whatever the file says.
+    writeEventFile('camp-edit.json', { ...content, published: true });
+    const kept = await runCli(['events', 'update', file], { env: env(SYDNEY), cwd: workDir });
+    expect(kept.stdout).toContain('still a draft: the file says "published": true, which update does not apply; `eventops events publish cli-camp-edit`');
+    expect(await pageStatus('cli-camp-edit')).toBe(404);
   });
 });

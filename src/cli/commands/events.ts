@@ -23,15 +23,18 @@ The event file (JSON; unknown keys are rejected):
    "passCardFee": true, "reminderAt": "2027-03-10T09:00:00+11:00",
    "pricing": {"tiers": [{"id": "adult", "label": "Adult", "price": 12000}],
                "familyWaiver": {"maxChargedTickets": 3}, "discount": {"percent": 10}}}
-Prices in minor units of APP_CURRENCY; capacity null = unlimited.`;
+Prices in minor units of APP_CURRENCY; capacity null = unlimited.
+"published" is read by create only (default false): after that \`events publish\` and \`events unpublish\`
+change it, and update leaves it as it is, saying so when the file says otherwise.`;
 
 export function registerEventsCommands(program: Command): void {
   const events = program
     .command('events')
-    .description('create, update, publish, delete and list events (changes are pushed to the website when sync is on)')
+    .description('create, update, publish, unpublish, delete and list events (changes are pushed to the website when sync is on)')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ eventops events create family-camp.json\n  $ eventops events publish family-camp\n  $ eventops events list --json',
+      '\nExamples:\n  $ eventops events create family-camp.json\n  $ eventops events publish family-camp\n' +
+        '  $ eventops events update family-camp.json\n  $ eventops events list --json',
     );
 
   events
@@ -51,12 +54,17 @@ export function registerEventsCommands(program: Command): void {
 
   events
     .command('update')
-    .description('update the event named by the file\'s slug; optional keys left out keep their value, null clears them')
+    .description(
+      'update the event named by the file\'s slug; optional keys left out keep their value, null clears them; "published" is left as it is',
+    )
     .argument('<file>', 'event file (JSON)')
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
-      `\nExample:\n  $ eventops events update family-camp.json\n\nChanging reminderAt re-arms the reminder only when the time actually moves.\n${FILE_HELP}`,
+      '\nExample:\n  $ eventops events update family-camp.json\n\nChanging reminderAt re-arms the reminder only when the time actually moves.\n' +
+        'A published event stays published and a draft stays a draft, whatever the file\'s "published" says:\n' +
+        '`eventops events publish|unpublish SLUG` changes that.\n' +
+        FILE_HELP,
     )
     .action(async (file: string, rawOptions: unknown) => {
       const options = jsonOptionSchema.parse(rawOptions);
@@ -77,6 +85,18 @@ export function registerEventsCommands(program: Command): void {
       const options = jsonOptionSchema.parse(rawOptions);
       const valid = parseSlug(slug);
       await withContext((ctx) => applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.publishEvent(ctx, valid))));
+    });
+
+  events
+    .command('unpublish')
+    .description('take an event off the website: its page and form are gone, registrations already made stand (unpublishing a draft changes nothing)')
+    .argument('<slug>', 'the event slug')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  $ eventops events unpublish family-camp')
+    .action(async (slug: string, rawOptions: unknown) => {
+      const options = jsonOptionSchema.parse(rawOptions);
+      const valid = parseSlug(slug);
+      await withContext((ctx) => applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.unpublishEvent(ctx, valid))));
     });
 
   events
@@ -137,15 +157,45 @@ type SyncReport =
   | { status: 'delivering'; othersPending?: number }
   | { status: 'queued'; delivered: number; othersPending?: number; error?: string };
 
-/** Applies one change, then tries to deliver the website notification at once; a receiver that is down never fails the command. */
+/**
+ * Applies one change, then tries to deliver the website notification at once; a receiver that is down never fails the command.
+ * Create and update say whether the event is published, so a draft left unpublished shows at once.
+ */
 async function applyChange(ctx: AppContext, options: JsonOption, change: () => Promise<EventChange>): Promise<void> {
   const result = await change();
+  const { warnings } = result;
   const sync = await syncReport(ctx, result.deliveryId);
-  printResult(options, { change: result.change, event: result.event, deliveryId: result.deliveryId, websiteSync: sync, warnings: result.warnings }, [
-    `${result.change}: ${result.event.slug} (${result.event.title})`,
-    ...result.warnings.map((warning) => `warning: ${warning}`),
-    describeSync(sync),
-  ]);
+  const written = result.change === 'created' || result.change === 'updated';
+  printResult(
+    options,
+    {
+      change: result.change,
+      event: result.event,
+      deliveryId: result.deliveryId,
+      websiteSync: sync,
+      warnings,
+      ...(result.ignored ? { ignored: result.ignored } : {}),
+    },
+    [
+      `${result.change}: ${result.event.slug} (${result.event.title})`,
+      ...(written ? [describePublishState(result)] : []),
+      ...warnings.map((warning) => `warning: ${warning}`),
+      describeSync(sync),
+    ],
+  );
+}
+
+/** What create or update did to the publish state: only `events publish|unpublish` change it after creation. */
+function describePublishState(result: EventChange): string {
+  const { slug, published } = result.event;
+  const how = published
+    ? `\`eventops events unpublish ${slug}\` takes it off the website`
+    : `\`eventops events publish ${slug}\` puts it on the website`;
+  if (result.change === 'created') return published ? 'published: its page is public now' : `draft: not on the website; ${how}`;
+  if (result.ignored) {
+    return `${published ? 'still published' : 'still a draft'}: the file says "published": ${String(result.ignored.published)}, which update does not apply; ${how}`;
+  }
+  return published ? 'still published' : `still a draft; ${how}`;
 }
 
 async function syncReport(ctx: AppContext, deliveryId: string | null): Promise<SyncReport> {
