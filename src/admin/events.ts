@@ -69,6 +69,13 @@ export function eventFromRow(row: EventRow): EventRecord {
 
 export type EventChangeKind = 'created' | 'updated' | 'published' | 'unpublished' | 'deleted' | 'unchanged';
 
+/** Registrations still holding seats (PENDING or PAID), and the seats they hold. */
+export interface LiveRegistrations {
+  pending: number;
+  paid: number;
+  seats: number;
+}
+
 export interface EventChange {
   event: EventRecord;
   change: EventChangeKind;
@@ -81,6 +88,8 @@ export interface EventChange {
    * creation only `events publish` and `events unpublish` change it.
    */
   ignored?: { published: boolean };
+  /** delete --force: the live registrations left on the deleted event; their registrants were not told. */
+  left?: LiveRegistrations;
 }
 
 type WriteContext = Pick<AppContext, 'config' | 'db' | 'clock'>;
@@ -246,23 +255,81 @@ export async function unpublishEvent(ctx: WriteContext, slug: string): Promise<E
   });
 }
 
+/** Deleting an event that still has PENDING or PAID registrations, without --force: their registrants would not be told. */
+export class EventHasRegistrationsError extends AppError {
+  constructor(
+    readonly slug: string,
+    readonly live: LiveRegistrations,
+  ) {
+    super(
+      'event_has_registrations',
+      `event "${slug}" has ${describeLive(live)}: deleting the event would tell none of their registrants, and cannot be undone; nothing was deleted`,
+      {
+        exitCode: EXIT.failure,
+        httpStatus: 409,
+        suggestion:
+          `cancel them first (\`eventops registrations list --event ${slug}\` lists them; ` +
+          `\`eventops registrations cancel REFERENCE --notify\` cancels one and emails its registrant), ` +
+          `or delete it anyway with \`eventops events delete ${slug} --force\``,
+      },
+    );
+    this.name = 'EventHasRegistrationsError';
+  }
+}
+
 /**
  * Soft-deletes the event (deleted_at), keeping its registrations and its slug.
+ * An event with PENDING or PAID registrations is refused unless `force`: nobody
+ * tells their registrants, and deletion cannot be undone; with `force` the
+ * registrations left are reported in `left`. Counted under the event's lock,
+ * which every new registration takes, so none slips in between.
  * Deleting an already deleted event succeeds without queuing anything.
  */
-export async function deleteEvent(ctx: WriteContext, slug: string): Promise<EventChange> {
+export async function deleteEvent(ctx: WriteContext, slug: string, options: { force?: boolean } = {}): Promise<EventChange> {
   return ctx.db.transaction(async (trx) => {
     const current = await trx('events').where({ slug }).forUpdate().first<EventRow | undefined>();
     if (!current) throw new NotFoundError(`event "${slug}"`, 'run `eventops events list --all` to see every slug');
     if (current.deleted_at) return { event: eventFromRow(current), change: 'unchanged', deliveryId: null, warnings: [] };
+    const live = await liveRegistrations(trx, current.id);
+    const anyLive = live.pending + live.paid > 0;
+    if (anyLive && !options.force) throw new EventHasRegistrationsError(slug, live);
     const now = ctx.clock.now();
     const [row] = await trx('events')
       .where({ id: current.id })
       .update({ deleted_at: now, updated_at: now, calendar_sequence: nextSequence(trx) })
       .returning<EventRow[]>('*');
     if (!row) throw new NotFoundError(`event "${slug}"`);
-    return recordChange(trx, ctx, 'deleted', 'event.deleted', eventFromRow(row));
+    const change = await recordChange(trx, ctx, 'deleted', 'event.deleted', eventFromRow(row));
+    return anyLive ? { ...change, left: live } : change;
   });
+}
+
+/** PENDING and PAID registrations of the event and the seats they hold (attendees). */
+export async function liveRegistrations(db: Db, eventId: string): Promise<LiveRegistrations> {
+  const rows = await db('registrations')
+    .where({ event_id: eventId })
+    .whereIn('status', ['PENDING', 'PAID'])
+    .groupBy('status')
+    .select<Array<{ status: 'PENDING' | 'PAID'; registrations: string | number; seats: string | number | null }>>(
+      'status',
+      db.raw('count(*) AS registrations'),
+      db.raw('sum(attendee_count) AS seats'),
+    );
+  const of = (status: 'PENDING' | 'PAID') => rows.find((row) => row.status === status);
+  return {
+    pending: Number(of('PENDING')?.registrations ?? 0),
+    paid: Number(of('PAID')?.registrations ?? 0),
+    seats: rows.reduce((sum, row) => sum + Number(row.seats ?? 0), 0),
+  };
+}
+
+/** "2 live registrations (1 PENDING, 1 PAID; 3 seats)". */
+export function describeLive(live: LiveRegistrations): string {
+  const count = live.pending + live.paid;
+  return (
+    `${count} live registration${count === 1 ? '' : 's'} ` +
+    `(${live.pending} PENDING, ${live.paid} PAID; ${live.seats} seat${live.seats === 1 ? '' : 's'})`
+  );
 }
 
 /**

@@ -16,6 +16,7 @@ import {
 import { AppError, NotFoundError } from '../../src/errors.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { insertRegistration } from '../support/factories.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures');
 const fixtureJson = (name: string): Record<string, unknown> =>
@@ -558,5 +559,58 @@ describe('an event that ends', () => {
     ]);
     await updateEvent(ctx, eventFile({ slug: file.slug, ...later, endsAt: '2027-03-22T15:00:00+11:00' }));
     expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ startsAt: new Date('2027-03-20T07:00:00Z'), endsAt: new Date('2027-03-22T04:00:00Z') });
+  });
+});
+
+describe('deleting an event that still has registrations', () => {
+  async function register(eventId: string, status: 'PENDING' | 'PAID' | 'CANCELLED', attendees: number) {
+    const { cipher } = createTestContext({ db: tdb.db });
+    return insertRegistration(tdb.db, cipher, eventId, { status, attendee_count: attendees });
+  }
+
+  it('is refused while it has PENDING or PAID registrations, naming how many, that their registrants are not told, and what to do; nothing changes', async () => {
+    const ctx = syncContext();
+    const file = eventFile({ published: true });
+    const { event } = await createEvent(ctx, file);
+    await register(event.id, 'PENDING', 2);
+    await register(event.id, 'PAID', 1);
+    await register(event.id, 'CANCELLED', 4);
+
+    const error = await deleteEvent(ctx, file.slug).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(AppError);
+    const { code, exitCode, message, suggestion } = error as AppError;
+    expect({ code, exitCode }).toEqual({ code: 'event_has_registrations', exitCode: 1 });
+    expect(message).toBe(
+      `event "${file.slug}" has 2 live registrations (1 PENDING, 1 PAID; 3 seats): deleting the event would tell none of their registrants, ` +
+        'and cannot be undone; nothing was deleted',
+    );
+    expect(suggestion).toContain(`eventops registrations list --event ${file.slug}`);
+    expect(suggestion).toContain('eventops registrations cancel REFERENCE --notify');
+    expect(suggestion).toContain(`eventops events delete ${file.slug} --force`);
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ deletedAt: null, published: true });
+    expect((await outboxFor(file.slug)).map((r) => r.type)).toEqual(['event.created']);
+  });
+
+  it('with force it is deleted and reports the registrations left, which stay as they were', async () => {
+    const ctx = syncContext();
+    const file = eventFile();
+    const { event } = await createEvent(ctx, file);
+    const pending = await register(event.id, 'PENDING', 2);
+
+    const deleted = await deleteEvent(ctx, file.slug, { force: true });
+    expect(deleted).toMatchObject({ change: 'deleted', left: { pending: 1, paid: 0, seats: 2 } });
+    expect((await tdb.db('events').where({ slug: file.slug }).first()).deleted_at).toEqual(ctx.clock.now());
+    expect((await tdb.db('registrations').where({ id: pending.id }).first()).status).toBe('PENDING');
+    expect((await outboxFor(file.slug)).map((r) => r.type)).toEqual(['event.created', 'event.deleted']);
+  });
+
+  it('cancelled registrations alone do not stop it, and nothing is reported left', async () => {
+    const ctx = syncContext();
+    const file = eventFile();
+    const { event } = await createEvent(ctx, file);
+    await register(event.id, 'CANCELLED', 3);
+    const deleted = await deleteEvent(ctx, file.slug);
+    expect(deleted.change).toBe('deleted');
+    expect(deleted.left).toBeUndefined();
   });
 });

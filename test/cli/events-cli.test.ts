@@ -9,6 +9,7 @@ import { ROOT, runCli } from '../support/cli.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testEnv } from '../support/env.js';
+import { insertRegistration } from '../support/factories.js';
 import { startTestServer } from '../support/http.js';
 import { startWebsiteReceiver, type WebsiteReceiver } from '../support/website-receiver.js';
 
@@ -359,5 +360,54 @@ describe('eventops events, as the office uses them', () => {
     const kept = await runCli(['events', 'update', file], { env: env(SYDNEY), cwd: workDir });
     expect(kept.stdout).toContain('still a draft: the file says "published": true, which update does not apply; `eventops events publish cli-camp-edit`');
     expect(await pageStatus('cli-camp-edit')).toBe(404);
+  });
+
+  it('delete of an event with a PENDING registration exits 1 naming it and what to do, and deletes nothing; --force deletes it and says what was left', async () => {
+    const file = writeEventFile('youth-night.json', {
+      slug: 'cli-youth-night',
+      title: 'Youth Night',
+      startsAt: `${nextYear}-02-05T19:00:00+11:00`,
+      capacity: 40,
+      published: true,
+      pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 1000 }] },
+    });
+    expect((await runCli(['events', 'create', file], { env: env(SYDNEY), cwd: workDir })).code).toBe(0);
+    const event = await tdb.db('events').where({ slug: 'cli-youth-night' }).first<{ id: string }>('id');
+    const registration = await insertRegistration(tdb.db, createTestContext({ db: tdb.db }).cipher, event.id, { status: 'PENDING', attendee_count: 1 });
+
+    const refused = await runCli(['events', 'delete', 'cli-youth-night'], { env: env(SYDNEY), cwd: workDir });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toContain(
+      'event "cli-youth-night" has 1 live registration (1 PENDING, 0 PAID; 1 seat): deleting the event would tell none of their registrants',
+    );
+    expect(refused.stderr).toContain('eventops registrations cancel REFERENCE --notify');
+    expect(refused.stderr).toContain('eventops events delete cli-youth-night --force');
+    expect((await tdb.db('events').where({ id: event.id }).first()).deleted_at).toBeNull();
+    expect(await pageStatus('cli-youth-night')).toBe(200);
+
+    const forced = await runCli(['events', 'delete', 'cli-youth-night', '--force'], { env: env(SYDNEY), cwd: workDir });
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain('deleted: cli-youth-night (Youth Night)');
+    expect(forced.stdout).toContain('left: 1 live registration (1 PENDING, 0 PAID; 1 seat) on the deleted event; their registrants were not told');
+    expect((await tdb.db('events').where({ id: event.id }).first()).deleted_at).not.toBeNull();
+    expect((await tdb.db('registrations').where({ id: registration.id }).first()).status).toBe('PENDING');
+    expect(await pageStatus('cli-youth-night')).toBe(404);
+  });
+
+  it('delete --force --json reports the registrations left', async () => {
+    const file = writeEventFile('quiz-night.json', {
+      slug: 'cli-quiz-night',
+      title: 'Quiz Night',
+      startsAt: `${nextYear}-02-05T19:00:00+11:00`,
+      capacity: null,
+      pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 1000 }] },
+    });
+    expect((await runCli(['events', 'create', file], { env: env(SYDNEY), cwd: workDir })).code).toBe(0);
+    const event = await tdb.db('events').where({ slug: 'cli-quiz-night' }).first<{ id: string }>('id');
+    await insertRegistration(tdb.db, createTestContext({ db: tdb.db }).cipher, event.id, { status: 'PAID', attendee_count: 3 });
+    const forced = await runCli(['events', 'delete', 'cli-quiz-night', '--force', '--json'], { env: env(SYDNEY), cwd: workDir });
+    expect(forced.code).toBe(0);
+    expect(JSON.parse(forced.stdout)).toMatchObject({ change: 'deleted', left: { pending: 0, paid: 1, seats: 3 } });
   });
 });

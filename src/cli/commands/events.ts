@@ -13,6 +13,7 @@ interface JsonOption {
 }
 
 const jsonOptionSchema = z.object({ json: z.boolean().optional() });
+const deleteOptionsSchema = z.object({ json: z.boolean().optional(), force: z.boolean().optional() });
 const listOptionsSchema = z.object({ json: z.boolean().optional(), all: z.boolean().optional() });
 const slugSchema = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/);
 
@@ -101,14 +102,25 @@ export function registerEventsCommands(program: Command): void {
 
   events
     .command('delete')
-    .description('delete an event (kept with its registrations, hidden everywhere; deleting twice is fine)')
+    .description(
+      'delete an event for good (kept with its registrations, hidden everywhere, its slug reserved; deleting twice is fine); ' +
+        'refused while it has PENDING or PAID registrations, unless --force',
+    )
     .argument('<slug>', 'the event slug')
+    .option('--force', 'delete it even though it has PENDING or PAID registrations (their registrants are not told)')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExample:\n  $ eventops events delete family-camp')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ eventops events delete family-camp\n  $ eventops events delete family-camp --force\n\n' +
+        'Deletion cannot be undone and tells no registrant. Cancel the registrations first\n' +
+        '(`eventops registrations cancel REFERENCE --notify` emails each one), or use --force.',
+    )
     .action(async (slug: string, rawOptions: unknown) => {
-      const options = jsonOptionSchema.parse(rawOptions);
+      const options = deleteOptionsSchema.parse(rawOptions);
       const valid = parseSlug(slug);
-      await withContext((ctx) => applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.deleteEvent(ctx, valid))));
+      await withContext((ctx) =>
+        applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.deleteEvent(ctx, valid, { force: options.force }))),
+      );
     });
 
   events
@@ -175,11 +187,13 @@ async function applyChange(ctx: AppContext, options: JsonOption, change: () => P
       websiteSync: sync,
       warnings,
       ...(result.ignored ? { ignored: result.ignored } : {}),
+      ...(result.left ? { left: result.left } : {}),
     },
     [
       `${result.change}: ${result.event.slug} (${result.event.title})`,
       ...(written ? [describePublishState(result)] : []),
       ...warnings.map((warning) => `warning: ${warning}`),
+      ...(result.left ? [describeLeft(result.event.slug, result.left)] : []),
       describeSync(sync),
     ],
   );
@@ -196,6 +210,17 @@ function describePublishState(result: EventChange): string {
     return `${published ? 'still published' : 'still a draft'}: the file says "published": ${String(result.ignored.published)}, which update does not apply; ${how}`;
   }
   return published ? 'still published' : `still a draft; ${how}`;
+}
+
+/** delete --force: what was left behind, and what the office can still do about it. */
+function describeLeft(slug: string, left: NonNullable<EventChange['left']>): string {
+  const count = left.pending + left.paid;
+  return (
+    `left: ${count} live registration${count === 1 ? '' : 's'} (${left.pending} PENDING, ${left.paid} PAID; ` +
+    `${left.seats} seat${left.seats === 1 ? '' : 's'}) on the deleted event; their registrants were not told ` +
+    '(their registration pages now say the event was cancelled and the church will contact them). ' +
+    `\`eventops registrations list --event ${slug}\` lists them; \`eventops registrations cancel REFERENCE --notify\` tells each one`
+  );
 }
 
 async function syncReport(ctx: AppContext, deliveryId: string | null): Promise<SyncReport> {
