@@ -196,6 +196,37 @@ function offsetMismatches(input: Record<string, unknown>, timeZone: string): str
   });
 }
 
+/**
+ * Each time written in UTC (`Z`) where the church's zone is not at UTC then. It is taken as written
+ * (UTC is never ambiguous), but `19:00:00Z` is usually meant as 7 pm local: said beside the
+ * local time it became, with the offset to write for the wall clock as written. For an event file
+ * that already passed parseEventFile.
+ */
+export function utcTimeWarnings(input: unknown, timeZone: string): string[] {
+  if (typeof input !== 'object' || input === null) return [];
+  return TIME_KEYS.flatMap((key) => {
+    const value = (input as Record<string, unknown>)[key];
+    if (typeof value !== 'string' || !/[zZ]$/.test(value)) return [];
+    const instant = new Date(value);
+    if (getTimezoneOffset(timeZone, instant) === 0) return [];
+    const wallClock = value.slice(0, -1);
+    const meant = formatInTimeZone(fromZonedTime(wallClock, timeZone), timeZone, "yyyy-MM-dd'T'HH:mm:ssXXX");
+    return [
+      `${key}: ${value} is written in UTC (Z), which is ${formatInTimeZone(instant, timeZone, "yyyy-MM-dd HH:mm")} in ${timeZone}; ` +
+        `if ${wallClock.slice(11, 16)} there was meant, write ${meant} and run \`eventops events update\``,
+    ];
+  });
+}
+
+/** The utcTimeWarnings of an event file's text (which parseEventFileText accepted). */
+export function utcTimeWarningsInText(text: string, timeZone: string): string[] {
+  try {
+    return utcTimeWarnings(JSON.parse(text.replace(/^\uFEFF/, '')), timeZone);
+  } catch {
+    return [];
+  }
+}
+
 /** Parses the text of an event file (JSON) and validates it. A byte-order mark (Windows Notepad's UTF-8) is ignored. */
 export function parseEventFileText(text: string, options: { timeZone?: string } = {}): EventFile {
   let json: unknown;

@@ -3,6 +3,7 @@ import type { Db } from '../db/connect.js';
 import { AppError, EXIT, NotFoundError } from '../errors.js';
 import { cardMinimumWarnings } from '../payments/card-minimum.js';
 import { getCardFeeRate } from '../settings.js';
+import { memberDateTime } from '../time-format.js';
 import { DEFAULT_MAX_ATTENDEES_PER_REGISTRATION, EventFileError, type EventFile, type EventPricing } from './event-file.js';
 import type { EventRecord } from './event-record.js';
 import { enqueueWebsiteSync, type WebsiteSyncType } from './website-sync.js';
@@ -81,7 +82,10 @@ export interface EventChange {
   change: EventChangeKind;
   /** The website-sync delivery id queued with the change; null when sync is off or nothing changed. */
   deliveryId: string | null;
-  /** Worth the office's attention, never a refusal: tickets too cheap to pay for alone by card (create and update). */
+  /**
+   * Worth the office's attention, never a refusal (create and update): tickets too cheap to pay for
+   * alone by card, a start in the past.
+   */
   warnings: string[];
   /**
    * update: the file's `published` when it differs from the event's. It is not applied: after
@@ -157,7 +161,7 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
     }
     const event = eventFromRow(row);
     const deliveryId = await enqueueWebsiteSync(trx, ctx, 'event.created', event);
-    return { event, change: 'created', deliveryId, warnings: await pricingWarnings(trx, ctx, event) };
+    return { event, change: 'created', deliveryId, warnings: [...startWarnings(ctx, event), ...(await pricingWarnings(trx, ctx, event))] };
   });
 }
 
@@ -219,7 +223,11 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
     const change = await recordChange(trx, ctx, 'updated', 'event.updated', eventFromRow(row));
     const ignored = file.published !== undefined && file.published !== current.published ? { ignored: { published: file.published } } : {};
     // The event as stored: keys the file left out keep their values (onlinePayment, passCardFee).
-    return { ...change, ...ignored, warnings: await pricingWarnings(trx, ctx, change.event) };
+    return {
+      ...change,
+      ...ignored,
+      warnings: [...startWarnings(ctx, change.event), ...(await pricingWarnings(trx, ctx, change.event))],
+    };
   });
 }
 
@@ -369,6 +377,18 @@ async function recordChange(
  */
 async function pricingWarnings(trx: Db, ctx: WriteContext, event: EventRecord): Promise<string[]> {
   return cardMinimumWarnings(ctx.config, event, event.passCardFee ? await getCardFeeRate(trx) : undefined);
+}
+
+/**
+ * A start already past: the public form is closed from the start (see "Registration closes when the
+ * event starts") and the reminder job sends only before it, so a file with the wrong date goes unnoticed otherwise.
+ */
+function startWarnings(ctx: WriteContext, event: EventRecord): string[] {
+  if (event.startsAt > ctx.clock.now()) return [];
+  return [
+    `the start, ${memberDateTime(ctx.config.regional)(event.startsAt)}, is in the past: the public form is closed already ` +
+      '(registration closes at the start) and no event reminder will be sent; if the date is wrong, correct startsAt and run `eventops events update` again',
+  ];
 }
 
 function optional<K extends keyof EventRow, V>(column: K, value: V | undefined): Partial<Record<K, V>> {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
-import { EventFileError, parseEventFile, parseEventFileText, type EventFile } from '../../src/admin/event-file.js';
+import { EventFileError, parseEventFile, parseEventFileText, utcTimeWarnings, type EventFile } from '../../src/admin/event-file.js';
 import {
   createEvent,
   deleteEvent,
@@ -612,5 +612,37 @@ describe('deleting an event that still has registrations', () => {
     const deleted = await deleteEvent(ctx, file.slug);
     expect(deleted.change).toBe('deleted');
     expect(deleted.left).toBeUndefined();
+  });
+});
+
+describe('a start in the past', () => {
+  const PAST = 'the start, Sunday 1 November 2026 at 7:00 pm AEDT, is in the past: the public form is closed already';
+
+  it('create and update warn, naming the start in the church zone, and still save the event', async () => {
+    // The test clock is 22 November 2026.
+    const ctx = syncContext();
+    const file = eventFile({ startsAt: '2026-11-01T19:00:00+11:00', reminderAt: null, published: true });
+    const created = await createEvent(ctx, file);
+    expect(created.warnings).toEqual([expect.stringContaining(PAST)]);
+    expect(created.warnings[0]).toContain('no event reminder will be sent');
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ startsAt: new Date('2026-11-01T08:00:00Z'), published: true });
+
+    expect((await updateEvent(ctx, { ...file, title: 'Renamed' })).warnings).toEqual([expect.stringContaining(PAST)]);
+    const moved = await updateEvent(ctx, eventFile({ slug: file.slug, startsAt: '2027-03-12T18:00:00+11:00' }));
+    expect(moved.warnings).toEqual([]);
+  });
+});
+
+describe('a time written in UTC', () => {
+  it('is taken as written, and warned about where the church zone is not at UTC then, with the offset for the wall clock written', () => {
+    const base = { ...fixtureJson('event-family-camp.json'), startsAt: '2027-02-05T19:00:00Z', reminderAt: '2027-02-04T09:00:00+11:00' };
+    expect(parseEventFile(base, { timeZone: 'Australia/Sydney' }).startsAt.toISOString()).toBe('2027-02-05T19:00:00.000Z');
+    expect(utcTimeWarnings(base, 'Australia/Sydney')).toEqual([
+      'startsAt: 2027-02-05T19:00:00Z is written in UTC (Z), which is 2027-02-06 06:00 in Australia/Sydney; ' +
+        'if 19:00 there was meant, write 2027-02-05T19:00:00+11:00 and run `eventops events update`',
+    ]);
+    expect(utcTimeWarnings(base, 'UTC')).toEqual([]);
+    expect(utcTimeWarnings(base, 'Europe/London')).toEqual([]);
+    expect(utcTimeWarnings({ ...base, startsAt: '2027-02-05T19:00:00+11:00' }, 'Australia/Sydney')).toEqual([]);
   });
 });

@@ -117,7 +117,8 @@ describe('eventops events', () => {
     const content = {
       slug: 'cli-candle-night',
       title: 'Candle Night',
-      startsAt: '2027-02-05T19:00:00+11:00',
+      // Always ahead (a start in the past is warned about too); February is summer time in Sydney.
+      startsAt: `${new Date().getUTCFullYear() + 2}-02-05T19:00:00+11:00`,
       capacity: null,
       onlinePayment: true,
       pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 1500 }, { id: 'candle', label: 'Candle', price: 40 }] },
@@ -360,6 +361,54 @@ describe('eventops events, as the office uses them', () => {
     const kept = await runCli(['events', 'update', file], { env: env(SYDNEY), cwd: workDir });
     expect(kept.stdout).toContain('still a draft: the file says "published": true, which update does not apply; `eventops events publish cli-camp-edit`');
     expect(await pageStatus('cli-camp-edit')).toBe(404);
+  });
+
+  it('create and update print the start and end in APP_TIMEZONE, and a time written in UTC is warned about with the offset to write', async () => {
+    const file = writeEventFile('utc-night.json', {
+      slug: 'cli-utc-night',
+      title: 'Youth Night',
+      startsAt: '2031-02-05T19:00:00Z',
+      endsAt: '2031-02-05T21:00:00Z',
+      capacity: null,
+      pricing: { tiers: [{ id: 'free', label: 'Free', price: 0 }] },
+    });
+    const created = await runCli(['events', 'create', file], { env: env(SYDNEY), cwd: workDir });
+    expect(created.code).toBe(0);
+    expect(created.stdout).toContain('starts: Thursday 6 February 2031 at 6:00 am AEDT (Australia/Sydney)');
+    expect(created.stdout).toContain('ends: Thursday 6 February 2031 at 8:00 am AEDT');
+    expect(created.stdout).toContain(
+      'warning: startsAt: 2031-02-05T19:00:00Z is written in UTC (Z), which is 2031-02-06 06:00 in Australia/Sydney; ' +
+        'if 19:00 there was meant, write 2031-02-05T19:00:00+11:00',
+    );
+    const fixed = writeEventFile('utc-night.json', {
+      slug: 'cli-utc-night',
+      title: 'Youth Night',
+      startsAt: '2031-02-05T19:00:00+11:00',
+      endsAt: null,
+      capacity: null,
+      pricing: { tiers: [{ id: 'free', label: 'Free', price: 0 }] },
+    });
+    const updated = await runCli(['events', 'update', fixed], { env: env(SYDNEY), cwd: workDir });
+    expect(updated.code).toBe(0);
+    expect(updated.stdout).toContain('starts: Wednesday 5 February 2031 at 7:00 pm AEDT (Australia/Sydney)');
+    expect(updated.stdout).not.toContain('ends:');
+    expect(updated.stdout).not.toContain('warning');
+  });
+
+  it('a start in the past is saved with a warning naming it, exit 0', async () => {
+    const yesterday = new Date(Date.now() - 24 * 3600_000);
+    const file = writeEventFile('past.json', {
+      slug: 'cli-past-night',
+      title: 'Past Night',
+      startsAt: yesterday.toISOString().replace(/\.\d{3}Z$/, '+00:00'),
+      capacity: null,
+      published: true,
+      pricing: { tiers: [{ id: 'free', label: 'Free', price: 0 }] },
+    });
+    const created = await runCli(['events', 'create', file], { env: env({ ...SYDNEY, APP_TIMEZONE: 'UTC' }), cwd: workDir });
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/^warning: the start, .* UTC, is in the past: the public form is closed already/m);
+    expect(await tdb.db('events').where({ slug: 'cli-past-night' }).first()).toBeDefined();
   });
 
   it('delete of an event with a PENDING registration exits 1 naming it and what to do, and deletes nothing; --force deletes it and says what was left', async () => {

@@ -26,7 +26,8 @@ The event file (JSON; unknown keys are rejected):
                "familyWaiver": {"maxChargedTickets": 3}, "discount": {"percent": 10}}}
 Prices in minor units of APP_CURRENCY; capacity null = unlimited.
 "published" is read by create only (default false): after that \`events publish\` and \`events unpublish\`
-change it, and update leaves it as it is, saying so when the file says otherwise.`;
+change it, and update leaves it as it is, saying so when the file says otherwise.
+The start (and end) are printed in APP_TIMEZONE: check them.`;
 
 export function registerEventsCommands(program: Command): void {
   const events = program
@@ -49,7 +50,7 @@ export function registerEventsCommands(program: Command): void {
       const text = await readEventFileText(file);
       await withContext(async (ctx) => {
         const input = await parseInZone(text, ctx);
-        await applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.createEvent(ctx, input)));
+        await applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.createEvent(ctx, input)), await fileWarnings(text, ctx));
       });
     });
 
@@ -72,7 +73,7 @@ export function registerEventsCommands(program: Command): void {
       const text = await readEventFileText(file);
       await withContext(async (ctx) => {
         const input = await parseInZone(text, ctx);
-        await applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.updateEvent(ctx, input)));
+        await applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.updateEvent(ctx, input)), await fileWarnings(text, ctx));
       });
     });
 
@@ -149,6 +150,12 @@ async function readEventFileText(file: string): Promise<string> {
   }
 }
 
+/** Times the file wrote in UTC (Z) that are another wall-clock time in APP_TIMEZONE: kept, but said. */
+async function fileWarnings(text: string, ctx: AppContext): Promise<string[]> {
+  const { utcTimeWarningsInText } = await import('../../admin/event-file.js');
+  return utcTimeWarningsInText(text, ctx.config.regional.timeZone);
+}
+
 /** Validated against APP_TIMEZONE too: a time whose offset the church's zone does not have that day is refused. */
 async function parseInZone(text: string, ctx: AppContext): Promise<EventFile> {
   const { parseEventFileText } = await import('../../admin/event-file.js');
@@ -171,12 +178,15 @@ type SyncReport =
 
 /**
  * Applies one change, then tries to deliver the website notification at once; a receiver that is down never fails the command.
- * Create and update say whether the event is published, so a draft left unpublished shows at once.
+ * Create and update say when the event starts (and ends) in APP_TIMEZONE and whether it is published, so a wrong
+ * offset or a draft left unpublished shows at once.
  */
-async function applyChange(ctx: AppContext, options: JsonOption, change: () => Promise<EventChange>): Promise<void> {
+async function applyChange(ctx: AppContext, options: JsonOption, change: () => Promise<EventChange>, fileWarnings: string[] = []): Promise<void> {
   const result = await change();
-  const { warnings } = result;
+  const warnings = [...fileWarnings, ...result.warnings];
   const sync = await syncReport(ctx, result.deliveryId);
+  const { memberDateTime } = await import('../../time-format.js');
+  const when = memberDateTime(ctx.config.regional);
   const written = result.change === 'created' || result.change === 'updated';
   printResult(
     options,
@@ -191,7 +201,13 @@ async function applyChange(ctx: AppContext, options: JsonOption, change: () => P
     },
     [
       `${result.change}: ${result.event.slug} (${result.event.title})`,
-      ...(written ? [describePublishState(result)] : []),
+      ...(written
+        ? [
+            `starts: ${when(result.event.startsAt)} (${ctx.config.regional.timeZone})`,
+            ...(result.event.endsAt ? [`ends: ${when(result.event.endsAt)}`] : []),
+            describePublishState(result),
+          ]
+        : []),
       ...warnings.map((warning) => `warning: ${warning}`),
       ...(result.left ? [describeLeft(result.event.slug, result.left)] : []),
       describeSync(sync),
