@@ -84,7 +84,7 @@ export interface EventChange {
   deliveryId: string | null;
   /**
    * Worth the office's attention, never a refusal (create and update): tickets too cheap to pay for
-   * alone by card, a start in the past.
+   * alone by card, a start in the past, a capacity set below the seats already taken.
    */
   warnings: string[];
   /**
@@ -221,12 +221,15 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
       .returning<EventRow[]>('*');
     if (!row) throw new NotFoundError(`event "${file.slug}"`);
     const change = await recordChange(trx, ctx, 'updated', 'event.updated', eventFromRow(row));
+    // Counted under the event's lock, which every registration takes too.
+    const capacityWarning =
+      file.capacity !== null && file.capacity !== current.capacity ? await capacityBelowTaken(trx, current.id, file.capacity) : [];
     const ignored = file.published !== undefined && file.published !== current.published ? { ignored: { published: file.published } } : {};
     // The event as stored: keys the file left out keep their values (onlinePayment, passCardFee).
     return {
       ...change,
       ...ignored,
-      warnings: [...startWarnings(ctx, change.event), ...(await pricingWarnings(trx, ctx, change.event))],
+      warnings: [...startWarnings(ctx, change.event), ...capacityWarning, ...(await pricingWarnings(trx, ctx, change.event))],
     };
   });
 }
@@ -388,6 +391,17 @@ function startWarnings(ctx: WriteContext, event: EventRecord): string[] {
   return [
     `the start, ${memberDateTime(ctx.config.regional)(event.startsAt)}, is in the past: the public form is closed already ` +
       '(registration closes at the start) and no event reminder will be sent; if the date is wrong, correct startsAt and run `eventops events update` again',
+  ];
+}
+
+/** A capacity the update sets below the seats PENDING and PAID registrations already hold. Nobody is cancelled. */
+async function capacityBelowTaken(trx: Db, eventId: string, capacity: number): Promise<string[]> {
+  const { seats } = await liveRegistrations(trx, eventId);
+  if (seats <= capacity) return [];
+  return [
+    `capacity ${capacity} is below the ${seats} seat${seats === 1 ? '' : 's'} already taken by PENDING and PAID registrations: ` +
+      'nobody was cancelled, and the event shows as full' +
+      (capacity > 0 ? ` until fewer than ${capacity} seat${capacity === 1 ? ' is' : 's are'} taken` : ''),
   ];
 }
 

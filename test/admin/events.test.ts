@@ -633,6 +633,36 @@ describe('a start in the past', () => {
   });
 });
 
+describe('a capacity below the seats already taken', () => {
+  it('update warns naming the seats taken and the new capacity, saves it, and cancels nobody', async () => {
+    const ctx = syncContext();
+    const file = eventFile({ capacity: 10 });
+    const { event } = await createEvent(ctx, file);
+    const { cipher } = ctx;
+    const held = [
+      await insertRegistration(tdb.db, cipher, event.id, { status: 'PENDING', attendee_count: 2 }),
+      await insertRegistration(tdb.db, cipher, event.id, { status: 'PAID', attendee_count: 2 }),
+    ];
+    await insertRegistration(tdb.db, cipher, event.id, { status: 'CANCELLED', attendee_count: 5 });
+
+    const lowered = await updateEvent(ctx, { ...file, capacity: 2 });
+    expect(lowered.warnings).toEqual([
+      'capacity 2 is below the 4 seats already taken by PENDING and PAID registrations: nobody was cancelled, ' +
+        'and the event shows as full until fewer than 2 seats are taken',
+    ]);
+    expect((await getEventBySlug(tdb.db, file.slug))?.capacity).toBe(2);
+    const statuses = await tdb.db('registrations').whereIn('id', held.map((r) => r.id)).orderBy('status').pluck('status');
+    expect(statuses).toEqual(['PAID', 'PENDING']);
+
+    // Said when the capacity is set: the same capacity again, or one the seats fit, says nothing.
+    expect((await updateEvent(ctx, { ...file, capacity: 2, title: 'Renamed' })).warnings).toEqual([]);
+    expect((await updateEvent(ctx, { ...file, capacity: 4 })).warnings).toEqual([]);
+    expect((await updateEvent(ctx, { ...file, capacity: 0 })).warnings).toEqual([
+      'capacity 0 is below the 4 seats already taken by PENDING and PAID registrations: nobody was cancelled, and the event shows as full',
+    ]);
+  });
+});
+
 describe('a time written in UTC', () => {
   it('is taken as written, and warned about where the church zone is not at UTC then, with the offset for the wall clock written', () => {
     const base = { ...fixtureJson('event-family-camp.json'), startsAt: '2027-02-05T19:00:00Z', reminderAt: '2027-02-04T09:00:00+11:00' };

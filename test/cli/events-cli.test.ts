@@ -411,6 +411,31 @@ describe('eventops events, as the office uses them', () => {
     expect(await tdb.db('events').where({ slug: 'cli-past-night' }).first()).toBeDefined();
   });
 
+  it('update setting a capacity below the seats taken warns naming both, saves it, and cancels nobody', async () => {
+    const content = {
+      slug: 'cli-small-room',
+      title: 'Small Room',
+      startsAt: `${nextYear}-03-12T18:00:00+11:00`,
+      capacity: 10,
+      pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 1000 }] },
+    };
+    const file = writeEventFile('small-room.json', content);
+    expect((await runCli(['events', 'create', file], { env: env(SYDNEY), cwd: workDir })).code).toBe(0);
+    const event = await tdb.db('events').where({ slug: 'cli-small-room' }).first<{ id: string }>('id');
+    const { cipher } = createTestContext({ db: tdb.db });
+    await insertRegistration(tdb.db, cipher, event.id, { status: 'PENDING', attendee_count: 2 });
+    await insertRegistration(tdb.db, cipher, event.id, { status: 'PAID', attendee_count: 2 });
+
+    writeEventFile('small-room.json', { ...content, capacity: 2 });
+    const updated = await runCli(['events', 'update', file], { env: env(SYDNEY), cwd: workDir });
+    expect(updated.code).toBe(0);
+    expect(updated.stdout).toContain(
+      'warning: capacity 2 is below the 4 seats already taken by PENDING and PAID registrations: nobody was cancelled',
+    );
+    expect((await tdb.db('events').where({ id: event.id }).first()).capacity).toBe(2);
+    expect((await tdb.db('registrations').where({ event_id: event.id }).pluck('status')).sort()).toEqual(['PAID', 'PENDING']);
+  });
+
   it('delete of an event with a PENDING registration exits 1 naming it and what to do, and deletes nothing; --force deletes it and says what was left', async () => {
     const file = writeEventFile('youth-night.json', {
       slug: 'cli-youth-night',

@@ -66,7 +66,7 @@ export function registerEventsCommands(program: Command): void {
       '\nExample:\n  $ eventops events update family-camp.json\n\nChanging reminderAt re-arms the reminder only when the time actually moves.\n' +
         'A published event stays published and a draft stays a draft, whatever the file\'s "published" says:\n' +
         '`eventops events publish|unpublish SLUG` changes that.\n' +
-        FILE_HELP,
+        `A capacity below the seats already taken is saved with a warning; nobody is cancelled.\n${FILE_HELP}`,
     )
     .action(async (file: string, rawOptions: unknown) => {
       const options = jsonOptionSchema.parse(rawOptions);
