@@ -14,6 +14,7 @@ import * as reminderRounds from '../../migrations/20261128000100_reminder_rounds
 import * as eventEndsAt from '../../migrations/20261128000400_event_ends_at.js';
 import * as registrationsByEvent from '../../migrations/20261128000500_registrations_by_event.js';
 import * as operationsAlertsLookups from '../../migrations/20261129000100_operations_alerts_lookups.js';
+import * as registrationRefunds from '../../migrations/20261130000100_registration_refunds.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -41,6 +42,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261128000400_event_ends_at', eventEndsAt],
   ['20261128000500_registrations_by_event', registrationsByEvent],
   ['20261129000100_operations_alerts_lookups', operationsAlertsLookups],
+  ['20261130000100_registration_refunds', registrationRefunds],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

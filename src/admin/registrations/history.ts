@@ -17,6 +17,7 @@ export type HistoryAction =
   | 'hold_reminder'
   | 'hold_released'
   | 'refunded'
+  | 'refund_recorded'
   | 'refund_failed'
   | 'disputed'
   | 'dispute_won';

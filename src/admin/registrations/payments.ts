@@ -75,11 +75,12 @@ export async function listOfficePayments(db: Db, registrationId: string): Promis
  * The SQL for "amount paid" of a registration aliased `r`: nothing once the card
  * payment was refunded in full or disputed (the provider or the bank took it back),
  * the total once it is paid (card, free or in full by the office), else what the
- * office received.
+ * office received; less what the office paid back by hand (registration_refunds).
  */
 export const PAID_MINOR_SQL = `CASE WHEN r.cancel_reason IN ('refund', 'dispute') THEN 0
-  WHEN r.paid_at IS NOT NULL THEN r.total_minor
-  ELSE COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = r.id), 0) END`;
+  ELSE CASE WHEN r.paid_at IS NOT NULL THEN r.total_minor
+    ELSE COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = r.id), 0) END
+    - COALESCE((SELECT SUM(f.amount_minor) FROM registration_refunds f WHERE f.registration_id = r.id), 0) END`;
 
 /**
  * Whether a card payment for the registration may still arrive: a checkout OPEN, or EXPIRED with its

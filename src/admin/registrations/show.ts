@@ -6,6 +6,7 @@ import { cardPaymentFromAlert, type AnsweredAlertRow, type CardPaymentFromAlert 
 import { listHistory, type HistoryEntry } from './history.js';
 import { resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import { listOfficePayments, type OfficePayment } from './payments.js';
+import { officeRefundedSum } from './record-refund.js';
 
 export interface RegistrationDetail {
   id: string;
@@ -19,6 +20,8 @@ export interface RegistrationDetail {
   lines: Array<{ label: string; amount: number }>;
   totalMinor: number;
   paidMinor: number;
+  /** Paid back by hand by the office (`registrations record-refund`); already taken off paidMinor. */
+  refundedMinor: number;
   balanceMinor: number;
   createdAt: Date;
   paidAt: Date | null;
@@ -62,7 +65,8 @@ export async function showRegistration(ctx: Pick<AppContext, 'db' | 'cipher'>, g
   const officePaid = officePayments.reduce((sum, p) => sum + p.amountMinor, 0);
   // A full refund or a dispute took the card payment back (as PAID_MINOR_SQL counts it).
   const reversed = row.cancel_reason === 'refund' || row.cancel_reason === 'dispute';
-  const paidMinor = reversed ? 0 : row.paid_at ? row.total_minor : officePaid;
+  const refundedMinor = await officeRefundedSum(ctx.db, id);
+  const paidMinor = reversed ? 0 : (row.paid_at ? row.total_minor : officePaid) - refundedMinor;
   return {
     id,
     reference: paymentReference(id),
@@ -79,6 +83,7 @@ export async function showRegistration(ctx: Pick<AppContext, 'db' | 'cipher'>, g
     lines: row.line_items.map((line) => ({ label: line.label, amount: line.amount })),
     totalMinor: row.total_minor,
     paidMinor,
+    refundedMinor,
     balanceMinor: row.status === 'PENDING' ? row.total_minor - paidMinor : 0,
     createdAt: row.created_at,
     paidAt: row.paid_at,

@@ -4,6 +4,7 @@ import { registerCancelCommand } from './cancel.js';
 import { registerExportCommand } from './export.js';
 import { registerListCommand } from './list.js';
 import { registerMarkPaidCommand } from './mark-paid.js';
+import { registerRecordRefundCommand } from './record-refund.js';
 import { registerResendCommand } from './resend.js';
 import { registerShowCommand } from './show.js';
 import { registerUpdateContactCommand } from './update-contact.js';
@@ -12,12 +13,13 @@ import { registerUpdateContactCommand } from './update-contact.js';
 export function registerRegistrationsCommands(program: Command): void {
   const registrations = program
     .command('registrations')
-    .description('who is coming: list, show, export, record bank transfers, cancel, register by hand, correct a contact, resend');
+    .description('who is coming: list, show, export, record bank transfers, cancel, record a refund paid by hand, register by hand, correct a contact, resend');
   registerListCommand(registrations);
   registerShowCommand(registrations);
   registerExportCommand(registrations);
   registerMarkPaidCommand(registrations);
   registerCancelCommand(registrations);
+  registerRecordRefundCommand(registrations);
   registerAddCommand(registrations);
   registerUpdateContactCommand(registrations);
   registerResendCommand(registrations);
