@@ -230,25 +230,27 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(help.stdout).toContain('--again');
   });
 
-  it('names a registration by id, reference or a unique prefix; an ambiguous prefix lists the matches; an unknown one exits 1', async () => {
+  it('names a registration by its reference or its id; two sharing a reference are listed, to be named by id; an unknown one exits 1', async () => {
     const event = await insertEvent(office.db);
     const ctx = context();
+    // References are the first 8 hex characters of the id: these two share one.
     const first = await insertRegistration(office.db, ctx.cipher, event.id, { id: 'abcd1234-0000-4000-8000-000000000001', contact_name: 'First Twin' });
-    await insertRegistration(office.db, ctx.cipher, event.id, { id: 'abcd1299-0000-4000-8000-000000000002', contact_name: 'Second Twin' });
+    await insertRegistration(office.db, ctx.cipher, event.id, { id: 'abcd1234-0000-4000-8000-000000000002', contact_name: 'Second Twin' });
+    await insertRegistration(office.db, ctx.cipher, event.id, { id: 'abcd1299-0000-4000-8000-000000000003', contact_name: 'Other' });
 
-    const ambiguous = await cli(['show', 'ABCD12']);
+    const ambiguous = await cli(['show', 'ABCD1234']);
     expect(ambiguous.code).toBe(1);
-    expect(ambiguous.stderr).toContain('"ABCD12" matches 2 registrations');
-    expect(ambiguous.stderr).toContain('ABCD1234');
-    expect(ambiguous.stderr).toContain('Second Twin');
+    expect(ambiguous.stderr).toContain('"ABCD1234" matches 2 registrations');
+    expect(ambiguous.stderr).toContain('abcd1234-0000-4000-8000-000000000002  Second Twin');
+    expect(ambiguous.stderr).toContain('give the full id of the one meant');
 
-    const unique = await cli(['show', 'abcd1234', '--json']);
-    expect(unique.code).toBe(0);
-    expect(JSON.parse(unique.stdout).registration.id).toBe(first.id);
+    const byId = await cli(['show', first.id, '--json']);
+    expect(byId.code).toBe(0);
+    expect(JSON.parse(byId.stdout).registration.id).toBe(first.id);
 
-    const resent = await cli(['resend', 'abcd1234', '--json']);
+    const resent = await cli(['resend', 'abcd1299', '--json']);
     expect(resent.code).toBe(0);
-    expect(JSON.parse(resent.stdout)).toEqual({ resent: { registrationId: first.id, reference: 'ABCD1234', sent: 'receipt' } });
+    expect(JSON.parse(resent.stdout)).toEqual({ resent: { registrationId: 'abcd1299-0000-4000-8000-000000000003', reference: 'ABCD1299', sent: 'receipt' } });
     const cancelled = await cli(['cancel', 'ABCD-1299', '--json']);
     expect(cancelled.code).toBe(0);
     expect(JSON.parse(cancelled.stdout)).toMatchObject({ cancellation: { reference: 'ABCD1299', previousStatus: 'PAID', seatsFreed: 1, notified: false } });
@@ -262,6 +264,41 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     const notAReference = await cli(['resend', 'smith']);
     expect(notAReference.code).toBe(1);
     expect(notAReference.stderr).toContain('no registration');
+  });
+
+  it('a name shorter than the 8-character reference is refused by every command that acts on one registration (exit 2), even when only one registration starts so', async () => {
+    const event = await insertEvent(office.db);
+    const ctx = context();
+    const { id } = await insertRegistration(office.db, ctx.cipher, event.id, { id: 'c0ffee42-0000-4000-8000-000000000001', status: 'PENDING', email: 'short@example.org' });
+    const before = await registrationRow(id);
+
+    const commands: string[][] = [
+      ['cancel', '{}', '--note', 'x'],
+      ['mark-paid', '{}', '--amount', '120'],
+      ['show', '{}'],
+      ['resend', '{}'],
+      ['update-contact', '{}', '--email', 'other@example.org'],
+    ];
+    // Every command with a unique 7-character start; cancel also as typed with a dash, and with one character.
+    const cancel = commands[0] as string[];
+    const attempts = [...commands.map((command) => ({ command, given: 'c0ffee4' })), { command: cancel, given: 'C0FF-EE' }, { command: cancel, given: ' c ' }];
+    for (const { command, given } of attempts) {
+      const refused = await cli(command.map((arg) => (arg === '{}' ? given : arg)));
+      expect(refused.code, `${command[0]} ${given}`).toBe(2);
+      expect(refused.stderr).toContain(`"${given.trim()}" is too short to name a registration: give its 8-character reference as printed (e.g. 3F2A9C1B)`);
+      expect(refused.stderr).toContain('suggestion: find it with `eventops registrations list --search TEXT`');
+      expect(refused.stdout).toBe('');
+    }
+    expect(await registrationRow(id)).toEqual(before);
+    expect(await office.db('registration_history').where({ registration_id: id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 0 });
+    expect(await office.db('registration_payments').where({ registration_id: id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 0 });
+
+    // Its reference, or a longer start of its id, still names it.
+    const longer = await cli(['show', 'c0ffee42-0000', '--json']);
+    expect(longer.code).toBe(0);
+    expect(JSON.parse(longer.stdout).registration.id).toBe(id);
+    const help = await cli(['cancel', '--help']);
+    expect(help.stdout).toContain('its 8-character reference as printed');
   });
 
   it('add refuses a full event unless --over-capacity, resolves the alert it answers, and the seats and status counts follow', async () => {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/connect.js';
-import { AppError } from '../../errors.js';
+import { AppError, UsageError } from '../../errors.js';
 import { paymentReference } from '../../payments/links.js';
 import type { PaymentMethod, RegistrationStatus } from '../../payments/registrations.js';
 
@@ -30,6 +30,11 @@ export interface RegistrationRow {
 
 const MAX_LISTED = 20;
 
+/** Hex characters of the reference printed on the bank details and lists: the fewest that name a registration. */
+const REFERENCE_LENGTH = 8;
+
+const FIND_IT = 'find it with `eventops registrations list --search TEXT`';
+
 export class RegistrationNotFoundError extends AppError {
   constructor(given: string) {
     const email = given.includes('@');
@@ -37,21 +42,34 @@ export class RegistrationNotFoundError extends AppError {
       exitCode: 1,
       suggestion: email
         ? `find its reference with \`eventops registrations list --search ${given.trim()}\`, then run the command with the reference`
-        : 'find it with `eventops registrations list --search TEXT`',
+        : FIND_IT,
     });
     this.name = 'RegistrationNotFoundError';
   }
 }
 
+/** A name shorter than a reference: "2" once cancelled whichever registration's id happened to start with 2. */
+export class RegistrationNameTooShortError extends UsageError {
+  constructor(given: string) {
+    super(
+      `"${given.trim()}" is too short to name a registration: give its ${REFERENCE_LENGTH}-character reference as printed (e.g. 3F2A9C1B)`,
+      `${FIND_IT}, then run the command with its reference`,
+    );
+    this.name = 'RegistrationNameTooShortError';
+  }
+}
+
 /**
- * The id of the one registration named by `given`: its id, its reference (the
- * short code on the bank details) or a prefix of either, case, spaces and
- * dashes ignored. A prefix that matches several lists them.
+ * The id of the one registration named by `given`: its reference (the 8-character code on the
+ * bank details), its id, or a prefix of the id at least as long as the reference; case, spaces
+ * and dashes ignored. Anything shorter is refused before the database is asked. Two
+ * registrations sharing a reference are listed, to be named by their id.
  */
 export async function resolveRegistrationId(db: Db | Knex.Transaction, given: string): Promise<string> {
   // As read off a bank statement or a phone call: "3f2a 9c1b", "3F2A-9C1B".
   const key = given.replace(/[\s-]/g, '').toLowerCase();
   if (!/^[0-9a-f]{1,32}$/.test(key)) throw new RegistrationNotFoundError(given);
+  if (key.length < REFERENCE_LENGTH) throw new RegistrationNameTooShortError(given);
   const rows = await db('registrations as r')
     .join('events as e', 'e.id', 'r.event_id')
     .whereRaw(`replace(r.id::text, '-', '') LIKE ?`, [`${key}%`])
@@ -66,7 +84,7 @@ export async function resolveRegistrationId(db: Db | Knex.Transaction, given: st
   throw new AppError(
     'registration_ambiguous',
     `"${given}" matches ${rows.length > MAX_LISTED ? `more than ${MAX_LISTED}` : rows.length} registrations:\n${listed.join('\n')}`,
-    { exitCode: 1, suggestion: 'give more characters of the id or reference' },
+    { exitCode: 1, suggestion: 'give the full id of the one meant, as listed' },
   );
 }
 

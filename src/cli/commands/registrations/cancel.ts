@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { printResult, withContext } from '../../io.js';
 import { parseOrUsage } from '../../usage.js';
-import { noteSchema, operatingSystemUser } from './shared.js';
+import { noteSchema, operatingSystemUser, REGISTRATION_ARGUMENT } from './shared.js';
 
 const optionsSchema = z.object({ note: noteSchema, notify: z.boolean().optional(), json: z.boolean().optional() });
 
@@ -10,7 +10,7 @@ export function registerCancelCommand(registrations: Command): void {
   registrations
     .command('cancel')
     .description('cancel a registration and free its seats; never refunds anything')
-    .argument('<id-or-reference>', 'the registration id or its reference')
+    .argument('<id-or-reference>', REGISTRATION_ARGUMENT)
     .option('--note <text>', 'why, kept in the history')
     .option('--notify', 'email the registrant a cancellation notice')
     .option('--json', 'print JSON')
@@ -22,7 +22,8 @@ Example:
 
 A card payment is refunded in the card provider's dashboard, by a person; the refund
 notice the provider then sends is recorded on the registration (nothing paid), and
-changes nothing else. Exit 1 when already cancelled.`,
+changes nothing else. Exit 1 when already cancelled, 2 for a reference shorter than
+8 characters (nothing is cancelled).`,
     )
     .action(async (given: string, raw: Record<string, unknown>) => {
       const options = parseOrUsage(optionsSchema, raw, 'registrations cancel');

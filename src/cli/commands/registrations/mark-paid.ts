@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { printResult, withContext } from '../../io.js';
 import { parseOrUsage } from '../../usage.js';
-import { noteSchema, operatingSystemUser } from './shared.js';
+import { noteSchema, operatingSystemUser, REGISTRATION_ARGUMENT } from './shared.js';
 
 const optionsSchema = z.object({
   amount: z.string({ error: 'is required, e.g. --amount 240.00' }),
@@ -17,7 +17,7 @@ export function registerMarkPaidCommand(registrations: Command): void {
   registrations
     .command('mark-paid')
     .description('record a payment received outside the card provider (a bank transfer, cash); in full, the registration becomes PAID and the receipt is sent')
-    .argument('<id-or-reference>', 'the registration id or its reference (the code on the bank transfer)')
+    .argument('<id-or-reference>', REGISTRATION_ARGUMENT)
     .requiredOption('--amount <amount>', 'the amount received, as written ("240", "240.00" or "$240") in APP_CURRENCY; "240,00" where APP_LOCALE writes a decimal comma')
     .option('--method <method>', 'bank (default), cash or other')
     .option('--note <text>', 'kept in the history, e.g. "transfer of 3 March"')

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
 import { printResult, withContext } from '../../io.js';
-import { operatingSystemUser } from './shared.js';
+import { operatingSystemUser, REGISTRATION_ARGUMENT } from './shared.js';
 
 export function registerResendCommand(registrations: Command): void {
   registrations
     .command('resend')
     .description('send the confirmation (unpaid or free) or the receipt (paid) again')
-    .argument('<id-or-reference>', 'the registration id or its reference')
+    .argument('<id-or-reference>', REGISTRATION_ARGUMENT)
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  $ eventops registrations resend 3F2A9C1B\n\nExit 1 for a cancelled registration.')
     .action(async (given: string, options: { json?: boolean }) => {

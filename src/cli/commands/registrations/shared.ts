@@ -18,3 +18,6 @@ export function table(headers: string[], rows: string[][]): string[] {
   const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
   return [line(headers), ...rows.map(line)];
 }
+
+/** How every command that acts on one registration describes its argument (the rule: resolveRegistrationId). */
+export const REGISTRATION_ARGUMENT = 'the registration: its 8-character reference as printed (e.g. 3F2A9C1B; case, spaces and dashes ignored) or its id';

@@ -2,14 +2,15 @@ import type { Command } from 'commander';
 import type { CardPaymentFromAlert } from '../../../admin/registrations/card-payment-from-alert.js';
 import type { RegistrationDetail } from '../../../admin/registrations/show.js';
 import { printResult, withContext } from '../../io.js';
+import { REGISTRATION_ARGUMENT } from './shared.js';
 
 export function registerShowCommand(registrations: Command): void {
   registrations
     .command('show')
     .description('everything about one registration: contact, attendees, price lines, payments, emails, alerts and the history of changes')
-    .argument('<id-or-reference>', 'the registration id, its reference (e.g. 3F2A9C1B), or enough of either to be unique')
+    .argument('<id-or-reference>', REGISTRATION_ARGUMENT)
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExample:\n  $ eventops registrations show 3F2A9C1B\n\nExit 1 when no registration (or several) match.')
+    .addHelpText('after', '\nExample:\n  $ eventops registrations show 3F2A9C1B\n\nExit 1 when no registration (or several) match, 2 for fewer than 8 characters.')
     .action(async (given: string, options: { json?: boolean }) => {
       await withContext(async (ctx) => {
         const { showRegistration } = await import('../../../admin/registrations/show.js');

@@ -5,7 +5,7 @@ import { contactEmail, contactMobile } from '../../../contact-rules.js';
 import { UsageError } from '../../../errors.js';
 import { printResult, withContext } from '../../io.js';
 import { parseOrUsage } from '../../usage.js';
-import { noteSchema, operatingSystemUser } from './shared.js';
+import { noteSchema, operatingSystemUser, REGISTRATION_ARGUMENT } from './shared.js';
 
 // The public form's rules: an address the office types in must be one the form would have taken.
 const optionsSchema = z.object({
@@ -19,7 +19,7 @@ export function registerUpdateContactCommand(registrations: Command): void {
   registrations
     .command('update-contact')
     .description("correct a registration's contact email or mobile (a mistyped address), before `resend`")
-    .argument('<id-or-reference>', 'the registration id or its reference')
+    .argument('<id-or-reference>', REGISTRATION_ARGUMENT)
     .option('--email <email>', 'the correct email address')
     .option('--mobile <mobile>', 'the correct mobile; "" removes it')
     .option('--note <text>', 'why, kept in the history (the addresses are not)')
