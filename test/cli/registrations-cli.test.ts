@@ -393,6 +393,16 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(negative.stderr).toContain('--amount must be more than 0');
   });
 
+  it('mark-paid --help shows the amount as a plain number, and a currency sign only in single quotes: a shell turns $150 into 50', async () => {
+    const help = await cli(['mark-paid', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('as a plain number');
+    expect(help.stdout).toContain("--amount '$150'");
+    expect(help.stdout).toContain('reaches eventops as 50');
+    // No longer offered as a way to write it.
+    expect(help.stdout).not.toContain('"$240"');
+  });
+
   it('a registration is named as a volunteer reads its reference (lower case, with a space); an email address gets the way to its reference', async () => {
     const event = await insertEvent(office.db);
     const ctx = context();

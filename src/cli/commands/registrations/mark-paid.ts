@@ -18,7 +18,7 @@ export function registerMarkPaidCommand(registrations: Command): void {
     .command('mark-paid')
     .description('record a payment received outside the card provider (a bank transfer, cash); in full, the registration becomes PAID and the receipt is sent')
     .argument('<id-or-reference>', REGISTRATION_ARGUMENT)
-    .requiredOption('--amount <amount>', 'the amount received, as written ("240", "240.00" or "$240") in APP_CURRENCY; "240,00" where APP_LOCALE writes a decimal comma')
+    .requiredOption('--amount <amount>', 'the amount received in APP_CURRENCY, as a plain number: 240 or 240.00 (240,00 where APP_LOCALE writes a decimal comma)')
     .option('--method <method>', 'bank (default), cash or other')
     .option('--note <text>', 'kept in the history, e.g. "transfer of 3 March"')
     .option('--partial', 'record part of what is owing: the registration stays PENDING and the balance is reminded')
@@ -31,11 +31,16 @@ Examples:
   $ eventops registrations mark-paid 3F2A9C1B --amount 240.00 --note "transfer of 3 March"
   $ eventops registrations mark-paid 3F2A9C1B --amount 100 --partial --method cash
 
+Type the amount without a currency sign. A shell reads $ as the start of a variable, so
+--amount $150 (or "$150") reaches eventops as 50; if you type a sign at all, put it in single
+quotes: --amount '$150'. The amount recorded is always echoed back: check it.
+
 The amount must equal what is owing unless --partial. A cancelled or already paid
 registration is refused, and so is a payment with the same amount, method and note as
 one recorded for the registration in the last 24 hours (the same transfer recorded
 twice); --again records it anyway, for a second payment that happens to match.
-Exit 1 when nothing was recorded, 2 for a malformed amount.`,
+Exit 1 when nothing was recorded, 2 for a malformed amount or a reference shorter than
+8 characters.`,
     )
     .action(async (given: string, raw: Record<string, unknown>) => {
       const options = parseOrUsage(optionsSchema, raw, 'registrations mark-paid');
