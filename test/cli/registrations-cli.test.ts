@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -391,6 +392,31 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     const negative = await cli(['mark-paid', await owing(), '--amount=-120.50']);
     expect(negative.code).toBe(2);
     expect(negative.stderr).toContain('--amount must be more than 0');
+  });
+
+  it('mark-paid refuses more than the balance and suggests recording the balance with a note of the difference to pay back, which a shell passes on intact', async () => {
+    const event = await insertEvent(office.db);
+    const ctx = context();
+    const { id } = await insertRegistration(office.db, ctx.cipher, event.id, { status: 'PENDING', total_minor: 22050, line_items: JSON.stringify([{ label: 'Adult', amount: 22050 }]) });
+    const reference = paymentReference(id);
+    expect((await cli(['mark-paid', reference, '--amount', '50', '--partial', '--method', 'cash'])).code).toBe(0);
+
+    const over = await cli(['mark-paid', reference, '--amount', '200', '--note', "Kim's transfer"]);
+    expect(over.code).toBe(1);
+    expect(over.stderr).toContain('$200.00 is not what is owing ($170.50); nothing was recorded');
+    const suggestion = /suggestion: (.*)/.exec(over.stderr)?.[1] ?? '';
+    expect(suggestion).toBe(
+      "record the balance ($170.50) and note the difference to pay back, e.g. --amount 170.50 --note 'Kim'\\''s transfer; received $200.00, $29.50 to pay back'",
+    );
+    expect(await office.db('registration_payments').where({ registration_id: id }).pluck('amount_minor')).toEqual([5000]);
+
+    // Typed as suggested into a shell, the note keeps its currency signs and apostrophe.
+    const typed = execFileSync('sh', ['-c', `printf '%s\\n' ${suggestion.slice(suggestion.indexOf('--amount'))}`], { encoding: 'utf8' }).trimEnd().split('\n');
+    expect(typed).toEqual(['--amount', '170.50', '--note', "Kim's transfer; received $200.00, $29.50 to pay back"]);
+    const followed = await cli(['mark-paid', reference, ...typed]);
+    expect(followed.code).toBe(0);
+    expect(await registrationRow(id)).toMatchObject({ status: 'PAID' });
+    expect(await office.db('registration_payments').where({ registration_id: id }).orderBy('id').pluck('note')).toEqual([null, "Kim's transfer; received $200.00, $29.50 to pay back"]);
   });
 
   it('mark-paid --help shows the amount as a plain number, and a currency sign only in single quotes: a shell turns $150 into 50', async () => {

@@ -7,6 +7,7 @@ import { renderReceipt } from '../../payments/receipts.js';
 import { localDay, localMinute } from '../../local-time.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
+import { plainAmount } from './money.js';
 import { cardPaymentMayArrive, insertOfficePayment, officePaidSum, recentSamePayment, type OfficePaymentMethod } from './payments.js';
 
 export type OfficeContext = Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config' | 'logger'>;
@@ -71,12 +72,7 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
 
     const paidBefore = await officePaidSum(trx, id);
     const balance = registration.total_minor - paidBefore;
-    if (input.amountMinor > balance || (!input.partial && input.amountMinor !== balance)) {
-      throw new NotMarkableError(
-        `${money(input.amountMinor)} is not what is owing (${money(balance)}); nothing was recorded`,
-        input.amountMinor > balance ? `record the balance, ${money(balance)}` : 'record part of it with --partial',
-      );
-    }
+    refuseUnlessOwed(input, balance, money, ctx.config.regional);
 
     if (input.amountMinor < balance) await refusePartWhileCardMayPay(trx, ctx, id);
 
@@ -143,6 +139,26 @@ function refuseUnlessOwing(registration: RegistrationRow, timeZone: string): voi
   }
   if (registration.total_minor <= 0) throw new NotMarkableError(`registration ${reference} is free; there is nothing to pay`);
 }
+
+/**
+ * The amount must be the balance (or less, with --partial). More is refused: recording the balance
+ * alone would make the books disagree with the bank statement without a trace, so the suggestion
+ * records the balance with a note of what came in and what is to be paid back.
+ */
+function refuseUnlessOwed(input: MarkPaidInput, balance: number, money: (minor: number) => string, regional: { currency: string; locale: string }): void {
+  if (input.amountMinor <= balance && (input.partial || input.amountMinor === balance)) return;
+  const refusal = `${money(input.amountMinor)} is not what is owing (${money(balance)}); nothing was recorded`;
+  if (input.amountMinor < balance) throw new NotMarkableError(refusal, 'record part of it with --partial');
+  const overpaid = `received ${money(input.amountMinor)}, ${money(input.amountMinor - balance)} to pay back`;
+  const note = input.note ? `${input.note}; ${overpaid}` : overpaid;
+  throw new NotMarkableError(
+    refusal,
+    `record the balance (${money(balance)}) and note the difference to pay back, e.g. --amount ${plainAmount(balance, regional)} --note ${singleQuoted(note)}`,
+  );
+}
+
+// Single quotes, so a shell leaves the currency signs in the note alone ("$200.00" would lose its "$2").
+const singleQuoted = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
 const SAME_PAYMENT_WINDOW_MS = 24 * 60 * 60 * 1000;
 

@@ -71,4 +71,13 @@ export function parseAmount(text: string, regional: { currency: string; locale: 
   return minor;
 }
 
+/** Minor units as `parseAmount` reads them back and as the help shows them: "170", "170.50" ("170,50" in de-DE); no sign, no grouping. */
+export function plainAmount(minor: number, regional: { currency: string; locale: string }): string {
+  const digits = currencyDigits(regional.currency);
+  const scale = 10 ** digits;
+  const fraction = minor % scale;
+  const whole = String((minor - fraction) / scale);
+  return fraction === 0 ? whole : `${whole}${separators(regional.locale).decimal}${String(fraction).padStart(digits, '0')}`;
+}
+
 export { moneyFormatter } from '../../money-format.js';
