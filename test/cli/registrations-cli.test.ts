@@ -317,7 +317,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(full.stderr).toContain('--over-capacity');
     const badTier = await cli(['add', '--event', event.slug, '--name', 'X', '--email', 'x@example.org', '--attendee', 'X:dragon', '--over-capacity']);
     expect(badTier.code).toBe(2);
-    expect(badTier.stderr).toContain('unknown ticket type');
+    expect(badTier.stderr).toContain('attendee 1 (X) has the ticket type "dragon", which');
     const noAttendee = await cli(['add', '--event', event.slug, '--name', 'X', '--email', 'x@example.org']);
     expect(noAttendee.code).toBe(2);
     // Named as typed, not as the option's property.
@@ -365,6 +365,43 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     await cli(['cancel', registration.reference]);
     const { seatsLeft } = await import('../../src/payments/registrations.js');
     expect(await seatsLeft(office.db, { id: event.id, capacity: 1 })).toBe(0);
+  });
+
+  it('add matches a ticket type id as written or, when only one id is the same ignoring case, that one; otherwise it names the event\'s ticket types', async () => {
+    const event = await insertEvent(office.db, {
+      pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 12000 }, { id: 'child', label: 'Child', price: 6000 }] }),
+    });
+    const add = (email: string, ...attendees: string[]) =>
+      cli(['add', '--event', event.slug, '--name', 'Bob Tier', '--email', email, ...attendees.flatMap((attendee) => ['--attendee', attendee]), '--json']);
+
+    const capitalised = await add('bob@example.org', 'Bob Tier:Adult', 'Kit Tier:CHILD');
+    expect(capitalised.stderr).toBe('');
+    expect(capitalised.code).toBe(0);
+    const { registrationId } = JSON.parse(capitalised.stdout).registration;
+    expect(await registrationRow(registrationId)).toMatchObject({
+      total_minor: 18000,
+      attendees: [{ name: 'Bob Tier', tier: 'adult' }, { name: 'Kit Tier', tier: 'child' }],
+    });
+
+    const unknown = await add('dragon@example.org', 'Bob Tier:adult', 'Kit Tier:kid');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain(
+      `attendee 2 (Kit Tier) has the ticket type "kid", which ${event.slug} does not have; its ticket types are adult (Adult, $120.00), child (Child, $60.00); nothing was registered`,
+    );
+    expect(unknown.stderr).toContain('suggestion: give one of those ids after the colon (case does not matter), e.g. --attendee "Kit Tier:adult"');
+
+    // Ids differing only in case: a guess either way, so only the exact id is taken.
+    const twoCases = await insertEvent(office.db, {
+      pricing: JSON.stringify({ tiers: [{ id: 'VIP', label: 'Front row', price: 5000 }, { id: 'vip', label: 'Balcony', price: 3000 }] }),
+    });
+    const ambiguous = await cli(['add', '--event', twoCases.slug, '--name', 'Bob Tier', '--email', 'vip@example.org', '--attendee', 'Bob Tier:Vip']);
+    expect(ambiguous.code).toBe(2);
+    expect(ambiguous.stderr).toContain(`which matches VIP and vip of ${twoCases.slug} when case is ignored; its ticket types are VIP (Front row, $50.00), vip (Balcony, $30.00)`);
+    expect(ambiguous.stderr).toContain('give the id exactly as written');
+    const exact = await cli(['add', '--event', twoCases.slug, '--name', 'Bob Tier', '--email', 'vip@example.org', '--attendee', 'Bob Tier:vip', '--json']);
+    expect(exact.code).toBe(0);
+    expect(JSON.parse(exact.stdout).registration).toMatchObject({ totalMinor: 3000 });
+    expect(await office.db('registrations').whereIn('event_id', [event.id, twoCases.id]).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 2 });
   });
 
   it('mark-paid reads the amount as the office writes it in APP_LOCALE: a currency sign, a decimal comma where the locale has one', async () => {

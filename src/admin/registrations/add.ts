@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { AppError, NotFoundError } from '../../errors.js';
+import { AppError, NotFoundError, UsageError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
 import { queueRegistrationConfirmation } from '../../payments/confirmations.js';
 import { paymentReference } from '../../payments/links.js';
@@ -7,6 +7,8 @@ import type { AttendeeChoice } from '../../payments/pricing.js';
 import { renderReceipt } from '../../payments/receipts.js';
 import { assertWithinAttendeeCap, registerWithoutCard, SoldOutError, type RegisteredWithoutCard } from '../../payments/register.js';
 import type { RegistrationContact } from '../../payments/registrations.js';
+import type { EventTier } from '../event-file.js';
+import type { EventRecord } from '../event-record.js';
 import { getEventBySlug } from '../events.js';
 import { answerAlert, type AddPaid } from './answer-alert.js';
 import { recordHistory } from './history.js';
@@ -54,15 +56,16 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
   const event = await getEventBySlug(ctx.db, input.eventSlug);
   if (!event) throw new NotFoundError(`event "${input.eventSlug}"`, 'run `eventops events list` to see the slugs');
   assertWithinAttendeeCap(event, input.attendees.length);
-  const paid = input.paid ?? (input.resolveAlert !== undefined && (await alertIsForCardPayment(ctx.db, input.resolveAlert)) ? 'card' : 'none');
   const money = moneyFormatter(ctx.config.regional);
+  const attendees = input.attendees.map((attendee, index) => ({ ...attendee, tier: tierIdOf(event, attendee, index, money) }));
+  const paid = input.paid ?? (input.resolveAlert !== undefined && (await alertIsForCardPayment(ctx.db, input.resolveAlert)) ? 'card' : 'none');
   let resolvedAlert: number | null = null;
   let card: CardSettlement | undefined;
   try {
     const registered = await registerWithoutCard(
       ctx,
       event,
-      { contact: input.contact, attendees: input.attendees, family: input.family },
+      { contact: input.contact, attendees, family: input.family },
       {
         overCapacity: input.overCapacity,
         paidWith: paid === 'none' ? undefined : paid,
@@ -110,6 +113,32 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
     }
     throw error;
   }
+}
+
+/**
+ * The event's tier id the office meant: as written, else the one id equal to it when case is
+ * ignored ("Adult" for "adult": what the office reads off the form is the label). Tier ids
+ * differing only in case would leave a guess: refused, as is an id the event does not have,
+ * naming the event's ticket types.
+ */
+function tierIdOf(event: EventRecord, attendee: AttendeeChoice, index: number, money: (minor: number) => string): string {
+  const tiers = event.pricing.tiers;
+  if (tiers.some((tier) => tier.id === attendee.tier)) return attendee.tier;
+  const sameLetters = tiers.filter((tier) => tier.id.toLowerCase() === attendee.tier.toLowerCase());
+  if (sameLetters.length === 1) return (sameLetters[0] as EventTier).id;
+  const listed = tiers.map((tier) => `${tier.id} (${tier.label}, ${money(tier.price)})`).join(', ');
+  const which = `attendee ${index + 1} (${attendee.name}) has the ticket type "${attendee.tier}"`;
+  const example = `e.g. --attendee "${attendee.name}:${(sameLetters[0] ?? (tiers[0] as EventTier)).id}"`;
+  if (sameLetters.length > 1) {
+    throw new UsageError(
+      `${which}, which matches ${sameLetters.map((tier) => tier.id).join(' and ')} of ${event.slug} when case is ignored; its ticket types are ${listed}; nothing was registered`,
+      `give the id exactly as written, ${example}`,
+    );
+  }
+  throw new UsageError(
+    `${which}, which ${event.slug} does not have; its ticket types are ${listed}; nothing was registered`,
+    `give one of those ids after the colon (case does not matter), ${example}`,
+  );
 }
 
 /** The form's confirmation, or, when the money is already here, the receipt naming how it came. */

@@ -14,7 +14,7 @@ export function registerAddCommand(registrations: Command): void {
     .requiredOption('--name <name>', "the contact's name")
     .requiredOption('--email <email>', "the contact's email address")
     .option('--mobile <mobile>', "the contact's mobile")
-    .option('--attendee <name:tier>', 'an attendee and their ticket tier id; repeat for each', collect)
+    .option('--attendee <name:tier>', "an attendee and their ticket type's id in the event (adult or Adult; an unknown one lists them); repeat for each", collect)
     .option('--family', 'one household: the family waiver applies')
     .option(
       '--paid <how>',
