@@ -456,6 +456,23 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(await office.db('registration_payments').where({ registration_id: id }).orderBy('id').pluck('note')).toEqual([null, "Kim's transfer; received $200.00, $29.50 to pay back"]);
   });
 
+  it('mark-paid of a free registration says it is free, with nothing to pay, not "free since" the day it was made', async () => {
+    const event = await insertEvent(office.db);
+    const ctx = context();
+    const { id } = await insertRegistration(office.db, ctx.cipher, event.id, {
+      payment_method: 'free',
+      total_minor: 0,
+      line_items: JSON.stringify([{ label: 'Adult', amount: 0 }]),
+      paid_at: new Date('2026-03-02T21:30:00Z'),
+    });
+    const reference = paymentReference(id);
+
+    const refused = await cli(['mark-paid', reference, '--amount', '10']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`eventops: registration ${reference} is free (nothing to pay); nothing was recorded\n`);
+    expect(await office.db('registration_payments').where({ registration_id: id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 0 });
+  });
+
   it('mark-paid --help shows the amount as a plain number, and a currency sign only in single quotes: a shell turns $150 into 50', async () => {
     const help = await cli(['mark-paid', '--help']);
     expect(help.code).toBe(0);

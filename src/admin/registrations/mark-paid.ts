@@ -133,11 +133,15 @@ function refuseUnlessOwing(registration: RegistrationRow, timeZone: string): voi
       'register them again with `eventops registrations add` if they are coming after all',
     );
   }
-  if (registration.status === 'PAID') {
-    const how = registration.payment_method === 'free' ? 'free' : `already paid (${registration.payment_method})`;
-    throw new NotMarkableError(`registration ${reference} is ${how} since ${registration.paid_at ? localDay(registration.paid_at, timeZone) : '?'}; nothing was recorded`);
+  // Free is not "paid since" the day it was registered: there never was anything to pay.
+  if (registration.payment_method === 'free' || registration.total_minor <= 0) {
+    throw new NotMarkableError(`registration ${reference} is free (nothing to pay); nothing was recorded`);
   }
-  if (registration.total_minor <= 0) throw new NotMarkableError(`registration ${reference} is free; there is nothing to pay`);
+  if (registration.status === 'PAID') {
+    throw new NotMarkableError(
+      `registration ${reference} is already paid (${registration.payment_method}) since ${registration.paid_at ? localDay(registration.paid_at, timeZone) : '?'}; nothing was recorded`,
+    );
+  }
 }
 
 /**
