@@ -36,7 +36,9 @@ changes nothing else. Exit 1 when already cancelled, 2 for a reference shorter t
         if (result.paidByCard) {
           lines.push(`It was paid by card (${money(result.paidMinor)}). Nothing was refunded: make any refund in the card provider's dashboard.`);
         } else if (result.paidMinor > 0) {
-          lines.push(`${money(result.paidMinor)} had been received. Nothing was refunded: pay back by hand what is due.`);
+          lines.push(
+            `${money(result.paidMinor)} had been received. Nothing was refunded: pay back by hand what is due, then record it with \`eventops registrations record-refund ${result.reference} --amount …\`.`,
+          );
         }
         if (result.cardPaymentMayArrive) {
           lines.push(

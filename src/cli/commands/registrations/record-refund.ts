@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { printResult, withContext } from '../../io.js';
 import { parseOrUsage } from '../../usage.js';
-import { noteSchema, operatingSystemUser } from './shared.js';
+import { REGISTRATION_ARGUMENT, noteSchema, operatingSystemUser } from './shared.js';
 
 const optionsSchema = z.object({
   amount: z.string({ error: 'is required, e.g. --amount 240.00' }),
@@ -15,7 +15,7 @@ export function registerRecordRefundCommand(registrations: Command): void {
   registrations
     .command('record-refund')
     .description('record money the office paid back by hand for a cancelled registration, so its amount paid stops counting it; refunds nothing itself')
-    .argument('<id-or-reference>', 'the registration id or its reference')
+    .argument('<id-or-reference>', REGISTRATION_ARGUMENT)
     .requiredOption('--amount <amount>', 'the amount paid back, as written ("240" or "240.00") in APP_CURRENCY')
     .option('--method <method>', 'bank (default), cash or other')
     .option('--note <text>', 'kept in the history, e.g. "refunded by transfer on 3 December"')
