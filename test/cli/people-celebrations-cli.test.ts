@@ -43,8 +43,8 @@ describe('eventops people celebrations: the office turns a person’s birthday a
 
     const list = await cli(['list']);
     const day = (stored.celebrations_off_at as Date).toISOString().slice(0, 10);
-    expect(list.stdout).toContain(`John Smith  married 1975-11-22  spouse Mary Smith  celebration emails off since ${day} (by the office: died in October 2026)`);
-    expect(list.stdout).toMatch(/^Mary Smith {2}married 1975-11-22 {2}spouse John Smith$/m);
+    expect(list.stdout).toContain(`John Smith  john.smith@example.org  married 1975-11-22  spouse Mary Smith  celebration emails off since ${day} (by the office: died in October 2026)`);
+    expect(list.stdout).toMatch(/^Mary Smith {2}mary\.smith@example\.org {2}married 1975-11-22 {2}spouse John Smith$/m);
     const listed = JSON.parse((await cli(['list', '--json'])).stdout).people;
     expect(listed.find((p: { firstName: string }) => p.firstName === 'John').celebrationsOff).toEqual({
       at: (stored.celebrations_off_at as Date).toISOString(),

@@ -136,8 +136,11 @@ describe('eventops registrations: the office records a bank transfer, cancels an
 
     const human = await cli(['show', registration.reference]);
     expect(human.stdout).toContain('History:');
-    expect(human.stdout).toContain(`cancelled by ${osUser}`);
+    expect(human.stdout).toContain(`cancelled by ${osUser}: status PAID → CANCELLED, notified, seats freed 2 (note: family is away)`);
     expect(human.stdout).toContain('cash $100.00 recorded');
+    // The history's amounts read as money, not as cents in JSON.
+    expect(human.stdout).toContain(`payment_recorded by ${osUser}: method cash, paid $100.00, amount $100.00, balance $80.00 (note: cash at the door)`);
+    expect(human.stdout).not.toContain('Minor');
   });
 
   it('shows dates in the church\'s time zone (APP_TIMEZONE), and JSON keeps the instants', async () => {

@@ -43,6 +43,7 @@ function describe(r: RegistrationDetail, money: (minor: number) => string, minut
     ),
     ...(r.cardPaymentFromAlert ? [cardPaymentFromAlertLine(r.cardPaymentFromAlert, money, minute)] : []),
     ...r.officePayments.map((p) => `  ${p.method} ${money(p.amountMinor)} recorded ${minute(p.recordedAt)} by ${p.recordedBy}${p.note ? `: ${p.note}` : ''}`),
+    ...(r.refundedMinor > 0 ? [`  paid back by hand: ${money(r.refundedMinor)} (refund_recorded in the history)`] : []),
     'Emails:',
     ...(r.emails.length === 0 ? ['  none'] : r.emails.map((m) => `  ${minute(m.queuedAt)} ${m.kind} ${m.status}${m.subject ? `: ${m.subject}` : ''}`)),
     'Alerts:',
@@ -52,9 +53,29 @@ function describe(r: RegistrationDetail, money: (minor: number) => string, minut
     'History:',
     ...(r.history.length === 0
       ? ['  none']
-      : r.history.map((h) => `  ${minute(h.at)} ${h.action} by ${h.actor}: ${JSON.stringify(h.changes)}${h.note ? ` (note: ${h.note})` : ''}`)),
+      : r.history.map((h) => `  ${minute(h.at)} ${h.action} by ${h.actor}${describeChanges(h.changes, money, minute)}${h.note ? ` (note: ${h.note})` : ''}`)),
   ];
   return lines;
+}
+
+/**
+ * A history entry's changes in words: amounts (keys ending in Minor) as money, a change as "from → to",
+ * an instant in the church's time zone; "amountMinor: 27000" read as cents to nobody.
+ */
+export function describeChanges(changes: Record<string, unknown>, money: (minor: number) => string, minute: (date: Date) => string): string {
+  const words = (key: string) => key.replace(/Minor$/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  const value = (key: string, v: unknown): string => {
+    if (typeof v === 'number' && key.endsWith('Minor')) return money(v);
+    if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(v)) return minute(new Date(v));
+    if (Array.isArray(v)) return v.map(String).join(', ');
+    if (v !== null && typeof v === 'object' && 'to' in v) {
+      const change = v as { from?: unknown; to: unknown };
+      return `${value(key, change.from ?? 'none')} → ${value(key, change.to)}`;
+    }
+    return typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
+  };
+  const parts = Object.entries(changes).map(([key, v]) => (v === true ? words(key) : `${words(key)} ${value(key, v)}`));
+  return parts.length === 0 ? '' : `: ${parts.join(', ')}`;
 }
 
 function cardPaymentFromAlertLine(c: CardPaymentFromAlert, money: (minor: number) => string, minute: (date: Date) => string): string {
