@@ -82,16 +82,27 @@ async function recordRefundOfCancelled(
   action: ReverseAction,
 ): Promise<ReversalOutcome> {
   if (registration.cancel_reason === 'refund' || registration.cancel_reason === 'dispute') return 'already_cancelled';
+  await moveCancelReason(trx, ctx, registration, action, 'refund');
+  return 'refund_recorded';
+}
+
+/** A cancelled registration's reason becomes the provider's reversal, with a history entry keeping the reason it replaced. */
+async function moveCancelReason(
+  trx: Knex.Transaction,
+  ctx: WebhookContext,
+  registration: { id: string; cancel_reason: string | null },
+  action: ReverseAction,
+  to: 'refund' | 'dispute',
+): Promise<void> {
   const now = ctx.clock.now();
-  await trx('registrations').where({ id: registration.id }).update({ cancel_reason: 'refund', updated_at: now });
+  await trx('registrations').where({ id: registration.id }).update({ cancel_reason: to, updated_at: now });
   await recordHistory(trx, {
     registrationId: registration.id,
-    action: 'refunded',
-    changes: { cancelReason: { from: registration.cancel_reason, to: 'refund' }, amountMinor: action.amountMinor, providerObjectId: action.providerObjectId },
+    action: to === 'refund' ? 'refunded' : 'disputed',
+    changes: { cancelReason: { from: registration.cancel_reason, to }, amountMinor: action.amountMinor, providerObjectId: action.providerObjectId },
     actor: 'card provider',
     now,
   });
-  return 'refund_recorded';
 }
 
 /**
@@ -112,17 +123,7 @@ async function recordDisputeOfCancelled(
   // dispute the church won (the money came back), money taken again is news for the office.
   if (registration.cancel_reason === 'dispute' && !(await disputeWon(trx, action.paymentIntentId))) return 'already_cancelled';
   const takesHeldMoney = registration.cancel_reason !== 'refund' && registration.cancel_reason !== 'dispute';
-  if (takesHeldMoney) {
-    const now = ctx.clock.now();
-    await trx('registrations').where({ id: registration.id }).update({ cancel_reason: 'dispute', updated_at: now });
-    await recordHistory(trx, {
-      registrationId: registration.id,
-      action: 'disputed',
-      changes: { cancelReason: { from: registration.cancel_reason, to: 'dispute' }, amountMinor: action.amountMinor, providerObjectId: action.providerObjectId },
-      actor: 'card provider',
-      now,
-    });
-  }
+  if (takesHeldMoney) await moveCancelReason(trx, ctx, registration, action, 'dispute');
   const raised = await alertDisputeOfCancelled(trx, ctx, {
     paymentIntentId: action.paymentIntentId,
     registrationId: registration.id,
