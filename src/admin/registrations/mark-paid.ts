@@ -56,6 +56,7 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
     const registration = await lockRegistration(trx, id);
     const now = ctx.clock.now();
     refuseUnlessOwing(registration, ctx.config.regional.timeZone);
+    await refuseForDeletedEvent(trx, registration, ctx.config.regional.timeZone);
     const inFlight = await trx('checkout_sessions')
       .where({ registration_id: id, status: 'OPEN' })
       .where('expires_at', '>', now)
@@ -123,6 +124,21 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
       receiptQueued: full,
     };
   });
+}
+
+/**
+ * A payment for a registration whose event the office deleted would mark it PAID and send a receipt for an
+ * event that no longer exists (its registrant's page says the church will contact them). What arrived is paid
+ * back instead: cancel, then record-refund what had been recorded before.
+ */
+async function refuseForDeletedEvent(trx: Knex.Transaction, registration: RegistrationRow, timeZone: string): Promise<void> {
+  const event = await trx('events').where({ id: registration.event_id }).first<{ slug: string; deleted_at: Date | null }>('slug', 'deleted_at');
+  if (!event?.deleted_at) return;
+  const reference = paymentReference(registration.id);
+  throw new NotMarkableError(
+    `the event of registration ${reference} (${event.slug}) was deleted on ${localDay(event.deleted_at, timeZone)}; no payment is recorded for it and no receipt sent`,
+    `pay back what arrived, and cancel the registration with \`eventops registrations cancel ${reference}\` (then \`eventops registrations record-refund ${reference}\` for what was recorded before)`,
+  );
 }
 
 function refuseUnlessOwing(registration: RegistrationRow, timeZone: string): void {
