@@ -41,32 +41,46 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv);
     code = typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (error) {
-    code = reportError(error);
+    code = reportError(error, wantsJson(argv));
   }
   process.exitCode = code;
   return code;
 }
 
-function reportError(error: unknown): number {
+/** `--json` among the options (not after `--`): a script reads the failure as JSON too. */
+function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+interface ReportedError {
+  code: string;
+  message: string;
+  suggestion?: string;
+}
+
+function reportError(error: unknown, json: boolean): number {
   if (error instanceof CommanderError) {
     // Help asked for (--help, `eventops help`) is success; help shown because a subcommand is missing
     // (`eventops registrations`, a cron line cut short) is a usage error, which commander marks with exit code 1.
+    // Commander has already written its own message.
     if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
     if (error.code === 'commander.help') return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
     return EXIT.usage;
   }
-  if (error instanceof ConfigError) {
-    process.stderr.write(`eventops: ${error.message}\n`);
-    return EXIT.config;
-  }
-  if (error instanceof AppError) {
-    process.stderr.write(`eventops: ${error.message}\n`);
-    if (error.suggestion) process.stderr.write(`  suggestion: ${error.suggestion}\n`);
-    return error.exitCode;
-  }
-  process.stderr.write(`eventops: unexpected error: ${errorMessage(error)}\n`);
+  const write = (reported: ReportedError, exitCode: number): number => {
+    if (json) process.stderr.write(`${JSON.stringify({ error: { ...reported, exitCode } })}\n`);
+    else {
+      process.stderr.write(`eventops: ${reported.code === 'unexpected' ? 'unexpected error: ' : ''}${reported.message}\n`);
+      if (reported.suggestion) process.stderr.write(`  suggestion: ${reported.suggestion}\n`);
+    }
+    return exitCode;
+  };
+  if (error instanceof ConfigError) return write({ code: 'config_invalid', message: error.message }, EXIT.config);
+  if (error instanceof AppError) return write({ code: error.code, message: error.message, suggestion: error.suggestion }, error.exitCode);
+  const exitCode = write({ code: 'unexpected', message: errorMessage(error) }, EXIT.failure);
   if (process.env.LOG_LEVEL === 'debug' && error instanceof Error && error.stack) process.stderr.write(error.stack + '\n');
-  return EXIT.failure;
+  return exitCode;
 }
 
 export { Option };

@@ -386,12 +386,17 @@ describe('eventops registrations: the office records a bank transfer, cancels an
       attendees: [{ name: 'Bob Tier', tier: 'adult' }, { name: 'Kit Tier', tier: 'child' }],
     });
 
+    // With --json the refusal is JSON on stderr too: a script reads its code, message and suggestion.
     const unknown = await add('dragon@example.org', 'Bob Tier:adult', 'Kit Tier:kid');
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toContain(
-      `attendee 2 (Kit Tier) has the ticket type "kid", which ${event.slug} does not have; its ticket types are adult (Adult, $120.00), child (Child, $60.00); nothing was registered`,
-    );
-    expect(unknown.stderr).toContain('suggestion: give one of those ids after the colon (case does not matter), e.g. --attendee "Kit Tier:adult"');
+    expect(JSON.parse(unknown.stderr)).toEqual({
+      error: {
+        code: 'usage',
+        message: `attendee 2 (Kit Tier) has the ticket type "kid", which ${event.slug} does not have; its ticket types are adult (Adult, $120.00), child (Child, $60.00); nothing was registered`,
+        suggestion: 'give one of those ids after the colon (case does not matter), e.g. --attendee "Kit Tier:adult"',
+        exitCode: 2,
+      },
+    });
 
     // Ids differing only in case: a guess either way, so only the exact id is taken.
     const twoCases = await insertEvent(office.db, {
