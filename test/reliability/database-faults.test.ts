@@ -14,8 +14,10 @@ describe('database faults (issue 7, case 6)', () => {
   it('a job whose database stops mid-run exits 1 with a message naming the database problem; once it is back the next run completes, and after the stale threshold everyone is emailed', async () => {
     const report = await jobDuringDatabaseOutage(pgServer, { people: 12 });
     expect(report.during.code).toBe(1);
-    const lastLine = report.during.stderr.trim().split('\n').at(-1);
-    expect(lastLine).toMatch(/^eventops: send-celebrations failed: .+ \(not recorded in the error log: is the database reachable\?\)$/);
+    // Run with --json, the failure is the last line of stderr as JSON.
+    const lastLine = JSON.parse(report.during.stderr.trim().split('\n').at(-1) ?? '{}') as { error?: { code: string; message: string } };
+    expect(lastLine.error?.code).toBe('job_failed');
+    expect(lastLine.error?.message).toMatch(/^send-celebrations failed: .+ \(not recorded in the error log: is the database reachable\?\)$/);
     expect(report.next.code).toBe(0);
     expect(JSON.parse(report.next.stdout)).toMatchObject({ outcome: 'ok', failed: 0 });
     expect(report.recovery.code).toBe(0);
