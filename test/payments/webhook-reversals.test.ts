@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
+import { addRegistration } from '../../src/admin/registrations/add.js';
 import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
 import { listRegistrations } from '../../src/admin/registrations/list.js';
 import { showRegistration } from '../../src/admin/registrations/show.js';
@@ -549,6 +550,24 @@ describe('one rule for a dispute of a cancelled registration: money the church h
     expect(won[0].reason).toContain('refund the payer or settle with them');
     expect(won[0].reason).not.toContain('register the payer by hand');
     expect(won[0].details).toMatchObject({ disputeId: dispute.id, registrationId, registrationStatus: 'CANCELLED', restoredCancelReason: 'office' });
+
+    // The money counts on the cancelled registration again: registering the payer from the won alert would count it twice.
+    const event = await tdb.db('registrations as r').join('events as e', 'e.id', 'r.event_id').where('r.id', registrationId).first('e.slug');
+    const answered = await addRegistration(ctx, {
+      eventSlug: event.slug,
+      contact: { name: 'Paid Twice', email: 'paid.twice@example.org' },
+      attendees: [{ name: 'Paid Twice', tier: 'adult' }],
+      family: false,
+      overCapacity: true,
+      resolveAlert: Number(won[0].id),
+      actor: 'office',
+    }).then(
+      () => undefined,
+      (error: unknown) => error as Error,
+    );
+    expect(answered?.message).toContain(`is for a won dispute whose money already counts on registration`);
+    expect(answered?.message).toContain('(cancelled, office), so there is nothing to register with');
+    expect(await tdb.db('registrations').where({ contact_name: 'Paid Twice' }).count({ n: '*' }).first()).toEqual({ n: 0 });
   });
 
   it('rule 3 then rule 1: money taken again after a won dispute moves the reason back to dispute, with no second dispute_after_cancellation alert', async () => {

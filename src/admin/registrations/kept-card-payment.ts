@@ -131,6 +131,15 @@ async function cancelledHolderUnlessTakenBack(trx: Knex.Transaction, payment: Ke
       'settle with the payer first; resolve the alerts with `eventops alerts resolve` once handled',
     );
   }
+  if (payment.kind === 'dispute_won' && holder?.status === 'CANCELLED' && holder.cancel_reason !== 'dispute') {
+    // The win gave the cancelled registration its earlier reason back: the money already counts there, and a new
+    // registration would count it twice.
+    throw refuse(
+      payment,
+      `is for a won dispute whose money already counts on registration ${paymentReference(holder.id)} (cancelled, ${holder.cancel_reason ?? 'no reason'}), so there is nothing to register with`,
+      `refund the payer or settle with them, then resolve the alert with \`eventops alerts resolve ${payment.alertId}\``,
+    );
+  }
   if (holder && holder.status !== 'CANCELLED') {
     throw refuse(
       payment,
