@@ -67,6 +67,23 @@ describe('registrations record-refund: money the office paid back by hand stops 
     expect((await showRegistration(ctx, family.id)).refundedMinor).toBe(27000);
   });
 
+  it('the same refund recorded twice within 24 hours (two volunteers, one bank statement) is refused, naming the first; --again records a second one', async () => {
+    const event = await insertEvent(tdb.db);
+    const family = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', total_minor: 27000, paid_at: null });
+    await markRegistrationPaid(ctx, { registration: family.id, amountMinor: 27000, method: 'bank', ...office }, money);
+    await cancelRegistration(ctx, { registration: family.id, ...office });
+    const refund = { registration: family.id, amountMinor: 10000, method: 'bank' as const, note: 'transfer 3 Dec', ...office };
+    await recordOfficeRefund(ctx, refund, money);
+
+    const twice = await refusal(recordOfficeRefund(ctx, refund, money));
+    expect(twice.message).toContain('$100.00 paid back by bank ("transfer 3 Dec") was already recorded for registration');
+    expect(twice.suggestion).toContain('--again');
+    expect(await paidFigures(family.id, event.slug)).toMatchObject({ show: 17000, list: 17000 });
+
+    await recordOfficeRefund(ctx, { ...refund, again: true }, money);
+    expect(await paidFigures(family.id, event.slug)).toMatchObject({ show: 7000, list: 7000 });
+  });
+
   it('part-paid then cancelled: at most what was received can be recorded', async () => {
     const event = await insertEvent(tdb.db);
     const partly = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', total_minor: 18000, paid_at: null });

@@ -42,12 +42,16 @@ export async function officePaidSum(db: Db | Knex.Transaction, registrationId: s
   return Number(row?.paid ?? 0);
 }
 
-/** The latest payment for the registration recorded since `since` with this amount, method and note (none equals none). */
+/**
+ * The latest payment (or, from registration_refunds, refund paid back by hand) for the registration recorded since
+ * `since` with this amount, method and note (none equals none).
+ */
 export async function recentSamePayment(
   trx: Knex.Transaction,
   match: { registrationId: string; amountMinor: number; method: OfficePaymentMethod; note?: string; since: Date },
+  table: 'registration_payments' | 'registration_refunds' = 'registration_payments',
 ): Promise<{ recordedAt: Date; recordedBy: string } | undefined> {
-  const row = await trx('registration_payments')
+  const row = await trx(table)
     .where({ registration_id: match.registrationId, amount_minor: match.amountMinor, method: match.method })
     .where((q) => (match.note === undefined ? q.whereNull('note') : q.where('note', match.note)))
     .where('recorded_at', '>', match.since)

@@ -1,17 +1,22 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/connect.js';
 import { AppError } from '../../errors.js';
+import { localMinute } from '../../local-time.js';
 import { paymentReference } from '../../payments/links.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
-import { officePaidSum, type OfficePaymentMethod } from './payments.js';
+import { officePaidSum, recentSamePayment, type OfficePaymentMethod } from './payments.js';
+
+const SAME_REFUND_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 export interface RecordRefundInput {
   registration: string;
   amountMinor: number;
   method: OfficePaymentMethod;
   note?: string;
+  /** Records it even when the same amount, method and note was recorded in the last 24 hours. */
+  again?: boolean;
   actor: string;
 }
 
@@ -64,6 +69,16 @@ export async function recordOfficeRefund(ctx: OfficeContext, input: RecordRefund
       );
     }
     const now = ctx.clock.now();
+    // Two volunteers working from one bank statement would otherwise record one transfer back twice (as mark-paid).
+    const earlier = input.again
+      ? undefined
+      : await recentSamePayment(trx, { registrationId: id, amountMinor: input.amountMinor, method: input.method, note: input.note, since: new Date(now.getTime() - SAME_REFUND_WINDOW_MS) }, 'registration_refunds');
+    if (earlier) {
+      throw new NotRefundableError(
+        `${money(input.amountMinor)} paid back by ${input.method}${input.note ? ` ("${input.note}")` : ''} was already recorded for registration ${reference} on ${localMinute(earlier.recordedAt, ctx.config.regional.timeZone)} by ${earlier.recordedBy}; nothing was recorded`,
+        'look at it with `eventops registrations show`; if this is another refund of the same amount, run the command again with --again',
+      );
+    }
     await trx('registration_refunds').insert({
       registration_id: id,
       amount_minor: input.amountMinor,

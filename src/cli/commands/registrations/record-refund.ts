@@ -8,6 +8,7 @@ const optionsSchema = z.object({
   amount: z.string({ error: 'is required, e.g. --amount 240.00' }),
   method: z.enum(['bank', 'cash', 'other'], { error: 'must be bank, cash or other' }).default('bank'),
   note: noteSchema,
+  again: z.boolean().optional(),
   json: z.boolean().optional(),
 });
 
@@ -19,6 +20,7 @@ export function registerRecordRefundCommand(registrations: Command): void {
     .requiredOption('--amount <amount>', 'the amount paid back, as written ("240" or "240.00") in APP_CURRENCY')
     .option('--method <method>', 'bank (default), cash or other')
     .option('--note <text>', 'kept in the history, e.g. "refunded by transfer on 3 December"')
+    .option('--again', 'record it even though the same amount, method and note was recorded for this registration in the last 24 hours')
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
@@ -38,7 +40,7 @@ Exit 1 when nothing was recorded, 2 for a malformed amount.`,
         const { recordOfficeRefund } = await import('../../../admin/registrations/record-refund.js');
         const amountMinor = parseAmount(options.amount, ctx.config.regional);
         const money = moneyFormatter(ctx.config.regional);
-        const result = await recordOfficeRefund(ctx, { registration: given, amountMinor, method: options.method, note: options.note, actor: operatingSystemUser() }, money);
+        const result = await recordOfficeRefund(ctx, { registration: given, amountMinor, method: options.method, note: options.note, again: options.again, actor: operatingSystemUser() }, money);
         printResult(
           options,
           { refund: result },
