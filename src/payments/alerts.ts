@@ -46,6 +46,8 @@ export const ALERT_KINDS = [
   'payment_unreadable',
   /** A refund made at the provider failed: the money is still with the church and the payer has not got it. */
   'refund_failed',
+  /** A refund at the provider of a payment the office had already paid back by hand (record-refund): the payer may have it twice. */
+  'refunded_twice',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
@@ -67,6 +69,7 @@ const KIND_LABELS: Record<AlertKind, string> = {
   dispute_after_cancellation: 'Dispute of a cancelled registration',
   payment_unreadable: 'Payments waiting for an encryption key',
   refund_failed: 'Refund failed: the money is still with the church',
+  refunded_twice: 'Refunded at the provider after a refund paid by hand',
 };
 
 export interface OperationsAlertInput {

@@ -6,6 +6,8 @@ import type { AppContext } from '../../src/context.js';
 import { addRegistration } from '../../src/admin/registrations/add.js';
 import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
 import { listRegistrations } from '../../src/admin/registrations/list.js';
+import { moneyFormatter } from '../../src/admin/registrations/money.js';
+import { recordOfficeRefund } from '../../src/admin/registrations/record-refund.js';
 import { showRegistration } from '../../src/admin/registrations/show.js';
 import { raiseOperationsAlert } from '../../src/payments/alerts.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
@@ -335,6 +337,39 @@ describe('a dispute after a refund failed', () => {
     expect(await tdb.db('registrations').where({ id: registration.id }).first()).toMatchObject({ status: 'CANCELLED', cancel_reason: 'dispute' });
     expect(await showRegistration(ctx, registration.id)).toMatchObject({ paidMinor: 0 });
     expect((await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id')).map((alert) => alert.kind)).toEqual(['refund_failed', 'dispute_after_cancellation']);
+  });
+});
+
+describe('a card refund that failed, paid back by hand, then refunded or disputed at the provider', () => {
+  async function paidBackByHandAfterFailedRefund() {
+    const { event, staged } = await stage();
+    const paymentIntentId = providerId('pi_test');
+    await deliver('checkout.session.completed', completedSession({ ...staged, amountTotal: staged.amount, paymentIntentId }));
+    await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount: staged.amount }));
+    await deliver('refund.failed', { ...providerFixture('refund'), id: providerId('re_test'), amount: staged.amount, payment_intent: paymentIntentId, status: 'failed', metadata: {} });
+    const registration = await tdb.db('registrations').where({ event_id: event.id }).first();
+    const money = moneyFormatter({ locale: 'en-AU', currency: 'AUD' });
+    await recordOfficeRefund(ctx, { registration: registration.id, amountMinor: staged.amount, method: 'bank', note: 'transfer back', actor: 'office-user' }, money);
+    return { amount: staged.amount, paymentIntentId, money };
+  }
+
+  it('a second refund at the provider (the payer may now have it twice) raises refunded_twice, naming what was paid back by hand', async () => {
+    const { amount, paymentIntentId, money } = await paidBackByHandAfterFailedRefund();
+
+    expect((await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount }))).body).toMatchObject({ outcome: 'refund_recorded' });
+
+    const alerts = await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId }).orderBy('id');
+    expect(alerts.map((alert) => alert.kind)).toEqual(['refund_failed', 'refunded_twice']);
+    expect(alerts[1].reason).toContain(`the office had already paid back ${money(amount)} by hand`);
+  });
+
+  it('a dispute: its alert names the payment back by hand, the evidence to answer it with', async () => {
+    const { amount, paymentIntentId, money } = await paidBackByHandAfterFailedRefund();
+
+    expect((await deliver('charge.dispute.created', createdDispute({ paymentIntentId, amount }))).body).toEqual({ received: true, outcome: 'alerted' });
+
+    const alert = await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId, kind: 'dispute_after_cancellation' }).first();
+    expect(alert.reason).toContain(`answer it at the card provider, showing that the office paid ${money(amount)} back by hand (record-refund)`);
   });
 });
 

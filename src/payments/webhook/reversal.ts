@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { recordHistory } from '../../admin/registrations/history.js';
+import { moneyFormatter } from '../../money-format.js';
 import { raiseOperationsAlert } from '../alerts.js';
 import type { WebhookAction } from './map.js';
 import { lockPaymentIntent, type StagingRow, type WebhookContext } from './staging-rows.js';
@@ -83,7 +84,24 @@ async function recordRefundOfCancelled(
 ): Promise<ReversalOutcome> {
   if (registration.cancel_reason === 'refund' || registration.cancel_reason === 'dispute') return 'already_cancelled';
   await moveCancelReason(trx, ctx, registration, action, 'refund');
+  // The office paid it back another way first (a failed card refund's alert asks it to): the payer may now have it twice.
+  const byHand = await paidBackByHand(trx, registration.id);
+  if (byHand > 0) {
+    await raiseOperationsAlert(trx, ctx, {
+      kind: 'refunded_twice',
+      reason: `the card payment was refunded at the provider, but the office had already paid back ${moneyFormatter(ctx.config.regional)(byHand)} by hand for this registration (record-refund); check with the payer whether they were paid twice`,
+      paymentIntentId: action.paymentIntentId,
+      amountMinor: action.amountMinor,
+      details: { registrationId: registration.id, paidBackByHandMinor: byHand, providerObjectId: action.providerObjectId },
+    });
+  }
   return 'refund_recorded';
+}
+
+/** What the office recorded as paid back by hand for the registration (registration_refunds), minor units. */
+async function paidBackByHand(trx: Knex.Transaction, registrationId: string): Promise<number> {
+  const row = await trx('registration_refunds').where({ registration_id: registrationId }).sum<{ total: string | number | null }>({ total: 'amount_minor' }).first();
+  return Number(row?.total ?? 0);
 }
 
 /** A cancelled registration's reason becomes the provider's reversal, with a history entry keeping the reason it replaced. */
@@ -129,6 +147,7 @@ async function recordDisputeOfCancelled(
     registrationId: registration.id,
     cancelReason: registration.cancel_reason,
     nowCountsNothingPaid: takesHeldMoney,
+    paidBackByHandMinor: await paidBackByHand(trx, registration.id),
     amountMinor: action.amountMinor,
     providerEventId: eventId,
   });
@@ -176,6 +195,8 @@ export async function alertDisputeOfCancelled(
     registrationId: string;
     cancelReason: string | null;
     nowCountsNothingPaid?: boolean;
+    /** Paid back by hand by the office (record-refund): the evidence to answer the dispute with. */
+    paidBackByHandMinor?: number;
     amountMinor?: number;
     providerEventId: string;
     checkoutId?: string;
@@ -183,7 +204,14 @@ export async function alertDisputeOfCancelled(
 ): Promise<boolean> {
   const alerted = await trx('operations_alerts').where({ kind: 'dispute_after_cancellation', payment_intent_id: dispute.paymentIntentId }).first('id');
   if (alerted) return false;
-  const what = dispute.cancelReason === 'refund' ? ', showing the refund' : dispute.nowCountsNothingPaid ? '; the registration now counts nothing paid (cancel reason dispute)' : '';
+  const what =
+    dispute.paidBackByHandMinor
+      ? `, showing that the office paid ${moneyFormatter(ctx.config.regional)(dispute.paidBackByHandMinor)} back by hand (record-refund)`
+      : dispute.cancelReason === 'refund'
+        ? ', showing the refund'
+        : dispute.nowCountsNothingPaid
+          ? '; the registration now counts nothing paid (cancel reason dispute)'
+          : '';
   await raiseOperationsAlert(trx, ctx, {
     kind: 'dispute_after_cancellation',
     reason: `a dispute was opened for a payment whose registration was already cancelled (${dispute.cancelReason ?? 'cancelled'}); answer it at the card provider${what}`,
