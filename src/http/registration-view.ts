@@ -226,11 +226,16 @@ export async function registrationPageData(
     };
   }
   const live = registration.event.published && !registration.event.deletedAt;
-  // The plain "awaiting payment" note says until when, on an event that releases unpaid places (as the sweep will).
-  const releasedAt = status === STATUS_TEXT.PENDING ? await heldUntil(ctx.db, registration.id, ctx.config.regional.timeZone) : undefined;
-  const statusNote = releasedAt
-    ? `Your places are held until ${format.dateTime(releasedAt)}. Your registration is confirmed once we receive your payment; if it has not reached us by then, the places are released for others.`
-    : status.note;
+  // Awaiting payment (never paid, or a card attempt that charged nothing): until when, on an event that releases
+  // unpaid places, as the sweep will.
+  const awaiting = status === STATUS_TEXT.PENDING || (registration.status === 'PENDING' && registration.cardPayment === 'confirmed_unpaid');
+  const releasedAt = awaiting ? await heldUntil(ctx.db, registration.id, ctx.config.regional.timeZone) : undefined;
+  const until = releasedAt ? `Your places are held until ${format.dateTime(releasedAt)}` : undefined;
+  const statusNote = !until
+    ? status.note
+    : status === STATUS_TEXT.PENDING
+      ? `${until}. Your registration is confirmed once we receive your payment; if it has not reached us by then, the places are released for others.`
+      : `Your last card payment was not completed, and nothing was charged. ${until}; if your payment has not reached us by then, the places are released for others.`;
   return {
     title: 'Your registration',
     eventTitle: registration.event.title,

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
+import { registrationPath } from '../../src/http/registration-view.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { insertEvent } from '../support/factories.js';
+import { insertCheckoutSession, insertEvent, insertRegistration } from '../support/factories.js';
 import { startTestServer } from '../support/http.js';
 import { queuedMessages } from '../support/webhook-events.js';
 
@@ -66,6 +67,29 @@ describe('the registrant is told until when an unpaid bank-transfer place is hel
       expect(await sweepExpiredCheckouts(ctx, { trigger: 'cli' })).toMatchObject({ holdsReleased: 1 });
       const released = await (await fetch(`${server.url}${limitedPage}`)).text();
       expect(released).not.toContain('held until');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('after a card attempt that charged nothing, the page still says until when the places are held (the sweep releases them then)', async () => {
+    const clock = new FixedClock(new Date('2027-04-01T23:00:00Z'));
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const limited = await insertEvent(tdb.db, { capacity: 20, unpaid_hold_days: 3, starts_at: new Date('2027-05-01T08:00:00Z'), title: 'Autumn Retreat' });
+    const { id } = await insertRegistration(tdb.db, ctx.cipher, limited.id, { status: 'PENDING', payment_method: 'bank', total_minor: 12000, paid_at: null, created_at: clock.now() });
+    await insertCheckoutSession(tdb.db, ctx.cipher, limited.id, {
+      registration_id: id,
+      status: 'EXPIRED',
+      payload_enc: null,
+      expires_at: new Date('2027-04-02T00:00:00Z'),
+      unpaid_confirmed_at: new Date('2027-04-02T00:05:00Z'),
+      scrubbed_at: new Date('2027-04-02T00:05:00Z'),
+    });
+    clock.set(new Date('2027-04-02T01:00:00Z'));
+    const server = await startTestServer(ctx);
+    try {
+      const page = await (await fetch(`${server.url}${registrationPath(ctx.config.authSecret, id)}`)).text();
+      expect(page).toMatch(/Your last card payment was not completed, and nothing was charged\. Your places are held until Monday,? 5 April 2027 at 10:00\sam AEST; if your payment has not reached us by then, the places are released for others\./);
     } finally {
       await server.close();
     }
