@@ -53,8 +53,11 @@ function localPart(address: string): string {
   return at < 0 ? address : address.slice(0, at);
 }
 
-/** The address with its domain in ASCII (punycode); unchanged when it already is, or when the domain cannot be converted (then z.email refuses it). */
-function withAsciiDomain(address: string): string {
+/**
+ * The address with its domain in ASCII (punycode), as mailAddress stores it; unchanged when it already is, or when
+ * the domain cannot be converted (then z.email refuses it). An address typed to look someone up goes through it too.
+ */
+export function withAsciiDomain(address: string): string {
   const at = address.lastIndexOf('@');
   const domain = address.slice(at + 1);
   if (at < 0 || !NON_ASCII.test(domain)) return address;

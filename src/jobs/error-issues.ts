@@ -88,7 +88,7 @@ export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Pro
         await besidePurge(async () => undefined);
         ctx.logger.info('error-issues filed nothing: TRACKER_TOKEN and TRACKER_REPO are not both set');
         const wouldDo = dryRun ? [purgeLine(summary)] : undefined;
-        const reason = 'no tracker: TRACKER_TOKEN and TRACKER_REPO are not both set (old rows were still purged)';
+        const reason = `no tracker: TRACKER_TOKEN and TRACKER_REPO are not both set (old rows ${dryRun ? 'would still be' : 'were still'} purged)`;
         return { ...summary, outcome: 'skipped', reason, ...(wouldDo ? { wouldDo } : {}) };
       }
 

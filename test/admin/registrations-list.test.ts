@@ -23,6 +23,8 @@ const REGISTRATIONS: Array<{ contact: string; attendees?: string[]; email?: stri
   { contact: 'AnnXLee', attendees: ['100 Sure'] },
   { contact: 'Back\\Slash' },
   { contact: 'Plain Person', email: 'plain@example.org' },
+  // Stored as the public form keeps a domain with accents: in its ASCII form.
+  { contact: 'Jo Müller', email: 'jo@xn--mnchen-3ya.de' },
   { contact: 'Tiernan Doyle' },
 ];
 
@@ -47,6 +49,13 @@ afterAll(() => tdb.drop());
 
 /** The contacts of the registrations a search lists, in listing order. */
 const found = async (search: string) => (await listRegistrations(ctx, { eventSlug: slug, search })).map((r) => r.contactName);
+
+describe('registrations list --search by email', () => {
+  it('an address whose domain has accents is found however it is typed: as written (jo@münchen.de) or in the ASCII form it is stored in', async () => {
+    expect(await found('jo@münchen.de')).toEqual(['Jo Müller']);
+    expect(await found('JO@XN--MNCHEN-3YA.DE')).toEqual(['Jo Müller']);
+  });
+});
 
 describe('registrations list --search compares names, not the attendees\' JSON, without accents or case', () => {
   it('"Nam", "Tie", "name" and "tier" (the JSON keys) do not list every registration; "Nam" finds Nam Tran as contact and attendee', async () => {

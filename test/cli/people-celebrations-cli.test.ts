@@ -28,6 +28,15 @@ const flagOf = async (id: string) =>
   tdb.db('people').where({ id }).first('celebrations_off_at', 'celebrations_off_by', 'celebrations_off_note');
 
 describe('eventops people celebrations: the office turns a person’s birthday and anniversary emails off and on', () => {
+  it('an address whose domain has accents is taken as the import stored it (its ASCII form), typed either way', async () => {
+    const { cipher } = createTestContext({ db: tdb.db });
+    const jo = (await insertPerson(tdb.db, cipher, { first_name: 'Jo', last_name: 'Müller', email: 'jo@xn--mnchen-3ya.de' })).id;
+    const off = await cli(['celebrations', 'jo@münchen.de', '--off']);
+    expect(off.stderr).toBe('');
+    expect(off.code).toBe(0);
+    expect(await flagOf(jo)).toMatchObject({ celebrations_off_by: 'office' });
+  });
+
   it('--off records it by the office with the note, list shows it, a second --off and an unknown email exit 1, --on turns them on again', async () => {
     const before = Date.now();
     const off = await cli(['celebrations', 'John.Smith@Example.org', '--off', '--note', 'died in October 2026']);

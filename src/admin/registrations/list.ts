@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context.js';
+import { withAsciiDomain } from '../../contact-rules.js';
 import { NotFoundError } from '../../errors.js';
 import { paymentReference } from '../../payments/links.js';
 import type { PaymentMethod, RegistrationStatus } from '../../payments/registrations.js';
@@ -102,7 +103,7 @@ export async function listRegistrations(ctx: Pick<AppContext, 'db' | 'cipher'>, 
           [like],
         );
       }
-      if (search.includes('@')) q.orWhere('r.contact_email_hash', ctx.cipher.lookupHash('email', search));
+      if (search.includes('@')) q.orWhere('r.contact_email_hash', ctx.cipher.lookupHash('email', withAsciiDomain(search)));
       if (/^[0-9a-f]{4,32}$/.test(hexKey)) q.orWhereRaw(`replace(r.id::text, '-', '') LIKE ?`, [`${hexKey}%`]);
     });
   }

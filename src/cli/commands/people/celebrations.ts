@@ -1,12 +1,13 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
+import { mailAddress } from '../../../contact-rules.js';
 import type { CelebrationsPerson } from '../../../admin/people/celebrations.js';
 import { UsageError } from '../../../errors.js';
 import { printResult, withContext } from '../../io.js';
 
 const optionsSchema = z
   .object({
-    email: z.string().trim().pipe(z.email({ error: 'is not a valid email address' })),
+    email: z.string().trim().pipe(mailAddress('is not a valid email address')),
     off: z.boolean().optional(),
     on: z.boolean().optional(),
     note: z.string().trim().min(1, { error: 'must not be empty' }).max(2000, { error: 'at most 2000 characters' }).optional(),
