@@ -84,11 +84,12 @@ export async function fileErrorIssues(ctx: AppContext, options: JobOptions): Pro
     };
     try {
       const trackerConfig = ctx.config.tracker;
-      if (!trackerConfig) {
+      if (!trackerConfig || options.purgeOnly) {
         await besidePurge(async () => undefined);
-        ctx.logger.info('error-issues filed nothing: TRACKER_TOKEN and TRACKER_REPO are not both set');
+        const why = trackerConfig ? 'ERROR_DIGEST is not true' : 'no tracker: TRACKER_TOKEN and TRACKER_REPO are not both set';
+        ctx.logger.info(`error-issues filed nothing: ${why}`);
         const wouldDo = dryRun ? [purgeLine(summary)] : undefined;
-        const reason = `no tracker: TRACKER_TOKEN and TRACKER_REPO are not both set (old rows ${dryRun ? 'would still be' : 'were still'} purged)`;
+        const reason = `${why} (old rows ${dryRun ? 'would still be' : 'were still'} purged)`;
         return { ...summary, outcome: 'skipped', reason, ...(wouldDo ? { wouldDo } : {}) };
       }
 

@@ -11,6 +11,8 @@ export interface JobOptions {
   dryRun?: boolean;
   /** send-clearance-digest only: send again this month and replace the delivered list. */
   force?: boolean;
+  /** error-issues only: purge old rows and file nothing (the in-app scheduler without ERROR_DIGEST or a tracker). */
+  purgeOnly?: boolean;
   /** reconcile only: how far back to compare with the provider (default 72 hours). */
   sinceMs?: number;
   /**

@@ -56,16 +56,21 @@ export interface Period {
   endsAt: Date;
 }
 
-export type JobAvailability = { enabled: true } | { enabled: false; reason: string };
+export type JobAvailability = { enabled: true; purgeOnly?: string } | { enabled: false; reason: string };
 
-/** Whether the configuration lets the scheduler run the job at all. */
+/**
+ * Whether the configuration lets the scheduler run the job at all. The error digest files issues only with
+ * ERROR_DIGEST and a tracker; without them its weekly run still purges old rows (`purgeOnly` says why it files
+ * nothing): retention must not depend on the digest, or the error log, page-view counts and rate-limit
+ * windows would grow for ever on a server that runs its jobs in-app.
+ */
 export function jobAvailability(config: AppConfig, job: JobName): JobAvailability {
   if (job === 'send-clearance-digest' && !config.jobs.clearanceDigest) {
     return { enabled: false, reason: 'CLEARANCE_DIGEST is not true' };
   }
   if (job === 'error-issues') {
-    if (!config.jobs.errorDigest) return { enabled: false, reason: 'ERROR_DIGEST is not true' };
-    if (!config.tracker) return { enabled: false, reason: 'TRACKER_TOKEN and TRACKER_REPO are not set' };
+    if (!config.jobs.errorDigest) return { enabled: true, purgeOnly: 'ERROR_DIGEST is not true' };
+    if (!config.tracker) return { enabled: true, purgeOnly: 'TRACKER_TOKEN and TRACKER_REPO are not set' };
   }
   if (job === 'reconcile' && !config.payments) return { enabled: false, reason: 'PSP_SECRET_KEY and PSP_WEBHOOK_SECRET are not set' };
   return { enabled: true };
@@ -148,6 +153,8 @@ export type NextDue =
       local: string;
       /** Due already (dueAt is now): it runs at the scheduler's next tick, whose time only the running server knows. */
       dueNow: boolean;
+      /** The error digest without ERROR_DIGEST or a tracker: why its run only purges old rows. */
+      purgeOnly?: string;
     }
   | { job: JobName; enabled: false; reason: string };
 
@@ -172,7 +179,8 @@ export function nextDueTimes(
       const earliest = Math.max(period.opensAt.getTime(), now.getTime(), retryAt.get(period.key)?.getTime() ?? 0);
       if (!doneKeys.has(period.key) && earliest < period.closesAt.getTime()) {
         const dueAt = new Date(earliest);
-        return { job, enabled: true, periodKey: period.key, dueAt, local: formatLocal(dueAt, config.regional.timeZone), dueNow: earliest <= now.getTime() };
+        const purgeOnly = availability.purgeOnly === undefined ? {} : { purgeOnly: availability.purgeOnly };
+        return { job, enabled: true, periodKey: period.key, dueAt, local: formatLocal(dueAt, config.regional.timeZone), dueNow: earliest <= now.getTime(), ...purgeOnly };
       }
       // At least one slot further each time: should an endsAt ever fall inside its own
       // period again, this reaches the next period instead of spinning on the same one.

@@ -53,7 +53,11 @@ export interface Scheduler {
 }
 
 export function defaultRunJob(ctx: AppContext): RunJob {
-  return async (name, stopping) => (await loadJobFunction(name))(ctx, { trigger: 'scheduler', signal: stopping });
+  return async (name, stopping) => {
+    const availability = jobAvailability(ctx.config, name);
+    const purgeOnly = availability.enabled && availability.purgeOnly !== undefined;
+    return (await loadJobFunction(name))(ctx, { trigger: 'scheduler', signal: stopping, ...(purgeOnly ? { purgeOnly } : {}) });
+  };
 }
 
 /**

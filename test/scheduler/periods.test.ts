@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JobName } from '../../src/jobs/types.js';
-import { duePeriod, nextDueTimes, periodAt } from '../../src/scheduler/periods.js';
+import { duePeriod, jobAvailability, nextDueTimes, periodAt } from '../../src/scheduler/periods.js';
 import { testConfig } from '../support/env.js';
 
 const allOn = testConfig({
@@ -112,11 +112,13 @@ describe('error-issues: once per ISO week from Monday 09:00', () => {
     expect(periodAt(allOn, 'error-issues', week.endsAt).opensAt.toISOString()).toBe('2026-04-05T23:00:00.000Z');
   });
 
-  it('is never due without ERROR_DIGEST, or without the tracker settings', () => {
+  it('without ERROR_DIGEST, or without the tracker settings, is still due weekly, to purge old rows only (it files nothing)', () => {
     const noTracker = testConfig({ APP_TIMEZONE: 'Australia/Sydney', ERROR_DIGEST: 'true' });
     const noFlag = testConfig({ APP_TIMEZONE: 'Australia/Sydney', TRACKER_TOKEN: 't', TRACKER_REPO: 'grace/eventops' });
-    expect(dueKey('error-issues', '2026-11-16T03:00:00Z', noTracker)).toBeUndefined();
-    expect(dueKey('error-issues', '2026-11-16T03:00:00Z', noFlag)).toBeUndefined();
+    expect(dueKey('error-issues', '2026-11-16T03:00:00Z', noTracker)).toBe('error-issues:2026-W47');
+    expect(dueKey('error-issues', '2026-11-16T03:00:00Z', noFlag)).toBe('error-issues:2026-W47');
+    expect(jobAvailability(noTracker, 'error-issues')).toEqual({ enabled: true, purgeOnly: 'TRACKER_TOKEN and TRACKER_REPO are not set' });
+    expect(jobAvailability(noFlag, 'error-issues')).toEqual({ enabled: true, purgeOnly: 'ERROR_DIGEST is not true' });
   });
 });
 
@@ -167,7 +169,7 @@ describe('nextDueTimes for eventops status', () => {
   it('names why a job is off', () => {
     const next = byJob(nextDueTimes(defaults, at('2026-11-22T10:10:00Z')));
     expect(next['send-clearance-digest']).toEqual({ job: 'send-clearance-digest', enabled: false, reason: 'CLEARANCE_DIGEST is not true' });
-    expect(next['error-issues']).toEqual({ job: 'error-issues', enabled: false, reason: 'ERROR_DIGEST is not true' });
+    expect(next['error-issues']).toMatchObject({ job: 'error-issues', enabled: true, purgeOnly: 'ERROR_DIGEST is not true' });
   });
 });
 

@@ -285,13 +285,13 @@ describe('jobs switched off by configuration', () => {
     expect(await tdb.db('scheduler_periods').where({ job: 'send-clearance-digest' })).toEqual([]);
   });
 
-  it('never runs the error digest when ERROR_DIGEST is set without the tracker', async () => {
+  it('with ERROR_DIGEST set but no tracker, still runs error-issues each Monday from 09:00, to purge old rows only (scheduler-purge.test.ts)', async () => {
     const clock = new FixedClock(sydney('2026-11-01T00:00:00'));
     const recorder = recordingRunJob(clock);
     const env = { APP_TIMEZONE: SYDNEY, ERROR_DIGEST: 'true' };
     await runUntil([createScheduler({ ctx: schedulerContext(tdb.db, clock, env), runJob: recorder.runJob })], clock, '2026-11-17T00:00:00');
-    expect(recorder.of('error-issues')).toEqual([]);
-    expect(await tdb.db('scheduler_periods').where({ job: 'error-issues' })).toEqual([]);
+    // The week that was open when it started first (its Monday 09:00 had passed), then each Monday.
+    expect(recorder.of('error-issues').map((run) => run.local)).toEqual(['2026-11-01 00:00 Sun', '2026-11-02 09:00 Mon', '2026-11-09 09:00 Mon', '2026-11-16 09:00 Mon']);
   });
 });
 

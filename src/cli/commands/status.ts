@@ -39,7 +39,8 @@ export function registerStatusCommand(program: Command): void {
           if (!due) return '';
           if (!due.enabled) return `  in-app: off (${due.reason})`;
           // Not the time of the question, which is past by the time it is read: the job runs at the server's next check.
-          return due.dueNow ? "  next (in-app): due now (at the server's next check, every 5 minutes)" : `  next (in-app): ${due.local}`;
+          const when = due.dueNow ? "due now (at the server's next check, every 5 minutes)" : due.local;
+          return `  next (in-app): ${when}${due.purgeOnly ? `, old rows purged only (${due.purgeOnly})` : ''}`;
         };
         const lines = status.jobs.map(({ job, lastRun }) =>
           (lastRun
