@@ -84,6 +84,7 @@ export async function queueRegistrationConfirmation(
       paidMinor,
       cardPaymentInFlight,
       heldUntil: releasedAt,
+      severalPlaces: input.priced.attendeeCount > 1,
       free: input.priced.free,
       reference: paymentReference(input.registrationId),
       bank,

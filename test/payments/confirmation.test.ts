@@ -61,6 +61,19 @@ describe('registration confirmations', () => {
     }
   });
 
+  it('speaks of "your places" for several attendees and "your place" for one', async () => {
+    const ctx = createTestContext({ db: tdb.db, clock });
+    const { slug } = await insertEvent(tdb.db);
+    const event = (await getEventBySlug(tdb.db, slug))!;
+    const register = (email: string, names: string[]) =>
+      registerForEvent(ctx, event, { contact: { name: names[0] ?? '', email }, attendees: names.map((name) => ({ name, tier: 'adult' })), family: false, payment: 'bank' });
+    await register('pair@example.org', ['Ann Pair', 'Bob Pair']);
+    await register('solo@example.org', ['Cy Solo']);
+    const textTo = async (email: string) => (await queuedMessages(ctx, 'registration-confirmation')).find((m) => m.to.includes(email))?.text ?? '';
+    expect(await textTo('pair@example.org')).toMatch(/Your places are held; please pay \$\d+\.\d\d to confirm them\./);
+    expect(await textTo('solo@example.org')).toMatch(/Your place is held; please pay \$\d+\.\d\d to confirm it\./);
+  });
+
   it('a free registration is PAID at once and its email says there is nothing to pay', async () => {
     const ctx = createTestContext({ db: tdb.db, clock });
     const { slug } = await insertEvent(tdb.db, { pricing: JSON.stringify({ tiers: [{ id: 'free', label: 'Free entry', price: 0 }] }) });

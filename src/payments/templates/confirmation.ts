@@ -17,6 +17,8 @@ export interface ConfirmationEmailData {
   cardPaymentInFlight: boolean;
   /** When its places are released unless paid (events with a hold limit; see hold-release.ts). */
   heldUntil?: Date;
+  /** More than one attendee: "your places are held", not "your place is". */
+  severalPlaces: boolean;
   free: boolean;
   reference: string;
   bank?: BankDetails;
@@ -30,8 +32,8 @@ export interface ConfirmationEmailData {
 export const registrationConfirmationEmail = defineEmailTemplate<ConfirmationEmailData>({
   subject: '{{#if free}}Registration confirmed{{else}}Registration received{{/if}}: {{eventTitle}}',
   html: `<p>Hi {{name}},</p>
-{{#if free}}<p>Your place at <strong>{{eventTitle}}</strong> is confirmed. There is nothing to pay.</p>
-{{else}}{{#if cardPaymentInFlight}}<p>Thank you for registering for <strong>{{eventTitle}}</strong>. A card payment for it is being processed; there is nothing more to do for now.</p>{{else}}<p>Thank you for registering for <strong>{{eventTitle}}</strong>. {{#if heldUntil}}Your place is held until {{dateTime heldUntil}}; please pay {{money balanceMinor}} by then to confirm it. If we have not received it by then, your place is released for others.{{else}}Your place is held; please pay {{money balanceMinor}} to confirm it.{{/if}}</p>{{/if}}{{/if}}
+{{#if free}}<p>{{#if severalPlaces}}Your places at <strong>{{eventTitle}}</strong> are{{else}}Your place at <strong>{{eventTitle}}</strong> is{{/if}} confirmed. There is nothing to pay.</p>
+{{else}}{{#if cardPaymentInFlight}}<p>Thank you for registering for <strong>{{eventTitle}}</strong>. A card payment for it is being processed; there is nothing more to do for now.</p>{{else}}<p>Thank you for registering for <strong>{{eventTitle}}</strong>. {{#if heldUntil}}{{#if severalPlaces}}Your places are{{else}}Your place is{{/if}} held until {{dateTime heldUntil}}; please pay {{money balanceMinor}} by then to confirm {{#if severalPlaces}}them{{else}}it{{/if}}. If we have not received it by then, {{#if severalPlaces}}your places are{{else}}your place is{{/if}} released for others.{{else}}{{#if severalPlaces}}Your places are{{else}}Your place is{{/if}} held; please pay {{money balanceMinor}} to confirm {{#if severalPlaces}}them{{else}}it{{/if}}.{{/if}}</p>{{/if}}{{/if}}
 {{#if otherRegistrations.length}}<p style="padding:8px 12px;background:#fef3c7;border-radius:4px;">This email address also registered for {{eventTitle}} before: {{#each otherRegistrations}}<strong>{{reference}}</strong>{{#if paid}} (paid){{/if}}{{#unless @last}}, {{/unless}}{{/each}}. If this registration is a repeat, please do not pay for it twice: contact the church office and they will cancel the one you do not need.</p>
 {{/if}}<p>{{dateTimeSpan eventStartsAt eventEndsAt}}{{#if location}}<br>{{location}}{{/if}}</p>
 <table role="presentation" cellspacing="0" cellpadding="0" style="width:100%;border-collapse:collapse;margin:0 0 12px;">
@@ -47,7 +49,7 @@ Reference: <strong>{{reference}}</strong></p>{{else}}<p>Please use the reference
 {{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}`,
   text: `Hi {{name}},
 
-{{#if free}}Your place at {{eventTitle}} is confirmed. There is nothing to pay.{{else}}{{#if cardPaymentInFlight}}Thank you for registering for {{eventTitle}}. A card payment for it is being processed; there is nothing more to do for now.{{else}}Thank you for registering for {{eventTitle}}. {{#if heldUntil}}Your place is held until {{dateTime heldUntil}}; please pay {{money balanceMinor}} by then to confirm it. If we have not received it by then, your place is released for others.{{else}}Your place is held; please pay {{money balanceMinor}} to confirm it.{{/if}}{{/if}}{{/if}}
+{{#if free}}{{#if severalPlaces}}Your places at {{eventTitle}} are{{else}}Your place at {{eventTitle}} is{{/if}} confirmed. There is nothing to pay.{{else}}{{#if cardPaymentInFlight}}Thank you for registering for {{eventTitle}}. A card payment for it is being processed; there is nothing more to do for now.{{else}}Thank you for registering for {{eventTitle}}. {{#if heldUntil}}{{#if severalPlaces}}Your places are{{else}}Your place is{{/if}} held until {{dateTime heldUntil}}; please pay {{money balanceMinor}} by then to confirm {{#if severalPlaces}}them{{else}}it{{/if}}. If we have not received it by then, {{#if severalPlaces}}your places are{{else}}your place is{{/if}} released for others.{{else}}{{#if severalPlaces}}Your places are{{else}}Your place is{{/if}} held; please pay {{money balanceMinor}} to confirm {{#if severalPlaces}}them{{else}}it{{/if}}.{{/if}}{{/if}}{{/if}}
 {{#if otherRegistrations.length}}
 This email address also registered for {{eventTitle}} before: {{#each otherRegistrations}}{{reference}}{{#if paid}} (paid){{/if}}{{#unless @last}}, {{/unless}}{{/each}}. If this registration is a repeat, please do not pay for it twice: contact the church office and they will cancel the one you do not need.
 {{/if}}
