@@ -164,6 +164,13 @@ export async function groupRecentErrors(ctx: AppContext, now: Date): Promise<Err
   return rows;
 }
 
+/** The last 7 days' error groups with their newest row, largest first: what `eventops errors` shows without a tracker. */
+export async function recentErrorGroups(ctx: AppContext, now: Date): Promise<ErrorGroup[]> {
+  const groups = await groupRecentErrors(ctx, now);
+  const samples = await sampleGroups(ctx, now, groups);
+  return groups.flatMap((group) => samples.get(group.fingerprint) ?? []);
+}
+
 /**
  * The newest row of each group to file, as its sample, in one statement: one
  * backward step through the (fingerprint, created_at) index per group. Only

@@ -23,6 +23,8 @@ export interface OperationsStatus {
   oldestWebsiteSync?: { type: string; ageSeconds: number; attempts: number; lastError?: string };
   pendingMail: number;
   failedMail: number;
+  /** Error-log rows of the last 7 days (`eventops errors` groups them). */
+  errorsLastWeek: number;
 }
 
 /**
@@ -30,8 +32,9 @@ export interface OperationsStatus {
  * holds a lease or claim that long); it is shown as abandoned, not running.
  */
 const ABANDONED_AFTER_S = 60 * 60;
+const WEEK_MS = 7 * 24 * 60 * 60_000;
 
-/** The last run of each job and the queues an operator should watch, in five queries. */
+/** The last run of each job and the queues an operator should watch, in six queries. */
 export async function readOperationsStatus(db: Db, now: Date): Promise<OperationsStatus> {
   const lastRuns = await db
     .select('r.*')
@@ -39,7 +42,7 @@ export async function readOperationsStatus(db: Db, now: Date): Promise<Operation
     .then((rows: Array<{ id: number; job: JobName; trigger: string; started_at: Date; finished_at: Date | null; outcome: string | null; summary: unknown; error: string | null }>) =>
       new Map(rows.map((row) => [row.job, row])),
     );
-  const [alerts, sync, oldestSync, mail] = await Promise.all([
+  const [alerts, sync, oldestSync, mail, errors] = await Promise.all([
     db('operations_alerts').whereNull('resolved_at').count<{ n: number }>({ n: '*' }).first(),
     db('website_sync_outbox').where({ status: 'PENDING' }).count<{ n: number }>({ n: '*' }).first(),
     db('website_sync_outbox')
@@ -49,6 +52,7 @@ export async function readOperationsStatus(db: Db, now: Date): Promise<Operation
     db('queued_mail')
       .select(db.raw(`count(*) FILTER (WHERE status = 'PENDING')::int AS pending, count(*) FILTER (WHERE status = 'FAILED')::int AS failed`))
       .first<{ pending: number; failed: number }>(),
+    db('error_logs').where('created_at', '>', new Date(now.getTime() - WEEK_MS)).count<{ n: number }>({ n: '*' }).first(),
   ]);
   const ageOf = (startedAt: Date) => Math.max(0, Math.round((now.getTime() - startedAt.getTime()) / 1000));
   return {
@@ -81,5 +85,6 @@ export async function readOperationsStatus(db: Db, now: Date): Promise<Operation
     }),
     pendingMail: mail?.pending ?? 0,
     failedMail: mail?.failed ?? 0,
+    errorsLastWeek: Number(errors?.n ?? 0),
   };
 }

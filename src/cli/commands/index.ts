@@ -28,6 +28,7 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['settings'], load: async () => (await import('./settings.js')).registerSettingsCommands },
   { names: ['rotate-keys'], load: async () => (await import('./rotate-keys.js')).registerRotateKeysCommand },
   { names: ['alerts'], load: async () => (await import('./alerts.js')).registerAlertsCommands },
+  { names: ['errors'], load: async () => (await import('./errors.js')).registerErrorsCommand },
   { names: ['reconcile'], load: async () => (await import('./reconcile.js')).registerReconcileCommand },
   { names: ['registrations'], load: async () => (await import('./registrations/index.js')).registerRegistrationsCommands },
 ];

@@ -53,6 +53,7 @@ export function registerStatusCommand(program: Command): void {
           `open operations alerts: ${status.openAlerts}`,
           `pending website-sync deliveries: ${status.pendingWebsiteSync}${oldestSync(status.oldestWebsiteSync)}`,
           `queued mail: ${status.pendingMail} pending, ${status.failedMail} failed`,
+          `errors in the last 7 days: ${status.errorsLastWeek}${status.errorsLastWeek > 0 ? ' (`eventops errors` lists them)' : ''}`,
           `clock: ${clockOffsetProblem(clockOffsetMs) ?? `in step with the database (${clockOffsetMs} ms)`}`,
         );
         printResult(options, { ...status, inAppScheduler, nextDue: [...nextDue.values()], clockOffsetMs }, lines);
