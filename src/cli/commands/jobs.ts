@@ -120,7 +120,9 @@ export function registerJobCommands(program: Command): void {
       const record = summary as JobSummary & Record<string, unknown>;
       // A run that partly or wholly failed ends its progress as failed (a red cross, `"event":"fail"`), not as a success.
       const closing = spec.closing?.(record);
-      if (record.outcome === 'partial' || record.outcome === 'failed') progress.fail(`${record.outcome}: ${closing ?? (counts(record) || record.outcome)}`);
+      // The progress says "failed:" itself; a partial run says so in front of its counts.
+      const detail = closing ?? (counts(record) || record.outcome);
+      if (record.outcome === 'partial' || record.outcome === 'failed') progress.fail(record.outcome === 'partial' ? `partial: ${detail}` : detail);
       else progress.succeed(closing ?? (counts(record) || record.outcome));
       // A dry run's counts are what a real run would do: said so, since "sent 3" alone reads as done.
       const lines = [options.dryRun ? `${spec.describe(record)} (dry run: nothing was sent or changed; a real run would do this)` : spec.describe(record)];
