@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { isEmailAddress } from '../config/fields.js';
 import { UsageError } from '../errors.js';
+import { localDay } from '../local-time.js';
 import {
   ADMIN_SETTING_KEYS,
   DEFAULT_CARD_FEE,
@@ -85,6 +86,24 @@ export async function setAdminSetting(ctx: SettingsContext, key: string, raw: st
   const value = parseSettingValue(checkedKey, raw);
   await setSetting(ctx.db, checkedKey, value, ctx.clock.now());
   return { key: checkedKey, value, source: 'setting' };
+}
+
+/**
+ * Celebrations turned on after today's run found them off: that run is done for the day (the in-app
+ * scheduler and cron's hourly retries see it as sent), so today's birthdays and anniversaries would
+ * wait for tomorrow unless someone runs the job now. The hint for `settings set`, or undefined.
+ */
+export async function celebrationsSkippedToday(ctx: Pick<AppContext, 'db' | 'config' | 'clock'>, key: SettingKey, value: unknown): Promise<string | undefined> {
+  if (value !== true || (key !== 'celebrations.birthdays' && key !== 'celebrations.anniversaries')) return undefined;
+  const { timeZone } = ctx.config.regional;
+  const today = localDay(ctx.clock.now(), timeZone);
+  const lastRun = await ctx.db('job_runs')
+    .where({ job: 'send-celebrations' })
+    .whereNotNull('finished_at')
+    .orderBy('started_at', 'desc')
+    .first<{ started_at: Date; outcome: string } | undefined>('started_at', 'outcome');
+  if (!lastRun || lastRun.outcome !== 'skipped' || localDay(lastRun.started_at, timeZone) !== today) return undefined;
+  return "today's celebrations run found them off and will not run again today: run `eventops send-celebrations` to send today's now";
 }
 
 /**

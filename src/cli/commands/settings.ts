@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { getAdminSettings, parseSettingValue, requireAdminSettingKey, setAdminSetting } from '../../admin/settings.js';
+import { celebrationsSkippedToday, getAdminSettings, parseSettingValue, requireAdminSettingKey, setAdminSetting } from '../../admin/settings.js';
 import { ADMIN_SETTING_KEYS } from '../../settings.js';
 import { printResult, withContext } from '../io.js';
 
@@ -40,7 +40,8 @@ export function registerSettingsCommands(program: Command): void {
       parseSettingValue(requireAdminSettingKey(key), value); // usage errors before touching the database
       await withContext(async (ctx) => {
         const saved = await setAdminSetting(ctx, key, value);
-        printResult(options, { setting: saved }, `${saved.key} = ${show(saved.value)}`);
+        const hint = await celebrationsSkippedToday(ctx, saved.key, saved.value);
+        printResult(options, { setting: saved, ...(hint ? { hint } : {}) }, [`${saved.key} = ${show(saved.value)}`, ...(hint ? [hint] : [])]);
       });
     });
 }
