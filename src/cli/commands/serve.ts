@@ -33,6 +33,13 @@ export function registerServeCommand(program: Command): void {
       const loaded = loadRuntimeConfig();
       const ctx = await openContext(loaded, { poolMax: 10 });
       const { logger, config } = ctx;
+      try {
+        // A restored database with a new .env would otherwise serve pages that cannot read what members gave.
+        await (await import('../../crypto/key-check.js')).assertKeysOpenDatabase(ctx.db, ctx.cipher);
+      } catch (error) {
+        await ctx.close();
+        throw error;
+      }
       let telemetry: Telemetry | undefined;
       let server: BuiltServer | undefined;
       let listenOn: Db | undefined;
