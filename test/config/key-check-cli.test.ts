@@ -27,6 +27,17 @@ const keptEnv = () => testEnv({ DATABASE_URL: restored.url, MIGRATE_ON_START: 'f
 /** A fresh .env written for the restored database (`eventops init` on a new server): a new ENCRYPTION_KEY, no v2. */
 const freshEnv = () => testEnv({ DATABASE_URL: restored.url, MIGRATE_ON_START: 'false', ENCRYPTION_KEY: crypto.randomBytes(32).toString('base64') });
 
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  AUTH_URL: 'https://events.example.org',
+  SMTP_USER: 'office@example.org',
+  SMTP_APP_PASSWORD: 'app-password',
+  CRON_SECRET: 'test-cron-secret-long-enough-for-production-use',
+  CAPTCHA_SECRET_KEY: 'captcha-secret',
+  CAPTCHA_SITE_KEY: 'captcha-site',
+  IN_APP_CRON: 'false',
+};
+
 /** Runs `eventops serve` on a free port until it listens (then stops it with SIGTERM) or exits by itself. */
 async function serveOnce(env: Record<string, string | undefined>): Promise<{ listened: boolean; code: number | null; stderr: string }> {
   const cwd = fs.mkdtempSync(path.join(os.tmpdir(), 'eventops-keys-'));
@@ -107,5 +118,34 @@ describe('serve: the encryption keys at start', () => {
     const result = await serveOnce(keptEnv());
     expect(result.listened).toBe(true);
     expect(result.code).toBe(0);
+  }, 60_000);
+});
+
+describe('TRUST_PROXY behind the https proxy', () => {
+  const warning = "behind a proxy every member shares the proxy's address and its rate limit: set TRUST_PROXY=true";
+
+  it('config check warns in production when AUTH_URL is https and TRUST_PROXY is off, and exits 0', async () => {
+    const off = await runCli(['config', 'check', '--json'], { env: testEnv({ ...PRODUCTION, DATABASE_URL: empty.url }) });
+    expect(off.code).toBe(0);
+    expect((JSON.parse(off.stdout) as { warnings: string[] }).warnings).toEqual([expect.stringContaining(warning)]);
+    const human = await runCli(['config', 'check'], { env: testEnv({ ...PRODUCTION, DATABASE_URL: empty.url, TRUST_PROXY: 'false' }) });
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/warning: TRUST_PROXY is off while AUTH_URL is https.*set TRUST_PROXY=true/);
+
+    const on = await runCli(['config', 'check', '--json'], { env: testEnv({ ...PRODUCTION, DATABASE_URL: empty.url, TRUST_PROXY: 'true' }) });
+    expect((JSON.parse(on.stdout) as { warnings: string[] }).warnings).toEqual([]);
+    const development = await runCli(['config', 'check', '--json'], { env: testEnv({ DATABASE_URL: empty.url, AUTH_URL: 'https://events.example.org' }) });
+    expect((JSON.parse(development.stdout) as { warnings: string[] }).warnings).toEqual([]);
+  });
+
+  it('serve logs the warning at start in production and still starts; not with TRUST_PROXY=true', async () => {
+    const off = await serveOnce(testEnv({ ...PRODUCTION, DATABASE_URL: empty.url }));
+    expect(off.listened).toBe(true);
+    expect(off.code).toBe(0);
+    expect(off.stderr).toContain(warning);
+    const on = await serveOnce(testEnv({ ...PRODUCTION, DATABASE_URL: empty.url, TRUST_PROXY: 'true' }));
+    expect(on.listened).toBe(true);
+    expect(on.code).toBe(0);
+    expect(on.stderr).not.toContain('TRUST_PROXY');
   }, 60_000);
 });

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { describeConfig } from '../../config/describe.js';
+import { trustProxyWarning } from '../../config/proxy.js';
 import type { AppConfig } from '../../config/types.js';
 import { AppError, EXIT, errorMessage } from '../../errors.js';
 import { printResult } from '../io.js';
@@ -54,7 +55,12 @@ export function registerConfigCommands(program: Command): void {
       const { captchaMissingInProduction, NO_CAPTCHA_WARNING } = await import('../../payments/captcha.js');
       const { config: resolved, warnings: configWarnings = [] } = loadRuntimeConfig();
       const described = describeConfig(resolved);
-      const warnings = [...configWarnings, ...(captchaMissingInProduction(resolved) ? [NO_CAPTCHA_WARNING] : [])];
+      const proxyWarning = trustProxyWarning(resolved);
+      const warnings = [
+        ...configWarnings,
+        ...(captchaMissingInProduction(resolved) ? [NO_CAPTCHA_WARNING] : []),
+        ...(proxyWarning ? [proxyWarning] : []),
+      ];
       const keys = await checkKeysAgainstDatabase(resolved);
       printResult(options, { valid: true, warnings, keys, config: described }, [
         'Configuration is valid.',
