@@ -58,14 +58,12 @@ export interface RollbackPlan {
   tables: string[];
   /** Columns (`table.column`) of the tables that stay that would no longer exist afterwards: their values are lost too. */
   columns: string[];
+  /** Rows in the tables that would be dropped, for those that hold any. */
+  rows: Record<string, number>;
+  /** The last batch is every applied migration (a fresh install migrates in one batch): the rollback leaves no schema. */
+  everyMigration: boolean;
 }
 
-/**
- * What `migrate rollback` would do, found by running the last batch's `down`
- * functions inside a transaction that is always rolled back (PostgreSQL DDL is
- * transactional), so the answer is exact and nothing changes. A short lock
- * timeout keeps a busy database from queueing behind the dry run.
- */
 /** Every column of every table in the public schema, in table then column order. */
 async function publicColumns(conn: Db): Promise<Array<{ table: string; column: string }>> {
   const rows = await conn('information_schema.columns')
@@ -78,15 +76,38 @@ async function publicColumns(conn: Db): Promise<Array<{ table: string; column: s
   return rows.map((row) => ({ table: row.table_name, column: row.column_name }));
 }
 
+/** What `migrate rollback` would do and what it would delete, found by reading only. */
 export async function planRollback(db: Db): Promise<RollbackPlan> {
   const table = migrationConfig.tableName ?? 'knex_migrations';
-  if (!(await db.schema.hasTable(table))) return { migrations: [], tables: [], columns: [] };
-  const rows = await db(table)
+  const nothing = { migrations: [], tables: [], columns: [], rows: {}, everyMigration: false };
+  if (!(await db.schema.hasTable(table))) return nothing;
+  const batch = await db(table)
     .where('batch', db(table).max('batch'))
     .orderBy('id', 'desc')
     .select<Array<{ name: string }>>('name');
-  const migrations = rows.map((row) => row.name);
-  if (migrations.length === 0) return { migrations, tables: [], columns: [] };
+  const migrations = batch.map((row) => row.name);
+  if (migrations.length === 0) return nothing;
+  const { tables, columns } = await dryRunDown(db, migrations);
+  const [{ applied }] = (await db(table).count({ applied: '*' })) as [{ applied: number }];
+  return { migrations, tables, columns, rows: await rowCounts(db, tables), everyMigration: applied === migrations.length };
+}
+
+/** The tables that hold rows, with how many: what a rollback dropping them deletes for good. */
+async function rowCounts(db: Db, tables: string[]): Promise<Record<string, number>> {
+  const rows: Record<string, number> = {};
+  for (const name of tables) {
+    const [{ count }] = (await db(name).count({ count: '*' })) as [{ count: number }];
+    if (count > 0) rows[name] = count;
+  }
+  return rows;
+}
+
+/**
+ * Runs the batch's `down` functions inside a transaction that is always rolled
+ * back (PostgreSQL DDL is transactional), so the answer is exact and nothing
+ * changes. A short lock timeout keeps a busy database from queueing behind it.
+ */
+async function dryRunDown(db: Db, migrations: string[]): Promise<{ tables: string[]; columns: string[] }> {
   const trx = await db.transaction();
   try {
     await trx.raw(`SET LOCAL lock_timeout = '5s'`);
@@ -99,7 +120,7 @@ export async function planRollback(db: Db): Promise<RollbackPlan> {
     const columns = before
       .filter((c) => tablesAfter.has(c.table) && !columnsAfter.has(`${c.table}.${c.column}`))
       .map((c) => `${c.table}.${c.column}`);
-    return { migrations, tables, columns };
+    return { tables, columns };
   } finally {
     await trx.rollback();
   }

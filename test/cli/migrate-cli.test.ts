@@ -112,3 +112,39 @@ describe('eventops migrate', () => {
     expect(columns).toHaveLength(1);
   });
 });
+
+describe('eventops migrate rollback on a fresh install (every migration in one batch)', () => {
+  let fresh: TestDatabase;
+  beforeAll(async () => {
+    fresh = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await fresh.drop();
+  });
+  const freshEnv = () => testEnv({ DATABASE_URL: fresh.url, MIGRATE_ON_START: 'false' });
+
+  it('without rows: the suggestion says the whole schema goes and to take a backup (pg_dump) before --confirm', async () => {
+    const result = await runCli(['migrate', 'rollback'], { env: freshEnv() });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('suggestion: this batch is every migration: the rollback drops the whole schema; take a backup first (pg_dump');
+    expect(result.stderr).toContain('then run `eventops migrate rollback --confirm`');
+    expect(result.stderr).not.toContain('deleted for good');
+  });
+
+  it('with rows: the suggestion says plainly how many rows of which tables would be deleted for good; nothing changes', async () => {
+    await fresh.db('events').insert([
+      { slug: 'camp', title: 'Camp', starts_at: new Date('2027-03-12T07:00:00Z') },
+      { slug: 'retreat', title: 'Retreat', starts_at: new Date('2027-04-12T07:00:00Z') },
+    ]);
+    await fresh.db('app_settings').insert({ key: 'church.name', value: JSON.stringify('Grace') });
+    const result = await runCli(['migrate', 'rollback'], { env: freshEnv() });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/the tables it drops hold 3 rows \((?=.*events 2)(?=.*app_settings 1).*\), deleted for good; take a backup first \(pg_dump/);
+
+    const json = await runCli(['migrate', 'rollback', '--json'], { env: freshEnv() });
+    expect(json.code).toBe(2);
+    const plan = JSON.parse(json.stdout) as { wouldDeleteRows: Record<string, number>; everyMigration: boolean };
+    expect(plan).toMatchObject({ wouldDeleteRows: { events: 2, app_settings: 1 }, everyMigration: true });
+    expect(await fresh.db('events').count({ n: '*' }).first()).toEqual({ n: 2 });
+  });
+});

@@ -1,9 +1,25 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
+import type { RollbackPlan } from '../../db/migrate.js';
 import { UsageError } from '../../errors.js';
 import { printResult } from '../io.js';
 
 const actionSchema = z.enum(['latest', 'rollback', 'status']);
+
+/**
+ * On a fresh install every migration is one batch, so the rollback this suggests drops the whole
+ * schema: the backup comes first, and rows it would delete are named.
+ */
+function rollbackSuggestion(plan: RollbackPlan): string {
+  const counted = Object.entries(plan.rows);
+  const total = counted.reduce((sum, [, rows]) => sum + rows, 0);
+  const whole = plan.everyMigration ? ['this batch is every migration: the rollback drops the whole schema'] : [];
+  const loses = counted.length
+    ? [`the tables it drops hold ${total} row${total === 1 ? '' : 's'} (${counted.map(([table, rows]) => `${table} ${rows}`).join(', ')}), deleted for good`]
+    : [];
+  const backup = 'take a backup first (pg_dump --format=custom --file=before-rollback.dump "<DIRECT_URL or DATABASE_URL>"), then run `eventops migrate rollback --confirm`';
+  return [...whole, ...loses, backup].join('; ');
+}
 
 export function registerMigrateCommand(program: Command): void {
   program
@@ -14,7 +30,7 @@ export function registerMigrateCommand(program: Command): void {
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ eventops migrate\n  $ eventops migrate status --json\n  $ eventops migrate rollback            what the last batch\'s rollback would drop (nothing changed)\n  $ eventops migrate rollback --confirm  roll it back, dropping those tables and columns with their data\n\nExit codes: 0 ok, 1 failure, 2 rollback without --confirm, 78 configuration.',
+      '\nExamples:\n  $ eventops migrate\n  $ eventops migrate status --json\n  $ eventops migrate rollback            what the last batch\'s rollback would drop (nothing changed)\n  $ eventops migrate rollback --confirm  roll it back, dropping those tables and columns with their data (take a pg_dump backup first)\n\nExit codes: 0 ok, 1 failure, 2 rollback without --confirm, 78 configuration.',
     )
     .action(async (action: string, options: { json?: boolean; confirm?: boolean }) => {
       const parsed = actionSchema.safeParse(action);
@@ -34,13 +50,17 @@ export function registerMigrateCommand(program: Command): void {
           ]);
         } else if (parsed.data === 'rollback' && !options.confirm) {
           const plan = await planRollback(ctx.db);
-          printResult(options, { rolledBack: [], wouldRollBack: plan.migrations, wouldDropTables: plan.tables, wouldDropColumns: plan.columns }, [
-            plan.migrations.length ? `would roll back: ${plan.migrations.join(', ')}` : 'nothing to roll back',
-            ...(plan.tables.length ? [`would drop tables, with all their rows: ${plan.tables.join(', ')}`] : []),
-            ...(plan.columns.length ? [`would drop columns, with their values in every row: ${plan.columns.join(', ')}`] : []),
-          ]);
+          printResult(
+            options,
+            { rolledBack: [], wouldRollBack: plan.migrations, wouldDropTables: plan.tables, wouldDropColumns: plan.columns, wouldDeleteRows: plan.rows, everyMigration: plan.everyMigration },
+            [
+              plan.migrations.length ? `would roll back: ${plan.migrations.join(', ')}` : 'nothing to roll back',
+              ...(plan.tables.length ? [`would drop tables, with all their rows: ${plan.tables.join(', ')}`] : []),
+              ...(plan.columns.length ? [`would drop columns, with their values in every row: ${plan.columns.join(', ')}`] : []),
+            ],
+          );
           if (plan.migrations.length > 0) {
-            throw new UsageError('migrate rollback drops data: nothing was changed', 'run `eventops migrate rollback --confirm` to roll back');
+            throw new UsageError('migrate rollback drops data: nothing was changed', rollbackSuggestion(plan));
           }
         } else if (parsed.data === 'rollback') {
           const rolledBack = await migrateRollback(ctx.db);
