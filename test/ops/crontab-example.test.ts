@@ -30,24 +30,31 @@ function expandField(text: string, range: { min: number; max: number }): number[
 
 interface CronJob {
   line: string;
+  /** False for a job line commented out, to be enabled by removing its "# ". */
+  enabled: boolean;
   schedule: number[][];
   subcommand: string;
   args: string[];
 }
 
+/** A commented-out job: "# " and then a schedule and an eventops command, not prose. */
+const COMMENTED_JOB = /^#\s*((?:\S+\s+){5}cd \S+ && eventops .*)$/;
+
+/** Every job line, the commented-out ones included (they must be valid once enabled). */
 function crontabJobs(): CronJob[] {
   const text = fs.readFileSync(path.join(ROOT, 'crontab.example'), 'utf8');
   return text
     .split('\n')
     .map((line) => line.trim())
-    .filter((line) => line !== '' && !line.startsWith('#') && !/^[A-Z_]+=/.test(line))
-    .map((line) => {
-      const parts = line.split(/\s+/);
+    .map((line) => ({ line, enabled: !line.startsWith('#'), job: COMMENTED_JOB.exec(line)?.[1] ?? line }))
+    .filter(({ line, enabled }) => line !== '' && (enabled || COMMENTED_JOB.test(line)) && !/^[A-Z_]+=/.test(line))
+    .map(({ line, enabled, job }) => {
+      const parts = job.split(/\s+/);
       const schedule = FIELDS.map((field, i) => expandField(parts[i] ?? '', field));
       const command = parts.slice(5).join(' ');
       const match = /&& eventops ([a-z-]+)((?: --?[a-z-]+)*) >> \S+ 2>&1$/.exec(command);
       if (!match) throw new Error(`not an eventops job line: ${line}`);
-      return { line, schedule, subcommand: match[1] as string, args: (match[2] ?? '').trim().split(' ').filter(Boolean) };
+      return { line, enabled, schedule, subcommand: match[1] as string, args: (match[2] ?? '').trim().split(' ').filter(Boolean) };
     });
 }
 
@@ -86,6 +93,19 @@ describe('crontab.example', () => {
     expect(hoursOf(jobs.get('error-issues'))).toEqual(range(9, 12));
     // Reminders, checkout cleanup and website sync already run every hour or more often.
     for (const job of ['send-reminders', 'sweep-checkouts', 'sync-website']) expect(hoursOf(jobs.get(job))).toEqual(range(0, 23));
+  });
+
+  it('reconcile is commented out, with how to enable it once card payments are configured: without them it exits 78 every hour', () => {
+    const jobs = crontabJobs();
+    expect(jobs.filter((job) => !job.enabled).map((job) => job.subcommand)).toEqual(['reconcile']);
+    // The comment block right above the line: back to the previous job line.
+    const lines = fs.readFileSync(path.join(ROOT, 'crontab.example'), 'utf8').split('\n');
+    const at = lines.findIndex((line) => line === jobs.find((job) => job.subcommand === 'reconcile')?.line);
+    const previousJob = lines.slice(0, at).findLastIndex((line) => !line.startsWith('#') && line.trim() !== '');
+    const note = lines.slice(previousJob + 1, at).join('\n');
+    expect(note).toMatch(/PSP_SECRET_KEY and PSP_WEBHOOK_SECRET/);
+    expect(note).toMatch(/exits 78 every hour/);
+    expect(note).toMatch(/remove the "# "/);
   });
 
   it('reconcile runs before the checkout cleanup in each hour, so a host back from an outage registers what was paid meanwhile before it expires the checkouts', () => {
