@@ -15,7 +15,8 @@ const optionsSchema = z.object({
   host: z.string().min(1).optional(),
 });
 
-const SHUTDOWN_GRACE_MS = 25_000;
+/** How long serve waits, after SIGTERM, for in-flight requests and a running job (docs/deploy/eventops.service waits longer). */
+export const SHUTDOWN_GRACE_MS = 25_000;
 
 export function registerServeCommand(program: Command): void {
   program
