@@ -5,7 +5,7 @@ import { cardPaymentPossible } from '../payments/links.js';
 import { openForRegistration } from '../payments/register.js';
 import { seatsLeft } from '../payments/registrations.js';
 import { getCardFeeRate } from '../settings.js';
-import type { SubmittedValues } from './registration-form.js';
+import { nothingToPay, type SubmittedValues } from './registration-form.js';
 import type { EventPageData, FieldProblem } from './templates/event-page.js';
 import { pageFormat } from './templates/format.js';
 
@@ -37,7 +37,9 @@ export async function eventPageData(
   const price = (minor: number) => (minor === 0 ? 'Free' : format.money(minor));
   const { pricing } = event;
   const seats = await seatsLeft(ctx.db, event);
-  const card = cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
+  // Nothing to pay: no payment choice at all, and the server takes a post without one.
+  const free = nothingToPay(pricing);
+  const card = !free && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
   const values = options.values;
 
   let cardFeeNote: string | undefined;
@@ -91,21 +93,7 @@ export async function eventPageData(
   });
 
   const payment = values?.payment === 'card' && card ? 'card' : values?.payment === 'bank' || !card ? 'bank' : 'card';
-  const paymentOptions: EventPageData['paymentOptions'] = [];
-  if (card) {
-    paymentOptions.push({
-      value: 'card',
-      label: 'Card',
-      hint: `Pay now on our card payment provider's secure page.${cardMinimumHint}`,
-      checked: payment === 'card',
-    });
-  }
-  paymentOptions.push({
-    value: 'bank',
-    label: 'Bank transfer',
-    hint: 'We show you our bank details straight after you register.',
-    checked: payment === 'bank',
-  });
+  const paymentOptions = free ? [] : paymentChoices(card, payment, cardMinimumHint);
 
   const fields: EventPageData['fields'] = {
     name: { error: errorOf('name') },
@@ -143,6 +131,7 @@ export async function eventPageData(
     familyNote,
     discountNote,
     cardFeeNote,
+    nothingToPay: free,
     notice: options.notice,
     formError: options.formError,
     errors: errors.length > 0 ? errors.map((problem) => ({ ...problem, href: fieldHref(problem.field, paymentOptions[0]?.value) })) : undefined,
@@ -172,6 +161,13 @@ export async function eventPageData(
     initialRows: Math.min(ATTENDEE_ROWS, rowLimit),
     captchaSiteKey: ctx.config.captcha?.siteKey,
   };
+}
+
+function paymentChoices(card: boolean, chosen: 'card' | 'bank', cardMinimumHint: string): EventPageData['paymentOptions'] {
+  const bank = { value: 'bank', label: 'Bank transfer', hint: 'We show you our bank details straight after you register.', checked: chosen === 'bank' } as const;
+  if (!card) return [bank];
+  const hint = `Pay now on our card payment provider's secure page.${cardMinimumHint}`;
+  return [{ value: 'card', label: 'Card', hint, checked: chosen === 'card' }, bank];
 }
 
 /** Said beside the attendee rows when the places left, not the event's own cap, limit them. */

@@ -65,7 +65,7 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
     const parsed = parseRegistrationBody(
       request.body,
       json ? 'json' : 'form',
-      event.pricing.tiers.map((tier) => tier.id),
+      event.pricing,
       event.maxAttendeesPerRegistration,
     );
     if (!parsed.ok) return rejectForm(400, 'invalid_registration', parsed.values, parsed.problems);

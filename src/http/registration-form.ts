@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { MAX_ATTENDEES_LIMIT } from '../admin/event-file.js';
+import { MAX_ATTENDEES_LIMIT, type EventPricing } from '../admin/event-file.js';
+import { priceRegistration } from '../payments/pricing.js';
 import type { RegistrationSubmission } from '../payments/register.js';
 import { contactEmail, contactMobile } from '../contact-rules.js';
 import { CONTROL_CHARACTERS_MESSAGE, hasControlCharacters, personName, publicString } from './field-rules.js';
@@ -31,13 +32,39 @@ export type ParsedRegistration =
   | { ok: true; submission: RegistrationSubmission; captchaToken?: string; values: SubmittedValues }
   | { ok: false; problems: FieldProblem[]; values: SubmittedValues };
 
+const PAYMENT_MESSAGE = 'choose card or bank transfer';
+
+/**
+ * Nothing the form can choose costs anything: every ticket type is free, or the discount takes everything
+ * off. The page then offers no payment choice.
+ */
+export function nothingToPay(pricing: EventPricing): boolean {
+  const discount = pricing.discount;
+  return pricing.tiers.every((tier) => tier.price === 0) || (discount !== undefined && 'percent' in discount && discount.percent >= 100);
+}
+
+/**
+ * Whether a post must say how it pays: not when there is nothing to pay, for the event or for these choices
+ * (free tickets on an event that also has priced ones). Choices that cannot be priced need it, as before.
+ */
+function paymentNeeded(pricing: EventPricing, attendees: RegistrationSubmission['attendees'], family: boolean | undefined): boolean {
+  if (nothingToPay(pricing)) return false;
+  if (attendees.length === 0 || family === undefined) return true;
+  try {
+    return !priceRegistration(pricing, { attendees, family }).free;
+  } catch {
+    return true;
+  }
+}
+
 const contactSchema = z.object({
   name: personName('enter your name'),
   email: contactEmail('enter your email address'),
   mobile: contactMobile('enter a phone number or leave it empty')
     .optional()
     .transform((v) => (v ? v : undefined)),
-  payment: z.enum(['card', 'bank'], { error: 'choose card or bank transfer' }),
+  // Left out, it is refused below unless there is nothing to pay (paymentNeeded).
+  payment: z.enum(['card', 'bank'], { error: PAYMENT_MESSAGE }).optional(),
   captchaToken: publicString('the bot check answer is not valid').max(4096).optional(),
 });
 
@@ -79,7 +106,13 @@ function fromForm(body: Record<string, unknown>): RawRegistration {
   const names = list(body.attendee_name);
   const tiers = list(body.attendee_tier);
   const raw: RawRegistration = {
-    contact: { name: body.name, email: body.email, mobile: body.mobile, payment: body.payment, captchaToken: body[CAPTCHA_FORM_FIELD] },
+    contact: {
+      name: body.name,
+      email: body.email,
+      mobile: body.mobile,
+      payment: body.payment === '' ? undefined : body.payment,
+      captchaToken: body[CAPTCHA_FORM_FIELD],
+    },
     family: body.family,
     rows: [],
     skipEmptyRows: true,
@@ -96,7 +129,7 @@ function fromJson(body: Record<string, unknown>): RawRegistration {
       name: body.name,
       email: body.email,
       mobile: body.mobile ?? undefined,
-      payment: body.payment,
+      payment: body.payment ?? undefined,
       captchaToken: body.captchaToken ?? body[CAPTCHA_FORM_FIELD],
     },
     family: body.family,
@@ -120,7 +153,7 @@ function parseFamily(value: unknown, format: 'form' | 'json'): boolean | undefin
 export function parseRegistrationBody(
   body: unknown,
   format: 'form' | 'json',
-  tierIds: readonly string[],
+  pricing: EventPricing,
   maxAttendees: number = MAX_ATTENDEES,
 ): ParsedRegistration {
   const record = isRecord(body) ? body : {};
@@ -145,11 +178,13 @@ export function parseRegistrationBody(
       problems.push(problem(field, issue.message));
     }
   }
+  // A missing payment is judged once the attendees are read; it is listed where the schema has it, before the bot check.
+  const paymentAt = problems.filter((p) => p.field !== 'captchaToken').length;
 
   const family = parseFamily(raw.family, format);
   if (family === undefined) problems.push(problem('family', format === 'json' ? 'true or false' : 'tick the box or leave it empty'));
 
-  const tiers = new Set(tierIds);
+  const tiers = new Set(pricing.tiers.map((tier) => tier.id));
   const attendees: RegistrationSubmission['attendees'] = [];
   if (raw.rowsProblem) problems.push(problem('attendees', raw.rowsProblem));
   raw.rows.forEach((row, index) => {
@@ -172,6 +207,7 @@ export function parseRegistrationBody(
   }
   const cap = Math.min(maxAttendees, MAX_ATTENDEES);
   if (attendees.length > cap) problems.push(problem('attendees', `at most ${cap} attendees per registration`));
+  if (raw.contact.payment === undefined && paymentNeeded(pricing, attendees, family)) problems.splice(paymentAt, 0, problem('payment', PAYMENT_MESSAGE));
 
   if (problems.length > 0 || !contact.success || family === undefined) return { ok: false, problems, values };
   return {

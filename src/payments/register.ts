@@ -17,7 +17,8 @@ export interface RegistrationSubmission {
   contact: RegistrationContact;
   attendees: AttendeeChoice[];
   family: boolean;
-  payment: 'card' | 'bank';
+  /** Left out only when there is nothing to pay (the form offers no choice then): such a registration must be free. */
+  payment?: 'card' | 'bank';
 }
 
 export type RegistrationOutcome =
@@ -126,7 +127,7 @@ export interface RegisteredWithoutCard {
 export async function registerWithoutCard(
   ctx: Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config' | 'logger'>,
   event: EventRecord,
-  submission: Omit<RegistrationSubmission, 'payment'>,
+  submission: Omit<RegistrationSubmission, 'payment'> & Partial<Pick<RegistrationSubmission, 'payment'>>,
   office?: OfficeRegistrationOptions,
 ): Promise<Extract<RegistrationOutcome, { kind: 'registered' }> & RegisteredWithoutCard> {
   const now = ctx.clock.now();
@@ -140,6 +141,8 @@ export async function registerWithoutCard(
     // Priced again from the locked row, so a price change committed meanwhile is the one that counts.
     const priced = priceRegistration(locked.event.pricing, { attendees: submission.attendees, family: submission.family });
     const free = priced.free;
+    // No payment chosen, and a price set meanwhile: asked, not assumed to be a bank transfer.
+    if (!free && !office && submission.payment === undefined) throw new PricingError('Payment: choose card or bank transfer', 'payment');
     const status = free || office?.paidWith ? 'PAID' : 'PENDING';
     const method: PaymentMethod = free ? 'free' : (office?.paidWith ?? 'bank');
     const { id } = await insertRegistration(trx, ctx.cipher, {

@@ -192,6 +192,69 @@ describe('POST /events/:slug/register — free and bank transfer', () => {
   });
 });
 
+describe('POST /events/:slug/register — nothing to pay', () => {
+  /** The form as a browser sends it from a page that offers no payment choice: no payment field at all. */
+  const withoutPayment = (fields: Fields): Fields => {
+    const { payment: _payment, ...rest } = fields;
+    return rest;
+  };
+
+  it('an event whose every ticket is free asks nothing about payment, and a post without payment registers as free (PAID, method free), by form and by JSON', async () => {
+    const event = await insertEvent(tdb.db, {
+      online_payment: true,
+      pricing: JSON.stringify({ tiers: [{ id: 'guest', label: 'Guest', price: 0 }, { id: 'helper', label: 'Helper', price: 0 }] }),
+    });
+    await withServer(CARD_ENV, async (server) => {
+      const page = await fetch(`${server.url}/events/${event.slug}`);
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).toContain('<p id="payment-free"><strong>Free:</strong> nothing to pay.</p>');
+      expect(html).not.toContain('name="payment"');
+      expect(html).not.toContain('Bank transfer');
+      expect(html).not.toContain('bank details');
+
+      const form = await postForm(server, event.slug, withoutPayment(valid({ attendee_name: ['Jo', 'Kim'], attendee_tier: ['guest', 'helper'] })));
+      expect(form.status).toBe(303);
+      const json = await postJson(server, event.slug, { name: 'Al', email: 'al@example.org', attendees: [{ name: 'Al', tier: 'guest' }] });
+      expect(json.status).toBe(303);
+    });
+    const rows = await registrationsOf(event.id);
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(row).toMatchObject({ status: 'PAID', payment_method: 'free', total_minor: 0 });
+  });
+
+  it('an event whose discount takes everything off asks nothing about payment either', async () => {
+    const event = await insertEvent(tdb.db, { pricing: JSON.stringify({ ...PRICING, discount: { percent: 100 } }) });
+    await withServer({}, async (server) => {
+      const html = await (await fetch(`${server.url}/events/${event.slug}`)).text();
+      expect(html).toContain('<strong>Free:</strong> nothing to pay.');
+      expect(html).not.toContain('name="payment"');
+      expect((await postForm(server, event.slug, withoutPayment(valid()))).status).toBe(303);
+    });
+    expect(await registrationsOf(event.id)).toMatchObject([{ status: 'PAID', payment_method: 'free', total_minor: 0 }]);
+  });
+
+  it('an event with free and priced tickets keeps the choice: a post without payment registers free tickets as free, and is refused (400, "Payment: choose card or bank transfer", nothing stored) when there is something to pay', async () => {
+    const event = await insertEvent(tdb.db, {
+      pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 12000 }, { id: 'baby', label: 'Under 3', price: 0 }] }),
+    });
+    await withServer({}, async (server) => {
+      const html = await (await fetch(`${server.url}/events/${event.slug}`)).text();
+      expect(html).toContain('name="payment"');
+      expect(html).not.toContain('nothing to pay');
+
+      const priced = await postForm(server, event.slug, withoutPayment(valid({ attendee_name: ['Jo', 'Kim'], attendee_tier: ['adult', 'baby'] })));
+      expect(priced.status).toBe(400);
+      expect(await priced.text()).toContain('Payment: choose card or bank transfer');
+      expect(await registrationsOf(event.id)).toEqual([]);
+
+      const free = await postForm(server, event.slug, withoutPayment(valid({ attendee_name: ['Kim'], attendee_tier: ['baby'] })));
+      expect(free.status).toBe(303);
+    });
+    expect(await registrationsOf(event.id)).toMatchObject([{ status: 'PAID', payment_method: 'free', total_minor: 0 }]);
+  });
+});
+
 describe('POST /events/:slug/register — bad input', () => {
   const cases: Array<{ rule: string; fields: Fields; named: string[] }> = [
     { rule: 'a missing name', fields: valid({ name: '' }), named: ['Your name'] },

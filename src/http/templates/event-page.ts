@@ -41,6 +41,8 @@ export interface EventPageData {
   familyNote?: string;
   discountNote?: string;
   cardFeeNote?: string;
+  /** Every ticket is free: no payment choice, the form says so instead. */
+  nothingToPay: boolean;
   /** A neutral notice at the top, e.g. after a cancelled card checkout. */
   notice?: string;
   /** A problem with the whole submission (captcha, no longer fits, closed): above the form, or instead of the closed or sold-out line. */
@@ -154,6 +156,9 @@ export const eventPage = definePage<EventPageData>(`
     {{#if fields.family.error}}<p class="error field-error" id="family-error">{{fields.family.error}}</p>{{/if}}
     {{/if}}
 
+    {{#if nothingToPay}}
+    <p id="payment-free"><strong>Free:</strong> nothing to pay.</p>
+    {{else}}
     <fieldset>
       <legend>Payment</legend>
       {{#if fields.payment.error}}<p class="error field-error" id="payment-error">{{fields.payment.error}}</p>{{/if}}
@@ -162,6 +167,7 @@ export const eventPage = definePage<EventPageData>(`
       {{/each}}
       {{#if cardFeeNote}}<p class="muted">{{cardFeeNote}}</p>{{/if}}
     </fieldset>
+    {{/if}}
 
     {{#if captchaSiteKey}}
     <div class="cf-turnstile" data-sitekey="{{captchaSiteKey}}"></div>
