@@ -3,7 +3,14 @@ import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { recordError } from '../ops/error-log.js';
 import type { PageRenderer } from './pages.js';
-import { messagePage } from './templates/message-page.js';
+import { messagePage, type MessagePageData } from './templates/message-page.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A form route: what its body typed, for the unexpected-failure page to send again (see createErrorHandler). */
+    resendOnError?: (body: unknown) => Array<{ name: string; value: string }>;
+  }
+}
 
 export interface ErrorBody {
   error: { code: string; message: string; id?: number } & Record<string, unknown>;
@@ -39,9 +46,9 @@ const PAGE_HEADINGS: Record<number, string> = {
 };
 
 /** The error as the message page says it: the same status and message (and error id) as the JSON body. */
-function sendErrorPage(page: PageRenderer, reply: FastifyReply, status: number, message: string, errorId?: number) {
+function sendErrorPage(page: PageRenderer, reply: FastifyReply, status: number, message: string, more: Pick<MessagePageData, 'errorId' | 'resend'> = {}) {
   const heading = PAGE_HEADINGS[status] ?? 'That did not work';
-  return page(reply.code(status), messagePage, { title: heading, heading, message, errorId });
+  return page(reply.code(status), messagePage, { title: heading, heading, message, ...more });
 }
 
 /** The JSON error body, or for a browser's request the message page saying the same. */
@@ -53,8 +60,9 @@ export function sendErrorFor(
   code: string,
   message: string,
   extra: { id?: number } = {},
+  resend?: MessagePageData['resend'],
 ) {
-  if (answersWithPage(request)) return sendErrorPage(page, reply, status, message, extra.id);
+  if (answersWithPage(request)) return sendErrorPage(page, reply, status, message, { errorId: extra.id, resend });
   return sendError(reply, status, code, message, extra);
 }
 
@@ -64,11 +72,25 @@ interface FrameworkError extends Error {
   validation?: unknown;
 }
 
+/** Said only when the error-log row was written: the id shown with it is what the office can look up. */
+export const RECORDED_FAILURE_MESSAGE = 'Something went wrong on our side; the error has been recorded.';
+/** When even the error log could not be written (the database is down): nothing to look up, so no claim. */
+export const UNRECORDED_FAILURE_MESSAGE = 'Something went wrong on our side. Please try again in a few minutes.';
+
+/** A failed form post's typed fields, to send again from the page; not kept anywhere, and the page is not cached. */
+function resendOf(request: FastifyRequest, reply: FastifyReply): MessagePageData['resend'] {
+  const fields = request.routeOptions.config?.resendOnError?.(request.body) ?? [];
+  if (fields.length === 0) return undefined;
+  reply.header('cache-control', 'no-store');
+  return { action: request.url, fields };
+}
+
 /**
  * Every error no route answered itself: client errors keep their status, and
- * anything else becomes a 500 carrying the id of its error-log row. A browser
- * gets it as a page (`errorPage` must not need the database: it answers when
- * the database is what failed).
+ * anything else becomes a 500 carrying the id of its error-log row, when it
+ * could be written. A browser gets it as a page (`errorPage` must not need the
+ * database: it answers when the database is what failed), with a form post's
+ * fields to send again.
  */
 export function createErrorHandler(ctx: AppContext, errorPage: PageRenderer) {
   return async (error: FrameworkError, request: FastifyRequest, reply: FastifyReply) => {
@@ -87,7 +109,9 @@ export function createErrorHandler(ctx: AppContext, errorPage: PageRenderer) {
       context: { method: request.method, route: request.routeOptions.url ?? 'unmatched' },
     }).catch(() => undefined);
     request.log.error({ err: error, errorId: id }, 'request failed');
-    return answer(500, 'internal_error', 'Something went wrong on our side; the error has been recorded.', id ? { id } : {});
+    const message = id ? RECORDED_FAILURE_MESSAGE : UNRECORDED_FAILURE_MESSAGE;
+    const resend = answersWithPage(request) ? resendOf(request, reply) : undefined;
+    return sendErrorFor(errorPage, request, reply, 500, 'internal_error', message, id ? { id } : {}, resend);
   };
 }
 

@@ -9,7 +9,7 @@ import { registerForEvent } from '../payments/register.js';
 import { sendError } from './errors.js';
 import { eventPageData, eventPath } from './event-view.js';
 import { loadPublicEvent, PUBLIC_FORM_RATE_LIMIT, sendPageNotFound, slugOf } from './public-pages.js';
-import { parseRegistrationBody, type SubmittedValues } from './registration-form.js';
+import { parseRegistrationBody, resendableFields, type SubmittedValues } from './registration-form.js';
 import { registrationPath } from './registration-view.js';
 import type { PageRenderer } from './pages.js';
 import { eventPage, type FieldProblem } from './templates/event-page.js';
@@ -27,7 +27,10 @@ function wantsJson(request: FastifyRequest): boolean {
  * Form posts get HTML pages; JSON posts get the JSON error body.
  */
 export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext, page: PageRenderer): void {
-  app.post('/events/:slug/register', { config: { rateLimit: PUBLIC_FORM_RATE_LIMIT } }, async (request, reply) => {
+  // The limit is counted once the body is read (preHandler, not onRequest): when its count in PostgreSQL fails, the
+  // error page still has what the member typed, to send again.
+  const config = { rateLimit: { ...PUBLIC_FORM_RATE_LIMIT, hook: 'preHandler' as const }, resendOnError: resendableFields };
+  app.post('/events/:slug/register', { config }, async (request, reply) => {
     const json = wantsJson(request);
     const event = await loadPublicEvent(ctx.db, slugOf(request.params));
     if (!event) {

@@ -149,6 +149,20 @@ function parseFamily(value: unknown, format: 'form' | 'json'): boolean | undefin
   return undefined;
 }
 
+/** The form's own fields, sent again from the error page; the bot check's answer is single-use, so not it. */
+const RESENT_FIELDS = ['name', 'email', 'mobile', 'family', 'payment', 'attendee_name', 'attendee_tier'];
+
+/** What a form post typed, for the error page's "Send again" (only strings: a form body has nothing else). */
+export function resendableFields(body: unknown): Array<{ name: string; value: string }> {
+  if (!isRecord(body)) return [];
+  return RESENT_FIELDS.flatMap((name) =>
+    list(body[name])
+      .slice(0, MAX_SUBMITTED_ROWS)
+      .filter((value): value is string => typeof value === 'string')
+      .map((value) => ({ name, value })),
+  );
+}
+
 /** `maxAttendees` is the event's maxAttendeesPerRegistration (default: the form's hard limit). */
 export function parseRegistrationBody(
   body: unknown,

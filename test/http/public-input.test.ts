@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import { NON_ASCII_LOCAL_PART_MESSAGE } from '../../src/contact-rules.js';
+import { connectDb } from '../../src/db/connect.js';
+import { RECORDED_FAILURE_MESSAGE, UNRECORDED_FAILURE_MESSAGE } from '../../src/http/errors.js';
 import { buildServer } from '../../src/http/server.js';
 import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/payments/confirmations.js';
 import { setSetting } from '../../src/settings.js';
@@ -223,6 +225,7 @@ describe('errors on pages', () => {
 
       const failed = await answers('/failing-page');
       expect(failed.status).toEqual([500, 500]);
+      expect(failed.error.message).toBe(RECORDED_FAILURE_MESSAGE);
       const pageId = Number(/Error reference: (\d+)/.exec(failed.html)?.[1]);
       const rows = await tdb.db('error_logs').whereIn('id', [pageId, failed.error.id as number]).pluck('message');
       expect(rows).toEqual(['the page broke', 'the page broke']);
@@ -244,6 +247,81 @@ describe('errors on pages', () => {
     }
   });
 });
+
+describe('an unexpected failure whose error-log row cannot be written', () => {
+  it('says to try again in a few minutes, never "the error has been recorded" nor an error reference, as a page and as JSON', async () => {
+    // Nothing listens on port 9: every query fails at once, the error log's insert too, as while PostgreSQL is down.
+    const down = connectDb({ url: 'postgres://eventops:x@127.0.0.1:9/eventops', poolMax: 1 });
+    const server = await startTestServer(createTestContext({ db: down }));
+    try {
+      const page = await fetch(`${server.url}/events/family-camp`);
+      expect(page.status).toBe(500);
+      const html = await page.text();
+      expect(html).toContain(`<p role="alert">${UNRECORDED_FAILURE_MESSAGE}</p>`);
+      expect(html).not.toContain('recorded');
+      expect(html).not.toContain('Error reference');
+      const json = await fetch(`${server.url}/events/family-camp`, { headers: { accept: 'application/json' } });
+      expect(json.status).toBe(500);
+      expect(await json.json()).toEqual({ error: { code: 'internal_error', message: UNRECORDED_FAILURE_MESSAGE } });
+    } finally {
+      await server.close();
+      await down.destroy();
+    }
+  });
+
+  it('a registration form post keeps what was typed: the page sends it again with one button (never cached), and once the database is back that registers it', async () => {
+    await tdb.db('rate_limits').delete();
+    const event = await insertEvent(tdb.db, { slug: 'resend-after-outage' });
+    const typed: Array<[string, string]> = [
+      ['name', 'Jo "the organiser" Citizen'],
+      ['email', 'jo.resend@example.org'],
+      ['mobile', '0400 000 000'],
+      ['payment', 'bank'],
+      ['attendee_name', 'Jo Citizen'],
+      ['attendee_tier', 'adult'],
+      ['attendee_name', 'Kim Citizen'],
+      ['attendee_tier', 'adult'],
+      ['cf-turnstile-response', 'single-use-answer'],
+    ];
+    const down = connectDb({ url: 'postgres://eventops:x@127.0.0.1:9/eventops', poolMax: 1 });
+    const unreachable = await startTestServer(createTestContext({ db: down }));
+    let html: string;
+    try {
+      const failed = await post(`${unreachable.url}/events/${event.slug}/register`, form(typed));
+      expect(failed.status).toBe(500);
+      expect(failed.headers.get('cache-control')).toBe('no-store');
+      html = (await failed.text()).replaceAll('&#x3D;', '=');
+      expect(html).toContain(UNRECORDED_FAILURE_MESSAGE);
+      expect(html).toContain(`<form method="post" action="/events/${event.slug}/register" id="resend">`);
+      expect(html).toContain('<input type="hidden" name="name" value="Jo &quot;the organiser&quot; Citizen">');
+      expect(html).toContain('<input type="hidden" name="attendee_name" value="Kim Citizen">');
+      expect(html).toContain('Send again');
+      expect(html).not.toContain('single-use-answer');
+    } finally {
+      await unreachable.close();
+      await down.destroy();
+    }
+
+    // The browser posts the hidden fields as they are: decoded here as it would.
+    const resent = [...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(
+      ([, name, value]) => [name, (value ?? '').replaceAll('&quot;', '"')] as [string, string],
+    );
+    expect(resent).toEqual(typed.filter(([name]) => name !== 'cf-turnstile-response').sort((a, b) => order(a[0]) - order(b[0])));
+    const server = await startTestServer(createTestContext({ db: tdb.db }));
+    try {
+      const registered = await post(`${server.url}/events/${event.slug}/register`, form(resent));
+      expect(registered.status).toBe(303);
+    } finally {
+      await server.close();
+    }
+    expect(await tdb.db('registrations').where({ event_id: event.id }).select('contact_name', 'attendee_count')).toEqual([
+      { contact_name: 'Jo "the organiser" Citizen', attendee_count: 2 },
+    ]);
+  });
+});
+
+/** The order the page writes the fields in: each field's values together, in the form's order. */
+const order = (name: string) => ['name', 'email', 'mobile', 'family', 'payment', 'attendee_name', 'attendee_tier'].indexOf(name);
 
 describe('the error log', () => {
   it('keeps no submitted value when a request with a form body fails unexpectedly', async () => {
