@@ -97,8 +97,9 @@ function registerJobRoutes(app: FastifyInstance, ctx: AppContext, options: CronR
           return sendError(reply, 409, 'lease_held', error.message, { heldSince: error.heldSince.toISOString() });
         }
         if (error instanceof JobFailedError) {
-          // Already in the error log by the job runner: answer with that row's id.
-          return sendError(reply, 500, 'job_failed', `${job} failed; the error has been recorded.`, { id: error.errorId });
+          // Already in the error log by the job runner: answer with that row's id. Id 0: the log could not be written.
+          if (error.errorId > 0) return sendError(reply, 500, 'job_failed', `${job} failed; the error has been recorded.`, { id: error.errorId });
+          return sendError(reply, 500, 'job_failed', `${job} failed, and the error log could not be written: is the database reachable?`);
         }
         throw error;
       } finally {

@@ -142,6 +142,21 @@ describe('cron endpoints', () => {
     }
   });
 
+  it('answer 500 without claiming the error was recorded when the error log could not be written either', async () => {
+    await tdb.db.raw('ALTER TABLE checkout_sessions RENAME TO checkout_sessions_away');
+    await tdb.db.raw('ALTER TABLE error_logs RENAME TO error_logs_away');
+    try {
+      const response = await post(server.url, '/api/cron/sweep-checkouts', auth);
+      expect(response.status).toBe(500);
+      expect(await response.json()).toEqual({
+        error: { code: 'job_failed', message: 'sweep-checkouts failed, and the error log could not be written: is the database reachable?' },
+      });
+    } finally {
+      await tdb.db.raw('ALTER TABLE error_logs_away RENAME TO error_logs');
+      await tdb.db.raw('ALTER TABLE checkout_sessions_away RENAME TO checkout_sessions');
+    }
+  });
+
   it('compare the bearer secret with the constant-time comparison', () => {
     const spy = vi.spyOn(fieldCipher, 'secretsEqual');
     expect(bearerMatches('Bearer abc', 'abc')).toBe(true);
