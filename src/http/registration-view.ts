@@ -171,6 +171,12 @@ export const CARD_PAYMENT_PROCESSING_NOTE =
 const CARD_PAYMENT_UNFINISHED_NOTE =
   'Your card payment was started but not finished, and your places are still held. Use "Pay now by card" to finish it. If you did finish it, you do not need to pay again: we will email you as soon as it is confirmed.';
 
+/**
+ * Said while something is owed: this page is the one place sure to show the reference and status again (its
+ * confirmation email may have been held back by the hourly per-address limit, so no email is promised).
+ */
+export const KEEP_PAGE_NOTE = "Keep this page's address (bookmark it): it is where you find your payment reference and status again.";
+
 const EVENT_CANCELLED_NOTE = 'This event has been cancelled, so payment is closed. The church will contact you.';
 
 const STATUS_TEXT: Record<PublicRegistration['status'], { label: string; note: string }> = {
@@ -243,6 +249,7 @@ export async function registrationPageData(
     when: format.dateTimeSpan(registration.event.startsAt, registration.event.endsAt),
     statusLabel: registration.totalMinor === 0 && registration.status === 'PAID' ? 'Confirmed (free)' : status.label,
     statusNote,
+    keepPageNote: registration.status === 'PENDING' && !registration.event.deletedAt ? KEEP_PAGE_NOTE : undefined,
     contactName: registration.contactName,
     lines,
     total: format.money(registration.totalMinor),

@@ -3,8 +3,10 @@ import { FixedClock } from '../../src/clock.js';
 import { NON_ASCII_LOCAL_PART_MESSAGE } from '../../src/contact-rules.js';
 import { connectDb } from '../../src/db/connect.js';
 import { RECORDED_FAILURE_MESSAGE, UNRECORDED_FAILURE_MESSAGE } from '../../src/http/errors.js';
+import { KEEP_PAGE_NOTE } from '../../src/http/registration-view.js';
 import { buildServer } from '../../src/http/server.js';
 import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/payments/confirmations.js';
+import { paymentReference } from '../../src/payments/links.js';
 import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -244,6 +246,40 @@ describe('errors on pages', () => {
       }
     } finally {
       await built.app.close();
+    }
+  });
+});
+
+describe('the registration page is where an unpaid registration is found again', () => {
+  it('awaiting payment, it says to keep its address, also when the confirmation email was held back by the hourly limit, and never claims an email was sent; once paid it does not', async () => {
+    const event = await insertEvent(tdb.db, { capacity: null });
+    const free = await insertEvent(tdb.db, { capacity: null, pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 0 }] }) });
+    const ctx = createTestContext({ db: tdb.db, env: { TRUST_PROXY: 'true' } });
+    const server = await startTestServer(ctx);
+    try {
+      const register = async (slug: string, n: number) => {
+        const answer = await post(`${server.url}/events/${slug}/register`, form(registration(`Naomi ${n}`, 'naomi@example.org')), undefined, `198.51.100.${n}`);
+        expect(answer.status).toBe(303);
+        const id = /\/registrations\/([^?]+)/.exec(answer.headers.get('location') ?? '')?.[1] as string;
+        const page = await fetch(`${server.url}${answer.headers.get('location')}`);
+        expect(page.status).toBe(200);
+        return { id, html: await page.text() };
+      };
+      for (let n = 1; n <= CONFIRMATIONS_PER_ADDRESS_PER_HOUR; n += 1) await register(event.slug, n);
+      const heldBack = await register(event.slug, CONFIRMATIONS_PER_ADDRESS_PER_HOUR + 1);
+      const toNaomi = await queuedMessages(ctx, 'registration-confirmation');
+      expect(toNaomi.filter((m) => m.text.includes(`Naomi ${CONFIRMATIONS_PER_ADDRESS_PER_HOUR + 1}`))).toEqual([]);
+
+      expect(heldBack.html).toContain('Awaiting payment');
+      expect(heldBack.html).toContain(paymentReference(heldBack.id));
+      expect(heldBack.html).toContain(`<p id="keep-this-page"><strong>${KEEP_PAGE_NOTE.replace("'", '&#x27;')}</strong></p>`);
+      expect(heldBack.html).not.toMatch(/(sent|emailed) you|email (is|was) (on its way|sent)|check your (email|inbox)/i);
+
+      const paid = await register(free.slug, 50);
+      expect(paid.html).toContain('Confirmed (free)');
+      expect(paid.html).not.toContain('keep-this-page');
+    } finally {
+      await server.close();
     }
   });
 });

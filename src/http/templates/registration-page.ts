@@ -21,6 +21,8 @@ export interface RegistrationPageData {
   when: string;
   statusLabel: string;
   statusNote: string;
+  /** While awaiting payment: keep this page's address. */
+  keepPageNote?: string;
   contactName: string;
   lines: LineView[];
   total: string;
@@ -43,6 +45,7 @@ export const registrationPage = definePage<RegistrationPageData>(`
   <p>{{#if eventHref}}<a href="{{eventHref}}">{{eventTitle}}</a>{{else}}{{eventTitle}}{{/if}}<br><span class="muted">{{when}}</span></p>
   <p><strong>Status:</strong> <span id="status">{{statusLabel}}</span></p>
   <p>{{statusNote}}</p>
+  {{#if keepPageNote}}<p id="keep-this-page"><strong>{{keepPageNote}}</strong></p>{{/if}}
   <p><strong>Registered by:</strong> {{contactName}}</p>
   <ul class="lines">
     {{#each lines}}<li><span>{{label}}</span><span>{{amount}}</span></li>{{/each}}
