@@ -37,6 +37,7 @@ export async function eventPageData(
   const price = (minor: number) => (minor === 0 ? 'Free' : format.money(minor));
   const { pricing } = event;
   const seats = await seatsLeft(ctx.db, event);
+  const closed = !openForRegistration(event, ctx.clock.now());
   // Nothing to pay: no payment choice at all, and the server takes a post without one.
   const free = nothingToPay(pricing);
   const card = !free && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
@@ -124,10 +125,11 @@ export async function eventPageData(
     location: event.location ?? undefined,
     description: event.description ?? undefined,
     tiers: pricing.tiers.map((tier) => ({ label: tier.label, price: price(tier.price) })),
-    seatsLine: seats === null ? undefined : seats === 0 ? 'Sold out' : `${seats} ${seats === 1 ? 'place' : 'places'} left`,
+    // Once registration has closed, the places left are no one's business: "50 places left" beside "closed" misleads.
+    seatsLine: closed || seats === null ? undefined : seats === 0 ? 'Sold out' : `${seats} ${seats === 1 ? 'place' : 'places'} left`,
     placesLeftNote: placesLimit && seats > 0 ? placesLeftNote(seats) : undefined,
     soldOut: seats === 0,
-    registrationClosed: !openForRegistration(event, ctx.clock.now()),
+    registrationClosed: closed,
     familyNote,
     discountNote,
     cardFeeNote,

@@ -753,6 +753,26 @@ describe('POST /events/:slug/register — once the event has started', () => {
     }
   });
 
+  it('the closed page no longer counts the places left (nor says sold out), on the page and on a refused post', async () => {
+    const event = await insertEvent(tdb.db, { capacity: 50, starts_at: started });
+    const full = await insertEvent(tdb.db, { capacity: 1, starts_at: started });
+    await insertRegistration(tdb.db, createTestContext({ db: tdb.db }).cipher, full.id, { attendee_count: 1 });
+    await withServer({}, async (server) => {
+      for (const slug of [event.slug, full.slug]) {
+        const page = await fetch(`${server.url}/events/${slug}`);
+        expect(page.status).toBe(200);
+        const html = await page.text();
+        expect(html).toContain('<h2>Registration closed</h2>');
+        expect(html).not.toMatch(/places? left|Sold out/);
+      }
+      const refused = await postForm(server, event.slug, valid({ attendee_name: ['Jo'], attendee_tier: ['adult'] }));
+      expect(refused.status).toBe(409);
+      const html = await refused.text();
+      expect(html).toContain('Registration for this event closed when it started.');
+      expect(html).not.toContain('places left');
+    });
+  });
+
   it('an event that has not started yet still takes registrations up to its start', async () => {
     const event = await insertEvent(tdb.db, { pricing: JSON.stringify(PRICING), starts_at: new Date('2026-11-22T00:01:00Z') });
     await withServer({}, async (server) => {
