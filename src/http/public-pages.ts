@@ -10,6 +10,7 @@ import { startExistingRegistrationCheckout } from '../payments/pay-now.js';
 import { eventPageData, eventPath } from './event-view.js';
 import { hasControlCharacters } from './field-rules.js';
 import {
+  lineViews,
   loadPublicRegistration,
   payNowPageData,
   payNowPath,
@@ -206,7 +207,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
       return page(reply, successPage, {
         ...base,
         eventCancelled: registration.event.deletedAt !== null,
-        lines: registration.lineItems.map((line) => ({ label: line.label, amount: format.money(line.amount) })),
+        lines: lineViews(registration.lineItems, registration.attendeeNames, format.money),
         total: format.money(registration.totalMinor),
       });
     }

@@ -7,7 +7,7 @@ import { cardPaymentStateOf, type CardPaymentState } from '../payments/card-paym
 import { heldUntil } from '../payments/hold-release.js';
 import { cardPaymentPossible, paymentReference, registrationToken } from '../payments/links.js';
 import { NOT_PAYABLE_MESSAGES, payNowLines } from '../payments/pay-now.js';
-import { cardSurcharge, type PricedLine } from '../payments/pricing.js';
+import { cardSurcharge, FAMILY_WAIVER_SUFFIX, TICKET_NAME_SEPARATOR, type PricedLine } from '../payments/pricing.js';
 import type { PaymentMethod } from '../payments/registrations.js';
 import { getBankDetails, getCardFeeRate } from '../settings.js';
 import type { PayNowPageData } from './templates/pay-now-page.js';
@@ -21,6 +21,8 @@ export interface PublicRegistration {
   status: 'PENDING' | 'PAID' | 'CANCELLED';
   paymentMethod: PaymentMethod;
   contactName: string;
+  /** The attendees' names, to set them apart in the line labels that carry them (lineViews). */
+  attendeeNames: string[];
   lineItems: PricedLine[];
   totalMinor: number;
   surchargeMinor: number;
@@ -49,6 +51,7 @@ interface JoinedRow {
   status: PublicRegistration['status'];
   payment_method: PublicRegistration['paymentMethod'];
   contact_name: string;
+  attendees: Array<{ name?: unknown }> | null;
   line_items: PricedLine[];
   total_minor: number;
   surcharge_minor: number;
@@ -76,6 +79,7 @@ export async function loadPublicRegistration(db: Db, id: string, now: Date): Pro
       'r.status',
       'r.payment_method',
       'r.contact_name',
+      'r.attendees',
       'r.line_items',
       'r.total_minor',
       'r.surcharge_minor',
@@ -97,6 +101,7 @@ export async function loadPublicRegistration(db: Db, id: string, now: Date): Pro
     status: row.status,
     paymentMethod: row.payment_method,
     contactName: row.contact_name,
+    attendeeNames: (row.attendees ?? []).flatMap((attendee) => (typeof attendee?.name === 'string' ? [attendee.name] : [])),
     lineItems: row.line_items,
     totalMinor: row.total_minor,
     surchargeMinor: row.surcharge_minor,
@@ -115,6 +120,29 @@ export async function loadPublicRegistration(db: Db, id: string, now: Date): Pro
       passCardFee: row.pass_card_fee,
     },
   };
+}
+
+/**
+ * Lines as the pages show them: a ticket line's attendee name ("Adult — Ruth", "Child — Kim (family waiver)")
+ * apart from the words around it, so the template can isolate it (<bdi>): a right-to-left name otherwise takes
+ * the digits and punctuation beside it into its own direction. Names are matched from the registration's
+ * attendees (the longest first), never guessed from the label.
+ */
+export function lineViews(lines: readonly Pick<PricedLine, 'label' | 'amount'>[], names: readonly string[], money: (minor: number) => string): LineView[] {
+  const longestFirst = [...new Set(names)].filter(Boolean).sort((a, b) => b.length - a.length);
+  return lines.map((line) => ({ label: line.label, amount: money(line.amount), named: namedPart(line.label, longestFirst) }));
+}
+
+function namedPart(label: string, names: readonly string[]): LineView['named'] {
+  for (const name of names) {
+    for (const after of ['', FAMILY_WAIVER_SUFFIX]) {
+      const tail = `${TICKET_NAME_SEPARATOR}${name}${after}`;
+      if (label.length > tail.length && label.endsWith(tail)) {
+        return { before: label.slice(0, -tail.length) + TICKET_NAME_SEPARATOR, name, after };
+      }
+    }
+  }
+  return undefined;
 }
 
 export function registrationPath(authSecret: string, registrationId: string): string {
@@ -211,7 +239,7 @@ export async function registrationPageData(
   registration: PublicRegistration,
 ): Promise<RegistrationPageData & { title: string }> {
   const format = pageFormat(ctx.config.regional);
-  const lines = registration.lineItems.map((line): LineView => ({ label: line.label, amount: format.money(line.amount) }));
+  const lines = lineViews(registration.lineItems, registration.attendeeNames, format.money);
   const status = statusText(registration);
   // While a card payment may still be confirmed or finished, bank details would invite a second payment;
   // for a cancelled event nothing is owed any more.
@@ -267,7 +295,7 @@ export async function payNowPageData(ctx: AppContext, registration: PublicRegist
     title: 'Pay by card',
     eventTitle: registration.event.title,
     when: format.dateTimeSpan(registration.event.startsAt, registration.event.endsAt),
-    lines: payNowLines(registration.lineItems, net, surcharge).map((line) => ({ label: line.label, amount: format.money(line.amount) })),
+    lines: lineViews(payNowLines(registration.lineItems, net, surcharge), registration.attendeeNames, format.money),
     total: format.money(net + surcharge),
     action: `/registrations/${registration.id}/pay`,
     token,

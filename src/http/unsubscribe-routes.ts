@@ -26,7 +26,7 @@ export function registerUnsubscribeRoutes(app: FastifyInstance, ctx: AppContext,
   };
   const show = async (reply: FastifyReply, people: UnsubscribePerson[], view: { action?: string; done: boolean }) => {
     const { name } = await loadChurchIdentity(ctx.db, ctx.config);
-    const names = people.map((person) => person.firstName).join(' and ');
+    const names = people.map((person) => person.firstName);
     return page(privatePage(reply), unsubscribePage, { title: 'Unsubscribe', names, churchName: name, ...view });
   };
 

@@ -51,6 +51,8 @@ export interface PricedRegistration {
 }
 
 export const FAMILY_WAIVER_SUFFIX = ' (family waiver)';
+/** Between a ticket line's tier and attendee name: "Adult — Ruth". */
+export const TICKET_NAME_SEPARATOR = ' — ';
 export const DISCOUNTED_LINE_LABEL = 'Registration';
 export const CARD_FEE_LINE_LABEL = 'Card processing fee';
 
@@ -114,7 +116,7 @@ export function priceRegistration(
   const tickets = choice.attendees.map((attendee, index) => {
     const tier = tiers.get(attendee.tier);
     if (!tier) throw new PricingError(`attendee ${index + 1} has an unknown ticket type`, `attendees[${index}].tier`);
-    return { index, label: `${tier.label} — ${attendee.name}`, price: tier.price };
+    return { index, label: `${tier.label}${TICKET_NAME_SEPARATOR}${attendee.name}`, price: tier.price };
   });
 
   // The family pays for its N most expensive tickets; ties keep attendee order.

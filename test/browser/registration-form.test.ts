@@ -211,3 +211,40 @@ describe('a registration that no longer fits when it is posted', () => {
     expect(await pages.db('registrations').where({ event_id: event.id }).sum({ seats: 'attendee_count' }).first()).toEqual({ seats: 18 });
   });
 });
+
+describe('a name written right to left', () => {
+  it('shows on the registration page in its own direction: the digit typed before "فاطمة" stays on its right, not pulled left by "Adult — "', async () => {
+    const event = await insertEvent(pages.db, { capacity: 20, starts_at: inAMonth(), pricing: PRICING });
+    const name = '2 فاطمة';
+    await withPage(false, async (page) => {
+      await page.goto(`${pages.stack.url}/events/${event.slug}`);
+      await page.getByLabel('Your name').fill('فاطمة الزهراء');
+      await page.getByLabel('Email').fill('fatima@example.org');
+      await page.getByLabel('Attendee 1 name').fill(name);
+      await page.locator('#payment-bank').check();
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.waitForLoadState();
+      expect(await page.locator('#status').textContent()).toBe('Awaiting payment');
+
+      // Where the browser draws the digit and the name's first letter (logical order: "2", " ", "ف").
+      const [digit, letter] = (await page.evaluate(`(() => {
+        const typed = ${JSON.stringify(name)};
+        const walker = document.createTreeWalker(document.querySelector('.lines'), NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const at = node.textContent.indexOf(typed);
+          if (at < 0) continue;
+          const left = (offset) => {
+            const range = document.createRange();
+            range.setStart(node, offset);
+            range.setEnd(node, offset + 1);
+            return range.getBoundingClientRect().left;
+          };
+          return [left(at), left(at + 2)];
+        }
+        return [];
+      })()`)) as number[];
+      expect(digit).toBeDefined();
+      expect(digit).toBeGreaterThan(letter as number);
+    });
+  });
+});

@@ -41,8 +41,8 @@ async function pageTimes(env: Record<string, string | undefined>, startsAt: Date
     const payNowHtml = await get(`/registrations/${pending.id}/pay?token=${token}`);
     return {
       event: /<p><strong>When:<\/strong> ([^<]*)<\/p>/.exec(eventHtml)?.[1],
-      registration: /Family Camp<\/a><br><span class="muted">([^<]*)<\/span>/.exec(registrationHtml)?.[1],
-      payNow: /Family Camp<br><span class="muted">([^<]*)<\/span>/.exec(payNowHtml)?.[1],
+      registration: /Family Camp<\/bdi><\/a><br><span class="muted">([^<]*)<\/span>/.exec(registrationHtml)?.[1],
+      payNow: /Family Camp<\/bdi><br><span class="muted">([^<]*)<\/span>/.exec(payNowHtml)?.[1],
     };
   } finally {
     await server.close();

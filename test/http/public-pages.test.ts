@@ -74,7 +74,7 @@ describe('GET /events/:slug', () => {
       const { status, html, headers } = await getPage(server, `/events/${event.slug}`);
       expect(status).toBe(200);
       expect(headers.get('content-type')).toContain('text/html');
-      expect(html).toContain('<h1>Family Camp</h1>');
+      expect(html).toContain('<h1><bdi>Family Camp</bdi></h1>');
       // 2026-12-05T08:00Z is 7:00 pm on Saturday in Sydney (AEDT, UTC+11).
       expect(html).toMatch(/Saturday,? 5 December 2026 at 7:00\spm AEDT/);
       expect(html).toContain('Lake Macquarie Camp');
@@ -290,7 +290,7 @@ describe('GET /registrations/:id', () => {
       expect(headers.get('cache-control')).toBe('no-store');
       expect(headers.get('referrer-policy')).toBe('no-referrer');
       expect(html).toContain('Awaiting payment');
-      expect(html).toContain('<span>Adult — Sam Member</span><span>$120.00</span>');
+      expect(html).toContain('<span>Adult — <bdi>Sam Member</bdi></span><span>$120.00</span>');
       expect(html).toContain('<dt>BSB</dt><dd>062-000</dd>');
       expect(html).toContain(`<dt>Reference</dt><dd><strong>${pending.id.replace(/-/g, '').slice(0, 8).toUpperCase()}</strong></dd>`);
       expect(html).toContain(`href="/registrations/${pending.id}/pay?token=${registrationToken(AUTH_SECRET, pending.id)}"`);
@@ -438,7 +438,7 @@ describe('GET /events/:slug/success', () => {
       const paid = await getPage(server, `/events/${event.slug}/success?session_id=cs_test_completed_1`);
       expect(paid.status).toBe(200);
       expect(paid.html).toContain('Payment received, you are registered');
-      expect(paid.html).toContain('<span>Adult — Sam Member</span><span>$120.00</span>');
+      expect(paid.html).toContain('<span>Adult — <bdi>Sam Member</bdi></span><span>$120.00</span>');
       expect(paid.html).toContain(`href="/registrations/${registration.id}?token=${registrationToken(AUTH_SECRET, registration.id)}"`);
       expect(paid.html).not.toContain('http-equiv="refresh"');
 
@@ -488,6 +488,72 @@ describe('GET /events/:slug/success', () => {
       ]) {
         expect((await getPage(server, path)).status, path).toBe(404);
       }
+    });
+  });
+});
+
+describe('names and titles typed in any script are isolated (<bdi>) from the words around them', () => {
+  it('attendee names in the lines, the contact name and the event title, on the event, registration, pay-now and success pages', async () => {
+    const title = 'مخيم العائلة 2026';
+    const event = await insertEvent(tdb.db, { title, online_payment: true });
+    const attendees = [
+      { name: 'فاطمة 2', tier: 'adult' },
+      { name: '2 فاطمة', tier: 'adult' },
+    ];
+    const lines = [
+      { label: 'Adult — فاطمة 2', amount: 12000, kind: 'ticket' },
+      { label: 'Adult — 2 فاطمة (family waiver)', amount: 0, kind: 'waived' },
+    ];
+    const registration = (overrides: Record<string, unknown>) =>
+      insertRegistration(tdb.db, cipher(), event.id, {
+        contact_name: 'فاطمة الزهراء',
+        attendees: JSON.stringify(attendees),
+        attendee_count: 2,
+        line_items: JSON.stringify(lines),
+        ...overrides,
+      });
+    const pending = await registration({ status: 'PENDING' });
+    await registration({ status: 'PAID', payment_method: 'card', payment_intent_id: 'pi_bidi_1' });
+    await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'COMPLETED', payload_enc: null, payment_intent_id: 'pi_bidi_1', provider_session_id: 'cs_test_bidi_1' });
+    const token = registrationToken(AUTH_SECRET, pending.id);
+    const isolatedLines = [
+      '<span>Adult — <bdi>فاطمة 2</bdi></span><span>$120.00</span>',
+      '<span>Adult — <bdi>2 فاطمة</bdi> (family waiver)</span><span>$0.00</span>',
+    ];
+    await withServer(cardEnv, async (server) => {
+      const eventPage = await getPage(server, `/events/${event.slug}`);
+      expect(eventPage.status).toBe(200);
+      expect(eventPage.html).toContain(`<h1><bdi>${title}</bdi></h1>`);
+
+      const page = await getPage(server, `/registrations/${pending.id}?token=${token}`);
+      expect(page.status).toBe(200);
+      expect(page.html).toContain(`<bdi>${title}</bdi></a>`);
+      expect(page.html).toContain('<p><strong>Registered by:</strong> <bdi>فاطمة الزهراء</bdi></p>');
+      for (const line of isolatedLines) expect(page.html).toContain(line);
+
+      const payNow = await getPage(server, `/registrations/${pending.id}/pay?token=${token}`);
+      expect(payNow.status).toBe(200);
+      expect(payNow.html).toContain(`<p><bdi>${title}</bdi><br>`);
+      // Pay-now charges the whole as one line when the lines do not add up to what is owed; these do.
+      for (const line of isolatedLines) expect(payNow.html).toContain(line);
+
+      const success = await getPage(server, `/events/${event.slug}/success?session_id=cs_test_bidi_1`);
+      expect(success.status).toBe(200);
+      expect(success.html).toContain(`<bdi>${title}</bdi></a> is confirmed`);
+      for (const line of isolatedLines) expect(success.html).toContain(line);
+    });
+  });
+
+  it('a line that names no attendee (a discounted registration, the card fee) is shown as it is', async () => {
+    const event = await insertEvent(tdb.db);
+    const pending = await insertRegistration(tdb.db, cipher(), event.id, {
+      status: 'PENDING',
+      line_items: JSON.stringify([{ label: 'Registration', amount: 10800, kind: 'registration' }]),
+      total_minor: 10800,
+    });
+    await withServer({}, async (server) => {
+      const { html } = await getPage(server, `/registrations/${pending.id}?token=${registrationToken(AUTH_SECRET, pending.id)}`);
+      expect(html).toContain('<span>Registration</span><span>$108.00</span>');
     });
   });
 });

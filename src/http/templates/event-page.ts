@@ -86,7 +86,7 @@ export const eventPage = definePage<EventPageData>(`
 </style>
 {{#if notice}}<p class="notice" role="status">{{notice}}</p>{{/if}}
 <div class="card">
-  <h1>{{eventTitle}}</h1>
+  <h1><bdi>{{eventTitle}}</bdi></h1>
   <p><strong>When:</strong> {{when}}</p>
   {{#if location}}<p><strong>Where:</strong> {{location}}</p>{{/if}}
   {{#if description}}<p class="description">{{description}}</p>{{/if}}

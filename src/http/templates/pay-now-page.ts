@@ -1,5 +1,5 @@
 import { definePage } from '../pages.js';
-import type { LineView } from './registration-page.js';
+import { LINE_LABEL, type LineView } from './registration-page.js';
 
 export interface PayNowPageData {
   eventTitle: string;
@@ -21,9 +21,9 @@ export const payNowPage = definePage<PayNowPageData>(`
 </style>
 <div class="card">
   <h1>Pay by card</h1>
-  <p>{{eventTitle}}<br><span class="muted">{{when}}</span></p>
+  <p><bdi>{{eventTitle}}</bdi><br><span class="muted">{{when}}</span></p>
   <ul class="lines">
-    {{#each lines}}<li><span>{{label}}</span><span>{{amount}}</span></li>{{/each}}
+    {{#each lines}}<li><span>${LINE_LABEL}</span><span>{{amount}}</span></li>{{/each}}
     <li class="total"><span>To pay</span><span id="amount">{{total}}</span></li>
   </ul>
   <form method="post" action="{{action}}">

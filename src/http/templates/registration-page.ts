@@ -3,7 +3,12 @@ import { definePage } from '../pages.js';
 export interface LineView {
   label: string;
   amount: string;
+  /** The label around the attendee name it carries, so the name is shown isolated (<bdi>). */
+  named?: { before: string; name: string; after: string };
 }
+
+/** A line's label, its attendee name isolated: written inside {{#each lines}}. */
+export const LINE_LABEL = '{{#if named}}{{named.before}}<bdi>{{named.name}}</bdi>{{named.after}}{{else}}{{label}}{{/if}}';
 
 export interface BankInstructionsView {
   accountName?: string;
@@ -30,6 +35,7 @@ export interface RegistrationPageData {
   payNowHref?: string;
 }
 
+// Names and the event's title are typed by people, in any script: each is isolated (<bdi>) from the words around it.
 export const registrationPage = definePage<RegistrationPageData>(`
 <style>
   h2 { font-size: 1.15rem; margin: 0 0 8px; }
@@ -42,13 +48,13 @@ export const registrationPage = definePage<RegistrationPageData>(`
 </style>
 <div class="card">
   <h1>Your registration</h1>
-  <p>{{#if eventHref}}<a href="{{eventHref}}">{{eventTitle}}</a>{{else}}{{eventTitle}}{{/if}}<br><span class="muted">{{when}}</span></p>
+  <p>{{#if eventHref}}<a href="{{eventHref}}"><bdi>{{eventTitle}}</bdi></a>{{else}}<bdi>{{eventTitle}}</bdi>{{/if}}<br><span class="muted">{{when}}</span></p>
   <p><strong>Status:</strong> <span id="status">{{statusLabel}}</span></p>
   <p>{{statusNote}}</p>
   {{#if keepPageNote}}<p id="keep-this-page"><strong>{{keepPageNote}}</strong></p>{{/if}}
-  <p><strong>Registered by:</strong> {{contactName}}</p>
+  <p><strong>Registered by:</strong> <bdi>{{contactName}}</bdi></p>
   <ul class="lines">
-    {{#each lines}}<li><span>{{label}}</span><span>{{amount}}</span></li>{{/each}}
+    {{#each lines}}<li><span>${LINE_LABEL}</span><span>{{amount}}</span></li>{{/each}}
     <li class="total"><span>Total</span><span>{{total}}</span></li>
   </ul>
 </div>

@@ -1,5 +1,5 @@
 import { definePage } from '../pages.js';
-import type { LineView } from './registration-page.js';
+import { LINE_LABEL, type LineView } from './registration-page.js';
 
 export interface SuccessPageData {
   eventTitle: string;
@@ -39,13 +39,13 @@ export const successPage = definePage<SuccessPageData>(`
 {{#if paid}}
   <h1>Payment received, you are registered</h1>
   {{#if eventCancelled}}
-  <p>Thank you: your payment for {{eventTitle}} was received. This event has since been cancelled; the church will contact you.</p>
+  <p>Thank you: your payment for <bdi>{{eventTitle}}</bdi> was received. This event has since been cancelled; the church will contact you.</p>
   {{else}}
-  <p>Thank you. Your place at {{#if eventHref}}<a href="{{eventHref}}">{{eventTitle}}</a>{{else}}{{eventTitle}}{{/if}} is confirmed and a receipt is on its way by email.</p>
+  <p>Thank you. Your place at {{#if eventHref}}<a href="{{eventHref}}"><bdi>{{eventTitle}}</bdi></a>{{else}}<bdi>{{eventTitle}}</bdi>{{/if}} is confirmed and a receipt is on its way by email.</p>
   {{/if}}
   {{#if lines}}
   <ul class="lines">
-    {{#each lines}}<li><span>{{label}}</span><span>{{amount}}</span></li>{{/each}}
+    {{#each lines}}<li><span>${LINE_LABEL}</span><span>{{amount}}</span></li>{{/each}}
     <li class="total"><span>Paid</span><span>{{total}}</span></li>
   </ul>
   {{/if}}
@@ -53,34 +53,34 @@ export const successPage = definePage<SuccessPageData>(`
 {{/if}}
 {{#if cancelled}}
   <h1>Payment refunded: registration cancelled</h1>
-  <p>Your card payment for {{#if eventHref}}<a href="{{eventHref}}">{{eventTitle}}</a>{{else}}{{eventTitle}}{{/if}} was refunded or disputed, so this registration was cancelled and its places released.</p>
+  <p>Your card payment for {{#if eventHref}}<a href="{{eventHref}}"><bdi>{{eventTitle}}</bdi></a>{{else}}<bdi>{{eventTitle}}</bdi>{{/if}} was refunded or disputed, so this registration was cancelled and its places released.</p>
   {{#if registrationHref}}<p><a href="{{registrationHref}}">View your registration</a></p>{{/if}}
 {{/if}}
 {{#if registrationCancelled}}
   <h1>Registration cancelled</h1>
-  <p>Your registration for {{#if eventHref}}<a href="{{eventHref}}">{{eventTitle}}</a>{{else}}{{eventTitle}}{{/if}} was cancelled and its places released. If you have any questions, please contact the church.</p>
+  <p>Your registration for {{#if eventHref}}<a href="{{eventHref}}"><bdi>{{eventTitle}}</bdi></a>{{else}}<bdi>{{eventTitle}}</bdi>{{/if}} was cancelled and its places released. If you have any questions, please contact the church.</p>
   {{#if registrationHref}}<p><a href="{{registrationHref}}">View your registration</a></p>{{/if}}
 {{/if}}
 {{#if processing}}
   <h1>Processing your payment…</h1>
-  <p>We are waiting for the card payment provider to confirm your payment for {{eventTitle}}. We will email you as soon as your card payment is confirmed; if you were charged you do not need to pay again.</p>
+  <p>We are waiting for the card payment provider to confirm your payment for <bdi>{{eventTitle}}</bdi>. We will email you as soon as your card payment is confirmed; if you were charged you do not need to pay again.</p>
   <p class="muted">This page refreshes itself; it usually takes a few seconds.</p>
 {{/if}}
 {{#if unconfirmed}}
   <h1>We have no confirmation of this payment</h1>
-  <p>The card payment provider never confirmed a payment for {{eventTitle}}. If your card was charged, please do not pay again: reply to any email from the church, or contact the church, and it will be sorted out.</p>
+  <p>The card payment provider never confirmed a payment for <bdi>{{eventTitle}}</bdi>. If your card was charged, please do not pay again: reply to any email from the church, or contact the church, and it will be sorted out.</p>
 {{/if}}
 {{#if unfulfilled}}
   <h1>Payment received: we will follow up</h1>
   {{#if paidTwice}}
-  <p>Your registration for {{eventTitle}} was already paid, so this payment was a second one. Your money is safe: someone from the church will contact you by email about it.</p>
+  <p>Your registration for <bdi>{{eventTitle}}</bdi> was already paid, so this payment was a second one. Your money is safe: someone from the church will contact you by email about it.</p>
   {{else}}
-  <p>Your payment for {{eventTitle}} reached us, but we could not complete the registration automatically (for example, the last places were taken while you were paying). Your money is safe: someone from the church will contact you by email to sort it out.</p>
+  <p>Your payment for <bdi>{{eventTitle}}</bdi> reached us, but we could not complete the registration automatically (for example, the last places were taken while you were paying). Your money is safe: someone from the church will contact you by email to sort it out.</p>
   {{/if}}
 {{/if}}
 {{#if notCompleted}}
   <h1>Payment not completed</h1>
-  <p>The card payment for {{eventTitle}} was not completed, and nothing was charged.</p>
+  <p>The card payment for <bdi>{{eventTitle}}</bdi> was not completed, and nothing was charged.</p>
   {{#if payNowHref}}
   <a class="button" id="pay-now" href="{{payNowHref}}">Pay now by card</a>
   {{else if registrationHref}}
