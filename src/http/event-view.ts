@@ -119,7 +119,7 @@ export async function eventPageData(
   ].find((id): id is string => Boolean(id));
 
   return {
-    title: event.title,
+    title: pageTitle(event.title, errors.length > 0, options.formError !== undefined),
     eventTitle: event.title,
     when: format.dateTimeSpan(event.startsAt, event.endsAt),
     location: event.location ?? undefined,
@@ -163,6 +163,12 @@ export async function eventPageData(
     initialRows: Math.min(ATTENDEE_ROWS, rowLimit),
     captchaSiteKey: ctx.config.captcha?.siteKey,
   };
+}
+
+/** The form given back names what went wrong first, so a screen reader or a tab list tells it from the event page. */
+function pageTitle(eventTitle: string, fieldProblems: boolean, refused: boolean): string {
+  if (fieldProblems) return `Please check the form · ${eventTitle}`;
+  return refused ? `Not registered · ${eventTitle}` : eventTitle;
 }
 
 function paymentChoices(card: boolean, chosen: 'card' | 'bank', cardMinimumHint: string): EventPageData['paymentOptions'] {

@@ -294,6 +294,7 @@ describe('an unexpected failure whose error-log row cannot be written', () => {
       expect(page.status).toBe(500);
       const html = await page.text();
       expect(html).toContain(`<p role="alert">${UNRECORDED_FAILURE_MESSAGE}</p>`);
+      expect(html).toMatch(/<title>Something went wrong · [^<]+<\/title>/);
       expect(html).not.toContain('recorded');
       expect(html).not.toContain('Error reference');
       const json = await fetch(`${server.url}/events/family-camp`, { headers: { accept: 'application/json' } });

@@ -349,6 +349,32 @@ describe('POST /events/:slug/register — bad input', () => {
   });
 });
 
+describe('page titles name the error', () => {
+  const titleOf = async (response: Response) => /<title>([^<]*)<\/title>/.exec(await response.text())?.[1];
+
+  it('the form given back says "Please check the form" or "Not registered" before the event\'s title; the event page and a missing page say what they are', async () => {
+    const event = await insertEvent(tdb.db, { title: 'Family Camp', capacity: 1, pricing: JSON.stringify(PRICING) });
+    await withServer({}, async (server) => {
+      const normal = await fetch(`${server.url}/events/${event.slug}`);
+      expect(normal.status).toBe(200);
+      expect(await titleOf(normal)).toBe('Family Camp · Grace Community Church');
+
+      const invalid = await postForm(server, event.slug, valid({ email: 'not-an-email', attendee_name: ['Jo'], attendee_tier: ['adult'] }));
+      expect(invalid.status).toBe(400);
+      expect(await titleOf(invalid)).toBe('Please check the form · Family Camp · Grace Community Church');
+
+      const tooMany = await postForm(server, event.slug, valid());
+      expect(tooMany.status).toBe(409);
+      expect(await titleOf(tooMany)).toBe('Not registered · Family Camp · Grace Community Church');
+
+      const missing = await fetch(`${server.url}/events/no-such-event`);
+      expect(missing.status).toBe(404);
+      expect(await titleOf(missing)).toBe('Not found · Grace Community Church');
+    });
+    expect(await registrationsOf(event.id)).toEqual([]);
+  });
+});
+
 describe('POST /events/:slug/register — the most one registration may cost', () => {
   it('a total above what one charge can take answers 400 naming the attendees, by bank and by card, never 500, and stores nothing', async () => {
     // Each ticket alone is allowed; three of them are not (nor could the amount be stored).
