@@ -33,21 +33,31 @@ const UNDEFINED_TABLE = '42P01';
 /** Reads the newest encrypted email of users, people and registrations and checks that this keyring opens it. Reads only. */
 export async function checkStoredKeys(db: Knex, cipher: FieldCipher): Promise<KeyCheck> {
   const result: KeyCheck = { checked: 0, problems: [] };
-  for (const sample of SAMPLED) {
-    const row = await newestValue(db, sample);
-    if (!row) continue;
-    result.checked += 1;
-    const problem = problemWith(cipher, sample, row);
-    // One line per key: three tables under the same missing v2 say the same thing.
-    if (problem && !result.problems.some((p) => p.kind === problem.kind && p.version === problem.version)) result.problems.push(problem);
-  }
+  const check = async (excluding: string[]) => {
+    for (const sample of SAMPLED) {
+      const row = await newestValue(db, sample, excluding);
+      if (!row) continue;
+      result.checked += 1;
+      const problem = problemWith(cipher, sample, row);
+      // One line per key: three tables under the same missing v2 say the same thing.
+      if (problem && !result.problems.some((p) => p.kind === problem.kind && p.version === problem.version)) result.problems.push(problem);
+    }
+  };
+  await check([]);
+  // A value under a version this keyring lacks says nothing about the keys it has (a fresh .env on a database rotated to
+  // v2 would show only "v2 missing"): the newest values under the other versions are checked too.
+  const missing = [...new Set(result.problems.filter((p) => p.kind === 'missing').map((p) => p.version))];
+  if (missing.length > 0) await check(missing);
   return result;
 }
 
-async function newestValue(db: Knex, sample: (typeof SAMPLED)[number]): Promise<{ value: string; hash: string | null } | undefined> {
+async function newestValue(db: Knex, sample: (typeof SAMPLED)[number], excludingVersions: string[]): Promise<{ value: string; hash: string | null } | undefined> {
   try {
     const row = await db(sample.table)
       .whereNotNull(sample.value)
+      .where((q) => {
+        for (const version of excludingVersions) q.whereNot(sample.value, 'like', `${version}:%`);
+      })
       .orderBy('created_at', 'desc')
       .first<{ value: string; hash: string | null } | undefined>({ value: sample.value, hash: sample.hash });
     return row ?? undefined;
@@ -110,6 +120,22 @@ export class EncryptionKeysMismatchError extends AppError {
     );
     this.name = 'EncryptionKeysMismatchError';
   }
+}
+
+/**
+ * For `serve`'s start. A key that does not open what it wrote (mismatch) or another key v1 (lookup_hash) is the wrong
+ * .env: refused, exit 78. A key version this keyring lacks while the keys it has are right is the rotation order the
+ * README allows (another server already writes under the new key): logged, and the server runs, leaving those values
+ * to a server that has the key, as mail, webhooks and alerts already do; refusing would keep it down after a restart.
+ */
+export async function assertKeysFitForServing(db: Knex, cipher: FieldCipher, logger: { error(obj: object, msg: string): void }): Promise<KeyCheck> {
+  const check = await checkStoredKeys(db, cipher);
+  const wrongKeys = check.problems.filter((problem) => problem.kind !== 'missing');
+  if (wrongKeys.length > 0) throw new EncryptionKeysMismatchError(wrongKeys);
+  for (const problem of check.problems) {
+    logger.error({ keyVersion: problem.version }, `${describeKeyProblem(problem)}; this server cannot read those values until it has that key too (see key rotation in the README)`);
+  }
+  return check;
 }
 
 /** checkStoredKeys, throwing EncryptionKeysMismatchError (exit 78) when a value does not open. */

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createFieldCipher } from '../../src/crypto/field-cipher.js';
-import { assertKeysOpenDatabase, checkStoredKeys, EncryptionKeysMismatchError } from '../../src/crypto/key-check.js';
+import { assertKeysFitForServing, assertKeysOpenDatabase, checkStoredKeys, EncryptionKeysMismatchError } from '../../src/crypto/key-check.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testConfig, TEST_KEYS } from '../support/env.js';
 import { seedEncryptedRows, V1_ENV, V2_ENV } from './encrypted-fixture.js';
@@ -52,6 +52,31 @@ describe('the key check: this configuration opens what the database holds', () =
     expect(check).toEqual({ checked: 3, problems: [{ kind: 'missing', version: 'v2', table: 'users', column: 'email_enc' }] });
     const error = (await assertKeysOpenDatabase(tdb.db, cipherFor(V1_ENV)).catch((e: unknown) => e)) as Error;
     expect(error.message).toContain('ENCRYPTION_KEY_V2 is not set, but users.email_enc holds values written with key v2');
+  });
+
+  it('serve runs with the right keys and one newer key missing (a rotation reaching this server last), logging it; config check still fails', async () => {
+    await seedEncryptedRows(tdb.db, cipherFor(V1_ENV));
+    await seedEncryptedRows(tdb.db, cipherFor(V2_ENV), 'b');
+    const logged: string[] = [];
+    const check = await assertKeysFitForServing(tdb.db, cipherFor(V1_ENV), { error: (_obj, msg) => logged.push(msg) });
+    expect(check.problems).toEqual([{ kind: 'missing', version: 'v2', table: 'users', column: 'email_enc' }]);
+    expect(logged).toEqual([
+      'ENCRYPTION_KEY_V2 is not set, but users.email_enc holds values written with key v2; this server cannot read those values until it has that key too (see key rotation in the README)',
+    ]);
+    await expect(assertKeysOpenDatabase(tdb.db, cipherFor(V1_ENV))).rejects.toBeInstanceOf(EncryptionKeysMismatchError);
+  });
+
+  it('a fresh .env on a database rotated to v2 is still caught when every newest value is under v2: the older v1 values show the wrong key v1', async () => {
+    await seedEncryptedRows(tdb.db, cipherFor(V1_ENV));
+    await seedEncryptedRows(tdb.db, cipherFor(V2_ENV), 'b');
+    const check = await checkStoredKeys(tdb.db, cipherFor(FRESH_ENV));
+    expect(check.problems).toEqual([
+      { kind: 'missing', version: 'v2', table: 'users', column: 'email_enc' },
+      { kind: 'mismatch', version: 'v1', table: 'users', column: 'email_enc' },
+    ]);
+    const refused = (await assertKeysFitForServing(tdb.db, cipherFor(FRESH_ENV), { error: () => undefined }).catch((e: unknown) => e)) as EncryptionKeysMismatchError;
+    expect(refused).toBeInstanceOf(EncryptionKeysMismatchError);
+    expect(refused.problems).toEqual([{ kind: 'mismatch', version: 'v1', table: 'users', column: 'email_enc' }]);
   });
 
   it('the right v2 with another v1 fails on the lookup hashes, which derive from v1 (people import would duplicate everyone)', async () => {

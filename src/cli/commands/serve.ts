@@ -39,7 +39,7 @@ export function registerServeCommand(program: Command): void {
       const { logger, config } = ctx;
       try {
         // A restored database with a new .env would otherwise serve pages that cannot read what members gave.
-        await (await import('../../crypto/key-check.js')).assertKeysOpenDatabase(ctx.db, ctx.cipher);
+        await (await import('../../crypto/key-check.js')).assertKeysFitForServing(ctx.db, ctx.cipher, ctx.logger);
       } catch (error) {
         await ctx.close();
         throw error;
