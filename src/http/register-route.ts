@@ -37,12 +37,12 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       return json ? sendError(reply, 404, 'event_not_found', 'No open event has this address.') : sendPageNotFound(page, reply, 'event');
     }
 
-    const rejectForm = async (status: number, code: string, values: SubmittedValues, problems: FieldProblem[], formError?: string) => {
+    const rejectForm = async (status: number, code: string, values: SubmittedValues, problems: FieldProblem[], formError?: string, shown = event) => {
       if (json) {
         const message = formError ?? `Please check these fields: ${problems.map((p) => p.message).join('; ')}`;
         return sendError(reply, status, code, message, problems.length > 0 ? { fields: problems } : {});
       }
-      return page(reply.code(status), eventPage, await eventPageData(ctx, event, { values, errors: problems, formError }));
+      return page(reply.code(status), eventPage, await eventPageData(ctx, shown, { values, errors: problems, formError }));
     };
 
     /**
@@ -102,7 +102,10 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
         .send(json ? { registrationId: outcome.registrationId, status: outcome.status, location } : undefined);
     } catch (error) {
       if (error instanceof PricingError) {
-        return rejectForm(400, 'invalid_registration', parsed.values, [{ field: error.field, message: error.message }]);
+        // Priced under the event's lock, perhaps after the office changed it (a free event now priced): the form again as
+        // the event is now, so the choice the message asks for is there to make.
+        const current = json ? event : ((await loadPublicEvent(ctx.db, event.slug)) ?? event);
+        return rejectForm(400, 'invalid_registration', parsed.values, [{ field: error.field, message: error.message }], undefined, current);
       }
       // Too small to pay by card: the form again with bank transfer chosen, so one more submit registers it.
       if (error instanceof CardAmountTooSmallError) return refuse(error, { ...parsed.values, payment: 'bank' });

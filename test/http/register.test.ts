@@ -537,6 +537,8 @@ describe('POST /events/:slug/register — rate limit', () => {
 });
 
 describe('POST /events/:slug/register — captcha', () => {
+  const fieldsWithoutPayment = (fields: Record<string, string | string[]>) => Object.fromEntries(Object.entries(fields).filter(([key]) => key !== 'payment'));
+
   it('with captcha configured, a missing or wrong token is refused with 400 and a valid one is verified server-side', async () => {
     const captcha = await startCaptchaServer({ secret: 'captcha-secret', validTokens: ['good-token'] });
     const event = await insertEvent(tdb.db);
@@ -569,6 +571,31 @@ describe('POST /events/:slug/register — captcha', () => {
       await captcha.close();
     }
     expect(await registrationsOf(event.id)).toHaveLength(1);
+  });
+
+  it('a free event priced by the office while a registration waits for its bot check: refused (400) with the form as the event is now, its payment choice there to make', async () => {
+    const event = await insertEvent(tdb.db, { pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 0 }] }) });
+    const captcha = await startCaptchaServer({
+      secret: 'captcha-secret',
+      validTokens: ['good-token'],
+      beforeAnswer: async () => {
+        await tdb.db('events').where({ id: event.id }).update({ pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 2500 }] }) });
+      },
+    });
+    const env = { CAPTCHA_SECRET_KEY: 'captcha-secret', CAPTCHA_SITE_KEY: 'site-key-123', CAPTCHA_VERIFY_URL: captcha.verifyUrl };
+    try {
+      await withServer(env, async (server) => {
+        const answer = await postForm(server, event.slug, { ...fieldsWithoutPayment(valid({ attendee_name: ['Jo'], attendee_tier: ['adult'] })), 'cf-turnstile-response': 'good-token' });
+        expect(answer.status).toBe(400);
+        const html = await answer.text();
+        expect(html).toContain('choose card or bank transfer');
+        expect(html).toContain('name="payment"');
+        expect(html).not.toContain('nothing to pay');
+      });
+    } finally {
+      await captcha.close();
+    }
+    expect(await registrationsOf(event.id)).toEqual([]);
   });
 
   it('a captcha secret the verifier refuses is the church’s problem, not the registrant’s: 503 and an error-log row, never "did not pass"', async () => {

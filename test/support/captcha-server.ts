@@ -21,7 +21,12 @@ export interface CaptchaServer {
  * secret + response in, JSON {success, error-codes} out. A token passes once,
  * as a real one does; the secret must match.
  */
-export async function startCaptchaServer(options: { secret: string; validTokens: string[] }): Promise<CaptchaServer> {
+export async function startCaptchaServer(options: {
+  secret: string;
+  validTokens: string[];
+  /** Runs before each answer: a test's change made while the registration waits for its bot check. */
+  beforeAnswer?: () => Promise<void>;
+}): Promise<CaptchaServer> {
   const checks: CaptchaCheck[] = [];
   const unused = new Set(options.validTokens);
   let delay = 0;
@@ -38,11 +43,12 @@ export async function startCaptchaServer(options: { secret: string; validTokens:
       else if (!unused.has(check.response)) errors.push(options.validTokens.includes(check.response) ? 'timeout-or-duplicate' : 'invalid-input-response');
       if (errors.length === 0 && check.response) unused.delete(check.response);
       const body = JSON.stringify({ success: errors.length === 0, 'error-codes': errors, hostname: 'localhost' });
-      setTimeout(() => {
+      const answer = () => {
         if (res.destroyed) return;
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(body);
-      }, delay);
+      };
+      setTimeout(() => void (options.beforeAnswer ?? (async () => undefined))().then(answer, answer), delay);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
