@@ -41,6 +41,8 @@ export interface CelebrationSummary extends JobSummary {
   failed: number;
   /** Already sent this year, or being sent by another run right now. */
   skipped: number;
+  /** The kinds on in Settings for this run (turning one on later that day is then told: settings set). */
+  kinds: CelebrationKind[];
 }
 
 /** Claimed per page, in one statement. */
@@ -94,6 +96,7 @@ export async function sendCelebrations(ctx: AppContext, options: JobOptions): Pr
       anniversaries: 0,
       failed: 0,
       skipped: 0,
+      kinds,
     };
     if (kinds.length === 0) {
       const reason = 'birthday and anniversary emails are both off in Settings (`eventops settings set celebrations.birthdays true` turns one on)';

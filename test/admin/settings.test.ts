@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { getAdminSettings, resolveMembershipSecretaryEmail, setAdminSetting } from '../../src/admin/settings.js';
+import { celebrationsSkippedToday, getAdminSettings, resolveMembershipSecretaryEmail, setAdminSetting } from '../../src/admin/settings.js';
+import { FixedClock } from '../../src/clock.js';
 import { AppError, UsageError } from '../../src/errors.js';
 import { getCardFeeRate, getSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
@@ -134,5 +135,36 @@ describe('membership secretary email', () => {
   it('without either and with an SMTP_USER that is a provider login, not an address, MAIL_FROM', async () => {
     const login = withEnv({ SMTP_USER: 'apikey', SMTP_APP_PASSWORD: 'app-password', MAIL_FROM: 'office@example.org' });
     expect(await resolveMembershipSecretaryEmail(login)).toBe('office@example.org');
+  });
+});
+
+describe('turning celebrations on after today’s in-app run had them off', () => {
+  it('hints to send today’s now only when the in-app scheduler’s run of today (which settles the day) had that kind off', async () => {
+    const now = new Date('2026-11-24T22:00:00Z'); // 25 November, 09:00 in Sydney
+    const inApp = createTestContext({ db: tdb.db, clock: new FixedClock(now), env: { IN_APP_CRON: 'true', APP_TIMEZONE: 'Australia/Sydney' } });
+    const byCron = createTestContext({ db: tdb.db, clock: new FixedClock(now), env: { IN_APP_CRON: 'false', APP_TIMEZONE: 'Australia/Sydney' } });
+    const ran = async (trigger: string, kinds: string[], at: Date) => {
+      await tdb.db('job_runs').delete();
+      await tdb.db('job_runs').insert({ job: 'send-celebrations', trigger, started_at: at, finished_at: at, outcome: kinds.length ? 'ok' : 'skipped', summary: JSON.stringify({ kinds }) });
+    };
+    const todayAt7 = new Date('2026-11-24T20:00:00Z');
+
+    await ran('scheduler', [], todayAt7);
+    expect(await celebrationsSkippedToday(inApp, 'celebrations.birthdays', true)).toBe(
+      "today's celebrations run had birthday emails off and the in-app scheduler will not run it again today: run `eventops send-celebrations` to send today's now",
+    );
+    expect(await celebrationsSkippedToday(inApp, 'celebrations.birthdays', false)).toBeUndefined();
+    expect(await celebrationsSkippedToday(byCron, 'celebrations.birthdays', true)).toBeUndefined();
+
+    // Anniversaries were on, birthdays off: the run was "ok", and birthdays still wait.
+    await ran('scheduler', ['anniversary'], todayAt7);
+    expect(await celebrationsSkippedToday(inApp, 'celebrations.birthdays', true)).toContain('had birthday emails off');
+    expect(await celebrationsSkippedToday(inApp, 'celebrations.anniversaries', true)).toBeUndefined();
+
+    // Yesterday's run, or one from the command line, settles nothing for today.
+    await ran('scheduler', [], new Date('2026-11-23T20:00:00Z'));
+    expect(await celebrationsSkippedToday(inApp, 'celebrations.birthdays', true)).toBeUndefined();
+    await ran('cli', [], todayAt7);
+    expect(await celebrationsSkippedToday(inApp, 'celebrations.birthdays', true)).toBeUndefined();
   });
 });
