@@ -78,11 +78,11 @@ export const RECORDED_FAILURE_MESSAGE = 'Something went wrong on our side; the e
 export const UNRECORDED_FAILURE_MESSAGE = 'Something went wrong on our side. Please try again in a few minutes.';
 
 /** A failed form post's typed fields, to send again from the page; not kept anywhere, and the page is not cached. */
-function resendOf(request: FastifyRequest, reply: FastifyReply): MessagePageData['resend'] {
+function resendOf(request: FastifyRequest, reply: FastifyReply, botCheck: boolean): MessagePageData['resend'] {
   const fields = request.routeOptions.config?.resendOnError?.(request.body) ?? [];
   if (fields.length === 0) return undefined;
   reply.header('cache-control', 'no-store');
-  return { action: request.url, fields };
+  return { action: request.url, fields, botCheck };
 }
 
 /**
@@ -110,7 +110,7 @@ export function createErrorHandler(ctx: AppContext, errorPage: PageRenderer) {
     }).catch(() => undefined);
     request.log.error({ err: error, errorId: id }, 'request failed');
     const message = id ? RECORDED_FAILURE_MESSAGE : UNRECORDED_FAILURE_MESSAGE;
-    const resend = answersWithPage(request) ? resendOf(request, reply) : undefined;
+    const resend = answersWithPage(request) ? resendOf(request, reply, ctx.config.captcha !== undefined) : undefined;
     return sendErrorFor(errorPage, request, reply, 500, 'internal_error', message, id ? { id } : {}, resend);
   };
 }

@@ -333,10 +333,24 @@ describe('an unexpected failure whose error-log row cannot be written', () => {
       expect(html).toContain('<input type="hidden" name="name" value="Jo &quot;the organiser&quot; Citizen">');
       expect(html).toContain('<input type="hidden" name="attendee_name" value="Kim Citizen">');
       expect(html).toContain('Send again');
+      expect(html).toContain('"Send again" sends it once more.');
       expect(html).not.toContain('single-use-answer');
     } finally {
       await unreachable.close();
       await down.destroy();
+    }
+    // With a bot check configured its answer cannot be sent again: the page says the form will ask for it.
+    const downAgain = connectDb({ url: 'postgres://eventops:x@127.0.0.1:9/eventops', poolMax: 1 });
+    const withBotCheck = await startTestServer(
+      createTestContext({ db: downAgain, env: { CAPTCHA_SECRET_KEY: 'captcha-secret', CAPTCHA_SITE_KEY: 'site-key', CAPTCHA_VERIFY_URL: 'http://127.0.0.1:9/siteverify' } }),
+    );
+    try {
+      const failed = await post(`${withBotCheck.url}/events/${event.slug}/register`, form(typed));
+      expect(failed.status).toBe(500);
+      expect(await failed.text()).toContain('"Send again" puts it back on the form; complete the bot check there and register.');
+    } finally {
+      await withBotCheck.close();
+      await downAgain.destroy();
     }
 
     // The browser posts the hidden fields as they are: decoded here as it would.

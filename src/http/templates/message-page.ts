@@ -8,7 +8,7 @@ export interface MessagePageData {
   /** The error-log row of an unexpected failure, for whoever the visitor tells. */
   errorId?: number;
   /** A form post that failed: what was typed, in hidden fields, to send again with one button. */
-  resend?: { action: string; fields: Array<{ name: string; value: string }> };
+  resend?: { action: string; fields: Array<{ name: string; value: string }>; botCheck?: boolean };
 }
 
 /** A page that only says something: not found, sold out, not payable, an error. */
@@ -20,7 +20,7 @@ export const messagePage = definePage<MessagePageData>(`
   {{#if resend}}
   <form method="post" action="{{resend.action}}" id="resend">
     {{#each resend.fields}}<input type="hidden" name="{{name}}" value="{{value}}">{{/each}}
-    <p>What you typed is kept on this page: "Send again" sends it once more.</p>
+    <p>What you typed is kept on this page: "Send again" {{#if resend.botCheck}}puts it back on the form; complete the bot check there and register.{{else}}sends it once more.{{/if}}</p>
     <button type="submit">Send again</button>
   </form>
   {{/if}}
