@@ -371,6 +371,16 @@ describe('a card refund that failed, paid back by hand, then refunded or dispute
     const alert = await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId, kind: 'dispute_after_cancellation' }).first();
     expect(alert.reason).toContain(`answer it at the card provider, showing that the office paid ${money(amount)} back by hand (record-refund)`);
   });
+
+  it('refunded by hand and again at the provider, then disputed: its alert names both refunds', async () => {
+    const { amount, paymentIntentId, money } = await paidBackByHandAfterFailedRefund();
+    await deliver('charge.refunded', refundedCharge({ paymentIntentId, amount }));
+
+    expect((await deliver('charge.dispute.created', createdDispute({ paymentIntentId, amount }))).body).toEqual({ received: true, outcome: 'alerted' });
+
+    const alert = await tdb.db('operations_alerts').where({ payment_intent_id: paymentIntentId, kind: 'dispute_after_cancellation' }).first();
+    expect(alert.reason).toContain(`showing the refund and that the office paid ${money(amount)} back by hand (record-refund)`);
+  });
 });
 
 describe('a refund that fails before its payment is registered', () => {

@@ -204,14 +204,17 @@ export async function alertDisputeOfCancelled(
 ): Promise<boolean> {
   const alerted = await trx('operations_alerts').where({ kind: 'dispute_after_cancellation', payment_intent_id: dispute.paymentIntentId }).first('id');
   if (alerted) return false;
+  // The evidence to answer it with: the provider's refund, and what the office paid back by hand.
+  const evidence = [
+    ...(dispute.cancelReason === 'refund' ? ['the refund'] : []),
+    ...(dispute.paidBackByHandMinor ? [`that the office paid ${moneyFormatter(ctx.config.regional)(dispute.paidBackByHandMinor)} back by hand (record-refund)`] : []),
+  ];
   const what =
-    dispute.paidBackByHandMinor
-      ? `, showing that the office paid ${moneyFormatter(ctx.config.regional)(dispute.paidBackByHandMinor)} back by hand (record-refund)`
-      : dispute.cancelReason === 'refund'
-        ? ', showing the refund'
-        : dispute.nowCountsNothingPaid
-          ? '; the registration now counts nothing paid (cancel reason dispute)'
-          : '';
+    evidence.length > 0
+      ? `, showing ${evidence.join(' and ')}`
+      : dispute.nowCountsNothingPaid
+        ? '; the registration now counts nothing paid (cancel reason dispute)'
+        : '';
   await raiseOperationsAlert(trx, ctx, {
     kind: 'dispute_after_cancellation',
     reason: `a dispute was opened for a payment whose registration was already cancelled (${dispute.cancelReason ?? 'cancelled'}); answer it at the card provider${what}`,
