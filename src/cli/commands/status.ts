@@ -16,6 +16,20 @@ function oldestSync(oldest: OperationsStatus['oldestWebsiteSync']): string {
   return ` (oldest queued ${formatAge(oldest.ageSeconds)}, ${tries}${oldest.lastError ? `, last error: ${oldest.lastError}` : ''})`;
 }
 
+const RECONCILE_OVERDUE_S = 3 * 3600;
+
+/**
+ * With card payments on and cron running the jobs, a crontab whose reconcile line is still commented out (the
+ * example's default) never repairs a payment whose webhook was lost: said, with what to do.
+ */
+export function reconcileOverdue(status: OperationsStatus, options: { cardPayments: boolean; inAppScheduler: boolean }): string | undefined {
+  if (!options.cardPayments || options.inAppScheduler) return undefined;
+  const lastRun = status.jobs.find((job) => job.job === 'reconcile')?.lastRun;
+  if (lastRun && lastRun.ageSeconds <= RECONCILE_OVERDUE_S) return undefined;
+  const since = lastRun ? `has not run since ${formatAge(lastRun.ageSeconds)}` : 'has never run';
+  return `warning: card payments are on and reconcile ${since}: a payment whose webhook was lost is not registered until it runs (enable its hourly line in the crontab)`;
+}
+
 export function registerStatusCommand(program: Command): void {
   program
     .command('status')
@@ -56,6 +70,8 @@ export function registerStatusCommand(program: Command): void {
           `errors in the last 7 days: ${status.errorsLastWeek}${status.errorsLastWeek > 0 ? ' (`eventops errors` lists them)' : ''}`,
           `clock: ${clockOffsetProblem(clockOffsetMs) ?? `in step with the database (${clockOffsetMs} ms)`}`,
         );
+        const overdue = reconcileOverdue(status, { cardPayments: ctx.config.payments !== undefined, inAppScheduler });
+        if (overdue) lines.push(overdue);
         printResult(options, { ...status, inAppScheduler, nextDue: [...nextDue.values()], clockOffsetMs }, lines);
       });
     });
