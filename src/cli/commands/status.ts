@@ -72,7 +72,7 @@ export function registerStatusCommand(program: Command): void {
         );
         const overdue = reconcileOverdue(status, { cardPayments: ctx.config.payments !== undefined, inAppScheduler });
         if (overdue) lines.push(overdue);
-        printResult(options, { ...status, inAppScheduler, nextDue: [...nextDue.values()], clockOffsetMs }, lines);
+        printResult(options, { ...status, inAppScheduler, nextDue: [...nextDue.values()], clockOffsetMs, warnings: overdue ? [overdue] : [] }, lines);
       });
     });
 }
