@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { celebrationsSkippedToday, getAdminSettings, resolveMembershipSecretaryEmail, setAdminSetting } from '../../src/admin/settings.js';
+import { celebrationsSkippedToday } from '../../src/admin/celebrations-hint.js';
+import { getAdminSettings, resolveMembershipSecretaryEmail, setAdminSetting } from '../../src/admin/settings.js';
 import { FixedClock } from '../../src/clock.js';
 import { AppError, UsageError } from '../../src/errors.js';
 import { getCardFeeRate, getSetting } from '../../src/settings.js';
