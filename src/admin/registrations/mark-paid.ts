@@ -8,7 +8,7 @@ import { localDay, localMinute } from '../../local-time.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import { plainAmount } from './money.js';
-import { cardPaymentMayArrive, insertOfficePayment, officePaidSum, recentSamePayment, type OfficePaymentMethod } from './payments.js';
+import { SAME_PAYMENT_WINDOW_MS, cardPaymentMayArrive, insertOfficePayment, officePaidSum, recentSamePayment, type OfficePaymentMethod } from './payments.js';
 
 export type OfficeContext = Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config' | 'logger'>;
 
@@ -180,7 +180,6 @@ function refuseUnlessOwed(input: MarkPaidInput, balance: number, money: (minor: 
 // Single quotes, so a shell leaves the currency signs in the note alone ("$200.00" would lose its "$2").
 const singleQuoted = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 
-const SAME_PAYMENT_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Two volunteers working from one bank statement, or one retrying after an unclear result,

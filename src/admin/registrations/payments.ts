@@ -42,6 +42,9 @@ export async function officePaidSum(db: Db | Knex.Transaction, registrationId: s
   return Number(row?.paid ?? 0);
 }
 
+/** How long the same payment (or refund) recorded again is taken for the same one recorded twice, unless --again. */
+export const SAME_PAYMENT_WINDOW_MS = 24 * 60 * 60 * 1000;
+
 /**
  * The latest payment (or, from registration_refunds, refund paid back by hand) for the registration recorded since
  * `since` with this amount, method and note (none equals none).

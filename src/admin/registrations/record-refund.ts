@@ -6,9 +6,7 @@ import { paymentReference } from '../../payments/links.js';
 import { recordHistory } from './history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
-import { officePaidSum, recentSamePayment, type OfficePaymentMethod } from './payments.js';
-
-const SAME_REFUND_WINDOW_MS = 24 * 60 * 60 * 1000;
+import { SAME_PAYMENT_WINDOW_MS, officePaidSum, recentSamePayment, type OfficePaymentMethod } from './payments.js';
 
 export interface RecordRefundInput {
   registration: string;
@@ -72,7 +70,7 @@ export async function recordOfficeRefund(ctx: OfficeContext, input: RecordRefund
     // Two volunteers working from one bank statement would otherwise record one transfer back twice (as mark-paid).
     const earlier = input.again
       ? undefined
-      : await recentSamePayment(trx, { registrationId: id, amountMinor: input.amountMinor, method: input.method, note: input.note, since: new Date(now.getTime() - SAME_REFUND_WINDOW_MS) }, 'registration_refunds');
+      : await recentSamePayment(trx, { registrationId: id, amountMinor: input.amountMinor, method: input.method, note: input.note, since: new Date(now.getTime() - SAME_PAYMENT_WINDOW_MS) }, 'registration_refunds');
     if (earlier) {
       throw new NotRefundableError(
         `${money(input.amountMinor)} paid back by ${input.method}${input.note ? ` ("${input.note}")` : ''} was already recorded for registration ${reference} on ${localMinute(earlier.recordedAt, ctx.config.regional.timeZone)} by ${earlier.recordedBy}; nothing was recorded`,

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { recordHistory } from '../../admin/registrations/history.js';
+import { officeRefundedSum } from '../../admin/registrations/record-refund.js';
 import { moneyFormatter } from '../../money-format.js';
 import { raiseOperationsAlert } from '../alerts.js';
 import type { WebhookAction } from './map.js';
@@ -85,7 +86,7 @@ async function recordRefundOfCancelled(
   if (registration.cancel_reason === 'refund' || registration.cancel_reason === 'dispute') return 'already_cancelled';
   await moveCancelReason(trx, ctx, registration, action, 'refund');
   // The office paid it back another way first (a failed card refund's alert asks it to): the payer may now have it twice.
-  const byHand = await paidBackByHand(trx, registration.id);
+  const byHand = await officeRefundedSum(trx, registration.id);
   if (byHand > 0) {
     await raiseOperationsAlert(trx, ctx, {
       kind: 'refunded_twice',
@@ -98,11 +99,6 @@ async function recordRefundOfCancelled(
   return 'refund_recorded';
 }
 
-/** What the office recorded as paid back by hand for the registration (registration_refunds), minor units. */
-async function paidBackByHand(trx: Knex.Transaction, registrationId: string): Promise<number> {
-  const row = await trx('registration_refunds').where({ registration_id: registrationId }).sum<{ total: string | number | null }>({ total: 'amount_minor' }).first();
-  return Number(row?.total ?? 0);
-}
 
 /** A cancelled registration's reason becomes the provider's reversal, with a history entry keeping the reason it replaced. */
 async function moveCancelReason(
@@ -147,7 +143,7 @@ async function recordDisputeOfCancelled(
     registrationId: registration.id,
     cancelReason: registration.cancel_reason,
     nowCountsNothingPaid: takesHeldMoney,
-    paidBackByHandMinor: await paidBackByHand(trx, registration.id),
+    paidBackByHandMinor: await officeRefundedSum(trx, registration.id),
     amountMinor: action.amountMinor,
     providerEventId: eventId,
   });
