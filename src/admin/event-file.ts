@@ -1,33 +1,13 @@
 import { formatInTimeZone, fromZonedTime, getTimezoneOffset } from 'date-fns-tz';
 import { z } from 'zod';
 import { AppError, EXIT } from '../errors.js';
+import { MAX_REGISTRATION_TOTAL_MINOR, type EventDiscount, type EventPricing } from '../registrations/event-pricing.js';
 
 /**
  * The event file of `eventops events create|update FILE.json` (a public
  * interface: see "Admin interface" in the decisions). Every object is strict,
  * so a misspelt key is rejected by name instead of silently ignored.
  */
-
-export interface EventTier {
-  id: string;
-  label: string;
-  /** Minor units of APP_CURRENCY. */
-  price: number;
-}
-
-export interface FamilyWaiver {
-  /** A family registration pays for at most this many tickets, the most expensive ones. */
-  maxChargedTickets: number;
-}
-
-/** Event-level discount, applied after the family waiver to the registration total. */
-export type EventDiscount = { percent: number } | { amount: number };
-
-export interface EventPricing {
-  tiers: EventTier[];
-  familyWaiver?: FamilyWaiver;
-  discount?: EventDiscount;
-}
 
 export interface EventFile {
   slug: string;
@@ -53,12 +33,6 @@ export interface EventFile {
 export const DEFAULT_MAX_ATTENDEES_PER_REGISTRATION = 10;
 /** The largest capacity an event file may give (it is stored as a 32-bit integer); null is unlimited. */
 export const MAX_CAPACITY = 1_000_000;
-/**
- * The most one registration may cost, in minor units: the most the card provider
- * takes in one charge (8 digits), and well inside the integer columns amounts are stored in.
- * Pricing refuses a total above it; an event file, a price or discount above it.
- */
-export const MAX_REGISTRATION_TOTAL_MINOR = 99_999_999;
 /** The most any event may allow in one registration (the form's own hard limit). */
 export const MAX_ATTENDEES_LIMIT = 50;
 

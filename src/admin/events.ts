@@ -4,8 +4,9 @@ import { AppError, EXIT, NotFoundError } from '../errors.js';
 import { cardMinimumWarnings } from '../payments/card-minimum.js';
 import { getCardFeeRate } from '../settings.js';
 import { memberDateTime } from '../time-format.js';
-import { DEFAULT_MAX_ATTENDEES_PER_REGISTRATION, EventFileError, type EventFile, type EventPricing } from './event-file.js';
-import type { EventRecord } from './event-record.js';
+import type { EventPricing } from '../registrations/event-pricing.js';
+import { DEFAULT_MAX_ATTENDEES_PER_REGISTRATION, EventFileError, type EventFile } from './event-file.js';
+import { eventFromRow, type EventRecord, type EventRow } from '../registrations/event-record.js';
 import { enqueueWebsiteSync, type WebsiteSyncType } from './website-sync.js';
 
 /**
@@ -14,59 +15,6 @@ import { enqueueWebsiteSync, type WebsiteSyncType } from './website-sync.js';
  * committed without its notification, nor the reverse.
  */
 
-export type { EventRecord } from './event-record.js';
-
-export interface EventRow {
-  id: string;
-  slug: string;
-  title: string;
-  description: string | null;
-  location: string | null;
-  starts_at: Date;
-  ends_at: Date | null;
-  capacity: number | null;
-  published: boolean;
-  deleted_at: Date | null;
-  online_payment: boolean;
-  pass_card_fee: boolean;
-  pricing: EventPricing;
-  reminder_at: Date | null;
-  reminder_claimed_at: Date | null;
-  reminder_sent_at: Date | null;
-  max_attendees_per_registration: number;
-  unpaid_hold_days: number | null;
-  /** When the hold limit was last set or shortened: no hold ends sooner than a day after it. */
-  unpaid_hold_since: Date | null;
-  /** Raised by one with every change: the SEQUENCE of the event's calendar entry. */
-  calendar_sequence: number;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export function eventFromRow(row: EventRow): EventRecord {
-  return {
-    id: row.id,
-    slug: row.slug,
-    title: row.title,
-    description: row.description,
-    location: row.location,
-    startsAt: row.starts_at,
-    endsAt: row.ends_at,
-    capacity: row.capacity,
-    published: row.published,
-    deletedAt: row.deleted_at,
-    onlinePayment: row.online_payment,
-    passCardFee: row.pass_card_fee,
-    pricing: row.pricing,
-    reminderAt: row.reminder_at,
-    reminderClaimedAt: row.reminder_claimed_at,
-    reminderSentAt: row.reminder_sent_at,
-    maxAttendeesPerRegistration: row.max_attendees_per_registration,
-    unpaidHoldDays: row.unpaid_hold_days,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
 
 export type EventChangeKind = 'created' | 'updated' | 'published' | 'unpublished' | 'deleted' | 'unchanged';
 

@@ -3,23 +3,9 @@ import { mailAddress } from '../contact-rules.js';
 import type { AppContext } from '../context.js';
 import { AppError, EXIT } from '../errors.js';
 import { hasControlCharacters, hasVisibleLetterOrDigit } from '../text-rules.js';
+import { USER_COLUMNS, USER_ROLES, toUser, type User, type UserRow, type UsersContext } from '../office-users.js';
 
-export const USER_ROLES = ['ADMIN', 'PASTOR', 'STAFF'] as const;
-export type UserRole = (typeof USER_ROLES)[number];
-
-export interface User {
-  id: string;
-  name: string;
-  email: string;
-  role: UserRole;
-  createdBySetup: boolean;
-  createdAt: Date;
-}
-
-export type UserRecipient = Pick<User, 'id' | 'name' | 'email' | 'role'>;
-
-/** What the user services need: shared by the CLI and the HTTP /setup page. */
-export type UsersContext = Pick<AppContext, 'db' | 'cipher'>;
+export { listUsers, listUsersByRole, USER_ROLES, type User, type UserRecipient, type UserRole, type UsersContext } from '../office-users.js';
 
 const userInputSchema = z.object({
   email: mailAddress('not a valid email address'),
@@ -32,16 +18,6 @@ const userInputSchema = z.object({
   role: z.enum(USER_ROLES, { error: `must be one of ${USER_ROLES.join(', ')}` }),
 });
 
-interface UserRow {
-  id: string;
-  name: string;
-  email_enc: string;
-  role: UserRole;
-  created_by_setup: boolean;
-  created_at: Date;
-}
-
-const USER_COLUMNS = ['id', 'name', 'email_enc', 'role', 'created_by_setup', 'created_at'] as const;
 const UNIQUE_VIOLATION = '23505';
 
 function validate(input: { email: string; name: string; role: string }): z.infer<typeof userInputSchema> {
@@ -51,17 +27,6 @@ function validate(input: { email: string; name: string; role: string }): z.infer
     throw new AppError('invalid_user', `invalid user: ${problems.join('; ')}`, { exitCode: EXIT.usage, httpStatus: 400 });
   }
   return parsed.data;
-}
-
-function toUser(ctx: UsersContext, row: UserRow): User {
-  return {
-    id: row.id,
-    name: row.name,
-    email: ctx.cipher.decrypt(row.email_enc),
-    role: row.role,
-    createdBySetup: row.created_by_setup,
-    createdAt: row.created_at,
-  };
 }
 
 function isUniqueViolation(error: unknown): boolean {
@@ -117,22 +82,4 @@ export async function addUser(ctx: UsersContext, input: { email: string; name: s
     });
   }
   return toUser(ctx, row);
-}
-
-export async function listUsers(ctx: UsersContext): Promise<User[]> {
-  const rows = await ctx.db('users').select<UserRow[]>([...USER_COLUMNS]).orderBy([{ column: 'created_at' }, { column: 'name' }]);
-  return rows.map((row) => toUser(ctx, row));
-}
-
-/** Recipients by role, e.g. ADMIN and PASTOR for the clearance digest. */
-export async function listUsersByRole(ctx: UsersContext, roles: readonly UserRole[]): Promise<UserRecipient[]> {
-  if (roles.length === 0) return [];
-  const rows = await ctx.db('users')
-    .whereIn('role', [...roles])
-    .select<UserRow[]>([...USER_COLUMNS])
-    .orderBy([{ column: 'created_at' }, { column: 'name' }]);
-  return rows.map((row) => {
-    const { id, name, email, role } = toUser(ctx, row);
-    return { id, name, email, role };
-  });
 }

@@ -3,8 +3,8 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { errorMessage } from '../errors.js';
 import { recordError } from '../ops/error-log.js';
-import type { EventPricing } from './event-file.js';
-import type { EventRecord } from './event-record.js';
+import type { EventPricing } from '../registrations/event-pricing.js';
+import type { EventRecord } from '../registrations/event-record.js';
 
 /**
  * The outbound website webhook ("Website webhook (outbound)" in the decisions).

@@ -1,9 +1,9 @@
-import type { EventRecord } from '../admin/events.js';
+import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import { cardMinimumOf, ticketsBelowCardMinimum } from '../payments/card-minimum.js';
 import { cardPaymentPossible } from '../payments/links.js';
 import { openForRegistration } from '../payments/register.js';
-import { seatsLeft } from '../payments/registrations.js';
+import { seatsLeft } from '../registrations/registrations.js';
 import { getCardFeeRate } from '../settings.js';
 import { nothingToPay, type SubmittedValues } from './registration-form.js';
 import type { EventPageData, FieldProblem } from './templates/event-page.js';

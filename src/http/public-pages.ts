@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { getEventBySlug, type EventRecord } from '../admin/events.js';
+import { getEventBySlug } from '../admin/events.js';
+import { type EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { AppError } from '../errors.js';

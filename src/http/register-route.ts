@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import { recordError } from '../ops/error-log.js';
 import { verifyCaptchaToken } from '../payments/captcha.js';
 import { CardAmountTooSmallError } from '../payments/card-minimum.js';
-import { PricingError } from '../payments/pricing.js';
+import { PricingError } from '../registrations/pricing.js';
 import { registerForEvent } from '../payments/register.js';
 import { sendError } from './errors.js';
 import { eventPageData, eventPath } from './event-view.js';

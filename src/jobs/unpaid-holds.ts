@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
-import { recordHistory } from '../admin/registrations/history.js';
+import { recordHistory } from '../registrations/history.js';
 import type { AppContext } from '../context.js';
 import { RELEASE_AT, daysAfter } from '../payments/hold-release.js';
-import { cardPaymentPossible, payNowUrl, paymentReference } from '../payments/links.js';
-import { cardPaymentInFlightSql, keptCardPaymentOpenSql } from '../payments/webhook/staging-rows.js';
+import { cardPaymentPossible, payNowUrl } from '../payments/links.js';
+import { paymentReference } from '../registrations/reference.js';
+import { cardPaymentInFlightSql, keptCardPaymentOpenSql } from '../registrations/card-checkouts.js';
 
 /**
  * Seat holds that end: an event with `unpaidHoldDays` N lets an unpaid
@@ -32,7 +33,7 @@ const loadNotices = () => import('../payments/notices.js');
 const loadCardMinimum = async () => {
   const [{ belowCardMinimum }, { cardSurcharge }, { getCardFeeRate }] = await Promise.all([
     import('../payments/card-minimum.js'),
-    import('../payments/pricing.js'),
+    import('../registrations/pricing.js'),
     import('../settings.js'),
   ]);
   return { belowCardMinimum, cardSurcharge, getCardFeeRate };

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { listUsersByRole } from '../admin/users.js';
+import { listUsersByRole } from '../office-users.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { enqueueMail } from '../mail/queue.js';
 import { loadEmailBranding } from '../mail/render.js';

@@ -1,10 +1,10 @@
-import type { EventRecord } from '../admin/event-record.js';
+import type { EventRecord } from '../registrations/event-record.js';
 import type { AppConfig } from '../config/types.js';
 import { cardMinimumMinor } from '../config/card-minimums.js';
 import { AppError } from '../errors.js';
 import { moneyFormatter } from '../money-format.js';
 import { cardPaymentPossible } from './links.js';
-import { PricingError, priceRegistration, type CardFeeRate, type PricedRegistration } from './pricing.js';
+import { PricingError, priceRegistration, type CardFeeRate, type PricedRegistration } from '../registrations/pricing.js';
 
 /**
  * A card total (surcharge included) the provider cannot charge because it is below its minimum

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { inFlightCheckoutsOf, resumableCheckout } from './pay-now.js';
-import { abandonedClaim } from './webhook/staging-rows.js';
+import { abandonedClaim } from '../registrations/card-checkouts.js';
 
 /**
  * What the registrant may be told about the card payments of a registration,

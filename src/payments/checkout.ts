@@ -1,13 +1,13 @@
-import type { EventRecord } from '../admin/events.js';
+import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { getCardFeeRate } from '../settings.js';
 import { assertCardMinimum, cardAmountTooSmall, cardMinimumOf, isProviderAmountTooSmall } from './card-minimum.js';
 import { providerLineItems } from './line-items.js';
 import { cardPaymentPossible, publicBaseUrl } from './links.js';
-import { priceRegistration, type AttendeeChoice, type PricedLine } from './pricing.js';
+import { priceRegistration, type AttendeeChoice, type PricedLine } from '../registrations/pricing.js';
 import { createProviderClient, providerErrorDetails, providerUnavailable } from './provider.js';
-import { seatsLeft, type RegistrationContact } from './registrations.js';
+import { seatsLeft, type RegistrationContact } from '../registrations/registrations.js';
 import { CHECKOUT_EXPIRY_MS, encryptStagedRegistration, type CheckoutMetadata } from './staging.js';
 
 export interface EventCheckoutInput {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { EventRecord } from '../admin/events.js';
+import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import { countRateLimitHit } from '../db/rate-limits.js';
 import { enqueueMail } from '../mail/queue.js';
@@ -7,9 +7,10 @@ import { loadEmailBranding } from '../mail/render.js';
 import { getBankDetails, getCardFeeRate } from '../settings.js';
 import { belowCardMinimum, cardMinimumOf } from './card-minimum.js';
 import { heldUntil } from './hold-release.js';
-import { cardPaymentPossible, payNowUrl, paymentReference, registrationUrl } from './links.js';
-import { cardSurcharge, type PricedRegistration } from './pricing.js';
-import type { RegistrationContact } from './registrations.js';
+import { cardPaymentPossible, payNowUrl, registrationUrl } from './links.js';
+import { paymentReference } from '../registrations/reference.js';
+import { cardSurcharge, type PricedRegistration } from '../registrations/pricing.js';
+import type { RegistrationContact } from '../registrations/registrations.js';
 import { registrationConfirmationEmail } from './templates/confirmation.js';
 
 /**

@@ -1,5 +1,5 @@
 import type Stripe from 'stripe';
-import type { PricedLine } from './pricing.js';
+import type { PricedLine } from '../registrations/pricing.js';
 
 export type ProviderLineItem = Stripe.Checkout.SessionCreateParams.LineItem;
 

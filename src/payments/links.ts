@@ -48,11 +48,6 @@ export function cardPaymentPossible(config: Pick<AppConfig, 'payments'>, event: 
   return event.online_payment && Boolean(config.payments);
 }
 
-/** A short reference a registrant quotes on a bank transfer, so the treasurer can match it to the registration. */
-export function paymentReference(registrationId: string): string {
-  return registrationId.replace(/-/g, '').slice(0, 8).toUpperCase();
-}
-
 function registrationPath(config: LinkConfig, registrationId: string): string {
   return `${publicBaseUrl(config)}/registrations/${encodeURIComponent(registrationId)}`;
 }

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
 import { enqueueMail } from '../mail/queue.js';
 import { loadEmailBranding } from '../mail/render.js';
-import { paymentReference } from './links.js';
+import { paymentReference } from '../registrations/reference.js';
 import { cancellationNoticeEmail, holdEndingEmail, type HoldEndingData } from './templates/registration-notices.js';
 
 type NoticeContext = Pick<AppContext, 'config' | 'cipher'>;

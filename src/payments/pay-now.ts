@@ -1,18 +1,18 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Knex } from 'knex';
-import { eventFromRow, type EventRecord } from '../admin/events.js';
+import { eventFromRow, type EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
-import { officePaidSum } from '../admin/registrations/payments.js';
+import { officePaidSum } from '../registrations/ledger.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { getCardFeeRate } from '../settings.js';
 import { assertCardMinimum } from './card-minimum.js';
 import { openProviderSession, type ProviderSessionRef, type ProviderSessionRequest, type StartedCheckout } from './checkout.js';
 import { cardPaymentPossible, registrationUrl } from './links.js';
-import { CARD_FEE_LINE_LABEL, DISCOUNTED_LINE_LABEL, cardSurcharge, type PricedLine } from './pricing.js';
+import { CARD_FEE_LINE_LABEL, DISCOUNTED_LINE_LABEL, cardSurcharge, type PricedLine } from '../registrations/pricing.js';
 import { createProviderClient, providerErrorDetails, providerUnavailable } from './provider.js';
 import { CHECKOUT_EXPIRY_MS } from './staging.js';
 import { confirmUnpaid } from './webhook/handle.js';
-import { abandonedClaim, mayStillBePaid, OPENING_LEASE_MS } from './webhook/staging-rows.js';
+import { abandonedClaim, mayStillBePaid, OPENING_LEASE_MS } from '../registrations/card-checkouts.js';
 
 export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing' | 'part_paid';
 

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
 import type { QueuedMailInput } from '../mail/queue.js';
 import { loadEmailBranding, type EmailBranding } from '../mail/render.js';
-import { paymentReference, registrationUrl } from './links.js';
+import { registrationUrl } from './links.js';
+import { paymentReference } from '../registrations/reference.js';
 import { receiptEmail } from './templates/receipt.js';
 
 export interface ReceiptInput {

@@ -1,12 +1,12 @@
 import type { Knex } from 'knex';
-import type { EventRecord } from '../admin/events.js';
+import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { startEventCheckout } from './checkout.js';
 import { queueRegistrationConfirmation } from './confirmations.js';
 import { cardPaymentPossible } from './links.js';
-import { PricingError, priceRegistration, type AttendeeChoice, type PricedRegistration } from './pricing.js';
-import { insertRegistration, lockEventForSeats, type PaymentMethod, type RegistrationContact } from './registrations.js';
+import { PricingError, priceRegistration, type AttendeeChoice, type PricedRegistration } from '../registrations/pricing.js';
+import { insertRegistration, lockEventForSeats, type PaymentMethod, type RegistrationContact } from '../registrations/registrations.js';
 
 /**
  * A registration submitted on the public event page, already validated. Every

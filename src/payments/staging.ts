@@ -1,6 +1,6 @@
 import type { FieldCipher } from '../crypto/field-cipher.js';
-import type { AttendeeChoice, PricedRegistration } from './pricing.js';
-import type { RegistrationContact } from './registrations.js';
+import type { AttendeeChoice, PricedRegistration } from '../registrations/pricing.js';
+import type { RegistrationContact } from '../registrations/registrations.js';
 
 /**
  * What a new-registration checkout stages (encrypted in checkout_sessions.payload_enc)

@@ -5,7 +5,7 @@ import { attendeesCsv, exportAttendees, plainAmount } from '../../src/admin/regi
 import { listRegistrations } from '../../src/admin/registrations/list.js';
 import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
 import { moneyFormatter } from '../../src/admin/registrations/money.js';
-import { paymentReference } from '../../src/payments/links.js';
+import { paymentReference } from '../../src/registrations/reference.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';

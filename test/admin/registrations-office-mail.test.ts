@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventRecord } from '../../src/admin/events.js';
+import type { EventRecord } from '../../src/registrations/event-record.js';
 import { addRegistration } from '../../src/admin/registrations/add.js';
 import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
 import { moneyFormatter } from '../../src/admin/registrations/money.js';

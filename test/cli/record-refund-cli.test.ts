@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { paymentReference } from '../../src/payments/links.js';
+import { paymentReference } from '../../src/registrations/reference.js';
 import { runCli } from '../support/cli.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
 import { useOfficeCli } from '../support/office-cli.js';

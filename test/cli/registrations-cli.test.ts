@@ -7,8 +7,8 @@ import { formatInTimeZone } from 'date-fns-tz';
 import { describe, expect, it } from 'vitest';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { raiseOperationsAlert } from '../../src/payments/alerts.js';
-import { paymentReference } from '../../src/payments/links.js';
-import { readOperationsStatus } from '../../src/ops/status.js';
+import { paymentReference } from '../../src/registrations/reference.js';
+import { readOperationsStatus } from '../../src/jobs/status.js';
 import { runCli } from '../support/cli.js';
 import { insertEvent, insertRegistration, insertUser } from '../support/factories.js';
 import { useOfficeCli } from '../support/office-cli.js';
@@ -366,7 +366,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(shown.history[0]).toMatchObject({ action: 'registered', changes: { overCapacityBy: 1, resolvedAlert: alert.id }, note: 'paid by card while full' });
 
     await cli(['cancel', registration.reference]);
-    const { seatsLeft } = await import('../../src/payments/registrations.js');
+    const { seatsLeft } = await import('../../src/registrations/registrations.js');
     expect(await seatsLeft(office.db, { id: event.id, capacity: 1 })).toBe(0);
   });
 

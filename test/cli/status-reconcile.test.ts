@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { reconcileOverdue } from '../../src/cli/commands/status.js';
-import type { OperationsStatus } from '../../src/ops/status.js';
+import type { OperationsStatus } from '../../src/jobs/status.js';
 
 const statusWith = (reconcileAgeSeconds?: number): OperationsStatus => ({
   jobs: [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
-import { paymentReference } from '../../src/payments/links.js';
+import { paymentReference } from '../../src/registrations/reference.js';
 import { runCli } from '../support/cli.js';
 import { useOfficeCli } from '../support/office-cli.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
-import { insertOfficePayment } from '../../src/admin/registrations/payments.js';
+import { insertOfficePayment } from '../../src/registrations/ledger.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { releaseUnpaidHolds, remindUnpaidHolds } from '../../src/jobs/unpaid-holds.js';
 import { OPENING_LEASE_MS } from '../../src/payments/pay-now.js';
-import { seatsLeft } from '../../src/payments/registrations.js';
+import { seatsLeft } from '../../src/registrations/registrations.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertCheckoutSession, insertEvent, insertRegistration } from '../support/factories.js';

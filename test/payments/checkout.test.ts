@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
-import type { EventPricing } from '../../src/admin/event-file.js';
+import { getEventBySlug } from '../../src/admin/events.js';
+import { type EventRecord } from '../../src/registrations/event-record.js';
+import type { EventPricing } from '../../src/registrations/event-pricing.js';
 import type { AppContext } from '../../src/context.js';
 import { AppError } from '../../src/errors.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
-import { priceRegistration } from '../../src/payments/pricing.js';
+import { priceRegistration } from '../../src/registrations/pricing.js';
 import { PROVIDER_API_VERSION } from '../../src/payments/provider.js';
 import { decryptStagedRegistration } from '../../src/payments/staging.js';
 import { setSetting } from '../../src/settings.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { EventPricing } from '../../src/admin/event-file.js';
-import { cardSurcharge, priceRegistration, PricingError } from '../../src/payments/pricing.js';
+import type { EventPricing } from '../../src/registrations/event-pricing.js';
+import { cardSurcharge, priceRegistration, PricingError } from '../../src/registrations/pricing.js';
 
 const camp: EventPricing = {
   tiers: [

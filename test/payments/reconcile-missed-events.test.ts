@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import { getEventBySlug } from '../../src/admin/events.js';
+import { type EventRecord } from '../../src/registrations/event-record.js';
 import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
 import { reconcileCheckouts } from '../../src/jobs/reconcile.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';

@@ -1,4 +1,5 @@
-import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import { getEventBySlug } from '../../src/admin/events.js';
+import { type EventRecord } from '../../src/registrations/event-record.js';
 import { registerForEvent } from '../../src/payments/register.js';
 import { insertEvent } from './factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from './payments-harness.js';

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import Stripe from 'stripe';
-import type { EventPricing } from '../../src/admin/event-file.js';
+import type { EventPricing } from '../../src/registrations/event-pricing.js';
 import type { AppContext } from '../../src/context.js';
-import { priceRegistration, type CardFeeRate } from '../../src/payments/pricing.js';
+import { priceRegistration, type CardFeeRate } from '../../src/registrations/pricing.js';
 import { CHECKOUT_EXPIRY_MS, encryptStagedRegistration, type StagedRegistration } from '../../src/payments/staging.js';
 import { insertCheckoutSession } from './factories.js';
 import {

@@ -2,20 +2,20 @@ import type { Knex } from 'knex';
 import { AppError, NotFoundError, UsageError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
 import { queueRegistrationConfirmation } from '../../payments/confirmations.js';
-import { paymentReference } from '../../payments/links.js';
-import type { AttendeeChoice } from '../../payments/pricing.js';
+import { paymentReference } from '../../registrations/reference.js';
+import type { AttendeeChoice } from '../../registrations/pricing.js';
 import { renderReceipt } from '../../payments/receipts.js';
 import { assertWithinAttendeeCap, registerWithoutCard, SoldOutError, type RegisteredWithoutCard } from '../../payments/register.js';
-import type { RegistrationContact } from '../../payments/registrations.js';
-import type { EventTier } from '../event-file.js';
-import type { EventRecord } from '../event-record.js';
+import type { RegistrationContact } from '../../registrations/registrations.js';
+import type { EventTier } from '../../registrations/event-pricing.js';
+import type { EventRecord } from '../../registrations/event-record.js';
 import { getEventBySlug } from '../events.js';
 import { answerAlert, type AddPaid } from './answer-alert.js';
-import { recordHistory } from './history.js';
+import { recordHistory } from '../../registrations/history.js';
 import { alertIsForCardPayment, type CardSettlement } from './kept-card-payment.js';
 import type { OfficeContext } from './mark-paid.js';
 import { moneyFormatter } from './money.js';
-import { insertOfficePayment } from './payments.js';
+import { insertOfficePayment } from '../../registrations/ledger.js';
 
 export interface AddInput {
   eventSlug: string;

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { AppError, NotFoundError } from '../../errors.js';
 import { localDay } from '../../local-time.js';
 import type { AlertKind } from '../../payments/alerts.js';
-import { paymentReference } from '../../payments/links.js';
+import { paymentReference } from '../../registrations/reference.js';
 import type { RegisteredWithoutCard } from '../../payments/register.js';
 import { keptCardPayment, settleKeptCardPayment, type AlertPaymentColumns, type CardSettlement } from './kept-card-payment.js';
 

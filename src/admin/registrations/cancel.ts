@@ -1,11 +1,11 @@
 import { AppError } from '../../errors.js';
-import { paymentReference } from '../../payments/links.js';
+import { paymentReference } from '../../registrations/reference.js';
 import { queueCancellationNotice } from '../../payments/notices.js';
 import { localDay } from '../../local-time.js';
-import { recordHistory } from './history.js';
+import { recordHistory } from '../../registrations/history.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
-import { cardPaymentMayArrive as inFlightCardPayment, officePaidSum } from './payments.js';
+import { cardPaymentMayArrive as inFlightCardPayment, officePaidSum } from '../../registrations/ledger.js';
 
 export interface CancelInput {
   registration: string;

@@ -2,10 +2,10 @@ import fs from 'node:fs/promises';
 import { stringify } from 'csv-stringify/sync';
 import type { AppContext } from '../../context.js';
 import { NotFoundError } from '../../errors.js';
-import { paymentReference } from '../../payments/links.js';
-import type { RegistrationStatus } from '../../payments/registrations.js';
+import { paymentReference } from '../../registrations/reference.js';
+import type { RegistrationStatus } from '../../registrations/registrations.js';
 import { currencyDigits } from './money.js';
-import { PAID_MINOR_SQL } from './payments.js';
+import { PAID_MINOR_SQL } from '../../registrations/ledger.js';
 
 /**
  * One row per attendee: for name tags, the kitchen and the roll. The money is the registration's, so it

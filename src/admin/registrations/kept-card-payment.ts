@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/connect.js';
 import { AppError } from '../../errors.js';
-import { paymentReference } from '../../payments/links.js';
-import { CARD_FEE_LINE_LABEL, cardSurcharge, type PricedLine } from '../../payments/pricing.js';
+import { paymentReference } from '../../registrations/reference.js';
+import { CARD_FEE_LINE_LABEL, cardSurcharge, type PricedLine } from '../../registrations/pricing.js';
 import type { RegisteredWithoutCard } from '../../payments/register.js';
 import { lockPaymentIntent } from '../../payments/webhook/staging-rows.js';
 import { getCardFeeRate } from '../../settings.js';

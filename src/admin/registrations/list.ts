@@ -1,9 +1,9 @@
 import type { AppContext } from '../../context.js';
 import { withAsciiDomain } from '../../contact-rules.js';
 import { NotFoundError } from '../../errors.js';
-import { paymentReference } from '../../payments/links.js';
-import type { PaymentMethod, RegistrationStatus } from '../../payments/registrations.js';
-import { PAID_MINOR_SQL } from './payments.js';
+import { paymentReference } from '../../registrations/reference.js';
+import type { PaymentMethod, RegistrationStatus } from '../../registrations/registrations.js';
+import { PAID_MINOR_SQL } from '../../registrations/ledger.js';
 
 export interface RegistrationListing {
   id: string;

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/connect.js';
 import { AppError, UsageError } from '../../errors.js';
-import { paymentReference } from '../../payments/links.js';
-import type { PaymentMethod, RegistrationStatus } from '../../payments/registrations.js';
+import { paymentReference } from '../../registrations/reference.js';
+import type { PaymentMethod, RegistrationStatus } from '../../registrations/registrations.js';
 
 /** A registration row as the office commands read it. */
 export interface RegistrationRow {

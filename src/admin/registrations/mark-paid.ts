@@ -2,13 +2,13 @@ import type { Knex } from 'knex';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
-import { paymentReference } from '../../payments/links.js';
+import { paymentReference } from '../../registrations/reference.js';
 import { renderReceipt } from '../../payments/receipts.js';
 import { localDay, localMinute } from '../../local-time.js';
-import { recordHistory } from './history.js';
+import { recordHistory } from '../../registrations/history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import { plainAmount } from './money.js';
-import { SAME_PAYMENT_WINDOW_MS, cardPaymentMayArrive, insertOfficePayment, officePaidSum, recentSamePayment, type OfficePaymentMethod } from './payments.js';
+import { SAME_PAYMENT_WINDOW_MS, cardPaymentMayArrive, insertOfficePayment, officePaidSum, recentSamePayment, type OfficePaymentMethod } from '../../registrations/ledger.js';
 
 export type OfficeContext = Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config' | 'logger'>;
 

@@ -2,11 +2,11 @@ import type { Knex } from 'knex';
 import type { Db } from '../../db/connect.js';
 import { AppError } from '../../errors.js';
 import { localMinute } from '../../local-time.js';
-import { paymentReference } from '../../payments/links.js';
-import { recordHistory } from './history.js';
+import { paymentReference } from '../../registrations/reference.js';
+import { recordHistory } from '../../registrations/history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
-import { SAME_PAYMENT_WINDOW_MS, officePaidSum, recentSamePayment, type OfficePaymentMethod } from './payments.js';
+import { SAME_PAYMENT_WINDOW_MS, officePaidSum, officeRefundedSum, recentSamePayment, type OfficePaymentMethod } from '../../registrations/ledger.js';
 
 export interface RecordRefundInput {
   registration: string;
@@ -32,15 +32,6 @@ export class NotRefundableError extends AppError {
     super('not_refundable', message, { exitCode: 1, suggestion });
     this.name = 'NotRefundableError';
   }
-}
-
-/** What the office has paid back by hand for a registration so far, minor units. */
-export async function officeRefundedSum(db: Db | Knex.Transaction, registrationId: string): Promise<number> {
-  const row = await db('registration_refunds')
-    .where({ registration_id: registrationId })
-    .sum<{ refunded: string | number | null }>({ refunded: 'amount_minor' })
-    .first();
-  return Number(row?.refunded ?? 0);
 }
 
 /**

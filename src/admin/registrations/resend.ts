@@ -1,14 +1,14 @@
 import { AppError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
 import { queueRegistrationConfirmation } from '../../payments/confirmations.js';
-import { paymentReference } from '../../payments/links.js';
-import type { PricedLine, PricedRegistration } from '../../payments/pricing.js';
+import { paymentReference } from '../../registrations/reference.js';
+import type { PricedLine, PricedRegistration } from '../../registrations/pricing.js';
 import { renderReceipt, type ReceiptMethod } from '../../payments/receipts.js';
-import { eventFromRow, type EventRow } from '../events.js';
-import { recordHistory } from './history.js';
+import { eventFromRow, type EventRow } from '../../registrations/event-record.js';
+import { recordHistory } from '../../registrations/history.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
-import { cardPaymentMayArrive, officePaidSum } from './payments.js';
+import { cardPaymentMayArrive, officePaidSum } from '../../registrations/ledger.js';
 
 export interface ResendResult {
   registrationId: string;

@@ -1,12 +1,12 @@
 import type { AppContext } from '../../context.js';
 import { listDirectEmails } from '../../db/registration-emails.js';
-import { paymentReference } from '../../payments/links.js';
-import type { PaymentMethod, RegistrationStatus } from '../../payments/registrations.js';
+import { paymentReference } from '../../registrations/reference.js';
+import type { PaymentMethod, RegistrationStatus } from '../../registrations/registrations.js';
 import { cardPaymentFromAlert, type AnsweredAlertRow, type CardPaymentFromAlert } from './card-payment-from-alert.js';
-import { listHistory, type HistoryEntry } from './history.js';
+import { listHistory, type HistoryEntry } from '../../registrations/history.js';
 import { resolveRegistrationId, type RegistrationRow } from './lookup.js';
-import { listOfficePayments, type OfficePayment } from './payments.js';
-import { officeRefundedSum } from './record-refund.js';
+import { listOfficePayments, type OfficePayment } from '../../registrations/ledger.js';
+import { officeRefundedSum } from '../../registrations/ledger.js';
 
 export interface RegistrationDetail {
   id: string;

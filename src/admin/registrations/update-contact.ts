@@ -1,7 +1,7 @@
 import { AppError } from '../../errors.js';
-import { paymentReference } from '../../payments/links.js';
-import { contactEmailColumns, contactMobileColumn, type RegistrationStatus } from '../../payments/registrations.js';
-import { recordHistory } from './history.js';
+import { paymentReference } from '../../registrations/reference.js';
+import { contactEmailColumns, contactMobileColumn, type RegistrationStatus } from '../../registrations/registrations.js';
+import { recordHistory } from '../../registrations/history.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
 

@@ -4,7 +4,7 @@ import { trustProxyWarning } from '../../config/proxy.js';
 import type { Db } from '../../db/connect.js';
 import { AppError, UsageError } from '../../errors.js';
 import type { BuiltServer } from '../../http/server.js';
-import type { DeliveryLoop } from '../../ops/delivery-loop.js';
+import type { DeliveryLoop } from '../../scheduler/delivery-loop.js';
 import type { Scheduler } from '../../scheduler/index.js';
 import type { Telemetry } from '../../telemetry.js';
 import { publicUrlPortMismatch } from '../public-url-port.js';
@@ -66,7 +66,7 @@ export function registerServeCommand(program: Command): void {
       const host = parsed.data.host ?? config.http.host;
       try {
         const { buildServer } = await import('../../http/server.js');
-        const { startDeliveryLoop } = await import('../../ops/delivery-loop.js');
+        const { startDeliveryLoop } = await import('../../scheduler/delivery-loop.js');
         const { startTelemetry } = await import('../../telemetry.js');
         telemetry = await startTelemetry(config.telemetryConnectionString, logger);
         server = await buildServer(ctx, { packageVersion: packageVersion(), telemetry });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { JobName } from '../../jobs/types.js';
-import type { OperationsStatus } from '../../ops/status.js';
+import type { OperationsStatus } from '../../jobs/status.js';
 import { printResult, withContext } from '../io.js';
 
 function formatAge(seconds: number): string {
@@ -38,7 +38,7 @@ export function registerStatusCommand(program: Command): void {
     .addHelpText('after', '\nExample:\n  $ eventops status --json')
     .action(async (options: { json?: boolean }) => {
       const [{ readOperationsStatus }, { readNextDueTimes }, { measureClockOffset, clockOffsetProblem }] = await Promise.all([
-        import('../../ops/status.js'),
+        import('../../jobs/status.js'),
         import('../../scheduler/index.js'),
         import('../../db/clock-offset.js'),
       ]);

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../../context.js';
-import { mayStillBePaidAs, type CheckoutStatus } from '../webhook/staging-rows.js';
+import { type CheckoutStatus } from '../webhook/staging-rows.js';
+import { mayStillBePaidAs } from '../../registrations/card-checkouts.js';
 import type { OurCheckoutView, ProviderSessionView } from './compare.js';
 
 /** Our side of reconcile: the checkout rows compared with the provider's sessions, and how they are shown. */

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { CHURCH_IDENTITY_KEYS, type ChurchIdentitySettings } from '../../mail/identity.js';
 import { parseSettings } from '../../settings.js';
 import type { WebhookAction } from './map.js';
-import { mayStillBePaidSql, type StagingRow } from './staging-rows.js';
+import { type StagingRow } from './staging-rows.js';
+import { mayStillBePaidSql } from '../../registrations/card-checkouts.js';
 
 export type CompleteAction = Extract<WebhookAction, { kind: 'complete' }>;
 

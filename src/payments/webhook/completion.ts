@@ -4,12 +4,13 @@ import { churchIdentityFrom } from '../../mail/identity.js';
 import { queuedMailRow } from '../../mail/queue.js';
 import { emailBrandingFrom, loadEmailBranding, type EmailBranding } from '../../mail/render.js';
 import { raiseOperationsAlert, type AlertKind } from '../alerts.js';
-import { CARD_FEE_LINE_LABEL, type PricedLine } from '../pricing.js';
+import { CARD_FEE_LINE_LABEL, type PricedLine } from '../../registrations/pricing.js';
 import { renderReceiptWith } from '../receipts.js';
-import { lockEventForCompletion, registrationRow, type CompletionLock } from '../registrations.js';
+import { lockEventForCompletion, registrationRow, type CompletionLock } from '../../registrations/registrations.js';
 import { decryptStagedRegistration, type StagedRegistration } from '../staging.js';
 import type { CompleteAction, RecordedCompletion, SeenEvent } from './claim.js';
-import { findStagingRow, mayStillBePaid, type StagingRow, type WebhookContext } from './staging-rows.js';
+import { findStagingRow, type StagingRow, type WebhookContext } from './staging-rows.js';
+import { mayStillBePaid } from '../../registrations/card-checkouts.js';
 import { alertDisputeOfCancelled } from './reversal.js';
 
 /**

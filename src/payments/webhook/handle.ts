@@ -1,19 +1,12 @@
 import type { Knex } from 'knex';
-import { CapacityChangedError } from '../registrations.js';
+import { CapacityChangedError } from '../../registrations/registrations.js';
 import { delayedPaymentExpiry } from '../staging.js';
 import { recordAndClaimCompletion, type DeliveredEvent } from './claim.js';
 import { completeCheckout, completeClaimedCheckout, type CompletionOutcome } from './completion.js';
 import type { WebhookAction } from './map.js';
 import { alertDisputeNotice, alertFailedRefund, alertPartialRefund, reversePayment, type ReversalOutcome } from './reversal.js';
-import {
-  findStagingRow,
-  lockPaymentIntent,
-  mayStillBePaid,
-  noticeIsOurs,
-  ourPaymentIntents,
-  paymentIntentsWithRefundWaiting,
-  type WebhookContext,
-} from './staging-rows.js';
+import { findStagingRow, lockPaymentIntent, noticeIsOurs, ourPaymentIntents, paymentIntentsWithRefundWaiting, type WebhookContext } from './staging-rows.js';
+import { mayStillBePaid } from '../../registrations/card-checkouts.js';
 
 export type { WebhookContext } from './staging-rows.js';
 export type { DeliveredEvent } from './claim.js';

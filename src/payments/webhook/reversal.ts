@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import { recordHistory } from '../../admin/registrations/history.js';
-import { officeRefundedSum } from '../../admin/registrations/record-refund.js';
+import { recordHistory } from '../../registrations/history.js';
+import { officeRefundedSum } from '../../registrations/ledger.js';
 import { moneyFormatter } from '../../money-format.js';
 import { raiseOperationsAlert } from '../alerts.js';
 import type { WebhookAction } from './map.js';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
-import type { Db } from '../../db/connect.js';
-import { cardPaymentInFlightAs } from '../../payments/webhook/staging-rows.js';
+import type { Db } from '../db/connect.js';
+import { cardPaymentInFlightAs } from './card-checkouts.js';
 
 /** A payment the office received outside the card provider. */
 export interface OfficePayment {
@@ -100,4 +100,13 @@ export async function cardPaymentMayArrive(trx: Knex.Transaction, registrationId
     .orderBy('expires_at', 'desc')
     .first<{ expires_at: Date } | undefined>('expires_at');
   return checkout ? { expiresAt: checkout.expires_at } : undefined;
+}
+
+/** What the office has paid back by hand for a registration so far, minor units. */
+export async function officeRefundedSum(db: Db | Knex.Transaction, registrationId: string): Promise<number> {
+  const row = await db('registration_refunds')
+    .where({ registration_id: registrationId })
+    .sum<{ refunded: string | number | null }>({ refunded: 'amount_minor' })
+    .first();
+  return Number(row?.refunded ?? 0);
 }

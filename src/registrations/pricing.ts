@@ -1,4 +1,4 @@
-import { MAX_REGISTRATION_TOTAL_MINOR, type EventPricing } from '../admin/event-file.js';
+import { MAX_REGISTRATION_TOTAL_MINOR, type EventPricing } from './event-pricing.js';
 import { AppError } from '../errors.js';
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readOperationsStatus } from '../../src/ops/status.js';
+import { readOperationsStatus } from '../../src/jobs/status.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 
 let tdb: TestDatabase;

@@ -1,5 +1,5 @@
 import type { Db } from '../db/connect.js';
-import { JOB_NAMES, type JobName } from '../jobs/types.js';
+import { JOB_NAMES, type JobName } from './types.js';
 
 export interface JobStatus {
   job: JobName;

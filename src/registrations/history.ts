@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Db } from '../../db/connect.js';
+import type { Db } from '../db/connect.js';
 
 /**
  * Every change made to a registration by the office commands or the unpaid-hold

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { eventFromRow, type EventRecord, type EventRow } from '../admin/events.js';
+import { eventFromRow, type EventRecord, type EventRow } from './event-record.js';
 import type { FieldCipher } from '../crypto/field-cipher.js';
 import type { PricedRegistration, AttendeeChoice } from './pricing.js';
 

@@ -1,0 +1,29 @@
+/** An event's prices, as the event file gives them and pricing reads them. */
+
+export interface EventTier {
+  id: string;
+  label: string;
+  /** Minor units of APP_CURRENCY. */
+  price: number;
+}
+
+export interface FamilyWaiver {
+  /** A family registration pays for at most this many tickets, the most expensive ones. */
+  maxChargedTickets: number;
+}
+
+/** Event-level discount, applied after the family waiver to the registration total. */
+export type EventDiscount = { percent: number } | { amount: number };
+
+export interface EventPricing {
+  tiers: EventTier[];
+  familyWaiver?: FamilyWaiver;
+  discount?: EventDiscount;
+}
+
+/**
+ * The most one registration may cost, in minor units: the most the card provider
+ * takes in one charge (8 digits), and well inside the integer columns amounts are stored in.
+ * Pricing refuses a total above it; an event file, a price or discount above it.
+ */
+export const MAX_REGISTRATION_TOTAL_MINOR = 99_999_999;

@@ -1,0 +1,80 @@
+import type { EventPricing } from './event-pricing.js';
+
+/** An event as the services see it, mapped from its table row by eventFromRow. */
+export interface EventRecord {
+  id: string;
+  slug: string;
+  title: string;
+  description: string | null;
+  location: string | null;
+  startsAt: Date;
+  /** null: not given (a calendar entry then lasts two hours). */
+  endsAt: Date | null;
+  /** null = unlimited. */
+  capacity: number | null;
+  published: boolean;
+  deletedAt: Date | null;
+  onlinePayment: boolean;
+  passCardFee: boolean;
+  pricing: EventPricing;
+  reminderAt: Date | null;
+  reminderClaimedAt: Date | null;
+  reminderSentAt: Date | null;
+  maxAttendeesPerRegistration: number;
+  /** null = an unpaid bank-transfer registration holds its seats until the event. */
+  unpaidHoldDays: number | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface EventRow {
+  id: string;
+  slug: string;
+  title: string;
+  description: string | null;
+  location: string | null;
+  starts_at: Date;
+  ends_at: Date | null;
+  capacity: number | null;
+  published: boolean;
+  deleted_at: Date | null;
+  online_payment: boolean;
+  pass_card_fee: boolean;
+  pricing: EventPricing;
+  reminder_at: Date | null;
+  reminder_claimed_at: Date | null;
+  reminder_sent_at: Date | null;
+  max_attendees_per_registration: number;
+  unpaid_hold_days: number | null;
+  /** When the hold limit was last set or shortened: no hold ends sooner than a day after it. */
+  unpaid_hold_since: Date | null;
+  /** Raised by one with every change: the SEQUENCE of the event's calendar entry. */
+  calendar_sequence: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function eventFromRow(row: EventRow): EventRecord {
+  return {
+    id: row.id,
+    slug: row.slug,
+    title: row.title,
+    description: row.description,
+    location: row.location,
+    startsAt: row.starts_at,
+    endsAt: row.ends_at,
+    capacity: row.capacity,
+    published: row.published,
+    deletedAt: row.deleted_at,
+    onlinePayment: row.online_payment,
+    passCardFee: row.pass_card_fee,
+    pricing: row.pricing,
+    reminderAt: row.reminder_at,
+    reminderClaimedAt: row.reminder_claimed_at,
+    reminderSentAt: row.reminder_sent_at,
+    maxAttendeesPerRegistration: row.max_attendees_per_registration,
+    unpaidHoldDays: row.unpaid_hold_days,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
