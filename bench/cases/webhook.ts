@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import type { Db } from '../../src/db/connect.js';
 import { freePort } from '../../src/db/embedded.js';
-import { priceRegistration } from '../../src/payments/pricing.js';
+import { priceRegistration } from '../../src/registrations/pricing.js';
 import { CHECKOUT_EXPIRY_MS, encryptStagedRegistration, type StagedRegistration } from '../../src/payments/staging.js';
 import { DEFAULT_CARD_FEE } from '../../src/settings.js';
 import { MIGRATED, settle } from '../support/database.js';

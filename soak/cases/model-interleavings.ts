@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import { getEventBySlug } from '../../src/admin/events.js';
+import { type EventRecord } from '../../src/registrations/event-record.js';
 import { addRegistration } from '../../src/admin/registrations/add.js';
 import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
 import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';

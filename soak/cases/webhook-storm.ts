@@ -1,7 +1,8 @@
 import { startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
 import { registerForEvent } from '../../src/payments/register.js';
-import { getEventBySlug, type EventRecord } from '../../src/admin/events.js';
+import { getEventBySlug } from '../../src/admin/events.js';
+import { type EventRecord } from '../../src/registrations/event-record.js';
 import { AppError } from '../../src/errors.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { insertEvent } from '../../test/support/factories.js';
