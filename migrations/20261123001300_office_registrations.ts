@@ -71,8 +71,11 @@ export async function down(knex: Knex): Promise<void> {
     t.dropColumn('hold_reminder_sent_at');
     t.dropColumn('office_paid_minor');
   });
-  await knex.raw('ALTER TABLE registrations DROP CONSTRAINT registrations_method_check');
-  await knex.raw(`ALTER TABLE registrations ADD CONSTRAINT registrations_method_check CHECK (payment_method IN ('free','bank','card'))`);
+  // The method check stays as up left it (cash and other allowed) instead of narrowing back to
+  // free, bank and card: a registration the office recorded as paid in cash would violate the
+  // narrow check, and relabelling it 'bank' would record a payment that never happened, deleting
+  // it would lose who is coming. The rows keep saying how they were paid; up drops and re-adds
+  // the same check, so the round trip is exact.
   await knex.schema.alterTable('events', (t) => {
     t.dropChecks(['events_max_attendees_check', 'events_unpaid_hold_days_check']);
     t.dropColumn('max_attendees_per_registration');

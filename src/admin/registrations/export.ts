@@ -1,7 +1,10 @@
+import crypto from 'node:crypto';
+import { constants as fsConstants } from 'node:fs';
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { stringify } from 'csv-stringify/sync';
 import type { AppContext } from '../../context.js';
-import { NotFoundError } from '../../errors.js';
+import { AppError, NotFoundError } from '../../errors.js';
 import { paymentReference } from '../../registrations/reference.js';
 import type { RegistrationStatus } from '../../registrations/registrations.js';
 import { currencyDigits } from './money.js';
@@ -136,13 +139,46 @@ export function attendeesCsv(rows: AttendeeExportRow[]): string {
   );
 }
 
-/** Writes a file only its owner can read (0600), tightening an existing file before anything is written to it. */
+const WRITE_NEW_ONLY = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
+
+/** The system's error for a file operation as the office reads it; anything else is passed on as it is. */
+function fileError(error: unknown, file: string, directory: string): unknown {
+  const code = (error as NodeJS.ErrnoException).code;
+  const retry = 'give --out a file in a directory you can write to';
+  if (code === 'ENOENT') return new AppError('export_no_directory', `no such directory: ${directory}`, { suggestion: `create it first (mkdir -p ${directory}) or ${retry}`, cause: error });
+  if (code === 'ENOTDIR') return new AppError('export_no_directory', `no such directory: ${directory} (part of it is a file)`, { suggestion: retry, cause: error });
+  if (code === 'EISDIR' || code === 'ENOTEMPTY') return new AppError('export_target_is_directory', `${file} is a directory`, { suggestion: 'give --out a file name in it', cause: error });
+  if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') return new AppError('export_not_writable', `cannot write ${file}: ${code === 'EROFS' ? 'read-only file system' : 'permission denied'}`, { suggestion: retry, cause: error });
+  return error;
+}
+
+/**
+ * Writes a file only its owner can read (0600), owned by whoever runs the export: a new file is
+ * created next to the target (O_CREAT|O_EXCL|O_NOFOLLOW, so nothing already there is opened or
+ * followed), written, and renamed over the target. An existing file, whoever owns it, is replaced
+ * rather than written into, so its old owner cannot read the contact details; a symlink at the
+ * target is replaced too, never followed.
+ */
 export async function writePrivateFile(file: string, contents: string): Promise<void> {
-  const handle = await fs.open(file, 'w', 0o600);
+  const target = path.resolve(file);
+  const directory = path.dirname(target);
+  const temporary = path.join(directory, `.${path.basename(target)}.${crypto.randomBytes(6).toString('hex')}.tmp`);
+  let handle: fs.FileHandle;
   try {
+    handle = await fs.open(temporary, WRITE_NEW_ONLY, 0o600);
+  } catch (error) {
+    throw fileError(error, file, directory);
+  }
+  try {
+    // The umask may have narrowed the mode; the office expects exactly 0600.
     await handle.chmod(0o600);
     await handle.writeFile(contents, 'utf8');
-  } finally {
+    await handle.sync();
     await handle.close();
+    await fs.rename(temporary, target);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await fs.rm(temporary, { force: true });
+    throw fileError(error, file, directory);
   }
 }

@@ -10,14 +10,14 @@ const actionSchema = z.enum(['latest', 'rollback', 'status']);
  * On a fresh install every migration is one batch, so the rollback this suggests drops the whole
  * schema: the backup comes first, and rows it would delete are named.
  */
-function rollbackSuggestion(plan: RollbackPlan): string {
+function rollbackSuggestion(plan: RollbackPlan, all?: boolean): string {
   const counted = Object.entries(plan.rows);
   const total = counted.reduce((sum, [, rows]) => sum + rows, 0);
   const whole = plan.everyMigration ? ['this batch is every migration: the rollback drops the whole schema'] : [];
   const loses = counted.length
     ? [`the tables it drops hold ${total} row${total === 1 ? '' : 's'} (${counted.map(([table, rows]) => `${table} ${rows}`).join(', ')}), deleted for good`]
     : [];
-  const backup = 'take a backup first (pg_dump --format=custom --file=before-rollback.dump "<DIRECT_URL or DATABASE_URL>"), then run `eventops migrate rollback --confirm`';
+  const backup = `take a backup first (pg_dump --format=custom --file=before-rollback.dump "<DIRECT_URL or DATABASE_URL>"), then run \`eventops migrate rollback${all ? ' --all' : ''} --confirm\``;
   return [...whole, ...loses, backup].join('; ');
 }
 
@@ -27,14 +27,16 @@ export function registerMigrateCommand(program: Command): void {
     .description('apply, roll back or list database migrations (for operators who set MIGRATE_ON_START=false); uses DIRECT_URL')
     .argument('[action]', 'latest | rollback | status', 'latest')
     .option('--confirm', 'with rollback: really roll back (without it, only print what would be dropped)')
+    .option('--all', 'with rollback: every applied migration, not only the last batch')
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
-      '\nExamples:\n  $ eventops migrate\n  $ eventops migrate status --json\n  $ eventops migrate rollback            what the last batch\'s rollback would drop (nothing changed)\n  $ eventops migrate rollback --confirm  roll it back, dropping those tables and columns with their data (take a pg_dump backup first)\n\nExit codes: 0 ok, 1 failure, 2 rollback without --confirm, 78 configuration.',
+      '\nExamples:\n  $ eventops migrate\n  $ eventops migrate status --json\n  $ eventops migrate rollback            what the last batch\'s rollback would drop (nothing changed)\n  $ eventops migrate rollback --confirm  roll it back, dropping those tables and columns with their data (take a pg_dump backup first)\n  $ eventops migrate rollback --all --confirm  roll back every migration (an empty database)\n\nEach migration rolls back in a transaction of its own: a failure stops there, names the migration\nand leaves it and the older ones applied (the newer ones stay rolled back).\n\nExit codes: 0 ok, 1 failure, 2 rollback without --confirm, 78 configuration.',
     )
-    .action(async (action: string, options: { json?: boolean; confirm?: boolean }) => {
+    .action(async (action: string, options: { json?: boolean; confirm?: boolean; all?: boolean }) => {
       const parsed = actionSchema.safeParse(action);
       if (!parsed.success) throw new UsageError(`unknown migrate action "${action}"`, 'use latest, rollback or status');
+      if (options.all && parsed.data !== 'rollback') throw new UsageError('--all goes with rollback only', 'run `eventops migrate rollback --all`');
       const { migrateLatest, migrateRollback, migrationStatus, planRollback } = await import('../../db/migrate.js');
       const { loadRuntimeConfig, openContext } = await import('../runtime.js');
       const loaded = loadRuntimeConfig();
@@ -49,7 +51,7 @@ export function registerMigrateCommand(program: Command): void {
             `pending: ${status.pending.length}${status.pending.length ? ` (${status.pending.join(', ')})` : ''}`,
           ]);
         } else if (parsed.data === 'rollback' && !options.confirm) {
-          const plan = await planRollback(ctx.db);
+          const plan = await planRollback(ctx.db, { all: options.all });
           printResult(
             options,
             { rolledBack: [], wouldRollBack: plan.migrations, wouldDropTables: plan.tables, wouldDropColumns: plan.columns, wouldDeleteRows: plan.rows, everyMigration: plan.everyMigration },
@@ -60,10 +62,10 @@ export function registerMigrateCommand(program: Command): void {
             ],
           );
           if (plan.migrations.length > 0) {
-            throw new UsageError('migrate rollback drops data: nothing was changed', rollbackSuggestion(plan));
+            throw new UsageError('migrate rollback drops data: nothing was changed', rollbackSuggestion(plan, options.all));
           }
         } else if (parsed.data === 'rollback') {
-          const rolledBack = await migrateRollback(ctx.db);
+          const rolledBack = await migrateRollback(ctx.db, { all: options.all });
           printResult(options, { rolledBack }, rolledBack.length ? `rolled back: ${rolledBack.join(', ')}` : 'nothing to roll back');
         } else {
           const applied = await migrateLatest(ctx.db);

@@ -17,7 +17,7 @@ export function registerExportCommand(registrations: Command): void {
     .description('one row per attendee coming (name tags, kitchen, roll): attendee, ticket, reference, contact, email, mobile, status; the registration\'s amount paid, total and balance owing on its first attendee\'s row')
     .requiredOption('--event <slug>', 'the event')
     .option('--format <format>', 'csv (default) or json')
-    .option('--out <file>', 'write to this file (mode 0600) instead of standard output')
+    .option('--out <file>', 'write to this file (mode 0600, owned by you; a file or symlink already there is replaced) instead of standard output')
     .option('--include-cancelled', 'also cancelled registrations (released unpaid holds too), marked CANCELLED; without it, only who is coming (PENDING and PAID)')
     .option('--json', 'with --out: print what was written as JSON; without: the same as --format json')
     .addHelpText(
@@ -29,8 +29,9 @@ attendee's row only (empty on the others, null in JSON), so summing a column cou
 registration once; registration_reference is on every row. A cancelled registration shows
 what was received and kept, and owes nothing (balance 0).
 CSV cells starting with =, +, - or @ are prefixed with ' so a spreadsheet never runs them.
-The file holds contact details: it is written readable by its owner only, and its
-contents never go to a log.
+The file holds contact details: it is written readable by its owner only (a new file,
+renamed over whatever was there, so an old file's owner cannot read it and a symlink is
+not followed), and its contents never go to a log.
 
 Example:
   $ eventops registrations export --event family-camp --out family-camp.csv`,
