@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_EVENT_SLUG } from '../../src/admin/demo-seed.js';
 import type { Db } from '../../src/db/connect.js';
 import { migrationSource } from '../../src/db/migration-source.js';
-import { paymentReference } from '../../src/payments/links.js';
+import { paymentReference } from '../../src/registrations/reference.js';
 import { runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testEnv } from '../support/env.js';
