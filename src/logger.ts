@@ -1,4 +1,5 @@
 import { pino, type Logger as PinoLogger, type DestinationStream } from 'pino';
+import { pathForLog } from './secret-paths.js';
 
 export type Logger = PinoLogger;
 
@@ -38,11 +39,12 @@ interface LoggedRequest {
 
 /**
  * The request as a log line shows it: the path without its query string, which
- * carries registration tokens (?token=…) and provider session ids. Replaces
- * fastify's default request serializer (pino's own serializers take precedence).
+ * carries registration tokens (?token=…) and provider session ids, and without
+ * the tokens in the path of a secret route (pathForLog). Replaces fastify's
+ * default request serializer (pino's own serializers take precedence).
  */
 function requestForLog(request: LoggedRequest): Record<string, string | undefined> {
-  return { method: request.method, url: request.url?.split('?')[0], host: request.host, remoteAddress: request.ip };
+  return { method: request.method, url: request.url === undefined ? undefined : pathForLog(request.url), host: request.host, remoteAddress: request.ip };
 }
 
 export function silentLogger(): Logger {

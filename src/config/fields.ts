@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { z } from 'zod';
 import { SSL_MODES } from '../db/ssl.js';
+import { trustedProxies } from './proxy.js';
 import { parseMailbox, type Mailbox } from './mailbox.js';
 
 /** Each field rule is a zod schema over the raw string plus the sentence shown when it fails. */
@@ -150,6 +151,14 @@ export const fields = {
   port: rule(
     z.string().regex(/^\d{1,5}$/).transform(Number).refine((n) => n >= 1 && n <= 65535),
     'a TCP port from 1 to 65535',
+  ),
+  trustProxy: rule(
+    z.string().transform(trustedProxies).pipe(z.custom<readonly string[] | false>((value) => value !== undefined)),
+    "true (trust a proxy on this machine: loopback addresses only), false, or the proxies' addresses or CIDR ranges separated by commas, IPv4 or IPv6, such as 172.18.0.0/16,fd00::/8",
+  ),
+  hourlyCount: rule(
+    z.string().regex(/^\d{1,5}$/).transform(Number).refine((n) => n >= 1 && n <= 10_000),
+    'a whole number from 1 to 10000',
   ),
   nonNegativeInt: rule(z.string().regex(/^\d+$/).transform(Number), 'a whole number'),
   keyId: rule(z.string().regex(/^v[1-9]\d*$/), 'a key version such as v1 or v2'),

@@ -25,6 +25,7 @@ export const DEFAULTS = {
   trackerApiUrl: 'https://api.github.com',
   captchaVerifyUrl: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
   theme: { primary: '#475569', accent: '#0EA5E9' },
+  confirmationEmailsPerClientPerHour: 20,
 } as const;
 
 /** Variables whose values are never printed, not even in `config check`. */
@@ -239,7 +240,8 @@ export function loadConfig(
   const perfFile = raw('PERF_QUERY_LOG_FILE');
   const port = read('PORT', fields.port) ?? 3000;
   const host = read('HOST', hostField('PORT')) ?? '127.0.0.1';
-  const trustProxy = read('TRUST_PROXY', fields.boolean) ?? false;
+  const trustProxy = read('TRUST_PROXY', fields.trustProxy) ?? false;
+  const confirmationEmailsPerClientPerHour = read('CONFIRMATION_EMAILS_PER_CLIENT_PER_HOUR', fields.hourlyCount) ?? DEFAULTS.confirmationEmailsPerClientPerHour;
   const logLevel = read('LOG_LEVEL', fields.logLevel) ?? 'info';
   const churchWebsite = read('CHURCH_WEBSITE', fields.httpUrl);
   const telemetryConnectionString = read('TELEMETRY_CONNECTION_STRING', fields.azureMonitorConnectionString);
@@ -298,6 +300,7 @@ export function loadConfig(
     allowDemoSeed,
     perfQueryLogFile: perfOn && perfEnabled && perfFile ? path.resolve(options.cwd ?? process.cwd(), perfFile) : undefined,
     http: { port, host, trustProxy },
+    limits: { confirmationEmailsPerClientPerHour },
     logLevel,
     stateDir,
   };

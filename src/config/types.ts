@@ -74,7 +74,15 @@ export interface AppConfig {
   version: { app?: string; gitSha?: string };
   allowDemoSeed: boolean;
   perfQueryLogFile?: string;
-  http: { port: number; host: string; trustProxy: boolean };
+  /**
+   * The proxies whose X-Forwarded-For entries are believed, as IPv4/IPv6 CIDR ranges (TRUST_PROXY=true:
+   * loopback only), or false: the connecting address is the client.
+   */
+  http: { port: number; host: string; trustProxy: readonly string[] | false };
+  limits: {
+    /** Confirmation emails the public form sends for one client (clientKey) in an hour; beyond it, shown on the page only. */
+    confirmationEmailsPerClientPerHour: number;
+  };
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Directory for local state: embedded database, dev outbox. */
   stateDir: string;

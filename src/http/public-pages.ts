@@ -11,6 +11,7 @@ import { startExistingRegistrationCheckout } from '../payments/pay-now.js';
 import { eventPageData, eventPath } from './event-view.js';
 import { hasControlCharacters } from './field-rules.js';
 import {
+  CONFIRMATION_HELD_QUERY,
   lineViews,
   loadPublicRegistration,
   payNowPageData,
@@ -75,6 +76,7 @@ export const slugOf = (params: unknown) => {
 };
 const idParams = z.object({ id: z.string().max(64) });
 const tokenQuery = z.object({ token: z.string().max(128).optional() });
+const confirmationHeldQuery = z.object({ [CONFIRMATION_HELD_QUERY]: z.string().max(16).optional() });
 const tokenBody = z.object({ token: z.string().max(128).optional() }).optional();
 const successQuery = z.object({ session_id: addressText(255).optional() });
 
@@ -239,7 +241,8 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
   app.get('/registrations/:id', { config: { recordView: true } }, async (request, reply) => {
     const found = await authorised(request.params, queryToken(request.query));
     if (!found) return notFound(reply, 'registration');
-    return page(privatePage(reply), registrationPage, await registrationPageData(ctx, found.registration));
+    const confirmationHeldBack = confirmationHeldQuery.safeParse(request.query).data?.[CONFIRMATION_HELD_QUERY] === 'held';
+    return page(privatePage(reply), registrationPage, await registrationPageData(ctx, found.registration, { confirmationHeldBack }));
   });
 
   const notPayable = (reply: FastifyReply, registration: PublicRegistration, message: string) =>

@@ -1,5 +1,4 @@
 import type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit';
-import ipaddr from 'ipaddr.js';
 import type { AppContext } from '../context.js';
 import { countRateLimitHit } from '../db/rate-limits.js';
 
@@ -43,31 +42,4 @@ export function postgresRateLimitStore(ctx: Pick<AppContext, 'db' | 'clock'>): F
     }
   }
   return PostgresRateLimitStore as unknown as FastifyRateLimitStoreCtor;
-}
-
-/** The one key every address that cannot be read shares: each its own key would be a limit per made-up string. */
-export const UNPARSEABLE_CLIENT = 'unparseable';
-
-/**
- * The client a limit counts: an IPv4 address as it is (an IPv4-mapped IPv6 one as IPv4), an
- * IPv6 address by its /64, the block one household or server is normally given; counting each
- * address of it apart would let one client rotate through 2^64 of them. Some proxies append
- * the client's port (`203.0.113.5:40000`, `[2001:db8::1]:443`), new on every connection, so
- * it is dropped first.
- */
-export function rateLimitClient(ip: string): string {
-  const host = withoutPort(ip);
-  if (!ipaddr.isValid(host)) return UNPARSEABLE_CLIENT;
-  const address = ipaddr.process(host);
-  if (address.kind() === 'ipv4') return address.toString();
-  const prefix = (address as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16));
-  return `${prefix.join(':')}::/64`;
-}
-
-/** `a.b.c.d:port` and `[v6]:port` (or `[v6]`) without the port; a bare IPv6 address, colons and all, as it is. */
-function withoutPort(ip: string): string {
-  const bracketed = /^\[([^\]]*)\](?::\d*)?$/.exec(ip);
-  if (bracketed) return bracketed[1] ?? '';
-  const ipv4WithPort = /^([\d.]+):\d*$/.exec(ip);
-  return ipv4WithPort?.[1] ?? ip;
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { clientKey } from '../client-key.js';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { recordError } from '../ops/error-log.js';
@@ -91,15 +92,13 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
     }
 
     try {
-      const outcome = await registerForEvent(ctx, event, parsed.submission);
+      const outcome = await registerForEvent(ctx, event, { ...parsed.submission, client: clientKey(request.ip) });
       if (outcome.kind === 'checkout') {
         return reply.code(303).header('location', outcome.redirectUrl).send(json ? { checkoutId: outcome.checkoutId, redirectUrl: outcome.redirectUrl } : undefined);
       }
-      const location = registrationPath(ctx.config.authSecret, outcome.registrationId);
-      return reply
-        .code(303)
-        .header('location', location)
-        .send(json ? { registrationId: outcome.registrationId, status: outcome.status, location } : undefined);
+      const location = registrationPath(ctx.config.authSecret, outcome.registrationId, { confirmationHeldBack: outcome.confirmationHeldBack });
+      const answer = { registrationId: outcome.registrationId, status: outcome.status, location, confirmationEmailed: !outcome.confirmationHeldBack };
+      return reply.code(303).header('location', location).send(json ? answer : undefined);
     } catch (error) {
       if (error instanceof PricingError) {
         // Priced under the event's lock, perhaps after the office changed it (a free event now priced): the form again as

@@ -38,6 +38,7 @@ export interface PublicRegistration {
     title: string;
     startsAt: Date;
     endsAt: Date | null;
+    location: string | null;
     published: boolean;
     deletedAt: Date | null;
     onlinePayment: boolean;
@@ -63,6 +64,7 @@ interface JoinedRow {
   title: string;
   starts_at: Date;
   ends_at: Date | null;
+  location: string | null;
   published: boolean;
   deleted_at: Date | null;
   online_payment: boolean;
@@ -91,6 +93,7 @@ export async function loadPublicRegistration(db: Db, id: string, now: Date): Pro
       'e.title',
       'e.starts_at',
       'e.ends_at',
+      'e.location',
       'e.published',
       'e.deleted_at',
       'e.online_payment',
@@ -115,6 +118,7 @@ export async function loadPublicRegistration(db: Db, id: string, now: Date): Pro
       title: row.title,
       startsAt: row.starts_at,
       endsAt: row.ends_at,
+      location: row.location,
       published: row.published,
       deletedAt: row.deleted_at,
       onlinePayment: row.online_payment,
@@ -146,9 +150,17 @@ function namedPart(label: string, names: readonly string[]): LineView['named'] {
   return undefined;
 }
 
-export function registrationPath(authSecret: string, registrationId: string): string {
-  return `/registrations/${registrationId}?token=${registrationToken(authSecret, registrationId)}`;
+/**
+ * The registration page. `confirmationHeldBack` adds `&confirmation=held`, on the address the form's post redirects
+ * to, so the page says no email was sent and keeps everything the email would have said in view. It is not signed:
+ * all it can change is that note, on a page only the token opens.
+ */
+export function registrationPath(authSecret: string, registrationId: string, options: { confirmationHeldBack?: boolean } = {}): string {
+  const held = options.confirmationHeldBack ? `&${CONFIRMATION_HELD_QUERY}=held` : '';
+  return `/registrations/${registrationId}?token=${registrationToken(authSecret, registrationId)}${held}`;
 }
+
+export const CONFIRMATION_HELD_QUERY = 'confirmation';
 
 export function payNowPath(authSecret: string, registrationId: string): string {
   return `/registrations/${registrationId}/pay?token=${registrationToken(authSecret, registrationId)}`;
@@ -206,6 +218,13 @@ const CARD_PAYMENT_UNFINISHED_NOTE =
  */
 export const KEEP_PAGE_NOTE = "Keep this page's address (bookmark it): it is where you find your payment reference and status again.";
 
+/** Said at the top of the page when the form's confirmation email was held back by an hourly limit. */
+export const CONFIRMATION_HELD_NOTE =
+  'We did not email you a confirmation for this registration: we send only a few an hour to one mailbox, and from one network. Everything the email would have said is on this page.';
+
+/** Said instead of KEEP_PAGE_NOTE, when nothing is owed, by a page whose confirmation email was held back. */
+export const KEEP_DETAILS_NOTE = "Keep this page's address (bookmark it): it is where you find this registration's details again.";
+
 const EVENT_CANCELLED_NOTE = 'This event has been cancelled, so payment is closed. The church will contact you.';
 
 const STATUS_TEXT: Record<PublicRegistration['status'], { label: string; note: string }> = {
@@ -238,6 +257,7 @@ function statusText(registration: PublicRegistration): { label: string; note: st
 export async function registrationPageData(
   ctx: AppContext,
   registration: PublicRegistration,
+  options: { confirmationHeldBack?: boolean } = {},
 ): Promise<RegistrationPageData & { title: string }> {
   const format = pageFormat(ctx.config.regional);
   const lines = lineViews(registration.lineItems, registration.attendeeNames, format.money);
@@ -278,7 +298,12 @@ export async function registrationPageData(
     when: format.dateTimeSpan(registration.event.startsAt, registration.event.endsAt),
     statusLabel: registration.totalMinor === 0 && registration.status === 'PAID' ? 'Confirmed (free)' : status.label,
     statusNote,
-    keepPageNote: registration.status === 'PENDING' && !registration.event.deletedAt ? KEEP_PAGE_NOTE : undefined,
+    location: registration.event.location ?? undefined,
+    confirmationHeldNote: options.confirmationHeldBack ? CONFIRMATION_HELD_NOTE : undefined,
+    keepPageNote:
+      registration.status === 'PENDING' && !registration.event.deletedAt ? KEEP_PAGE_NOTE : options.confirmationHeldBack ? KEEP_DETAILS_NOTE : undefined,
+    // The email names the reference; when it was held back the page does, whatever else it shows.
+    heldBackReference: options.confirmationHeldBack ? paymentReference(registration.id) : undefined,
     contactName: registration.contactName,
     lines,
     total: format.money(registration.totalMinor),

@@ -8,7 +8,8 @@ import type { PageRenderer } from './pages.js';
 import { securityHeaders, securityHeadersSetter } from './security-headers.js';
 import { registerHealthRoute } from './health.js';
 import { registerPublicPages } from './public-pages.js';
-import { postgresRateLimitStore, rateLimitClient } from './rate-limit-store.js';
+import { clientKey } from '../client-key.js';
+import { postgresRateLimitStore } from './rate-limit-store.js';
 import { registerRegistrationRoute } from './register-route.js';
 import { registerSetupRoutes } from './setup-routes.js';
 import { registerUnsubscribeRoutes } from './unsubscribe-routes.js';
@@ -58,10 +59,10 @@ export async function buildServer(
   }
   const app: FastifyInstance = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
-    // Only the immediate peer (our proxy) is trusted, so the client is the address it appended: the last
-    // X-Forwarded-For entry. Trusting every hop (true) would take the first entry, which the client writes
-    // itself, and let it choose its own rate-limit key.
-    trustProxy: ctx.config.http.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
+    // Only hops whose address TRUST_PROXY lists are believed (proxy-addr): walking back from the connection
+    // through X-Forwarded-For, the first address not trusted is the client. So a client that connects directly,
+    // or one that writes its own entries in front of what our proxy appended, cannot choose its rate-limit key.
+    trustProxy: ctx.config.http.trustProxy ? [...ctx.config.http.trustProxy] : false,
     bodyLimit: options.bodyLimit ?? 256 * 1024,
     // A request (headers and body) must arrive whole within 20 s, its headers within 10 s; Node checks every
     // 2 s, so a body trickled a byte at a time is closed with 408 within about 22 s. Only the arrival is
@@ -136,7 +137,7 @@ export async function buildServer(
     await scope.register(rateLimit, {
       global: false,
       store: postgresRateLimitStore(ctx),
-      keyGenerator: (request) => rateLimitClient(request.ip),
+      keyGenerator: (request) => clientKey(request.ip),
       errorResponseBuilder: rateLimited,
     });
     registerCronRoutes(scope, ctx, { track, stopping: stopping.signal, telemetry });

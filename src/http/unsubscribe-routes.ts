@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { celebrationsUnsubscribePath, personIdsOfUnsubscribeToken } from '../admin/people/unsubscribe-link.js';
 import { unsubscribeFromCelebrations, unsubscribePeople, type UnsubscribePerson } from '../admin/people/unsubscribe.js';
 import type { AppContext } from '../context.js';
+import { UNSUBSCRIBE_ROUTE } from '../secret-paths.js';
 import { loadChurchIdentity } from '../mail/identity.js';
 import type { PageRenderer } from './pages.js';
 import { privatePage, PUBLIC_FORM_RATE_LIMIT, sendPageNotFound } from './public-pages.js';
@@ -18,7 +19,7 @@ const tokenParams = z.object({ token: z.string().max(100) });
  * sign, or one naming nobody still on record, is a 404.
  */
 export function registerUnsubscribeRoutes(app: FastifyInstance, ctx: AppContext, page: PageRenderer): void {
-  const path = '/celebrations/unsubscribe/:token';
+  const path = UNSUBSCRIBE_ROUTE;
   const personIdsOf = (params: unknown): { token: string; ids: string[] } | undefined => {
     const parsed = tokenParams.safeParse(params);
     const ids = parsed.success ? personIdsOfUnsubscribeToken(ctx.config.keyring, parsed.data.token) : undefined;

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
+import { canonicalMailbox } from '../canonical-mailbox.js';
 import { countRateLimitHit } from '../db/rate-limits.js';
 import { enqueueMail } from '../mail/queue.js';
 import { loadEmailBranding } from '../mail/render.js';
@@ -15,8 +16,10 @@ import { registrationConfirmationEmail } from './templates/confirmation.js';
 
 /**
  * Confirmation emails go to whatever address is typed into the public form, so
- * each address gets at most this many an hour (counted in PostgreSQL under
- * its lookup hash); registrations beyond it are made but not emailed.
+ * each mailbox gets at most this many an hour (counted in PostgreSQL under the
+ * lookup hash of its canonicalMailbox: victim+1@… and victim+2@… are one), and
+ * each client at most CONFIRMATION_EMAILS_PER_CLIENT_PER_HOUR (clientKey);
+ * registrations beyond either are made but not emailed: their page shows it all.
  */
 export const CONFIRMATIONS_PER_ADDRESS_PER_HOUR = 3;
 const HOUR_MS = 60 * 60_000;
@@ -25,8 +28,8 @@ const HOUR_MS = 60 * 60_000;
  * Queues the confirmation of a free or bank-transfer registration in the
  * caller's transaction (card payments get their receipt from the webhook):
  * free → "confirmed", bank → bank details, reference and the pay-now link.
- * Returns the queued mail's id, or null when the address has had its
- * confirmations for the hour.
+ * Returns the queued mail's id, or null when the mailbox or the client has had
+ * its confirmations for the hour.
  */
 export async function queueRegistrationConfirmation(
   trx: Knex.Transaction,
@@ -40,24 +43,17 @@ export async function queueRegistrationConfirmation(
     idempotencySuffix?: string;
     /** An existing registration's payments so far; a new one has none. */
     payments?: { paidMinor: number; cardPaymentInFlight: boolean };
-    /** Sent by the office, which is not limited: the hourly limit is for addresses typed into the public form. */
+    /** Sent by the office, which is not limited: the hourly limits are for addresses typed into the public form. */
     byOffice?: boolean;
+    /** The public form's client (clientKey of its address), counted against its hourly cap. */
+    client?: string;
   },
   now: Date,
 ): Promise<number | null> {
   const emailHash = ctx.cipher.lookupHash('email', input.contact.email);
-  if (!input.byOffice) {
-    // Counted in the registration's transaction: a registration that rolls back uses up nothing.
-    const sent = await countRateLimitHit(trx, {
-      bucket: 'confirmation-email',
-      key: emailHash,
-      windowMs: HOUR_MS,
-      now,
-    });
-    if (sent.hits > CONFIRMATIONS_PER_ADDRESS_PER_HOUR) {
-      ctx.logger.warn({ registrationId: input.registrationId }, 'confirmation email not sent: this address had its confirmations for the hour');
-      return null;
-    }
+  if (!input.byOffice && (await overHourlyLimit(trx, ctx, { mailbox: input.contact.email, client: input.client }, now))) {
+    ctx.logger.warn({ registrationId: input.registrationId }, 'confirmation email not sent: its mailbox or client had its confirmations for the hour');
+    return null;
   }
   const hasPublicUrl = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
   const { paidMinor, cardPaymentInFlight } = input.payments ?? { paidMinor: 0, cardPaymentInFlight: false };
@@ -107,6 +103,26 @@ export async function queueRegistrationConfirmation(
     },
     now,
   );
+}
+
+/**
+ * Counts one confirmation for the client, then (unless the client is over its cap) for the mailbox, and says whether
+ * either is over. In the registration's transaction: a registration that rolls back uses up nothing. The client is
+ * counted first, so a client over its cap does not use up its victims' mailbox limit as well.
+ */
+async function overHourlyLimit(
+  trx: Knex.Transaction,
+  ctx: Pick<AppContext, 'config' | 'cipher'>,
+  counted: { mailbox: string; client?: string },
+  now: Date,
+): Promise<boolean> {
+  if (counted.client !== undefined) {
+    const fromClient = await countRateLimitHit(trx, { bucket: 'confirmation-email-client', key: counted.client, windowMs: HOUR_MS, now });
+    if (fromClient.hits > ctx.config.limits.confirmationEmailsPerClientPerHour) return true;
+  }
+  const mailboxKey = ctx.cipher.lookupHash('email', canonicalMailbox(counted.mailbox));
+  const toMailbox = await countRateLimitHit(trx, { bucket: 'confirmation-email', key: mailboxKey, windowMs: HOUR_MS, now });
+  return toMailbox.hits > CONFIRMATIONS_PER_ADDRESS_PER_HOUR;
 }
 
 /**

@@ -19,10 +19,20 @@ export interface RegistrationSubmission {
   family: boolean;
   /** Left out only when there is nothing to pay (the form offers no choice then): such a registration must be free. */
   payment?: 'card' | 'bank';
+  /** The public form's client (clientKey of its address): its confirmation emails are capped per hour. */
+  client?: string;
 }
 
 export type RegistrationOutcome =
-  | { kind: 'registered'; registrationId: string; status: 'PAID' | 'PENDING'; method: PaymentMethod; priced: PricedRegistration }
+  | {
+      kind: 'registered';
+      registrationId: string;
+      status: 'PAID' | 'PENDING';
+      method: PaymentMethod;
+      priced: PricedRegistration;
+      /** No confirmation email was queued: its mailbox or client had its confirmations for the hour. */
+      confirmationHeldBack?: boolean;
+    }
   | { kind: 'checkout'; checkoutId: string; redirectUrl: string };
 
 export class SoldOutError extends AppError {
@@ -163,8 +173,12 @@ export async function registerWithoutCard(
       event: locked.event,
       seatsLeftAfter: locked.event.capacity === null ? null : locked.event.capacity - locked.seatsTaken - wanted,
     };
-    if (office) await office.within(trx, registered);
-    else await queueRegistrationConfirmation(trx, ctx, { registrationId: id, contact: submission.contact, event: locked.event, priced }, now);
-    return { kind: 'registered', ...registered };
+    if (office) {
+      await office.within(trx, registered);
+      return { kind: 'registered', ...registered };
+    }
+    const confirmation = { registrationId: id, contact: submission.contact, event: locked.event, priced, client: submission.client };
+    const queued = await queueRegistrationConfirmation(trx, ctx, confirmation, now);
+    return { kind: 'registered', ...registered, confirmationHeldBack: queued === null };
   });
 }

@@ -146,6 +146,29 @@ describe('TRUST_PROXY behind the https proxy', () => {
     expect((JSON.parse(development.stdout) as { warnings: string[] }).warnings).toEqual([]);
   });
 
+  it('config check and serve warn when HOST is not loopback while TRUST_PROXY is on, and still go on; an invalid TRUST_PROXY stops both with 78', async () => {
+    const exposed = "HOST is 0.0.0.0, not a loopback address, while TRUST_PROXY is on (trusted: 127.0.0.0/8, ::1/128)";
+    const open = await runCli(['config', 'check', '--json'], { env: testEnv({ DATABASE_URL: empty.url, HOST: '0.0.0.0', TRUST_PROXY: 'true' }) });
+    expect(open.code).toBe(0);
+    expect((JSON.parse(open.stdout) as { warnings: string[] }).warnings).toEqual([expect.stringContaining(exposed)]);
+    const loopback = await runCli(['config', 'check', '--json'], { env: testEnv({ DATABASE_URL: empty.url, HOST: '::1', TRUST_PROXY: '10.0.0.0/8' }) });
+    expect((JSON.parse(loopback.stdout) as { warnings: string[] }).warnings).toEqual([]);
+    const off = await runCli(['config', 'check', '--json'], { env: testEnv({ DATABASE_URL: empty.url, HOST: '0.0.0.0' }) });
+    expect((JSON.parse(off.stdout) as { warnings: string[] }).warnings).toEqual([]);
+
+    const served = await serveOnce(testEnv({ DATABASE_URL: empty.url, HOST: '0.0.0.0', TRUST_PROXY: 'true' }));
+    expect(served.listened).toBe(true);
+    expect(served.code).toBe(0);
+    expect(served.stderr).toContain(exposed);
+
+    const invalid = await runCli(['config', 'check'], { env: testEnv({ DATABASE_URL: empty.url, TRUST_PROXY: '10.0.0.0/33' }) });
+    expect(invalid.code).toBe(78);
+    expect(invalid.stderr + invalid.stdout).toContain('TRUST_PROXY');
+    const refused = await serveOnce(testEnv({ DATABASE_URL: empty.url, TRUST_PROXY: 'everyone' }));
+    expect(refused.listened).toBe(false);
+    expect(refused.code).toBe(78);
+  }, 60_000);
+
   it('serve logs the warning at start in production and still starts; not with TRUST_PROXY=true', async () => {
     const off = await serveOnce(testEnv({ ...PRODUCTION, DATABASE_URL: empty.url }));
     expect(off.listened).toBe(true);

@@ -162,6 +162,30 @@ describe('configuration rules', () => {
     expect(loadConfig(testEnv({ MIGRATE_ON_START: 'false' })).config.migrateOnStart).toBe(false);
   });
 
+  it('TRUST_PROXY is true (loopback proxies only), false, or a list of proxy addresses and CIDR ranges; anything else stops boot naming it', () => {
+    expect(loadConfig(testEnv({ TRUST_PROXY: 'true' })).config.http.trustProxy).toEqual(['127.0.0.0/8', '::1/128']);
+    expect(loadConfig(testEnv({ TRUST_PROXY: 'false' })).config.http.trustProxy).toBe(false);
+    expect(loadConfig(testEnv({ TRUST_PROXY: undefined })).config.http.trustProxy).toBe(false);
+    expect(loadConfig(testEnv({ TRUST_PROXY: '10.0.0.7, 172.18.0.0/16,fd00::/8 , 2001:db8::1' })).config.http.trustProxy).toEqual([
+      '10.0.0.7/32',
+      '172.18.0.0/16',
+      'fd00::/8',
+      '2001:db8::1/128',
+    ]);
+    for (const garbage of ['yes', '1', '0x7f.1', '10.0.0.0/33', '::1/129', '10.0.0.0/-1', '10.0.0.0/8/8', 'fe80::1%eth0', '10.0.0.1,', '10.0.0.1 10.0.0.2', '10.0.0.1:80', 'loopback', 'proxy.internal', '*']) {
+      expect(variablesOf(testEnv({ TRUST_PROXY: garbage })), garbage).toEqual(['TRUST_PROXY']);
+    }
+    expect(() => loadConfig(testEnv({ TRUST_PROXY: '10.0.0.0/33' }))).toThrow(/TRUST_PROXY: true \(trust a proxy on this machine/);
+  });
+
+  it('CONFIRMATION_EMAILS_PER_CLIENT_PER_HOUR is a whole number from 1 to 10000, 20 when unset', () => {
+    expect(loadConfig(testEnv({})).config.limits.confirmationEmailsPerClientPerHour).toBe(20);
+    expect(loadConfig(testEnv({ CONFIRMATION_EMAILS_PER_CLIENT_PER_HOUR: '50' })).config.limits.confirmationEmailsPerClientPerHour).toBe(50);
+    for (const garbage of ['0', '-1', '2.5', 'many', '10001', '1e3']) {
+      expect(variablesOf(testEnv({ CONFIRMATION_EMAILS_PER_CLIENT_PER_HOUR: garbage })), garbage).toEqual(['CONFIRMATION_EMAILS_PER_CLIENT_PER_HOUR']);
+    }
+  });
+
   it('TRACKER_REPO must be owner/repo', () => {
     expect(variablesOf(testEnv({ TRACKER_REPO: 'just-a-name' }))).toEqual(['TRACKER_REPO']);
     const { config } = loadConfig(testEnv({ TRACKER_REPO: 'grace/ops', TRACKER_TOKEN: 'tok' }));

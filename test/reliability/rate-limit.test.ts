@@ -57,19 +57,42 @@ describe('registration rate limit (issue 7, case 9)', () => {
     expect(run.statuses.get('other')).toEqual(limited);
   });
 
-  it('an IPv6 client is limited by its /64, so rotating addresses within it does not get around the limit; another /64 is unaffected', async () => {
+  it('an IPv6 client is limited by its /56 (one home network), so rotating addresses and /64 networks within it does not get around the limit; another /56 is unaffected', async () => {
     const run = await registerFromClients(tdb, {
       trustProxy: true,
       perClient: 1,
       clients: [
         ...Array.from({ length: 11 }, (_, i): [string, { localAddress: string; forwardedFor: string }] => [
           `rotating-${i}`,
-          { localAddress: '127.0.0.1', forwardedFor: `2001:db8:1:2::${(i + 1).toString(16)}` },
+          { localAddress: '127.0.0.1', forwardedFor: `2001:db8:1:${(i * 23).toString(16)}::${(i + 1).toString(16)}` },
         ]),
-        ['neighbour', { localAddress: '127.0.0.1', forwardedFor: '2001:db8:1:3::1' }],
+        ['neighbour', { localAddress: '127.0.0.1', forwardedFor: '2001:db8:1:100::1' }],
       ],
     });
     expect(Array.from({ length: 11 }, (_, i) => run.statuses.get(`rotating-${i}`)).flat()).toEqual(limited);
     expect(run.statuses.get('neighbour')).toEqual([303]);
+  });
+
+  it('with TRUST_PROXY listing the proxies (CIDR ranges), a client connecting from any other address is counted by that address whatever X-Forwarded-For it forges, and its forged addresses add no rate-limit rows', async () => {
+    await tdb.db('rate_limits').delete();
+    const run = await registerFromClients(tdb, {
+      trustProxy: '127.0.0.6/32, 2001:db8:ffff::/48',
+      perClient: 1,
+      clients: [
+        ...Array.from({ length: 11 }, (_, i): [string, { localAddress: string; forwardedFor: string }] => [
+          `forger-${i}`,
+          { localAddress: '127.0.0.5', forwardedFor: `198.51.100.${i + 1}` },
+        ]),
+        ['proxied', { localAddress: '127.0.0.6', forwardedFor: '203.0.113.200' }],
+        // Entries a client wrote in front of what the listed proxy appended are not believed either.
+        ['proxied-with-forged-entry', { localAddress: '127.0.0.6', forwardedFor: '198.51.100.99, 203.0.113.201' }],
+      ],
+    });
+    expect(Array.from({ length: 11 }, (_, i) => run.statuses.get(`forger-${i}`)).flat()).toEqual(limited);
+    expect(run.statuses.get('proxied')).toEqual([303]);
+    expect(run.statuses.get('proxied-with-forged-entry')).toEqual([303]);
+    const keys = (await tdb.db('rate_limits').distinct('client_key')).map((row: { client_key: string }) => row.client_key);
+    expect(keys).toEqual(expect.arrayContaining(['127.0.0.5', '203.0.113.200', '203.0.113.201']));
+    expect(keys.filter((key) => key.startsWith('198.51.100.'))).toEqual([]);
   });
 });

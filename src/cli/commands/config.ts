@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { describeConfig } from '../../config/describe.js';
-import { trustProxyWarning } from '../../config/proxy.js';
+import { proxyWarnings } from '../../config/proxy.js';
 import type { AppConfig } from '../../config/types.js';
 import { AppError, EXIT, errorMessage } from '../../errors.js';
 import { printResult } from '../io.js';
@@ -55,11 +55,10 @@ export function registerConfigCommands(program: Command): void {
       const { captchaMissingInProduction, NO_CAPTCHA_WARNING } = await import('../../payments/captcha.js');
       const { config: resolved, warnings: configWarnings = [] } = loadRuntimeConfig();
       const described = describeConfig(resolved);
-      const proxyWarning = trustProxyWarning(resolved);
       const warnings = [
         ...configWarnings,
         ...(captchaMissingInProduction(resolved) ? [NO_CAPTCHA_WARNING] : []),
-        ...(proxyWarning ? [proxyWarning] : []),
+        ...proxyWarnings(resolved),
       ];
       const keys = await checkKeysAgainstDatabase(resolved);
       printResult(options, { valid: true, warnings, keys, config: described }, [

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { trustProxyWarning } from '../../config/proxy.js';
+import { proxyWarnings } from '../../config/proxy.js';
 import type { Db } from '../../db/connect.js';
 import { AppError, UsageError } from '../../errors.js';
 import type { BuiltServer } from '../../http/server.js';
@@ -33,8 +33,7 @@ export function registerServeCommand(program: Command): void {
       if (!parsed.success) throw new UsageError('--port must be a number from 0 to 65535', 'for example --port 3000');
       const { loadRuntimeConfig, openContext } = await import('../runtime.js');
       const loaded = loadRuntimeConfig();
-      const proxyWarning = trustProxyWarning(loaded.config);
-      if (proxyWarning) loaded.logger.warn(proxyWarning);
+      for (const warning of proxyWarnings(loaded.config, parsed.data.host)) loaded.logger.warn(warning);
       const ctx = await openContext(loaded, { poolMax: 10 });
       const { logger, config } = ctx;
       try {

@@ -26,6 +26,11 @@ export interface RegistrationPageData {
   when: string;
   statusLabel: string;
   statusNote: string;
+  location?: string;
+  /** The form's confirmation email was held back by an hourly limit: this page is all the registrant has. */
+  confirmationHeldNote?: string;
+  /** The payment reference, shown on its own when the confirmation email (which names it) was held back. */
+  heldBackReference?: string;
   /** While awaiting payment: keep this page's address. */
   keepPageNote?: string;
   contactName: string;
@@ -48,8 +53,10 @@ export const registrationPage = definePage<RegistrationPageData>(`
 </style>
 <div class="card">
   <h1>Your registration</h1>
-  <p>{{#if eventHref}}<a href="{{eventHref}}"><bdi>{{eventTitle}}</bdi></a>{{else}}<bdi>{{eventTitle}}</bdi>{{/if}}<br><span class="muted">{{when}}</span></p>
+  {{#if confirmationHeldNote}}<p id="confirmation-held"><strong>{{confirmationHeldNote}}</strong></p>{{/if}}
+  <p>{{#if eventHref}}<a href="{{eventHref}}"><bdi>{{eventTitle}}</bdi></a>{{else}}<bdi>{{eventTitle}}</bdi>{{/if}}<br><span class="muted">{{when}}</span>{{#if location}}<br><span class="muted" id="location"><bdi>{{location}}</bdi></span>{{/if}}</p>
   <p><strong>Status:</strong> <span id="status">{{statusLabel}}</span></p>
+  {{#if heldBackReference}}<p><strong>Reference:</strong> <span id="reference">{{heldBackReference}}</span></p>{{/if}}
   <p>{{statusNote}}</p>
   {{#if keepPageNote}}<p id="keep-this-page"><strong>{{keepPageNote}}</strong></p>{{/if}}
   <p><strong>Registered by:</strong> <bdi>{{contactName}}</bdi></p>

@@ -62,10 +62,11 @@ function post(url: string, client: Client, body: string): Promise<number> {
  */
 export async function registerFromClients(
   tdb: TestDatabase,
-  options: { trustProxy: boolean; clients: Array<[string, Client]>; perClient: number; concurrent?: boolean },
+  /** trustProxy: false (off), true (TRUST_PROXY=true) or the TRUST_PROXY value itself (a list of proxies). */
+  options: { trustProxy: boolean | string; clients: Array<[string, Client]>; perClient: number; concurrent?: boolean },
 ): Promise<RateLimitRun> {
   const event = await insertEvent(tdb.db, { capacity: null });
-  const ctx = createTestContext({ db: tdb.db, env: { TRUST_PROXY: options.trustProxy ? 'true' : undefined } });
+  const ctx = createTestContext({ db: tdb.db, env: { TRUST_PROXY: typeof options.trustProxy === 'string' ? options.trustProxy : options.trustProxy ? 'true' : undefined } });
   const server = await startTestServer(ctx);
   const body = new URLSearchParams({ name: 'Jo Citizen', email: 'jo@example.org', payment: 'bank', attendee_name: 'Jo', attendee_tier: 'adult' }).toString();
   const url = `${server.url}/events/${event.slug}/register`;
