@@ -4,7 +4,7 @@ import { FixedClock } from '../../src/clock.js';
 import { CONFIRMATION_HELD_NOTE } from '../../src/http/registration-view.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/payments/confirmations.js';
-import { paymentReference } from '../../src/payments/links.js';
+import { paymentReference } from '../../src/registrations/reference.js';
 import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
