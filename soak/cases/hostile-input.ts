@@ -11,6 +11,7 @@ import { buildProviderEvent, type ProviderObject } from '../../test/support/prov
 import { createRandom, type Random } from '../../test/support/random.js';
 import { TEST_KEYS, testEnv } from '../../test/support/env.js';
 import { TEST_WEBHOOK_SECRET, completedSession, stageNewRegistrationCheckout } from '../../test/support/webhook-events.js';
+import { plusAddressingHeld, sendPlusAddressedPosts } from './hostile-mailbox.js';
 
 /**
  * Case 7, hostile input: forged, stale, tampered, oversized and mislabelled
@@ -696,6 +697,11 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
       refusedWrongly += control.problems.length;
       rows += control.registrationsCreated;
       leaks += control.loggedRows;
+      for (const gmail of [false, true]) {
+        const plus = await sendPlusAddressedPosts(harness, 12, { gmail });
+        inputs += plus.posts;
+        if (!plusAddressingHeld(plus)) refusedWrongly += 1;
+      }
       const trickled = await slow;
       inputs += 1;
       if (trickled.closedAfterMs === undefined || trickled.closedAfterMs >= 30_000) refusedWrongly += 1;
@@ -709,8 +715,8 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
   } while (Date.now() < deadline && round < rounds);
   return {
     case: 'hostile-input',
-    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts, 96 posts with control characters, 30 wrong cron bearers, a slow body and ${configFuzzCases().length} malformed configuration values each`,
-    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML, control characters; wrong bearers; a body trickled a byte every 20 s; malformed and commented variables',
+    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts, 96 posts with control characters, 24 posts naming one mailbox by plus tags and gmail spellings, 30 wrong cron bearers, a slow body and ${configFuzzCases().length} malformed configuration values each`,
+    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML, control characters; one mailbox behind plus tags and gmail dots; wrong bearers; a body trickled a byte every 20 s; malformed and commented variables',
     inputs,
     lost: rows + refusedWrongly,
     duplicates: 0,

@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registrationPath } from '../../src/http/registration-view.js';
 import { fuzzRegistrationForm, postRegistration, unescapedInjection, type FormFuzzReport } from '../../soak/cases/hostile-input.js';
+import { plusAddressingHeld, sendPlusAddressedPosts } from '../../soak/cases/hostile-mailbox.js';
+import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/payments/confirmations.js';
 import { insertEvent } from '../support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 
@@ -73,5 +75,16 @@ describe('a valid registration carrying HTML in its names', () => {
     expect(page.status).toBe(200);
     expect(html).toContain('&lt;script&gt;');
     expect(unescapedInjection(html)).toBeUndefined();
+  });
+});
+
+describe('one mailbox written many ways, from many clients', () => {
+  it.each([
+    ['plus tags', false],
+    ['gmail dots, capitals, googlemail and plus tags', true],
+  ])('%s: every registration is made, and the mailbox gets at most its hourly confirmations', async (_label, gmail) => {
+    const report = await sendPlusAddressedPosts(harness, 10, { gmail });
+    expect(report).toEqual({ posts: 10, registrations: 10, confirmationsQueued: CONFIRMATIONS_PER_ADDRESS_PER_HOUR, refused: 0 });
+    expect(plusAddressingHeld(report)).toBe(true);
   });
 });
