@@ -69,7 +69,7 @@ arguments, such as a name or address the form would refuse.`,
         const lines = [
           `registered ${result.reference} (${result.status}, ${result.method}, ${money(result.totalMinor)}) for ${options.event}; the ${result.status === 'PAID' && result.method !== 'free' ? 'receipt' : 'confirmation'} is queued`,
         ];
-        if (result.seatsLeft !== null) lines.push(result.overCapacity ? `the event is now ${counted(-result.seatsLeft, 'place', 'places')} over its capacity` : `${counted(result.seatsLeft, 'place', 'places')} left`);
+        if (result.seatsLeft !== null) lines.push(result.overCapacity ? `the event is now ${-result.seatsLeft} over its capacity` : `${counted(result.seatsLeft, 'place', 'places')} left`);
         if (result.resolvedAlert !== null) lines.push(`resolved alert ${result.resolvedAlert}`);
         printResult(options, { registration: result }, lines);
       });
