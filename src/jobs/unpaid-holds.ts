@@ -5,6 +5,7 @@ import { RELEASE_AT, daysAfter } from '../payments/hold-release.js';
 import { cardPaymentPossible, payNowUrl } from '../payments/links.js';
 import { paymentReference } from '../registrations/reference.js';
 import { cardPaymentInFlightSql, keptCardPaymentOpenSql } from '../registrations/card-checkouts.js';
+import { counted } from '../plural.js';
 
 /**
  * Seat holds that end: an event with `unpaidHoldDays` N lets an unpaid
@@ -90,7 +91,7 @@ export async function previewUnpaidHolds(ctx: HoldContext, now: Date): Promise<s
   const local = (date: Date) => `${localMinute(date, ctx.config.regional.timeZone)} ${ctx.config.regional.timeZone}`;
   return rows.map((row) =>
     row.due === 'release'
-      ? `release the unpaid hold of ${paymentReference(row.id)} (${row.attendee_count} seat(s), "${row.title}") and notify ${row.contact_name}`
+      ? `release the unpaid hold of ${paymentReference(row.id)} (${counted(row.attendee_count, 'seat', 'seats')}, "${row.title}") and notify ${row.contact_name}`
       : `remind ${row.contact_name} that the hold of ${paymentReference(row.id)} ends ${local(row.release_at)}`,
   );
 }

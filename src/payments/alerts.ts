@@ -6,6 +6,8 @@ import { AppError, NotFoundError } from '../errors.js';
 import { enqueueMail } from '../mail/queue.js';
 import { loadEmailBranding } from '../mail/render.js';
 import { operationsAlertEmail } from './templates/operations-alert.js';
+import { alertGuidance } from './alert-guidance.js';
+import { paymentReference } from '../registrations/reference.js';
 
 /**
  * Operations alerts: a charged-but-not-registered case (or a reversal that needs
@@ -140,13 +142,18 @@ export async function raiseOperationsAlert(
     return { id: row.id, recipients: 0 };
   }
   const branding = await loadEmailBranding(trx, ctx.config);
+  const registrationId = alertRegistrationId(input.details ?? {});
+  const reference = registrationId ? paymentReference(registrationId) : undefined;
   const rendered = operationsAlertEmail(
     {
       alertId: row.id,
       kindLabel: KIND_LABELS[input.kind],
-      reason: input.reason,
+      ...alertGuidance(input.kind, row.id, reference),
+      reason: asSentence(input.reason),
+      reference,
+      payer: input.payer ? `${input.payer.name} <${input.payer.email}>` : undefined,
       amountMinor: input.amountMinor,
-      facts: alertFacts(input),
+      details: alertDetails(row.id, input),
     },
     branding,
   );
@@ -169,16 +176,30 @@ async function alertRecipients(trx: Knex.Transaction, ctx: AlertContext): Promis
   return fallback ? [fallback] : [];
 }
 
-function alertFacts(input: OperationsAlertInput): Array<{ label: string; value: string }> {
-  const facts: Array<{ label: string; value: string }> = [];
-  if (input.paymentIntentId) facts.push({ label: 'PaymentIntent', value: input.paymentIntentId });
-  if (input.providerSessionId) facts.push({ label: 'Checkout session', value: input.providerSessionId });
-  if (input.checkoutId) facts.push({ label: 'Our checkout id', value: input.checkoutId });
+/** The registration an alert is about, as its details name it: the one it concerns, or the one that answered it. */
+export function alertRegistrationId(details: Record<string, unknown>): string | undefined {
+  const id = details.registrationId ?? details.registeredAs;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}
+
+/** "charged … ; check it" → "Charged … ; check it." */
+function asSentence(text: string): string {
+  const trimmed = text.trim();
+  const capital = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
+  return /[.!?]$/.test(capital) ? capital : `${capital}.`;
+}
+
+/** The ids and raw values a person looks things up with, for the email's details block at its end. */
+function alertDetails(alertId: number, input: OperationsAlertInput): Array<{ label: string; value: string }> {
+  const details: Array<{ label: string; value: string }> = [{ label: 'Alert', value: `${alertId} (${input.kind})` }];
+  if (input.paymentIntentId) details.push({ label: 'PaymentIntent', value: input.paymentIntentId });
+  if (input.providerSessionId) details.push({ label: 'Checkout session', value: input.providerSessionId });
+  if (input.checkoutId) details.push({ label: 'Our checkout id', value: input.checkoutId });
+  if (input.amountMinor !== undefined) details.push({ label: 'amountMinor', value: String(input.amountMinor) });
   for (const [label, value] of Object.entries(input.details ?? {})) {
-    if (value !== null) facts.push({ label, value: String(value) });
+    if (value !== null) details.push({ label, value: String(value) });
   }
-  if (input.payer) facts.push({ label: 'Payer', value: `${input.payer.name} <${input.payer.email}>` });
-  return facts;
+  return details;
 }
 
 interface AlertRow {

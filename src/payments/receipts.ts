@@ -4,6 +4,7 @@ import type { QueuedMailInput } from '../mail/queue.js';
 import { loadEmailBranding, type EmailBranding } from '../mail/render.js';
 import { registrationUrl } from './links.js';
 import { paymentReference } from '../registrations/reference.js';
+import { listWords, paidByWords, type PaidByMethod } from '../registrations/paid-by.js';
 import { receiptEmail } from './templates/receipt.js';
 
 export interface ReceiptInput {
@@ -20,6 +21,8 @@ export interface ReceiptInput {
   method?: ReceiptMethod;
   /** Names a payment recorded by the office (its row id), for the mail's idempotency key. */
   officePaymentKey?: string;
+  /** What the office received by each method (officePaidByMethod): a receipt of money that came several ways names each. */
+  paidBy?: PaidByMethod[];
 }
 
 export type ReceiptMethod = 'card' | 'bank' | 'cash' | 'other';
@@ -58,7 +61,7 @@ export function renderReceiptWith(branding: EmailBranding, ctx: Pick<AppContext,
       amountMinor: input.amountMinor,
       paidAt: input.paidAt,
       paymentIntentId: input.paymentIntentId,
-      methodWords: METHOD_WORDS[input.method ?? 'card'],
+      ...methodsOf(input, ctx.config.regional),
       reference: paymentReference(input.registrationId),
       registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId) : undefined,
     },
@@ -69,5 +72,19 @@ export function renderReceiptWith(branding: EmailBranding, ctx: Pick<AppContext,
     kind: 'receipt',
     registrationId: input.registrationId,
     message: { to: [input.contact.email], ...rendered, idempotencyKey: `receipt-${key}` },
+  };
+}
+
+/** "bank transfer" for money that came one way; "bank transfer and cash payment" and the amount by each when it came several. */
+function methodsOf(input: ReceiptInput, regional: { locale: string; currency: string }): { methodWords: string; paidByWords: string; several: boolean } {
+  const paidBy = input.paidBy ?? [];
+  if (paidBy.length < 2) {
+    const words = METHOD_WORDS[paidBy[0]?.method ?? input.method ?? 'card'];
+    return { methodWords: words, paidByWords: words, several: false };
+  }
+  return {
+    methodWords: listWords(paidBy.map((part) => METHOD_WORDS[part.method]), regional.locale),
+    paidByWords: paidByWords(paidBy, regional),
+    several: true,
   };
 }

@@ -114,7 +114,8 @@ describe('office commands racing each other, pay-now and the webhook on one regi
       const id = await bankRegistration(event, 10 + round);
       const checkout = await startExistingRegistrationCheckout(harness.ctx, { registrationId: id });
       const { won, refused } = await settleAll<unknown>([
-        markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 12000, method: 'bank', ...office }, money),
+        // --yes: the office records the transfer knowing the card checkout is open (without it, mark-paid refuses).
+        markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 12000, method: 'bank', yes: true, ...office }, money),
         payAtProvider(checkout.checkoutId),
       ]);
       const registration = await harness.tdb.db('registrations').where({ id }).first();

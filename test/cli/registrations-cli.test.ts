@@ -83,8 +83,9 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     await deliverMail();
     const receipt = mail.sink.messages.find((m) => m.subject === 'Receipt: Family Camp');
     expect(receipt?.envelope.to).toEqual(['dana@example.org']);
-    expect(receipt?.text).toContain('your bank transfer for Family Camp');
-    expect(receipt?.text).toContain('Paid by: bank transfer');
+    // Cash at the door, then the balance by bank transfer: the receipt names both.
+    expect(receipt?.text).toContain('your cash payment and bank transfer for Family Camp');
+    expect(receipt?.text).toContain('Paid by: cash $100.00 and bank transfer $80.00');
     expect(receipt?.text).toContain('Total paid: $180.00');
 
     const again = await cli(['mark-paid', registration.reference, '--amount', '180']);
@@ -99,7 +100,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
 
     const cancelled = await cli(['cancel', registration.reference, '--note', 'family is away', '--notify']);
     expect(cancelled.code).toBe(0);
-    expect(cancelled.stdout).toContain(`cancelled registration ${registration.reference}: 2 seat(s) freed; the registrant is notified`);
+    expect(cancelled.stdout).toContain(`cancelled registration ${registration.reference}: 2 seats freed; the registrant is notified`);
     expect(cancelled.stdout).toContain('$180.00 had been received. Nothing was refunded');
     expect(await registrationRow(id)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'office' });
     mail.sink.clear();
@@ -136,10 +137,10 @@ describe('eventops registrations: the office records a bank transfer, cancels an
 
     const human = await cli(['show', registration.reference]);
     expect(human.stdout).toContain('History:');
-    expect(human.stdout).toContain(`cancelled by ${osUser}: status PAID → CANCELLED, notified, seats freed 2 (note: family is away)`);
+    expect(human.stdout).toContain(`cancelled by ${osUser}: PAID → CANCELLED, 2 seats freed; the registrant was notified (note: family is away)`);
     expect(human.stdout).toContain('cash $100.00 recorded');
     // The history's amounts read as money, not as cents in JSON.
-    expect(human.stdout).toContain(`payment_recorded by ${osUser}: method cash, paid $100.00, amount $100.00, balance $80.00 (note: cash at the door)`);
+    expect(human.stdout).toContain(`payment recorded by ${osUser}: $100.00 received by cash, $100.00 paid so far, balance $80.00 (note: cash at the door)`);
     expect(human.stdout).not.toContain('Minor');
   });
 
@@ -311,12 +312,12 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     await insertUser(office.db, ctx.cipher, { email: `admin-${Date.now()}@example.org` });
     await insertRegistration(office.db, ctx.cipher, event.id, { contact_name: 'Already Coming' });
     const alert = await office.db.transaction((trx) =>
-      raiseOperationsAlert(trx, ctx, { kind: 'sold_out', reason: '1 seat(s) paid for but only 0 left', paymentIntentId: 'pi_test_full', amountMinor: 12000 }),
+      raiseOperationsAlert(trx, ctx, { kind: 'sold_out', reason: '1 seat paid for but only 0 left', paymentIntentId: 'pi_test_full', amountMinor: 12000 }),
     );
     const base = ['add', '--event', event.slug, '--name', 'Late Payer', '--email', 'late@example.org', '--attendee', 'Late Payer:adult'];
     const full = await cli(base);
     expect(full.code).toBe(1);
-    expect(full.stderr).toContain('has 0 place(s) left');
+    expect(full.stderr).toContain('has 0 places left');
     expect(full.stderr).toContain('--over-capacity');
     const badTier = await cli(['add', '--event', event.slug, '--name', 'X', '--email', 'x@example.org', '--attendee', 'X:dragon', '--over-capacity']);
     expect(badTier.code).toBe(2);
@@ -534,7 +535,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
     expect(JSON.parse(summary.stdout)).toEqual({ file, rows: 3, format: 'csv', mode: '0600' });
     const written = await cli(['export', '--event', event.slug, '--out', file]);
     expect(written.code).toBe(0);
-    expect(written.stdout).toBe(`wrote 3 attendee row(s) to ${file} (mode 0600)\n`);
+    expect(written.stdout).toBe(`wrote 3 attendee rows to ${file} (mode 0600)\n`);
     expect(written.stdout + written.stderr).not.toContain('evil@example.org');
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
 

@@ -16,6 +16,7 @@ import { alertIsForCardPayment, type CardSettlement } from './kept-card-payment.
 import type { OfficeContext } from './mark-paid.js';
 import { moneyFormatter } from './money.js';
 import { insertOfficePayment } from '../../registrations/ledger.js';
+import { counted } from '../../plural.js';
 
 export interface AddInput {
   eventSlug: string;
@@ -106,7 +107,7 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
     };
   } catch (error) {
     if (error instanceof SoldOutError) {
-      throw new AppError('sold_out', `${event.slug} has ${error.seatsLeft} place(s) left, fewer than the ${input.attendees.length} asked for; nothing was registered`, {
+      throw new AppError('sold_out', `${event.slug} has ${counted(error.seatsLeft, 'place', 'places')} left, fewer than the ${input.attendees.length} asked for; nothing was registered`, {
         exitCode: 1,
         suggestion: 'add --over-capacity to exceed the capacity knowingly',
       });

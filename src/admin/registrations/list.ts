@@ -4,6 +4,7 @@ import { NotFoundError } from '../../errors.js';
 import { paymentReference } from '../../registrations/reference.js';
 import type { PaymentMethod, RegistrationStatus } from '../../registrations/registrations.js';
 import { PAID_MINOR_SQL } from '../../registrations/ledger.js';
+import { OFFICE_PAID_BY_METHOD_SQL, type PaidByMethod } from '../../registrations/paid-by.js';
 
 export interface RegistrationListing {
   id: string;
@@ -14,6 +15,8 @@ export interface RegistrationListing {
   totalMinor: number;
   paidMinor: number;
   method: PaymentMethod;
+  /** What the office received by each method, in the order first used: a bank part-payment then the balance in cash names both. */
+  officePaidBy: PaidByMethod[];
   status: RegistrationStatus;
   createdAt: Date;
   /**
@@ -43,6 +46,7 @@ interface ListingRow {
   total_minor: number;
   paid_minor: string | number;
   payment_method: PaymentMethod;
+  office_paid_by: PaidByMethod[] | null;
   status: RegistrationStatus;
   created_at: Date;
 }
@@ -78,6 +82,7 @@ export async function listRegistrations(ctx: Pick<AppContext, 'db' | 'cipher'>, 
       'r.total_minor',
       ctx.db.raw(`${PAID_MINOR_SQL} AS paid_minor`),
       'r.payment_method',
+      ctx.db.raw(`${OFFICE_PAID_BY_METHOD_SQL} AS office_paid_by`),
       'r.status',
       'r.created_at',
     );
@@ -118,6 +123,7 @@ export async function listRegistrations(ctx: Pick<AppContext, 'db' | 'cipher'>, 
     totalMinor: row.total_minor,
     paidMinor: Number(row.paid_minor),
     method: row.payment_method,
+    officePaidBy: row.office_paid_by ?? [],
     status: row.status,
     createdAt: row.created_at,
     sameContactAs:

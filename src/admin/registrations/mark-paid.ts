@@ -8,6 +8,7 @@ import { localDay, localMinute } from '../../local-time.js';
 import { recordHistory } from '../../registrations/history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import { plainAmount } from './money.js';
+import { officePaidByMethod } from '../../registrations/paid-by.js';
 import { SAME_PAYMENT_WINDOW_MS, cardPaymentMayArrive, insertOfficePayment, officePaidSum, recentSamePayment, type OfficePaymentMethod } from '../../registrations/ledger.js';
 
 export type OfficeContext = Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config' | 'logger'>;
@@ -21,6 +22,8 @@ export interface MarkPaidInput {
   partial?: boolean;
   /** Records it even when the same amount, method and note was recorded in the last 24 hours. */
   again?: boolean;
+  /** Records the whole balance even though a card payment for the registration may still arrive (it would be paid twice). */
+  yes?: boolean;
   actor: string;
 }
 
@@ -32,12 +35,14 @@ export interface MarkPaidResult {
   paidMinor: number;
   balanceMinor: number;
   receiptQueued: boolean;
+  /** Recorded with --yes while a card payment for the registration may still arrive: if it does, it is paid twice. */
+  cardPaymentMayArrive: boolean;
 }
 
 /** A mark-paid that did nothing, and why. */
 export class NotMarkableError extends AppError {
-  constructor(message: string, suggestion?: string) {
-    super('not_markable', message, { exitCode: 1, suggestion });
+  constructor(message: string, suggestion?: string, code = 'not_markable') {
+    super(code, message, { exitCode: 1, suggestion });
     this.name = 'NotMarkableError';
   }
 }
@@ -76,6 +81,7 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
     refuseUnlessOwed(input, balance, money, ctx.config.regional);
 
     if (input.amountMinor < balance) await refusePartWhileCardMayPay(trx, ctx, id);
+    const cardPaymentMayArrive = input.amountMinor === balance && (await refuseFullWhileCardMayPay(trx, ctx, id, input.yes));
 
     const paymentId = await insertOfficePayment(trx, { registrationId: id, ...input, now });
     // --partial with the whole balance pays it in full.
@@ -93,6 +99,7 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
         amountMinor: registration.total_minor,
         paidAt: now,
         method: input.method,
+        paidBy: await officePaidByMethod(trx, id),
         officePaymentKey: String(paymentId),
       });
       await enqueueMail(trx, ctx.cipher, receipt, now);
@@ -122,6 +129,7 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
       paidMinor: paid,
       balanceMinor: registration.total_minor - paid,
       receiptQueued: full,
+      cardPaymentMayArrive,
     };
   });
 }
@@ -205,19 +213,46 @@ async function refuseRecordedAlready(
 }
 
 /**
+ * The whole balance recorded while a card checkout may still be paid: the card payment that lands after it is kept
+ * with a paid_twice alert, and the payer was charged twice. Recorded only when the office says so (--yes), having
+ * checked at the provider (`eventops reconcile` reports a checkout paid there that we have not recorded yet).
+ */
+async function refuseFullWhileCardMayPay(trx: Knex.Transaction, ctx: OfficeContext, registrationId: string, yes: boolean | undefined): Promise<boolean> {
+  const checkout = await cardPaymentMayArrive(trx, registrationId, ctx.clock.now());
+  if (!checkout) return false;
+  if (yes) return true;
+  const reference = paymentReference(registrationId);
+  const deadline = checkoutDeadline(ctx, checkout.expiresAt);
+  const when =
+    checkout.expiresAt > ctx.clock.now()
+      ? `its checkout is open until ${deadline}`
+      : `its checkout expired ${deadline}, but the card provider has not confirmed it unpaid yet`;
+  throw new NotMarkableError(
+    `a card payment for registration ${reference} was started and may still arrive (${when}); ` +
+      'if it does, the registration is paid twice and the card payment has to be refunded by hand; nothing was recorded',
+    'check whether the card payment went through with `eventops reconcile`; if it did not, run the command again with --yes to record this payment',
+    'card_payment_may_arrive',
+  );
+}
+
+function checkoutDeadline(ctx: OfficeContext, expiresAt: Date): string {
+  return new Intl.DateTimeFormat(ctx.config.regional.locale, {
+    dateStyle: 'medium',
+    timeStyle: 'short',
+    timeZone: ctx.config.regional.timeZone,
+  }).format(expiresAt);
+}
+
+/**
  * A card checkout is always for the whole total: a part-payment recorded while one may still be
  * paid (OPEN, or EXPIRED with its payload kept; not a pay-now claim abandoned before its session was
  * recorded, which nobody can pay) would be paid twice over without anyone told.
- * A full payment is still recorded then; a card payment that lands after it is kept with an alert.
+ * A full payment is recorded then only with --yes (refuseFullWhileCardMayPay); a card payment that lands after it is kept with an alert.
  */
 async function refusePartWhileCardMayPay(trx: Knex.Transaction, ctx: OfficeContext, registrationId: string): Promise<void> {
   const checkout = await cardPaymentMayArrive(trx, registrationId, ctx.clock.now());
   if (!checkout) return;
-  const until = new Intl.DateTimeFormat(ctx.config.regional.locale, {
-    dateStyle: 'medium',
-    timeStyle: 'short',
-    timeZone: ctx.config.regional.timeZone,
-  }).format(checkout.expiresAt);
+  const until = checkoutDeadline(ctx, checkout.expiresAt);
   throw new NotMarkableError(
     `a card checkout for the whole total of registration ${paymentReference(registrationId)} may still be paid; ` +
       'a part-payment now could have it paid twice; nothing was recorded',

@@ -9,6 +9,7 @@ import { recordHistory } from '../../registrations/history.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
 import { cardPaymentMayArrive, officePaidSum } from '../../registrations/ledger.js';
+import { officePaidByMethod } from '../../registrations/paid-by.js';
 
 export interface ResendResult {
   registrationId: string;
@@ -40,6 +41,7 @@ export async function resendRegistrationMail(ctx: OfficeContext, input: { regist
         paidAt: registration.paid_at ?? now,
         paymentIntentId: registration.payment_intent_id ?? undefined,
         method: registration.payment_method as ReceiptMethod,
+        paidBy: registration.payment_method === 'card' ? undefined : await officePaidByMethod(trx, id),
         officePaymentKey: id,
       });
       // A repeat of a card receipt needs its own key too, or the mail API would drop it as already sent.

@@ -7,6 +7,7 @@ import { listHistory, type HistoryEntry } from '../../registrations/history.js';
 import { resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import { listOfficePayments, type OfficePayment } from '../../registrations/ledger.js';
 import { officeRefundedSum } from '../../registrations/ledger.js';
+import { officePaidByMethod, type PaidByMethod } from '../../registrations/paid-by.js';
 
 export interface RegistrationDetail {
   id: string;
@@ -30,7 +31,14 @@ export interface RegistrationDetail {
   cardPayments: Array<{ checkoutId: string; status: string; providerSessionId: string | null; paymentIntentId: string | null; amountMinor: number; createdAt: Date; completedAt: Date | null }>;
   /** Paid by a card payment kept without a registration (`add --resolve-alert`): no checkout of its own. */
   cardPaymentFromAlert: CardPaymentFromAlert | null;
+  /**
+   * A card payment that made the registration PAID and that no checkout of it records completed nor an answered
+   * alert: the registration's own record of it (a registration seeded or restored with its PaymentIntent).
+   */
+  cardPaymentOfRecord: { amountMinor: number; paidAt: Date; paymentIntentId: string | null } | null;
   officePayments: OfficePayment[];
+  /** What the office received by each method, in the order first used. */
+  officePaidBy: PaidByMethod[];
   emails: Array<{ id: number; kind: string; subject: string | null; status: string; queuedAt: Date; sentAt: Date | null }>;
   alerts: Array<{ id: number; kind: string; reason: string; createdAt: Date; resolvedAt: Date | null; resolution: string | null }>;
   history: HistoryEntry[];
@@ -62,6 +70,7 @@ export async function showRegistration(ctx: Pick<AppContext, 'db' | 'cipher'>, g
     .orderBy('id')
     .select<Array<AnsweredAlertRow & { reason: string; resolution: string | null }>>('*');
 
+  const fromAlert = row.payment_method === 'card' ? cardPaymentFromAlert(id, alerts) : null;
   const officePaid = officePayments.reduce((sum, p) => sum + p.amountMinor, 0);
   // A full refund or a dispute took the card payment back (as PAID_MINOR_SQL counts it).
   const reversed = row.cancel_reason === 'refund' || row.cancel_reason === 'dispute';
@@ -98,8 +107,13 @@ export async function showRegistration(ctx: Pick<AppContext, 'db' | 'cipher'>, g
       createdAt: c.created_at,
       completedAt: c.completed_at,
     })),
-    cardPaymentFromAlert: row.payment_method === 'card' ? cardPaymentFromAlert(id, alerts) : null,
+    cardPaymentFromAlert: fromAlert,
+    cardPaymentOfRecord:
+      row.payment_method === 'card' && row.paid_at && !fromAlert && !checkouts.some((c) => c.status === 'COMPLETED')
+        ? { amountMinor: row.total_minor, paidAt: row.paid_at, paymentIntentId: row.payment_intent_id }
+        : null,
     officePayments,
+    officePaidBy: await officePaidByMethod(ctx.db, id),
     emails: [
       ...mails.map((mail) => ({ id: Number(mail.id), kind: mail.kind, subject: subjectOf(ctx, mail.message_enc), status: mail.status, queuedAt: mail.created_at, sentAt: mail.sent_at })),
       // Reminders go straight from their job, not through the queue.

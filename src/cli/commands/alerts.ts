@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
+import type { AlertParties } from '../../payments/alert-parties.js';
 import type { OperationsAlert } from '../../payments/alerts.js';
 import { printResult, withContext } from '../io.js';
 import { parseOrUsage } from '../usage.js';
@@ -17,7 +18,7 @@ export function registerAlertsCommands(program: Command): void {
     .description('operations alerts: payments kept without a registration, partial refunds and other cases for a person');
   alerts
     .command('list')
-    .description('list open alerts (oldest first), or every alert with --all')
+    .description('list open alerts (oldest first), or every alert with --all: when, kind, amount, the registration and payer, the card payment, and what happened')
     .option('--all', 'include resolved alerts')
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExamples:\n  $ eventops alerts list\n  $ eventops alerts list --all --json')
@@ -27,7 +28,10 @@ export function registerAlertsCommands(program: Command): void {
         const { listOperationsAlerts } = await import('../../payments/alerts.js');
         const { localDay, localMinute } = await import('../../local-time.js');
         const { moneyFormatter } = await import('../../admin/registrations/money.js');
-        const found = await listOperationsAlerts(ctx.db, { all: options.all });
+        const { alertParties } = await import('../../payments/alert-parties.js');
+        const alerts = await listOperationsAlerts(ctx.db, { all: options.all });
+        const parties = await alertParties(ctx, alerts);
+        const found = alerts.map((alert) => ({ ...alert, ...(parties.get(alert.id) ?? { reference: null, payerName: null }) }));
         const money = moneyFormatter(ctx.config.regional);
         const { timeZone } = ctx.config.regional;
         const when = { day: (date: Date) => localDay(date, timeZone), minute: (date: Date) => localMinute(date, timeZone) };
@@ -57,7 +61,7 @@ export function registerAlertsCommands(program: Command): void {
 
 /** Times in APP_TIMEZONE: `when` formats them. */
 function describeAlert(
-  alert: OperationsAlert,
+  alert: OperationsAlert & AlertParties,
   money: (minor: number) => string,
   when: { day: (date: Date) => string; minute: (date: Date) => string },
 ): string {
@@ -66,6 +70,8 @@ function describeAlert(
     when.minute(alert.createdAt),
     alert.kind,
     alert.amountMinor === null ? undefined : money(alert.amountMinor),
+    alert.reference === null ? undefined : `registration ${alert.reference}`,
+    alert.payerName === null ? undefined : `payer ${alert.payerName}`,
     alert.paymentIntentId ?? alert.providerSessionId ?? undefined,
     alert.resolvedAt ? `resolved ${when.day(alert.resolvedAt)}${alert.resolution ? `: ${alert.resolution}` : ''}` : undefined,
   ].filter((part): part is string => part !== undefined);

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AppError, EXIT, UsageError } from '../../errors.js';
 import type { ReconcileSummary } from '../../jobs/reconcile.js';
 import { printResult, withContext } from '../io.js';
+import { counted } from '../../plural.js';
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
@@ -58,8 +59,8 @@ function describe(summary: ReconcileSummary, applied: boolean): string[] {
   const shown = rows.map((row) => ({ session: row.session, ours: row.ours, provider: row.provider, action: row.result ? `${row.action}: ${row.result}` : row.action }));
   const width = (key: keyof typeof header) => Math.max(header[key].length, ...shown.map((row) => row[key].length));
   const line = (row: typeof header) => [row.session.padEnd(width('session')), row.ours.padEnd(width('ours')), row.provider.padEnd(width('provider')), row.action].join('  ');
-  const events = summary.eventsSince ? ` and ${summary.events ?? 0} refund or dispute event(s) since ${summary.eventsSince}` : '';
-  const totals = `${summary.listed ?? 0} provider session(s) since ${summary.since ?? '?'}${events}: ${summary.matched ?? 0} matched, ${summary.repaired ?? 0} repaired, ${summary.unresolved ?? 0} unresolved`;
+  const events = summary.eventsSince ? ` and ${counted(summary.events ?? 0, 'refund or dispute event', 'refund or dispute events')} since ${summary.eventsSince}` : '';
+  const totals = `${counted(summary.listed ?? 0, 'provider session', 'provider sessions')} since ${summary.since ?? '?'}${events}: ${summary.matched ?? 0} matched, ${summary.repaired ?? 0} repaired, ${summary.unresolved ?? 0} unresolved`;
   const hint = !applied && (summary.unresolved ?? 0) > 0 ? ['Nothing was changed: run again with --apply to repair.'] : [];
   return [...(shown.length > 0 ? [line(header), ...shown.map(line)] : []), totals, ...hint];
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { countPendingWebsiteSync, deliverWebsiteSync, type WebsiteSyncResult } from '../../admin/website-sync.js';
 import { AppError, EXIT } from '../../errors.js';
 import { printResult, withContext } from '../io.js';
+import { counted } from '../../plural.js';
 
 const optionsSchema = z.object({ json: z.boolean().optional() });
 const BATCH = 50;
@@ -28,7 +29,7 @@ retried with backoff: 1 min, 2, 4, … up to 1 h).`,
           const pending = await countPendingWebsiteSync(ctx.db);
           printResult(options, { enabled: false, delivered: 0, failed: 0, pending }, [
             'website sync is off (set WEBSITE_SYNC_URL and WEBSITE_SYNC_SECRET to turn it on)',
-            ...(pending > 0 ? [`${pending} notification(s) queued from when it was on`] : []),
+            ...(pending > 0 ? [`${counted(pending, 'notification', 'notifications')} queued from when it was on`] : []),
           ]);
           return;
         }
@@ -49,7 +50,7 @@ retried with backoff: 1 min, 2, 4, … up to 1 h).`,
           ),
         ]);
         if (total.failed > 0) {
-          throw new AppError('website_sync_failed', `${total.failed} website notification(s) could not be delivered; they stay queued`, {
+          throw new AppError('website_sync_failed', `${counted(total.failed, 'website notification', 'website notifications')} could not be delivered; they stay queued`, {
             exitCode: EXIT.failure,
             suggestion: 'check that WEBSITE_SYNC_URL is reachable; the next run retries them',
           });

@@ -9,8 +9,12 @@ export interface ReceiptEmailData {
   paidAt: Date;
   /** The provider's payment reference; card payments only. */
   paymentIntentId?: string;
-  /** How the money came, as the receipt says it: "card payment", "bank transfer", "cash payment". */
+  /** How the money came, as the receipt says it: "card payment", "bank transfer", "bank transfer and cash payment". */
   methodWords: string;
+  /** The "Paid by" line: the method, or each method with its amount when the money came several ways. */
+  paidByWords: string;
+  /** The money came several ways ("have been received"). */
+  several: boolean;
   /** Short reference of the registration. */
   reference: string;
   /** The registration's own page; absent when no public URL is configured. */
@@ -22,20 +26,20 @@ export const receiptEmail = defineEmailTemplate<ReceiptEmailData>({
   subject: 'Receipt: {{eventTitle}}',
   heading: 'Payment received: {{eventTitle}}',
   html: `<p>Hi {{name}},</p>
-<p>Thank you: your {{methodWords}} for <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}) has been received and your registration is confirmed.</p>
+<p>Thank you: your {{methodWords}} for <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}) {{#if several}}have{{else}}has{{/if}} been received and your registration is confirmed.</p>
 <table role="presentation" cellspacing="0" cellpadding="0" style="width:100%;border-collapse:collapse;margin:0 0 12px;">
 {{#each lines}}<tr><td style="padding:4px 8px 4px 0;border-bottom:1px solid #e4e4e7;">{{label}}</td><td align="right" style="padding:4px 0;border-bottom:1px solid #e4e4e7;">{{money amount}}</td></tr>
 {{/each}}<tr><td style="padding:6px 8px 4px 0;"><strong>Total paid</strong></td><td align="right" style="padding:6px 0 4px;"><strong>{{money amountMinor}}</strong></td></tr>
 </table>
 <p>Paid to {{church.name}}{{#if church.abn}} (ABN {{church.abn}}){{/if}}{{#if church.address}}, {{church.address}}{{/if}} on {{date paidAt}}.<br>
-Paid by: {{methodWords}}<br>
+Paid by: {{paidByWords}}<br>
 {{#if paymentIntentId}}Payment reference: <span style="font-family:monospace;">{{paymentIntentId}}</span><br>{{/if}}
 Registration reference: <span style="font-family:monospace;">{{reference}}</span></p>
 {{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}
 <p>Please keep this email as your receipt.</p>`,
   text: `Hi {{name}},
 
-Thank you: your {{methodWords}} for {{eventTitle}} ({{dateTime eventStartsAt}}) has been received and your registration is confirmed.
+Thank you: your {{methodWords}} for {{eventTitle}} ({{dateTime eventStartsAt}}) {{#if several}}have{{else}}has{{/if}} been received and your registration is confirmed.
 
 {{#each lines}}
 {{label}}: {{money amount}}
@@ -43,7 +47,7 @@ Thank you: your {{methodWords}} for {{eventTitle}} ({{dateTime eventStartsAt}}) 
 Total paid: {{money amountMinor}}
 
 Paid to {{church.name}}{{#if church.abn}} (ABN {{church.abn}}){{/if}}{{#if church.address}}, {{church.address}}{{/if}} on {{date paidAt}}.
-Paid by: {{methodWords}}
+Paid by: {{paidByWords}}
 {{#if paymentIntentId}}Payment reference: {{paymentIntentId}}
 {{/if}}Registration reference: {{reference}}
 {{#if registrationUrl}}

@@ -12,6 +12,8 @@ import type { CompleteAction, RecordedCompletion, SeenEvent } from './claim.js';
 import { findStagingRow, type StagingRow, type WebhookContext } from './staging-rows.js';
 import { mayStillBePaid } from '../../registrations/card-checkouts.js';
 import { alertDisputeOfCancelled } from './reversal.js';
+import { counted } from '../../plural.js';
+import { moneyFormatter } from '../../money-format.js';
 
 /**
  * A paid checkout (checkout.session.completed with payment settled, or
@@ -230,14 +232,16 @@ function checkCompletion(
 ): Failure | undefined {
   const expected = claimed.net_minor + claimed.surcharge_minor;
   const currency = ctx.config.regional.currency.toLowerCase();
+  const money = moneyFormatter(ctx.config.regional);
   if (action.amountTotal !== expected || (action.currency !== null && action.currency.toLowerCase() !== currency)) {
-    return {
-      kind: 'amount_mismatch',
-      reason: `charged ${String(action.amountTotal)} ${action.currency ?? '?'} but the registration was priced at ${expected} ${currency}`,
-    };
+    const charged =
+      action.amountTotal === null
+        ? 'an amount the provider did not say'
+        : moneyFormatter({ locale: ctx.config.regional.locale, currency: (action.currency ?? currency).toUpperCase() })(action.amountTotal);
+    return { kind: 'amount_mismatch', reason: `charged ${charged} but the registration was priced at ${money(expected)}` };
   }
   if (staged && staged.priced.total !== expected) {
-    return { kind: 'amount_mismatch', reason: `the staged price ${staged.priced.total} differs from the checkout amount ${expected}` };
+    return { kind: 'amount_mismatch', reason: `the price staged with the checkout (${money(staged.priced.total)}) differs from the checkout amount (${money(expected)})` };
   }
   if (!locked || locked.event.deletedAt) {
     return { kind: 'event_deleted', reason: 'the event was deleted while the payer was at the checkout' };
@@ -257,7 +261,7 @@ function checkCompletion(
   if (!staged) return { kind: 'amount_mismatch', reason: 'the checkout has neither a staged registration nor a registration to pay' };
   const wanted = staged.attendees.length;
   if (locked.seatsLeft !== null && wanted > locked.seatsLeft) {
-    return { kind: 'sold_out', reason: `${wanted} seat(s) paid for but only ${locked.seatsLeft} left: the event sold out during checkout` };
+    return { kind: 'sold_out', reason: `${counted(wanted, 'seat', 'seats')} paid for but only ${locked.seatsLeft} left: the event sold out during checkout` };
   }
   return undefined;
 }

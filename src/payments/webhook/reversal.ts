@@ -163,7 +163,7 @@ export async function alertPartialRefund(
     : undefined;
   await raiseOperationsAlert(trx, ctx, {
     kind: 'partial_refund',
-    reason: `${action.amountRefundedMinor} of ${action.amountMinor} was refunded at the provider; refunds are all-or-nothing, so the registration was left as it is`,
+    reason: `${moneyFormatter(ctx.config.regional)(action.amountRefundedMinor)} of ${moneyFormatter(ctx.config.regional)(action.amountMinor)} was refunded at the provider; refunds are all-or-nothing, so the registration was left as it is`,
     paymentIntentId: action.paymentIntentId ?? undefined,
     checkoutId: action.ids.checkoutId,
     amountMinor: action.amountRefundedMinor,

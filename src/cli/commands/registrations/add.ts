@@ -3,6 +3,7 @@ import { UsageError } from '../../../errors.js';
 import { printResult, withContext } from '../../io.js';
 import { parseOrUsage } from '../../usage.js';
 import { operatingSystemUser } from './shared.js';
+import { counted } from '../../../plural.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -68,7 +69,7 @@ arguments, such as a name or address the form would refuse.`,
         const lines = [
           `registered ${result.reference} (${result.status}, ${result.method}, ${money(result.totalMinor)}) for ${options.event}; the ${result.status === 'PAID' && result.method !== 'free' ? 'receipt' : 'confirmation'} is queued`,
         ];
-        if (result.seatsLeft !== null) lines.push(result.overCapacity ? `the event is now ${-result.seatsLeft} over its capacity` : `${result.seatsLeft} place(s) left`);
+        if (result.seatsLeft !== null) lines.push(result.overCapacity ? `the event is now ${-result.seatsLeft} over its capacity` : `${counted(result.seatsLeft, 'place', 'places')} left`);
         if (result.resolvedAlert !== null) lines.push(`resolved alert ${result.resolvedAlert}`);
         printResult(options, { registration: result }, lines);
       });

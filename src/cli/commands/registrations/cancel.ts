@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { printResult, withContext } from '../../io.js';
 import { parseOrUsage } from '../../usage.js';
 import { noteSchema, operatingSystemUser, REGISTRATION_ARGUMENT } from './shared.js';
+import { counted } from '../../../plural.js';
 
 const optionsSchema = z.object({ note: noteSchema, notify: z.boolean().optional(), json: z.boolean().optional() });
 
@@ -32,7 +33,7 @@ changes nothing else. Exit 1 when already cancelled, 2 for a reference shorter t
         const { moneyFormatter } = await import('../../../admin/registrations/money.js');
         const money = moneyFormatter(ctx.config.regional);
         const result = await cancelRegistration(ctx, { registration: given, note: options.note, notify: options.notify, actor: operatingSystemUser() });
-        const lines = [`cancelled registration ${result.reference}: ${result.seatsFreed} seat(s) freed${result.notified ? '; the registrant is notified' : ''}`];
+        const lines = [`cancelled registration ${result.reference}: ${counted(result.seatsFreed, 'seat', 'seats')} freed${result.notified ? '; the registrant is notified' : ''}`];
         if (result.paidByCard) {
           lines.push(`It was paid by card (${money(result.paidMinor)}). Nothing was refunded: make any refund in the card provider's dashboard.`);
         } else if (result.paidMinor > 0) {

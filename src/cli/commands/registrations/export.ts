@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { printResult, withContext } from '../../io.js';
 import { parseOrUsage } from '../../usage.js';
+import { counted } from '../../../plural.js';
 
 const optionsSchema = z.object({
   event: z.string({ error: 'is required' }).trim().min(1, { error: 'is required' }),
@@ -48,7 +49,7 @@ Example:
           return;
         }
         await writePrivateFile(options.out, contents);
-        printResult(options, { file: options.out, rows: rows.length, format: json ? 'json' : 'csv', mode: '0600' }, `wrote ${rows.length} attendee row(s) to ${options.out} (mode 0600)`);
+        printResult(options, { file: options.out, rows: rows.length, format: json ? 'json' : 'csv', mode: '0600' }, `wrote ${counted(rows.length, 'attendee row', 'attendee rows')} to ${options.out} (mode 0600)`);
       });
     });
 }

@@ -31,6 +31,7 @@ export function registerListCommand(registrations: Command): void {
         const { listRegistrations } = await import('../../../admin/registrations/list.js');
         const { moneyFormatter } = await import('../../../admin/registrations/money.js');
         const { localDay } = await import('../../../local-time.js');
+        const { methodShown } = await import('../../../registrations/paid-by.js');
         const money = moneyFormatter(ctx.config.regional);
         const found = await listRegistrations(ctx, { eventSlug: options.event, status: options.status, search: options.search });
         const twice = found.filter((r) => r.sameContactAs.length > 0);
@@ -49,7 +50,7 @@ export function registerListCommand(registrations: Command): void {
                     String(r.attendees),
                     money(r.totalMinor),
                     money(r.paidMinor),
-                    r.method,
+                    methodShown(r.method, r.officePaidBy, ctx.config.regional),
                     r.status,
                     localDay(r.createdAt, ctx.config.regional.timeZone),
                   ]),

@@ -10,6 +10,7 @@ const optionsSchema = z.object({
   note: noteSchema,
   partial: z.boolean().optional(),
   again: z.boolean().optional(),
+  yes: z.boolean().optional(),
   json: z.boolean().optional(),
 });
 
@@ -23,6 +24,7 @@ export function registerMarkPaidCommand(registrations: Command): void {
     .option('--note <text>', 'kept in the history, e.g. "transfer of 3 March"')
     .option('--partial', 'record part of what is owing: the registration stays PENDING and the balance is reminded')
     .option('--again', 'record it even though the same amount, method and note was recorded for this registration in the last 24 hours')
+    .option('--yes', 'record the whole balance even though a card payment for the registration may still arrive (check with `eventops reconcile` first)')
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
@@ -39,6 +41,9 @@ The amount must equal what is owing unless --partial. A cancelled or already pai
 registration is refused, and so is a payment with the same amount, method and note as
 one recorded for the registration in the last 24 hours (the same transfer recorded
 twice); --again records it anyway, for a second payment that happens to match.
+While a card payment the registrant started may still arrive, the whole balance is
+recorded only with --yes: if the card payment lands too, the registration is paid
+twice and the card payment has to be refunded by hand. Check with \`eventops reconcile\`.
 Exit 1 when nothing was recorded, 2 for a malformed amount or a reference shorter than
 8 characters.`,
     )
@@ -51,16 +56,20 @@ Exit 1 when nothing was recorded, 2 for a malformed amount or a reference shorte
         const money = moneyFormatter(ctx.config.regional);
         const result = await markRegistrationPaid(
           ctx,
-          { registration: given, amountMinor, method: options.method, note: options.note, partial: options.partial, again: options.again, actor: operatingSystemUser() },
+          { registration: given, amountMinor, method: options.method, note: options.note, partial: options.partial, again: options.again, yes: options.yes, actor: operatingSystemUser() },
           money,
         );
-        printResult(
-          options,
-          { payment: result },
+        const lines = [
           result.status === 'PAID'
             ? `registration ${result.reference} is PAID (${money(result.recordedMinor)} by ${options.method}); the receipt is queued`
             : `recorded ${money(result.recordedMinor)} by ${options.method} for ${result.reference}; paid ${money(result.paidMinor)}, balance ${money(result.balanceMinor)} (still PENDING)`,
-        );
+        ];
+        if (result.cardPaymentMayArrive) {
+          lines.push(
+            'A card payment for it was started and may still arrive: if it does, the money is kept with an operations alert (`eventops alerts list`) and has to be refunded by hand.',
+          );
+        }
+        printResult(options, { payment: result }, lines);
       });
     });
 }

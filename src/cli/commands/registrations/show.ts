@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { CardPaymentFromAlert } from '../../../admin/registrations/card-payment-from-alert.js';
 import type { RegistrationDetail } from '../../../admin/registrations/show.js';
+import type { HistoryEntry } from '../../../registrations/history.js';
 import { printResult, withContext } from '../../io.js';
 import { REGISTRATION_ARGUMENT } from './shared.js';
 
@@ -16,19 +17,35 @@ export function registerShowCommand(registrations: Command): void {
         const { showRegistration } = await import('../../../admin/registrations/show.js');
         const { moneyFormatter } = await import('../../../admin/registrations/money.js');
         const { localMinute } = await import('../../../local-time.js');
+        const { methodShown } = await import('../../../registrations/paid-by.js');
+        const { describeHistoryEntry } = await import('../../../admin/registrations/history-words.js');
         const detail = await showRegistration(ctx, given);
         const minute = (date: Date) => localMinute(date, ctx.config.regional.timeZone);
-        printResult(options, { registration: detail }, describe(detail, moneyFormatter(ctx.config.regional), minute));
+        const words: Words = {
+          money: moneyFormatter(ctx.config.regional),
+          minute,
+          method: methodShown(detail.method, detail.officePaidBy, ctx.config.regional),
+          history: (entry) => describeHistoryEntry(entry, moneyFormatter(ctx.config.regional), minute),
+        };
+        printResult(options, { registration: detail }, describe(detail, words));
       });
     });
 }
 
-function describe(r: RegistrationDetail, money: (minor: number) => string, minute: (date: Date) => string): string[] {
+interface Words {
+  money: (minor: number) => string;
+  minute: (date: Date) => string;
+  /** The method, or every method the office received money by with its amount. */
+  method: string;
+  history: (entry: HistoryEntry) => string;
+}
+
+function describe(r: RegistrationDetail, { money, minute, method, history }: Words): string[] {
   const lines = [
     `Registration ${r.reference} (${r.id})`,
     `  event:    ${r.event.title} (${r.event.slug}), ${minute(r.event.startsAt)}`,
     `  status:   ${r.status}${r.cancelledAt ? ` since ${minute(r.cancelledAt)} (${r.cancelReason ?? 'no reason'})` : ''}${r.paidAt ? `, paid ${minute(r.paidAt)}` : ''}`,
-    `  method:   ${r.method}`,
+    `  method:   ${method}`,
     `  contact:  ${r.contact.name} <${r.contact.email}>${r.contact.mobile ? `, ${r.contact.mobile}` : ''}`,
     `  created:  ${minute(r.createdAt)}${r.family ? ', one household' : ''}`,
     'Attendees:',
@@ -37,13 +54,16 @@ function describe(r: RegistrationDetail, money: (minor: number) => string, minut
     ...r.lines.map((line) => `  ${line.label}: ${money(line.amount)}`),
     `  total ${money(r.totalMinor)}, paid ${money(r.paidMinor)}${r.balanceMinor > 0 ? `, balance ${money(r.balanceMinor)}` : ''}`,
     'Payments:',
-    ...(r.cardPayments.length + r.officePayments.length === 0 && !r.cardPaymentFromAlert ? ['  none'] : []),
+    ...(r.cardPayments.length + r.officePayments.length === 0 && !r.cardPaymentFromAlert && !r.cardPaymentOfRecord ? ['  none'] : []),
     ...r.cardPayments.map(
       (c) => `  card ${c.status} ${money(c.amountMinor)} started ${minute(c.createdAt)}${c.completedAt ? `, completed ${minute(c.completedAt)}` : ''} ${c.paymentIntentId ?? c.providerSessionId ?? ''}`.trimEnd(),
     ),
     ...(r.cardPaymentFromAlert ? [cardPaymentFromAlertLine(r.cardPaymentFromAlert, money, minute)] : []),
+    ...(r.cardPaymentOfRecord
+      ? [`  card ${money(r.cardPaymentOfRecord.amountMinor)} paid ${minute(r.cardPaymentOfRecord.paidAt)} ${r.cardPaymentOfRecord.paymentIntentId ?? ''}`.trimEnd()]
+      : []),
     ...r.officePayments.map((p) => `  ${p.method} ${money(p.amountMinor)} recorded ${minute(p.recordedAt)} by ${p.recordedBy}${p.note ? `: ${p.note}` : ''}`),
-    ...(r.refundedMinor > 0 ? [`  paid back by hand: ${money(r.refundedMinor)} (refund_recorded in the history)`] : []),
+    ...(r.refundedMinor > 0 ? [`  paid back by hand: ${money(r.refundedMinor)} (see "refund recorded" in the history)`] : []),
     'Emails:',
     ...(r.emails.length === 0 ? ['  none'] : r.emails.map((m) => `  ${minute(m.queuedAt)} ${m.kind} ${m.status}${m.subject ? `: ${m.subject}` : ''}`)),
     'Alerts:',
@@ -51,31 +71,9 @@ function describe(r: RegistrationDetail, money: (minor: number) => string, minut
       ? ['  none']
       : r.alerts.map((a) => `  #${a.id} ${a.kind} ${a.resolvedAt ? `resolved${a.resolution ? `: ${a.resolution}` : ''}` : 'open'}\n    ${a.reason}`)),
     'History:',
-    ...(r.history.length === 0
-      ? ['  none']
-      : r.history.map((h) => `  ${minute(h.at)} ${h.action} by ${h.actor}${describeChanges(h.changes, money, minute)}${h.note ? ` (note: ${h.note})` : ''}`)),
+    ...(r.history.length === 0 ? ['  none'] : r.history.map((h) => `  ${history(h)}`)),
   ];
   return lines;
-}
-
-/**
- * A history entry's changes in words: amounts (keys ending in Minor) as money, a change as "from → to",
- * an instant in the church's time zone; "amountMinor: 27000" read as cents to nobody.
- */
-export function describeChanges(changes: Record<string, unknown>, money: (minor: number) => string, minute: (date: Date) => string): string {
-  const words = (key: string) => key.replace(/Minor$/, '').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
-  const value = (key: string, v: unknown): string => {
-    if (typeof v === 'number' && key.endsWith('Minor')) return money(v);
-    if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(v)) return minute(new Date(v));
-    if (Array.isArray(v)) return v.map(String).join(', ');
-    if (v !== null && typeof v === 'object' && 'to' in v) {
-      const change = v as { from?: unknown; to: unknown };
-      return `${value(key, change.from ?? 'none')} → ${value(key, change.to)}`;
-    }
-    return typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
-  };
-  const parts = Object.entries(changes).map(([key, v]) => (v === true ? words(key) : `${words(key)} ${value(key, v)}`));
-  return parts.length === 0 ? '' : `: ${parts.join(', ')}`;
 }
 
 function cardPaymentFromAlertLine(c: CardPaymentFromAlert, money: (minor: number) => string, minute: (date: Date) => string): string {

@@ -1,0 +1,109 @@
+import type { AlertKind } from './alerts.js';
+
+/** What an alert's email says before its details: what happened, and what a person does about it. */
+export interface AlertGuidance {
+  happened: string;
+  toDo: string;
+}
+
+const REGISTER_OR_REFUND = (alertId: number) =>
+  'Contact the payer. If they are coming, register them with `eventops registrations add --event <slug> ... ' +
+  `--resolve-alert ${alertId}\` (add --over-capacity if the event is full): the card payment pays that registration and the alert is resolved. ` +
+  "If they are not, refund the payment in the card provider's dashboard and resolve the alert.";
+
+/** One sentence of what happened and one of what to do, per kind; `reference` names the registration when there is one. */
+export function alertGuidance(kind: AlertKind, alertId: number, reference: string | undefined): AlertGuidance {
+  const registration = reference ? `registration ${reference}` : 'the registration';
+  switch (kind) {
+    case 'sold_out':
+      return {
+        happened: 'A card payment arrived after the event had sold out, so no registration was made. The money was kept; nothing was refunded.',
+        toDo: REGISTER_OR_REFUND(alertId),
+      };
+    case 'event_deleted':
+      return {
+        happened: 'A card payment arrived for an event that was deleted while the payer was at the checkout, so no registration was made. The money was kept; nothing was refunded.',
+        toDo: "Refund the payment in the card provider's dashboard, let the payer know, then resolve the alert.",
+      };
+    case 'amount_mismatch':
+      return {
+        happened: 'The card was charged an amount other than the registration’s price, so no registration was made. The money was kept; nothing was refunded.',
+        toDo: REGISTER_OR_REFUND(alertId),
+      };
+    case 'duplicate_charge':
+      return {
+        happened: `A card payment arrived for ${registration}, which was already paid.`,
+        toDo: "Refund one of the payments in the card provider's dashboard, let the payer know, then resolve the alert.",
+      };
+    case 'paid_twice':
+      return {
+        happened: `A card payment arrived for ${registration}, which was already paid: the payer has now paid twice. The card payment was kept; nothing was refunded.`,
+        toDo: `Refund the card payment in the card provider's dashboard (or pay back the other payment and record it with \`eventops registrations record-refund${reference ? ` ${reference}` : ''}\`), let the payer know, then resolve the alert.`,
+      };
+    case 'registration_cancelled':
+      return {
+        happened: `A card payment arrived for ${registration}, which had been cancelled, so nothing was owed for it. The money was kept; nothing was refunded.`,
+        toDo: REGISTER_OR_REFUND(alertId),
+      };
+    case 'partial_refund':
+      return {
+        happened: `Part of a card payment${reference ? ` for ${registration}` : ''} was refunded at the card provider. Refunds are all or nothing here, so the registration was left as it is.`,
+        toDo: `If the payer is no longer coming, cancel it with \`eventops registrations cancel${reference ? ` ${reference}` : ''}\`; then resolve the alert.`,
+      };
+    case 'reversal_applied':
+      return {
+        happened: `A refund or dispute arrived before the card payment it reverses, so ${registration} was created and cancelled at once.`,
+        toDo: 'Nothing is owed. Make sure the payer knows they are not registered, then resolve the alert.',
+      };
+    case 'reversal_unfulfilled':
+      return {
+        happened: 'A card payment that had been kept without a registration was refunded or disputed.',
+        toDo: "Check the payment in the card provider's dashboard before contacting the payer (they may already have their money back), then resolve the alert.",
+      };
+    case 'checkout_expired':
+      return {
+        happened: 'A card payment arrived after its checkout had expired and the registration details were removed, so no registration was made. The money was kept; nothing was refunded.',
+        toDo: REGISTER_OR_REFUND(alertId),
+      };
+    case 'unknown_checkout':
+      return {
+        happened: 'A card checkout carrying our id was paid, but there is no record of it here, so no registration was made. The money was kept; nothing was refunded.',
+        toDo: REGISTER_OR_REFUND(alertId),
+      };
+    case 'reconcile_mismatch':
+      return {
+        happened: 'Our record of a card payment differs from the card provider’s.',
+        toDo: "Compare the payment in the card provider's dashboard with `eventops registrations show`, correct what is wrong, then resolve the alert.",
+      };
+    case 'dispute_inquiry':
+      return {
+        happened: `The cardholder’s bank is asking about a card payment${reference ? ` for ${registration}` : ''}. No money has been taken back yet.`,
+        toDo: "Answer the inquiry in the card provider's dashboard before its deadline, then resolve the alert.",
+      };
+    case 'dispute_won':
+      return {
+        happened: `A dispute of a card payment${reference ? ` for ${registration}` : ''} was decided for the church: the money came back.`,
+        toDo: `If the payer is still coming, register them again with \`eventops registrations add ... --resolve-alert ${alertId}\`; otherwise resolve the alert.`,
+      };
+    case 'dispute_after_cancellation':
+      return {
+        happened: `A card payment was disputed although ${registration} had already been cancelled.`,
+        toDo: "Answer the dispute in the card provider's dashboard with the evidence named above, then resolve the alert.",
+      };
+    case 'payment_unreadable':
+      return {
+        happened: 'Card payments cannot be recorded: their registrations are encrypted with a key this server does not have.',
+        toDo: 'Restart every server with the missing encryption key set (named above); the payments are recorded then, with their receipts. Then resolve the alert.',
+      };
+    case 'refund_failed':
+      return {
+        happened: `A refund of a card payment${reference ? ` for ${registration}` : ''} failed at the card provider, so the money is still with the church and the payer has not got it back.`,
+        toDo: `Refund the payer another way (or again in the dashboard); money paid back by hand is recorded with \`eventops registrations record-refund${reference ? ` ${reference}` : ''}\`. Then resolve the alert.`,
+      };
+    case 'refunded_twice':
+      return {
+        happened: `A card payment${reference ? ` for ${registration}` : ''} was refunded at the card provider after the office had already paid it back by hand: the payer may have been paid twice.`,
+        toDo: 'Check with the payer and agree how the second refund comes back, then resolve the alert.',
+      };
+  }
+}
