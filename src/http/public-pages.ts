@@ -7,7 +7,8 @@ import type { Db } from '../db/connect.js';
 import { AppError } from '../errors.js';
 import { verifyRegistrationToken } from '../payments/links.js';
 import { openForRegistration } from '../payments/register.js';
-import { startExistingRegistrationCheckout } from '../payments/pay-now.js';
+import { confirmEarlierCardAttempts, startExistingRegistrationCheckout } from '../payments/pay-now.js';
+import { CANCELLED_RETURN_RATE_LIMIT, cancelledCheckoutNotice } from './cancelled-checkout.js';
 import { eventPageData, eventPath } from './event-view.js';
 import { hasControlCharacters } from './field-rules.js';
 import {
@@ -135,15 +136,13 @@ function successState(row: SuccessRow, registration: PublicRegistration | undefi
 export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page: PageRenderer, errorPage: PageRenderer = page): void {
   const notFound = (reply: FastifyReply, what?: string) => sendPageNotFound(page, reply, what);
 
-  app.get('/events/:slug', { config: { recordView: true } }, async (request, reply) => {
+  app.get('/events/:slug', { config: { recordView: true, rateLimit: CANCELLED_RETURN_RATE_LIMIT } }, async (request, reply) => {
     const slug = slugOf(request.params);
     const event = await loadPublicEvent(ctx.db, slug);
     if (!event) return notFound(reply, 'event');
-    const cancelled = (request.query as Record<string, unknown>).checkout === 'cancelled';
-    const data = await eventPageData(ctx, event, {
-      notice: cancelled ? 'Your card payment was cancelled and nothing was charged. You can register again below.' : undefined,
-    });
-    return page(reply, eventPage, data);
+    const notice = await cancelledCheckoutNotice(ctx, event.id, request.query);
+    const data = await eventPageData(ctx, event, { notice });
+    return page(notice ? privatePage(reply) : reply, eventPage, data);
   });
 
   app.get('/events/:slug/success', { config: { recordView: true } }, async (request, reply) => {
@@ -257,6 +256,10 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
   app.get('/registrations/:id/pay', { config: { recordView: true } }, async (request, reply) => {
     const found = await authorised(request.params, queryToken(request.query));
     if (!found) return notFound(reply, 'registration');
+    // An earlier attempt past its expiry: the provider is asked before the page says a payment may be on its way.
+    if (found.registration.cardPayment === 'in_flight' && ctx.config.payments && (await confirmEarlierCardAttempts(ctx, found.registration.id))) {
+      found.registration = (await loadPublicRegistration(ctx.db, found.registration.id, ctx.clock.now())) ?? found.registration;
+    }
     const blocker = await payNowRefusal(ctx, found.registration);
     if (blocker) return notPayable(reply, found.registration, blocker);
     return page(privatePage(reply), payNowPage, await payNowPageData(ctx, found.registration, found.token));

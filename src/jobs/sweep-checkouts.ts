@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
+import { confirmCheckoutsWithProvider } from '../payments/reconcile/confirm.js';
 import { PAYLOAD_KEPT_AFTER_EXPIRY_MS } from '../payments/staging.js';
 import { runRecordedJob } from './run-recorded.js';
 import type { JobOptions, JobSummary } from './types.js';
@@ -9,13 +10,25 @@ export interface SweepSummary extends JobSummary, UnpaidHoldCounts {
   job: 'sweep-checkouts';
   expired: number;
   scrubbed: number;
+  /** Expired checkouts the card provider confirmed this sweep: unpaid (scrubbed at once) or paid (completed now). */
+  confirmed: number;
+  /** Expired checkouts still awaiting the provider's word (beyond this sweep's bound, not settled there, or the provider out of reach). */
+  awaitingProvider: number;
 }
+
+/** At most this many expired checkouts are asked about per sweep; the rest wait for the next one. */
+export const PROVIDER_CONFIRMS_PER_SWEEP = 100;
 
 /**
  * Two set-based statements, each repeatable, no lease needed: OPEN checkout
  * sessions past their expiry become EXPIRED (their payload is kept, so a
  * completion the provider delivers late is still honoured); EXPIRED sessions
  * whose payload has been kept for the provider's redelivery window are scrubbed.
+ * Between the two, when card payments are configured, each expired checkout still
+ * kept (up to PROVIDER_CONFIRMS_PER_SWEEP, oldest first) is confirmed with the
+ * provider (reconcile/confirm.ts): unpaid ones are recorded so and scrubbed at once,
+ * paid ones completed now; with the provider out of reach nothing changes, and the
+ * next sweep, reconcile and the 72-hour scrub remain.
  * Then, separately, unpaid bank-transfer holds past their event's
  * unpaidHoldDays are released (and reminded a day before): see unpaid-holds.ts.
  */
@@ -26,6 +39,7 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
     if (options.dryRun) {
       const due = await overdueCheckouts(ctx.db, now).select<Array<{ id: string; expires_at: Date; provider_session_id: string | null }>>('id', 'expires_at', 'provider_session_id');
       const stale = await keptPastWindow(ctx.db, scrubBefore).select<Array<{ id: string; expires_at: Date }>>('id', 'expires_at');
+      const toConfirm = ctx.config.payments ? await awaitingProviderWord(ctx.db, now).select<Array<{ id: string }>>('id') : [];
       const holds = await previewUnpaidHolds(ctx, now);
       const { localMinute } = await import('../local-time.js');
       const local = (date: Date) => `${localMinute(date, ctx.config.regional.timeZone)} ${ctx.config.regional.timeZone}`;
@@ -35,6 +49,8 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
         dryRun: true,
         expired: due.length,
         scrubbed: stale.length,
+        confirmed: 0,
+        awaitingProvider: toConfirm.length,
         holdsReleased: holds.filter((line) => line.startsWith('release')).length,
         holdReminders: holds.filter((line) => line.startsWith('remind')).length,
         wouldDo: [
@@ -43,6 +59,9 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
               ? `expire checkout ${row.id} (expired ${local(row.expires_at)}), keeping its payload for late payment`
               : `expire checkout ${row.id} (expired ${local(row.expires_at)}) as unpaid: its payment page was never opened`,
           ),
+          ...(toConfirm.length > 0
+            ? [`ask the card provider about ${Math.min(toConfirm.length, PROVIDER_CONFIRMS_PER_SWEEP)} expired checkout(s) (of ${toConfirm.length} awaiting its word)`]
+            : []),
           ...stale.map((row) => `scrub the payload of checkout ${row.id} (expired ${local(row.expires_at)})`),
           ...holds,
         ],
@@ -50,15 +69,34 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
     }
     const overdue = await expireOverdueCheckouts(ctx.db, now, scrubBefore);
     const expired = overdue.expired;
+    const confirmed = await confirmExpiredWithProvider(ctx, now);
     const scrubbed = overdue.scrubbed + (await scrubExpiredPayloads(ctx.db, now, scrubBefore));
-    options.onProgress?.({ expired, scrubbed });
+    options.onProgress?.({ expired, scrubbed, confirmed: confirmed.confirmed });
     const holds = await settleUnpaidHolds(ctx, now);
-    return { job: 'sweep-checkouts', outcome: 'ok', dryRun: false, expired, scrubbed, ...holds };
+    return { job: 'sweep-checkouts', outcome: 'ok', dryRun: false, expired, scrubbed, ...confirmed, ...holds };
   });
 }
 
 const overdueCheckouts = (db: Knex, now: Date) =>
   db('checkout_sessions').where('status', 'OPEN').andWhere('expires_at', '<=', now).orderBy('expires_at');
+
+/** EXPIRED with the payload kept and a provider session: a payment may still be confirmed, until the provider says. */
+const awaitingProviderWord = (db: Knex, now: Date) =>
+  db('checkout_sessions')
+    .where('status', 'EXPIRED')
+    .whereNull('scrubbed_at')
+    .whereNull('unpaid_confirmed_at')
+    .whereNotNull('provider_session_id')
+    .andWhere('expires_at', '<=', now)
+    .orderBy([{ column: 'expires_at' }, { column: 'id' }]);
+
+async function confirmExpiredWithProvider(ctx: AppContext, now: Date): Promise<Pick<SweepSummary, 'confirmed' | 'awaitingProvider'>> {
+  if (!ctx.config.payments) return { confirmed: 0, awaitingProvider: 0 };
+  const ids = await awaitingProviderWord(ctx.db, now).limit(PROVIDER_CONFIRMS_PER_SWEEP).pluck<string[]>('id');
+  const report = await confirmCheckoutsWithProvider(ctx, ids);
+  const left = await awaitingProviderWord(ctx.db, now).clearOrder().count<{ n: number }>({ n: '*' }).first();
+  return { confirmed: report.unpaid + report.completed, awaitingProvider: Number(left?.n ?? 0) };
+}
 
 const keptPastWindow = (db: Knex, scrubBefore: Date) =>
   db('checkout_sessions').where('status', 'EXPIRED').whereNull('scrubbed_at').andWhere('expires_at', '<=', scrubBefore).orderBy('expires_at');

@@ -4,7 +4,7 @@ import { AppError, NotFoundError } from '../errors.js';
 import { getCardFeeRate } from '../settings.js';
 import { assertCardMinimum, cardAmountTooSmall, cardMinimumOf, isProviderAmountTooSmall } from './card-minimum.js';
 import { providerLineItems } from './line-items.js';
-import { cardPaymentPossible, publicBaseUrl } from './links.js';
+import { cancelledCheckoutUrl, cardPaymentPossible, publicBaseUrl } from './links.js';
 import { priceRegistration, type AttendeeChoice, type PricedLine } from '../registrations/pricing.js';
 import { createProviderClient, providerErrorDetails, providerUnavailable } from './provider.js';
 import { seatsLeft, type RegistrationContact } from '../registrations/registrations.js';
@@ -86,7 +86,7 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
       lines: priced.lines,
       customerEmail: input.contact.email,
       expiresAt,
-      cancelUrl: `${publicBaseUrl(ctx.config)}/events/${encodeURIComponent(event.slug)}?checkout=cancelled`,
+      cancelUrl: cancelledCheckoutUrl(ctx.config, event.slug, checkoutId),
       idempotencyKey: `checkout:${checkoutId}`,
     });
   } catch (error) {

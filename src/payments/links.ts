@@ -43,6 +43,16 @@ export function registrationUrl(config: LinkConfig, registrationId: string): str
   return `${registrationPath(config, registrationId)}?token=${registrationToken(config.authSecret, registrationId)}`;
 }
 
+export const CHECKOUT_REF_QUERY = 'ref';
+
+/**
+ * Where the provider sends a payer who leaves its page of a new registration's checkout: the event page,
+ * naming the checkout, so the page can say what became of it (src/http/cancelled-checkout.ts).
+ */
+export function cancelledCheckoutUrl(config: Pick<AppConfig, 'authUrl' | 'appUrl'>, slug: string, checkoutId: string): string {
+  return `${publicBaseUrl(config)}/events/${encodeURIComponent(slug)}?checkout=cancelled&${CHECKOUT_REF_QUERY}=${encodeURIComponent(checkoutId)}`;
+}
+
 /** Card payment needs both the event's online-payment toggle and a configured provider. */
 export function cardPaymentPossible(config: Pick<AppConfig, 'payments'>, event: { online_payment: boolean }): boolean {
   return event.online_payment && Boolean(config.payments);

@@ -11,6 +11,7 @@ import { cardPaymentPossible, registrationUrl } from './links.js';
 import { CARD_FEE_LINE_LABEL, DISCOUNTED_LINE_LABEL, cardSurcharge, type PricedLine } from '../registrations/pricing.js';
 import { createProviderClient, providerErrorDetails, providerUnavailable } from './provider.js';
 import { CHECKOUT_EXPIRY_MS } from './staging.js';
+import { confirmCheckoutsWithProvider } from './reconcile/confirm.js';
 import { confirmUnpaid } from './webhook/handle.js';
 import { abandonedClaim, mayStillBePaid, OPENING_LEASE_MS } from '../registrations/card-checkouts.js';
 
@@ -75,6 +76,8 @@ type PayNowStep =
   | { kind: 'replace'; live: InFlightCheckoutRow & { provider_session_id: string } }
   /** Another request is opening this registration's session (its row claimed, the provider not yet answered). */
   | { kind: 'wait' }
+  /** Earlier checkouts a payment may still arrive for: ask the provider what became of them, then decide again. */
+  | { kind: 'confirm'; checkoutIds: string[] }
   | { kind: 'open'; request: ProviderSessionRequest };
 
 // Defined beside the checkout predicates, which count a claim past its lease as no payment in flight.
@@ -91,7 +94,9 @@ const WAIT_STEP_MS = 100;
  * and then reuses the session, as long as it charges what a new one would (the
  * pay-now page shows today's card fee) and has time left to pay in; any other is
  * expired at the provider and replaced. While an earlier checkout may still be
- * paid (expired but not confirmed unpaid), no new one is opened. A claim whose
+ * paid (expired but not confirmed unpaid), the provider is asked what became of it
+ * (reconcile/confirm.ts: expired there and recorded unpaid, or its payment completed);
+ * only while it still may be paid is no new one opened. A claim whose
  * request died (older than OPENING_LEASE_MS) never handed a session out, so it
  * is recorded as unpaid and replaced. The staging row carries registration_id
  * instead of a payload; a provider failure removes it.
@@ -101,18 +106,40 @@ export async function startExistingRegistrationCheckout(
   input: { registrationId: string },
 ): Promise<PayNowCheckout> {
   const deadline = performance.now() + OPENING_LEASE_MS;
+  // Each earlier checkout is asked about once per request: one the provider leaves uncertain stays "processing".
+  const asked = new Set<string>();
   for (;;) {
-    const step = await decidePayNow(ctx, input.registrationId);
+    const step = await decidePayNow(ctx, input.registrationId, asked);
     if (step.kind === 'reuse') return step.checkout;
     if (step.kind === 'open') return openAndRecord(ctx, step.request);
+    if (step.kind === 'confirm') {
+      step.checkoutIds.forEach((id) => asked.add(id));
+      const report = await confirmCheckoutsWithProvider(ctx, step.checkoutIds);
+      if (report.unreachable) throw new NotPayableError('processing');
+      continue;
+    }
     if (performance.now() > deadline) throw providerUnavailable(new Error('another pay-now for this registration is still opening its session'));
     if (step.kind === 'replace') await expireUnpaidSession(ctx, step.live);
     else await delay(WAIT_STEP_MS);
   }
 }
 
+/**
+ * For the pay-now page (GET): a registration whose earlier card attempt is past its expiry but not yet
+ * confirmed by the provider is asked about first, so a member following a pay-now link after abandoning
+ * an attempt is not told a payment "may be on its way" until the sweep runs. False when the provider
+ * could not be reached (nothing changed).
+ */
+export async function confirmEarlierCardAttempts(ctx: AppContext, registrationId: string): Promise<boolean> {
+  const uncertain = (await inFlightCheckoutsOf(ctx.db, registrationId)).filter(
+    (row) => row.provider_session_id !== null && row.expires_at <= ctx.clock.now(),
+  );
+  if (uncertain.length === 0) return true;
+  return !(await confirmCheckoutsWithProvider(ctx, uncertain.map((row) => row.id))).unreachable;
+}
+
 /** The decision and, to open a session, the claimed staging row: one short transaction under the registration lock. */
-async function decidePayNow(ctx: AppContext, registrationId: string): Promise<PayNowStep> {
+async function decidePayNow(ctx: AppContext, registrationId: string, asked: ReadonlySet<string>): Promise<PayNowStep> {
   return ctx.db.transaction(async (trx) => {
     const registration = await trx('registrations')
       .where({ id: registrationId })
@@ -141,7 +168,10 @@ async function decidePayNow(ctx: AppContext, registrationId: string): Promise<Pa
       return { kind: 'replace', live };
     }
     if (inFlight.length > 0) {
-      // Expired (or settling) but not confirmed unpaid: the provider may still confirm a payment, so a second one could double-charge.
+      // Expired (or settling) but not confirmed unpaid: the provider may still confirm a payment, so a second one could
+      // double-charge. The provider is asked (once per request) before the registrant is told so.
+      const toAsk = inFlight.filter((row) => row.provider_session_id !== null && !asked.has(row.id)).map((row) => row.id);
+      if (toAsk.length > 0) return { kind: 'confirm', checkoutIds: toAsk };
       throw new NotPayableError('processing');
     }
     // Below the provider's minimum no session is claimed or opened: the registrant is sent to bank transfer.

@@ -188,11 +188,13 @@ describe('GET /events/:slug', () => {
     });
   });
 
-  it('says the card payment was cancelled when the provider sends the payer back with ?checkout=cancelled', async () => {
+  it('says the card payment was not finished when the payer comes back with ?checkout=cancelled naming no checkout: the query string alone never says nothing was charged', async () => {
     const event = await insertEvent(tdb.db);
     await withServer({}, async (server) => {
-      expect((await getPage(server, `/events/${event.slug}`)).html).not.toContain('payment was cancelled');
-      expect((await getPage(server, `/events/${event.slug}?checkout=cancelled`)).html).toContain('Your card payment was cancelled and nothing was charged');
+      expect((await getPage(server, `/events/${event.slug}`)).html).not.toContain('payment was');
+      const cancelled = (await getPage(server, `/events/${event.slug}?checkout=cancelled`)).html;
+      expect(cancelled).toContain('Your card payment was not finished.');
+      expect(cancelled).not.toContain('nothing was charged');
     });
   });
 

@@ -116,7 +116,7 @@ describe('startEventCheckout', () => {
     const started = await startEventCheckout(ctx, { event, contact: CONTACT, attendees: FAMILY.slice(0, 1), family: false });
     expect(createCallFor(started.checkoutId).body).toMatchObject({
       success_url: `${AUTH_URL}/events/${event.slug}/success?session_id={CHECKOUT_SESSION_ID}`,
-      cancel_url: `${AUTH_URL}/events/${event.slug}?checkout=cancelled`,
+      cancel_url: `${AUTH_URL}/events/${event.slug}?checkout=cancelled&ref=${started.checkoutId}`,
     });
 
     const appUrlOnly = createTestContext({
@@ -126,7 +126,7 @@ describe('startEventCheckout', () => {
     const other = await startEventCheckout(appUrlOnly, { event, contact: CONTACT, attendees: FAMILY.slice(0, 1), family: false });
     expect(createCallFor(other.checkoutId).body).toMatchObject({
       success_url: `https://app.example.net/events/${event.slug}/success?session_id={CHECKOUT_SESSION_ID}`,
-      cancel_url: `https://app.example.net/events/${event.slug}?checkout=cancelled`,
+      cancel_url: `https://app.example.net/events/${event.slug}?checkout=cancelled&ref=${other.checkoutId}`,
     });
   });
 

@@ -10,7 +10,6 @@ import { cardPaymentStateOf } from '../../src/payments/card-payment-state.js';
 import { registrationUrl } from '../../src/payments/links.js';
 import { NotPayableError, OPENING_LEASE_MS, payNowLines, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
 import { priceRegistration, type AttendeeChoice } from '../../src/registrations/pricing.js';
-import { confirmUnpaid } from '../../src/payments/webhook/handle.js';
 import { insertRegistration } from '../../src/registrations/registrations.js';
 import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';
@@ -192,27 +191,53 @@ describe('startExistingRegistrationCheckout (pay-now)', () => {
     expect(await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId })).toHaveLength(1);
   });
 
-  it('after the in-progress session expired, none is opened until the provider confirms it unpaid; then a new one is', async () => {
+  it('after an abandoned attempt expired, pay-now asks the provider before answering: the session is expired there, recorded unpaid, and a new one opened at once', async () => {
     const reg = await bankRegistration();
     const first = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    const firstSession = (await tdb.db('checkout_sessions').where({ id: first.checkoutId }).first()).provider_session_id as string;
     const later = createTestContext({
       db: tdb.db,
       clock: new FixedClock(new Date(T0.getTime() + 32 * 60_000)),
       env: { ...fake.configEnv(), AUTH_URL },
     });
-    // Expired here, but a payment made in its last minute may still be confirmed: a second checkout could charge twice.
-    expect(await notPayableReason(startExistingRegistrationCheckout(later, { registrationId: reg.registrationId }))).toBe('processing');
-    await tdb.db('checkout_sessions').where({ id: first.checkoutId }).update({ status: 'EXPIRED' });
-    expect(await notPayableReason(startExistingRegistrationCheckout(later, { registrationId: reg.registrationId }))).toBe('processing');
-    expect(createCallsFor(reg.registrationId)).toHaveLength(1);
 
-    await confirmUnpaid(tdb.db, first.checkoutId, later.clock.now());
     const second = await startExistingRegistrationCheckout(later, { registrationId: reg.registrationId });
+
     expect(second.reused).toBe(false);
     expect(second.checkoutId).not.toBe(first.checkoutId);
+    expect(fake.sessions.get(firstSession)?.status).toBe('expired');
     expect(createCallsFor(reg.registrationId)).toHaveLength(2);
     const rows = await tdb.db('checkout_sessions').where({ registration_id: reg.registrationId }).orderBy('created_at');
     expect(rows.map((r: { status: string }) => r.status)).toEqual(['EXPIRED', 'OPEN']);
+    expect(rows[0]).toMatchObject({ unpaid_confirmed_at: later.clock.now(), scrubbed_at: later.clock.now() });
+  });
+
+  it('an expired attempt the member did pay (its completion not yet delivered) is completed when pay-now asks: the registration is paid, and no second session is opened', async () => {
+    const reg = await bankRegistration();
+    const first = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    const firstSession = (await tdb.db('checkout_sessions').where({ id: first.checkoutId }).first()).provider_session_id as string;
+    fake.completeSession(firstSession, { amount_total: reg.total, amount_subtotal: reg.total });
+    const later = createTestContext({ db: tdb.db, clock: new FixedClock(new Date(T0.getTime() + 32 * 60_000)), env: { ...fake.configEnv(), AUTH_URL } });
+
+    expect(await notPayableReason(startExistingRegistrationCheckout(later, { registrationId: reg.registrationId }))).toBe('paid');
+    expect(createCallsFor(reg.registrationId)).toHaveLength(1);
+    expect(await tdb.db('registrations').where({ id: reg.registrationId }).first()).toMatchObject({ status: 'PAID', payment_method: 'card' });
+  });
+
+  it('with the provider out of reach an expired attempt stays uncertain: pay-now says a payment may be on its way and opens nothing', async () => {
+    const reg = await bankRegistration();
+    const first = await startExistingRegistrationCheckout(ctx, { registrationId: reg.registrationId });
+    const firstSession = (await tdb.db('checkout_sessions').where({ id: first.checkoutId }).first()).provider_session_id as string;
+    const later = createTestContext({ db: tdb.db, clock: new FixedClock(new Date(T0.getTime() + 32 * 60_000)), env: { ...fake.configEnv(), AUTH_URL } });
+    fake.failPath(`/v1/checkout/sessions/${firstSession}`, 503);
+    try {
+      expect(await notPayableReason(startExistingRegistrationCheckout(later, { registrationId: reg.registrationId }))).toBe('processing');
+    } finally {
+      fake.failPath(`/v1/checkout/sessions/${firstSession}`, undefined);
+    }
+    expect(createCallsFor(reg.registrationId)).toHaveLength(1);
+    expect(await tdb.db('checkout_sessions').where({ id: first.checkoutId }).first()).toMatchObject({ status: 'OPEN', unpaid_confirmed_at: null });
+    expect(fake.sessions.get(firstSession)?.status).toBe('open');
   });
 
   it('a live session that would now charge other than the pay-now page shows (the card fee rate was corrected meanwhile) is expired at the provider and a new one opened for what is shown', async () => {

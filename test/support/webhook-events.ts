@@ -23,8 +23,12 @@ import {
 
 export const TEST_WEBHOOK_SECRET = 'whsec_eventops_test_signing_secret';
 
-/** Environment that turns card payments on for a test context or server. */
-export const PAYMENTS_ENV = { PSP_SECRET_KEY: 'sk_test_eventops', PSP_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET };
+/**
+ * Environment that turns card payments on for a test context or server. Its provider address refuses every
+ * connection (port 9 on this machine), so code that asks the provider (the sweep, the pay-now page) finds it
+ * out of reach instead of calling the real one.
+ */
+export const PAYMENTS_ENV = { PSP_SECRET_KEY: 'sk_test_eventops', PSP_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET, PSP_API_BASE: 'http://127.0.0.1:9' };
 
 export interface SessionOptions {
   /** Our checkout_sessions.id, carried in metadata; omit to test the provider-session-id fallback. */

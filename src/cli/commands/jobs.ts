@@ -50,10 +50,10 @@ const JOBS: JobCommandSpec[] = [
   },
   {
     name: 'sweep-checkouts',
-    description: "expire OPEN checkout sessions past their expiry; scrub staged payloads kept 72 hours past expiry; release unpaid bank-transfer holds past their event's unpaidHoldDays (suggested: hourly)",
+    description: "expire OPEN checkout sessions past their expiry and confirm them with the card provider (at most 100 a run); scrub staged payloads kept 72 hours past expiry; release unpaid bank-transfer holds past their event's unpaidHoldDays (suggested: hourly)",
     example: 'eventops sweep-checkouts --json',
     describe: (s) =>
-      `sweep-checkouts: ${s.outcome}, expired ${String(s.expired)}, scrubbed ${String(s.scrubbed)}${s.holdsReleased || s.holdReminders ? `, holds released ${String(s.holdsReleased)}, hold reminders ${String(s.holdReminders)}` : ''}`,
+      `sweep-checkouts: ${s.outcome}, expired ${String(s.expired)}, scrubbed ${String(s.scrubbed)}${s.confirmed || s.awaitingProvider ? `, confirmed by the card provider ${String(s.confirmed)}, awaiting its word ${String(s.awaitingProvider)}` : ''}${s.holdsReleased || s.holdReminders ? `, holds released ${String(s.holdsReleased)}, hold reminders ${String(s.holdReminders)}` : ''}`,
   },
   {
     name: 'send-celebrations',

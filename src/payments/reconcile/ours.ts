@@ -24,30 +24,34 @@ export interface OurRow {
   reversals_alerted: Array<'refund' | 'dispute'> | null;
 }
 
+/** Reconcile's view of the checkout rows `query` (on `checkout_sessions as c`) finds. */
+export function selectOurRows(ctx: Pick<AppContext, 'db'>, query: ReturnType<AppContext['db']>) {
+  return query
+    .leftJoin('registrations as r', (join) => {
+      join.on('r.id', 'c.registration_id').orOn('r.payment_intent_id', 'c.payment_intent_id');
+    })
+    .select<OurRow[]>(
+      'c.id',
+      'c.status',
+      'c.expires_at',
+      'c.created_at',
+      'c.scrubbed_at',
+      'c.unpaid_confirmed_at',
+      'c.net_minor',
+      'c.surcharge_minor',
+      'c.provider_session_id',
+      'c.payment_intent_id',
+      'r.status as registration_status',
+      ctx.db.raw('(SELECT p.status FROM registrations p WHERE p.payment_intent_id = c.payment_intent_id LIMIT 1) AS payment_registration_status'),
+      ctx.db.raw(
+        `(SELECT array_agg(DISTINCT a.details->>'reversal') FROM operations_alerts a
+           WHERE a.kind = 'reversal_unfulfilled' AND a.payment_intent_id = c.payment_intent_id) AS reversals_alerted`,
+      ),
+    );
+}
+
 export async function loadOurCheckouts(ctx: AppContext, sessions: ProviderSessionView[], since: Date, lookbackStart: Date) {
-  const select = (query: ReturnType<AppContext['db']>) =>
-    query
-      .leftJoin('registrations as r', (join) => {
-        join.on('r.id', 'c.registration_id').orOn('r.payment_intent_id', 'c.payment_intent_id');
-      })
-      .select<OurRow[]>(
-        'c.id',
-        'c.status',
-        'c.expires_at',
-        'c.created_at',
-        'c.scrubbed_at',
-        'c.unpaid_confirmed_at',
-        'c.net_minor',
-        'c.surcharge_minor',
-        'c.provider_session_id',
-        'c.payment_intent_id',
-        'r.status as registration_status',
-        ctx.db.raw('(SELECT p.status FROM registrations p WHERE p.payment_intent_id = c.payment_intent_id LIMIT 1) AS payment_registration_status'),
-        ctx.db.raw(
-          `(SELECT array_agg(DISTINCT a.details->>'reversal') FROM operations_alerts a
-             WHERE a.kind = 'reversal_unfulfilled' AND a.payment_intent_id = c.payment_intent_id) AS reversals_alerted`,
-        ),
-      );
+  const select = (query: ReturnType<AppContext['db']>) => selectOurRows(ctx, query);
   const sessionIds = sessions.map((s) => s.id);
   const checkoutIds = sessions.flatMap((s) => (s.ids.checkoutId ? [s.ids.checkoutId] : []));
   const listed = await select(

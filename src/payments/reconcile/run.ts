@@ -132,7 +132,7 @@ async function listProviderSessions(provider: ProviderClient, since: Date): Prom
 }
 
 /** One session by id, as the list shows it; undefined when the provider has no such session. */
-async function retrieveSession(provider: ProviderClient, sessionId: string): Promise<ProviderSessionView | undefined> {
+export async function retrieveSession(provider: ProviderClient, sessionId: string): Promise<ProviderSessionView | undefined> {
   try {
     return parseProviderSession(await provider.checkout.sessions.retrieve(sessionId, { expand: ['payment_intent.latest_charge'] }));
   } catch (error) {
@@ -160,7 +160,7 @@ async function withDisputesWeighed(provider: ProviderClient, session: ProviderSe
   return { ...session, charge: { ...session.charge, disputed: withdrawn } };
 }
 
-async function reconcileOne(
+export async function reconcileOne(
   ctx: AppContext,
   provider: ProviderClient,
   listed: ProviderSessionView | undefined,
