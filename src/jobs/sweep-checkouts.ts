@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { PAYLOAD_KEPT_AFTER_EXPIRY_MS } from '../payments/staging.js';
 import { runRecordedJob } from './run-recorded.js';
 import type { JobOptions, JobSummary } from './types.js';
+import { forgetClientKeys } from '../payments/unpaid-seat-cap.js';
 import { previewUnpaidHolds, settleUnpaidHolds, type UnpaidHoldCounts } from './unpaid-holds.js';
 
 export interface SweepSummary extends JobSummary, UnpaidHoldCounts {
@@ -18,6 +19,8 @@ export interface SweepSummary extends JobSummary, UnpaidHoldCounts {
  * whose payload has been kept for the provider's redelivery window are scrubbed.
  * Then, separately, unpaid bank-transfer holds past their event's
  * unpaidHoldDays are released (and reminded a day before): see unpaid-holds.ts.
+ * Last, registrations no longer holding places unpaid forget the client they
+ * came from (forgetClientKeys).
  */
 export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions): Promise<SweepSummary> {
   return runRecordedJob<SweepSummary>(ctx, 'sweep-checkouts', options, async () => {
@@ -53,6 +56,8 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
     const scrubbed = overdue.scrubbed + (await scrubExpiredPayloads(ctx.db, now, scrubBefore));
     options.onProgress?.({ expired, scrubbed });
     const holds = await settleUnpaidHolds(ctx, now);
+    // After the releases, so the holds just cancelled forget their client too.
+    await forgetClientKeys(ctx.db, now);
     return { job: 'sweep-checkouts', outcome: 'ok', dryRun: false, expired, scrubbed, ...holds };
   });
 }
