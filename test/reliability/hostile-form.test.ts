@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registrationPath } from '../../src/http/registration-view.js';
-import { fuzzRegistrationForm, postRegistration, unescapedInjection, type FormFuzzReport } from '../../soak/cases/hostile-input.js';
+import { fuzzRegistrationForm, postRegistration, probeSeatHoarding, unescapedInjection, type FormFuzzReport } from '../../soak/cases/hostile-input.js';
 import { insertEvent } from '../support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 
@@ -73,5 +73,15 @@ describe('a valid registration carrying HTML in its names', () => {
     expect(page.status).toBe(200);
     expect(html).toContain('&lt;script&gt;');
     expect(unescapedInjection(html)).toBeUndefined();
+  });
+});
+
+describe('seat hoarding: many bank-transfer posts from one address', () => {
+  it('are capped at maxUnpaidSeatsPerClient (30), the places left stay right, and other addresses still register', async () => {
+    const report = await probeSeatHoarding(harness, { posts: 12 });
+    expect(report.problems).toEqual([]);
+    expect(report.heldByHoarder).toBe(30);
+    expect(report.othersRegistered).toBe(3);
+    expect(report.placesLeft).toBe(60);
   });
 });
