@@ -389,6 +389,77 @@ export function unescapedInjection(html: string): string | undefined {
   return ['<script>alert', '<img src=x', '<b onmouseover'].find((raw) => html.includes(raw));
 }
 
+// ---------------------------------------------------------------- seat hoarding
+
+export interface HoardingReport {
+  sent: number;
+  /** What went against the rule: each a sentence. */
+  problems: string[];
+  /** Unpaid places the hoarding address holds at the end: the event's maxUnpaidSeatsPerClient. */
+  heldByHoarder: number;
+  /** The places left the event page shows at the end. */
+  placesLeft: number | undefined;
+  /** Bank-transfer posts from other addresses that registered. */
+  othersRegistered: number;
+}
+
+/** The page's form with `attendees` adults, by bank transfer, from `client` (X-Forwarded-For: the server trusts its proxy). */
+async function postBankForm(baseUrl: string, slug: string, client: string, attendees: number): Promise<{ status: number; text: string }> {
+  const form = new URLSearchParams({ name: 'Hoarding Harry', email: 'harry@example.org', payment: 'bank' });
+  for (let n = 1; n <= attendees; n += 1) {
+    form.append('attendee_name', `Guest ${n}`);
+    form.append('attendee_tier', 'adult');
+  }
+  const response = await fetch(`${baseUrl}/events/${slug}/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': client },
+    body: form.toString(),
+    redirect: 'manual',
+  });
+  return { status: response.status, text: await response.text() };
+}
+
+const placesLeftOn = (html: string) => {
+  const match = /(\d+) places left/.exec(html);
+  return match ? Number(match[1]) : undefined;
+};
+
+/**
+ * One address posts `posts` bank-transfer registrations of ten to a 120-place event (its cap per client left at
+ * the default 30, the form's rate limit at 10 a minute): no more than the cap is held, every other post is refused
+ * (409, naming the places held) or rate-limited (429), and the places left count only what was registered. Then
+ * three other addresses register ten each, as anyone may.
+ */
+export async function probeSeatHoarding(harness: PaymentsHarness, options: { posts?: number; hoarder?: string } = {}): Promise<HoardingReport> {
+  const { db } = harness.tdb;
+  const posts = options.posts ?? 12;
+  const hoarder = options.hoarder ?? '192.0.2.66';
+  const event = await insertEvent(db, { capacity: 120 });
+  const cap = Number((await db('events').where({ id: event.id }).first<{ max_unpaid_seats_per_client: number }>()).max_unpaid_seats_per_client);
+  const problems: string[] = [];
+  for (let n = 0; n < posts; n += 1) {
+    const answer = await postBankForm(harness.server.url, event.slug, hoarder, 10);
+    const expected = (n + 1) * 10 <= cap ? 303 : [409, 429];
+    if (Array.isArray(expected) ? !expected.includes(answer.status) : answer.status !== expected) {
+      problems.push(`post ${n + 1} from one address answered ${answer.status}, not ${String(expected)}`);
+    }
+    if (answer.status === 409 && !answer.text.includes(`already holds ${cap} unpaid places`)) problems.push(`post ${n + 1}: the refusal does not name the ${cap} unpaid places held`);
+  }
+  const held = Number((await db('registrations').where({ event_id: event.id, status: 'PENDING' }).sum<{ seats: string | null }>({ seats: 'attendee_count' }).first())?.seats ?? 0);
+  if (held !== cap) problems.push(`one address holds ${held} unpaid places, not the cap of ${cap}`);
+  const pageAfterHoarder = placesLeftOn(await (await fetch(`${harness.server.url}/events/${event.slug}`)).text());
+  if (pageAfterHoarder !== 120 - cap) problems.push(`the page says ${String(pageAfterHoarder)} places left after the hoarder, not ${120 - cap}`);
+  let othersRegistered = 0;
+  for (const other of ['192.0.2.67', '192.0.2.68', '192.0.2.69']) {
+    const answer = await postBankForm(harness.server.url, event.slug, other, 10);
+    if (answer.status === 303) othersRegistered += 1;
+    else problems.push(`a post from ${other} answered ${answer.status}, not 303`);
+  }
+  const placesLeft = placesLeftOn(await (await fetch(`${harness.server.url}/events/${event.slug}`)).text());
+  if (placesLeft !== 120 - cap - othersRegistered * 10) problems.push(`the page says ${String(placesLeft)} places left at the end, not ${120 - cap - othersRegistered * 10}`);
+  return { sent: posts + 3, problems, heldByHoarder: held, placesLeft, othersRegistered };
+}
+
 // ---------------------------------------------------------------- server: slow bodies, wrong bearers, control characters
 
 export interface TrickleOutcome {
@@ -692,6 +763,9 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
       });
       inputs += bearers.statuses.length + 1;
       refusedWrongly += bearers.problems.length;
+      const hoarding = await probeSeatHoarding(harness, { hoarder: `192.0.2.${100 + (round % 100)}` });
+      inputs += hoarding.sent;
+      refusedWrongly += hoarding.problems.length;
       const control = await sendControlCharacters(harness);
       inputs += control.sent;
       refusedWrongly += control.problems.length;
@@ -715,8 +789,8 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
   } while (Date.now() < deadline && round < rounds);
   return {
     case: 'hostile-input',
-    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts, 96 posts with control characters, 24 posts naming one mailbox by plus tags and gmail spellings, 30 wrong cron bearers, a slow body and ${configFuzzCases().length} malformed configuration values each`,
-    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML, control characters; one mailbox behind plus tags and gmail dots; wrong bearers; a body trickled a byte every 20 s; malformed and commented variables',
+    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts, 96 posts with control characters, 24 posts naming one mailbox by plus tags and gmail spellings, 30 wrong cron bearers, 15 bank-transfer posts probing seat hoarding, a slow body and ${configFuzzCases().length} malformed configuration values each`,
+    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML, control characters; one address holding every place unpaid; one mailbox behind plus tags and gmail dots; wrong bearers; a body trickled a byte every 20 s; malformed and commented variables',
     inputs,
     lost: rows + refusedWrongly,
     duplicates: 0,

@@ -24,13 +24,19 @@ export interface EventFile {
   reminderAt?: Date | null;
   /** Attendees one registration may name (default 10). */
   maxAttendeesPerRegistration?: number;
-  /** Days an unpaid bank-transfer registration holds its seats; null = until the event. */
+  /** Days an unpaid bank-transfer registration holds its seats (create: 7 when absent); null = until the event. */
   unpaidHoldDays?: number | null;
+  /** The most unpaid places public registrations from one client address may hold (default 30). */
+  maxUnpaidSeatsPerClient?: number;
   pricing: EventPricing;
 }
 
 /** When an event file does not say: how many attendees one registration may name. */
 export const DEFAULT_MAX_ATTENDEES_PER_REGISTRATION = 10;
+/** When an event file being created does not say: the days an unpaid bank-transfer registration holds its seats. */
+export const DEFAULT_UNPAID_HOLD_DAYS = 7;
+/** When an event file does not say: the unpaid places one client address may hold (see "Unpaid places per connection"). */
+export const DEFAULT_MAX_UNPAID_SEATS_PER_CLIENT = 30;
 /** The largest capacity an event file may give (it is stored as a 32-bit integer); null is unlimited. */
 export const MAX_CAPACITY = 1_000_000;
 /** The most any event may allow in one registration (the form's own hard limit). */
@@ -113,6 +119,11 @@ export const eventFileSchema = z.strictObject({
     .max(MAX_ATTENDEES_LIMIT, { error: `at most ${MAX_ATTENDEES_LIMIT}` })
     .optional(),
   unpaidHoldDays: z.int({ error: 'a whole number of days, or null' }).min(1, { error: 'at least 1' }).max(365, { error: 'at most 365' }).nullable().optional(),
+  maxUnpaidSeatsPerClient: z
+    .int({ error: 'a whole number of places' })
+    .min(1, { error: 'at least 1' })
+    .max(MAX_CAPACITY, { error: `at most ${MAX_CAPACITY}` })
+    .optional(),
   pricing: eventPricingSchema,
 })
   // The reminder job sends only for events that have not started: a later reminder would never go out.

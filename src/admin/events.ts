@@ -5,7 +5,13 @@ import { cardMinimumWarnings } from '../payments/card-minimum.js';
 import { getCardFeeRate } from '../settings.js';
 import { memberDateTime } from '../time-format.js';
 import type { EventPricing } from '../registrations/event-pricing.js';
-import { DEFAULT_MAX_ATTENDEES_PER_REGISTRATION, EventFileError, type EventFile } from './event-file.js';
+import {
+  DEFAULT_MAX_ATTENDEES_PER_REGISTRATION,
+  DEFAULT_MAX_UNPAID_SEATS_PER_CLIENT,
+  DEFAULT_UNPAID_HOLD_DAYS,
+  EventFileError,
+  type EventFile,
+} from './event-file.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../registrations/event-record.js';
 import { enqueueWebsiteSync, type WebsiteSyncType } from './website-sync.js';
 
@@ -90,7 +96,9 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
         pricing: JSON.stringify(file.pricing),
         reminder_at: file.reminderAt ?? null,
         max_attendees_per_registration: file.maxAttendeesPerRegistration ?? DEFAULT_MAX_ATTENDEES_PER_REGISTRATION,
-        unpaid_hold_days: file.unpaidHoldDays ?? null,
+        // Absent: holds end after a week. Only an explicit null keeps them until the event.
+        unpaid_hold_days: file.unpaidHoldDays === undefined ? DEFAULT_UNPAID_HOLD_DAYS : file.unpaidHoldDays,
+        max_unpaid_seats_per_client: file.maxUnpaidSeatsPerClient ?? DEFAULT_MAX_UNPAID_SEATS_PER_CLIENT,
         created_at: now,
         updated_at: now,
       })
@@ -140,6 +148,7 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
       ...optional('pass_card_fee', file.passCardFee),
       ...optional('max_attendees_per_registration', file.maxAttendeesPerRegistration),
       ...optional('unpaid_hold_days', file.unpaidHoldDays),
+      ...optional('max_unpaid_seats_per_client', file.maxUnpaidSeatsPerClient),
     };
     if (file.reminderAt !== undefined) {
       changes.reminder_at = file.reminderAt;

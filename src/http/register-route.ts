@@ -7,6 +7,7 @@ import { verifyCaptchaToken } from '../payments/captcha.js';
 import { CardAmountTooSmallError } from '../payments/card-minimum.js';
 import { PricingError } from '../registrations/pricing.js';
 import { registerForEvent } from '../payments/register.js';
+import { UnpaidSeatCapError } from '../payments/unpaid-seat-cap.js';
 import { sendError } from './errors.js';
 import { eventPageData, eventPath } from './event-view.js';
 import { loadPublicEvent, PUBLIC_FORM_RATE_LIMIT, sendPageNotFound, slugOf } from './public-pages.js';
@@ -108,6 +109,8 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       }
       // Too small to pay by card: the form again with bank transfer chosen, so one more submit registers it.
       if (error instanceof CardAmountTooSmallError) return refuse(error, { ...parsed.values, payment: 'bank' });
+      // Over the unpaid places one connection may hold: the form again with card chosen, when the event takes cards.
+      if (error instanceof UnpaidSeatCapError && error.cardOffered) return refuse(error, { ...parsed.values, payment: 'card' });
       if (error instanceof AppError && (error.httpStatus < 500 || error.code === 'provider_unavailable')) return refuse(error, parsed.values);
       throw error;
     }

@@ -4,6 +4,7 @@ import { confirmCheckoutsWithProvider } from '../payments/reconcile/confirm.js';
 import { PAYLOAD_KEPT_AFTER_EXPIRY_MS } from '../payments/staging.js';
 import { runRecordedJob } from './run-recorded.js';
 import type { JobOptions, JobSummary } from './types.js';
+import { forgetClientKeys } from '../payments/unpaid-seat-cap.js';
 import { previewUnpaidHolds, settleUnpaidHolds, type UnpaidHoldCounts } from './unpaid-holds.js';
 
 export interface SweepSummary extends JobSummary, UnpaidHoldCounts {
@@ -31,6 +32,8 @@ export const PROVIDER_CONFIRMS_PER_SWEEP = 100;
  * next sweep, reconcile and the 72-hour scrub remain.
  * Then, separately, unpaid bank-transfer holds past their event's
  * unpaidHoldDays are released (and reminded a day before): see unpaid-holds.ts.
+ * Last, registrations no longer holding places unpaid forget the client they
+ * came from (forgetClientKeys).
  */
 export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions): Promise<SweepSummary> {
   return runRecordedJob<SweepSummary>(ctx, 'sweep-checkouts', options, async () => {
@@ -73,6 +76,8 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
     const scrubbed = overdue.scrubbed + (await scrubExpiredPayloads(ctx.db, now, scrubBefore));
     options.onProgress?.({ expired, scrubbed, confirmed: confirmed.confirmed });
     const holds = await settleUnpaidHolds(ctx, now);
+    // After the releases, so the holds just cancelled forget their client too.
+    await forgetClientKeys(ctx.db, now);
     return { job: 'sweep-checkouts', outcome: 'ok', dryRun: false, expired, scrubbed, ...confirmed, ...holds };
   });
 }

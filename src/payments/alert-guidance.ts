@@ -105,5 +105,11 @@ export function alertGuidance(kind: AlertKind, alertId: number, reference: strin
         happened: `A card payment${reference ? ` for ${registration}` : ''} was refunded at the card provider after the office had already paid it back by hand: the payer may have been paid twice.`,
         toDo: 'Check with the payer and agree how the second refund comes back, then resolve the alert.',
       };
+    case 'unpaid_seat_cap':
+      return {
+        happened: 'One connection holds as many unpaid places of this event as an event allows from one address, and was refused more. The reason above lists its registrations.',
+        toDo:
+          'If they look genuine (a church network after a service), raise the event\'s maxUnpaidSeatsPerClient with `eventops events update`; if not, cancel them all with the command in the reason. Then resolve the alert.',
+      };
   }
 }

@@ -50,6 +50,8 @@ export const ALERT_KINDS = [
   'refund_failed',
   /** A refund at the provider of a payment the office had already paid back by hand (record-refund): the payer may have it twice. */
   'refunded_twice',
+  /** One client address holds the most unpaid places it may on an event and was refused more: once per event and address while open. */
+  'unpaid_seat_cap',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
@@ -72,6 +74,7 @@ const KIND_LABELS: Record<AlertKind, string> = {
   payment_unreadable: 'Payments waiting for an encryption key',
   refund_failed: 'Refund failed: the money is still with the church',
   refunded_twice: 'Refunded at the provider after a refund paid by hand',
+  unpaid_seat_cap: 'Unpaid places held from one connection',
 };
 
 export interface OperationsAlertInput {

@@ -7,6 +7,7 @@ import { queueRegistrationConfirmation } from './confirmations.js';
 import { cardPaymentPossible } from './links.js';
 import { PricingError, priceRegistration, type AttendeeChoice, type PricedRegistration } from '../registrations/pricing.js';
 import { insertRegistration, lockEventForSeats, type PaymentMethod, type RegistrationContact } from '../registrations/registrations.js';
+import { alertUnpaidSeatCap, heldUnpaidByClient, UnpaidSeatCapError } from './unpaid-seat-cap.js';
 
 /**
  * A registration submitted on the public event page, already validated. Every
@@ -141,7 +142,7 @@ export async function registerWithoutCard(
   office?: OfficeRegistrationOptions,
 ): Promise<Extract<RegistrationOutcome, { kind: 'registered' }> & RegisteredWithoutCard> {
   const now = ctx.clock.now();
-  return ctx.db.transaction(async (trx) => {
+  const outcome = await ctx.db.transaction(async (trx) => {
     const locked = await lockEventForSeats(trx, event.id);
     if (!locked || locked.event.deletedAt || (!office && !locked.event.published)) throw new EventClosedError();
     // Checked again on the locked row: the start may have been moved meanwhile.
@@ -153,6 +154,16 @@ export async function registerWithoutCard(
     const free = priced.free;
     // No payment chosen, and a price set meanwhile: asked, not assumed to be a bank transfer.
     if (!free && !office && submission.payment === undefined) throw new PricingError('Payment: choose card or bank transfer', 'payment');
+    if (!office && submission.client !== undefined) {
+      // Counted under the event's lock: two posts from one client racing for the last places under the cap get one answer each.
+      const held = await heldUnpaidByClient(trx, event.id, submission.client);
+      if (held.seats + wanted > locked.event.maxUnpaidSeatsPerClient) {
+        // Returned, not thrown: the alert is committed with this transaction although nothing is registered.
+        await alertUnpaidSeatCap(trx, ctx, locked.event, submission.client, held);
+        const cardOffered = !free && cardPaymentPossible(ctx.config, { online_payment: locked.event.onlinePayment });
+        return new UnpaidSeatCapError(held.seats, locked.event.maxUnpaidSeatsPerClient, cardOffered, free);
+      }
+    }
     const status = free || office?.paidWith ? 'PAID' : 'PENDING';
     const method: PaymentMethod = free ? 'free' : (office?.paidWith ?? 'bank');
     const { id } = await insertRegistration(trx, ctx.cipher, {
@@ -163,6 +174,7 @@ export async function registerWithoutCard(
       attendees: submission.attendees,
       family: submission.family,
       priced,
+      clientKey: office ? undefined : submission.client,
       now,
     });
     const registered: RegisteredWithoutCard = {
@@ -175,10 +187,12 @@ export async function registerWithoutCard(
     };
     if (office) {
       await office.within(trx, registered);
-      return { kind: 'registered', ...registered };
+      return { kind: 'registered' as const, ...registered };
     }
     const confirmation = { registrationId: id, contact: submission.contact, event: locked.event, priced, client: submission.client };
     const queued = await queueRegistrationConfirmation(trx, ctx, confirmation, now);
-    return { kind: 'registered', ...registered, confirmationHeldBack: queued === null };
+    return { kind: 'registered' as const, ...registered, confirmationHeldBack: queued === null };
   });
+  if (outcome instanceof UnpaidSeatCapError) throw outcome;
+  return outcome;
 }

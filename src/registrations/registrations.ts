@@ -110,6 +110,8 @@ export interface NewRegistration {
   family: boolean;
   priced: PricedRegistration;
   paymentIntentId?: string;
+  /** The public form's client (clientKey), counted by the unpaid-places cap; none for the office and card payments. */
+  clientKey?: string;
   now: Date;
 }
 
@@ -149,6 +151,7 @@ export function registrationRow(cipher: FieldCipher, input: NewRegistration): Re
     total_minor: input.priced.total,
     surcharge_minor: input.priced.surcharge,
     payment_intent_id: input.paymentIntentId ?? null,
+    client_key: input.clientKey ?? null,
     paid_at: input.status === 'PAID' ? input.now : null,
     created_at: input.now,
     updated_at: input.now,

@@ -236,7 +236,8 @@ describe('event administration', () => {
         onlinePayment: true,
         pricing: file.pricing,
         maxAttendeesPerRegistration: 10,
-        unpaidHoldDays: null,
+        // Left out of the file: holds end after 7 days.
+        unpaidHoldDays: 7,
         deleted: false,
       },
     });

@@ -102,7 +102,7 @@ describe('website sync delivery', () => {
       id: created.deliveryId,
       type: 'event.created',
       occurredAt: T0.toISOString(),
-      event: { slug: created.event.slug, title: 'Harvest Dinner', capacity: null, maxAttendeesPerRegistration: 10, unpaidHoldDays: null, deleted: false },
+      event: { slug: created.event.slug, title: 'Harvest Dinner', capacity: null, maxAttendeesPerRegistration: 10, unpaidHoldDays: 7, deleted: false },
     });
 
     expect(await outboxRow(created.deliveryId)).toMatchObject({ status: 'DELIVERED', attempts: 1, delivered_at: T0, claimed_until: null });

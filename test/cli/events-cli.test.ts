@@ -203,6 +203,8 @@ describe('eventops events', () => {
       title: 'Church Picnic',
       startsAt: '2027-01-20T11:00:00+11:00',
       capacity: null,
+      // Written out: holds until the event. The family camp's file leaves it out: 7 days.
+      unpaidHoldDays: null,
       pricing: { tiers: [{ id: 'free', label: 'Free', price: 0 }] },
     });
     expect((await runCli(['events', 'create', file], { env: env({ WEBSITE_SYNC_URL: undefined, WEBSITE_SYNC_SECRET: undefined }), cwd: workDir })).code).toBe(0);
@@ -220,13 +222,14 @@ describe('eventops events', () => {
     ]);
 
     const human = await runCli(['events', 'list'], { env: env(), cwd: workDir });
-    expect(human.stdout).toContain('cli-picnic  2027-01-20 11:00  draft  unlimited  Church Picnic');
+    expect(human.stdout).toContain('cli-picnic  2027-01-20 11:00  draft  unlimited  holds until the event  Church Picnic');
 
     // Slugs of different lengths: every column starts at the same place on every line.
     const humanAll = await runCli(['events', 'list', '--all'], { env: env(), cwd: workDir });
     const lines = humanAll.stdout.trim().split('\n');
     expect(lines).toHaveLength(2);
-    expect(lines.find((line) => line.startsWith('cli-picnic '))).toMatch(/^cli-picnic {7}2027-01-20 11:00  draft {4}unlimited {5}Church Picnic$/);
+    expect(lines.find((line) => line.startsWith('cli-picnic '))).toMatch(/^cli-picnic {7}2027-01-20 11:00  draft {4}unlimited {5}holds until the event  Church Picnic$/);
+    expect(lines.find((line) => line.startsWith('cli-family-camp '))).toMatch(/ {2}capacity 120 {2}holds 7 days {11}Family Camp$/);
     expect(new Set(lines.map((line) => line.search(/\d{4}-\d{2}-\d{2}/)))).toEqual(new Set([17]));
   });
 
@@ -303,7 +306,7 @@ describe('eventops events', () => {
     expect((await runCli(['events', 'create', file], { env: env({ WEBSITE_SYNC_URL: undefined, WEBSITE_SYNC_SECRET: undefined }), cwd: workDir })).code).toBe(0);
 
     const human = await runCli(['events', 'list'], { env: env(), cwd: workDir });
-    expect(human.stdout).toMatch(/^cli-retreat +2027-02-05 18:00 – 2027-02-07 15:00 +draft +capacity 30 +Men's Retreat$/m);
+    expect(human.stdout).toMatch(/^cli-retreat +2027-02-05 18:00 – 2027-02-07 15:00 +draft +capacity 30 +holds 7 days +Men's Retreat$/m);
     const json = JSON.parse((await runCli(['events', 'list', '--json'], { env: env(), cwd: workDir })).stdout) as { events: Array<{ slug: string; endsAt: string | null }> };
     expect(json.events.find((e) => e.slug === 'cli-retreat')?.endsAt).toBe('2027-02-07T04:00:00.000Z');
   });

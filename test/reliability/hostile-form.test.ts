@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registrationPath } from '../../src/http/registration-view.js';
-import { fuzzRegistrationForm, postRegistration, unescapedInjection, type FormFuzzReport } from '../../soak/cases/hostile-input.js';
+import { fuzzRegistrationForm, postRegistration, probeSeatHoarding, unescapedInjection, type FormFuzzReport } from '../../soak/cases/hostile-input.js';
 import { plusAddressingHeld, sendPlusAddressedPosts } from '../../soak/cases/hostile-mailbox.js';
 import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/payments/confirmations.js';
 import { insertEvent } from '../support/factories.js';
@@ -86,5 +86,15 @@ describe('one mailbox written many ways, from many clients', () => {
     const report = await sendPlusAddressedPosts(harness, 10, { gmail });
     expect(report).toEqual({ posts: 10, registrations: 10, confirmationsQueued: CONFIRMATIONS_PER_ADDRESS_PER_HOUR, refused: 0 });
     expect(plusAddressingHeld(report)).toBe(true);
+  });
+});
+
+describe('seat hoarding: many bank-transfer posts from one address', () => {
+  it('are capped at maxUnpaidSeatsPerClient (30), the places left stay right, and other addresses still register', async () => {
+    const report = await probeSeatHoarding(harness, { posts: 12 });
+    expect(report.problems).toEqual([]);
+    expect(report.heldByHoarder).toBe(30);
+    expect(report.othersRegistered).toBe(3);
+    expect(report.placesLeft).toBe(60);
   });
 });

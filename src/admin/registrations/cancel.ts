@@ -84,3 +84,28 @@ export async function cancelRegistration(ctx: OfficeContext, input: CancelInput)
     };
   });
 }
+
+/** One reference of a cancellation of several: what it cancelled, or why it could not. */
+export type CancelOutcome =
+  | { given: string; ok: true; result: CancelResult }
+  | { given: string; ok: false; error: { code: string; message: string } };
+
+/**
+ * Cancels each registration in turn, each in its own transaction: a reference that fails (unknown,
+ * ambiguous, already cancelled) is reported and the others are still cancelled.
+ */
+export async function cancelRegistrations(
+  ctx: OfficeContext,
+  input: Omit<CancelInput, 'registration'> & { registrations: string[] },
+): Promise<CancelOutcome[]> {
+  const outcomes: CancelOutcome[] = [];
+  for (const given of input.registrations) {
+    try {
+      outcomes.push({ given, ok: true, result: await cancelRegistration(ctx, { ...input, registration: given }) });
+    } catch (error) {
+      const failure = error instanceof AppError ? { code: error.code, message: error.message } : { code: 'unexpected', message: String(error instanceof Error ? error.message : error) };
+      outcomes.push({ given, ok: false, error: failure });
+    }
+  }
+  return outcomes;
+}

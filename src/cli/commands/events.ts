@@ -26,6 +26,8 @@ The event file (JSON; unknown keys are rejected):
    "pricing": {"tiers": [{"id": "adult", "label": "Adult", "price": 12000}],
                "familyWaiver": {"maxChargedTickets": 3}, "discount": {"percent": 10}}}
 Prices in minor units of APP_CURRENCY; capacity null = unlimited.
+"unpaidHoldDays" (create: 7 when left out; null = until the event) is how long an unpaid bank transfer
+holds its places; "maxUnpaidSeatsPerClient" (default 30) caps the unpaid places one connection may hold.
 "published" is read by create only (default false): after that \`events publish\` and \`events unpublish\`
 change it, and update leaves it as it is, saying so when the file says otherwise.
 The start (and end) are printed in APP_TIMEZONE: check them.`;
@@ -283,6 +285,11 @@ function othersWaiting(pending: number | undefined): string {
   return pending ? `; ${pending} other notification${pending > 1 ? 's' : ''} still queued (\`eventops status\`)` : '';
 }
 
+/** How long an unpaid bank-transfer registration holds its places (unpaidHoldDays). */
+function describeHold(days: number | null): string {
+  return days === null ? 'holds until the event' : `holds ${days} day${days === 1 ? '' : 's'}`;
+}
+
 /** One line per event, its columns aligned (slugs, states and capacities differ in length). */
 function describeEvents(events: EventRecord[], when: (date: Date) => string): string[] {
   const rows = events.map((event) => [
@@ -290,6 +297,7 @@ function describeEvents(events: EventRecord[], when: (date: Date) => string): st
     event.endsAt ? `${when(event.startsAt)} – ${when(event.endsAt)}` : when(event.startsAt),
     event.deletedAt ? 'deleted' : event.published ? 'published' : 'draft',
     event.capacity === null ? 'unlimited' : `capacity ${event.capacity}`,
+    describeHold(event.unpaidHoldDays),
     event.title,
   ]);
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));

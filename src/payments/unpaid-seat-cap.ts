@@ -1,0 +1,132 @@
+import crypto from 'node:crypto';
+import type { Knex } from 'knex';
+import type { AppContext } from '../context.js';
+import { purposeKey } from '../crypto/signed-tokens.js';
+import { AppError } from '../errors.js';
+import type { EventRecord } from '../registrations/event-record.js';
+import { paymentReference } from '../registrations/reference.js';
+import { raiseOperationsAlert } from './alerts.js';
+
+/**
+ * The cap on unpaid places per client (an event's maxUnpaidSeatsPerClient): the
+ * public form's bank-transfer and free registrations made from one client
+ * (clientKey: an IPv4 address, an IPv6 /56) may hold at most that many places
+ * of an event while unpaid. Checked under the event's row lock, the lock every
+ * registration of the event takes, so two posts racing for the last places
+ * under the cap cannot both get them. A card payment is never capped: its
+ * places are paid for.
+ *
+ * Free registrations count as unpaid holds: they take places without paying,
+ * which is the same risk as a bank transfer never made.
+ */
+
+/** The places a client's registrations hold unpaid: PENDING ones, and free ones (PAID without money). */
+const HELD_UNPAID = `(status = 'PENDING' OR (status = 'PAID' AND payment_method = 'free'))`;
+
+export interface HeldByClient {
+  seats: number;
+  registrationIds: string[];
+}
+
+/** The client's live unpaid registrations on the event, oldest first. Run after lockEventForSeats. */
+export async function heldUnpaidByClient(trx: Knex.Transaction, eventId: string, client: string): Promise<HeldByClient> {
+  const rows = await trx('registrations')
+    .where({ event_id: eventId, client_key: client })
+    .whereRaw(HELD_UNPAID)
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .select<Array<{ id: string; attendee_count: number }>>('id', 'attendee_count');
+  return { seats: rows.reduce((sum, row) => sum + row.attendee_count, 0), registrationIds: rows.map((row) => row.id) };
+}
+
+/** A bank-transfer (or free) registration that would take the client's unpaid places past the event's cap. */
+export class UnpaidSeatCapError extends AppError {
+  constructor(
+    readonly held: number,
+    readonly cap: number,
+    readonly cardOffered: boolean,
+    free: boolean,
+  ) {
+    const holds = `This connection already holds ${held} ${free ? '' : 'unpaid '}${held === 1 ? 'place' : 'places'} for this event`;
+    const limit = `at most ${cap} ${cap === 1 ? 'place' : 'places'} may be held ${free ? '' : 'unpaid '}from one connection`;
+    const next = cardOffered
+      ? 'Card payment is chosen below: pay by card to register now, or pay for the places already held first'
+      : free
+        ? 'Please contact the church office to register more people'
+        : 'Please pay for the places already held first, or contact the church office';
+    super('unpaid_seat_cap', `${holds}, and ${limit}. ${next}.`, { httpStatus: 409 });
+    this.name = 'UnpaidSeatCapError';
+  }
+}
+
+/** A suggested note for the cancel command in the alert (quoted on its one line). */
+export const CAP_CANCEL_NOTE = 'unpaid places held from one connection';
+
+/** The exact command that cancels every listed registration, one line. */
+export function cancelAllCommand(registrationIds: string[]): string {
+  return `eventops registrations cancel ${registrationIds.map(paymentReference).join(' ')} --note "${CAP_CANCEL_NOTE}"`;
+}
+
+type CapAlertContext = Pick<AppContext, 'config' | 'clock' | 'logger' | 'cipher'>;
+
+/**
+ * The client, as the alert's dedupe key: an HMAC under a key of its own, so the alert row (not
+ * encrypted) never carries the address, and the same address is recognised on the event.
+ */
+function clientFingerprint(ctx: CapAlertContext, client: string): string {
+  return crypto.createHmac('sha256', purposeKey(ctx.config.keyring, 'unpaid-seat-cap-client')).update(client).digest('hex').slice(0, 32);
+}
+
+/**
+ * Raises the unpaid_seat_cap alert for this event and client, unless one is already open: a second
+ * refusal from the same address adds nothing the office has not been told. Run under the event's
+ * row lock, so two refusals racing cannot both raise it.
+ */
+export async function alertUnpaidSeatCap(
+  trx: Knex.Transaction,
+  ctx: CapAlertContext,
+  event: Pick<EventRecord, 'id' | 'slug' | 'title' | 'maxUnpaidSeatsPerClient'>,
+  client: string,
+  held: HeldByClient,
+): Promise<boolean> {
+  const fingerprint = clientFingerprint(ctx, client);
+  const open = await trx('operations_alerts')
+    .where({ kind: 'unpaid_seat_cap' })
+    .whereNull('resolved_at')
+    .whereRaw(`details->>'eventId' = ?`, [event.id])
+    .whereRaw(`details->>'client' = ?`, [fingerprint])
+    .first('id');
+  if (open) return false;
+  const references = held.registrationIds.map(paymentReference);
+  const command = cancelAllCommand(held.registrationIds);
+  await raiseOperationsAlert(trx, ctx, {
+    kind: 'unpaid_seat_cap',
+    reason:
+      `One connection holds ${held.seats} unpaid places of "${event.title}" (${event.slug}), the most it may (maxUnpaidSeatsPerClient ${event.maxUnpaidSeatsPerClient}), ` +
+      `and was refused more: ${references.join(', ')}. If they are not genuine, cancel them all with: ${command}`,
+    details: {
+      eventId: event.id,
+      event: event.slug,
+      client: fingerprint,
+      heldSeats: held.seats,
+      maxUnpaidSeatsPerClient: event.maxUnpaidSeatsPerClient,
+      references: references.join(' '),
+      command,
+    },
+  });
+  return true;
+}
+
+/**
+ * Blanks the client key of every registration that no longer holds places unpaid (paid, cancelled) or whose
+ * event has started or was deleted: it is kept only as long as the cap needs it. Run by sweep-checkouts.
+ */
+export async function forgetClientKeys(db: Knex, now: Date): Promise<number> {
+  const result = await db.raw<{ rowCount: number }>(
+    `UPDATE registrations r SET client_key = NULL
+       FROM events e
+      WHERE r.event_id = e.id AND r.client_key IS NOT NULL
+        AND (NOT (r.status = 'PENDING' OR (r.status = 'PAID' AND r.payment_method = 'free')) OR e.starts_at <= :now OR e.deleted_at IS NOT NULL)`,
+    { now },
+  );
+  return result.rowCount ?? 0;
+}
