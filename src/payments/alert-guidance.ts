@@ -1,5 +1,3 @@
-import type { AlertKind } from './alerts.js';
-
 /** What an alert's email says before its details: what happened, and what a person does about it. */
 export interface AlertGuidance {
   happened: string;
@@ -11,8 +9,11 @@ const REGISTER_OR_REFUND = (alertId: number) =>
   `--resolve-alert ${alertId}\` (add --over-capacity if the event is full): the card payment pays that registration and the alert is resolved. ` +
   "If they are not, refund the payment in the card provider's dashboard and resolve the alert.";
 
-/** One sentence of what happened and one of what to do, per kind; `reference` names the registration when there is one. */
-export function alertGuidance(kind: AlertKind, alertId: number, reference: string | undefined): AlertGuidance {
+/**
+ * One sentence of what happened and one of what to do, per kind (ALERT_KINDS; a string here, as alerts.ts imports
+ * this file); `reference` names the registration when there is one.
+ */
+export function alertGuidance(kind: string, alertId: number, reference: string | undefined): AlertGuidance {
   const registration = reference ? `registration ${reference}` : 'the registration';
   switch (kind) {
     case 'sold_out':
@@ -110,6 +111,11 @@ export function alertGuidance(kind: AlertKind, alertId: number, reference: strin
         happened: 'One connection holds as many unpaid places of this event as an event allows from one address, and was refused more. The reason above lists its registrations.',
         toDo:
           'If they look genuine (a church network after a service), raise the event\'s maxUnpaidSeatsPerClient with `eventops events update`; if not, cancel them all with the command in the reason. Then resolve the alert.',
+      };
+    default:
+      return {
+        happened: 'A card payment needs a person’s attention.',
+        toDo: "Look the payment up in the card provider's dashboard with the details below, contact the payer if needed, then resolve the alert.",
       };
   }
 }

@@ -31,7 +31,7 @@ export async function officePaidByMethod(db: Db | Knex.Transaction, registration
 
 /** The same as a SQL expression for a registration aliased `r`: a JSON array of {method, amountMinor}, or null for none. */
 export const OFFICE_PAID_BY_METHOD_SQL = `(SELECT json_agg(json_build_object('method', m.method, 'amountMinor', m.amount) ORDER BY m.first_id)
-  FROM (SELECT p.method, SUM(p.amount_minor)::int AS amount, MIN(p.id) AS first_id FROM registration_payments p
+  FROM (SELECT p.method, SUM(p.amount_minor)::bigint AS amount, MIN(p.id) AS first_id FROM registration_payments p
     WHERE p.registration_id = r.id GROUP BY p.method) m)`;
 
 /** "bank transfer $100.00 and cash $80.00", with Intl's list and money in APP_LOCALE and APP_CURRENCY. */
