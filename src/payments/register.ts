@@ -133,7 +133,9 @@ export interface RegisteredWithoutCard {
 /**
  * Free → PAID, else PENDING by bank transfer; the seats are counted under the
  * event's row lock and the price is computed from the locked row. The public
- * form and the office's `registrations add` both come through here.
+ * form and the office's `registrations add` both come through here. A public
+ * registration (with its client) is also held to the event's unpaid places per
+ * client under that lock (unpaid-seat-cap.ts); the office's is not.
  */
 export async function registerWithoutCard(
   ctx: Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config' | 'logger'>,

@@ -46,7 +46,11 @@ export class UnpaidSeatCapError extends AppError {
     readonly cardOffered: boolean,
     free: boolean,
   ) {
-    const holds = `This connection already holds ${held} ${free ? '' : 'unpaid '}${held === 1 ? 'place' : 'places'} for this event`;
+    // Held 0: the registration alone is larger than the cap (an event whose cap is below its attendees per registration).
+    const holds =
+      held === 0
+        ? 'This registration has more places than may be held in one go'
+        : `This connection already holds ${held} ${free ? '' : 'unpaid '}${held === 1 ? 'place' : 'places'} for this event`;
     const limit = `at most ${cap} ${cap === 1 ? 'place' : 'places'} may be held ${free ? '' : 'unpaid '}from one connection`;
     const next = cardOffered
       ? 'Card payment is chosen below: pay by card to register now, or pay for the places already held first'
