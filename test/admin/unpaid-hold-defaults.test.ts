@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEventFile } from '../../src/admin/event-file.js';
 import { createEvent, getEventBySlug, updateEvent } from '../../src/admin/events.js';
-import * as unpaidSeatsPerClient from '../../migrations/20261129044500_unpaid_seats_per_client.js';
+import * as unpaidSeatsPerClient from '../../migrations/20261201000100_unpaid_seats_per_client.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertEvent } from '../support/factories.js';
