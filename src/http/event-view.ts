@@ -5,16 +5,18 @@ import { cardPaymentPossible } from '../payments/links.js';
 import { openForRegistration } from '../payments/register.js';
 import { seatsLeft } from '../registrations/registrations.js';
 import { getCardFeeRate } from '../settings.js';
+import { browserAssetPath, REGISTRATION_FORM_SCRIPT } from './browser-assets.js';
+import type { LiveTotalConfig } from './live-total-config.js';
 import { nothingToPay, type SubmittedValues } from './registration-form.js';
 import type { EventPageData, FieldProblem } from './templates/event-page.js';
 import { pageFormat } from './templates/format.js';
 
 /**
- * Attendee rows the page's script keeps at first (fewer when the event's cap or the places left are lower): it
- * takes away the blank rows past them, and its "add attendee" button brings rows back. Without script every row
- * the registration may name is there.
+ * Attendee rows the page's script keeps at first: it takes away the blank rows past them (a phone then sees
+ * a short form), and its "Add another person" button brings rows back. Without script every row the
+ * registration may name is there.
  */
-export const ATTENDEE_ROWS = 6;
+export const ATTENDEE_ROWS = 1;
 
 export interface EventViewOptions {
   values?: SubmittedValues;
@@ -43,11 +45,9 @@ export async function eventPageData(
   const card = !free && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
   const values = options.values;
 
-  let cardFeeNote: string | undefined;
   const rate = card && event.passCardFee ? await getCardFeeRate(ctx.db) : undefined;
-  if (rate) {
-    cardFeeNote = `Card payments add a card processing fee (about ${format.percent(rate.percent)} + ${format.money(rate.fixed)}) that covers the card provider's charge; bank transfer has no fee.`;
-  }
+  // Said in the card choice's own hint: on a phone a separate note is one more paragraph to scroll past.
+  const cardFeeHint = rate ? ` Adds a card processing fee (about ${format.percent(rate.percent)} + ${format.money(rate.fixed)}).` : '';
   // Said beside the card choice only when a ticket bought alone would be refused for it.
   const minimum = cardMinimumOf(ctx.config);
   const cardMinimumHint =
@@ -57,7 +57,7 @@ export async function eventPageData(
 
   const waiver = pricing.familyWaiver;
   const familyNote = waiver
-    ? `Registering one household? Tick "We are one household" and you pay for at most ${waiver.maxChargedTickets} ${waiver.maxChargedTickets === 1 ? 'ticket' : 'tickets'} (the most expensive); everyone else in the household comes free.`
+    ? `You pay for the ${waiver.maxChargedTickets === 1 ? 'most expensive ticket' : `${waiver.maxChargedTickets} most expensive tickets`}; the rest of the household comes free.`
     : undefined;
   let discountNote: string | undefined;
   if (pricing.discount && 'percent' in pricing.discount) discountNote = `Every registration gets ${format.percent(pricing.discount.percent)} off the total.`;
@@ -94,7 +94,7 @@ export async function eventPageData(
   });
 
   const payment = values?.payment === 'card' && card ? 'card' : values?.payment === 'bank' || !card ? 'bank' : 'card';
-  const paymentOptions = free ? [] : paymentChoices(card, payment, cardMinimumHint);
+  const paymentOptions = free ? [] : paymentChoices(card, payment, `${cardFeeHint}${cardMinimumHint}`, rate !== undefined);
 
   const fields: EventPageData['fields'] = {
     name: { error: errorOf('name') },
@@ -132,7 +132,6 @@ export async function eventPageData(
     registrationClosed: closed,
     familyNote,
     discountNote,
-    cardFeeNote,
     nothingToPay: free,
     notice: options.notice,
     formError: options.formError,
@@ -160,9 +159,17 @@ export async function eventPageData(
       tierFocus: firstProblem === `attendee-tier-${row.number}`,
     })),
     maxAttendees: rowLimit,
+    oneAttendee: rowLimit === 1,
     initialRows: Math.min(ATTENDEE_ROWS, rowLimit),
     captchaSiteKey: ctx.config.captcha?.siteKey,
+    livePricing: JSON.stringify(liveTotalConfig(ctx, pricing, rate)),
+    formScript: browserAssetPath(REGISTRATION_FORM_SCRIPT),
   };
+}
+
+/** What the page's script prices the form with: the card fee only when a card payment would add it. */
+function liveTotalConfig(ctx: AppContext, pricing: EventRecord['pricing'], cardFee: LiveTotalConfig['cardFee']): LiveTotalConfig {
+  return { pricing, cardFee, locale: ctx.config.regional.locale, currency: ctx.config.regional.currency };
 }
 
 /** The form given back names what went wrong first, so a screen reader or a tab list tells it from the event page. */
@@ -171,10 +178,11 @@ function pageTitle(eventTitle: string, fieldProblems: boolean, refused: boolean)
   return refused ? `Not registered · ${eventTitle}` : eventTitle;
 }
 
-function paymentChoices(card: boolean, chosen: 'card' | 'bank', cardMinimumHint: string): EventPageData['paymentOptions'] {
-  const bank = { value: 'bank', label: 'Bank transfer', hint: 'We show you our bank details straight after you register.', checked: chosen === 'bank' } as const;
+function paymentChoices(card: boolean, chosen: 'card' | 'bank', cardHints: string, cardHasFee: boolean): EventPageData['paymentOptions'] {
+  const bankHint = `Our bank details are shown as soon as you register.${cardHasFee ? ' No fee.' : ''}`;
+  const bank = { value: 'bank', label: 'Bank transfer', hint: bankHint, checked: chosen === 'bank' } as const;
   if (!card) return [bank];
-  const hint = `Pay now on our card payment provider's secure page.${cardMinimumHint}`;
+  const hint = `Pay now on a secure page.${cardHints}`;
   return [{ value: 'card', label: 'Card', hint, checked: chosen === 'card' }, bank];
 }
 

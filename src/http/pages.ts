@@ -35,6 +35,8 @@ const LAYOUT = handlebars.compile(withNonces(`<!doctype html>
   button:hover, .button:hover { background: var(--primary-dark); }
   .error { color: #b91c1c; }
   .muted { color: #71717a; font-size: .9rem; }
+  /* A phone's narrow screen keeps its width for the text, not for margins. */
+  @media (max-width: 480px) { main { padding: 12px; } .card { padding: 16px; } }
 </style>
 </head>
 <body>

@@ -6,6 +6,7 @@ import { CRON_SECRET_MISSING_WARNING, registerCronRoutes } from './cron-routes.j
 import { createErrorHandler, createFrameworkErrorHandler, sendErrorFor } from './errors.js';
 import type { PageRenderer } from './pages.js';
 import { securityHeaders, securityHeadersSetter } from './security-headers.js';
+import { registerBrowserAssets } from './browser-assets.js';
 import { registerHealthRoute } from './health.js';
 import { registerPublicPages } from './public-pages.js';
 import { clientKey } from '../client-key.js';
@@ -127,6 +128,7 @@ export async function buildServer(
   app.setNotFoundHandler(async (request, reply) => sendErrorFor(errorPage, request, reply, 404, 'not_found', 'Nothing is here.'));
 
   registerHealthRoute(app, ctx, options.packageVersion);
+  registerBrowserAssets(app);
   registerWebhookRoute(app, ctx);
   const rateLimit = (await import('@fastify/rate-limit')).default;
   const rateLimited = (_request: FastifyRequest, context: { ttl: number }) =>

@@ -34,6 +34,7 @@ async function fillRegistration(page: Page, payment: 'card' | 'bank'): Promise<v
   await page.getByLabel('Email').fill('jo@example.org');
   await page.getByLabel('Attendee 1 name').fill('Jo Citizen');
   await page.getByLabel('Attendee 1 ticket').selectOption('adult');
+  await page.getByRole('button', { name: 'Add another person' }).click();
   await page.getByLabel('Attendee 2 name').fill('Kim Citizen');
   await page.getByLabel('Attendee 2 ticket').selectOption('child');
   await page.locator(`#payment-${payment}`).check();

@@ -83,7 +83,7 @@ describe('GET /events/:slug', () => {
       expect(html).toContain('<span>Child</span><span>$60.00</span>');
       expect(html).toContain('<span>Under 3</span><span>Free</span>');
       expect(html).toContain('38 places left');
-      expect(html).toContain('you pay for at most 3 tickets');
+      expect(html).toContain('You pay for the 3 most expensive tickets; the rest of the household comes free.');
       expect(html).toContain('10% off');
       for (const [id, label] of [
         ['name', 'Your name'],

@@ -43,7 +43,7 @@ describe('maxAttendeesPerRegistration: the cap on one registration', () => {
     try {
       const page = await (await fetch(`${server.url}/events/${capped.slug}`)).text();
       expect(page.match(/name="attendee_name"/g)).toHaveLength(3);
-      expect(page).toContain('at most 3');
+      expect(page).toContain('At most 3 people.');
       expect(page).toContain('data-max="3"');
 
       // One post with 20 attendees would have held every seat of a 20-seat event.
@@ -138,7 +138,7 @@ describe('the places left cap the rows the form offers', () => {
       const threeLeft = await page(three.slug);
       expect(rowsOf(threeLeft)).toBe(3);
       expect(threeLeft).toContain('data-max="3"');
-      expect(threeLeft).toContain('at most 3. Empty rows are ignored.');
+      expect(threeLeft).toContain('At most 3 people. Empty rows are ignored.');
       // Inside the form's "Who is coming" group, before the rows.
       expect(threeLeft).toMatch(
         /<legend>Who is coming<\/legend>\s*<p id="places-left"><strong>Only 3 places are left, so this registration can name at most 3 people\.<\/strong><\/p>/,
@@ -151,11 +151,11 @@ describe('the places left cap the rows the form offers', () => {
       expect(oneLeft).toContain('Only 1 place is left, so this registration can name 1 person.');
 
       // More places left than the rows the script keeps at first, fewer than one registration may name: eight rows
-      // (the script keeps six and adds up to eight).
+      // (the script keeps one and adds up to eight).
       const eightLeft = await page(eight.slug);
       expect(rowsOf(eightLeft)).toBe(8);
       expect(eightLeft).toContain('data-max="8"');
-      expect(eightLeft).toContain('data-initial="6"');
+      expect(eightLeft).toContain('data-initial="1"');
       expect(eightLeft).toContain('Only 8 places are left, so this registration can name at most 8 people.');
 
       for (const [slug, rows, max] of [

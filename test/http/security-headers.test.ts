@@ -54,13 +54,21 @@ describe('security headers', () => {
       expect(response.headers.get('strict-transport-security')).toBeNull();
       expect(csp.has('upgrade-insecure-requests')).toBe(false);
 
-      // Every inline block carries this response's nonce; nothing runs from an attribute.
+      // Every script and inline block carries this response's nonce; the page's script comes from our own
+      // address (script-src 'self'), as JavaScript; nothing runs from an attribute.
       const html = await response.text();
       const scripts = [...html.matchAll(/<script([^>]*)>/g)].map((m) => m[1] ?? '');
       const styles = [...html.matchAll(/<style([^>]*)>/g)].map((m) => m[1] ?? '');
       expect(scripts.length).toBeGreaterThan(0);
       expect(styles.length).toBeGreaterThan(1);
-      for (const attributes of scripts) expect(attributes).toBe(` nonce="${scriptNonce}"`);
+      for (const attributes of scripts) expect(attributes).toMatch(new RegExp(`^ nonce="${scriptNonce}"(?: src="/assets/[0-9a-f]{16}/registration-form\\.js")?$`));
+      const source = /src="([^"]+)"/.exec(scripts.find((attributes) => attributes.includes('src=')) ?? '')?.[1];
+      expect(source).toBeDefined();
+      const script = await fetch(`${server.url}${source}`);
+      expect(script.status).toBe(200);
+      expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+      expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+      expect(script.headers.get('x-content-type-options')).toBe('nosniff');
       for (const attributes of styles) expect(attributes).toBe(` nonce="${styleNonce}"`);
       expect(html).not.toMatch(/\son[a-z]+=/i);
       expect(html).not.toMatch(/\sstyle=/i);

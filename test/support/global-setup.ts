@@ -32,6 +32,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     process.stderr.write('warning: the build reported type errors; CLI tests run what was emitted\n');
   }
   execFileSync(process.execPath, ['scripts/bundle-cli.mjs'], { stdio: 'pipe' });
+  // The event page's script, served from dist/assets by the server the browser tests start.
+  execFileSync(process.execPath, ['scripts/bundle-browser.mjs'], { stdio: 'pipe' });
   // Unpack a packaged Chromium once, here, rather than in parallel browser test files.
   process.env.CHROMIUM_PATH = (await resolveChromium()).path;
   let server: EmbeddedServer | undefined;

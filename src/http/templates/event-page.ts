@@ -1,5 +1,4 @@
 import { definePage } from '../pages.js';
-import { ATTENDEE_ROWS_SCRIPT } from './attendee-rows-script.js';
 
 export interface FieldProblem {
   /** The form field, e.g. "email" or "attendees[2].tier". */
@@ -38,9 +37,9 @@ export interface EventPageData {
   soldOut: boolean;
   /** The event has started: the public form is closed. */
   registrationClosed: boolean;
+  /** Beside the household box: what the family waiver takes off. */
   familyNote?: string;
   discountNote?: string;
-  cardFeeNote?: string;
   /** Every ticket is free: no payment choice, the form says so instead. */
   nothingToPay: boolean;
   /** A neutral notice at the top, e.g. after a cancelled card checkout. */
@@ -58,22 +57,34 @@ export interface EventPageData {
   attendeeRows: AttendeeRowView[];
   /** The most rows the form offers: the event's maxAttendeesPerRegistration, or the places left when fewer. */
   maxAttendees: number;
+  oneAttendee: boolean;
   /** The rows the page's script keeps at first: it removes the blank rows past them (every row is there without script). */
   initialRows: number;
   captchaSiteKey?: string;
+  /** The event's prices for the script's live total (LiveTotalConfig as JSON). */
+  livePricing: string;
+  /** The page's script (src/http/assets/), when built. */
+  formScript?: string;
 }
 
 export const eventPage = definePage<EventPageData>(`
 <style>
   h2 { font-size: 1.15rem; margin: 0 0 8px; }
-  .choice { display: flex; align-items: flex-start; gap: 10px; font-weight: 400; margin: 10px 0; }
+  /* Tighter than the browser's 1em around each paragraph: on a phone every line of margin is scrolling. */
+  .card p { margin: 6px 0; }
+  .card label { margin-top: 10px; }
+  .card > h2:not(:first-child) { margin-top: 16px; }
+  .choice { display: flex; align-items: flex-start; gap: 10px; font-weight: 400; margin: 8px 0; }
   .choice input { width: auto; margin-top: 5px; flex: none; }
   fieldset { border: 0; padding: 0; margin: 16px 0 0; }
   legend { font-weight: 600; padding: 0; }
   .attendee { display: grid; grid-template-columns: 1fr; gap: 0 12px; border-top: 1px solid #e4e4e7; padding-top: 4px; margin-top: 8px; }
-  @media (min-width: 520px) { .attendee { grid-template-columns: 3fr 2fr; } }
-  .tiers { list-style: none; padding: 0; margin: 8px 0; }
-  .tiers li { display: flex; justify-content: space-between; border-bottom: 1px solid #e4e4e7; padding: 6px 0; }
+  /* Name and ticket side by side from a phone's width up: the ticket takes what its longest choice needs. */
+  @media (min-width: 360px) { .attendee { grid-template-columns: minmax(0, 1fr) auto; } }
+  #add-attendee { margin-top: 10px; padding: 10px 16px; background: #fff; color: var(--primary); border: 1px solid var(--primary); }
+  #add-attendee:hover { background: #f4f4f5; }
+  .tiers { list-style: none; padding: 0; margin: 4px 0 8px; }
+  .tiers li { display: flex; justify-content: space-between; border-bottom: 1px solid #e4e4e7; padding: 4px 0; }
   .description { white-space: pre-line; }
   .notice { background: #fef9c3; border-radius: 6px; padding: 10px 12px; }
   .errors { border: 2px solid #b91c1c; border-radius: 6px; padding: 10px 12px; }
@@ -82,6 +93,12 @@ export const eventPage = definePage<EventPageData>(`
   [aria-invalid="true"] { border: 2px solid #b91c1c; }
   .remove-attendee { grid-column: 1 / -1; justify-self: start; margin-top: 6px; padding: 6px 12px; background: #fff; color: #b91c1c; border: 1px solid #d4d4d8; }
   .remove-attendee:hover { background: #fef2f2; }
+  /* The total beside the Register button, as a phone's checkout shows it. */
+  .submit-bar { display: flex; align-items: flex-start; gap: 12px; border-top: 2px solid #e4e4e7; margin-top: 16px; padding-top: 12px; }
+  .submit-bar #register { margin: 0 0 0 auto; flex: none; }
+  .live-total { flex: 1; min-width: 0; }
+  .live-total p { margin: 0; }
+  #live-total-amount { display: block; font-size: 1.25rem; }
   .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 </style>
 {{#if notice}}<p class="notice" role="status">{{notice}}</p>{{/if}}
@@ -94,7 +111,6 @@ export const eventPage = definePage<EventPageData>(`
   <ul class="tiers">
     {{#each tiers}}<li><span>{{label}}</span><span>{{price}}</span></li>{{/each}}
   </ul>
-  {{#if familyNote}}<p>{{familyNote}}</p>{{/if}}
   {{#if discountNote}}<p>{{discountNote}}</p>{{/if}}
   {{#if seatsLine}}<p><strong>{{seatsLine}}</strong></p>{{/if}}
 </div>
@@ -114,7 +130,7 @@ export const eventPage = definePage<EventPageData>(`
     <ul>{{#each errors}}<li class="error" data-field="{{field}}">{{#if href}}<a class="error" href="{{href}}">{{message}}</a>{{else}}{{message}}{{/if}}</li>{{/each}}</ul>
   </div>
   {{/if}}
-  <form method="post" action="{{action}}">
+  <form id="registration-form" method="post" action="{{action}}">
     <label for="name">Your name</label>
     <input id="name" name="name" value="{{values.name}}" autocomplete="name" required maxlength="80"{{#if fields.name.error}} aria-invalid="true" aria-describedby="name-error"{{/if}}{{#if fields.name.focus}} autofocus{{/if}}>
     {{#if fields.name.error}}<p class="error field-error" id="name-error">{{fields.name.error}}</p>{{/if}}
@@ -128,7 +144,7 @@ export const eventPage = definePage<EventPageData>(`
     <fieldset id="attendees">
       <legend>Who is coming</legend>
       {{#if placesLeftNote}}<p id="places-left"><strong>{{placesLeftNote}}</strong></p>{{/if}}
-      <p class="muted">One row per person, at most {{maxAttendees}}. Empty rows are ignored.</p>
+      <p class="muted">At most {{maxAttendees}} {{#if oneAttendee}}person{{else}}people{{/if}}. Empty rows are ignored.</p>
       {{#if fields.attendees.error}}<p class="error field-error" id="attendees-error">{{fields.attendees.error}}</p>{{/if}}
       {{#each attendeeRows}}
       <div class="attendee">
@@ -149,10 +165,10 @@ export const eventPage = definePage<EventPageData>(`
       {{/each}}
       <p id="attendee-status" class="visually-hidden" role="status"></p>
     </fieldset>
-    <button type="button" id="add-attendee" data-max="{{maxAttendees}}" data-initial="{{initialRows}}" hidden>Add another attendee</button>
+    <button type="button" id="add-attendee" data-max="{{maxAttendees}}" data-initial="{{initialRows}}" hidden>Add another person</button>
 
     {{#if familyWaiver}}
-    <label class="choice" for="family"><input id="family" name="family" type="checkbox" value="on"{{#if values.family}} checked{{/if}}{{#if fields.family.error}} aria-invalid="true" aria-describedby="family-error"{{/if}}{{#if fields.family.focus}} autofocus{{/if}}> <span>We are one household (family waiver)</span></label>
+    <label class="choice" for="family"><input id="family" name="family" type="checkbox" value="on"{{#if values.family}} checked{{/if}}{{#if fields.family.error}} aria-invalid="true" aria-describedby="family-error"{{/if}}{{#if fields.family.focus}} autofocus{{/if}}> <span>We are one household (family waiver){{#if familyNote}}<br><span class="muted">{{familyNote}}</span>{{/if}}</span></label>
     {{#if fields.family.error}}<p class="error field-error" id="family-error">{{fields.family.error}}</p>{{/if}}
     {{/if}}
 
@@ -165,7 +181,6 @@ export const eventPage = definePage<EventPageData>(`
       {{#each paymentOptions}}
       <label class="choice" for="payment-{{value}}"><input id="payment-{{value}}" name="payment" type="radio" value="{{value}}"{{#if checked}} checked{{/if}} required{{#if ../fields.payment.error}} aria-invalid="true" aria-describedby="payment-error"{{/if}}{{#if focus}} autofocus{{/if}}> <span>{{label}}<br><span class="muted">{{hint}}</span></span></label>
       {{/each}}
-      {{#if cardFeeNote}}<p class="muted">{{cardFeeNote}}</p>{{/if}}
     </fieldset>
     {{/if}}
 
@@ -173,22 +188,14 @@ export const eventPage = definePage<EventPageData>(`
     <div class="cf-turnstile" data-sitekey="{{captchaSiteKey}}"></div>
     <script src="https://challenges.cloudflare.com/turnstile/v0/api.js" async defer></script>
     {{/if}}
-    <button type="submit" id="register">Register</button>
+    <div class="submit-bar">
+      <div id="live-total" class="live-total" role="status" data-pricing="{{livePricing}}" hidden>
+        <p><span id="live-total-label">Total</span> <strong id="live-total-amount"></strong></p>
+        <p class="muted" id="live-total-detail" hidden></p>
+      </div>
+      <button type="submit" id="register">Register</button>
+    </div>
   </form>
-  <script>
-  (function () {
-    // One post per click: a double-click would otherwise register the family twice and hold their seats twice.
-    var form = document.querySelector('form[method="post"]');
-    var submit = document.getElementById('register');
-    if (!form || !submit) return;
-    form.addEventListener('submit', function (event) {
-      if (submit.disabled) { event.preventDefault(); return; }
-      submit.disabled = true;
-    });
-    // Coming back to the page (the browser's back button) finds the form usable again.
-    window.addEventListener('pageshow', function () { submit.disabled = false; });
-  })();
-  </script>
-  ${ATTENDEE_ROWS_SCRIPT}
+  {{#if formScript}}<script nonce="{{cspNonce.script}}" src="{{formScript}}"></script>{{/if}}
 {{/if}}
 </div>`);

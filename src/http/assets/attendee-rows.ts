@@ -1,0 +1,154 @@
+/**
+ * The attendee rows with script. Without it the form is complete: the server renders every row the
+ * registration may name, blank ones ignored. With it the form starts with one row (the blank rows past
+ * data-initial go), "Add another person" adds a row up to data-max, and each row's "Remove" button takes it
+ * away; the rows after it are numbered again (labels, ids, messages and the summary's links with them), so
+ * what is posted and what the page says stay in step. The first row takes the contact's name as it is
+ * typed, until its own name is changed by hand.
+ */
+
+const ROW_ID = /^attendee-(name|tier)-\d+/;
+
+const renamed = (id: string, n: number) => id.replace(ROW_ID, `attendee-$1-${n}`);
+const retitled = (text: string, n: number) => text.replace(/^Attendee \d+/, `Attendee ${n}`);
+
+export function enhanceAttendeeRows(form: HTMLFormElement, changed: () => void): void {
+  const button = form.querySelector<HTMLButtonElement>('#add-attendee');
+  const list = form.querySelector<HTMLElement>('#attendees');
+  if (!button || !list) return;
+  const max = Number(button.getAttribute('data-max'));
+  const initial = Number(button.getAttribute('data-initial'));
+  const status = list.querySelector<HTMLElement>('#attendee-status');
+  const rows = () => Array.from(list.querySelectorAll<HTMLElement>('.attendee'));
+  const nameOf = (row: HTMLElement) => row.querySelector('input') as HTMLInputElement;
+
+  // The blank rows past the first few go; "Add another person" brings them back one at a time.
+  const all = rows();
+  for (let i = all.length - 1; i >= initial && nameOf(all[i] as HTMLElement).value.trim() === ''; i--) (all[i] as HTMLElement).remove();
+
+  /** Everything in a row that says its number, said again as row n. */
+  const number = (row: HTMLElement, n: number) => {
+    row.querySelectorAll('label').forEach((label) => {
+      label.htmlFor = renamed(label.htmlFor, n);
+      label.textContent = `Attendee ${n}${label.htmlFor.startsWith('attendee-name') ? ' name' : ' ticket'}`;
+    });
+    row.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input, select').forEach((field) => {
+      field.id = renamed(field.id, n);
+      const described = field.getAttribute('aria-describedby');
+      if (described) field.setAttribute('aria-describedby', described.split(' ').map((id) => renamed(id, n)).join(' '));
+    });
+    row.querySelectorAll<HTMLElement>('.field-error').forEach((message) => {
+      message.id = renamed(message.id, n);
+      message.textContent = retitled(message.textContent ?? '', n);
+    });
+    row.querySelector('.remove-attendee')?.setAttribute('aria-label', `Remove attendee ${n}`);
+  };
+
+  /** The summary at the top: the removed row's lines go, the later rows' lines follow their rows. */
+  const summaryWithout = (position: number) => {
+    const summary = document.querySelector('.errors');
+    if (!summary) return;
+    summary.querySelectorAll('li[data-field]').forEach((line) => {
+      const field = line.getAttribute('data-field') ?? '';
+      const match = /^attendees\[(\d+)\]/.exec(field);
+      if (!match) return;
+      const index = Number(match[1]);
+      if (index + 1 === position) {
+        line.remove();
+        return;
+      }
+      if (index + 1 < position) return;
+      line.setAttribute('data-field', field.replace(/^attendees\[\d+\]/, `attendees[${index - 1}]`));
+      const link = line.querySelector('a');
+      if (link) link.setAttribute('href', `#${renamed((link.getAttribute('href') ?? '#').slice(1), index)}`);
+      const target = link ?? line;
+      target.textContent = retitled(target.textContent ?? '', index);
+    });
+    if (!summary.querySelector('li')) summary.remove();
+  };
+
+  /** The problem with the attendees as a whole describes the first row's name, whichever row that now is. */
+  const describeFirstRow = () => {
+    const first = rows()[0];
+    if (!document.getElementById('attendees-error') || !first) return;
+    const field = nameOf(first);
+    const ids = (field.getAttribute('aria-describedby') ?? '').split(' ').filter(Boolean);
+    if (!ids.includes('attendees-error')) field.setAttribute('aria-describedby', ['attendees-error', ...ids].join(' '));
+  };
+
+  const update = () => {
+    const count = rows().length;
+    button.hidden = count >= max;
+    list.querySelectorAll<HTMLElement>('.remove-attendee').forEach((remove) => {
+      remove.hidden = count <= 1;
+    });
+    changed();
+  };
+
+  button.addEventListener('click', () => {
+    const current = rows();
+    const last = current[current.length - 1];
+    if (current.length >= max || !last) return;
+    const row = last.cloneNode(true) as HTMLElement;
+    // A new row starts clean: no copy of the last row's message or its marks.
+    row.querySelectorAll('.field-error').forEach((message) => message.remove());
+    row.querySelectorAll('input, select').forEach((field) => {
+      field.removeAttribute('aria-invalid');
+      field.removeAttribute('aria-describedby');
+      field.removeAttribute('autofocus');
+    });
+    number(row, current.length + 1);
+    nameOf(row).value = '';
+    (row.querySelector('select') as HTMLSelectElement).selectedIndex = 0;
+    list.insertBefore(row, status);
+    update();
+    nameOf(row).focus();
+  });
+
+  list.addEventListener('click', (event) => {
+    const remove = event.target instanceof Element ? event.target.closest('.remove-attendee') : null;
+    if (!remove) return;
+    const current = rows();
+    const row = remove.closest<HTMLElement>('.attendee');
+    if (current.length <= 1 || !row) return;
+    const position = current.indexOf(row) + 1;
+    const name = nameOf(row).value.trim();
+    row.remove();
+    summaryWithout(position);
+    rows().forEach((later, index) => number(later, index + 1));
+    describeFirstRow();
+    update();
+    const left = rows();
+    const next = left[Math.min(position, left.length) - 1];
+    if (next) nameOf(next).focus();
+    if (status) status.textContent = `Removed attendee ${position}${name ? ` (${name})` : ''}.`;
+  });
+
+  prefillFirstRow(form, rows, nameOf, changed);
+  update();
+}
+
+/**
+ * The first attendee is most often the person registering: their name follows the contact's name while the
+ * row's name is empty or still what was copied into it. A name typed into the row itself is left alone.
+ */
+function prefillFirstRow(
+  form: HTMLFormElement,
+  rows: () => HTMLElement[],
+  nameOf: (row: HTMLElement) => HTMLInputElement,
+  changed: () => void,
+): void {
+  const contact = form.querySelector<HTMLInputElement>('#name');
+  if (!contact) return;
+  let copied = contact.value;
+  contact.addEventListener('input', () => {
+    const first = rows()[0];
+    if (!first) return;
+    const field = nameOf(first);
+    if (field.value === '' || field.value === copied) {
+      field.value = contact.value;
+      changed();
+    }
+    copied = contact.value;
+  });
+}

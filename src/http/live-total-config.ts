@@ -1,0 +1,15 @@
+import type { EventPricing } from '../registrations/event-pricing.js';
+import type { CardFeeRate } from '../registrations/pricing.js';
+
+/**
+ * What the event page's script needs to price the form exactly as the server will, carried in the form's
+ * data-pricing attribute (JSON). The script calls the server's own priceRegistration on it (src/http/assets/).
+ */
+export interface LiveTotalConfig {
+  pricing: EventPricing;
+  /** The card fee a card payment adds: only when the event passes it on and card payment is offered. */
+  cardFee?: CardFeeRate;
+  /** APP_LOCALE and APP_CURRENCY, for the amounts the script writes. */
+  locale: string;
+  currency: string;
+}
