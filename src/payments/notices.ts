@@ -51,7 +51,7 @@ export async function queueHoldEndingReminder(
   trx: Knex.Transaction,
   ctx: NoticeContext,
   to: NoticeRecipient,
-  input: Pick<HoldEndingData, 'balanceMinor' | 'releaseAt' | 'payNowUrl'>,
+  input: Pick<HoldEndingData, 'balanceMinor' | 'releaseAt' | 'payNowUrl' | 'manageUrl'>,
   now: Date,
 ): Promise<number> {
   const branding = await loadEmailBranding(trx, ctx.config);

@@ -41,6 +41,8 @@ export interface HoldEndingData {
   balanceMinor: number;
   releaseAt: Date;
   payNowUrl?: string;
+  /** The registrant's own "Manage your registration" link. */
+  manageUrl?: string;
 }
 
 /** One day before an unpaid bank-transfer hold is released. */
@@ -49,7 +51,8 @@ export const holdEndingEmail = defineEmailTemplate<HoldEndingData>({
   html: `<p>Hi {{name}},</p>
 <p>We are holding your place at <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}), but we have not received your payment of <strong>{{money balanceMinor}}</strong> yet (reference <strong>{{reference}}</strong>).</p>
 <p>If it has not reached us by <strong>{{dateTime releaseAt}}</strong>, the places are released for others.</p>
-{{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 16px;border-radius:6px;background:#0f172a;color:#ffffff;text-decoration:none;">Pay now by card</a></p>{{/if}}`,
+{{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 16px;border-radius:6px;background:#0f172a;color:#ffffff;text-decoration:none;">Pay now by card</a></p>{{/if}}
+{{#if manageUrl}}<p><a href="{{manageUrl}}">Manage your registration</a></p>{{/if}}`,
   text: `Hi {{name}},
 
 We are holding your place at {{eventTitle}} ({{dateTime eventStartsAt}}), but we have not received your payment of {{money balanceMinor}} yet (reference {{reference}}).
@@ -58,5 +61,9 @@ If it has not reached us by {{dateTime releaseAt}}, the places are released for 
 {{#if payNowUrl}}
 
 Pay now by card: {{payNowUrl}}
+{{/if}}
+{{#if manageUrl}}
+
+Manage your registration: {{manageUrl}}
 {{/if}}`,
 });
