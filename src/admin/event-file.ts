@@ -26,6 +26,8 @@ export interface EventFile {
   maxAttendeesPerRegistration?: number;
   /** Days an unpaid bank-transfer registration holds its seats; null = until the event. */
   unpaidHoldDays?: number | null;
+  /** Until when a family may correct its details and cancel on its manage page; null or absent: until the event starts. */
+  changesCloseAt?: Date | null;
   pricing: EventPricing;
 }
 
@@ -113,6 +115,7 @@ export const eventFileSchema = z.strictObject({
     .max(MAX_ATTENDEES_LIMIT, { error: `at most ${MAX_ATTENDEES_LIMIT}` })
     .optional(),
   unpaidHoldDays: z.int({ error: 'a whole number of days, or null' }).min(1, { error: 'at least 1' }).max(365, { error: 'at most 365' }).nullable().optional(),
+  changesCloseAt: isoWithOffset.nullable().optional(),
   pricing: eventPricingSchema,
 })
   // The reminder job sends only for events that have not started: a later reminder would never go out.
@@ -149,7 +152,7 @@ export function parseEventFile(input: unknown, options: { timeZone?: string } = 
   return parsed.data;
 }
 
-const TIME_KEYS = ['startsAt', 'endsAt', 'reminderAt'] as const;
+const TIME_KEYS = ['startsAt', 'endsAt', 'reminderAt', 'changesCloseAt'] as const;
 
 /** Each time whose written offset (Z, UTC, is taken as meant) is not the time zone's at that instant. */
 function offsetMismatches(input: Record<string, unknown>, timeZone: string): string[] {

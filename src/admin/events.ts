@@ -91,6 +91,7 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
         reminder_at: file.reminderAt ?? null,
         max_attendees_per_registration: file.maxAttendeesPerRegistration ?? DEFAULT_MAX_ATTENDEES_PER_REGISTRATION,
         unpaid_hold_days: file.unpaidHoldDays ?? null,
+        changes_close_at: file.changesCloseAt ?? null,
         created_at: now,
         updated_at: now,
       })
@@ -140,6 +141,7 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
       ...optional('pass_card_fee', file.passCardFee),
       ...optional('max_attendees_per_registration', file.maxAttendeesPerRegistration),
       ...optional('unpaid_hold_days', file.unpaidHoldDays),
+      ...optional('changes_close_at', file.changesCloseAt),
     };
     if (file.reminderAt !== undefined) {
       changes.reminder_at = file.reminderAt;

@@ -48,6 +48,8 @@ export const ALERT_KINDS = [
   'refund_failed',
   /** A refund at the provider of a payment the office had already paid back by hand (record-refund): the payer may have it twice. */
   'refunded_twice',
+  /** The registrant of a paid (or part-paid) registration asks, on the manage page, for it to be cancelled: the office decides and replies. */
+  'cancellation_requested',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
@@ -70,6 +72,7 @@ const KIND_LABELS: Record<AlertKind, string> = {
   payment_unreadable: 'Payments waiting for an encryption key',
   refund_failed: 'Refund failed: the money is still with the church',
   refunded_twice: 'Refunded at the provider after a refund paid by hand',
+  cancellation_requested: 'Registrant asks the office to cancel',
 };
 
 export interface OperationsAlertInput {

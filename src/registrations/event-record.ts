@@ -23,6 +23,8 @@ export interface EventRecord {
   maxAttendeesPerRegistration: number;
   /** null = an unpaid bank-transfer registration holds its seats until the event. */
   unpaidHoldDays: number | null;
+  /** Until when the registrant may change details or cancel on the manage page; null = until startsAt. */
+  changesCloseAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -48,6 +50,7 @@ export interface EventRow {
   unpaid_hold_days: number | null;
   /** When the hold limit was last set or shortened: no hold ends sooner than a day after it. */
   unpaid_hold_since: Date | null;
+  changes_close_at: Date | null;
   /** Raised by one with every change: the SEQUENCE of the event's calendar entry. */
   calendar_sequence: number;
   created_at: Date;
@@ -74,6 +77,7 @@ export function eventFromRow(row: EventRow): EventRecord {
     reminderSentAt: row.reminder_sent_at,
     maxAttendeesPerRegistration: row.max_attendees_per_registration,
     unpaidHoldDays: row.unpaid_hold_days,
+    changesCloseAt: row.changes_close_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

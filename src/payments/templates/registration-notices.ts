@@ -9,6 +9,8 @@ export interface CancellationNoticeData {
   holdReleased: boolean;
   /** Money had been received: any refund is arranged by the church, not sent automatically. */
   paid: boolean;
+  /** The registrant cancelled it on the manage page. */
+  byRegistrant?: boolean;
 }
 
 /** Sent when the office cancels with --notify, and when an unpaid hold is released. */
@@ -17,14 +19,14 @@ export const cancellationNoticeEmail = defineEmailTemplate<CancellationNoticeDat
   html: `<p>Hi {{name}},</p>
 {{#if holdReleased}}<p>We held your place at <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}) while we waited for your payment. No payment has reached us, so the places have been released and your registration (reference <strong>{{reference}}</strong>) is cancelled.</p>
 <p>If you have paid in the last day or two, or still want to come, please contact us and we will sort it out.</p>
-{{else}}<p>Your registration for <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}), reference <strong>{{reference}}</strong>, has been cancelled.</p>
+{{else}}<p>{{#if byRegistrant}}As you asked, your{{else}}Your{{/if}} registration for <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}), reference <strong>{{reference}}</strong>, has been cancelled{{#if byRegistrant}} and its places released{{/if}}.</p>
 {{#if paid}}<p>We will be in touch about the money you paid.</p>{{/if}}
 <p>If this is not what you expected, please contact us.</p>{{/if}}`,
   text: `Hi {{name}},
 
 {{#if holdReleased}}We held your place at {{eventTitle}} ({{dateTime eventStartsAt}}) while we waited for your payment. No payment has reached us, so the places have been released and your registration (reference {{reference}}) is cancelled.
 
-If you have paid in the last day or two, or still want to come, please contact us and we will sort it out.{{else}}Your registration for {{eventTitle}} ({{dateTime eventStartsAt}}), reference {{reference}}, has been cancelled.
+If you have paid in the last day or two, or still want to come, please contact us and we will sort it out.{{else}}{{#if byRegistrant}}As you asked, your{{else}}Your{{/if}} registration for {{eventTitle}} ({{dateTime eventStartsAt}}), reference {{reference}}, has been cancelled{{#if byRegistrant}} and its places released{{/if}}.
 {{#if paid}}
 
 We will be in touch about the money you paid.
