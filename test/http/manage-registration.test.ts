@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parseEventFile } from '../../src/admin/event-file.js';
+import { createEvent } from '../../src/admin/events.js';
 import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
 import { moneyFormatter } from '../../src/admin/registrations/money.js';
 import { FixedClock } from '../../src/clock.js';
@@ -387,5 +389,26 @@ describe('links that open nothing', () => {
   it('keeps the token out of request logs, below the page too', () => {
     expect(pathForLog('/manage/abc.def?done=details')).toBe('/manage/[redacted]');
     expect(pathForLog('/manage/abc.def/details')).toBe('/manage/[redacted]/[redacted]');
+  });
+});
+
+describe('the event file\'s changesCloseAt', () => {
+  it('is stored by events create and closes the page\'s changes at that time', async () => {
+    const file = parseEventFile({
+      slug: 'camp-with-deadline',
+      title: 'Family Camp',
+      startsAt: '2026-12-05T19:00:00+11:00',
+      changesCloseAt: '2026-11-28T17:00:00+11:00',
+      capacity: null,
+      published: true,
+      pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 12000 }] },
+    });
+    const { event } = await createEvent(context(), file);
+    expect(event.changesCloseAt).toEqual(new Date('2026-11-28T06:00:00Z'));
+    const { id, path } = await registration(event.id);
+    expect((await post(`${path}/details`, details({ name: 'Before Close' }))).status).toBe(303);
+    clock.set(new Date('2026-11-28T06:00:00Z'));
+    expect((await post(`${path}/details`, details({ name: 'After Close' }))).status).toBe(409);
+    expect((await tdb.db('registrations').where({ id }).first()).contact_name).toBe('Before Close');
   });
 });
