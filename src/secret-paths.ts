@@ -6,7 +6,10 @@
 /** The celebration emails' unsubscribe link (GET shows, POST unsubscribes). */
 export const UNSUBSCRIBE_ROUTE = '/celebrations/unsubscribe/:token';
 
-export const SECRET_PATH_ROUTES: readonly string[] = [UNSUBSCRIBE_ROUTE];
+/** The registrant's "Manage your registration" link (GET shows; /details, /cancel and /ask-cancel below it). */
+export const MANAGE_ROUTE = '/manage/:token';
+
+export const SECRET_PATH_ROUTES: readonly string[] = [UNSUBSCRIBE_ROUTE, MANAGE_ROUTE];
 
 export const REDACTED_SEGMENT = '[redacted]';
 

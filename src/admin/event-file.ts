@@ -28,6 +28,9 @@ export interface EventFile {
   unpaidHoldDays?: number | null;
   /** The most unpaid places public registrations from one client address may hold (default 30). */
   maxUnpaidSeatsPerClient?: number;
+
+  /** Until when a family may correct its details and cancel on its manage page; null or absent: until the event starts. */
+  changesCloseAt?: Date | null;
   pricing: EventPricing;
 }
 
@@ -124,6 +127,8 @@ export const eventFileSchema = z.strictObject({
     .min(1, { error: 'at least 1' })
     .max(MAX_CAPACITY, { error: `at most ${MAX_CAPACITY}` })
     .optional(),
+
+  changesCloseAt: isoWithOffset.nullable().optional(),
   pricing: eventPricingSchema,
 })
   // The reminder job sends only for events that have not started: a later reminder would never go out.
@@ -160,7 +165,7 @@ export function parseEventFile(input: unknown, options: { timeZone?: string } = 
   return parsed.data;
 }
 
-const TIME_KEYS = ['startsAt', 'endsAt', 'reminderAt'] as const;
+const TIME_KEYS = ['startsAt', 'endsAt', 'reminderAt', 'changesCloseAt'] as const;
 
 /** Each time whose written offset (Z, UTC, is taken as meant) is not the time zone's at that instant. */
 function offsetMismatches(input: Record<string, unknown>, timeZone: string): string[] {

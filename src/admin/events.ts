@@ -99,6 +99,7 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
         // Absent: holds end after a week. Only an explicit null keeps them until the event.
         unpaid_hold_days: file.unpaidHoldDays === undefined ? DEFAULT_UNPAID_HOLD_DAYS : file.unpaidHoldDays,
         max_unpaid_seats_per_client: file.maxUnpaidSeatsPerClient ?? DEFAULT_MAX_UNPAID_SEATS_PER_CLIENT,
+        changes_close_at: file.changesCloseAt ?? null,
         created_at: now,
         updated_at: now,
       })
@@ -149,6 +150,8 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
       ...optional('max_attendees_per_registration', file.maxAttendeesPerRegistration),
       ...optional('unpaid_hold_days', file.unpaidHoldDays),
       ...optional('max_unpaid_seats_per_client', file.maxUnpaidSeatsPerClient),
+
+      ...optional('changes_close_at', file.changesCloseAt),
     };
     if (file.reminderAt !== undefined) {
       changes.reminder_at = file.reminderAt;

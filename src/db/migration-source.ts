@@ -17,6 +17,8 @@ import * as operationsAlertsLookups from '../../migrations/20261129000100_operat
 import * as registrationRefunds from '../../migrations/20261130000100_registration_refunds.js';
 import * as unpaidSeatsPerClient from '../../migrations/20261201000100_unpaid_seats_per_client.js';
 
+import * as manageLinks from '../../migrations/20261201000200_manage_links.js';
+
 interface Migration {
   up(knex: Knex): Promise<void>;
   down(knex: Knex): Promise<void>;
@@ -45,6 +47,8 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261129000100_operations_alerts_lookups', operationsAlertsLookups],
   ['20261130000100_registration_refunds', registrationRefunds],
   ['20261201000100_unpaid_seats_per_client', unpaidSeatsPerClient],
+
+  ['20261201000200_manage_links', manageLinks],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

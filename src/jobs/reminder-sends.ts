@@ -6,6 +6,7 @@ import type { EmailBranding } from '../mail/render.js';
 import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
 import { belowCardMinimum } from '../payments/card-minimum.js';
 import { cardPaymentPossible, payNowUrl, registrationUrl } from '../payments/links.js';
+import { manageUrl } from '../payments/manage-link.js';
 import { paymentReference } from '../registrations/reference.js';
 import { cardSurcharge, type CardFeeRate } from '../registrations/pricing.js';
 import { cardPaymentInFlightSql, keptCardPaymentOpenSql } from '../registrations/card-checkouts.js';
@@ -59,6 +60,7 @@ export interface RecipientRow {
   total_minor: number;
   /** A card fee already in the total (none for a bank transfer): pay-now charges the rest, plus today's fee. */
   surcharge_minor: number;
+  manage_link_version: number;
   /**
    * A pay-now card payment may still be confirmed, or one was kept with its alert still open:
    * asking for payment now could have it paid twice.
@@ -293,6 +295,7 @@ export async function* recipientPages(ctx: AppContext, eventId: string, round: D
         'contact_email_enc',
         'total_minor',
         'surcharge_minor',
+        'manage_link_version',
         ctx.db.raw(
           `(EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = registrations.id
              AND ${cardPaymentInFlightSql('c', ':now')}) OR ${keptCardPaymentOpenSql('registrations.id')}) AS card_payment_in_flight`,
@@ -327,6 +330,7 @@ function composeMessage(
     name: row.contact_name,
     event: { title: event.title, startsAt: event.starts_at, endsAt: event.ends_at, location: event.location },
     registrationUrl: materials.linksAvailable ? registrationUrl(ctx.config, row.id) : undefined,
+    manageUrl: materials.linksAvailable ? manageUrl(ctx.config, { registrationId: row.id, version: row.manage_link_version }) : undefined,
   };
   // The reminder's round (its reminder_at) is part of the key: a repeat of the same round (a run that died
   // before marking it sent) is dropped by the mail API as a duplicate, but a reminder the office asked for

@@ -3,6 +3,7 @@ import { recordHistory } from '../registrations/history.js';
 import type { AppContext } from '../context.js';
 import { RELEASE_AT, daysAfter } from '../payments/hold-release.js';
 import { cardPaymentPossible, payNowUrl } from '../payments/links.js';
+import { manageUrl } from '../payments/manage-link.js';
 import { paymentReference } from '../registrations/reference.js';
 import { cardPaymentInFlightSql, keptCardPaymentOpenSql } from '../registrations/card-checkouts.js';
 import { counted } from '../plural.js';
@@ -52,6 +53,7 @@ interface HeldRow {
   attendee_count: number;
   total_minor: number;
   surcharge_minor: number;
+  manage_link_version: number;
   online_payment: boolean;
   pass_card_fee: boolean;
   title: string;
@@ -73,7 +75,7 @@ const HELD = `r.event_id = e.id
   AND NOT EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = r.id AND ${cardPaymentInFlightSql('c', ':now')})
   AND NOT ${keptCardPaymentOpenSql('r.id')}`;
 
-const RETURNED = `r.id, r.contact_name, r.contact_email_enc, r.attendee_count, r.total_minor, r.surcharge_minor, e.online_payment, e.pass_card_fee, e.title, e.starts_at, ${RELEASE_AT} AS release_at`;
+const RETURNED = `r.id, r.contact_name, r.contact_email_enc, r.attendee_count, r.total_minor, r.surcharge_minor, r.manage_link_version, e.online_payment, e.pass_card_fee, e.title, e.starts_at, ${RELEASE_AT} AS release_at`;
 
 type HoldContext = Pick<AppContext, 'db' | 'config' | 'cipher' | 'logger'>;
 
@@ -181,6 +183,7 @@ export async function remindUnpaidHolds(ctx: HoldContext, now: Date): Promise<nu
           balanceMinor: row.total_minor,
           releaseAt: row.release_at,
           payNowUrl: links && cardPaymentPossible(ctx.config, row) && payNowChargeable(row) ? payNowUrl(ctx.config, row.id) : undefined,
+          manageUrl: links ? manageUrl(ctx.config, { registrationId: row.id, version: row.manage_link_version }) : undefined,
         },
         now,
       );

@@ -1,5 +1,6 @@
 /** What an alert's email says before its details: what happened, and what a person does about it. */
 export interface AlertGuidance {
+  headline: string;
   happened: string;
   toDo: string;
 }
@@ -13,7 +14,15 @@ const REGISTER_OR_REFUND = (alertId: number) =>
  * One sentence of what happened and one of what to do, per kind (ALERT_KINDS; a string here, as alerts.ts imports
  * this file); `reference` names the registration when there is one.
  */
+/** Alerts about no card payment: their email does not open with "Payment needs manual attention". */
+const NOT_ABOUT_A_PAYMENT = new Set(['unpaid_seat_cap', 'cancellation_requested']);
+
 export function alertGuidance(kind: string, alertId: number, reference: string | undefined): AlertGuidance {
+  const headline = NOT_ABOUT_A_PAYMENT.has(kind) ? 'Needs attention' : 'Payment needs manual attention';
+  return { headline, ...alertSentences(kind, alertId, reference) };
+}
+
+function alertSentences(kind: string, alertId: number, reference: string | undefined): Omit<AlertGuidance, 'headline'> {
   const registration = reference ? `registration ${reference}` : 'the registration';
   switch (kind) {
     case 'sold_out':
@@ -111,6 +120,11 @@ export function alertGuidance(kind: string, alertId: number, reference: string |
         happened: 'One connection holds as many unpaid places of this event as an event allows from one address, and was refused more. The reason above lists its registrations.',
         toDo:
           'If they look genuine (a church network after a service), raise the event\'s maxUnpaidSeatsPerClient with `eventops events update`; if not, cancel them all with the command in the reason. Then resolve the alert.',
+      };
+    case 'cancellation_requested':
+      return {
+        happened: `The registrant of ${registration} asked, on their manage page, for it to be cancelled. It has money paid on it, so it was not cancelled, and nothing was refunded.`,
+        toDo: `Reply to the registrant. To cancel, run \`eventops registrations cancel${reference ? ` ${reference}` : ''} --notify\`; any refund is a person's decision under the no-refund policy. Then resolve the alert.`,
       };
     default:
       return {

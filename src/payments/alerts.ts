@@ -52,6 +52,9 @@ export const ALERT_KINDS = [
   'refunded_twice',
   /** One client address holds the most unpaid places it may on an event and was refused more: once per event and address while open. */
   'unpaid_seat_cap',
+
+  /** The registrant of a paid (or part-paid) registration asks, on the manage page, for it to be cancelled: the office decides and replies. */
+  'cancellation_requested',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
@@ -75,6 +78,8 @@ const KIND_LABELS: Record<AlertKind, string> = {
   refund_failed: 'Refund failed: the money is still with the church',
   refunded_twice: 'Refunded at the provider after a refund paid by hand',
   unpaid_seat_cap: 'Unpaid places held from one connection',
+
+  cancellation_requested: 'Registrant asks the office to cancel',
 };
 
 export interface OperationsAlertInput {

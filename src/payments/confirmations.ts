@@ -9,6 +9,7 @@ import { getBankDetails, getCardFeeRate } from '../settings.js';
 import { belowCardMinimum, cardMinimumOf } from './card-minimum.js';
 import { heldUntil } from './hold-release.js';
 import { cardPaymentPossible, payNowUrl, registrationUrl } from './links.js';
+import { currentManageUrl } from './manage-link.js';
 import { paymentReference } from '../registrations/reference.js';
 import { cardSurcharge, type PricedRegistration } from '../registrations/pricing.js';
 import type { RegistrationContact } from '../registrations/registrations.js';
@@ -68,6 +69,7 @@ export async function queueRegistrationConfirmation(
     hasPublicUrl &&
     cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment }) &&
     !(await cardTotalBelowMinimum(trx, ctx, input.event, input.priced));
+  const manageUrl = await currentManageUrl(trx, ctx.config, input.registrationId);
   const rendered = registrationConfirmationEmail(
     {
       name: input.contact.name,
@@ -86,6 +88,7 @@ export async function queueRegistrationConfirmation(
       reference: paymentReference(input.registrationId),
       bank,
       registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId) : undefined,
+      manageUrl,
       // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
       // (Nor is a card link offered for a total below the card provider's minimum: pay-now would refuse it.)
       payNowUrl: offerCard ? payNowUrl(ctx.config, input.registrationId) : undefined,

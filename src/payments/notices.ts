@@ -19,7 +19,7 @@ export async function queueCancellationNotice(
   trx: Knex.Transaction,
   ctx: NoticeContext,
   to: NoticeRecipient,
-  input: { holdReleased: boolean; paid: boolean },
+  input: { holdReleased: boolean; paid: boolean; byRegistrant?: boolean },
   now: Date,
 ): Promise<number> {
   const branding = await loadEmailBranding(trx, ctx.config);
@@ -31,6 +31,7 @@ export async function queueCancellationNotice(
       reference: paymentReference(to.registrationId),
       holdReleased: input.holdReleased,
       paid: input.paid,
+      byRegistrant: input.byRegistrant ?? false,
     },
     branding,
   );
@@ -51,7 +52,7 @@ export async function queueHoldEndingReminder(
   trx: Knex.Transaction,
   ctx: NoticeContext,
   to: NoticeRecipient,
-  input: Pick<HoldEndingData, 'balanceMinor' | 'releaseAt' | 'payNowUrl'>,
+  input: Pick<HoldEndingData, 'balanceMinor' | 'releaseAt' | 'payNowUrl' | 'manageUrl'>,
   now: Date,
 ): Promise<number> {
   const branding = await loadEmailBranding(trx, ctx.config);

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import type { QueuedMailInput } from '../mail/queue.js';
 import { loadEmailBranding, type EmailBranding } from '../mail/render.js';
 import { registrationUrl } from './links.js';
+import { FIRST_MANAGE_LINK_VERSION, manageUrl } from './manage-link.js';
 import { paymentReference } from '../registrations/reference.js';
 import { listWords, paidByWords, type PaidByMethod } from '../registrations/paid-by.js';
 import { receiptEmail } from './templates/receipt.js';
@@ -23,6 +24,9 @@ export interface ReceiptInput {
   officePaymentKey?: string;
   /** What the office received by each method (officePaidByMethod): a receipt of money that came several ways names each. */
   paidBy?: PaidByMethod[];
+
+  /** The registration's manage_link_version; renderReceipt reads it, a registration being created has the first. */
+  manageLinkVersion?: number;
 }
 
 export type ReceiptMethod = 'card' | 'bank' | 'cash' | 'other';
@@ -46,10 +50,16 @@ export async function renderReceipt(
   ctx: Pick<AppContext, 'config'>,
   input: ReceiptInput,
 ): Promise<QueuedMailInput> {
-  return renderReceiptWith(await loadEmailBranding(db, ctx.config), ctx, input);
+  const version = input.manageLinkVersion ?? (await currentManageLinkVersion(db, input.registrationId));
+  return renderReceiptWith(await loadEmailBranding(db, ctx.config), ctx, { ...input, manageLinkVersion: version });
 }
 
 /** The same, with the branding already read. */
+async function currentManageLinkVersion(db: Knex | Knex.Transaction, registrationId: string): Promise<number> {
+  const row = await db('registrations').where({ id: registrationId }).first<{ manage_link_version: number } | undefined>('manage_link_version');
+  return row?.manage_link_version ?? FIRST_MANAGE_LINK_VERSION;
+}
+
 export function renderReceiptWith(branding: EmailBranding, ctx: Pick<AppContext, 'config'>, input: ReceiptInput): QueuedMailInput {
   const hasPublicUrl = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
   const rendered = receiptEmail(
@@ -64,6 +74,9 @@ export function renderReceiptWith(branding: EmailBranding, ctx: Pick<AppContext,
       ...methodsOf(input, ctx.config.regional),
       reference: paymentReference(input.registrationId),
       registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId) : undefined,
+      manageUrl: hasPublicUrl
+        ? manageUrl(ctx.config, { registrationId: input.registrationId, version: input.manageLinkVersion ?? FIRST_MANAGE_LINK_VERSION })
+        : undefined,
     },
     branding,
   );

@@ -25,6 +25,9 @@ export interface EventRecord {
   unpaidHoldDays: number | null;
   /** The most unpaid places the public registrations from one client (clientKey) may hold on the event. */
   maxUnpaidSeatsPerClient: number;
+
+  /** Until when the registrant may change details or cancel on the manage page; null = until startsAt. */
+  changesCloseAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -51,6 +54,8 @@ export interface EventRow {
   /** When the hold limit was last set or shortened: no hold ends sooner than a day after it. */
   unpaid_hold_since: Date | null;
   max_unpaid_seats_per_client: number;
+
+  changes_close_at: Date | null;
   /** Raised by one with every change: the SEQUENCE of the event's calendar entry. */
   calendar_sequence: number;
   created_at: Date;
@@ -78,6 +83,8 @@ export function eventFromRow(row: EventRow): EventRecord {
     maxAttendeesPerRegistration: row.max_attendees_per_registration,
     unpaidHoldDays: row.unpaid_hold_days,
     maxUnpaidSeatsPerClient: row.max_unpaid_seats_per_client,
+
+    changesCloseAt: row.changes_close_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -4,7 +4,8 @@ import type { Db } from '../db/connect.js';
 /**
  * Every change made to a registration by the office commands or the unpaid-hold
  * release: what changed, when, the note, and who (the operating-system user who
- * ran the command, the job's name, or "card provider" for a refund or dispute reported by the provider).
+ * ran the command, the job's name, "card provider" for a refund or dispute reported by the provider, or
+ * "registrant" for a change made on the manage page, whose entry names the client it came from).
  */
 
 export type HistoryAction =
@@ -14,6 +15,10 @@ export type HistoryAction =
   | 'cancelled'
   | 'resent'
   | 'contact_updated'
+  /** The registrant corrected attendees' names on the manage page. */
+  | 'attendees_updated'
+  /** The registrant asked the office to cancel a paid registration (manage page). */
+  | 'cancellation_requested'
   | 'hold_reminder'
   | 'hold_released'
   | 'refunded'

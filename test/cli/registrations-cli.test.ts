@@ -255,7 +255,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
 
     const resent = await cli(['resend', 'abcd1299', '--json']);
     expect(resent.code).toBe(0);
-    expect(JSON.parse(resent.stdout)).toEqual({ resent: { registrationId: 'abcd1299-0000-4000-8000-000000000003', reference: 'ABCD1299', sent: 'receipt' } });
+    expect(JSON.parse(resent.stdout)).toEqual({ resent: { registrationId: 'abcd1299-0000-4000-8000-000000000003', reference: 'ABCD1299', sent: 'receipt', newLink: false } });
     const cancelled = await cli(['cancel', 'ABCD-1299', '--json']);
     expect(cancelled.code).toBe(0);
     expect(JSON.parse(cancelled.stdout)).toMatchObject({ cancellation: { reference: 'ABCD1299', previousStatus: 'PAID', seatsFreed: 1, notified: false } });

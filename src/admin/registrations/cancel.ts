@@ -1,8 +1,7 @@
 import { AppError } from '../../errors.js';
 import { paymentReference } from '../../registrations/reference.js';
-import { queueCancellationNotice } from '../../payments/notices.js';
 import { localDay } from '../../local-time.js';
-import { recordHistory } from '../../registrations/history.js';
+import { cancelLockedRegistration } from './cancel-locked.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
 import { cardPaymentMayArrive as inFlightCardPayment, officePaidSum } from '../../registrations/ledger.js';
@@ -46,32 +45,9 @@ export async function cancelRegistration(ctx: OfficeContext, input: CancelInput)
         { exitCode: 1 },
       );
     }
-    await trx('registrations').where({ id }).update({ status: 'CANCELLED', cancelled_at: now, cancel_reason: 'office', updated_at: now });
     const paidMinor = registration.paid_at ? registration.total_minor : await officePaidSum(trx, id);
     const cardPaymentMayArrive = registration.status === 'PENDING' && (await inFlightCardPayment(trx, id, now)) !== undefined;
-    if (input.notify) {
-      const event = await trx('events').where({ id: registration.event_id }).first<{ title: string; starts_at: Date }>('title', 'starts_at');
-      await queueCancellationNotice(
-        trx,
-        ctx,
-        {
-          registrationId: id,
-          name: registration.contact_name,
-          email: ctx.cipher.decrypt(registration.contact_email_enc),
-          event: { title: event.title, startsAt: event.starts_at },
-        },
-        { holdReleased: false, paid: paidMinor > 0 },
-        now,
-      );
-    }
-    await recordHistory(trx, {
-      registrationId: id,
-      action: 'cancelled',
-      changes: { status: { from: registration.status, to: 'CANCELLED' }, seatsFreed: registration.attendee_count, notified: Boolean(input.notify) },
-      note: input.note,
-      actor: input.actor,
-      now,
-    });
+    await cancelLockedRegistration(trx, ctx, registration, { by: 'office', notify: Boolean(input.notify), paidMinor, actor: input.actor, note: input.note });
     return {
       registrationId: id,
       reference,

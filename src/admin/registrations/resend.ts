@@ -6,6 +6,7 @@ import type { PricedLine, PricedRegistration } from '../../registrations/pricing
 import { renderReceipt, type ReceiptMethod } from '../../payments/receipts.js';
 import { eventFromRow, type EventRow } from '../../registrations/event-record.js';
 import { recordHistory } from '../../registrations/history.js';
+import { bumpManageLinkVersion } from '../../payments/manage-link.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
 import { cardPaymentMayArrive, officePaidSum } from '../../registrations/ledger.js';
@@ -15,10 +16,16 @@ export interface ResendResult {
   registrationId: string;
   reference: string;
   sent: 'receipt' | 'confirmation';
+  /** The manage link was renewed: every link sent before no longer works. */
+  newLink: boolean;
 }
 
-/** Queues the confirmation (pending or free) or the receipt (paid) again, to the registration's contact. */
-export async function resendRegistrationMail(ctx: OfficeContext, input: { registration: string; actor: string }): Promise<ResendResult> {
+/**
+ * Queues the confirmation (pending or free) or the receipt (paid) again, to the registration's contact. With
+ * `newLink` the manage link is renewed first (its version raised, so every link sent before stops working) and the
+ * mail carries the new one.
+ */
+export async function resendRegistrationMail(ctx: OfficeContext, input: { registration: string; actor: string; newLink?: boolean }): Promise<ResendResult> {
   const id = await resolveRegistrationId(ctx.db, input.registration);
   return ctx.db.transaction(async (trx) => {
     const registration = await lockRegistration(trx, id);
@@ -27,6 +34,7 @@ export async function resendRegistrationMail(ctx: OfficeContext, input: { regist
       throw new AppError('registration_cancelled', `registration ${reference} is cancelled; there is nothing to send`, { exitCode: 1 });
     }
     const now = ctx.clock.now();
+    if (input.newLink) await bumpManageLinkVersion(trx, id);
     const event = eventFromRow(await trx('events').where({ id: registration.event_id }).first<EventRow>());
     const contact = { name: registration.contact_name, email: ctx.cipher.decrypt(registration.contact_email_enc) };
     const lines = registration.line_items.map((line) => ({ label: line.label, amount: line.amount }));
@@ -70,7 +78,8 @@ export async function resendRegistrationMail(ctx: OfficeContext, input: { regist
       );
     }
     const sent = sendReceipt ? 'receipt' : 'confirmation';
-    await recordHistory(trx, { registrationId: id, action: 'resent', changes: { sent }, actor: input.actor, now });
-    return { registrationId: id, reference, sent };
+    const newLink = Boolean(input.newLink);
+    await recordHistory(trx, { registrationId: id, action: 'resent', changes: { sent, ...(newLink ? { newLink } : {}) }, actor: input.actor, now });
+    return { registrationId: id, reference, sent, newLink };
   });
 }

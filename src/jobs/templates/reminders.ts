@@ -13,6 +13,8 @@ export interface EventReminderData {
   event: ReminderEvent;
   /** The registration's own page; absent when no public URL is configured. */
   registrationUrl?: string;
+  /** The registrant's own "Manage your registration" link (manage-link.ts); absent when no public URL is configured. */
+  manageUrl?: string;
 }
 
 export interface PaymentReminderData extends EventReminderData {
@@ -39,7 +41,8 @@ export const eventReminderEmail = defineEmailTemplate<EventReminderData>({
 {{#if event.location}}<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Where</td><td>{{event.location}}</td></tr>{{/if}}
 </table>
 <p>The attached calendar file adds the event to your calendar.</p>
-{{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}`,
+{{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}
+{{#if manageUrl}}<p><a href="{{manageUrl}}">Manage your registration</a></p>{{/if}}`,
   text: `Hi {{name}},
 
 This is a reminder that you are registered for {{event.title}}.
@@ -50,6 +53,9 @@ When: {{dateTimeSpan event.startsAt event.endsAt}}
 The attached calendar file adds the event to your calendar.
 {{#if registrationUrl}}
 View your registration: {{registrationUrl}}
+{{/if}}
+{{#if manageUrl}}
+Manage your registration: {{manageUrl}}
 {{/if}}`,
 });
 
@@ -70,7 +76,8 @@ Our records show <strong>{{money amountMinor}}</strong> still owing for your reg
 <tr><td style="padding:2px 12px 2px 0;color:#71717a;">Reference</td><td>{{reference}}</td></tr>
 </table>{{/if}}
 <p>If you have paid in the last few days, thank you, and please ignore this reminder.</p>
-{{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}`,
+{{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}
+{{#if manageUrl}}<p><a href="{{manageUrl}}">Manage your registration</a></p>{{/if}}`,
   text: `Hi {{name}},
 
 {{event.title}} is coming up on {{dateTime event.startsAt}}{{#if event.location}} at {{event.location}}{{/if}}.
@@ -89,5 +96,8 @@ Reference: {{reference}}
 If you have paid in the last few days, thank you, and please ignore this reminder.
 {{#if registrationUrl}}
 View your registration: {{registrationUrl}}
+{{/if}}
+{{#if manageUrl}}
+Manage your registration: {{manageUrl}}
 {{/if}}`,
 });

@@ -3,6 +3,8 @@ import { defineEmailTemplate } from '../../mail/render.js';
 export interface OperationsAlertEmailData {
   alertId: number;
   kindLabel: string;
+  /** The subject's and heading's first words: 'Payment needs manual attention', or for an alert about no payment, 'Needs attention'. */
+  headline: string;
   /** What happened, in words (alertGuidance). */
   happened: string;
   /** The case's own sentence, as the alert row keeps it. */
@@ -20,8 +22,8 @@ export interface OperationsAlertEmailData {
 
 /** To every ADMIN: what happened and what to do in words, the registration and payer, then the details to look things up with. */
 export const operationsAlertEmail = defineEmailTemplate<OperationsAlertEmailData>({
-  subject: 'Payment needs manual attention: {{kindLabel}} (alert {{alertId}})',
-  heading: 'Payment needs manual attention',
+  subject: '{{headline}}: {{kindLabel}} (alert {{alertId}})',
+  heading: '{{headline}}',
   html: `<p><strong>{{kindLabel}}.</strong> {{happened}}</p>
 <p>{{reason}}</p>
 <table role="presentation" cellspacing="0" cellpadding="0" style="border-collapse:collapse;margin:0 0 12px;">

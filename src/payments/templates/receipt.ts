@@ -19,6 +19,8 @@ export interface ReceiptEmailData {
   reference: string;
   /** The registration's own page; absent when no public URL is configured. */
   registrationUrl?: string;
+  /** The registrant's own "Manage your registration" link (manage-link.ts); absent when no public URL is configured. */
+  manageUrl?: string;
 }
 
 /** Sent on every payment that made a registration PAID (card, or received by the office). The church identity (name, address, ABN) is part of the receipt. */
@@ -36,6 +38,7 @@ Paid by: {{paidByWords}}<br>
 {{#if paymentIntentId}}Payment reference: <span style="font-family:monospace;">{{paymentIntentId}}</span><br>{{/if}}
 Registration reference: <span style="font-family:monospace;">{{reference}}</span></p>
 {{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}
+{{#if manageUrl}}<p><a href="{{manageUrl}}">Manage your registration</a></p>{{/if}}
 <p>Please keep this email as your receipt.</p>`,
   text: `Hi {{name}},
 
@@ -53,6 +56,9 @@ Paid by: {{paidByWords}}
 {{#if registrationUrl}}
 
 View your registration: {{registrationUrl}}
+{{/if}}
+{{#if manageUrl}}
+Manage your registration: {{manageUrl}}
 {{/if}}
 
 Please keep this email as your receipt.`,

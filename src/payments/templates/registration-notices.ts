@@ -9,6 +9,8 @@ export interface CancellationNoticeData {
   holdReleased: boolean;
   /** Money had been received: any refund is arranged by the church, not sent automatically. */
   paid: boolean;
+  /** The registrant cancelled it on the manage page. */
+  byRegistrant?: boolean;
 }
 
 /** Sent when the office cancels with --notify, and when an unpaid hold is released. */
@@ -17,14 +19,14 @@ export const cancellationNoticeEmail = defineEmailTemplate<CancellationNoticeDat
   html: `<p>Hi {{name}},</p>
 {{#if holdReleased}}<p>We held your place at <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}) while we waited for your payment. No payment has reached us, so the places have been released and your registration (reference <strong>{{reference}}</strong>) is cancelled.</p>
 <p>If you have paid in the last day or two, or still want to come, please contact us and we will sort it out.</p>
-{{else}}<p>Your registration for <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}), reference <strong>{{reference}}</strong>, has been cancelled.</p>
+{{else}}<p>{{#if byRegistrant}}As you asked, your{{else}}Your{{/if}} registration for <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}), reference <strong>{{reference}}</strong>, has been cancelled{{#if byRegistrant}} and its places released{{/if}}.</p>
 {{#if paid}}<p>We will be in touch about the money you paid.</p>{{/if}}
 <p>If this is not what you expected, please contact us.</p>{{/if}}`,
   text: `Hi {{name}},
 
 {{#if holdReleased}}We held your place at {{eventTitle}} ({{dateTime eventStartsAt}}) while we waited for your payment. No payment has reached us, so the places have been released and your registration (reference {{reference}}) is cancelled.
 
-If you have paid in the last day or two, or still want to come, please contact us and we will sort it out.{{else}}Your registration for {{eventTitle}} ({{dateTime eventStartsAt}}), reference {{reference}}, has been cancelled.
+If you have paid in the last day or two, or still want to come, please contact us and we will sort it out.{{else}}{{#if byRegistrant}}As you asked, your{{else}}Your{{/if}} registration for {{eventTitle}} ({{dateTime eventStartsAt}}), reference {{reference}}, has been cancelled{{#if byRegistrant}} and its places released{{/if}}.
 {{#if paid}}
 
 We will be in touch about the money you paid.
@@ -41,6 +43,8 @@ export interface HoldEndingData {
   balanceMinor: number;
   releaseAt: Date;
   payNowUrl?: string;
+  /** The registrant's own "Manage your registration" link. */
+  manageUrl?: string;
 }
 
 /** One day before an unpaid bank-transfer hold is released. */
@@ -49,7 +53,8 @@ export const holdEndingEmail = defineEmailTemplate<HoldEndingData>({
   html: `<p>Hi {{name}},</p>
 <p>We are holding your place at <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}), but we have not received your payment of <strong>{{money balanceMinor}}</strong> yet (reference <strong>{{reference}}</strong>).</p>
 <p>If it has not reached us by <strong>{{dateTime releaseAt}}</strong>, the places are released for others.</p>
-{{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 16px;border-radius:6px;background:#0f172a;color:#ffffff;text-decoration:none;">Pay now by card</a></p>{{/if}}`,
+{{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 16px;border-radius:6px;background:#0f172a;color:#ffffff;text-decoration:none;">Pay now by card</a></p>{{/if}}
+{{#if manageUrl}}<p><a href="{{manageUrl}}">Manage your registration</a></p>{{/if}}`,
   text: `Hi {{name}},
 
 We are holding your place at {{eventTitle}} ({{dateTime eventStartsAt}}), but we have not received your payment of {{money balanceMinor}} yet (reference {{reference}}).
@@ -58,5 +63,9 @@ If it has not reached us by {{dateTime releaseAt}}, the places are released for 
 {{#if payNowUrl}}
 
 Pay now by card: {{payNowUrl}}
+{{/if}}
+{{#if manageUrl}}
+
+Manage your registration: {{manageUrl}}
 {{/if}}`,
 });

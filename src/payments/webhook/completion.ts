@@ -35,6 +35,7 @@ interface RegistrationRow {
   contact_email_enc: string;
   line_items: PricedLine[];
   total_minor: number;
+  manage_link_version: number;
 }
 
 interface Failure {
@@ -136,7 +137,17 @@ async function settleClaimedCheckout(
   const lines = staged ? staged.priced.lines : registration ? withCardFee(registration.line_items, claimed.surcharge_minor) : [];
   const renderFor = (event: { title: string; startsAt: Date }) =>
     payer && registrationId && charged !== null
-      ? renderReceiptWith(branding, ctx, { registrationId, contact: payer, event, lines, amountMinor: charged, paymentIntentId: reference, paidAt: now })
+      ? renderReceiptWith(branding, ctx, {
+          registrationId,
+          contact: payer,
+          event,
+          lines,
+          amountMinor: charged,
+          paymentIntentId: reference,
+          paidAt: now,
+          // A new registration starts at the first version.
+          manageLinkVersion: registration?.manage_link_version,
+        })
       : undefined;
   let receipt = seen ? renderFor({ title: seen.title, startsAt: seen.starts_at }) : undefined;
 

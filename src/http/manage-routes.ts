@@ -1,0 +1,176 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { askOfficeToCancel, cancelByRegistrant, cancelOption } from '../admin/self-service/cancel.js';
+import { changeDetailsByRegistrant } from '../admin/self-service/change-details.js';
+import { changesOpen, findManagedRegistration, ManageRefusedError, MAX_MANAGE_TOKEN_LENGTH, type ManagedRegistration } from '../admin/self-service/managed-registration.js';
+import { clientKey } from '../client-key.js';
+import { contactEmail, contactMobile } from '../contact-rules.js';
+import type { AppContext } from '../context.js';
+import { officePaidSum } from '../registrations/ledger.js';
+import { MANAGE_ROUTE } from '../secret-paths.js';
+import { personName } from './field-rules.js';
+import { MANAGE_NOTICES, managePageData, type DetailsView } from './manage-view.js';
+import type { PageRenderer } from './pages.js';
+import { privatePage, PUBLIC_FORM_RATE_LIMIT, sendPageNotFound } from './public-pages.js';
+import { manageCancelPage, managePage } from './templates/manage-page.js';
+import { messagePage } from './templates/message-page.js';
+import { pageFormat } from './templates/format.js';
+
+/**
+ * Reading a manage page is limited too, so that links cannot be guessed at speed (they are 128-bit MACs, but a
+ * limit costs a family nothing): 30 a minute per client (clientKey), apart from the posts' 10.
+ */
+export const MANAGE_VIEW_RATE_LIMIT = { ...PUBLIC_FORM_RATE_LIMIT, max: 30 };
+
+const tokenParams = z.object({ token: z.string().min(1).max(MAX_MANAGE_TOKEN_LENGTH) });
+const doneQuery = z.object({ done: z.string().max(32).optional() });
+const MOST_ATTENDEES = 200;
+const attendeeName = personName('enter each attendee\'s name');
+const detailsSchema = z.object({
+  name: personName('enter your name'),
+  email: contactEmail('enter your email address'),
+  mobile: contactMobile('enter a phone number or leave it empty').optional().transform((v) => v ?? ''),
+  attendee_name: z
+    .union([z.string(), z.array(z.string()).max(MOST_ATTENDEES)])
+    .optional()
+    .transform((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v])),
+});
+const LABELS: Record<string, string> = { name: 'Your name', email: 'Email', mobile: 'Mobile', attendee_name: 'Attendee' };
+
+/**
+ * The registrant's own page, opened by the "Manage your registration" link of their emails (see manage-link.ts):
+ * GET shows it; posts correct details, cancel (after a confirmation page) or ask the office to cancel. Every post is
+ * limited as the public form is; a link that opens nothing is a 404 that does not say why.
+ */
+export function registerManageRoutes(app: FastifyInstance, ctx: AppContext, page: PageRenderer): void {
+  const tokenOf = (params: unknown) => {
+    const parsed = tokenParams.safeParse(params);
+    return parsed.success ? parsed.data.token : undefined;
+  };
+  const found = async (params: unknown): Promise<{ token: string; managed: ManagedRegistration } | undefined> => {
+    const token = tokenOf(params);
+    const managed = token ? await findManagedRegistration(ctx.db, ctx.config.authSecret, token) : undefined;
+    return token && managed ? { token, managed } : undefined;
+  };
+  const notFound = (reply: FastifyReply) => sendPageNotFound(page, privatePage(reply), 'registration');
+  const show = async (reply: FastifyReply, managed: ManagedRegistration, options: Parameters<typeof managePageData>[2] = {}) =>
+    page(privatePage(reply), managePage, await managePageData(ctx, managed, options));
+  const back = (reply: FastifyReply, token: string, done: string) => reply.code(303).header('location', `/manage/${token}?done=${done}`).send();
+  const refused = (reply: FastifyReply, token: string, error: ManageRefusedError) =>
+    page(privatePage(reply).code(error.httpStatus), messagePage, {
+      title: 'Not possible',
+      heading: 'That is not possible here',
+      message: error.message,
+      linkHref: `/manage/${token}`,
+      linkLabel: 'Back to your registration',
+    });
+  const client = (request: FastifyRequest) => clientKey(request.ip);
+
+  app.get(MANAGE_ROUTE, { config: { recordView: true, rateLimit: MANAGE_VIEW_RATE_LIMIT } }, async (request, reply) => {
+    const link = await found(request.params);
+    if (!link) return notFound(reply);
+    const done = doneQuery.safeParse(request.query).data?.done;
+    return show(reply, link.managed, { notice: done ? MANAGE_NOTICES[done] : undefined });
+  });
+
+  app.post(`${MANAGE_ROUTE}/details`, { config: { rateLimit: PUBLIC_FORM_RATE_LIMIT } }, async (request, reply) => {
+    const token = tokenOf(request.params);
+    if (!token) return notFound(reply);
+    const parsed = detailsSchema.safeParse(request.body ?? {});
+    if (!parsed.success) {
+      const link = await found(request.params);
+      if (!link) return notFound(reply);
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      const text = (value: unknown) => (typeof value === 'string' ? value : '');
+      const typedNames = detailsSchema.shape.attendee_name.safeParse(body.attendee_name).data ?? [];
+      const current = await managePageData(ctx, link.managed);
+      const values: DetailsView['values'] = {
+        name: text(body.name),
+        email: text(body.email),
+        mobile: text(body.mobile),
+        attendees: (current.details?.values.attendees ?? []).map((attendee, index) => ({ ...attendee, name: text(typedNames[index]) })),
+      };
+      const errors = parsed.error.issues.map((issue) => ({
+        field: String(issue.path[0] ?? ''),
+        message: `${LABELS[String(issue.path[0])] ?? 'Form'}: ${issue.message}`,
+      }));
+      reply.code(400);
+      return show(reply, link.managed, { details: { values, errors }, formError: 'Please check the details below; nothing was changed.' });
+    }
+    const attendeeNames: string[] = [];
+    for (const name of parsed.data.attendee_name) {
+      const checked = attendeeName.safeParse(name);
+      if (!checked.success) {
+        const link = await found(request.params);
+        if (!link) return notFound(reply);
+        reply.code(400);
+        return show(reply, link.managed, { formError: `Attendee: ${checked.error.issues[0]?.message ?? 'enter a name'}; nothing was changed.` });
+      }
+      attendeeNames.push(checked.data);
+    }
+    try {
+      const outcome = await changeDetailsByRegistrant(ctx, token, { ...parsed.data, attendeeNames }, client(request));
+      if (outcome.kind === 'not_found') return notFound(reply);
+      if (outcome.kind === 'unchanged') return back(reply, token, 'unchanged');
+      request.log.info({ fields: outcome.fields }, 'registrant changed their details');
+      if (outcome.newLink) {
+        return page(privatePage(reply), messagePage, {
+          title: 'Details saved',
+          heading: 'Your details are saved',
+          message:
+            'We have emailed a new link to manage your registration to the new address, and told the old address about the change. The link you used to reach this page no longer works.',
+        });
+      }
+      return back(reply, token, 'details');
+    } catch (error) {
+      if (error instanceof ManageRefusedError) return refused(reply, token, error);
+      throw error;
+    }
+  });
+
+  app.get(`${MANAGE_ROUTE}/cancel`, { config: { rateLimit: MANAGE_VIEW_RATE_LIMIT } }, async (request, reply) => {
+    const link = await found(request.params);
+    if (!link) return notFound(reply);
+    const { registration, event } = link.managed;
+    const paid = registration.paid_at ? registration.total_minor : await officePaidSum(ctx.db, registration.id);
+    const open = registration.status !== 'CANCELLED' && changesOpen(event, ctx.clock.now());
+    // The card-payment check is made again under the lock when the button is pressed.
+    if (!open || cancelOption(registration, paid, false) !== 'self') return reply.code(303).header('location', `/manage/${link.token}`).send();
+    const format = pageFormat(ctx.config.regional);
+    return page(privatePage(reply), manageCancelPage, {
+      title: 'Cancel your registration',
+      eventTitle: event.title,
+      when: format.dateTimeSpan(event.startsAt, event.endsAt),
+      seats: registration.attendee_count,
+      action: `/manage/${link.token}/cancel`,
+      backHref: `/manage/${link.token}`,
+    });
+  });
+
+  app.post(`${MANAGE_ROUTE}/cancel`, { config: { rateLimit: PUBLIC_FORM_RATE_LIMIT } }, async (request, reply) => {
+    const token = tokenOf(request.params);
+    if (!token) return notFound(reply);
+    try {
+      const freed = await cancelByRegistrant(ctx, token, client(request));
+      if (!freed) return notFound(reply);
+      request.log.info({ seatsFreed: freed.seatsFreed }, 'registrant cancelled their registration');
+      return back(reply, token, 'cancelled');
+    } catch (error) {
+      if (error instanceof ManageRefusedError) return refused(reply, token, error);
+      throw error;
+    }
+  });
+
+  app.post(`${MANAGE_ROUTE}/ask-cancel`, { config: { rateLimit: PUBLIC_FORM_RATE_LIMIT } }, async (request, reply) => {
+    const token = tokenOf(request.params);
+    if (!token) return notFound(reply);
+    try {
+      const outcome = await askOfficeToCancel(ctx, token, client(request));
+      if (outcome.kind === 'not_found') return notFound(reply);
+      return back(reply, token, outcome.kind === 'asked' ? 'asked' : 'already-asked');
+    } catch (error) {
+      if (error instanceof ManageRefusedError) return refused(reply, token, error);
+      throw error;
+    }
+  });
+}

@@ -1,0 +1,98 @@
+import type { AppContext } from '../context.js';
+import { changesCloseAt, changesOpen, type ManagedRegistration } from '../admin/self-service/managed-registration.js';
+import { cancelOption } from '../admin/self-service/cancel.js';
+import { managePath } from '../payments/manage-link.js';
+import { heldUntil } from '../payments/hold-release.js';
+import { listOfficePayments, officeRefundedSum } from '../registrations/ledger.js';
+import { paymentReference } from '../registrations/reference.js';
+import { lineViews, loadPublicRegistration, payNowPath, payNowRefusal } from './registration-view.js';
+import type { ManagePageData } from './templates/manage-page.js';
+import { pageFormat } from './templates/format.js';
+
+const METHOD_WORDS: Record<string, string> = { bank: 'Bank transfer', cash: 'Cash', other: 'Payment', card: 'Card payment' };
+
+/** Notices the page shows after a change, by the `done` query value; anything else shows none. */
+export const MANAGE_NOTICES: Record<string, string> = {
+  details: 'Your changes are saved.',
+  unchanged: 'Nothing was changed: the details were already as you entered them.',
+  asked: 'We have passed your request on to the church office. They will reply to you by email.',
+  'already-asked': 'You have already asked the office to cancel this registration; they will reply to you by email.',
+  cancelled: 'Your registration is cancelled and its places released. We have emailed you to confirm it.',
+};
+
+export interface DetailsView {
+  values: NonNullable<ManagePageData['details']>['values'];
+  errors: Array<{ field: string; message: string }>;
+}
+
+/** The manage page: the event, attendees, amount, payments and what is owing, the hold deadline, and what the registrant may do. */
+export async function managePageData(
+  ctx: AppContext,
+  managed: ManagedRegistration,
+  options: { notice?: string; formError?: string; details?: DetailsView } = {},
+): Promise<ManagePageData & { title: string }> {
+  const { registration, event } = managed;
+  const now = ctx.clock.now();
+  const format = pageFormat(ctx.config.regional);
+  const token = managePath(ctx.config.authSecret, { registrationId: registration.id, version: registration.manage_link_version });
+  const tiers = new Map(event.pricing.tiers.map((tier) => [tier.id, tier.label]));
+  const attendees = registration.attendees.map((attendee) => ({ name: attendee.name, tier: tiers.get(attendee.tier) ?? attendee.tier }));
+
+  const officePayments = await listOfficePayments(ctx.db, registration.id);
+  const reversed = registration.cancel_reason === 'refund' || registration.cancel_reason === 'dispute';
+  const byCard = registration.paid_at !== null && (registration.payment_method === 'card' || officePayments.length === 0) && registration.total_minor > 0;
+  const payments = [
+    ...(byCard ? [{ how: METHOD_WORDS[registration.payment_method] ?? 'Payment', amount: format.money(registration.total_minor), when: format.dateTime(registration.paid_at as Date) }] : []),
+    ...officePayments.map((p) => ({ how: METHOD_WORDS[p.method] ?? 'Payment', amount: format.money(p.amountMinor), when: format.dateTime(p.recordedAt) })),
+  ];
+  const refundedMinor = await officeRefundedSum(ctx.db, registration.id);
+  const officePaid = officePayments.reduce((sum, p) => sum + p.amountMinor, 0);
+  const paidMinor = reversed ? 0 : (registration.paid_at ? registration.total_minor : officePaid) - refundedMinor;
+  const owingMinor = registration.status === 'PENDING' ? registration.total_minor - officePaid : 0;
+
+  const live = registration.status !== 'CANCELLED';
+  const open = live && changesOpen(event, now);
+  const publicView = live ? await loadPublicRegistration(ctx.db, registration.id, now) : undefined;
+  const payable = publicView && registration.status === 'PENDING' && !(await payNowRefusal(ctx, publicView));
+  const releasedAt = registration.status === 'PENDING' ? await heldUntil(ctx.db, registration.id, ctx.config.regional.timeZone) : undefined;
+  const option = open ? cancelOption(registration, paidMinor, publicView?.cardPayment === 'in_flight') : undefined;
+
+  const details = options.details ?? {
+    values: {
+      name: registration.contact_name,
+      email: ctx.cipher.decrypt(registration.contact_email_enc),
+      mobile: registration.contact_mobile_enc ? ctx.cipher.decrypt(registration.contact_mobile_enc) : '',
+      attendees: attendees.map((attendee, index) => ({ ...attendee, number: index + 1 })),
+    },
+    errors: [],
+  };
+  return {
+    title: 'Manage your registration',
+    eventTitle: event.title,
+    when: format.dateTimeSpan(event.startsAt, event.endsAt),
+    location: event.location ?? undefined,
+    reference: paymentReference(registration.id),
+    statusLabel: statusLabel(registration),
+    notice: options.notice,
+    formError: options.formError,
+    attendees,
+    lines: lineViews(registration.line_items, attendees.map((a) => a.name), format.money),
+    total: format.money(registration.total_minor),
+    payments,
+    paid: format.money(Math.max(0, paidMinor)),
+    refunded: refundedMinor > 0 ? format.money(refundedMinor) : undefined,
+    owing: owingMinor > 0 ? format.money(owingMinor) : undefined,
+    heldUntil: releasedAt ? format.dateTime(releasedAt) : undefined,
+    payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id) : undefined,
+    details: open ? { action: `${token}/details`, closesAt: format.dateTime(changesCloseAt(event)), ...details } : undefined,
+    changesClosedNote: live && !open ? 'Changes on this page have closed for this event. To change anything, please contact the church office.' : undefined,
+    cancelHref: option === 'self' ? `${token}/cancel` : undefined,
+    askOfficeAction: option === 'ask_office' ? `${token}/ask-cancel` : undefined,
+  };
+}
+
+function statusLabel(registration: ManagedRegistration['registration']): string {
+  if (registration.status === 'CANCELLED') return 'Cancelled';
+  if (registration.status === 'PAID') return registration.total_minor === 0 ? 'Confirmed (free)' : 'Paid';
+  return 'Awaiting payment';
+}

@@ -1,0 +1,414 @@
+import crypto from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { parseEventFile } from '../../src/admin/event-file.js';
+import { createEvent } from '../../src/admin/events.js';
+import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
+import { moneyFormatter } from '../../src/admin/registrations/money.js';
+import { FixedClock } from '../../src/clock.js';
+import { sendEventReminders } from '../../src/jobs/send-reminders.js';
+import { deliverQueuedMail } from '../../src/mail/queue.js';
+import { managePath, manageToken, readManageToken } from '../../src/payments/manage-link.js';
+import { seatsLeft } from '../../src/registrations/registrations.js';
+import { paymentReference } from '../../src/registrations/reference.js';
+import { pathForLog } from '../../src/secret-paths.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { insertEvent, insertRegistration, insertUser } from '../support/factories.js';
+import { startTestServer, type TestServer } from '../support/http.js';
+import { useSinkAndMailer } from '../support/mail-fixture.js';
+
+const T0 = new Date('2026-11-22T00:00:00Z');
+const clock = new FixedClock(T0);
+let tdb: TestDatabase;
+let server: TestServer;
+const mail = useSinkAndMailer();
+
+const context = () => createTestContext({ db: tdb.db, mailer: mail.mailer, clock, env: mail.sink.configEnv() });
+const money = moneyFormatter({ locale: 'en-AU', currency: 'AUD' });
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  server = await startTestServer(context());
+});
+afterAll(async () => {
+  await server.close();
+  await tdb.drop();
+});
+beforeEach(async () => {
+  clock.set(T0);
+  await tdb.db.raw('TRUNCATE registrations, events, users, queued_mail, operations_alerts, rate_limits, app_settings CASCADE');
+});
+
+/** Handlebars writes "=" in attribute values as &#x3D;, which browsers read as "=". */
+const unescapeEquals = (html: string) => html.replaceAll('&#x3D;', '=');
+
+async function get(path: string) {
+  const response = await fetch(`${server.url}${path}`, { redirect: 'manual', headers: { accept: 'text/html' } });
+  return { status: response.status, headers: response.headers, html: unescapeEquals(await response.text()) };
+}
+
+type Fields = Record<string, string | string[]>;
+async function post(path: string, fields: Fields = {}) {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(fields)) for (const v of [value].flat()) params.append(key, v);
+  const response = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: params.toString(),
+  });
+  return { status: response.status, headers: response.headers, html: unescapeEquals(await response.text()) };
+}
+
+const deliver = () => deliverQueuedMail(context(), { limit: 100 });
+const MANAGE_LINK = /Manage your registration: http:\/\/127\.0\.0\.1:3000(\/manage\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)/;
+const linkIn = (text: string | undefined) => MANAGE_LINK.exec(text ?? '')?.[1];
+const mailTo = (address: string) => mail.sink.messages.filter((m) => m.envelope.to.some((to) => to.toLowerCase() === address.toLowerCase()));
+
+/** A registration of `attendees` (names), PENDING by bank transfer unless overridden, and its current manage path. */
+async function registration(eventId: string, overrides: Record<string, unknown> & { email?: string } = {}, attendees = ['Sam Member']) {
+  const ctx = context();
+  const { id } = await insertRegistration(tdb.db, ctx.cipher, eventId, {
+    email: 'sam@example.org',
+    status: 'PENDING',
+    attendees: JSON.stringify(attendees.map((name) => ({ name, tier: 'adult' }))),
+    attendee_count: attendees.length,
+    line_items: JSON.stringify(attendees.map((name) => ({ label: `Adult — ${name}`, amount: 12000, kind: 'ticket' }))),
+    total_minor: 12000 * attendees.length,
+    ...overrides,
+  });
+  return { id, path: managePath(ctx.config.authSecret, { registrationId: id, version: 1 }) };
+}
+
+const details = (overrides: Fields = {}): Fields => ({ name: 'Sam Member', email: 'sam@example.org', mobile: '', attendee_name: ['Sam Member'], ...overrides });
+const historyOf = (id: string) => tdb.db('registration_history').where({ registration_id: id }).orderBy('id').select('action', 'actor', 'changes');
+
+describe('the manage link in every email', () => {
+  it('comes in the confirmation, the receipt and the reminder, and opens the page with the event, attendees, amounts, payments and the hold deadline', async () => {
+    const event = await insertEvent(tdb.db, { unpaid_hold_days: 7, reminder_at: new Date(T0.getTime() - 60_000) });
+    const form = await post(`/events/${event.slug}/register`, {
+      name: 'Jo Citizen',
+      email: 'jo@example.org',
+      mobile: '',
+      payment: 'bank',
+      attendee_name: ['Jo Citizen', 'Kim Citizen'],
+      attendee_tier: ['adult', 'adult'],
+    });
+    expect(form.status).toBe(303);
+    const row = await tdb.db('registrations').where({ event_id: event.id }).first();
+    await deliver();
+    const [confirmation] = mailTo('jo@example.org');
+    expect(confirmation?.subject).toBe('Registration received: Family Camp');
+    const path = linkIn(confirmation?.text);
+    expect(path).toBe(managePath(context().config.authSecret, { registrationId: row.id, version: 1 }));
+    expect(confirmation?.html).toContain(`href="http://127.0.0.1:3000${path}">Manage your registration</a>`);
+    // Its own secret, not the office's reference nor the registration page's token.
+    expect(path).not.toContain(paymentReference(row.id));
+    expect(path).not.toContain(row.id);
+
+    const page = await get(path as string);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(page.headers.get('content-security-policy')).toMatch(/style-src[^;]*'nonce-[0-9a-f]{32}'/);
+    expect(page.html).toMatch(/<style nonce="[0-9a-f]{32}">/);
+    expect(page.html).toContain('<h1>Manage your registration</h1>');
+    expect(page.html).toContain('<bdi>Family Camp</bdi>');
+    expect(page.html).toContain('<li><bdi>Jo Citizen</bdi> <span class="muted">(Adult)</span></li>');
+    expect(page.html).toContain('<li><bdi>Kim Citizen</bdi> <span class="muted">(Adult)</span></li>');
+    expect(page.html).toContain('<span id="total">$240.00</span>');
+    expect(page.html).toContain('Nothing has been paid yet.');
+    expect(page.html).toContain('<span id="owing">$240.00</span>');
+    expect(page.html).toMatch(/<p id="held-until">Your places are held until [^<]*29 November 2026/);
+    expect(page.html).toContain(`<span id="reference">${paymentReference(row.id)}</span>`);
+    expect(page.html).toContain(`<form method="post" action="${path}/details" id="details">`);
+    expect(page.html).toContain(`href="${path}/cancel"`);
+
+    // Part of it paid at the office, then the rest: the receipt carries the same link, the page the payments.
+    const ctx = context();
+    await markRegistrationPaid(ctx, { registration: row.id, amountMinor: 10000, method: 'cash', partial: true, actor: 'office' }, money);
+    await markRegistrationPaid(ctx, { registration: row.id, amountMinor: 14000, method: 'bank', actor: 'office' }, money);
+    mail.sink.clear();
+    await deliver();
+    const [receipt] = mailTo('jo@example.org');
+    expect(receipt?.subject).toBe('Receipt: Family Camp');
+    expect(linkIn(receipt?.text)).toBe(path);
+    const paid = await get(path as string);
+    expect(paid.html).toContain('<span id="status">Paid</span>');
+    expect(paid.html).toMatch(/<li>Cash: \$100\.00 <span class="muted">\(/);
+    expect(paid.html).toMatch(/<li>Bank transfer: \$140\.00 <span class="muted">\(/);
+    expect(paid.html).toContain('<span id="paid">$240.00</span>');
+    expect(paid.html).not.toContain('id="owing"');
+    expect(paid.html).not.toContain('id="held-until"');
+
+    mail.sink.clear();
+    await sendEventReminders(context(), { trigger: 'cli' });
+    const [reminder] = mailTo('jo@example.org');
+    expect(reminder?.subject).toBe('Reminder: Family Camp');
+    expect(linkIn(reminder?.text)).toBe(path);
+  });
+});
+
+describe('changing details on the manage page', () => {
+  it('corrects the contact name and an attendee name in place; the link keeps working; the history says by the registrant from which client', async () => {
+    const event = await insertEvent(tdb.db);
+    const { id, path } = await registration(event.id, {}, ['Sam Member', 'Kim Membr']);
+
+    const saved = await post(`${path}/details`, details({ name: 'Samuel Member', mobile: '0400 111 222', attendee_name: ['Sam Member', 'Kim Member'] }));
+    expect(saved.status).toBe(303);
+    expect(saved.headers.get('location')).toBe(`${path}?done=details`);
+
+    const row = await tdb.db('registrations').where({ id }).first();
+    expect(row.contact_name).toBe('Samuel Member');
+    expect(context().cipher.decrypt(row.contact_mobile_enc)).toBe('0400 111 222');
+    expect(row.attendees).toEqual([
+      { name: 'Sam Member', tier: 'adult' },
+      { name: 'Kim Member', tier: 'adult' },
+    ]);
+    expect(row.line_items.map((line: { label: string }) => line.label)).toEqual(['Adult — Sam Member', 'Adult — Kim Member']);
+    expect(row.manage_link_version).toBe(1);
+    expect(await historyOf(id)).toEqual([
+      { action: 'attendees_updated', actor: 'registrant', changes: { renamed: 1, client: '127.0.0.1' } },
+      { action: 'contact_updated', actor: 'registrant', changes: { fields: ['name', 'mobile'], client: '127.0.0.1' } },
+    ]);
+    const page = await get(`${path}?done=details`);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('Your changes are saved.');
+    expect(page.html).toContain('value="Samuel Member"');
+    await deliver();
+    expect(mail.sink.messages).toEqual([]);
+  });
+
+  it('an email change kills the old link, tells the old address, sends a new link to the new one, and stores the address as the office does', async () => {
+    const event = await insertEvent(tdb.db);
+    const { id, path } = await registration(event.id);
+
+    const saved = await post(`${path}/details`, details({ email: ' Samuel@Example.org ' }));
+    expect(saved.status).toBe(200);
+    expect(saved.html).toContain('The link you used to reach this page no longer works.');
+
+    const ctx = context();
+    const row = await tdb.db('registrations').where({ id }).first();
+    expect(ctx.cipher.decrypt(row.contact_email_enc)).toBe('Samuel@Example.org');
+    expect(row.contact_email_hash).toBe(ctx.cipher.lookupHash('email', 'Samuel@Example.org'));
+    expect(row.manage_link_version).toBe(2);
+    expect((await get(path)).status).toBe(404);
+    expect((await post(`${path}/details`, details({ name: 'Mallory' }))).status).toBe(404);
+
+    await deliver();
+    const [notice] = mailTo('sam@example.org');
+    expect(notice?.subject).toBe('Your registration email was changed: Family Camp');
+    expect(notice?.text).toContain('If you did not make this change, please contact the church office');
+    expect(linkIn(notice?.text)).toBeUndefined();
+    const [fresh] = mailTo('Samuel@Example.org');
+    const freshPath = linkIn(fresh?.text);
+    expect(freshPath).toBe(managePath(ctx.config.authSecret, { registrationId: id, version: 2 }));
+    const opened = await get(freshPath as string);
+    expect(opened.status).toBe(200);
+    expect(opened.html).toContain('value="Samuel@Example.org"');
+    expect(await historyOf(id)).toEqual([{ action: 'contact_updated', actor: 'registrant', changes: { fields: ['email'], client: '127.0.0.1' } }]);
+  });
+
+  it('is refused after the event\'s changesCloseAt (and, without one, once the event starts): nothing changes and the page offers no form', async () => {
+    const closed = await insertEvent(tdb.db, { changes_close_at: new Date(T0.getTime() - 60_000) });
+    const { id, path } = await registration(closed.id);
+    const before = await tdb.db('registrations').where({ id }).first();
+
+    const page = await get(path);
+    expect(page.status).toBe(200);
+    expect(page.html).not.toContain('id="details"');
+    expect(page.html).not.toContain(`${path}/cancel`);
+    expect(page.html).toContain('Changes on this page have closed for this event.');
+    const refused = await post(`${path}/details`, details({ name: 'Samuel Member' }));
+    expect(refused.status).toBe(409);
+    expect(refused.html).toContain('Changes on this page have closed for this event. Please contact the church office.');
+    expect((await post(`${path}/cancel`)).status).toBe(409);
+    expect(await tdb.db('registrations').where({ id }).first()).toEqual(before);
+
+    const started = await insertEvent(tdb.db, { starts_at: new Date(T0.getTime() + 60 * 60_000) });
+    const other = await registration(started.id, { email: 'kim@example.org' });
+    expect((await post(`${other.path}/details`, details({ name: 'Kim', email: 'kim@example.org' }))).status).toBe(303);
+    clock.set(new Date(T0.getTime() + 2 * 60 * 60_000));
+    expect((await post(`${other.path}/details`, details({ name: 'Kim Again', email: 'kim@example.org' }))).status).toBe(409);
+    expect((await tdb.db('registrations').where({ id: other.id }).first()).contact_name).toBe('Kim');
+  });
+
+  it('adding or removing an attendee is not self-service: the page says to contact the office', async () => {
+    const event = await insertEvent(tdb.db);
+    const { id, path } = await registration(event.id);
+    const page = await get(path);
+    expect(page.html).toContain('Adding or removing an attendee, or changing a ticket type, is done by the church office');
+    const added = await post(`${path}/details`, details({ attendee_name: ['Sam Member', 'Extra Person'] }));
+    expect(added.status).toBe(409);
+    expect(added.html).toContain('is done by the church office: please contact them.');
+    expect((await tdb.db('registrations').where({ id }).first()).attendee_count).toBe(1);
+  });
+
+  it('refuses control characters as the public form does, and changes nothing', async () => {
+    const event = await insertEvent(tdb.db);
+    const { id, path } = await registration(event.id);
+    const before = await tdb.db('registrations').where({ id }).first();
+    for (const fields of [details({ name: 'Sam\u0000Member' }), details({ name: 'Sam \u202eMember' }), details({ email: 'sam\u0007@example.org' }), details({ attendee_name: ['Sam\u0085'] })]) {
+      const refused = await post(`${path}/details`, fields);
+      expect(refused.status, JSON.stringify(fields)).toBe(400);
+      expect(refused.html).toContain('remove the control characters');
+      expect(refused.html).toContain('nothing was changed');
+    }
+    expect(await tdb.db('registrations').where({ id }).first()).toEqual(before);
+    expect(await historyOf(id)).toEqual([]);
+  });
+});
+
+describe('cancelling on the manage page', () => {
+  it('an unpaid bank-transfer registration: a confirmation page, then cancelled with its seats freed, the registrant and the office told', async () => {
+    const event = await insertEvent(tdb.db, { capacity: 2 });
+    await insertUser(tdb.db, context().cipher, { email: 'office@example.org', role: 'STAFF' });
+    const { id, path } = await registration(event.id, {}, ['Sam Member', 'Kim Member']);
+    expect(await seatsLeft(tdb.db, { id: event.id, capacity: 2 })).toBe(0);
+
+    const confirm = await get(`${path}/cancel`);
+    expect(confirm.status).toBe(200);
+    expect(confirm.html).toContain('<h1>Cancel your registration?</h1>');
+    expect(confirm.html).toContain(`<form method="post" action="${path}/cancel" id="confirm-cancel">`);
+    expect((await tdb.db('registrations').where({ id }).first()).status).toBe('PENDING');
+
+    const cancelled = await post(`${path}/cancel`);
+    expect(cancelled.status).toBe(303);
+    expect(cancelled.headers.get('location')).toBe(`${path}?done=cancelled`);
+    const row = await tdb.db('registrations').where({ id }).first();
+    expect(row).toMatchObject({ status: 'CANCELLED', cancel_reason: 'registrant' });
+    expect(await seatsLeft(tdb.db, { id: event.id, capacity: 2 })).toBe(2);
+    expect(await historyOf(id)).toEqual([
+      {
+        action: 'cancelled',
+        actor: 'registrant',
+        changes: { status: { from: 'PENDING', to: 'CANCELLED' }, seatsFreed: 2, notified: true, client: '127.0.0.1' },
+      },
+    ]);
+
+    await deliver();
+    const [notice] = mailTo('sam@example.org');
+    expect(notice?.subject).toBe('Registration cancelled: Family Camp');
+    expect(notice?.text).toContain('As you asked, your registration for Family Camp');
+    const [office] = mailTo('office@example.org');
+    expect(office?.subject).toBe(`Registration ${paymentReference(id)} cancelled by the registrant: Family Camp`);
+    expect(office?.text).toContain('2 place(s) were released.');
+
+    const after = await get(`${path}?done=cancelled`);
+    expect(after.html).toContain('<span id="status">Cancelled</span>');
+    expect(after.html).toContain('Your registration is cancelled');
+    expect(after.html).not.toContain('id="details"');
+    expect((await post(`${path}/cancel`)).status).toBe(409);
+  });
+
+  it('a free registration can be cancelled too', async () => {
+    const event = await insertEvent(tdb.db, { pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 0 }] }) });
+    const { id, path } = await registration(event.id, { status: 'PAID', payment_method: 'free', total_minor: 0, paid_at: T0, line_items: JSON.stringify([{ label: 'Adult — Sam Member', amount: 0 }]) });
+    expect((await get(path)).html).toContain(`href="${path}/cancel"`);
+    expect((await post(`${path}/cancel`)).status).toBe(303);
+    expect((await tdb.db('registrations').where({ id }).first()).status).toBe('CANCELLED');
+  });
+
+  it('a paid registration is not cancelled on the page: "Ask the office to cancel" records the request and raises one operations alert naming the reference', async () => {
+    const event = await insertEvent(tdb.db);
+    await insertUser(tdb.db, context().cipher, { email: 'admin@example.org', role: 'ADMIN' });
+    const { id, path } = await registration(event.id, { status: 'PAID', paid_at: T0 });
+    const reference = paymentReference(id);
+
+    const page = await get(path);
+    expect(page.html).not.toContain(`${path}/cancel"`);
+    expect(page.html).toContain(`<form method="post" action="${path}/ask-cancel" id="ask-office">`);
+    expect(page.html).toContain('Nothing is refunded automatically');
+    const refused = await post(`${path}/cancel`);
+    expect(refused.status).toBe(409);
+    expect((await get(`${path}/cancel`)).status).toBe(303);
+    expect((await tdb.db('registrations').where({ id }).first()).status).toBe('PAID');
+
+    const asked = await post(`${path}/ask-cancel`);
+    expect(asked.status).toBe(303);
+    expect(asked.headers.get('location')).toBe(`${path}?done=asked`);
+    expect((await get(`${path}?done=asked`)).html).toContain('They will reply to you by email.');
+    expect((await tdb.db('registrations').where({ id }).first()).status).toBe('PAID');
+    expect(await historyOf(id)).toEqual([{ action: 'cancellation_requested', actor: 'registrant', changes: { paidMinor: 12000, client: '127.0.0.1' } }]);
+    const alerts = await tdb.db('operations_alerts').select('kind', 'reason', 'details', 'amount_minor');
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]).toMatchObject({ kind: 'cancellation_requested', amount_minor: 12000, details: { registrationId: id, reference } });
+    expect(alerts[0].reason).toContain(`cancel registration ${reference}`);
+    // The alert row is not encrypted: no contact address in it.
+    expect(JSON.stringify(alerts)).not.toContain('sam@example.org');
+
+    const again = await post(`${path}/ask-cancel`);
+    expect(again.headers.get('location')).toBe(`${path}?done=already-asked`);
+    expect(await tdb.db('operations_alerts').count({ n: '*' }).first()).toEqual({ n: 1 });
+    await deliver();
+    const [alertMail] = mailTo('admin@example.org');
+    expect(alertMail?.subject).toContain('Registrant asks the office to cancel');
+    expect(alertMail?.text).toContain(reference);
+  });
+});
+
+describe('links that open nothing', () => {
+  it('a forged, tampered, revoked or foreign-key token is a plain 404, and guessing is rate-limited', async () => {
+    const event = await insertEvent(tdb.db);
+    const { id, path } = await registration(event.id);
+    const secret = context().config.authSecret;
+    const token = path.slice('/manage/'.length);
+    const flipped = `${token.slice(0, -2)}${token.at(-2) === 'A' ? 'B' : 'A'}${token.at(-1)}`;
+    const forged = [
+      '/manage/not-a-token',
+      `/manage/${flipped}`,
+      managePath(secret, { registrationId: id, version: 2 }),
+      managePath('another-secret-of-at-least-32-characters!', { registrationId: id, version: 1 }),
+      managePath(secret, { registrationId: crypto.randomUUID(), version: 1 }),
+      `/manage/${'x'.repeat(99)}`,
+    ];
+    expect(readManageToken(secret, token)).toEqual({ registrationId: id, version: 1 });
+    for (const bad of forged) {
+      const answer = await get(bad);
+      expect(answer.status, bad).toBe(404);
+      expect(answer.html).toContain('We could not find that registration.');
+      expect(answer.html).not.toContain('Family Camp');
+    }
+    expect((await post(`${forged[1]}/details`, details({ name: 'Mallory' }))).status).toBe(404);
+    expect((await post(`${forged[2]}/cancel`)).status).toBe(404);
+    expect((await post(`${forged[2]}/ask-cancel`)).status).toBe(404);
+    expect((await tdb.db('registrations').where({ id }).first()).status).toBe('PENDING');
+
+    // 30 looks a minute per client: the guesses above count, and the next ones are refused, real link or not.
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) statuses.push((await get(`/manage/${manageToken(secret, { registrationId: crypto.randomUUID(), version: 1 })}`)).status);
+    expect(statuses.slice(0, 30 - forged.length)).toEqual(Array(30 - forged.length).fill(404));
+    expect(statuses.slice(30 - forged.length)).toEqual(Array(forged.length).fill(429));
+    expect((await get(path)).status).toBe(429);
+    // Posts: 10 a minute, as the public form (the forged post above was the first).
+    const posts: number[] = [];
+    for (let i = 0; i < 10; i++) posts.push((await post(`${forged[0]}/details`, details())).status);
+    expect(posts).toEqual([...Array(9).fill(404), 429]);
+  });
+
+  it('keeps the token out of request logs, below the page too', () => {
+    expect(pathForLog('/manage/abc.def?done=details')).toBe('/manage/[redacted]');
+    expect(pathForLog('/manage/abc.def/details')).toBe('/manage/[redacted]/[redacted]');
+  });
+});
+
+describe('the event file\'s changesCloseAt', () => {
+  it('is stored by events create and closes the page\'s changes at that time', async () => {
+    const file = parseEventFile({
+      slug: 'camp-with-deadline',
+      title: 'Family Camp',
+      startsAt: '2026-12-05T19:00:00+11:00',
+      changesCloseAt: '2026-11-28T17:00:00+11:00',
+      capacity: null,
+      published: true,
+      pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 12000 }] },
+    });
+    const { event } = await createEvent(context(), file);
+    expect(event.changesCloseAt).toEqual(new Date('2026-11-28T06:00:00Z'));
+    const { id, path } = await registration(event.id);
+    expect((await post(`${path}/details`, details({ name: 'Before Close' }))).status).toBe(303);
+    clock.set(new Date('2026-11-28T06:00:00Z'));
+    expect((await post(`${path}/details`, details({ name: 'After Close' }))).status).toBe(409);
+    expect((await tdb.db('registrations').where({ id }).first()).contact_name).toBe('Before Close');
+  });
+});
