@@ -26,6 +26,8 @@ export interface EventFile {
   maxAttendeesPerRegistration?: number;
   /** Days an unpaid bank-transfer registration holds its seats; null = until the event. */
   unpaidHoldDays?: number | null;
+  /** Off when absent; an offer holds its places offerHours (1–168, default 24). */
+  waitingList?: { enabled: boolean; offerHours?: number };
   pricing: EventPricing;
 }
 
@@ -113,6 +115,12 @@ export const eventFileSchema = z.strictObject({
     .max(MAX_ATTENDEES_LIMIT, { error: `at most ${MAX_ATTENDEES_LIMIT}` })
     .optional(),
   unpaidHoldDays: z.int({ error: 'a whole number of days, or null' }).min(1, { error: 'at least 1' }).max(365, { error: 'at most 365' }).nullable().optional(),
+  waitingList: z
+    .strictObject({
+      enabled: z.boolean(),
+      offerHours: z.int({ error: 'a whole number of hours' }).min(1, { error: 'at least 1' }).max(168, { error: 'at most 168' }).optional(),
+    })
+    .optional(),
   pricing: eventPricingSchema,
 })
   // The reminder job sends only for events that have not started: a later reminder would never go out.

@@ -91,6 +91,8 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
         reminder_at: file.reminderAt ?? null,
         max_attendees_per_registration: file.maxAttendeesPerRegistration ?? DEFAULT_MAX_ATTENDEES_PER_REGISTRATION,
         unpaid_hold_days: file.unpaidHoldDays ?? null,
+        waitlist_enabled: file.waitingList?.enabled ?? false,
+        waitlist_offer_hours: file.waitingList?.offerHours ?? 24,
         created_at: now,
         updated_at: now,
       })
@@ -140,6 +142,8 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
       ...optional('pass_card_fee', file.passCardFee),
       ...optional('max_attendees_per_registration', file.maxAttendeesPerRegistration),
       ...optional('unpaid_hold_days', file.unpaidHoldDays),
+      ...optional('waitlist_enabled', file.waitingList?.enabled),
+      ...optional('waitlist_offer_hours', file.waitingList?.offerHours),
     };
     if (file.reminderAt !== undefined) {
       changes.reminder_at = file.reminderAt;

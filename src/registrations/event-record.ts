@@ -23,6 +23,8 @@ export interface EventRecord {
   maxAttendeesPerRegistration: number;
   /** null = an unpaid bank-transfer registration holds its seats until the event. */
   unpaidHoldDays: number | null;
+  /** Off by default; offers hold their places for offerHours (1–168). */
+  waitingList: { enabled: boolean; offerHours: number };
   createdAt: Date;
   updatedAt: Date;
 }
@@ -48,6 +50,8 @@ export interface EventRow {
   unpaid_hold_days: number | null;
   /** When the hold limit was last set or shortened: no hold ends sooner than a day after it. */
   unpaid_hold_since: Date | null;
+  waitlist_enabled: boolean;
+  waitlist_offer_hours: number;
   /** Raised by one with every change: the SEQUENCE of the event's calendar entry. */
   calendar_sequence: number;
   created_at: Date;
@@ -74,6 +78,7 @@ export function eventFromRow(row: EventRow): EventRecord {
     reminderSentAt: row.reminder_sent_at,
     maxAttendeesPerRegistration: row.max_attendees_per_registration,
     unpaidHoldDays: row.unpaid_hold_days,
+    waitingList: { enabled: row.waitlist_enabled ?? false, offerHours: row.waitlist_offer_hours ?? 24 },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
