@@ -6,7 +6,10 @@
 /** The celebration emails' unsubscribe link (GET shows, POST unsubscribes). */
 export const UNSUBSCRIBE_ROUTE = '/celebrations/unsubscribe/:token';
 
-export const SECRET_PATH_ROUTES: readonly string[] = [UNSUBSCRIBE_ROUTE];
+/** The waiting-list emails' leave link (GET shows, POST leaves). */
+export const WAITLIST_LEAVE_ROUTE = '/waitlist/leave/:token';
+
+export const SECRET_PATH_ROUTES: readonly string[] = [UNSUBSCRIBE_ROUTE, WAITLIST_LEAVE_ROUTE];
 
 export const REDACTED_SEGMENT = '[redacted]';
 

@@ -139,10 +139,17 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
     const slug = slugOf(request.params);
     const event = await loadPublicEvent(ctx.db, slug);
     if (!event) return notFound(reply, 'event');
-    const cancelled = (request.query as Record<string, unknown>).checkout === 'cancelled';
+    const query = request.query as Record<string, unknown>;
+    const cancelled = query.checkout === 'cancelled';
+    // A waiting-list offer's claim link: the form with its places reserved and its contact filled in.
+    const offerToken = typeof query.offer === 'string' && query.offer.length <= 200 ? query.offer : undefined;
+    const offer = offerToken ? await (await import('./waitlist-offer-view.js')).offerViewOf(ctx, event, offerToken) : undefined;
+    const offerGone = offerToken !== undefined && !offer ? 'This waiting-list offer is no longer open: it was used, it expired, or it was withdrawn.' : undefined;
     const data = await eventPageData(ctx, event, {
-      notice: cancelled ? 'Your card payment was cancelled and nothing was charged. You can register again below.' : undefined,
+      notice: offerGone ?? (cancelled ? 'Your card payment was cancelled and nothing was charged. You can register again below.' : undefined),
+      offer,
     });
+    if (offerToken) privatePage(reply);
     return page(reply, eventPage, data);
   });
 

@@ -4,11 +4,15 @@ import { PAYLOAD_KEPT_AFTER_EXPIRY_MS } from '../payments/staging.js';
 import { runRecordedJob } from './run-recorded.js';
 import type { JobOptions, JobSummary } from './types.js';
 import { previewUnpaidHolds, settleUnpaidHolds, type UnpaidHoldCounts } from './unpaid-holds.js';
+import { runWaitlistPass } from '../registrations/waitlist/offers.js';
 
 export interface SweepSummary extends JobSummary, UnpaidHoldCounts {
   job: 'sweep-checkouts';
   expired: number;
   scrubbed: number;
+  /** Waiting-list offers made, and unclaimed offers expired (their places passed on). */
+  waitlistOffered?: number;
+  waitlistExpired?: number;
 }
 
 /**
@@ -18,6 +22,7 @@ export interface SweepSummary extends JobSummary, UnpaidHoldCounts {
  * whose payload has been kept for the provider's redelivery window are scrubbed.
  * Then, separately, unpaid bank-transfer holds past their event's
  * unpaidHoldDays are released (and reminded a day before): see unpaid-holds.ts.
+ * Last, the waiting lists: unclaimed offers expire and freed places are offered (waitlist/offers.ts).
  */
 export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions): Promise<SweepSummary> {
   return runRecordedJob<SweepSummary>(ctx, 'sweep-checkouts', options, async () => {
@@ -53,7 +58,9 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
     const scrubbed = overdue.scrubbed + (await scrubExpiredPayloads(ctx.db, now, scrubBefore));
     options.onProgress?.({ expired, scrubbed });
     const holds = await settleUnpaidHolds(ctx, now);
-    return { job: 'sweep-checkouts', outcome: 'ok', dryRun: false, expired, scrubbed, ...holds };
+    // After the holds: places they released go to the waiting lists in this same run.
+    const waitlist = await runWaitlistPass(ctx, { actor: 'sweep-checkouts' });
+    return { job: 'sweep-checkouts', outcome: 'ok', dryRun: false, expired, scrubbed, ...holds, waitlistOffered: waitlist.offered, waitlistExpired: waitlist.expired };
   });
 }
 

@@ -3,6 +3,7 @@ import { paymentReference } from '../../registrations/reference.js';
 import { queueCancellationNotice } from '../../payments/notices.js';
 import { localDay } from '../../local-time.js';
 import { recordHistory } from '../../registrations/history.js';
+import { lockEventForSeats } from '../../registrations/registrations.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
 import { cardPaymentMayArrive as inFlightCardPayment, officePaidSum } from '../../registrations/ledger.js';
@@ -37,6 +38,9 @@ export async function cancelRegistration(ctx: OfficeContext, input: CancelInput)
   const id = await resolveRegistrationId(ctx.db, input.registration);
   return ctx.db.transaction(async (trx) => {
     const registration = await lockRegistration(trx, id);
+    // The event's lock too (after the registration's, the order a pay-now completion takes them in): places move
+    // only under it, so a waiting-list claim or offer beside this cancellation sees it whole or not at all.
+    await lockEventForSeats(trx, registration.event_id);
     const now = ctx.clock.now();
     const reference = paymentReference(id);
     if (registration.status === 'CANCELLED') {

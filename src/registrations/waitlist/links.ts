@@ -1,9 +1,6 @@
 import type { AppConfig } from '../../config/types.js';
 import { claimToken, leaveToken, type ClaimTokenPayload } from './tokens.js';
 
-/** The path of the leave link (its token is redacted from request logs: src/secret-paths.ts). */
-export const WAITLIST_LEAVE_ROUTE = '/waitlist/leave/:token';
-
 type LinkConfig = Pick<AppConfig, 'authUrl' | 'appUrl' | 'keyring'>;
 
 /** The public base URL, or undefined when none is configured (the email then goes without the link). */
