@@ -15,6 +15,7 @@ import * as eventEndsAt from '../../migrations/20261128000400_event_ends_at.js';
 import * as registrationsByEvent from '../../migrations/20261128000500_registrations_by_event.js';
 import * as operationsAlertsLookups from '../../migrations/20261129000100_operations_alerts_lookups.js';
 import * as registrationRefunds from '../../migrations/20261130000100_registration_refunds.js';
+import * as waitingList from '../../migrations/20261129045000_waiting_list.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -43,6 +44,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261128000500_registrations_by_event', registrationsByEvent],
   ['20261129000100_operations_alerts_lookups', operationsAlertsLookups],
   ['20261130000100_registration_refunds', registrationRefunds],
+  ['20261129045000_waiting_list', waitingList],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {
