@@ -237,6 +237,8 @@ describe('event administration', () => {
         pricing: file.pricing,
         maxAttendeesPerRegistration: 10,
         unpaidHoldDays: null,
+        waitingList: { enabled: false, offerHours: 24, waiting: 0 },
+        placesLeft: 120,
         deleted: false,
       },
     });
