@@ -112,7 +112,12 @@ describe('a rollback that fails stops at the failing migration, names it, and ke
     const migrations = await appliedMigrations(tdb.db);
     const failing = '20261128000400_event_ends_at';
     const newer = migrations.slice(migrations.indexOf(failing) + 1).reverse();
-    expect(newer).toEqual(['20261130000100_registration_refunds', '20261129000100_operations_alerts_lookups', '20261128000500_registrations_by_event']);
+    expect(newer).toEqual([
+      '20261129045000_waiting_list',
+      '20261130000100_registration_refunds',
+      '20261129000100_operations_alerts_lookups',
+      '20261128000500_registrations_by_event',
+    ]);
     await tdb.db.raw('CREATE VIEW camp_dates AS SELECT slug, ends_at FROM events');
 
     const dryRun = await runCli(['migrate', 'rollback', '--all'], { env: env() });
