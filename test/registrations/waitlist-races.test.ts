@@ -75,8 +75,18 @@ describe('waiting-list races', () => {
     expect(refused.length).toBe(3);
     expect(refused.every((error) => error instanceof SoldOutError)).toBe(true);
     expect(await placesHeld(tdb.db, event.id)).toEqual({ registered: 1, offered: 1 });
-    // Nobody waits now, but the open offer still holds its place.
+    // Nobody waits now, but the open offer still holds its place: for the form and for the office alike.
     await expect(publicRegistration(event, 4)).rejects.toBeInstanceOf(SoldOutError);
+    const byOffice = (overCapacity: boolean) =>
+      registerWithoutCard(
+        ctx,
+        event,
+        { contact: { name: 'Office Add', email: 'office-add@example.org' }, attendees: [{ name: 'Office Add', tier: 'adult' }], family: false },
+        { overCapacity, within: async () => {} },
+      );
+    await expect(byOffice(false)).rejects.toBeInstanceOf(SoldOutError);
+    // The office can still go over the capacity knowingly.
+    expect(await byOffice(true)).toMatchObject({ seatsLeftAfter: -1 });
   });
 
   it('a claimed offer link used again (even at the same moment) registers once; an expired one not at all', async () => {
