@@ -9,7 +9,10 @@ export const UNSUBSCRIBE_ROUTE = '/celebrations/unsubscribe/:token';
 /** The registrant's "Manage your registration" link (GET shows; /details, /cancel and /ask-cancel below it). */
 export const MANAGE_ROUTE = '/manage/:token';
 
-export const SECRET_PATH_ROUTES: readonly string[] = [UNSUBSCRIBE_ROUTE, MANAGE_ROUTE];
+/** The waiting-list emails' leave link (GET shows, POST leaves). */
+export const WAITLIST_LEAVE_ROUTE = '/waitlist/leave/:token';
+
+export const SECRET_PATH_ROUTES: readonly string[] = [UNSUBSCRIBE_ROUTE, MANAGE_ROUTE, WAITLIST_LEAVE_ROUTE];
 
 export const REDACTED_SEGMENT = '[redacted]';
 

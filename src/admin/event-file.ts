@@ -28,9 +28,10 @@ export interface EventFile {
   unpaidHoldDays?: number | null;
   /** The most unpaid places public registrations from one client address may hold (default 30). */
   maxUnpaidSeatsPerClient?: number;
-
   /** Until when a family may correct its details and cancel on its manage page; null or absent: until the event starts. */
   changesCloseAt?: Date | null;
+  /** Off when absent; an offer holds its places offerHours (1–168, default 24). */
+  waitingList?: { enabled: boolean; offerHours?: number };
   pricing: EventPricing;
 }
 
@@ -127,8 +128,13 @@ export const eventFileSchema = z.strictObject({
     .min(1, { error: 'at least 1' })
     .max(MAX_CAPACITY, { error: `at most ${MAX_CAPACITY}` })
     .optional(),
-
   changesCloseAt: isoWithOffset.nullable().optional(),
+  waitingList: z
+    .strictObject({
+      enabled: z.boolean(),
+      offerHours: z.int({ error: 'a whole number of hours' }).min(1, { error: 'at least 1' }).max(168, { error: 'at most 168' }).optional(),
+    })
+    .optional(),
   pricing: eventPricingSchema,
 })
   // The reminder job sends only for events that have not started: a later reminder would never go out.

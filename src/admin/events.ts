@@ -100,6 +100,8 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
         unpaid_hold_days: file.unpaidHoldDays === undefined ? DEFAULT_UNPAID_HOLD_DAYS : file.unpaidHoldDays,
         max_unpaid_seats_per_client: file.maxUnpaidSeatsPerClient ?? DEFAULT_MAX_UNPAID_SEATS_PER_CLIENT,
         changes_close_at: file.changesCloseAt ?? null,
+        waitlist_enabled: file.waitingList?.enabled ?? false,
+        waitlist_offer_hours: file.waitingList?.offerHours ?? 24,
         created_at: now,
         updated_at: now,
       })
@@ -150,8 +152,9 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
       ...optional('max_attendees_per_registration', file.maxAttendeesPerRegistration),
       ...optional('unpaid_hold_days', file.unpaidHoldDays),
       ...optional('max_unpaid_seats_per_client', file.maxUnpaidSeatsPerClient),
-
       ...optional('changes_close_at', file.changesCloseAt),
+      ...optional('waitlist_enabled', file.waitingList?.enabled),
+      ...optional('waitlist_offer_hours', file.waitingList?.offerHours),
     };
     if (file.reminderAt !== undefined) {
       changes.reminder_at = file.reminderAt;

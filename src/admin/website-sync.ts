@@ -5,6 +5,7 @@ import { errorMessage } from '../errors.js';
 import { recordError } from '../ops/error-log.js';
 import type { EventPricing } from '../registrations/event-pricing.js';
 import type { EventRecord } from '../registrations/event-record.js';
+import { publicSeatCount } from '../registrations/registrations.js';
 
 /**
  * The outbound website webhook ("Website webhook (outbound)" in the decisions).
@@ -34,6 +35,13 @@ export interface WebsiteEventFields {
   maxAttendeesPerRegistration: number;
   /** Days an unpaid bank-transfer registration holds its places before the event (null: until the event). */
   unpaidHoldDays: number | null;
+  /** The waiting list: on or off, how long an offer holds its places, and how many families wait (when counted). */
+  waitingList: { enabled: boolean; offerHours: number; waiting?: number };
+  /**
+   * Places the public may still take, as the event page counts them (open offers hold theirs; none
+   * while anyone waits); null = unlimited. Absent when not counted.
+   */
+  placesLeft?: number | null;
   deleted: boolean;
 }
 
@@ -59,6 +67,7 @@ export function websiteEventFields(event: EventRecord): WebsiteEventFields {
     pricing: event.pricing,
     maxAttendeesPerRegistration: event.maxAttendeesPerRegistration,
     unpaidHoldDays: event.unpaidHoldDays,
+    waitingList: { ...event.waitingList },
     deleted: event.deletedAt !== null,
   };
 }
@@ -77,7 +86,12 @@ export async function enqueueWebsiteSync(
   if (!ctx.config.websiteSync) return null;
   const now = ctx.clock.now();
   const id = crypto.randomUUID();
-  const body: WebsiteSyncBody = { id, type, occurredAt: now.toISOString(), event: websiteEventFields(event) };
+  const fields = websiteEventFields(event);
+  // Counted in the change's transaction (under the event's lock when the change holds it).
+  const count = await publicSeatCount(db, event);
+  fields.waitingList.waiting = count.waiting;
+  fields.placesLeft = count.seatsLeft;
+  const body: WebsiteSyncBody = { id, type, occurredAt: now.toISOString(), event: fields };
   await db('website_sync_outbox').insert({ id, type, body: JSON.stringify(body), created_at: now, next_attempt_at: now });
   return id;
 }

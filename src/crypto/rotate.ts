@@ -20,6 +20,9 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
   { table: 'registrations', column: 'contact_mobile_enc', key: 'id', keyType: 'uuid' },
   { table: 'checkout_sessions', column: 'payload_enc', key: 'id', keyType: 'uuid' },
   { table: 'queued_mail', column: 'message_enc', key: 'id', keyType: 'bigint' },
+  { table: 'waitlist_entries', column: 'name_enc', key: 'id', keyType: 'uuid' },
+  { table: 'waitlist_entries', column: 'email_enc', key: 'id', keyType: 'uuid' },
+  { table: 'waitlist_entries', column: 'mobile_enc', key: 'id', keyType: 'uuid' },
 ];
 
 type RotationContext = Pick<AppContext, 'db' | 'cipher' | 'config'>;

@@ -18,6 +18,7 @@ import * as registrationRefunds from '../../migrations/20261130000100_registrati
 import * as unpaidSeatsPerClient from '../../migrations/20261201000100_unpaid_seats_per_client.js';
 
 import * as manageLinks from '../../migrations/20261201000200_manage_links.js';
+import * as waitingList from '../../migrations/20261201000300_waiting_list.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -49,6 +50,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261201000100_unpaid_seats_per_client', unpaidSeatsPerClient],
 
   ['20261201000200_manage_links', manageLinks],
+  ['20261201000300_waiting_list', waitingList],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

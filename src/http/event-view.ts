@@ -3,7 +3,8 @@ import type { AppContext } from '../context.js';
 import { cardMinimumOf, ticketsBelowCardMinimum } from '../payments/card-minimum.js';
 import { cardPaymentPossible } from '../payments/links.js';
 import { openForRegistration } from '../payments/register.js';
-import { seatsLeft } from '../registrations/registrations.js';
+import { publicSeatCount } from '../registrations/registrations.js';
+import type { WaitlistContact } from '../registrations/waitlist/entries.js';
 import { getCardFeeRate } from '../settings.js';
 import { browserAssetPath, REGISTRATION_FORM_SCRIPT } from './browser-assets.js';
 import type { LiveTotalConfig } from './live-total-config.js';
@@ -23,6 +24,24 @@ export interface EventViewOptions {
   errors?: FieldProblem[];
   formError?: string;
   notice?: string;
+  /** A waiting-list offer being claimed: its places are reserved, its contact fills the form. */
+  offer?: OfferView;
+  /** The join-the-waiting-list form given back: what was typed and what was wrong. */
+  waitlist?: { values?: Partial<WaitlistValues>; error?: string };
+}
+
+export interface OfferView {
+  token: string;
+  places: number;
+  expiresAt: Date;
+  contact: WaitlistContact;
+}
+
+export interface WaitlistValues {
+  name: string;
+  email: string;
+  mobile: string;
+  places: string;
 }
 
 export function eventPath(slug: string): string {
@@ -38,12 +57,15 @@ export async function eventPageData(
   const format = pageFormat(ctx.config.regional);
   const price = (minor: number) => (minor === 0 ? 'Free' : format.money(minor));
   const { pricing } = event;
-  const seats = await seatsLeft(ctx.db, event);
+  const offer = options.offer;
+  const count = await publicSeatCount(ctx.db, event);
+  // Claiming an offer: the places it holds are this registration's, whatever the public count says.
+  const seats = offer ? offer.places : count.seatsLeft;
   const closed = !openForRegistration(event, ctx.clock.now());
   // Nothing to pay: no payment choice at all, and the server takes a post without one.
   const free = nothingToPay(pricing);
   const card = !free && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
-  const values = options.values;
+  const values = options.values ?? (offer ? offerValues(offer) : undefined);
 
   const rate = card && event.passCardFee ? await getCardFeeRate(ctx.db) : undefined;
   // Said in the card choice's own hint: on a phone a separate note is one more paragraph to scroll past.
@@ -118,15 +140,21 @@ export async function eventPageData(
     fields.payment.error && `payment-${paymentOptions[0]?.value}`,
   ].find((id): id is string => Boolean(id));
 
+  // Fewer places than a family may need: the page offers the waiting list beside (or instead of) the form.
+  const joinable = event.waitingList.enabled && !closed && !offer && count.seatsLeft !== null && count.seatsLeft < event.maxAttendeesPerRegistration;
+  const waitlist = joinable ? waitlistView(event, count.seatsLeft ?? 0, count.waiting, options.waitlist) : undefined;
+
   return {
     title: pageTitle(event.title, errors.length > 0, options.formError !== undefined),
+    waitlist,
+    offer: offer ? { token: offer.token, note: offerNote(offer, format.dateTime) } : undefined,
     eventTitle: event.title,
     when: format.dateTimeSpan(event.startsAt, event.endsAt),
     location: event.location ?? undefined,
     description: event.description ?? undefined,
     tiers: pricing.tiers.map((tier) => ({ label: tier.label, price: price(tier.price) })),
     // Once registration has closed, the places left are no one's business: "50 places left" beside "closed" misleads.
-    seatsLine: closed || seats === null ? undefined : seats === 0 ? 'Sold out' : `${seats} ${seats === 1 ? 'place' : 'places'} left`,
+    seatsLine: closed || seats === null || offer ? undefined : seats === 0 ? 'Sold out' : `${seats} ${seats === 1 ? 'place' : 'places'} left`,
     placesLeftNote: placesLimit && seats > 0 ? placesLeftNote(seats) : undefined,
     soldOut: seats === 0,
     registrationClosed: closed,
@@ -170,6 +198,34 @@ export async function eventPageData(
 /** What the page's script prices the form with: the card fee only when a card payment would add it. */
 function liveTotalConfig(ctx: AppContext, pricing: EventRecord['pricing'], cardFee: LiveTotalConfig['cardFee']): LiveTotalConfig {
   return { pricing, cardFee, locale: ctx.config.regional.locale, currency: ctx.config.regional.currency };
+}
+
+function offerValues(offer: OfferView): SubmittedValues {
+  return { name: offer.contact.name, email: offer.contact.email, mobile: offer.contact.mobile ?? '', family: false, payment: '', attendees: [] };
+}
+
+function offerNote(offer: OfferView, dateTime: (date: Date) => string): string {
+  const places = offer.places === 1 ? '1 place is' : `${offer.places} places are`;
+  return `${places} held for you from the waiting list until ${dateTime(offer.expiresAt)}. Register below to take ${offer.places === 1 ? 'it' : 'them'}.`;
+}
+
+function waitlistView(
+  event: EventRecord,
+  seats: number,
+  waiting: number,
+  given: EventViewOptions['waitlist'],
+): NonNullable<EventPageData['waitlist']> {
+  const intro =
+    seats === 0
+      ? `Every place is taken${waiting > 0 ? ` and ${waiting} ${waiting === 1 ? 'family is' : 'families are'} waiting` : ''}. Join the waiting list: when places free up we offer them in order, by email.`
+      : `Need more than ${seats} ${seats === 1 ? 'place' : 'places'}? Join the waiting list: when enough places free up we offer them in order, by email.`;
+  return {
+    action: `${eventPath(event.slug)}/waitlist`,
+    intro,
+    maxPlaces: event.maxAttendeesPerRegistration,
+    error: given?.error,
+    values: { name: given?.values?.name ?? '', email: given?.values?.email ?? '', mobile: given?.values?.mobile ?? '', places: given?.values?.places ?? '' },
+  };
 }
 
 /** The form given back names what went wrong first, so a screen reader or a tab list tells it from the event page. */

@@ -140,9 +140,14 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
     const slug = slugOf(request.params);
     const event = await loadPublicEvent(ctx.db, slug);
     if (!event) return notFound(reply, 'event');
-    const notice = await cancelledCheckoutNotice(ctx, event.id, request.query);
-    const data = await eventPageData(ctx, event, { notice });
-    return page(notice ? privatePage(reply) : reply, eventPage, data);
+    const query = request.query as Record<string, unknown>;
+    // A waiting-list offer's claim link: the form with its places reserved and its contact filled in.
+    const offerToken = typeof query.offer === 'string' && query.offer.length <= 200 ? query.offer : undefined;
+    const offer = offerToken ? await (await import('./waitlist-offer-view.js')).offerViewOf(ctx, event, offerToken) : undefined;
+    const offerGone = offerToken !== undefined && !offer ? 'This waiting-list offer is no longer open: it was used, it expired, or it was withdrawn.' : undefined;
+    const cancelledNotice = await cancelledCheckoutNotice(ctx, event.id, request.query);
+    const data = await eventPageData(ctx, event, { notice: offerGone ?? cancelledNotice, offer });
+    return page(cancelledNotice || offerToken ? privatePage(reply) : reply, eventPage, data);
   });
 
   app.get('/events/:slug/success', { config: { recordView: true } }, async (request, reply) => {

@@ -16,6 +16,9 @@ import { registrationPath } from './registration-view.js';
 import type { PageRenderer } from './pages.js';
 import { eventPage, type FieldProblem } from './templates/event-page.js';
 import { messagePage } from './templates/message-page.js';
+import { offerViewOf } from './waitlist-offer-view.js';
+import { OfferNotOpenError } from '../registrations/waitlist/claim.js';
+import { readClaimToken } from '../registrations/waitlist/tokens.js';
 
 const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1) + (/[.!?]$/.test(text) ? '' : '.');
 
@@ -39,12 +42,18 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       return json ? sendError(reply, 404, 'event_not_found', 'No open event has this address.') : sendPageNotFound(page, reply, 'event');
     }
 
+    // A claim of a waiting-list offer: its token travels with the post, and a form given back keeps it.
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const offerToken = typeof body.offer === 'string' && body.offer !== '' ? body.offer.slice(0, 200) : undefined;
+    const waitlistOffer = offerToken ? readClaimToken(ctx.config.keyring, offerToken) : undefined;
+    const offerFor = async (shown: typeof event) => (json ? undefined : await offerViewOf(ctx, shown, offerToken));
+
     const rejectForm = async (status: number, code: string, values: SubmittedValues, problems: FieldProblem[], formError?: string, shown = event) => {
       if (json) {
         const message = formError ?? `Please check these fields: ${problems.map((p) => p.message).join('; ')}`;
         return sendError(reply, status, code, message, problems.length > 0 ? { fields: problems } : {});
       }
-      return page(reply.code(status), eventPage, await eventPageData(ctx, shown, { values, errors: problems, formError }));
+      return page(reply.code(status), eventPage, await eventPageData(ctx, shown, { values, errors: problems, formError, offer: await offerFor(shown) }));
     };
 
     /**
@@ -56,7 +65,8 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       if (json) return sendError(reply, error.httpStatus, error.code, error.message);
       const current = await loadPublicEvent(ctx.db, event.slug);
       if (current) {
-        return page(reply.code(error.httpStatus), eventPage, await eventPageData(ctx, current, { values, formError: sentence(error.message) }));
+        const offer = await offerFor(current);
+        return page(reply.code(error.httpStatus), eventPage, await eventPageData(ctx, current, { values, formError: sentence(error.message), offer }));
       }
       return page(reply.code(error.httpStatus), messagePage, {
         title: 'Registration not possible',
@@ -93,7 +103,8 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
     }
 
     try {
-      const outcome = await registerForEvent(ctx, event, { ...parsed.submission, client: clientKey(request.ip) });
+      if (offerToken && !waitlistOffer) throw new OfferNotOpenError();
+      const outcome = await registerForEvent(ctx, event, { ...parsed.submission, client: clientKey(request.ip), waitlistOffer });
       if (outcome.kind === 'checkout') {
         return reply.code(303).header('location', outcome.redirectUrl).send(json ? { checkoutId: outcome.checkoutId, redirectUrl: outcome.redirectUrl } : undefined);
       }

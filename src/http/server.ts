@@ -15,6 +15,7 @@ import { registerRegistrationRoute } from './register-route.js';
 import { registerSetupRoutes } from './setup-routes.js';
 import { registerUnsubscribeRoutes } from './unsubscribe-routes.js';
 import { registerManageRoutes } from './manage-routes.js';
+import { registerWaitlistRoutes } from './waitlist-routes.js';
 import { registerWebhookRoute } from './webhook-route.js';
 import { captchaMissingInProduction, NO_CAPTCHA_WARNING } from '../payments/captcha.js';
 import type { Telemetry, TelemetrySpan } from '../telemetry.js';
@@ -149,6 +150,7 @@ export async function buildServer(
     registerRegistrationRoute(scope, ctx, page);
     registerUnsubscribeRoutes(scope, ctx, page);
     registerManageRoutes(scope, ctx, page);
+    registerWaitlistRoutes(scope, ctx, page);
   });
 
   if (!ctx.config.jobs.cronSecret) ctx.logger.warn(CRON_SECRET_MISSING_WARNING);

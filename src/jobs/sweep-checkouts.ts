@@ -6,6 +6,7 @@ import { runRecordedJob } from './run-recorded.js';
 import type { JobOptions, JobSummary } from './types.js';
 import { forgetClientKeys } from '../payments/unpaid-seat-cap.js';
 import { previewUnpaidHolds, settleUnpaidHolds, type UnpaidHoldCounts } from './unpaid-holds.js';
+import { runWaitlistPass } from '../registrations/waitlist/offers.js';
 
 export interface SweepSummary extends JobSummary, UnpaidHoldCounts {
   job: 'sweep-checkouts';
@@ -15,6 +16,9 @@ export interface SweepSummary extends JobSummary, UnpaidHoldCounts {
   confirmed: number;
   /** Expired checkouts still awaiting the provider's word (beyond this sweep's bound, not settled there, or the provider out of reach). */
   awaitingProvider: number;
+  /** Waiting-list offers made, and unclaimed offers expired (their places passed on). */
+  waitlistOffered?: number;
+  waitlistExpired?: number;
 }
 
 /** At most this many expired checkouts are asked about per sweep; the rest wait for the next one. */
@@ -34,6 +38,7 @@ export const PROVIDER_CONFIRMS_PER_SWEEP = 100;
  * unpaidHoldDays are released (and reminded a day before): see unpaid-holds.ts.
  * Last, registrations no longer holding places unpaid forget the client they
  * came from (forgetClientKeys).
+ * Last, the waiting lists: unclaimed offers expire and freed places are offered (waitlist/offers.ts).
  */
 export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions): Promise<SweepSummary> {
   return runRecordedJob<SweepSummary>(ctx, 'sweep-checkouts', options, async () => {
@@ -78,7 +83,19 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
     const holds = await settleUnpaidHolds(ctx, now);
     // After the releases, so the holds just cancelled forget their client too.
     await forgetClientKeys(ctx.db, now);
-    return { job: 'sweep-checkouts', outcome: 'ok', dryRun: false, expired, scrubbed, ...confirmed, ...holds };
+    // After the holds: places they released go to the waiting lists in this same run.
+    const waitlist = await runWaitlistPass(ctx, { actor: 'sweep-checkouts' });
+    return {
+      job: 'sweep-checkouts',
+      outcome: 'ok',
+      dryRun: false,
+      expired,
+      scrubbed,
+      ...confirmed,
+      ...holds,
+      waitlistOffered: waitlist.offered,
+      waitlistExpired: waitlist.expired,
+    };
   });
 }
 

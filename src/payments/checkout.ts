@@ -15,6 +15,8 @@ export interface EventCheckoutInput {
   contact: RegistrationContact;
   attendees: AttendeeChoice[];
   family: boolean;
+  /** A waiting-list offer (checked and kept open by the caller): its places are held, so the public count is not asked. */
+  waitlistOffer?: { entryId: string; offerSeq: number };
 }
 
 export interface StartedCheckout {
@@ -44,7 +46,7 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
       httpStatus: 409,
     });
   }
-  const left = await seatsLeft(ctx.db, event);
+  const left = input.waitlistOffer ? null : await seatsLeft(ctx.db, event);
   if (left !== null && left < input.attendees.length) {
     throw new AppError(
       'sold_out',
@@ -69,6 +71,7 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
         attendees: input.attendees,
         family: input.family,
         priced,
+        ...(input.waitlistOffer ? { waitlistOffer: input.waitlistOffer } : {}),
       }),
       net_minor: priced.net,
       surcharge_minor: priced.surcharge,

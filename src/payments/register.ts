@@ -6,7 +6,10 @@ import { startEventCheckout } from './checkout.js';
 import { queueRegistrationConfirmation } from './confirmations.js';
 import { cardPaymentPossible } from './links.js';
 import { PricingError, priceRegistration, type AttendeeChoice, type PricedRegistration } from '../registrations/pricing.js';
-import { insertRegistration, lockEventForSeats, type PaymentMethod, type RegistrationContact } from '../registrations/registrations.js';
+import { insertRegistration, lockEventForSeats, publicSeatsLeft, type LockedEvent, type PaymentMethod, type RegistrationContact } from '../registrations/registrations.js';
+import { holdOfferForCheckout, lockOpenOffer, markOfferClaimed, type OfferClaim } from '../registrations/waitlist/claim.js';
+import type { WaitlistEntryRow } from '../registrations/waitlist/entries.js';
+import { CHECKOUT_EXPIRY_MS } from './staging.js';
 import { alertUnpaidSeatCap, heldUnpaidByClient, UnpaidSeatCapError } from './unpaid-seat-cap.js';
 
 /**
@@ -22,6 +25,8 @@ export interface RegistrationSubmission {
   payment?: 'card' | 'bank';
   /** The public form's client (clientKey of its address): its confirmation emails are capped per hour. */
   client?: string;
+  /** A waiting-list offer being claimed (its link's token, read): its reserved places are the ones taken. */
+  waitlistOffer?: OfferClaim;
 }
 
 export type RegistrationOutcome =
@@ -87,16 +92,50 @@ export async function registerForEvent(
   const priced = priceRegistration(event.pricing, { attendees: submission.attendees, family: submission.family });
   const wantsCard = submission.payment === 'card' && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
   if (!priced.free && wantsCard) {
+    const offer = submission.waitlistOffer;
+    if (offer) await keepOfferThroughCheckout(ctx, event, offer, submission.attendees.length);
     // startEventCheckout answers a full event early (sold_out); the webhook re-checks under the event lock.
     const started = await startEventCheckout(ctx, {
       event,
       contact: submission.contact,
       attendees: submission.attendees,
       family: submission.family,
+      waitlistOffer: offer,
     });
     return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
   }
   return registerWithoutCard(ctx, event, submission);
+}
+
+/**
+ * A card checkout from a waiting-list offer: checked open under the event's lock, and kept open at
+ * least as long as the checkout, so its places are still held when the payment is confirmed. The
+ * webhook's completion claims it.
+ */
+async function keepOfferThroughCheckout(ctx: AppContext, event: EventRecord, offer: OfferClaim, wanted: number): Promise<void> {
+  const now = ctx.clock.now();
+  await ctx.db.transaction(async (trx) => {
+    await lockEventForSeats(trx, event.id);
+    const entry = await holdOfferForCheckout(trx, event.id, offer, new Date(now.getTime() + CHECKOUT_EXPIRY_MS), now);
+    assertWithinOffer(entry, wanted);
+  });
+}
+
+function assertWithinOffer(entry: Pick<WaitlistEntryRow, 'places'>, wanted: number): void {
+  if (wanted > entry.places) {
+    throw new PricingError(`your offer holds ${entry.places} ${entry.places === 1 ? 'place' : 'places'}: name at most ${entry.places}`, 'attendees');
+  }
+}
+
+/**
+ * The places this registration may take under the event's lock: through an offer, the places it
+ * holds plus any free; from the office, every free place; from the public form, none while anyone
+ * waits on the list (publicSeatsLeft). null = unlimited.
+ */
+function placesAvailable(locked: LockedEvent, offer: WaitlistEntryRow | undefined, office: boolean): number | null {
+  if (locked.event.capacity === null) return null;
+  if (offer) return locked.event.capacity - locked.seatsTaken + offer.places;
+  return office ? locked.seatsLeft : publicSeatsLeft(locked);
 }
 
 /** The event's maxAttendeesPerRegistration, checked on the server whatever the form allowed. */
@@ -150,7 +189,11 @@ export async function registerWithoutCard(
     // Checked again on the locked row: the start may have been moved meanwhile.
     if (!office && !openForRegistration(locked.event, now)) throw new RegistrationClosedError();
     const wanted = submission.attendees.length;
-    if (locked.seatsLeft !== null && locked.seatsLeft < wanted && !office?.overCapacity) throw new SoldOutError(locked.seatsLeft);
+    // The offer is judged under the same lock: a claimed, expired or withdrawn one is refused here.
+    const offer = submission.waitlistOffer ? await lockOpenOffer(trx, event.id, submission.waitlistOffer, now) : undefined;
+    if (offer) assertWithinOffer(offer, wanted);
+    const available = placesAvailable(locked, offer, Boolean(office));
+    if (available !== null && available < wanted && !office?.overCapacity) throw new SoldOutError(Math.max(0, available));
     // Priced again from the locked row, so a price change committed meanwhile is the one that counts.
     const priced = priceRegistration(locked.event.pricing, { attendees: submission.attendees, family: submission.family });
     const free = priced.free;
@@ -185,8 +228,9 @@ export async function registerWithoutCard(
       method,
       priced,
       event: locked.event,
-      seatsLeftAfter: locked.event.capacity === null ? null : locked.event.capacity - locked.seatsTaken - wanted,
+      seatsLeftAfter: locked.event.capacity === null ? null : locked.event.capacity - locked.seatsTaken - wanted + (offer?.places ?? 0),
     };
+    if (offer) await markOfferClaimed(trx, offer, { registrationId: id, attendees: wanted, actor: office ? 'office' : 'registration form', now });
     if (office) {
       await office.within(trx, registered);
       return { kind: 'registered' as const, ...registered };

@@ -13,6 +13,8 @@ export interface StagedRegistration {
   attendees: AttendeeChoice[];
   family: boolean;
   priced: PricedRegistration;
+  /** The waiting-list offer this checkout claims when it is paid. */
+  waitlistOffer?: { entryId: string; offerSeq: number };
 }
 
 export function encryptStagedRegistration(cipher: FieldCipher, staged: StagedRegistration): string {

@@ -25,9 +25,10 @@ export interface EventRecord {
   unpaidHoldDays: number | null;
   /** The most unpaid places the public registrations from one client (clientKey) may hold on the event. */
   maxUnpaidSeatsPerClient: number;
-
   /** Until when the registrant may change details or cancel on the manage page; null = until startsAt. */
   changesCloseAt: Date | null;
+  /** Off by default; offers hold their places for offerHours (1–168). */
+  waitingList: { enabled: boolean; offerHours: number };
   createdAt: Date;
   updatedAt: Date;
 }
@@ -54,8 +55,9 @@ export interface EventRow {
   /** When the hold limit was last set or shortened: no hold ends sooner than a day after it. */
   unpaid_hold_since: Date | null;
   max_unpaid_seats_per_client: number;
-
   changes_close_at: Date | null;
+  waitlist_enabled: boolean;
+  waitlist_offer_hours: number;
   /** Raised by one with every change: the SEQUENCE of the event's calendar entry. */
   calendar_sequence: number;
   created_at: Date;
@@ -83,8 +85,8 @@ export function eventFromRow(row: EventRow): EventRecord {
     maxAttendeesPerRegistration: row.max_attendees_per_registration,
     unpaidHoldDays: row.unpaid_hold_days,
     maxUnpaidSeatsPerClient: row.max_unpaid_seats_per_client,
-
     changesCloseAt: row.changes_close_at,
+    waitingList: { enabled: row.waitlist_enabled ?? false, offerHours: row.waitlist_offer_hours ?? 24 },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

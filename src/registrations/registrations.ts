@@ -14,30 +14,64 @@ export interface RegistrationContact {
 
 export interface LockedEvent {
   event: EventRecord;
-  /** Attendees of PENDING and PAID registrations. */
+  /** Attendees of PENDING and PAID registrations, and the places open waiting-list offers hold. */
   seatsTaken: number;
   /** null = unlimited. */
   seatsLeft: number | null;
+  /** Places held by open waiting-list offers (already in seatsTaken). */
+  seatsOffered: number;
+  /** Waiting-list entries still waiting (not yet offered). */
+  waiting: number;
 }
 
 /**
  * Locks the event row (FOR UPDATE) for the rest of the transaction and counts
  * its taken seats, so two registrations can never both take the last seat.
+ * Every path that takes places, offers them or claims an offer holds this lock.
  */
 export async function lockEventForSeats(trx: Knex.Transaction, eventId: string): Promise<LockedEvent | undefined> {
   const row = await trx('events').where({ id: eventId }).forUpdate().first();
   return row ? withSeatsTaken(trx, eventFromRow(row)) : undefined;
 }
 
+interface SeatCounts {
+  registered: number;
+  offered: number;
+  waiting: number;
+}
+
+/** Places registrations hold, places open waiting-list offers hold, and entries waiting: one statement. */
+async function countSeats(db: Knex | Knex.Transaction, eventId: string): Promise<SeatCounts> {
+  const result = await db.raw<{ rows: Array<{ registered: string | number; offered: string | number; waiting: string | number }> }>(
+    `SELECT (SELECT COALESCE(sum(attendee_count), 0) FROM registrations WHERE event_id = :id AND status IN ('PENDING','PAID')) AS registered,
+            (SELECT COALESCE(sum(places), 0) FROM waitlist_entries WHERE event_id = :id AND state = 'OFFERED') AS offered,
+            (SELECT count(*) FROM waitlist_entries WHERE event_id = :id AND state = 'WAITING') AS waiting`,
+    { id: eventId },
+  );
+  const row = result.rows[0];
+  return { registered: Number(row?.registered ?? 0), offered: Number(row?.offered ?? 0), waiting: Number(row?.waiting ?? 0) };
+}
+
 /** The seats count is its own statement, after the lock: one statement's snapshot would predate the wait for it. */
 async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord): Promise<LockedEvent> {
-  const taken = await trx('registrations')
-    .where({ event_id: event.id })
-    .whereIn('status', ['PENDING', 'PAID'])
-    .sum<{ seats: string | number | null }>({ seats: 'attendee_count' })
-    .first();
-  const seatsTaken = Number(taken?.seats ?? 0);
-  return { event, seatsTaken, seatsLeft: event.capacity === null ? null : Math.max(0, event.capacity - seatsTaken) };
+  const counts = await countSeats(trx, event.id);
+  const seatsTaken = counts.registered + counts.offered;
+  return {
+    event,
+    seatsTaken,
+    seatsLeft: event.capacity === null ? null : Math.max(0, event.capacity - seatsTaken),
+    seatsOffered: counts.offered,
+    waiting: counts.waiting,
+  };
+}
+
+/**
+ * The places the public may take: while anyone waits on an enabled waiting list, none (freed places go
+ * to the list, in order, not to whoever loads the page next). null = unlimited.
+ */
+export function publicSeatsLeft(locked: { event: Partial<Pick<EventRecord, 'waitingList'>>; seatsLeft: number | null; waiting: number }): number | null {
+  if (locked.seatsLeft === null) return null;
+  return locked.event.waitingList?.enabled && locked.waiting > 0 ? 0 : locked.seatsLeft;
 }
 
 /** A paid checkout's hold on its event: the event as locked and the seats left (null = unlimited). */
@@ -88,16 +122,24 @@ export async function lockEventForCompletion(
   return { event, seatsLeft: null, pendingReversal: row.pending_reversal };
 }
 
-/** Seats left without locking, for showing on the public page. */
-export async function seatsLeft(db: Knex, event: Pick<EventRecord, 'id' | 'capacity'>): Promise<number | null> {
-  if (event.capacity === null) return null;
-  const taken = await db('registrations')
-    .where({ event_id: event.id })
-    .whereIn('status', ['PENDING', 'PAID'])
-    .sum<{ seats: string | number | null }>({ seats: 'attendee_count' })
-    .first();
-  return Math.max(0, event.capacity - Number(taken?.seats ?? 0));
+/** Seats left without locking, for showing on the public page: as publicSeatsLeft counts them. */
+export async function seatsLeft(db: Knex, event: SeatEvent): Promise<number | null> {
+  return (await publicSeatCount(db, event)).seatsLeft;
 }
+
+/** The public count without locking, and how many wait on the list. */
+export async function publicSeatCount(
+  db: Knex,
+  event: SeatEvent,
+): Promise<{ seatsLeft: number | null; waiting: number }> {
+  const counts = await countSeats(db, event.id);
+  if (event.capacity === null) return { seatsLeft: null, waiting: counts.waiting };
+  const left = Math.max(0, event.capacity - counts.registered - counts.offered);
+  return { seatsLeft: publicSeatsLeft({ event, seatsLeft: left, waiting: counts.waiting }), waiting: counts.waiting };
+}
+
+/** An event as the seat counts need it (a test's row may leave out its waiting list: off). */
+type SeatEvent = Pick<EventRecord, 'id' | 'capacity'> & Partial<Pick<EventRecord, 'waitingList'>>;
 
 export interface NewRegistration {
   /** Chosen by the caller when it must know the id before the insert; else the database's. */

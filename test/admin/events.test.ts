@@ -238,6 +238,8 @@ describe('event administration', () => {
         maxAttendeesPerRegistration: 10,
         // Left out of the file: holds end after 7 days.
         unpaidHoldDays: 7,
+        waitingList: { enabled: false, offerHours: 24, waiting: 0 },
+        placesLeft: 120,
         deleted: false,
       },
     });

@@ -89,6 +89,15 @@ export async function seedEncryptedRows(db: Db, cipher: FieldCipher, tag = 'a'):
     );
   }
   for (let i = 0; i < 2; i++) {
+    const email = `waiting${i}-${tag}@example.org`;
+    const now = new Date('2026-11-22T00:00:00Z');
+    await insert('waitlist_entries', { event_id: eventId, email_hash: cipher.lookupHash('email', email), places: 2, created_at: now, updated_at: now }, [
+      enc('waitlist_entries', 'name_enc', `Waiting ${i}`),
+      enc('waitlist_entries', 'email_enc', email),
+      enc('waitlist_entries', 'mobile_enc', i === 0 ? null : '+61 400 000 111'),
+    ]);
+  }
+  for (let i = 0; i < 2; i++) {
     await insert('checkout_sessions', { event_id: eventId, expires_at: new Date('2027-03-01T00:00:00Z'), net_minor: 12000 }, [
       enc('checkout_sessions', 'payload_enc', i === 0 ? JSON.stringify({ name: `Checkout ${tag}`, email: `pay-${tag}@example.org` }) : null),
     ]);

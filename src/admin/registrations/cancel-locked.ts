@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { queueCancellationNotice } from '../../payments/notices.js';
 import { recordHistory } from '../../registrations/history.js';
+import { lockEventForSeats } from '../../registrations/registrations.js';
 import type { RegistrationRow } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
 
@@ -39,6 +40,9 @@ export async function cancelLockedRegistration(
   input: CancelLockedInput,
 ): Promise<SeatsFreed> {
   if (registration.status === 'CANCELLED') throw new Error(`registration ${registration.id} is already cancelled`);
+  // The event's lock too (after the registration's, the order a pay-now completion takes them in): places move
+  // only under it, so a waiting-list claim or offer beside this cancellation sees it whole or not at all.
+  await lockEventForSeats(trx, registration.event_id);
   const now = ctx.clock.now();
   const id = registration.id;
   await trx('registrations').where({ id }).update({ status: 'CANCELLED', cancelled_at: now, cancel_reason: input.by, updated_at: now });

@@ -31,6 +31,7 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['errors'], load: async () => (await import('./errors.js')).registerErrorsCommand },
   { names: ['reconcile'], load: async () => (await import('./reconcile.js')).registerReconcileCommand },
   { names: ['registrations'], load: async () => (await import('./registrations/index.js')).registerRegistrationsCommands },
+  { names: ['waitlist'], load: async () => (await import('./waitlist.js')).registerWaitlistCommands },
 ];
 
 /**

@@ -6,6 +6,7 @@ import { AppError, UsageError } from '../../errors.js';
 import type { BuiltServer } from '../../http/server.js';
 import type { DeliveryLoop } from '../../scheduler/delivery-loop.js';
 import type { Scheduler } from '../../scheduler/index.js';
+import type { WaitlistLoop } from '../../scheduler/waitlist-loop.js';
 import type { Telemetry } from '../../telemetry.js';
 import { publicUrlPortMismatch } from '../public-url-port.js';
 import { packageVersion } from '../version.js';
@@ -48,6 +49,7 @@ export function registerServeCommand(program: Command): void {
       let listenOn: Db | undefined;
       let delivery: DeliveryLoop | undefined;
       let scheduler: Scheduler | undefined;
+      let waitlist: WaitlistLoop | undefined;
       // A keep-alive connection whose request was in flight at shutdown would otherwise stay open, idle, until the
       // client or the 72 s keep-alive timeout closes it, and the server's close would wait for it.
       let closing = false;
@@ -56,7 +58,7 @@ export function registerServeCommand(program: Command): void {
       const stopAll = async (): Promise<void> => {
         closing = true;
         // Side by side: a slow request or a long job must not hold up the others, nor the delivery loop's last SENT marks.
-        await Promise.all([server?.app.close(), scheduler?.stop(), server?.idle(), delivery?.stop()]);
+        await Promise.all([server?.app.close(), scheduler?.stop(), server?.idle(), delivery?.stop(), waitlist?.stop()]);
         await listenOn?.destroy();
         await telemetry?.shutdown();
       };
@@ -83,6 +85,8 @@ export function registerServeCommand(program: Command): void {
         server.app.addHook('onSend', async (_request, reply) => {
           if (closing) void reply.header('connection', 'close');
         });
+        // Freed places go to the waiting lists within a minute, whatever runs the other jobs.
+        waitlist = (await import('../../scheduler/waitlist-loop.js')).startWaitlistLoop(ctx);
         scheduler = config.jobs.inAppCron ? await (await import('../../scheduler/index.js')).startInAppScheduler(ctx) : undefined;
         if (!scheduler) logger.info('in-app scheduler off (IN_APP_CRON); use cron or the /api/cron endpoints');
 

@@ -68,6 +68,11 @@ export function registerStatusCommand(program: Command): void {
           `pending website-sync deliveries: ${status.pendingWebsiteSync}${oldestSync(status.oldestWebsiteSync)}`,
           `queued mail: ${status.pendingMail} pending, ${status.failedMail} failed`,
           `errors in the last 7 days: ${status.errorsLastWeek}${status.errorsLastWeek > 0 ? ' (`eventops errors` lists them)' : ''}`,
+          ...(!status.waitingLists?.length
+            ? ['waiting lists: nobody waiting']
+            : status.waitingLists.map(
+                (list) => `waiting list ${list.slug}: ${list.waiting} waiting, ${list.offers} open offer(s) holding ${list.placesOffered} place(s)`,
+              )),
           `clock: ${clockOffsetProblem(clockOffsetMs) ?? `in step with the database (${clockOffsetMs} ms)`}`,
         );
         const overdue = reconcileOverdue(status, { cardPayments: ctx.config.payments !== undefined, inAppScheduler });

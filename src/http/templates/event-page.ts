@@ -65,7 +65,29 @@ export interface EventPageData {
   livePricing: string;
   /** The page's script (src/http/assets/), when built. */
   formScript?: string;
+  /** The join-the-waiting-list form, when fewer places are left than one registration may name. */
+  waitlist?: { action: string; intro: string; maxPlaces: number; error?: string; values: { name: string; email: string; mobile: string; places: string } };
+  /** A waiting-list offer being claimed: its token travels with the form post. */
+  offer?: { token: string; note: string };
 }
+
+const JOIN_WAITLIST = `
+  <section id="waitlist">
+  <h2>Join the waiting list</h2>
+  <p>{{waitlist.intro}}</p>
+  {{#if waitlist.error}}<p class="error" role="alert" id="waitlist-error">{{waitlist.error}}</p>{{/if}}
+  <form method="post" action="{{waitlist.action}}" id="waitlist-form">
+    <label for="waitlist-name">Your name</label>
+    <input id="waitlist-name" name="name" value="{{waitlist.values.name}}" autocomplete="name" required maxlength="80">
+    <label for="waitlist-email">Email</label>
+    <input id="waitlist-email" name="email" type="email" value="{{waitlist.values.email}}" autocomplete="email" required maxlength="254">
+    <label for="waitlist-mobile">Mobile <span class="optional">(optional)</span></label>
+    <input id="waitlist-mobile" name="mobile" type="tel" value="{{waitlist.values.mobile}}" autocomplete="tel" maxlength="40">
+    <label for="waitlist-places">Places wanted</label>
+    <input id="waitlist-places" name="places" type="number" min="1" max="{{waitlist.maxPlaces}}" value="{{waitlist.values.places}}" required>
+    <button type="submit" id="join-waitlist">Join the waiting list</button>
+  </form>
+  </section>`;
 
 export const eventPage = definePage<EventPageData>(`
 <style>
@@ -121,8 +143,10 @@ export const eventPage = definePage<EventPageData>(`
 {{else if soldOut}}
   <h2>Sold out</h2>
   {{#if formError}}<p class="error" role="alert">{{formError}}</p>{{else}}<p>Every place for this event is taken.</p>{{/if}}
+  {{#if waitlist}}${JOIN_WAITLIST}{{/if}}
 {{else}}
   <h2>Register</h2>
+  {{#if offer}}<p class="notice" role="status" id="offer-note">{{offer.note}}</p>{{/if}}
   {{#if formError}}<p class="error" role="alert" id="form-error" tabindex="-1" autofocus>{{formError}}</p>{{/if}}
   {{#if errors}}
   <div class="errors" role="alert">
@@ -131,6 +155,7 @@ export const eventPage = definePage<EventPageData>(`
   </div>
   {{/if}}
   <form id="registration-form" method="post" action="{{action}}">
+    {{#if offer}}<input type="hidden" name="offer" value="{{offer.token}}">{{/if}}
     <label for="name">Your name</label>
     <input id="name" name="name" value="{{values.name}}" autocomplete="name" required maxlength="80"{{#if fields.name.error}} aria-invalid="true" aria-describedby="name-error"{{/if}}{{#if fields.name.focus}} autofocus{{/if}}>
     {{#if fields.name.error}}<p class="error field-error" id="name-error">{{fields.name.error}}</p>{{/if}}
@@ -197,5 +222,6 @@ export const eventPage = definePage<EventPageData>(`
     </div>
   </form>
   {{#if formScript}}<script nonce="{{cspNonce.script}}" src="{{formScript}}"></script>{{/if}}
+  {{#if waitlist}}${JOIN_WAITLIST}{{/if}}
 {{/if}}
 </div>`);

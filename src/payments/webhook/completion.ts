@@ -14,6 +14,8 @@ import { mayStillBePaid } from '../../registrations/card-checkouts.js';
 import { alertDisputeOfCancelled } from './reversal.js';
 import { counted } from '../../plural.js';
 import { moneyFormatter } from '../../money-format.js';
+import { lockOpenOffer, markOfferClaimed, OfferNotOpenError } from '../../registrations/waitlist/claim.js';
+import type { WaitlistEntryRow } from '../../registrations/waitlist/entries.js';
 
 /**
  * A paid checkout (checkout.session.completed with payment settled, or
@@ -156,7 +158,9 @@ async function settleClaimedCheckout(
   if (seen && locked && (locked.event.title !== seen.title || locked.event.startsAt.getTime() !== seen.starts_at.getTime())) {
     receipt = renderFor({ title: locked.event.title, startsAt: locked.event.startsAt });
   }
-  const failure = checkCompletion(ctx, claimed, action, locked, staged, registration);
+  // A checkout from a waiting-list offer takes the places the offer holds, if it still holds them.
+  const offer = locked && !locked.event.deletedAt && staged?.waitlistOffer ? await openOfferOf(trx, claimed.event_id, staged.waitlistOffer, now) : undefined;
+  const failure = checkCompletion(ctx, claimed, action, offer && locked ? withOfferPlaces(locked, offer) : locked, staged, registration);
   if (failure) {
     await trx('checkout_sessions').where({ id: claimed.id }).update({ status: 'UNFULFILLED', unfulfilled_reason: failure.kind, updated_at: now });
     await raiseOperationsAlert(trx, ctx, {
@@ -203,6 +207,7 @@ async function settleClaimedCheckout(
     // The payload has served its purpose: keep only the link to the registration it became.
     const scrub = trx('checkout_sessions').where({ id: claimed.id }).update({ payload_enc: null, registration_id: paidId });
     await writeTogether(trx, [registrationInsert, scrub], receiptRow);
+    if (offer) await markOfferClaimed(trx, offer, { registrationId: paidId, attendees: staged.attendees.length, actor: 'card provider', now });
   } else {
     const paid = trx('registrations').where({ id: paidId }).update({
       status: 'PAID',
@@ -221,6 +226,21 @@ async function settleClaimedCheckout(
     return 'completed_then_cancelled';
   }
   return 'completed';
+}
+
+/** The offer a checkout names, locked, while it still holds its places (even past its time: the sweep has not moved them on). */
+async function openOfferOf(trx: Knex.Transaction, eventId: string, claim: { entryId: string; offerSeq: number }, now: Date): Promise<WaitlistEntryRow | undefined> {
+  try {
+    return await lockOpenOffer(trx, eventId, claim, now, { allowLate: true });
+  } catch (error) {
+    if (error instanceof OfferNotOpenError) return undefined;
+    throw error;
+  }
+}
+
+/** The seats left as this checkout sees them: its offer's own places are free for it. */
+function withOfferPlaces(locked: CompletionLock, offer: Pick<WaitlistEntryRow, 'places'>): CompletionLock {
+  return locked.seatsLeft === null ? locked : { ...locked, seatsLeft: locked.seatsLeft + offer.places };
 }
 
 /**

@@ -1,0 +1,127 @@
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { contactEmail, contactMobile } from '../../contact-rules.js';
+import { personName } from '../../name-rules.js';
+import { printResult, withContext } from '../io.js';
+import { parseOrUsage } from '../usage.js';
+import { noteSchema, operatingSystemUser, table } from './registrations/shared.js';
+
+const ENTRY_ARGUMENT = 'the entry as `waitlist list` prints it (e.g. W-1A2B3C4D) or its id';
+
+const listSchema = z.object({ event: z.string({ error: 'is required' }).trim().min(1), json: z.boolean().optional() });
+const addSchema = z.object({
+  event: z.string({ error: 'is required' }).trim().min(1, { error: 'must not be empty' }),
+  name: personName('must not be empty'),
+  email: contactEmail('must not be empty'),
+  mobile: contactMobile('must be a phone number')
+    .optional()
+    .transform((value) => (value ? value : undefined)),
+  places: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(1, { error: 'must be at least 1' }),
+  json: z.boolean().optional(),
+});
+const offerSchema = z.object({ note: noteSchema, json: z.boolean().optional() });
+const removeSchema = z.object({ note: noteSchema, notify: z.boolean().optional(), json: z.boolean().optional() });
+
+export function registerWaitlistCommands(program: Command): void {
+  const waitlist = program.command('waitlist').description("an event's waiting list: list, add, offer places now, remove");
+
+  waitlist
+    .command('list')
+    .description('the entries in order of joining: position, family, places, state, offer expiry')
+    .requiredOption('--event <slug>', 'the event')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  $ eventops waitlist list --event family-camp')
+    .action(async (raw: Record<string, unknown>) => {
+      const options = parseOrUsage(listSchema, raw, 'waitlist list');
+      await withContext(async (ctx) => {
+        const { listWaitlist } = await import('../../registrations/waitlist/office.js');
+        const { memberDateTime } = await import('../../time-format.js');
+        const when = memberDateTime(ctx.config.regional);
+        const { event, entries } = await listWaitlist(ctx, options.event);
+        const rows = entries.map((entry) => [
+          entry.position === null ? '-' : String(entry.position),
+          entry.entry,
+          entry.name,
+          entry.email,
+          String(entry.places),
+          entry.state,
+          entry.offerExpiresAt ? when(new Date(entry.offerExpiresAt)) : '',
+        ]);
+        const lines =
+          entries.length === 0
+            ? [`nobody is on the waiting list for "${event.slug}"${event.waitingList.enabled ? '' : ' (its waiting list is off)'}`]
+            : table(['#', 'ENTRY', 'NAME', 'EMAIL', 'PLACES', 'STATE', 'OFFER EXPIRES'], rows);
+        printResult(options, { event: event.slug, waitingList: event.waitingList, entries }, lines);
+      });
+    });
+
+  waitlist
+    .command('add')
+    .description('put a family on the waiting list, by the same rules as the form, and email them their position')
+    .requiredOption('--event <slug>', 'the event')
+    .requiredOption('--name <name>', 'contact name')
+    .requiredOption('--email <email>', 'contact email')
+    .option('--mobile <mobile>', 'contact mobile')
+    .requiredOption('--places <n>', 'places wanted (at most the event\'s maxAttendeesPerRegistration)')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  $ eventops waitlist add --event family-camp --name "Lee Family" --email lee@example.org --places 4')
+    .action(async (raw: Record<string, unknown>) => {
+      const options = parseOrUsage(addSchema, raw, 'waitlist add');
+      await withContext(async (ctx) => {
+        const { getEventBySlug } = await import('../../admin/events.js');
+        const { joinWaitingList } = await import('../../registrations/waitlist/join.js');
+        const { entryReference } = await import('../../registrations/waitlist/entries.js');
+        const { NotFoundError } = await import('../../errors.js');
+        const event = await getEventBySlug(ctx.db, options.event);
+        if (!event) throw new NotFoundError(`event "${options.event}"`, 'run `eventops events list` to see the slugs');
+        const joined = await joinWaitingList(
+          ctx,
+          event,
+          { contact: { name: options.name, email: options.email, mobile: options.mobile }, places: options.places },
+          { actor: operatingSystemUser(), byOffice: true },
+        );
+        const entry = entryReference(joined.entryId);
+        printResult(options, { entry, id: joined.entryId, position: joined.position, places: joined.places }, [
+          `added ${entry} to the waiting list for "${event.slug}" at position ${joined.position} (${joined.places} place(s)); they are emailed their position`,
+        ]);
+      });
+    });
+
+  waitlist
+    .command('offer')
+    .description('offer an entry its places now, out of order (the places must be free)')
+    .argument('<entry>', ENTRY_ARGUMENT)
+    .option('--note <text>', 'why, kept in the history')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  $ eventops waitlist offer W-1A2B3C4D --note "grandparents of a leader"')
+    .action(async (given: string, raw: Record<string, unknown>) => {
+      const options = parseOrUsage(offerSchema, raw, 'waitlist offer');
+      await withContext(async (ctx) => {
+        const { offerNow } = await import('../../registrations/waitlist/office.js');
+        const { memberDateTime } = await import('../../time-format.js');
+        const result = await offerNow(ctx, given, { note: options.note, actor: operatingSystemUser() });
+        printResult(options, { offer: { ...result, expiresAt: result.expiresAt.toISOString() } }, [
+          `offered ${result.places} place(s) to ${result.entry}, held until ${memberDateTime(ctx.config.regional)(result.expiresAt)}; the offer email is queued`,
+        ]);
+      });
+    });
+
+  waitlist
+    .command('remove')
+    .description('take an entry off the waiting list (an open offer is withdrawn and its places pass on)')
+    .argument('<entry>', ENTRY_ARGUMENT)
+    .option('--note <text>', 'why, kept in the history')
+    .option('--notify', 'email the family that they are off the list')
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  $ eventops waitlist remove W-1A2B3C4D --notify')
+    .action(async (given: string, raw: Record<string, unknown>) => {
+      const options = parseOrUsage(removeSchema, raw, 'waitlist remove');
+      await withContext(async (ctx) => {
+        const { removeEntry } = await import('../../registrations/waitlist/office.js');
+        const result = await removeEntry(ctx, given, { note: options.note, notify: options.notify, actor: operatingSystemUser() });
+        printResult(options, { removal: result }, [
+          `removed ${result.entry} from the waiting list (was ${result.previousState})${result.notified ? '; the family is notified' : ''}`,
+        ]);
+      });
+    });
+}
