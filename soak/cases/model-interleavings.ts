@@ -340,6 +340,10 @@ class Sweep implements Cmd {
   async run(model: InterleavingModel, real: InterleavingReal) {
     real.harness.ctx.clock.advance(this.minutes * 60_000);
     await sweepExpiredCheckouts(real.harness.ctx, { trigger: 'cli' });
+    // The sweep expires at the provider a session still open there past our expiry: nobody can pay it any more.
+    for (const session of model.sessions) {
+      if (session.provider === 'open' && real.harness.provider.sessions.get(session.providerSessionId)?.status === 'expired') session.provider = 'expired';
+    }
     const releasedButPaid = await real.harness.tdb.db('registrations')
       .where({ cancel_reason: 'unpaid_hold' })
       .where((q) => q.where('office_paid_minor', '>', 0).orWhereNotNull('paid_at').orWhereNot('payment_method', 'bank'))

@@ -100,6 +100,8 @@ export interface StormReport {
   withheld: number;
   /** Checkouts the sweep expired during the outage whose payment, arriving late, still registered or paid. */
   lateCompleted: number;
+  /** Checkouts open before the outage that the sweep, asking the provider, found paid and completed at once. */
+  completedBySweep: number;
 }
 
 export async function runWebhookStorm(harness: PaymentsHarness, options: StormOptions): Promise<StormReport> {
@@ -132,6 +134,7 @@ export async function runWebhookStorm(harness: PaymentsHarness, options: StormOp
   };
   let withheld: ProviderObject[] = [];
   let expiredBySweep: string[] = [];
+  let completedBySweep = 0;
   if (options.outageMs) {
     const third = Math.floor(queue.length / 3);
     await deliverAll(queue.slice(0, third));
@@ -140,6 +143,7 @@ export async function runWebhookStorm(harness: PaymentsHarness, options: StormOp
     ctx.clock.advance(options.outageMs);
     await sweepExpiredCheckouts(ctx, { trigger: 'cli' });
     expiredBySweep = await ctx.db('checkout_sessions').whereIn('id', open).where({ status: 'EXPIRED' }).pluck<string[]>('id');
+    completedBySweep = (await ctx.db('checkout_sessions').whereIn('id', open).where({ status: 'COMPLETED' }).pluck<string[]>('id')).length;
     // The provider's retries of what it could not deliver arrive among the rest.
     const after = [...withheld, ...queue.slice(2 * third)];
     random.shuffle(after);
@@ -174,6 +178,7 @@ export async function runWebhookStorm(harness: PaymentsHarness, options: StormOp
     refundCalls: provider.refundCalls.length,
     withheld: withheld.length,
     lateCompleted: Number(lateCompleted?.n ?? 0),
+    completedBySweep,
   };
 }
 

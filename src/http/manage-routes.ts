@@ -142,6 +142,7 @@ export function registerManageRoutes(app: FastifyInstance, ctx: AppContext, page
       eventTitle: event.title,
       when: format.dateTimeSpan(event.startsAt, event.endsAt),
       seats: registration.attendee_count,
+      seatsInWords: registration.attendee_count === 1 ? 'its place' : `its ${registration.attendee_count} places`,
       action: `/manage/${link.token}/cancel`,
       backHref: `/manage/${link.token}`,
     });

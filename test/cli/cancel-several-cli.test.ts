@@ -26,7 +26,7 @@ describe('registrations cancel with several references (the command an unpaid-pl
     const result = await cli([...references, '--note', 'unpaid places held from one connection']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    for (const reference of references) expect(result.stdout).toContain(`cancelled registration ${reference}: 10 seat(s) freed`);
+    for (const reference of references) expect(result.stdout).toContain(`cancelled registration ${reference}: 10 seats freed`);
     expect(result.stdout).toContain('3 of 3 registrations cancelled');
     for (const id of ids) expect(await statusOf(id)).toBe('CANCELLED');
     const history = await office.db('registration_history').whereIn('registration_id', ids).where({ action: 'cancelled' }).select('note');
@@ -42,10 +42,10 @@ describe('registrations cancel with several references (the command an unpaid-pl
     const lines = result.stdout.trim().split('\n');
     expect(lines).toEqual([
       expect.stringMatching(new RegExp(`^not cancelled ${paymentReference(done!)}: registration ${paymentReference(done!)} was already cancelled on `)),
-      `cancelled registration ${paymentReference(first!)}: 10 seat(s) freed`,
+      `cancelled registration ${paymentReference(first!)}: 10 seats freed`,
       expect.stringMatching(new RegExp(`^not cancelled ${unknown}: `)),
       expect.stringMatching(/^not cancelled AB: /),
-      `cancelled registration ${paymentReference(second!)}: 10 seat(s) freed`,
+      `cancelled registration ${paymentReference(second!)}: 10 seats freed`,
       '2 of 5 registrations cancelled; 3 failed',
     ]);
     expect(await statusOf(first!)).toBe('CANCELLED');
@@ -65,6 +65,6 @@ describe('registrations cancel with several references (the command an unpaid-pl
     expect((await cli(['FFFFFFFD'])).code).toBe(1);
     const single = await cli([paymentReference(two!)]);
     expect(single.code).toBe(0);
-    expect(single.stdout).toBe(`cancelled registration ${paymentReference(two!)}: 10 seat(s) freed\n`);
+    expect(single.stdout).toBe(`cancelled registration ${paymentReference(two!)}: 10 seats freed\n`);
   });
 });

@@ -63,7 +63,7 @@ describe('eventops waitlist: the office runs the list', () => {
     const offered = await cli(['offer', ng.toLowerCase(), '--note', 'helps in the kitchen']);
     expect(offered.stderr).toBe('');
     expect(offered.code).toBe(0);
-    expect(offered.stdout).toContain(`offered 1 place(s) to ${ng}, held until`);
+    expect(offered.stdout).toContain(`offered 1 place to ${ng}, held until`);
     await deliverQueuedMail(office.context());
     const [offerMail] = await office.mail.sink.waitFor(1);
     expect(offerMail?.envelope.to).toEqual(['ng@example.org']);
@@ -95,6 +95,6 @@ describe('eventops waitlist: the office runs the list', () => {
     const { event } = await fullEvent(1);
     await cli(['add', '--event', event.slug, '--name', 'Status Family', '--email', 'status@example.org', '--places', '1']);
     const status = await runCli(['status'], { env: office.env });
-    expect(status.stdout).toContain(`waiting list ${event.slug}: 1 waiting, 0 open offer(s) holding 0 place(s)`);
+    expect(status.stdout).toContain(`waiting list ${event.slug}: 1 waiting, 0 open offers holding 0 places`);
   });
 });

@@ -292,7 +292,7 @@ describe('cancelling on the manage page', () => {
     expect(notice?.text).toContain('As you asked, your registration for Family Camp');
     const [office] = mailTo('office@example.org');
     expect(office?.subject).toBe(`Registration ${paymentReference(id)} cancelled by the registrant: Family Camp`);
-    expect(office?.text).toContain('2 place(s) were released.');
+    expect(office?.text).toContain('2 places were released.');
 
     const after = await get(`${path}?done=cancelled`);
     expect(after.html).toContain('<span id="status">Cancelled</span>');

@@ -29,9 +29,9 @@ describe('webhook storm: 50 staged checkouts, 300 shuffled concurrent deliveries
     expect(report.sessions.some((s) => s.payNowRegistrationId)).toBe(true);
   });
 
-  it('a 3-hour webhook outage holds back a third of the deliveries; checkouts the sweep expired meanwhile still complete when the payment arrives late', () => {
+  it('a 3-hour webhook outage holds back a third of the deliveries; payments made meanwhile are completed by the sweep asking the provider, or when the late delivery arrives', () => {
     expect(report.withheld).toBe(100);
-    expect(report.lateCompleted, `seed ${report.seed}`).toBeGreaterThan(0);
+    expect(report.completedBySweep + report.lateCompleted, `seed ${report.seed}`).toBeGreaterThan(0);
   });
 
   it('answers every signed delivery 200 and records each event id once', () => {

@@ -84,7 +84,8 @@ async function tellOffice(
     ctx.logger.warn({ registrationId: data.registrationId }, 'a registrant cancelled, and no ADMIN or STAFF user or MAIL_FROM is there to tell');
     return;
   }
-  const rendered = registrantCancelledOfficeEmail(data, await loadEmailBranding(trx, ctx.config));
+  const placesReleased = data.seatsFreed === 1 ? '1 place was' : `${data.seatsFreed} places were`;
+  const rendered = registrantCancelledOfficeEmail({ ...data, placesReleased }, await loadEmailBranding(trx, ctx.config));
   const now = ctx.clock.now();
   for (const to of recipients) {
     await enqueueMail(

@@ -49,17 +49,19 @@ export interface RegistrantCancelledData {
   eventTitle: string;
   eventStartsAt: Date;
   seatsFreed: number;
+  /** "1 place was" or "3 places were". */
+  placesReleased?: string;
 }
 
 /** To the office (ADMIN and STAFF users) when a registrant cancelled an unpaid or free registration themselves. */
 export const registrantCancelledOfficeEmail = defineEmailTemplate<RegistrantCancelledData>({
   subject: 'Registration {{reference}} cancelled by the registrant: {{eventTitle}}',
   html: `<p><strong>{{contactName}}</strong> cancelled registration <strong>{{reference}}</strong> for <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}) on its manage page.</p>
-<p>Nothing had been paid, so nothing is owed back. {{seatsFreed}} place(s) were released.</p>
+<p>Nothing had been paid, so nothing is owed back. {{placesReleased}} released.</p>
 <p style="font-family:monospace;">eventops registrations show {{reference}}</p>`,
   text: `{{contactName}} cancelled registration {{reference}} for {{eventTitle}} ({{dateTime eventStartsAt}}) on its manage page.
 
-Nothing had been paid, so nothing is owed back. {{seatsFreed}} place(s) were released.
+Nothing had been paid, so nothing is owed back. {{placesReleased}} released.
 
 eventops registrations show {{reference}}`,
 });

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { JobName } from '../../jobs/types.js';
 import type { OperationsStatus } from '../../jobs/status.js';
+import { counted } from '../../plural.js';
 import { printResult, withContext } from '../io.js';
 
 function formatAge(seconds: number): string {
@@ -71,7 +72,7 @@ export function registerStatusCommand(program: Command): void {
           ...(!status.waitingLists?.length
             ? ['waiting lists: nobody waiting']
             : status.waitingLists.map(
-                (list) => `waiting list ${list.slug}: ${list.waiting} waiting, ${list.offers} open offer(s) holding ${list.placesOffered} place(s)`,
+                (list) => `waiting list ${list.slug}: ${list.waiting} waiting, ${counted(list.offers, 'open offer', 'open offers')} holding ${counted(list.placesOffered, 'place', 'places')}`,
               )),
           `clock: ${clockOffsetProblem(clockOffsetMs) ?? `in step with the database (${clockOffsetMs} ms)`}`,
         );

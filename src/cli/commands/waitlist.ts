@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { contactEmail, contactMobile } from '../../contact-rules.js';
 import { personName } from '../../name-rules.js';
 import { printResult, withContext } from '../io.js';
+import { counted } from '../../plural.js';
 import { parseOrUsage } from '../usage.js';
 import { noteSchema, operatingSystemUser, table } from './registrations/shared.js';
 
@@ -82,7 +83,7 @@ export function registerWaitlistCommands(program: Command): void {
         );
         const entry = entryReference(joined.entryId);
         printResult(options, { entry, id: joined.entryId, position: joined.position, places: joined.places }, [
-          `added ${entry} to the waiting list for "${event.slug}" at position ${joined.position} (${joined.places} place(s)); they are emailed their position`,
+          `added ${entry} to the waiting list for "${event.slug}" at position ${joined.position} (${counted(joined.places, 'place', 'places')}); they are emailed their position`,
         ]);
       });
     });
@@ -101,7 +102,7 @@ export function registerWaitlistCommands(program: Command): void {
         const { memberDateTime } = await import('../../time-format.js');
         const result = await offerNow(ctx, given, { note: options.note, actor: operatingSystemUser() });
         printResult(options, { offer: { ...result, expiresAt: result.expiresAt.toISOString() } }, [
-          `offered ${result.places} place(s) to ${result.entry}, held until ${memberDateTime(ctx.config.regional)(result.expiresAt)}; the offer email is queued`,
+          `offered ${counted(result.places, 'place', 'places')} to ${result.entry}, held until ${memberDateTime(ctx.config.regional)(result.expiresAt)}; the offer email is queued`,
         ]);
       });
     });

@@ -107,6 +107,8 @@ export interface ManageCancelPageData {
   eventTitle: string;
   when: string;
   seats: number;
+  /** "its place" or "its 3 places". */
+  seatsInWords?: string;
   action: string;
   backHref: string;
 }
@@ -115,7 +117,7 @@ export interface ManageCancelPageData {
 export const manageCancelPage = definePage<ManageCancelPageData>(`
 <div class="card">
   <h1>Cancel your registration?</h1>
-  <p>This cancels your registration for <strong><bdi>{{eventTitle}}</bdi></strong> ({{when}}) and releases its {{seats}} place(s) for others. It cannot be undone here.</p>
+  <p>This cancels your registration for <strong><bdi>{{eventTitle}}</bdi></strong> ({{when}}) and releases {{seatsInWords}} for others. It cannot be undone here.</p>
   <form method="post" action="{{action}}" id="confirm-cancel">
     <button type="submit">Yes, cancel my registration</button>
   </form>
