@@ -63,7 +63,7 @@ describe('a registrant asking the office to cancel, as the office sees it', () =
 
     const shown = await cli(['registrations', 'show', reference]);
     expect(shown.code).toBe(0);
-    expect(shown.stdout).toMatch(/cancellation_requested by registrant.*203\.0\.113\.7/);
+    expect(shown.stdout).toMatch(/cancellation requested by registrant.*203\.0\.113\.7/);
     expect(shown.stdout).toContain('cancellation_requested');
     expect(shown.stdout).toContain(`cancel registration ${reference}`);
 
