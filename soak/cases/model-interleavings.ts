@@ -12,6 +12,12 @@ import { startEventCheckout } from '../../src/payments/checkout.js';
 import { inFlightCheckoutsOf, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
 import { PAYLOAD_KEPT_AFTER_EXPIRY_MS } from '../../src/payments/staging.js';
 import { registerForEvent } from '../../src/payments/register.js';
+import { cancelByRegistrant } from '../../src/admin/self-service/cancel.js';
+import { ManageRefusedError } from '../../src/admin/self-service/managed-registration.js';
+import { manageToken } from '../../src/payments/manage-link.js';
+import { joinWaitingList } from '../../src/registrations/waitlist/join.js';
+import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
+import { claimToken, readClaimToken } from '../../src/registrations/waitlist/tokens.js';
 import { insertEvent } from '../../test/support/factories.js';
 import { assertInvariants } from '../../test/support/invariants.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../../test/support/payments-harness.js';
@@ -67,6 +73,13 @@ export interface InterleavingReal {
 export interface InterleavingCounters {
   runs: number;
   commands: number;
+  /** How often each waiting-list and self-service step ran, and how often it changed something. */
+  waitlist?: Record<string, number>;
+}
+
+function count(real: InterleavingReal, name: string): void {
+  const tally = (real.counters.waitlist ??= {});
+  tally[name] = (tally[name] ?? 0) + 1;
 }
 
 type Cmd = fc.AsyncCommand<InterleavingModel, InterleavingReal, false>;
@@ -76,6 +89,7 @@ async function settle(model: InterleavingModel, real: InterleavingReal): Promise
   await assertInvariants(real.harness.tdb.db, {
     charged: model.charged,
     refundCalls: real.harness.provider.refundCalls,
+    waitlist: { now: real.harness.ctx.clock.now() },
     pages: { baseUrl: real.harness.server.url, authSecret: real.harness.ctx.config.authSecret, now: real.harness.ctx.clock.now() },
   });
 }
@@ -94,7 +108,10 @@ const pick = <T>(items: T[], index: number): T => items[index % items.length] as
 const inState = (model: InterleavingModel, state: ProviderState) => model.sessions.filter((s) => s.provider === state);
 
 const isRefusal = (error: unknown) =>
-  error instanceof AppError && ['sold_out', 'registration_closed', 'not_payable', 'not_markable', 'already_cancelled'].includes(error.code);
+  error instanceof AppError && ['sold_out', 'registration_closed', 'not_payable', 'not_markable', 'already_cancelled', 'card_payment_may_arrive'].includes(error.code);
+
+const isWaitlistRefusal = (error: unknown) =>
+  error instanceof AppError && ['registration_closed', 'places_available', 'already_waiting', 'invalid_places', 'waitlist_off'].includes(error.code);
 
 const OFFICE = { actor: 'model-office' };
 const money = moneyFormatter({ locale: 'en-AU', currency: 'AUD' });
@@ -626,6 +643,134 @@ class OfficeAdd implements Cmd {
   toString = () => `officeAdd(event ${this.event}, ${this.attendees} seat(s), ${this.paid ? 'paid by bank' : 'unpaid'})`;
 }
 
+/** A registrant cancels on their manage page (free or unpaid bank transfer only), as the manage route does. */
+class SelfCancel implements Cmd {
+  constructor(readonly registration: number) {}
+  check = () => true;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const ids = await registrationIds(real);
+    if (ids.length > 0) {
+      const id = pick(ids, this.registration);
+      const { db } = real.harness.tdb;
+      const before = await db('registrations').where({ id }).first<{ status: string; manage_link_version: number }>('status', 'manage_link_version');
+      const token = manageToken(real.harness.ctx.config.authSecret, { registrationId: id, version: before.manage_link_version });
+      count(real, 'selfCancel');
+      try {
+        const freed = await cancelByRegistrant(real.harness.ctx, token, '203.0.113.9');
+        if (freed) {
+          count(real, 'selfCancel.cancelled');
+          if (before.status !== 'PENDING') throw new Error(`a registrant cancelled a ${before.status} registration ${id} themselves`);
+          if ((await statusOf(real, id)).status !== 'CANCELLED') throw new Error(`self-cancel left registration ${id} not CANCELLED`);
+        }
+      } catch (error) {
+        if (!(error instanceof ManageRefusedError)) throw error;
+        if ((await statusOf(real, id)).status !== before.status) throw new Error(`a refused self-cancel changed registration ${id}`);
+      }
+    }
+    await settle(model, real);
+  }
+  toString = () => `selfCancel(registration #${this.registration})`;
+}
+
+/** Someone joins an event's waiting list through the public form's function. */
+class JoinWaitlist implements Cmd {
+  constructor(
+    readonly event: number,
+    readonly mailbox: number,
+    readonly places: number,
+  ) {}
+  check = () => true;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const event = pick(real.events, this.event);
+    count(real, 'joinWaitlist');
+    try {
+      await joinWaitingList(
+        real.harness.ctx,
+        event,
+        { contact: { name: `Waiting ${this.mailbox}`, email: `waiting-${this.mailbox}@example.org` }, places: this.places },
+        { actor: 'waiting-list form' },
+      );
+      count(real, 'joinWaitlist.joined');
+    } catch (error) {
+      if (!isWaitlistRefusal(error)) throw error;
+    }
+    await settle(model, real);
+  }
+  toString = () => `joinWaitlist(event ${this.event}, waiting-${this.mailbox}, ${this.places} place(s))`;
+}
+
+/** The offer pass on its own (the sweep runs it too): expires offers past their time and offers freed places. */
+class WaitlistPass implements Cmd {
+  constructor(readonly minutes: number) {}
+  check = () => true;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    real.harness.ctx.clock.advance(this.minutes * 60_000);
+    count(real, 'waitlistPass');
+    const counts = await runWaitlistPass(real.harness.ctx, { actor: 'model-pass' });
+    if (counts.offered > 0) count(real, 'waitlistPass.offered');
+    if (counts.expired > 0) count(real, 'waitlistPass.expired');
+    await settle(model, real);
+  }
+  toString = () => `waitlistPass(after ${this.minutes} min)`;
+}
+
+interface EntrySeen {
+  id: string;
+  event_id: string;
+  state: string;
+  places: number;
+  offer_seq: number;
+  offer_expires_at: Date | null;
+}
+
+/**
+ * The person offered places registers through the claim link by bank transfer (the register route's path with the
+ * offer's token), or an old link (claimed, expired, superseded) is used again: only an open offer is taken.
+ */
+class ClaimOffer implements Cmd {
+  constructor(
+    readonly entry: number,
+    readonly fewer: boolean,
+  ) {}
+  check = () => true;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const { ctx, tdb } = real.harness;
+    const offered = await tdb.db('waitlist_entries').where('offer_seq', '>', 0).orderBy('id').select<EntrySeen[]>('id', 'event_id', 'state', 'places', 'offer_seq', 'offer_expires_at');
+    if (offered.length > 0) {
+      const entry = pick(offered, this.entry);
+      const event = real.events.find((e) => e.id === entry.event_id) as EventRecord;
+      const now = ctx.clock.now();
+      const open = entry.state === 'OFFERED' && entry.offer_expires_at !== null && entry.offer_expires_at > now;
+      const waitlistOffer = readClaimToken(ctx.config.keyring, claimToken(ctx.config.keyring, { entryId: entry.id, offerSeq: entry.offer_seq }));
+      const attendees = this.fewer && entry.places > 1 ? 1 : entry.places;
+      count(real, 'claimOffer');
+      let claimed = false;
+      try {
+        const registered = await registerForEvent(ctx, event, {
+          contact: { name: `Claimer ${entry.id.slice(0, 8)}`, email: `claimer-${entry.id.slice(0, 8)}@example.org` },
+          attendees: Array.from({ length: attendees }, (_, i) => ({ name: `Claimed Guest ${i}`, tier: 'adult' })),
+          family: false,
+          payment: 'bank',
+          waitlistOffer,
+        });
+        if (registered.kind === 'registered') {
+          claimed = true;
+          model.bankRegistrations.push(registered.registrationId);
+        }
+      } catch (error) {
+        if (!(isRefusal(error) || (error instanceof AppError && error.code === 'offer_not_open'))) throw error;
+      }
+      if (claimed) count(real, 'claimOffer.claimed');
+      if (claimed && !open) throw new Error(`an offer that was ${entry.state} (expiring ${String(entry.offer_expires_at?.toISOString())}) was claimed`);
+      if (!claimed && open && event.startsAt > now) throw new Error(`an open offer ${entry.id} could not be claimed`);
+      const after = await tdb.db('waitlist_entries').where({ id: entry.id }).first<{ state: string }>('state');
+      if (claimed !== (after.state === 'CLAIMED' && entry.state === 'OFFERED')) throw new Error(`a claim left entry ${entry.id} ${after.state} (was ${entry.state})`);
+    }
+    await settle(model, real);
+  }
+  toString = () => `claimOffer(entry #${this.entry}${this.fewer ? ', fewer attendees' : ''})`;
+}
+
 async function providerIdsOf(real: InterleavingReal, checkoutId: string): Promise<{ checkoutId: string; providerSessionId: string }> {
   const row = await real.harness.tdb.db('checkout_sessions').where({ id: checkoutId }).first<{ provider_session_id: string }>();
   return { checkoutId, providerSessionId: row.provider_session_id };
@@ -649,6 +794,13 @@ const startCheckout = fc
   .map(({ event, attendees }) => new StartCheckout(event, attendees));
 const payNow = fc.tuple(fc.nat(3), fc.option(fc.nat(), { nil: null })).map(([event, existing]) => new PayNow(event, existing));
 const completePaid = fc.nat().map((s) => new CompletePaid(s));
+const selfCancel = fc.nat().map((r) => new SelfCancel(r));
+// Mostly the event with room for one, which fills first.
+const joinWaitlist = fc
+  .tuple(fc.constantFrom(0, 0, 1, 2), fc.nat(5), fc.integer({ min: 1, max: 2 }))
+  .map(([event, mailbox, places]) => new JoinWaitlist(event, mailbox, places));
+const waitlistPass = fc.constantFrom(0, 30, 25 * 60).map((minutes) => new WaitlistPass(minutes));
+const claimOffer = fc.tuple(fc.nat(), fc.boolean()).map(([entry, fewer]) => new ClaimOffer(entry, fewer));
 
 /** Starting and paying are listed more than once so generated runs build up enough checkouts to interleave. */
 export const interleavingCommands = [
@@ -681,17 +833,57 @@ export const interleavingCommands = [
   fc.tuple(fc.nat(), fc.option(fc.nat(), { nil: null })).map(([r, race]) => new MarkPaid(r, race)),
   fc.nat().map((r) => new OfficeCancel(r)),
   fc.tuple(fc.nat(3), fc.integer({ min: 1, max: 2 }), fc.boolean()).map(([event, attendees, paid]) => new OfficeAdd(event, attendees, paid)),
+  // The waiting list: listed several times, so runs fill an event, queue people, free places, offer and claim them.
+  selfCancel,
+  selfCancel,
+  joinWaitlist,
+  joinWaitlist,
+  joinWaitlist,
+  waitlistPass,
+  waitlistPass,
+  claimOffer,
+  claimOffer,
+  claimOffer,
+];
+
+/** A mix weighted to the waiting list: places filled, freed, offered, claimed and let expire, beside payments and the office. */
+export const waitlistCommands = [
+  startCheckout,
+  payNow,
+  completePaid,
+  fc.tuple(fc.constantFrom(0, 0, 1, 2), fc.integer({ min: 1, max: 2 }), fc.boolean()).map(([event, attendees, paid]) => new OfficeAdd(event, attendees, paid)),
+  fc.nat().map((r) => new OfficeCancel(r)),
+  fc.constantFrom(0, 24 * 60 + 1).map((minutes) => new Sweep(minutes)),
+  selfCancel,
+  joinWaitlist,
+  joinWaitlist,
+  waitlistPass,
+  claimOffer,
+  claimOffer,
 ];
 
 /** The issue asks for at least 200 generated runs in the soak: one round is that many. */
 const RUNS_PER_ROUND = 200;
 
-const TABLES = ['registration_history', 'registration_payments', 'processed_webhook_events', 'operations_alerts', 'pending_reversals', 'queued_mail', 'job_runs', 'checkout_sessions', 'registrations', 'events'];
+const TABLES = ['waitlist_history', 'waitlist_entries', 'registration_history', 'registration_payments', 'processed_webhook_events', 'operations_alerts', 'pending_reversals', 'queued_mail', 'job_runs', 'checkout_sessions', 'registrations', 'events'];
+
+/** TRUNCATE takes every table's lock at once; a server request still finishing its reads may deadlock it, so it is retried. */
+async function truncateRetryingDeadlock(db: PaymentsHarness['tdb']['db']): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db.raw(`TRUNCATE ${TABLES.join(', ')} CASCADE`);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+}
 
 /** Starts each generated run from an empty set of events, checkouts, registrations and alerts (users are kept). */
 async function freshReal(harness: PaymentsHarness, counters: InterleavingCounters): Promise<InterleavingReal> {
   const { db } = harness.tdb;
-  await db.raw(`TRUNCATE ${TABLES.join(', ')} CASCADE`);
+  await truncateRetryingDeadlock(db);
   // The provider forgets earlier runs too, so reconcile sees only this run's sessions and events.
   harness.provider.sessions.clear();
   harness.provider.events.length = 0;
@@ -704,15 +896,23 @@ async function freshReal(harness: PaymentsHarness, counters: InterleavingCounter
     [null, false],
   ] as const) {
     // The event with room for 2 also releases unpaid bank-transfer holds after a day.
-    const { slug } = await insertEvent(db, { capacity, online_payment: true, pass_card_fee: passCardFee, unpaid_hold_days: capacity === 2 ? 1 : null });
+    // Every event with a capacity keeps a waiting list whose offers hold places for a day.
+    const { slug } = await insertEvent(db, {
+      capacity,
+      online_payment: true,
+      pass_card_fee: passCardFee,
+      unpaid_hold_days: capacity === 2 ? 1 : null,
+      waitlist_enabled: capacity !== null,
+      waitlist_offer_hours: 24,
+    });
     events.push((await getEventBySlug(db, slug)) as EventRecord);
   }
   counters.runs += 1;
   return { harness, events, counters };
 }
 
-export function interleavingProperty(harness: PaymentsHarness, counters: InterleavingCounters, maxCommands: number) {
-  return fc.asyncProperty(fc.commands(interleavingCommands, { maxCommands, size: 'max' }), async (commands) => {
+export function interleavingProperty(harness: PaymentsHarness, counters: InterleavingCounters, maxCommands: number, commandMix = interleavingCommands) {
+  return fc.asyncProperty(fc.commands(commandMix, { maxCommands, size: 'max' }), async (commands) => {
     const real = await freshReal(harness, counters);
     const model: InterleavingModel = { sessions: [], bankRegistrations: [], delivered: [], charged: new Set(), withheld: [], lostReversals: [] };
     await fc.asyncModelRun(() => ({ model, real }), commands);
@@ -747,9 +947,9 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
   }
   return {
     case: 'model-interleavings',
-    load: `${counters.runs} generated runs (fast-check commands, up to 40 steps), ${counters.commands} steps on real PostgreSQL`,
+    load: `${counters.runs} generated runs (fast-check commands, up to 40 steps), ${counters.commands} steps on real PostgreSQL; waiting-list steps ${JSON.stringify(counters.waitlist ?? {})}`,
     faults:
-      'any order of checkout, pay-now, paid/unpaid completion, payment during a webhook outage delivered late, provider expiry, delayed success/failure, sweep after time passes (releasing unpaid holds after a day), scrub after 72 h, reconcile, full/partial refund, dispute, a refund or dispute days later with its webhook lost (applied by the event replay of reconcile), an inquiry closed, escalated (delivered or lost) or escalated and won, a refund that then fails (delivered or lost), redelivery, completion racing its reversal, office mark-paid (alone or racing a payment), cancel and add',
+      'any order of checkout, pay-now, paid/unpaid completion, payment during a webhook outage delivered late, provider expiry, delayed success/failure, sweep after time passes (releasing unpaid holds after a day), scrub after 72 h, reconcile, full/partial refund, dispute, a refund or dispute days later with its webhook lost (applied by the event replay of reconcile), an inquiry closed, escalated (delivered or lost) or escalated and won, a refund that then fails (delivered or lost), redelivery, completion racing its reversal, office mark-paid (alone or racing a payment), cancel and add, a registrant cancelling on the manage page, joining the waiting list, the offer pass and claiming an offer by bank transfer (fresh or stale link)',
     inputs: counters.commands,
     lost,
     duplicates,

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { interleavingProperty, type InterleavingCounters } from '../../soak/cases/model-interleavings.js';
+import { interleavingProperty, waitlistCommands, type InterleavingCounters } from '../../soak/cases/model-interleavings.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 
 let harness: PaymentsHarness;
@@ -17,9 +17,23 @@ describe('model-based interleavings of checkout, payment, sweep, reversal events
     const counters: InterleavingCounters = { runs: 0, commands: 0 };
     // A fixed seed: the same 20 runs on every machine, so the count below cannot fall short by chance
     // (about one run in eight drew fewer than 120 commands). The soak draws new runs every time.
-    await fc.assert(interleavingProperty(harness, counters, 30), { numRuns: 20, seed: 7 });
+    await fc.assert(interleavingProperty(harness, counters, 30), { numRuns: 30, seed: 7 });
     expect(counters.runs).toBeGreaterThanOrEqual(20);
     expect(counters.commands).toBeGreaterThan(120);
+    expect(harness.provider.refundCalls).toEqual([]);
+  }, 60_000);
+
+  it('with the waiting list: no place counted twice, an offer claimed once and never after it expired, no offer open once the event started', async () => {
+    const counters: InterleavingCounters = { runs: 0, commands: 0 };
+    await fc.assert(interleavingProperty(harness, counters, 30, waitlistCommands), { numRuns: 20, seed: 7 });
+    console.log(`waiting-list steps: ${JSON.stringify(counters.waitlist)}`);
+    // The generated runs really reach every waiting-list step, not only its refusals (a claim needs an offer, made by the pass or the sweep).
+    expect(counters.waitlist).toMatchObject({
+      'joinWaitlist.joined': expect.any(Number),
+      waitlistPass: expect.any(Number),
+      'claimOffer.claimed': expect.any(Number),
+      'selfCancel.cancelled': expect.any(Number),
+    });
     expect(harness.provider.refundCalls).toEqual([]);
   }, 60_000);
 });

@@ -17,6 +17,10 @@ import { registrationToken } from '../../src/payments/links.js';
  *   while a card payment for it may still be confirmed;
  * - a refund or dispute that arrived before its payment is never left waiting once
  *   that payment has been handled (registered, or kept UNFULFILLED);
+ * - with `waitlist`: no place counted twice (PENDING and PAID attendees plus the
+ *   places of OFFERED waiting-list entries within capacity, except on events the
+ *   office booked over capacity); no entry claimed twice or claimed after it
+ *   expired; no offer open for an event that has started;
  * - zero calls to the provider's refund interface.
  */
 
@@ -30,6 +34,8 @@ export interface InvariantOptions {
    * fetched and checked.
    */
   pages?: { baseUrl: string; authSecret: string; now: Date };
+  /** The clock's now, and the events the office booked over capacity (where the place count may exceed it). */
+  waitlist?: { now: Date; overCapacityEvents?: Iterable<string> };
 }
 
 export interface InvariantViolation {
@@ -161,6 +167,8 @@ export async function checkInvariants(db: Db, options: InvariantOptions = {}): P
     }
   }
 
+  if (options.waitlist) await checkWaitlist(db, options.waitlist, violate);
+
   if (options.pages) {
     const inFlight = checkouts.filter((c) => c.registration_id && (c.status === 'OPEN' || (c.status === 'EXPIRED' && c.scrubbed_at === null)));
     const pendingIds = new Set(inFlight.map((c) => c.registration_id as string).filter((id) => registrations.get(id)?.status === 'PENDING'));
@@ -185,6 +193,47 @@ export async function checkInvariants(db: Db, options: InvariantOptions = {}): P
     violate('no_refunds', `${options.refundCalls.length} call(s) to the provider's refund interface`);
   }
   return violations;
+}
+
+async function checkWaitlist(db: Db, options: NonNullable<InvariantOptions['waitlist']>, violate: (rule: string, detail: string) => void): Promise<void> {
+  const overCapacity = new Set(options.overCapacityEvents ?? []);
+  // No place counted twice: registrations and open offers share the one capacity.
+  const held = await db('events as e')
+    .whereNotNull('e.capacity')
+    .select<Array<{ id: string; capacity: number; registered: string; offered: string }>>(
+      'e.id',
+      'e.capacity',
+      db.raw(`(SELECT COALESCE(SUM(r.attendee_count), 0) FROM registrations r WHERE r.event_id = e.id AND r.status IN ('PENDING', 'PAID')) AS registered`),
+      db.raw(`(SELECT COALESCE(SUM(w.places), 0) FROM waitlist_entries w WHERE w.event_id = e.id AND w.state = 'OFFERED') AS offered`),
+    );
+  for (const event of held) {
+    const taken = Number(event.registered) + Number(event.offered);
+    if (taken > event.capacity && !overCapacity.has(event.id)) {
+      violate('no_seat_counted_twice', `event ${event.id} holds ${event.registered} registered + ${event.offered} offered places of ${event.capacity}`);
+    }
+  }
+  // An entry is claimed at most once, never after it expired.
+  const history = await db('waitlist_history').orderBy('id').select<Array<{ entry_id: string; action: string }>>('entry_id', 'action');
+  const seen = new Map<string, string[]>();
+  for (const row of history) {
+    const before = seen.get(row.entry_id) ?? [];
+    if (row.action === 'claimed' && before.includes('claimed')) violate('claimed_once', `waiting-list entry ${row.entry_id} was claimed twice`);
+    if (row.action === 'claimed' && before.includes('expired')) violate('claimed_once', `waiting-list entry ${row.entry_id} was claimed after its offer expired`);
+    seen.set(row.entry_id, [...before, row.action]);
+  }
+  const claimedRows = await db('waitlist_entries').where({ state: 'CLAIMED' }).select<Array<{ id: string; registration_id: string | null }>>('id', 'registration_id');
+  for (const row of claimedRows) {
+    if (!row.registration_id) violate('claimed_once', `CLAIMED waiting-list entry ${row.id} names no registration`);
+    if ((seen.get(row.id) ?? []).filter((action) => action === 'claimed').length !== 1) violate('claimed_once', `CLAIMED waiting-list entry ${row.id} lacks its one claim in the history`);
+  }
+  // No offer open once the event has started (registration has closed).
+  const openAfterStart = await db('waitlist_entries as w')
+    .join('events as e', 'e.id', 'w.event_id')
+    .where('w.state', 'OFFERED')
+    .andWhere('w.offer_expires_at', '>', options.now)
+    .andWhere('e.starts_at', '<=', options.now)
+    .select<Array<{ id: string }>>('w.id');
+  for (const row of openAfterStart) violate('no_offer_after_start', `waiting-list entry ${row.id} has an open offer for an event that has started`);
 }
 
 /** Throws one error listing every violation. */
