@@ -18,6 +18,7 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
   { table: 'clearances', column: 'number_enc', key: 'id', keyType: 'bigint' },
   { table: 'registrations', column: 'contact_email_enc', key: 'id', keyType: 'uuid' },
   { table: 'registrations', column: 'contact_mobile_enc', key: 'id', keyType: 'uuid' },
+  { table: 'registrations', column: 'sensitive_answers_enc', key: 'id', keyType: 'uuid' },
   { table: 'checkout_sessions', column: 'payload_enc', key: 'id', keyType: 'uuid' },
   { table: 'queued_mail', column: 'message_enc', key: 'id', keyType: 'bigint' },
   { table: 'waitlist_entries', column: 'name_enc', key: 'id', keyType: 'uuid' },

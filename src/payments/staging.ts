@@ -1,6 +1,7 @@
 import type { FieldCipher } from '../crypto/field-cipher.js';
 import type { AttendeeChoice, PricedRegistration } from '../registrations/pricing.js';
 import type { RegistrationContact } from '../registrations/registrations.js';
+import type { RegistrationAnswers } from '../registrations/answers.js';
 
 /**
  * What a new-registration checkout stages (encrypted in checkout_sessions.payload_enc)
@@ -15,6 +16,8 @@ export interface StagedRegistration {
   priced: PricedRegistration;
   /** The waiting-list offer this checkout claims when it is paid. */
   waitlistOffer?: { entryId: string; offerSeq: number };
+  /** Validated answers to the event's questions (absent in payloads staged before questions existed). */
+  answers?: RegistrationAnswers;
 }
 
 export function encryptStagedRegistration(cipher: FieldCipher, staged: StagedRegistration): string {

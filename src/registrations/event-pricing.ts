@@ -5,6 +5,9 @@ export interface EventTier {
   label: string;
   /** Minor units of APP_CURRENCY. */
   price: number;
+  /** Age limits in whole years, checked on the attendee's date of birth as of the event's start. */
+  minAge?: number;
+  maxAge?: number;
 }
 
 export interface FamilyWaiver {

@@ -1,4 +1,5 @@
 import type { EventPricing } from './event-pricing.js';
+import type { Question } from './answers.js';
 
 /** An event as the services see it, mapped from its table row by eventFromRow. */
 export interface EventRecord {
@@ -29,6 +30,10 @@ export interface EventRecord {
   changesCloseAt: Date | null;
   /** Off by default; offers hold their places for offerHours (1–168). */
   waitingList: { enabled: boolean; offerHours: number };
+  /** The event file's questions, in the order the form asks them (the date of birth is not among them). */
+  questions: Question[];
+  /** Days after the event ends (or starts, without an end) that sensitive answers are purged. */
+  sensitiveRetentionDays: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -58,6 +63,8 @@ export interface EventRow {
   changes_close_at: Date | null;
   waitlist_enabled: boolean;
   waitlist_offer_hours: number;
+  questions: Question[];
+  sensitive_retention_days: number;
   /** Raised by one with every change: the SEQUENCE of the event's calendar entry. */
   calendar_sequence: number;
   created_at: Date;
@@ -87,6 +94,8 @@ export function eventFromRow(row: EventRow): EventRecord {
     maxUnpaidSeatsPerClient: row.max_unpaid_seats_per_client,
     changesCloseAt: row.changes_close_at,
     waitingList: { enabled: row.waitlist_enabled ?? false, offerHours: row.waitlist_offer_hours ?? 24 },
+    questions: row.questions ?? [],
+    sensitiveRetentionDays: row.sensitive_retention_days ?? 30,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

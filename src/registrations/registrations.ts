@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { eventFromRow, type EventRecord, type EventRow } from './event-record.js';
 import type { FieldCipher } from '../crypto/field-cipher.js';
 import type { PricedRegistration, AttendeeChoice } from './pricing.js';
+import { answerColumns, type Question, type RegistrationAnswers } from './answers.js';
 
 export type RegistrationStatus = 'PENDING' | 'PAID' | 'CANCELLED';
 export type PaymentMethod = 'free' | 'bank' | 'card' | 'cash' | 'other';
@@ -154,6 +155,8 @@ export interface NewRegistration {
   paymentIntentId?: string;
   /** The public form's client (clientKey), counted by the unpaid-places cap; none for the office and card payments. */
   clientKey?: string;
+  /** Validated answers to the event's questions, stored plain or encrypted by each question's `sensitive`. */
+  answers?: { questions: readonly Question[]; values: RegistrationAnswers };
   now: Date;
 }
 
@@ -194,6 +197,7 @@ export function registrationRow(cipher: FieldCipher, input: NewRegistration): Re
     surcharge_minor: input.priced.surcharge,
     payment_intent_id: input.paymentIntentId ?? null,
     client_key: input.clientKey ?? null,
+    ...(input.answers ? answerColumns(cipher, input.answers.questions, input.answers.values) : {}),
     paid_at: input.status === 'PAID' ? input.now : null,
     created_at: input.now,
     updated_at: input.now,
