@@ -11,6 +11,7 @@ import { ERROR_RSS_LIMIT_MB, measureErrorDigest } from './cases/error-digest.js'
 import { growth, type GrowthSubject } from './cases/growth.js';
 import { reminders } from './cases/reminders.js';
 import { receiptLatency } from './cases/receipt-latency.js';
+import { rush as rushCase } from './cases/rush.js';
 import { measureSweep } from './cases/sweep.js';
 import { webhookThroughput } from './cases/webhook.js';
 import { startBenchDatabase } from './support/database.js';
@@ -157,6 +158,7 @@ try {
   });
   if (subjects.length > 0) await record('7', () => growth(env, subjects));
   await record('8', () => receiptLatency(env));
+  await record('9', () => rushCase(env));
   notes.push(compileCacheNote());
 } finally {
   await sink.close();
