@@ -107,7 +107,7 @@ async function explain(db: Db, day: CelebrationDay): Promise<CelebrationMeasurem
 /** Case 5 at `scale` people: ours is the whole `eventops send-celebrations` process. */
 export async function measureCelebrations(
   env: BenchEnv,
-  options: { scale: number; name: string; warmup: number; reps: number; target?: number },
+  options: { scale: number; name: string; warmup: number; reps: number; target?: number; watch?: boolean },
 ): Promise<CelebrationMeasurement> {
   const people = Math.max(1000, Math.round(CELEBRATION_PEOPLE * options.scale));
   const day = celebrationDay(new Date(), env.config.regional.timeZone);
@@ -155,7 +155,7 @@ export async function measureCelebrations(
       log: env.log,
     });
     return {
-      result: processRow({ name: options.name, scale: options.scale, samples, targetRatio: options.target }),
+      result: processRow({ name: options.name, scale: options.scale, samples, targetRatio: options.target, watch: options.watch }),
       touched: BIRTHDAYS + 2 * COUPLES,
       tableRows: people,
       plans,

@@ -43,7 +43,9 @@ export async function coldStart(env: BenchEnv): Promise<CaseReport> {
           scale: 1,
           ours: sweep.ours.map((r) => r.ms),
           reference: sweep.reference.map((r) => r.ms),
-          targetRatio: 1.5,
+          // A cron job's start: nobody waits for it, so 2× its floor is a watch against regressions, not a goal.
+          targetRatio: 2,
+          watch: true,
           peakRssMb: maxOf(sweep.ours.map((r) => r.rssMb)),
         }),
         ratioRow({

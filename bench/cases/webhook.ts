@@ -22,6 +22,7 @@ const WARMUP = 1;
 const REPS = 3;
 const DATABASE = 'bench_webhook';
 const REFERENCE_DATABASE = 'bench_webhook_reference';
+const SAME_WORK_DATABASE = 'bench_webhook_same_work';
 const EVENT_ID = seededUuid('webhook-event');
 /**
  * Events the sessions are spread over: 1 by default (a registration rush is
@@ -163,17 +164,20 @@ async function load(port: number, deliveries: Delivery[]): Promise<LoadRun> {
 /**
  * Case 2: `eventops serve` (production settings, card payments on, request
  * logs to a file) receiving signed completions for distinct staged sessions,
- * driven by autocannon at 50 connections, against a bare node:http server
- * that verifies the signature and inserts one row.
+ * driven by autocannon at 50 connections, against the same-work floor
+ * (references/same-work: the same checks and writes in raw pg, one
+ * transaction; the target) and, informational, the bare floor that verifies
+ * the signature and inserts one row.
  */
 export async function webhookThroughput(env: BenchEnv): Promise<CaseReport> {
   const perRun = Math.max(500, Math.round(WEBHOOK_REQUESTS * env.scale));
   const runs = WARMUP + REPS;
-  env.log(`case 2: staging ${(perRun * runs).toLocaleString('en')} checkout sessions`);
+  env.log(`case 2: staging ${(perRun * runs).toLocaleString('en')} checkout sessions, for ours and for the same-work floor`);
   const sessions = await stageSessions(env, perRun * runs);
+  await stageSessions(env, perRun * runs, SAME_WORK_DATABASE);
   const referenceUrl = await env.database.create(REFERENCE_DATABASE, MIGRATED);
   const secret = env.appEnv('postgres://unused').PSP_WEBHOOK_SECRET as string;
-  const [ourPort, referencePort] = [await freePort(), await freePort()];
+  const [ourPort, referencePort, floorPort] = [await freePort(), await freePort(), await freePort()];
   const base = { cwd: env.cwd, tmpDir: env.tmpDir };
   const ours = startNode([BIN, 'serve', '--port', String(ourPort), '--host', '127.0.0.1'], {
     ...base,
@@ -189,70 +193,111 @@ export async function webhookThroughput(env: BenchEnv): Promise<CaseReport> {
     },
     logFile: path.join(env.tmpDir, 'reference-server.log'),
   });
-  let oursRun = 0;
-  let referenceRun = 0;
+  const floorServer = startNode([reference('same-work/server')], {
+    ...base,
+    env: { ...env.appEnv(env.database.urlFor(SAME_WORK_DATABASE)), BENCH_PORT: String(floorPort) },
+    logFile: path.join(env.tmpDir, 'same-work-server.log'),
+  });
   const slice = (run: number) => sessions.slice(run * perRun, (run + 1) * perRun);
+  // Each side completes every staged session once, in its own database: a run's deliveries are the next slice.
+  const nextRun = { ours: 0, floor: 0, bare: 0 };
+  const loadSide = (side: keyof typeof nextRun, port: number) => {
+    const run = nextRun[side]++;
+    // Signed just before each run: the provider's tolerance is 5 minutes.
+    return load(port, signDeliveries(slice(run), secret, perRun * run));
+  };
   try {
     await waitForHttp(`http://127.0.0.1:${ourPort}/healthz`);
     await waitForPort(referencePort);
-    env.log(`case 2: ${perRun.toLocaleString('en')} deliveries per run at ${CONCURRENCY} connections`);
+    await waitForPort(floorPort);
+    env.log(`case 2: ${perRun.toLocaleString('en')} deliveries per run at ${CONCURRENCY} connections, ours against the same-work floor`);
     const samples = await alternate({
       warmup: WARMUP,
       reps: REPS,
-      // Signed just before each run: the provider's tolerance is 5 minutes.
-      ours: () => load(ourPort, signDeliveries(slice(oursRun), secret, perRun * oursRun++)),
-      reference: () => load(referencePort, signDeliveries(slice(referenceRun), secret, perRun * referenceRun++)),
+      ours: () => loadSide('ours', ourPort),
+      reference: () => loadSide('floor', floorPort),
       log: env.log,
     });
+    env.log('case 2: the bare floor (signature and one INSERT), informational');
+    const bare: LoadRun[] = [];
+    for (let run = 0; run < runs; run++) {
+      const sample = await loadSide('bare', referencePort);
+      if (run >= WARMUP) bare.push(sample);
+    }
     const db = env.database.connect(DATABASE, 1);
-    const databaseCpu = { ours: await backendCpuMs(db, DATABASE), reference: await backendCpuMs(db, REFERENCE_DATABASE) };
-    const made = await db('registrations').count<Array<{ n: number }>>({ n: '*' }).first();
-    const receipts = await db('queued_mail').count<Array<{ n: number }>>({ n: '*' }).first();
+    const databaseCpu = {
+      ours: await backendCpuMs(db, DATABASE),
+      floor: await backendCpuMs(db, SAME_WORK_DATABASE),
+      reference: await backendCpuMs(db, REFERENCE_DATABASE),
+    };
     await db.destroy();
-    if (Number(made?.n) !== perRun * runs || Number(receipts?.n) < perRun * runs) {
-      throw new Error(`expected ${perRun * runs} registrations and receipts, got ${String(made?.n)} and ${String(receipts?.n)}`);
+    for (const database of [DATABASE, SAME_WORK_DATABASE]) {
+      const check = env.database.connect(database, 1);
+      const made = await check('registrations').count<Array<{ n: number }>>({ n: '*' }).first();
+      const receipts = await check('queued_mail').count<Array<{ n: number }>>({ n: '*' }).first();
+      await check.destroy();
+      if (Number(made?.n) !== perRun * runs || Number(receipts?.n) < perRun * runs) {
+        throw new Error(`${database}: expected ${perRun * runs} registrations and receipts, got ${String(made?.n)} and ${String(receipts?.n)}`);
+      }
     }
     const ourServer = await ours.stop();
     const cpuPerDelivery = (cpuMs: number | undefined) => (cpuMs === undefined ? '?' : round(cpuMs / (perRun * runs), 2));
     const referenceExit = await referenceServer.stop();
-    const p99 = median(samples.ours.map((s) => s.p99));
+    const floorExit = await floorServer.stop();
     const rps = (side: LoadRun[]) => Math.round(median(side.map((s) => s.requestsPerSecond)));
+    const describe = (side: LoadRun[]) =>
+      `${rps(side)} req/s, p50 ${median(side.map((s) => s.p50))} ms, p99 ${median(side.map((s) => s.p99))} ms`;
+    const msPerDelivery = (side: LoadRun[]) => side.map((s) => s.ms / perRun);
+    const peakRssMb = ourServer.rssMb ?? null;
     return {
       results: [
         ratioRow({
           name: '2 webhook: ms per delivery (1/throughput)',
           scale: env.scale,
-          ours: samples.ours.map((s) => s.ms / perRun),
-          reference: samples.reference.map((s) => s.ms / perRun),
+          ours: msPerDelivery(samples.ours),
+          reference: msPerDelivery(samples.reference),
           targetRatio: 2,
-          peakRssMb: ourServer.rssMb ?? null,
+          peakRssMb,
         }),
         ratioRow({
           name: `2 webhook: p99 latency at ${CONCURRENCY} connections`,
           scale: env.scale,
           ours: samples.ours.map((s) => s.p99),
           reference: samples.reference.map((s) => s.p99),
-          peakRssMb: ourServer.rssMb ?? null,
-          // The p99 at 50 connections within twice the floor's.
+          peakRssMb,
+          // The p99 at 50 connections within twice the same-work floor's.
           targetRatio: 2,
+        }),
+        ratioRow({
+          name: '2 webhook vs bare floor: ms per delivery',
+          scale: env.scale,
+          ours: msPerDelivery(samples.ours),
+          reference: msPerDelivery(bare),
+          peakRssMb,
+        }),
+        ratioRow({
+          name: '2 webhook vs bare floor: p99',
+          scale: env.scale,
+          ours: samples.ours.map((s) => s.p99),
+          reference: bare.map((s) => s.p99),
+          peakRssMb,
         }),
       ],
       notes: [
-        `case 2, webhook at ${CONCURRENCY} connections, ${perRun} deliveries per run (medians of ${REPS}): ` +
-          `ours ${rps(samples.ours)} req/s, p50 ${median(samples.ours.map((s) => s.p50))} ms, p99 ${p99} ms; ` +
-          `reference ${rps(samples.reference)} req/s, p50 ${median(samples.reference.map((s) => s.p50))} ms, ` +
-          `p99 ${median(samples.reference.map((s) => s.p99))} ms; throughput ours/reference ` +
-          `${round(rps(samples.ours) / rps(samples.reference), 2)}; peak RSS serve ${Math.round(ourServer.rssMb ?? 0)} MB, ` +
-          `reference server ${Math.round(referenceExit.rssMb ?? 0)} MB; CPU per delivery (whole process life over all ` +
-          `${perRun * runs} deliveries, start-up included) serve ${cpuPerDelivery(ourServer.cpuMs)} ms, reference server ` +
-          `${cpuPerDelivery(referenceExit.cpuMs)} ms; PostgreSQL CPU per delivery (the servers' connections) ours ` +
-          `${cpuPerDelivery(databaseCpu.ours)} ms, reference ${cpuPerDelivery(databaseCpu.reference)} ms`,
+        `case 2, webhook at ${CONCURRENCY} connections, ${perRun} deliveries per run (medians of ${REPS}): ours ${describe(samples.ours)}; ` +
+          `same-work floor (raw pg, the same checks and writes in one transaction, receipts sent) ${describe(samples.reference)}; ` +
+          `bare floor (signature and one INSERT) ${describe(bare)}. Peak RSS serve ${Math.round(ourServer.rssMb ?? 0)} MB, ` +
+          `same-work floor ${Math.round(floorExit.rssMb ?? 0)} MB, bare floor ${Math.round(referenceExit.rssMb ?? 0)} MB. ` +
+          `CPU per delivery (whole process life over its ${perRun * runs} deliveries, start-up included): serve ${cpuPerDelivery(ourServer.cpuMs)} ms, ` +
+          `same-work floor ${cpuPerDelivery(floorExit.cpuMs)} ms, bare floor ${cpuPerDelivery(referenceExit.cpuMs)} ms; PostgreSQL CPU per delivery ` +
+          `(each server's connections) ours ${cpuPerDelivery(databaseCpu.ours)} ms, same-work floor ${cpuPerDelivery(databaseCpu.floor)} ms, ` +
+          `bare floor ${cpuPerDelivery(databaseCpu.reference)} ms`,
       ],
     };
   } finally {
-    if (ours.child.exitCode === null) await ours.stop();
-    if (referenceServer.child.exitCode === null) await referenceServer.stop();
+    for (const server of [ours, referenceServer, floorServer]) if (server.child.exitCode === null) await server.stop();
     await env.database.drop(DATABASE);
     await env.database.drop(REFERENCE_DATABASE);
+    await env.database.drop(SAME_WORK_DATABASE);
   }
 }
