@@ -9,6 +9,8 @@ import { registrationToken } from '../../src/payments/links.js';
 import { runCli } from '../../test/support/cli.js';
 import { TEST_KEYS } from '../../test/support/env.js';
 import { insertEvent } from '../../test/support/factories.js';
+import { insertAnsweredRegistration, setEventQuestions } from '../../test/support/answered-registration.js';
+import type { Question } from '../../src/registrations/answers.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../../test/support/payments-harness.js';
 import { startSmtpSink, type SmtpSink } from '../../test/support/smtp-sink.js';
 
@@ -18,7 +20,8 @@ import { startSmtpSink, type SmtpSink } from '../../test/support/smtp-sink.js';
  * registration paid on the provider's page, a payment that ends in an alert,
  * every mail job through the cron endpoints, queued mail delivered, keys
  * rotated with the command — with every log line captured and every request
- * carrying spoofed Host, Origin and X-Forwarded-Host headers. Afterwards:
+ * carrying spoofed Host, Origin and X-Forwarded-Host headers; a camp registration
+ * answers its questions, an allergy and a date of birth among them (sensitive). Afterwards:
  * which secrets and member details reached the logs or sit in plain text in
  * the database, and where every redirect pointed.
  */
@@ -58,6 +61,19 @@ export const REGISTRANTS = {
 };
 
 export const ADMIN_EMAIL = 'pastor.admin@example.org';
+
+/** A registration's answers: the sensitive ones must sit encrypted, the plain one in plain text (proving the search finds what is there). */
+export const ANSWERS = {
+  contact: { name: 'Ivy Answers', email: 'ivy.answers.payer@example.org' },
+  allergy: 'Quillwort pollen and cashew allergy, EpiPen in the red bag',
+  dateOfBirth: '2014-02-27',
+  plainDiet: 'Gluten-free pasta please (soak marker 5521)',
+};
+
+const CAMP_QUESTIONS: Question[] = [
+  { id: 'diet', label: 'Dietary needs', type: 'text', appliesTo: 'attendee' },
+  { id: 'allergies', label: 'Allergies', type: 'longtext', appliesTo: 'attendee', sensitive: true },
+];
 
 export interface SecretsFlowResult {
   /** Every log line: the server's and services' pino output, plus the commands' stdout and stderr. */
@@ -169,6 +185,17 @@ async function flow(harness: PaymentsHarness, sink: SmtpSink): Promise<SecretsFl
     reminder_at: new Date(ctx.clock.now().getTime() - 3_600_000),
   });
   const soldOut = await insertEvent(tdb.db, { title: 'Tiny Retreat', capacity: 1, online_payment: true });
+
+  // A camp registration with answers, stored as the form stores them, before the keys are rotated.
+  await setEventQuestions(tdb.db, event.id, CAMP_QUESTIONS);
+  await insertAnsweredRegistration(tdb.db, ctx.cipher, {
+    eventId: event.id,
+    questions: CAMP_QUESTIONS,
+    contact: ANSWERS.contact,
+    attendees: [{ name: 'Ivy Answers', tier: 'adult' }],
+    answers: { registration: {}, attendees: [{ diet: ANSWERS.plainDiet, allergies: ANSWERS.allergy, dateOfBirth: ANSWERS.dateOfBirth }] },
+    now: ctx.clock.now(),
+  });
 
   const register = (what: string, slug: string, who: { name: string; email: string; mobile: string }, payment: 'bank' | 'card') =>
     request(
@@ -317,6 +344,9 @@ export function sensitiveValues(result: SecretsFlowResult): { secrets: Record<st
     ...MEMBERS.flatMap((m) => [m.email, m.mobile, m.clearance].filter(Boolean)),
     ...Object.values(REGISTRANTS).flatMap((r) => [r.email, r.mobile]),
     'hal.seat.payer@example.org',
+    ANSWERS.contact.email,
+    ANSWERS.allergy,
+    ANSWERS.dateOfBirth,
   ];
   const secrets: Record<string, string> = { ...SECRETS, PSP_SECRET_KEY: 'sk_test_eventops_fake_provider_key', PSP_WEBHOOK_SECRET: 'whsec_eventops_test_signing_secret' };
   result.registrationTokens.forEach((token, i) => (secrets[`registration token ${i + 1}`] = token));
@@ -347,6 +377,14 @@ export function findLeaks(result: SecretsFlowResult): Leak[] {
   return leaks;
 }
 
+/**
+ * Where the plain (non-sensitive) answer sits in the dump: it must be found (in registrations.answers), or the
+ * search for the sensitive ones would prove nothing.
+ */
+export function plainAnswerLocations(result: SecretsFlowResult): string[] {
+  return result.dump.filter(({ value }) => value.includes(ANSWERS.plainDiet)).map(({ table, column }) => `${table}.${column}`);
+}
+
 function excerpt(text: string, value: string): string {
   const at = text.indexOf(value);
   return text.slice(Math.max(0, at - 120), at + value.length + 40).replace(/\s+/g, ' ');
@@ -374,6 +412,8 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
     const result = await runSecretsFlow();
     const found = findLeaks(result);
     const stray = offSiteRedirects(result);
+    // The search must find the plain answer that is there; without it, "no sensitive answer found" proves nothing.
+    if (plainAnswerLocations(result).length === 0) found.push({ where: 'database', what: 'plain answer', detail: 'not found: the dump search is broken' });
     for (const leak of found) process.stderr.write(`secrets-at-rest: ${leak.where} holds ${leak.what}: ${leak.detail}\n`);
     for (const link of stray) process.stderr.write(`secrets-at-rest: off-site ${link}\n`);
     inputs += Object.keys(result.steps).length + result.dump.length;
@@ -382,7 +422,7 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
   } while (round < rounds && Date.now() < deadline);
   return {
     case: 'secrets-at-rest',
-    load: `${round} full flow(s): setup, import, bank + pay-now, card, alert, every mail job, queued mail, rotate-keys; logs and a dump of every text column searched`,
+    load: `${round} full flow(s): setup, import, bank + pay-now, card, alert, answered questions (sensitive and plain), every mail job, queued mail, rotate-keys; logs and a dump of every text column searched`,
     faults: 'spoofed Host, Origin and X-Forwarded-Host (with TRUST_PROXY on), wrong setup token, wrong bearer, wrong registration token',
     inputs,
     lost: leaks + offSite,

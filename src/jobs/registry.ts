@@ -19,5 +19,7 @@ export async function loadJobFunction(name: JobName): Promise<JobFunction> {
       return (await import('./error-issues.js')).fileErrorIssues as JobFunction;
     case 'reconcile':
       return (await import('./reconcile.js')).reconcileCheckouts as JobFunction;
+    case 'purge-answers':
+      return (await import('./purge-answers.js')).purgeSensitiveAnswers as JobFunction;
   }
 }

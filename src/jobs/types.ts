@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 
-export const JOB_NAMES = ['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues', 'reconcile'] as const;
+export const JOB_NAMES = ['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues', 'reconcile', 'purge-answers'] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 export type JobTrigger = 'cli' | 'http' | 'scheduler';
 export type JobOutcome = 'ok' | 'partial' | 'failed' | 'skipped';

@@ -25,7 +25,11 @@ export type HistoryAction =
   | 'refund_recorded'
   | 'refund_failed'
   | 'disputed'
-  | 'dispute_won';
+  | 'dispute_won'
+  /** The office exported the sensitive answers (`registrations export --include-sensitive --reason`): who, when, why. */
+  | 'sensitive_exported'
+  /** The weekly purge emptied the sensitive answers, sensitiveRetentionDays after the event ended. */
+  | 'sensitive_purged';
 
 export interface HistoryEntry {
   action: HistoryAction;

@@ -31,6 +31,7 @@ export const JOB_PERIOD_KIND: Readonly<Record<JobName, PeriodKind>> = {
   'send-clearance-digest': 'month',
   'error-issues': 'week',
   reconcile: 'hour',
+  'purge-answers': 'week',
 };
 
 /**
@@ -39,7 +40,7 @@ export const JOB_PERIOD_KIND: Readonly<Record<JobName, PeriodKind>> = {
  * expires (and, past 72 hours, scrubs) their checkouts and before payment
  * reminders ask the payers again. Then the frequent, quick ones.
  */
-export const SCHEDULED_JOBS: readonly JobName[] = ['reconcile', 'send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues'];
+export const SCHEDULED_JOBS: readonly JobName[] = ['reconcile', 'send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues', 'purge-answers'];
 
 export interface Period {
   job: JobName;

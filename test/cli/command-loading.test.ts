@@ -21,6 +21,7 @@ describe('command loading: a command loads only its own module', () => {
       'send-celebrations',
       'send-clearance-digest',
       'error-issues',
+      'purge-answers',
     ]);
     expect(names(await buildProgram(['node', 'eventops', 'registrations', 'list']))).toEqual(['registrations']);
   });

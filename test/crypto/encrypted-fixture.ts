@@ -85,7 +85,12 @@ export async function seedEncryptedRows(db: Db, cipher: FieldCipher, tag = 'a'):
         line_items: JSON.stringify([{ tier: 'adult', quantity: 1, unitMinor: 12000 }]),
         total_minor: 12000,
       },
-      [enc('registrations', 'contact_email_enc', email), enc('registrations', 'contact_mobile_enc', i === 1 ? null : `+61 400 000 00${i}`)],
+      [
+        enc('registrations', 'contact_email_enc', email),
+        enc('registrations', 'contact_mobile_enc', i === 1 ? null : `+61 400 000 00${i}`),
+        // Sensitive answers (RegistrationAnswers); the last registration's were purged.
+        enc('registrations', 'sensitive_answers_enc', i === 2 ? null : JSON.stringify({ registration: {}, attendees: [{ allergies: `peanuts ${tag}${i}`, dateOfBirth: '2015-06-0' + (i + 1) }] })),
+      ],
     );
   }
   for (let i = 0; i < 2; i++) {

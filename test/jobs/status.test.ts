@@ -38,6 +38,6 @@ describe('eventops status', () => {
     expect(status).toMatchObject({ openAlerts: 1, pendingWebsiteSync: 1, pendingMail: 1, failedMail: 1 });
     // The oldest undelivered notification, with how long and how often the website refused it.
     expect(status.oldestWebsiteSync).toEqual({ type: 'event.created', ageSeconds: 24 * 3600, attempts: 12, lastError: 'HTTP 401' });
-    expect(status.jobs.map((j) => j.job)).toEqual(['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues', 'reconcile']);
+    expect(status.jobs.map((j) => j.job)).toEqual(['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues', 'reconcile', 'purge-answers']);
   });
 });

@@ -67,6 +67,7 @@ describe('crontab.example', () => {
     const jobs = crontabJobs();
     expect(jobs.map((job) => job.subcommand).sort()).toEqual([
       'error-issues',
+      'purge-answers',
       'reconcile',
       'send-celebrations',
       'send-clearance-digest',
@@ -91,6 +92,9 @@ describe('crontab.example', () => {
     expect(daysOf(jobs.get('send-clearance-digest'))).toEqual(range(1, 7));
     // Error digest: Mondays hourly 09–12; an open issue is never filed twice.
     expect(hoursOf(jobs.get('error-issues'))).toEqual(range(9, 12));
+    // The purge of sensitive answers: Mondays hourly 09–12, as the scheduler's week opens; a purged registration is not purged again.
+    expect(hoursOf(jobs.get('purge-answers'))).toEqual(range(9, 12));
+    expect(jobs.get('purge-answers')?.schedule[4]).toEqual([1]);
     // Reminders, checkout cleanup and website sync already run every hour or more often.
     for (const job of ['send-reminders', 'sweep-checkouts', 'sync-website']) expect(hoursOf(jobs.get(job))).toEqual(range(0, 23));
   });

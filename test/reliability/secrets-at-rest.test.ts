@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { findLeaks, offSiteRedirects, runSecretsFlow, SECRETS, type SecretsFlowResult } from '../../soak/cases/secrets-at-rest.js';
+import { ANSWERS, findLeaks, offSiteRedirects, plainAnswerLocations, runSecretsFlow, SECRETS, type SecretsFlowResult } from '../../soak/cases/secrets-at-rest.js';
 import { ROOT } from '../support/cli.js';
 
 let result: SecretsFlowResult;
@@ -43,6 +43,16 @@ describe('secrets and member data after a representative flow (setup, import, ba
   it('a dump of every text and JSON column holds no plaintext member email, mobile, clearance number, secret or checkout payload', () => {
     expect(result.dump.length).toBeGreaterThan(100);
     expect(findLeaks(result).filter((leak) => leak.where === 'database')).toEqual([]);
+  });
+
+  it('a sensitive answer (an allergy, a date of birth) is nowhere in the dump in plain text, while the plain answer beside it is found', () => {
+    const plainText = (needle: string) => result.dump.filter((entry) => entry.value.toLowerCase().includes(needle.toLowerCase())).map((e) => `${e.table}.${e.column}`);
+    expect(plainText(ANSWERS.allergy)).toEqual([]);
+    expect(plainText(ANSWERS.dateOfBirth)).toEqual([]);
+    // The search works: the non-sensitive answer of the same attendee is there, in registrations.answers.
+    expect(plainAnswerLocations(result)).toEqual(['registrations.answers']);
+    // And the sensitive ones are stored, encrypted under the rotated key.
+    expect(result.dump.filter((e) => e.table === 'registrations' && e.column === 'sensitive_answers_enc').map((e) => e.value.slice(0, 3))).toEqual(['v2:']);
   });
 
   it('the .env written by init and the development outbox are readable by their owner only', () => {

@@ -66,6 +66,12 @@ describe('a whole year in Australia/Sydney, ticking every 5 minutes', () => {
     for (const run of runs.slice(1)) expect(run.local.slice(11)).toBe('09:00 Mon');
   });
 
+  it('purges sensitive answers once per ISO week, as the error digest: the week already open at start, then each Monday at 09:00 local', () => {
+    const runs = recorder.of('purge-answers');
+    expect(runs.map((run) => formatInTimeZone(run.at, SYDNEY, "RRRR-'W'II"))).toEqual(Array.from({ length: 53 }, (_, i) => `2026-W${String(i + 1).padStart(2, '0')}`));
+    for (const run of runs.slice(1)) expect(run.local.slice(11)).toBe('09:00 Mon');
+  });
+
   it('runs reminders and checkout cleanup every 30 minutes, no slot missed or repeated', () => {
     for (const job of ['send-reminders', 'sweep-checkouts'] as const) {
       const runs = recorder.of(job);
@@ -79,7 +85,8 @@ describe('a whole year in Australia/Sydney, ticking every 5 minutes', () => {
 
   it('leaves every period done in the database and keeps only recent slot rows', async () => {
     const periods = await tdb.db('scheduler_periods').whereNotIn('job', ['send-reminders', 'sweep-checkouts']);
-    expect(periods).toHaveLength(365 + 12 + 53);
+    // Celebrations daily, the clearance digest monthly, the error digest and the purge of sensitive answers weekly.
+    expect(periods).toHaveLength(365 + 12 + 53 + 53);
     expect(periods.every((row: { done_at: Date | null; attempts: number }) => row.done_at !== null && row.attempts === 1)).toBe(true);
     const slots = await tdb.db('scheduler_periods').whereIn('job', ['send-reminders', 'sweep-checkouts']).count<{ n: number }>({ n: '*' }).first();
     // Rows older than two days are pruned once per local day: at most three days of slots for two jobs remain.

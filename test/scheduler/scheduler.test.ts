@@ -72,8 +72,8 @@ describe('reconcile with the card provider', () => {
     const recorder = recordingRunJob(clock);
     const scheduler = createScheduler({ ctx: schedulerContext(tdb.db, clock, { ...ALL_JOBS_ENV, ...WITH_PAYMENTS }), runJob: recorder.runJob });
     const tick = await scheduler.tick();
-    expect(tick.runs.map((run) => run.job)).toEqual(['reconcile', 'send-reminders', 'sweep-checkouts', 'send-celebrations', 'error-issues']);
-    expect(recorder.runs.map((run) => run.job)).toEqual(['reconcile', 'send-reminders', 'sweep-checkouts', 'send-celebrations', 'error-issues']);
+    expect(tick.runs.map((run) => run.job)).toEqual(['reconcile', 'send-reminders', 'sweep-checkouts', 'send-celebrations', 'error-issues', 'purge-answers']);
+    expect(recorder.runs.map((run) => run.job)).toEqual(['reconcile', 'send-reminders', 'sweep-checkouts', 'send-celebrations', 'error-issues', 'purge-answers']);
   });
 
   it('never runs without card payments configured', async () => {

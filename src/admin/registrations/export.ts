@@ -9,6 +9,8 @@ import { paymentReference } from '../../registrations/reference.js';
 import type { RegistrationStatus } from '../../registrations/registrations.js';
 import { currencyDigits } from './money.js';
 import { PAID_MINOR_SQL } from '../../registrations/ledger.js';
+import type { AnswerValue, Question, RegistrationAnswers } from '../../registrations/answers.js';
+import { answerCell, answerCells, answerColumnsFor, asksDateOfBirth, readStoredAnswers, recordSensitiveExport, type AnswerColumn } from './export-answers.js';
 
 /**
  * One row per attendee: for name tags, the kitchen and the roll. The money is the registration's, so it
@@ -30,9 +32,11 @@ export interface AttendeeExportRow {
   total: string | null;
   /** What is still owing: total − paid while PENDING; 0 once PAID, and 0 for a cancelled one (nobody owes for it). */
   balanceOwing: string | null;
+  /** Answers by column header `q.<question id>` (null: not answered); sensitive ones only with includeSensitive. */
+  answers: Record<string, AnswerValue | null>;
 }
 
-export const EXPORT_COLUMNS: Array<{ key: keyof AttendeeExportRow; header: string }> = [
+export const EXPORT_COLUMNS: Array<{ key: Exclude<keyof AttendeeExportRow, 'answers'>; header: string }> = [
   { key: 'attendeeName', header: 'attendee_name' },
   { key: 'ticket', header: 'ticket' },
   { key: 'reference', header: 'registration_reference' },
@@ -55,6 +59,8 @@ interface ExportSourceRow {
   attendees: Array<{ name: string; tier: string }>;
   total_minor: number;
   paid_minor: string | number;
+  answers: RegistrationAnswers | null;
+  sensitive_answers_enc: string | null;
 }
 
 /** Integer minor units as a plain decimal with the currency's digits (24000 → "240.00"; JPY 240 → "240"), without floating point. */
@@ -71,6 +77,12 @@ export function balanceOwingMinor(row: { status: RegistrationStatus; totalMinor:
   return row.status === 'PENDING' ? row.totalMinor - row.paidMinor : 0;
 }
 
+export interface ExportOptions {
+  includeCancelled?: boolean;
+  /** Adds the sensitive questions' columns (date of birth included): only through exportWithSensitiveAnswers, which records it. */
+  includeSensitive?: boolean;
+}
+
 /**
  * The attendees of the event's registrations that are coming (PENDING and PAID, as the places
  * left count them), in registration order; with `includeCancelled`, cancelled ones too, marked so.
@@ -80,7 +92,39 @@ export async function exportAttendees(
   eventSlug: string,
   options: { includeCancelled?: boolean } = {},
 ): Promise<AttendeeExportRow[]> {
-  const event = await ctx.db('events').where({ slug: eventSlug }).first<{ id: string; pricing: { tiers: Array<{ id: string; label: string }> } } | undefined>('id', 'pricing');
+  return withoutIds((await exportEvent(ctx, eventSlug, options)).rows);
+}
+
+/** The rows as they leave: the registration's id is the export's own bookkeeping (its reference is on every row). */
+export const withoutIds = (rows: Array<AttendeeExportRow & { registrationId: string }>): AttendeeExportRow[] => rows.map(({ registrationId: _id, ...row }) => row);
+
+/**
+ * With the sensitive answers: read in a transaction that writes, before anything leaves, one history entry
+ * per exported registration (who, when, why: recordSensitiveExport).
+ */
+export async function exportWithSensitiveAnswers(
+  ctx: Pick<AppContext, 'db' | 'cipher' | 'config' | 'clock'>,
+  eventSlug: string,
+  options: { includeCancelled?: boolean; reason: string; actor: string; to: string },
+): Promise<{ rows: AttendeeExportRow[]; answerColumns: AnswerColumn[]; registrations: number }> {
+  return ctx.db.transaction(async (trx) => {
+    const exported = await exportEvent({ ...ctx, db: trx }, eventSlug, { includeCancelled: options.includeCancelled, includeSensitive: true });
+    const rowsByRegistration = new Map<string, number>();
+    for (const row of exported.rows) rowsByRegistration.set(row.registrationId, (rowsByRegistration.get(row.registrationId) ?? 0) + 1);
+    await recordSensitiveExport(trx, { rowsByRegistration, columns: exported.answerColumns, reason: options.reason, actor: options.actor, to: options.to, now: ctx.clock.now() });
+    return { rows: withoutIds(exported.rows), answerColumns: exported.answerColumns, registrations: rowsByRegistration.size };
+  });
+}
+
+/** The rows and their answer columns (one per question asked, non-sensitive ones unless includeSensitive). */
+export async function exportEvent(
+  ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>,
+  eventSlug: string,
+  options: ExportOptions = {},
+): Promise<{ rows: Array<AttendeeExportRow & { registrationId: string }>; answerColumns: AnswerColumn[] }> {
+  const event = await ctx.db('events')
+    .where({ slug: eventSlug })
+    .first<{ id: string; pricing: { tiers: Array<{ id: string; label: string; minAge?: number; maxAge?: number }> }; questions: Question[] | null } | undefined>('id', 'pricing', 'questions');
   if (!event) throw new NotFoundError(`event "${eventSlug}"`, 'run `eventops events list --all` to see the slugs');
   const labels = new Map(event.pricing.tiers.map((tier) => [tier.id, tier.label]));
   const digits = currencyDigits(ctx.config.regional.currency);
@@ -99,9 +143,14 @@ export async function exportAttendees(
       'r.contact_mobile_enc',
       'r.attendees',
       'r.total_minor',
+      'r.answers',
+      'r.sensitive_answers_enc',
       ctx.db.raw(`${PAID_MINOR_SQL} AS paid_minor`),
     );
-  return rows.flatMap((row) => {
+  const includeSensitive = Boolean(options.includeSensitive);
+  const stored = rows.map((row) => readStoredAnswers(ctx.cipher, row, includeSensitive));
+  const answerColumns = answerColumnsFor(event.questions ?? [], { includeSensitive, dateOfBirthAsked: asksDateOfBirth(event.pricing.tiers, stored) });
+  const exported = rows.flatMap((row, rowIndex) => {
     const email = ctx.cipher.decrypt(row.contact_email_enc);
     const mobile = row.contact_mobile_enc ? ctx.cipher.decrypt(row.contact_mobile_enc) : '';
     const totalMinor = Number(row.total_minor);
@@ -122,8 +171,11 @@ export async function exportAttendees(
       mobile,
       status: row.status,
       ...(index === 0 ? money : noMoney),
+      answers: answerCells(answerColumns, stored[rowIndex] as (typeof stored)[number], index),
+      registrationId: row.id,
     }));
   });
+  return { rows: exported, answerColumns };
 }
 
 /**
@@ -132,12 +184,15 @@ export async function exportAttendees(
  * instead of running it as a formula. It starts with a UTF-8 byte-order mark:
  * without one, Excel opens the file in the legacy code page ("José" as "JosÃ©").
  */
-export function attendeesCsv(rows: AttendeeExportRow[]): string {
+export function attendeesCsv(rows: AttendeeExportRow[], answerHeaders: readonly string[] = Object.keys(rows[0]?.answers ?? {}), minute: (date: Date) => string = isoMinute): string {
   return stringify(
-    rows.map((row) => EXPORT_COLUMNS.map((column) => row[column.key])),
-    { header: true, columns: EXPORT_COLUMNS.map((column) => column.header), escape_formulas: true, bom: true },
+    rows.map((row) => [...EXPORT_COLUMNS.map((column) => row[column.key] as string | null), ...answerHeaders.map((header) => answerCell(row.answers[header] ?? null, minute))]),
+    { header: true, columns: [...EXPORT_COLUMNS.map((column) => column.header), ...answerHeaders], escape_formulas: true, bom: true },
   );
 }
+
+/** A consent's time without a time zone to hand: UTC, to the minute. */
+const isoMinute = (date: Date) => `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 
 const WRITE_NEW_ONLY = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
 

@@ -5,6 +5,7 @@ type Money = (minor: number) => string;
 type Minute = (date: Date) => string;
 
 const METHOD_WORDS: Record<string, string> = { bank: 'bank transfer', cash: 'cash', card: 'card', other: 'another way', free: 'nothing to pay' };
+const ACTION_WORDS: Partial<Record<string, string>> = { sensitive_exported: 'sensitive answers exported', sensitive_purged: 'sensitive answers purged' };
 const SENT_WORDS: Record<string, string> = { receipt: 'the receipt', confirmation: 'the confirmation' };
 
 /**
@@ -12,7 +13,7 @@ const SENT_WORDS: Record<string, string> = { receipt: 'the receipt', confirmatio
  * sentence ("2 seats freed; the registrant was not notified"), the note last. The JSON form keeps the raw changes.
  */
 export function describeHistoryEntry(entry: HistoryEntry, money: Money, minute: Minute): string {
-  const what = entry.action.replace(/_/g, ' ');
+  const what = ACTION_WORDS[entry.action] ?? entry.action.replace(/_/g, ' ');
   const said = changesInWords(entry, money, minute);
   return `${minute(entry.at)} ${what} by ${entry.actor}${said ? `: ${said}` : ''}${entry.note ? ` (note: ${entry.note})` : ''}`;
 }
@@ -65,9 +66,25 @@ function changesInWords(entry: HistoryEntry, money: Money, minute: Minute): stri
       const held = num('heldMinor');
       return sentence([amount !== undefined ? `${money(amount)} paid back${by}` : undefined, held !== undefined ? `${money(held)} still held` : undefined]);
     }
+    case 'sensitive_exported':
+    case 'sensitive_purged':
+      return sensitiveAnswersInWords(entry);
     default:
       return describeChanges(c, money, minute);
   }
+}
+
+/** "for the camp nurse's list (Allergies, Date of birth; 2 attendee rows)"; "plain answers kept". */
+function sensitiveAnswersInWords(entry: HistoryEntry): string {
+  const c = entry.changes;
+  if (entry.action === 'sensitive_purged') {
+    const days = typeof c.retentionDays === 'number' ? counted(c.retentionDays, 'day', 'days') : undefined;
+    return sentence([days ? `${days} after the event ended` : undefined, 'the other answers kept']);
+  }
+  const columns = Array.isArray(c.columns) ? c.columns.map(String).join(', ') : undefined;
+  const rows = typeof c.rows === 'number' ? counted(c.rows, 'attendee row', 'attendee rows') : undefined;
+  const detail = [columns, rows].filter(Boolean).join('; ');
+  return `${typeof c.reason === 'string' ? `because “${c.reason}”` : 'no reason given'}${detail ? ` (${detail})` : ''}`;
 }
 
 function statusWords(status: unknown): string | undefined {

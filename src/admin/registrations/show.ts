@@ -8,6 +8,7 @@ import { resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import { listOfficePayments, type OfficePayment } from '../../registrations/ledger.js';
 import { officeRefundedSum } from '../../registrations/ledger.js';
 import { officePaidByMethod, type PaidByMethod } from '../../registrations/paid-by.js';
+import { loadAnswersView, type AnswersView } from './answers-view.js';
 
 export interface RegistrationDetail {
   id: string;
@@ -42,10 +43,16 @@ export interface RegistrationDetail {
   emails: Array<{ id: number; kind: string; subject: string | null; status: string; queuedAt: Date; sentAt: Date | null }>;
   alerts: Array<{ id: number; kind: string; reason: string; createdAt: Date; resolvedAt: Date | null; resolution: string | null }>;
   history: HistoryEntry[];
+  /** The answers to the event's questions; sensitive ones only when asked for (`--sensitive`). */
+  answers: AnswersView;
 }
 
 /** Everything about one registration; its contact and its emails' subjects are decrypted for this display only. */
-export async function showRegistration(ctx: Pick<AppContext, 'db' | 'cipher'>, given: string): Promise<RegistrationDetail> {
+export async function showRegistration(
+  ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>,
+  given: string,
+  options: { sensitive?: boolean } = {},
+): Promise<RegistrationDetail> {
   const id = await resolveRegistrationId(ctx.db, given);
   const row = await ctx.db('registrations').where({ id }).first<RegistrationRow>();
   const event = await ctx.db('events').where({ id: row.event_id }).first<{ slug: string; title: string; starts_at: Date; pricing: { tiers: Array<{ id: string; label: string }> } }>();
@@ -121,6 +128,7 @@ export async function showRegistration(ctx: Pick<AppContext, 'db' | 'cipher'>, g
     ].sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime()),
     alerts: alerts.map((a) => ({ id: Number(a.id), kind: a.kind, reason: a.reason, createdAt: a.created_at, resolvedAt: a.resolved_at, resolution: a.resolution })),
     history: await listHistory(ctx.db, id),
+    answers: await loadAnswersView(ctx, id, { showSensitive: Boolean(options.sensitive) }),
   };
 }
 

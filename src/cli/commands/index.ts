@@ -14,7 +14,7 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['config'], load: async () => (await import('./config.js')).registerConfigCommands },
   { names: ['migrate'], load: async () => (await import('./migrate.js')).registerMigrateCommand },
   {
-    names: ['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues'],
+    names: ['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues', 'purge-answers'],
     load: async () => (await import('./jobs.js')).registerJobCommands,
   },
   { names: ['status'], load: async () => (await import('./status.js')).registerStatusCommand },

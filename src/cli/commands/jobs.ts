@@ -79,6 +79,12 @@ const JOBS: JobCommandSpec[] = [
     example: 'eventops error-issues --json',
     describe: describeCounts,
   },
+  {
+    name: 'purge-answers',
+    description: "empty the sensitive answers (medical, allergies, dates of birth) of events that ended more than their sensitiveRetentionDays ago (default 30), recorded in each registration's history; the other answers stay (suggested: weekly)",
+    example: 'eventops purge-answers --dry-run',
+    describe: describeCounts,
+  },
 ];
 
 /** One subcommand per job; each calls the same job function as the HTTP endpoint and the scheduler. */

@@ -8,24 +8,31 @@ import { REGISTRATION_ARGUMENT } from './shared.js';
 export function registerShowCommand(registrations: Command): void {
   registrations
     .command('show')
-    .description('everything about one registration: contact, attendees, price lines, payments, emails, alerts and the history of changes')
+    .description('everything about one registration: contact, attendees, answers, price lines, payments, emails, alerts and the history of changes')
     .argument('<id-or-reference>', REGISTRATION_ARGUMENT)
+    .option('--sensitive', 'also show the sensitive answers (medical, allergies, date of birth); without it they are counted, not shown')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExample:\n  $ eventops registrations show 3F2A9C1B\n\nExit 1 when no registration (or several) match, 2 for fewer than 8 characters.')
-    .action(async (given: string, options: { json?: boolean }) => {
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ eventops registrations show 3F2A9C1B\n  $ eventops registrations show 3F2A9C1B --sensitive\n\nExit 1 when no registration (or several) match, 2 for fewer than 8 characters.',
+    )
+    .action(async (given: string, options: { json?: boolean; sensitive?: boolean }) => {
       await withContext(async (ctx) => {
         const { showRegistration } = await import('../../../admin/registrations/show.js');
         const { moneyFormatter } = await import('../../../admin/registrations/money.js');
         const { localMinute } = await import('../../../local-time.js');
         const { methodShown } = await import('../../../registrations/paid-by.js');
         const { describeHistoryEntry } = await import('../../../admin/registrations/history-words.js');
-        const detail = await showRegistration(ctx, given);
+        const { answersLines } = await import('../../../admin/registrations/answers-view.js');
+        const { localDay } = await import('../../../local-time.js');
+        const detail = await showRegistration(ctx, given, { sensitive: options.sensitive });
         const minute = (date: Date) => localMinute(date, ctx.config.regional.timeZone);
         const words: Words = {
           money: moneyFormatter(ctx.config.regional),
           minute,
           method: methodShown(detail.method, detail.officePaidBy, ctx.config.regional),
           history: (entry) => describeHistoryEntry(entry, moneyFormatter(ctx.config.regional), minute),
+          answers: answersLines(detail.answers, minute, (date) => localDay(date, ctx.config.regional.timeZone)),
         };
         printResult(options, { registration: detail }, describe(detail, words));
       });
@@ -38,9 +45,11 @@ interface Words {
   /** The method, or every method the office received money by with its amount. */
   method: string;
   history: (entry: HistoryEntry) => string;
+  /** The "Answers:" block, already in words (answers-view.ts). */
+  answers: string[];
 }
 
-function describe(r: RegistrationDetail, { money, minute, method, history }: Words): string[] {
+function describe(r: RegistrationDetail, { money, minute, method, history, answers }: Words): string[] {
   const lines = [
     `Registration ${r.reference} (${r.id})`,
     `  event:    ${r.event.title} (${r.event.slug}), ${minute(r.event.startsAt)}`,
@@ -50,6 +59,7 @@ function describe(r: RegistrationDetail, { money, minute, method, history }: Wor
     `  created:  ${minute(r.createdAt)}${r.family ? ', one household' : ''}`,
     'Attendees:',
     ...r.attendees.map((a) => `  ${a.name} (${a.tierLabel})`),
+    ...answers,
     'Price:',
     ...r.lines.map((line) => `  ${line.label}: ${money(line.amount)}`),
     `  total ${money(r.totalMinor)}, paid ${money(r.paidMinor)}${r.balanceMinor > 0 ? `, balance ${money(r.balanceMinor)}` : ''}`,

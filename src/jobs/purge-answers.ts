@@ -1,0 +1,86 @@
+import type { Knex } from 'knex';
+import type { AppContext } from '../context.js';
+import { SENSITIVE_PURGE_AT } from '../registrations/answers-retention.js';
+import { recordHistory } from '../registrations/history.js';
+import { paymentReference } from '../registrations/reference.js';
+import { runRecordedJob } from './run-recorded.js';
+import type { JobOptions, JobSummary } from './types.js';
+
+export interface PurgeAnswersSummary extends JobSummary {
+  job: 'purge-answers';
+  /** Registrations whose sensitive answers were emptied (on a dry run: would be). */
+  purged: number;
+}
+
+const PURGE_ACTOR = 'purge-answers';
+/** Registrations emptied per statement (each with its history in the same transaction); a run repeats until none is left. */
+export const PURGE_BATCH = 500;
+
+/** Registrations holding sensitive answers whose event ended more than its sensitiveRetentionDays ago. */
+const DUE = `r.event_id = e.id AND r.sensitive_answers_enc IS NOT NULL AND ${SENSITIVE_PURGE_AT} <= :now`;
+
+interface PurgedRow {
+  id: string;
+  slug: string;
+  retention_days: number;
+}
+
+/**
+ * The weekly purge of sensitive answers (medical notes, allergies, dates of birth): each registration's
+ * encrypted answers are emptied `sensitiveRetentionDays` days after its event ends (or starts, without an
+ * end), whatever the registration's status or the event's, and a "sensitive answers purged" entry goes to
+ * its history; its non-sensitive answers stay. A batch is claimed and emptied by one UPDATE … RETURNING,
+ * so two runs at once (cron and the scheduler) never purge, or record, a registration twice, and a run
+ * after a finished one finds nothing.
+ */
+export async function purgeSensitiveAnswers(ctx: AppContext, options: JobOptions): Promise<PurgeAnswersSummary> {
+  return runRecordedJob<PurgeAnswersSummary>(ctx, 'purge-answers', options, async () => {
+    const now = ctx.clock.now();
+    const bindings = { now, tz: ctx.config.regional.timeZone };
+    if (options.dryRun) {
+      const { rows } = await ctx.db.raw<{ rows: PurgedRow[] }>(
+        `SELECT r.id, e.slug, e.sensitive_retention_days AS retention_days FROM registrations r, events e WHERE ${DUE} ORDER BY e.slug, r.created_at`,
+        bindings,
+      );
+      return {
+        job: 'purge-answers',
+        outcome: 'ok',
+        dryRun: true,
+        purged: rows.length,
+        wouldDo: rows.map((row) => `purge the sensitive answers of ${paymentReference(row.id)} (${row.slug}, ${row.retention_days} days after the event ended)`),
+      };
+    }
+    let purged = 0;
+    for (;;) {
+      const batch = await ctx.db.transaction((trx) => purgeBatch(trx, bindings));
+      purged += batch;
+      options.onProgress?.({ purged });
+      if (batch < PURGE_BATCH) break;
+    }
+    if (purged > 0) ctx.logger.info({ purged }, 'sensitive answers purged');
+    return { job: 'purge-answers', outcome: 'ok', dryRun: false, purged };
+  });
+}
+
+/** One batch: claimed and emptied in one statement, each with its history entry, in the caller's transaction. */
+async function purgeBatch(trx: Knex.Transaction, bindings: { now: Date; tz: string }): Promise<number> {
+  const { rows } = await trx.raw<{ rows: PurgedRow[] }>(
+    `UPDATE registrations r
+        SET sensitive_answers_enc = NULL, sensitive_purged_at = :now, updated_at = :now
+       FROM events e
+      WHERE r.id IN (SELECT r.id FROM registrations r, events e WHERE ${DUE} ORDER BY r.id LIMIT ${PURGE_BATCH} FOR UPDATE OF r SKIP LOCKED)
+        AND ${DUE}
+    RETURNING r.id, e.slug, e.sensitive_retention_days AS retention_days`,
+    bindings,
+  );
+  for (const row of rows) {
+    await recordHistory(trx, {
+      registrationId: row.id,
+      action: 'sensitive_purged',
+      changes: { retentionDays: row.retention_days },
+      actor: PURGE_ACTOR,
+      now: bindings.now,
+    });
+  }
+  return rows.length;
+}
