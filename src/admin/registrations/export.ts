@@ -9,6 +9,7 @@ import { paymentReference } from '../../registrations/reference.js';
 import type { RegistrationStatus } from '../../registrations/registrations.js';
 import { currencyDigits } from './money.js';
 import { PAID_MINOR_SQL } from '../../registrations/ledger.js';
+import { CHECKIN_EXPORT_COLUMNS, checkinExportFields, type CheckinExportFields } from '../checkin/export-columns.js';
 
 /**
  * One row per attendee: for name tags, the kitchen and the roll. The money is the registration's, so it
@@ -16,7 +17,7 @@ import { PAID_MINOR_SQL } from '../../registrations/ledger.js';
  * column counts each registration once. `reference` is on every row, to group a registration's rows.
  * Amounts are in APP_CURRENCY as plain decimals ("240.00").
  */
-export interface AttendeeExportRow {
+export interface AttendeeExportRow extends CheckinExportFields {
   attendeeName: string;
   ticket: string;
   reference: string;
@@ -44,6 +45,7 @@ export const EXPORT_COLUMNS: Array<{ key: keyof AttendeeExportRow; header: strin
   // Added after amount_paid, so the columns a spreadsheet already refers to keep their places.
   { key: 'total', header: 'total' },
   { key: 'balanceOwing', header: 'balance_owing' },
+  ...CHECKIN_EXPORT_COLUMNS,
 ];
 
 interface ExportSourceRow {
@@ -101,6 +103,7 @@ export async function exportAttendees(
       'r.total_minor',
       ctx.db.raw(`${PAID_MINOR_SQL} AS paid_minor`),
     );
+  const checkin = await checkinExportFields(ctx.db, event.id, ctx.config.regional.timeZone);
   return rows.flatMap((row) => {
     const email = ctx.cipher.decrypt(row.contact_email_enc);
     const mobile = row.contact_mobile_enc ? ctx.cipher.decrypt(row.contact_mobile_enc) : '';
@@ -122,6 +125,7 @@ export async function exportAttendees(
       mobile,
       status: row.status,
       ...(index === 0 ? money : noMoney),
+      ...checkin(row.id, index),
     }));
   });
 }

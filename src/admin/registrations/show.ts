@@ -8,6 +8,7 @@ import { resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import { listOfficePayments, type OfficePayment } from '../../registrations/ledger.js';
 import { officeRefundedSum } from '../../registrations/ledger.js';
 import { officePaidByMethod, type PaidByMethod } from '../../registrations/paid-by.js';
+import { listCheckinLog, type CheckinLogEntry } from '../checkin/records.js';
 
 export interface RegistrationDetail {
   id: string;
@@ -42,6 +43,8 @@ export interface RegistrationDetail {
   emails: Array<{ id: number; kind: string; subject: string | null; status: string; queuedAt: Date; sentAt: Date | null }>;
   alerts: Array<{ id: number; kind: string; reason: string; createdAt: Date; resolvedAt: Date | null; resolution: string | null }>;
   history: HistoryEntry[];
+  /** Check-ins, undos and check-outs at the door, with the check-in link's label. */
+  checkins: CheckinLogEntry[];
 }
 
 /** Everything about one registration; its contact and its emails' subjects are decrypted for this display only. */
@@ -121,6 +124,7 @@ export async function showRegistration(ctx: Pick<AppContext, 'db' | 'cipher'>, g
     ].sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime()),
     alerts: alerts.map((a) => ({ id: Number(a.id), kind: a.kind, reason: a.reason, createdAt: a.created_at, resolvedAt: a.resolved_at, resolution: a.resolution })),
     history: await listHistory(ctx.db, id),
+    checkins: await listCheckinLog(ctx.db, id),
   };
 }
 
