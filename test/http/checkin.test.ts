@@ -1,6 +1,8 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createCheckinLink } from '../../src/admin/checkin/links.js';
 import { FixedClock } from '../../src/clock.js';
+import { createLogger } from '../../src/logger.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { pathForLog } from '../../src/secret-paths.js';
 import { registerFamily, insertCamp } from '../support/checkin-fixtures.js';
@@ -131,9 +133,35 @@ describe('the check-in page of a volunteer link', () => {
     expect((await get(path)).status).toBe(200);
   });
 
-  it('keeps the token out of logged paths', () => {
-    expect(pathForLog('/checkin/abcDEF123_-xyz/actions?q=lee')).toBe('/checkin/[redacted]/[redacted]');
+  it('keeps the token out of the request log: the page, a check-in and a payment are logged with it redacted', async () => {
     expect(pathForLog('/CheckIn/abcDEF123_-xyz')).toBe('/CheckIn/[redacted]');
+    const { event, lee } = await camp();
+    const { path } = await linkFor(event.slug, { canTakePayment: true });
+    const token = path.split('/')[2] as string;
+    const written: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        written.push(chunk.toString());
+        done();
+      },
+    });
+    const logged = await startTestServer(createTestContext({ db: tdb.db, mailer: mail.mailer, clock, env: mail.sink.configEnv(), logger: createLogger({ level: 'info', destination }) }));
+    try {
+      const at = (p: string) => `${logged.url}${p}`;
+      expect((await fetch(at(`${path}?q=lee`))).status).toBe(200);
+      const form = (fields: Record<string, string>) => ({ method: 'POST', redirect: 'manual' as const, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+      expect((await fetch(at(`${path}/actions`), form({ registration: lee, attendee: '0', action: 'check_in' }))).status).toBe(303);
+      expect((await fetch(at(`${path}/pay`), form({ registration: lee, method: 'cash' }))).status).toBe(303);
+    } finally {
+      await logged.close();
+    }
+    const requests = written.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string; req?: { url: string } });
+    expect(requests.filter((line) => line.msg === 'request completed').map((line) => line.req?.url)).toEqual([
+      '/checkin/[redacted]',
+      '/checkin/[redacted]/[redacted]',
+      '/checkin/[redacted]/[redacted]',
+    ]);
+    expect(written.join('')).not.toContain(token);
   });
 });
 

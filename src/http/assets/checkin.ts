@@ -5,6 +5,7 @@
  * - a tap on Check in, Undo or Check out changes the row at once and is queued in localStorage with an id of
  *   its own (crypto.randomUUID), then uploaded; while the phone is offline the queue waits, the page says how
  *   many are waiting, and it is uploaded when the connection returns (the server ignores ids it has seen);
+ * - every 20 seconds the rows take the server's states, so other volunteers' check-ins show;
  * - paying at the door needs the server, so it is refused with a message while offline.
  */
 import { foldForSearch } from '../../search-fold.js';
@@ -80,9 +81,10 @@ if (list) {
   };
 
   let uploading = false;
-  const upload = async () => {
+  /** Sends what is queued; with `sync`, also when nothing is, to show the other volunteers' check-ins. */
+  const upload = async (sync = false) => {
     const queue = readQueue();
-    if (uploading || queue.length === 0) return showQueue();
+    if (uploading || (queue.length === 0 && !sync)) return showQueue();
     if (!navigator.onLine) return showQueue();
     uploading = true;
     try {
@@ -169,6 +171,6 @@ if (list) {
   showQueue();
   window.addEventListener('online', () => void upload());
   window.addEventListener('offline', () => showQueue());
-  window.setInterval(() => void upload(), 20_000);
+  window.setInterval(() => void upload(true), 20_000);
   void upload();
 }
