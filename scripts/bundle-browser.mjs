@@ -9,7 +9,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 await build({
   absWorkingDir: root,
-  entryPoints: { 'registration-form': 'src/http/assets/registration-form.ts' },
+  entryPoints: { 'registration-form': 'src/http/assets/registration-form.ts', checkin: 'src/http/assets/checkin.ts' },
   outdir: 'dist/assets',
   bundle: true,
   format: 'iife',

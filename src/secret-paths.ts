@@ -12,7 +12,10 @@ export const MANAGE_ROUTE = '/manage/:token';
 /** The waiting-list emails' leave link (GET shows, POST leaves). */
 export const WAITLIST_LEAVE_ROUTE = '/waitlist/leave/:token';
 
-export const SECRET_PATH_ROUTES: readonly string[] = [UNSUBSCRIBE_ROUTE, MANAGE_ROUTE, WAITLIST_LEAVE_ROUTE];
+/** A volunteer's check-in link (GET shows the roll; /actions and /pay below it). */
+export const CHECKIN_ROUTE = '/checkin/:token';
+
+export const SECRET_PATH_ROUTES: readonly string[] = [UNSUBSCRIBE_ROUTE, MANAGE_ROUTE, WAITLIST_LEAVE_ROUTE, CHECKIN_ROUTE];
 
 export const REDACTED_SEGMENT = '[redacted]';
 

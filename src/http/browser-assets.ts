@@ -7,6 +7,8 @@ import { packageRoot } from '../config/env-file.js';
 
 /** The event page's script, built by `npm run build` (scripts/bundle-browser.mjs) from src/http/assets/. */
 export const REGISTRATION_FORM_SCRIPT = 'registration-form.js';
+/** The check-in page's script (src/http/assets/checkin.ts): search, and check-ins queued while offline. */
+export const CHECKIN_SCRIPT = 'checkin.js';
 
 interface BrowserAsset {
   body: Buffer;
@@ -44,8 +46,12 @@ const assetParams = z.object({ version: z.string().max(64) });
  * build still open in a browser, gets the current script, not to be kept.
  */
 export function registerBrowserAssets(app: FastifyInstance): void {
-  app.get(`/assets/:version/${REGISTRATION_FORM_SCRIPT}`, async (request, reply) => {
-    const asset = browserAsset(REGISTRATION_FORM_SCRIPT);
+  for (const script of [REGISTRATION_FORM_SCRIPT, CHECKIN_SCRIPT]) registerScript(app, script);
+}
+
+function registerScript(app: FastifyInstance, script: string): void {
+  app.get(`/assets/:version/${script}`, async (request, reply) => {
+    const asset = browserAsset(script);
     if (!asset) return reply.callNotFound();
     const current = assetParams.safeParse(request.params).data?.version === asset.version;
     return reply

@@ -16,6 +16,7 @@ import { registerSetupRoutes } from './setup-routes.js';
 import { registerUnsubscribeRoutes } from './unsubscribe-routes.js';
 import { registerManageRoutes } from './manage-routes.js';
 import { registerWaitlistRoutes } from './waitlist-routes.js';
+import { registerCheckinRoutes } from './checkin-routes.js';
 import { registerWebhookRoute } from './webhook-route.js';
 import { captchaMissingInProduction, NO_CAPTCHA_WARNING } from '../payments/captcha.js';
 import type { Telemetry, TelemetrySpan } from '../telemetry.js';
@@ -151,6 +152,7 @@ export async function buildServer(
     registerUnsubscribeRoutes(scope, ctx, page);
     registerManageRoutes(scope, ctx, page);
     registerWaitlistRoutes(scope, ctx, page);
+    registerCheckinRoutes(scope, ctx, page);
   });
 
   if (!ctx.config.jobs.cronSecret) ctx.logger.warn(CRON_SECRET_MISSING_WARNING);

@@ -557,6 +557,10 @@ describe('eventops registrations: the office records a bank transfer, cancels an
         amount_paid: '240.00',
         total: '240.00',
         balance_owing: '0.00',
+        checked_in_at: '',
+        checked_in_by: '',
+        checked_out_at: '',
+        checked_out_by: '',
       },
       // The registration's money is on its first attendee's row only, so a column sum counts it once.
       expect.objectContaining({ attendee_name: "'@cmd", registration_reference: paymentReference(hostile.id), contact_name: `'=HYPERLINK("http://x.example","click")`, amount_paid: '', total: '', balance_owing: '' }),

@@ -11,6 +11,7 @@ import { currencyDigits } from './money.js';
 import { PAID_MINOR_SQL } from '../../registrations/ledger.js';
 import type { AnswerValue, Question, RegistrationAnswers } from '../../registrations/answers.js';
 import { answerCell, answerCells, answerColumnsFor, asksDateOfBirth, readStoredAnswers, recordSensitiveExport, type AnswerColumn } from './export-answers.js';
+import { CHECKIN_EXPORT_COLUMNS, checkinExportFields, type CheckinExportFields } from '../checkin/export-columns.js';
 
 /**
  * One row per attendee: for name tags, the kitchen and the roll. The money is the registration's, so it
@@ -18,7 +19,7 @@ import { answerCell, answerCells, answerColumnsFor, asksDateOfBirth, readStoredA
  * column counts each registration once. `reference` is on every row, to group a registration's rows.
  * Amounts are in APP_CURRENCY as plain decimals ("240.00").
  */
-export interface AttendeeExportRow {
+export interface AttendeeExportRow extends CheckinExportFields {
   attendeeName: string;
   ticket: string;
   reference: string;
@@ -48,6 +49,7 @@ export const EXPORT_COLUMNS: Array<{ key: Exclude<keyof AttendeeExportRow, 'answ
   // Added after amount_paid, so the columns a spreadsheet already refers to keep their places.
   { key: 'total', header: 'total' },
   { key: 'balanceOwing', header: 'balance_owing' },
+  ...CHECKIN_EXPORT_COLUMNS,
 ];
 
 interface ExportSourceRow {
@@ -150,6 +152,7 @@ export async function exportEvent(
   const includeSensitive = Boolean(options.includeSensitive);
   const stored = rows.map((row) => readStoredAnswers(ctx.cipher, row, includeSensitive));
   const answerColumns = answerColumnsFor(event.questions ?? [], { includeSensitive, dateOfBirthAsked: asksDateOfBirth(event.pricing.tiers, stored) });
+  const checkin = await checkinExportFields(ctx.db, event.id, ctx.config.regional.timeZone);
   const exported = rows.flatMap((row, rowIndex) => {
     const email = ctx.cipher.decrypt(row.contact_email_enc);
     const mobile = row.contact_mobile_enc ? ctx.cipher.decrypt(row.contact_mobile_enc) : '';
@@ -173,6 +176,7 @@ export async function exportEvent(
       ...(index === 0 ? money : noMoney),
       answers: answerCells(answerColumns, stored[rowIndex] as (typeof stored)[number], index),
       registrationId: row.id,
+      ...checkin(row.id, index),
     }));
   });
   return { rows: exported, answerColumns };

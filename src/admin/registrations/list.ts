@@ -5,6 +5,7 @@ import { paymentReference } from '../../registrations/reference.js';
 import type { PaymentMethod, RegistrationStatus } from '../../registrations/registrations.js';
 import { PAID_MINOR_SQL } from '../../registrations/ledger.js';
 import { OFFICE_PAID_BY_METHOD_SQL, type PaidByMethod } from '../../registrations/paid-by.js';
+import { foldForSearch } from '../../search-fold.js';
 
 export interface RegistrationListing {
   id: string;
@@ -53,16 +54,7 @@ interface ListingRow {
 
 const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-/**
- * A name as the search compares it: decomposed (NFD), without its combining accents (U+0300–U+036F),
- * in lower case. "José Muñoz" and "JOSE MUNOZ" both read "jose munoz", whether stored composed or
- * decomposed. Accents go before the case, as in SQL (foldSql), so "İ" is "i" on both sides.
- */
-export function foldForSearch(text: string): string {
-  // Lower case letter by letter, as PostgreSQL's lower() does: a whole-string toLowerCase() writes a word-final
-  // capital sigma as "ς", which lower() writes "σ", and "ΟΔΟΣ" would not find itself.
-  return Array.from(text.normalize('NFD').replace(/[\u0300-\u036f]/g, ''), (letter) => letter.toLowerCase()).join('');
-}
+export { foldForSearch };
 
 /** foldForSearch in SQL, on the expression `expr` (normalize() needs PostgreSQL 13 and a UTF8 database). */
 const foldSql = (expr: string) => `lower(regexp_replace(normalize(${expr}, NFD), '[\\u0300-\\u036f]', '', 'g'))`;

@@ -9,6 +9,7 @@ import { listOfficePayments, type OfficePayment } from '../../registrations/ledg
 import { officeRefundedSum } from '../../registrations/ledger.js';
 import { officePaidByMethod, type PaidByMethod } from '../../registrations/paid-by.js';
 import { loadAnswersView, type AnswersView } from './answers-view.js';
+import { listCheckinLog, type CheckinLogEntry } from '../checkin/records.js';
 
 export interface RegistrationDetail {
   id: string;
@@ -45,6 +46,8 @@ export interface RegistrationDetail {
   history: HistoryEntry[];
   /** The answers to the event's questions; sensitive ones only when asked for (`--sensitive`). */
   answers: AnswersView;
+  /** Check-ins, undos and check-outs at the door, with the check-in link's label. */
+  checkins: CheckinLogEntry[];
 }
 
 /** Everything about one registration; its contact and its emails' subjects are decrypted for this display only. */
@@ -129,6 +132,7 @@ export async function showRegistration(
     alerts: alerts.map((a) => ({ id: Number(a.id), kind: a.kind, reason: a.reason, createdAt: a.created_at, resolvedAt: a.resolved_at, resolution: a.resolution })),
     history: await listHistory(ctx.db, id),
     answers: await loadAnswersView(ctx, id, { showSensitive: Boolean(options.sensitive) }),
+    checkins: await listCheckinLog(ctx.db, id),
   };
 }
 

@@ -8,6 +8,7 @@ import type { EventRecord } from '../../registrations/event-record.js';
 import type { AppContext } from '../../context.js';
 import { UsageError, errorMessage } from '../../errors.js';
 import { printResult, withContext } from '../io.js';
+import { registerEventsAttendanceCommand } from './events-attendance.js';
 
 interface JsonOption {
   json?: boolean;
@@ -143,6 +144,8 @@ export function registerEventsCommands(program: Command): void {
         printResult(options, { events: found }, found.length === 0 ? 'no events' : describeEvents(found, when));
       });
     });
+
+  registerEventsAttendanceCommand(events);
 }
 
 async function readEventFileText(file: string): Promise<string> {

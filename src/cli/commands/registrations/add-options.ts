@@ -41,5 +41,6 @@ export const addOptionsSchema = z.object({
   overCapacity: z.boolean().optional(),
   resolveAlert: z.coerce.number({ error: 'must be an alert id' }).int().positive().optional(),
   note: noteSchema,
+  atDoor: z.boolean().optional(),
   json: z.boolean().optional(),
 });

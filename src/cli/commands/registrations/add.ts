@@ -24,6 +24,7 @@ export function registerAddCommand(registrations: Command): void {
     .option('--over-capacity', 'exceed the capacity knowingly')
     .option('--resolve-alert <id>', 'resolve this open alert (a payment kept without a registration) as answered by this registration, paid by that payment')
     .option('--note <text>', 'kept in the history (and the alert resolution)')
+    .option('--at-door', 'a walk-in on the day: checks every attendee in, and `events attendance` lists them as came unregistered')
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
@@ -71,6 +72,7 @@ arguments, such as a name or address the form would refuse.`,
         ];
         if (result.seatsLeft !== null) lines.push(result.overCapacity ? `the event is now ${-result.seatsLeft} over its capacity` : `${counted(result.seatsLeft, 'place', 'places')} left`);
         if (result.resolvedAlert !== null) lines.push(`resolved alert ${result.resolvedAlert}`);
+        if (options.atDoor) lines.push(await (await import('../../../admin/checkin/walk-in.js')).checkInAtDoor(ctx, result.registrationId, operatingSystemUser()));
         printResult(options, { registration: result }, lines);
       });
     });

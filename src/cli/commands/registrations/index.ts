@@ -6,6 +6,7 @@ import { registerListCommand } from './list.js';
 import { registerMarkPaidCommand } from './mark-paid.js';
 import { registerRecordRefundCommand } from './record-refund.js';
 import { registerResendCommand } from './resend.js';
+import { registerRollCommand } from './roll.js';
 import { registerShowCommand } from './show.js';
 import { registerUpdateContactCommand } from './update-contact.js';
 
@@ -23,4 +24,5 @@ export function registerRegistrationsCommands(program: Command): void {
   registerAddCommand(registrations);
   registerUpdateContactCommand(registrations);
   registerResendCommand(registrations);
+  registerRollCommand(registrations);
 }

@@ -4,6 +4,7 @@ import type { RegistrationDetail } from '../../../admin/registrations/show.js';
 import type { HistoryEntry } from '../../../registrations/history.js';
 import { printResult, withContext } from '../../io.js';
 import { REGISTRATION_ARGUMENT } from './shared.js';
+import { checkinLines } from '../../../admin/checkin/show-lines.js';
 
 export function registerShowCommand(registrations: Command): void {
   registrations
@@ -80,6 +81,7 @@ function describe(r: RegistrationDetail, { money, minute, method, history, answe
     ...(r.alerts.length === 0
       ? ['  none']
       : r.alerts.map((a) => `  #${a.id} ${a.kind} ${a.resolvedAt ? `resolved${a.resolution ? `: ${a.resolution}` : ''}` : 'open'}\n    ${a.reason}`)),
+    ...checkinLines(r, minute),
     'History:',
     ...(r.history.length === 0 ? ['  none'] : r.history.map((h) => `  ${history(h)}`)),
   ];

@@ -1,0 +1,265 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createCheckinLink } from '../../src/admin/checkin/links.js';
+import { FixedClock } from '../../src/clock.js';
+import { createLogger } from '../../src/logger.js';
+import { deliverQueuedMail } from '../../src/mail/queue.js';
+import { pathForLog } from '../../src/secret-paths.js';
+import { registerFamily, insertCamp } from '../support/checkin-fixtures.js';
+import { createTestContext } from '../support/context.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { insertUser } from '../support/factories.js';
+import { startTestServer, type TestServer } from '../support/http.js';
+import { useSinkAndMailer } from '../support/mail-fixture.js';
+
+const T0 = new Date('2026-12-05T07:30:00Z');
+const clock = new FixedClock(T0);
+let tdb: TestDatabase;
+let server: TestServer;
+const mail = useSinkAndMailer();
+const context = () => createTestContext({ db: tdb.db, mailer: mail.mailer, clock, env: mail.sink.configEnv() });
+
+beforeAll(async () => {
+  tdb = await createTestDatabase();
+  server = await startTestServer(context());
+});
+afterAll(async () => {
+  await server.close();
+  await tdb.drop();
+});
+beforeEach(async () => {
+  clock.set(T0);
+  await tdb.db.raw('TRUNCATE registrations, events, users, queued_mail, rate_limits, checkin_links, checkin_nonces CASCADE');
+  await insertUser(tdb.db, context().cipher, { email: 'office@example.org' });
+});
+
+const unescape = (html: string) => html.replaceAll('&#x3D;', '=').replaceAll('&#x27;', "'");
+async function get(path: string) {
+  const response = await fetch(`${server.url}${path}`, { redirect: 'manual', headers: { accept: 'text/html' } });
+  return { status: response.status, headers: response.headers, html: unescape(await response.text()) };
+}
+async function post(path: string, fields: Record<string, string>) {
+  const response = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  });
+  return { status: response.status, headers: response.headers, html: unescape(await response.text()) };
+}
+async function upload(path: string, actions: unknown[]) {
+  const response = await fetch(`${server.url}${path}/actions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ actions }) });
+  return { status: response.status, body: (await response.json()) as { results: Array<{ id: string; outcome: string }>; here: number; total: number } };
+}
+
+/** A camp with the Lee family (a child with a peanut allergy, owing $180) and a paid adult, José Núñez. */
+async function camp() {
+  const ctx = context();
+  const event = await insertCamp(tdb.db);
+  const lee = await registerFamily(tdb.db, ctx.cipher, event, {
+    contact: 'Ruth Lee',
+    attendees: [
+      { name: 'Ruth Lee', tier: 'adult' },
+      { name: 'Mia Lee', tier: 'child', answers: { allergies: 'Peanuts', medication: 'Ventolin', tshirt: 'S' } },
+    ],
+  });
+  const jose = await registerFamily(tdb.db, ctx.cipher, event, { contact: 'José Núñez', status: 'PAID', attendees: [{ name: 'José Núñez', tier: 'adult' }] });
+  return { event, lee, jose };
+}
+const linkFor = async (slug: string, options: { hours?: number; label?: string; canTakePayment?: boolean } = {}) => {
+  const { link, url } = await createCheckinLink(context(), { eventSlug: slug, hours: options.hours ?? 12, label: options.label ?? 'Front door', canTakePayment: options.canTakePayment ?? false, actor: 'office' });
+  return { link, path: new URL(url).pathname };
+};
+const log = (registrationId: string) => tdb.db('checkin_log').where({ registration_id: registrationId }).orderBy('id').select('attendee_index', 'action', 'label');
+
+describe('the check-in page of a volunteer link', () => {
+  it('shows the roll with counts and the door flags (owes, showAtCheckin answers only, a child\'s guardian), behind the public pages\' headers', async () => {
+    const { event } = await camp();
+    const { path } = await linkFor(event.slug);
+    const page = await get(path);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self'(?! 'unsafe-inline')[^;]*'nonce-[0-9a-f]{32}'/);
+    expect(page.html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(page.html).toContain('<span id="here-text">0 of 3 here</span>');
+    const mia = /<li[^>]*data-key="[^"]+:1"[^>]*>[\s\S]*?<\/li>/.exec(page.html)?.[0] ?? '';
+    expect(mia).toContain('<bdi>Mia Lee</bdi>');
+    expect(mia).toContain('Guardian: <bdi>Ruth Lee</bdi>');
+    expect(mia).toContain('Owes $180.00');
+    expect(mia).toContain('<strong>Allergies:</strong> Peanuts');
+    // Sensitive but not marked showAtCheckin: never on the page.
+    expect(page.html).not.toContain('Ventolin');
+    const joseRow = /<li[^>]*>(?:(?!<\/li>)[\s\S])*José Núñez(?:(?!<\/li>)[\s\S])*<\/li>/.exec(page.html)?.[0] ?? '';
+    expect(joseRow).not.toContain('Owes');
+    expect(joseRow).not.toContain('Guardian');
+    // No payment buttons on a link made without --can-take-payment.
+    expect(page.html).not.toContain('Paid $180.00 in cash');
+  });
+
+  it('a search in the address (no script) keeps the matching names, accents and case ignored', async () => {
+    const { event } = await camp();
+    const { path } = await linkFor(event.slug);
+    const page = await get(`${path}?q=${encodeURIComponent('JOSE nun')}`);
+    const rows = [...page.html.matchAll(/<li class="card attendee"[^>]*>/g)].map((m) => m[0]);
+    expect(rows.filter((row) => !row.includes(' hidden'))).toHaveLength(1);
+    expect(rows.find((row) => !row.includes(' hidden'))).toContain('data-search="jose nunez jose nunez"');
+  });
+
+  it('answers 404 alike for an unknown, an expired and a revoked link, and for a link of a deleted event', async () => {
+    const { event } = await camp();
+    const expired = await linkFor(event.slug, { hours: 1 });
+    const revoked = await linkFor(event.slug, { label: 'Side door' });
+    await tdb.db('checkin_links').where({ id: revoked.link.id }).update({ revoked_at: T0 });
+    clock.set(new Date(T0.getTime() + 2 * 3_600_000));
+    for (const path of [expired.path, revoked.path, '/checkin/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', '/checkin/short']) {
+      const page = await get(path);
+      expect(page.status).toBe(404);
+      expect(page.html).toContain('We could not find that check-in page');
+      expect((await post(`${path}/actions`, { registration: '00000000-0000-0000-0000-000000000000', attendee: '0', action: 'check_in' })).status).toBe(404);
+    }
+    const live = await linkFor(event.slug, { label: 'Hall' });
+    await tdb.db('events').where({ id: event.id }).update({ deleted_at: clock.now() });
+    expect((await get(live.path)).status).toBe(404);
+  });
+
+  it('limits guesses: ten wrong tokens a minute from one client, then 429, while a live link from the same client still opens', async () => {
+    const { event } = await camp();
+    const { path } = await linkFor(event.slug);
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await get(`/checkin/${'x'.repeat(42)}${i % 10}`)).status);
+    expect(statuses).toEqual([...Array(10).fill(404), 429]);
+    expect((await get(path)).status).toBe(200);
+  });
+
+  it('keeps the token out of the request log: the page, a check-in and a payment are logged with it redacted', async () => {
+    expect(pathForLog('/CheckIn/abcDEF123_-xyz')).toBe('/CheckIn/[redacted]');
+    const { event, lee } = await camp();
+    const { path } = await linkFor(event.slug, { canTakePayment: true });
+    const token = path.split('/')[2] as string;
+    const written: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        written.push(chunk.toString());
+        done();
+      },
+    });
+    const logged = await startTestServer(createTestContext({ db: tdb.db, mailer: mail.mailer, clock, env: mail.sink.configEnv(), logger: createLogger({ level: 'info', destination }) }));
+    try {
+      const at = (p: string) => `${logged.url}${p}`;
+      expect((await fetch(at(`${path}?q=lee`))).status).toBe(200);
+      const form = (fields: Record<string, string>) => ({ method: 'POST', redirect: 'manual' as const, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+      expect((await fetch(at(`${path}/actions`), form({ registration: lee, attendee: '0', action: 'check_in' }))).status).toBe(303);
+      expect((await fetch(at(`${path}/pay`), form({ registration: lee, method: 'cash' }))).status).toBe(303);
+    } finally {
+      await logged.close();
+    }
+    const requests = written.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { msg: string; req?: { url: string } });
+    expect(requests.filter((line) => line.msg === 'request completed').map((line) => line.req?.url)).toEqual([
+      '/checkin/[redacted]',
+      '/checkin/[redacted]/[redacted]',
+      '/checkin/[redacted]/[redacted]',
+    ]);
+    expect(written.join('')).not.toContain(token);
+  });
+});
+
+describe('check-in records', () => {
+  it('two volunteers checking in the same person at once record one check-in, with the link\'s label', async () => {
+    const { event, lee } = await camp();
+    const front = await linkFor(event.slug, { label: 'Front door' });
+    const side = await linkFor(event.slug, { label: 'Side door' });
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => post(`${(i % 2 ? side : front).path}/actions`, { registration: lee, attendee: '1', action: 'check_in' })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(303));
+    const entries = await log(lee);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ attendee_index: 1, action: 'check_in' });
+    expect(['Front door', 'Side door']).toContain(entries[0]?.label);
+    const state = await tdb.db('attendee_checkins').where({ registration_id: lee, attendee_index: 1 }).first();
+    expect(state.checked_in_at).not.toBeNull();
+    expect((await get(front.path)).html).toContain('<span id="here-text">1 of 3 here</span>');
+  });
+
+  it('an upload sent twice (its answer lost) is recorded once: the ids already seen are ignored; undo and check-out are recorded too', async () => {
+    const { event, lee } = await camp();
+    const { path } = await linkFor(event.slug);
+    // Tapped offline ten minutes after the link was made, uploaded twenty minutes later.
+    const tapped = new Date(T0.getTime() + 10 * 60_000).toISOString();
+    clock.set(new Date(T0.getTime() + 30 * 60_000));
+    const actions = [
+      { id: '6f1c1c64-0d1a-4a39-9a55-4f2b6c7a0001', action: 'check_in', registration: lee, attendee: 0, at: tapped },
+      { id: '6f1c1c64-0d1a-4a39-9a55-4f2b6c7a0002', action: 'check_in', registration: lee, attendee: 1, at: tapped },
+      { id: '6f1c1c64-0d1a-4a39-9a55-4f2b6c7a0003', action: 'undo', registration: lee, attendee: 0, at: tapped },
+    ];
+    const first = await upload(path, actions);
+    expect(first.status).toBe(200);
+    expect(first.body.results.map((r) => r.outcome)).toEqual(['recorded', 'recorded', 'recorded']);
+    expect(first.body).toMatchObject({ here: 1, total: 3 });
+    const again = await upload(path, actions);
+    expect(again.body.results.map((r) => r.outcome)).toEqual(['seen', 'seen', 'seen']);
+    expect(await log(lee)).toEqual([
+      { attendee_index: 0, action: 'check_in', label: 'Front door' },
+      { attendee_index: 1, action: 'check_in', label: 'Front door' },
+      { attendee_index: 0, action: 'undo', label: 'Front door' },
+    ]);
+    // The tap's time is kept for a check-in queued offline.
+    const state = await tdb.db('attendee_checkins').where({ registration_id: lee, attendee_index: 1 }).first();
+    expect(state.checked_in_at.toISOString()).toBe(tapped);
+    const out = await upload(path, [{ id: '6f1c1c64-0d1a-4a39-9a55-4f2b6c7a0004', action: 'check_out', registration: lee, attendee: 1 }]);
+    expect(out.body.results[0]?.outcome).toBe('recorded');
+    expect((await tdb.db('attendee_checkins').where({ registration_id: lee, attendee_index: 1 }).first()).checked_out_by).toBe('Front door');
+  });
+
+  it('refuses a registration of another event, or an attendee it does not have', async () => {
+    const { event, lee } = await camp();
+    const other = await insertCamp(tdb.db);
+    const { path } = await linkFor(other.slug);
+    const answer = await upload(path, [
+      { id: '6f1c1c64-0d1a-4a39-9a55-4f2b6c7a0010', action: 'check_in', registration: lee, attendee: 0 },
+      { id: '6f1c1c64-0d1a-4a39-9a55-4f2b6c7a0011', action: 'check_in', registration: lee, attendee: 7 },
+    ]);
+    expect(answer.body.results.map((r) => r.outcome)).toEqual(['not_found', 'not_found']);
+    expect(await log(lee)).toEqual([]);
+    expect(event.id).not.toBe(other.id);
+  });
+});
+
+describe('paying at the door', () => {
+  it('records the balance in cash in the same ledger as mark-paid, with the link\'s label as who, and the receipt reaches the family', async () => {
+    const { event, lee } = await camp();
+    const { path } = await linkFor(event.slug, { label: 'Welcome desk', canTakePayment: true });
+    const page = await get(path);
+    expect(page.html).toContain('Paid $180.00 in cash');
+    const paid = await post(`${path}/pay`, { registration: lee, method: 'cash' });
+    expect(paid.status).toBe(303);
+    expect(paid.headers.get('location')).toBe(`${path}?done=paid`);
+    expect(await tdb.db('registrations').where({ id: lee }).first()).toMatchObject({ status: 'PAID', payment_method: 'cash', office_paid_minor: 18000 });
+    expect(await tdb.db('registration_payments').where({ registration_id: lee }).select('amount_minor', 'method', 'recorded_by')).toEqual([
+      { amount_minor: 18000, method: 'cash', recorded_by: 'Welcome desk' },
+    ]);
+    expect(await tdb.db('registration_history').where({ registration_id: lee, action: 'marked_paid' }).first()).toMatchObject({ actor: 'Welcome desk' });
+    await deliverQueuedMail(context(), { limit: 10 });
+    const [receipt] = await mail.sink.waitFor(1);
+    expect(receipt?.envelope.to).toEqual(['ruth@example.org']);
+    expect(receipt?.subject).toBe('Receipt: Kids Camp');
+    expect((await get(`${path}?done=paid`)).html).toContain('Payment recorded');
+
+    // Paid already: refused, saying why, and nothing more is recorded.
+    const twice = await post(`${path}/pay`, { registration: lee, method: 'bank' });
+    expect(twice.status).toBe(409);
+    expect(twice.html).toContain('is already paid');
+    expect(await tdb.db('registration_payments').where({ registration_id: lee })).toHaveLength(1);
+  });
+
+  it('a link made without --can-take-payment records no payment', async () => {
+    const { event, lee } = await camp();
+    const { path } = await linkFor(event.slug);
+    const refused = await post(`${path}/pay`, { registration: lee, method: 'cash' });
+    expect(refused.status).toBe(403);
+    expect(await tdb.db('registration_payments').where({ registration_id: lee })).toHaveLength(0);
+    expect((await tdb.db('registrations').where({ id: lee }).first()).status).toBe('PENDING');
+  });
+});
