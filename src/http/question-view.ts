@@ -1,4 +1,4 @@
-import type { Question } from '../registrations/answers.js';
+import { DATE_OF_BIRTH_QUESTION_ID, type Question } from '../registrations/answers.js';
 import type { EventRecord } from '../registrations/event-record.js';
 import type { FieldProblem } from './templates/event-page.js';
 import { questionFieldViews, type QuestionFieldView } from './templates/question-fields.js';
@@ -18,6 +18,23 @@ export function typedAnswerFields(body: unknown): AnswerFields {
     if (values.length > 0) fields[name] = values.slice(0, 50);
   }
   return fields;
+}
+
+/** The questions an event's form asks: the event's own, and a date of birth for each attendee of an age-limited tier. */
+export function askedQuestions(event: Pick<EventRecord, 'questions' | 'pricing'>): Question[] {
+  const limited = event.pricing.tiers.filter((tier) => tier.minAge !== undefined || tier.maxAge !== undefined).map((tier) => tier.id);
+  if (limited.length === 0) return event.questions;
+  const dateOfBirth: Question = {
+    id: DATE_OF_BIRTH_QUESTION_ID,
+    label: 'Date of birth',
+    type: 'date',
+    appliesTo: 'attendee',
+    tiers: limited,
+    required: true,
+    sensitive: true,
+    help: 'Some tickets have an age limit, checked on the first day of the event.',
+  };
+  return [...event.questions, dateOfBirth];
 }
 
 export interface FormQuestionViews {

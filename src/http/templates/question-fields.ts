@@ -42,7 +42,7 @@ export interface QuestionFieldView {
   /** Said under the label when the question is for some tickets only: script or no script, the reader knows. */
   tiersNote?: string;
   /** One of these is set. */
-  input?: { type: string; value: string; inputmode?: string; autocomplete?: string };
+  input?: { type: string; value: string; inputmode?: string; autocomplete?: string; maxlength?: number };
   textarea?: { value: string };
   group?: { type: 'radio' | 'checkbox'; options: QuestionOptionView[] };
   consent?: { checked: boolean };
@@ -68,12 +68,12 @@ export function questionInputId(questionId: string, row?: number): string {
   return row === undefined ? `q-${questionId}` : `q-${row + 1}-${questionId}`;
 }
 
-const INPUT_TYPES: Partial<Record<Question['type'], { type: string; inputmode?: string; autocomplete?: string }>> = {
-  text: { type: 'text' },
+const INPUT_TYPES: Partial<Record<Question['type'], { type: string; inputmode?: string; autocomplete?: string; maxlength?: number }>> = {
+  text: { type: 'text', maxlength: 500 },
   date: { type: 'date' },
-  number: { type: 'text', inputmode: 'decimal' },
-  phone: { type: 'tel', autocomplete: 'tel' },
-  email: { type: 'email', autocomplete: 'email' },
+  number: { type: 'text', inputmode: 'decimal', maxlength: 40 },
+  phone: { type: 'tel', maxlength: 40 },
+  email: { type: 'email', maxlength: 254 },
 };
 
 export function questionFieldViews(source: QuestionFieldSource): QuestionFieldView[] {
@@ -125,7 +125,7 @@ function questionFieldView(question: Question, source: QuestionFieldSource): Que
     case 'consent':
       return { ...view, consent: { checked: value === 'yes' } };
     default: {
-      const input = INPUT_TYPES[question.type] ?? { type: 'text' };
+      const input = INPUT_TYPES[question.type] ?? { type: 'text', maxlength: 500 };
       return { ...view, input: { ...input, value } };
     }
   }
@@ -158,7 +158,7 @@ ${NOTES}${ERROR}
 {{else}}<label for="{{inputId}}">${ROW_LABEL}{{label}}${MARK}</label>
 ${NOTES}
 {{#if textarea}}<textarea id="{{inputId}}" name="{{name}}" rows="3" maxlength="2000"{{#if required}} aria-required="true"{{/if}}${DESCRIBED}>{{textarea.value}}</textarea>
-{{else}}<input id="{{inputId}}" name="{{name}}" type="{{input.type}}" value="{{input.value}}"{{#if input.inputmode}} inputmode="{{input.inputmode}}"{{/if}}{{#if input.autocomplete}} autocomplete="{{input.autocomplete}}"{{/if}} maxlength="500"{{#if required}} aria-required="true"{{/if}}${DESCRIBED}>{{/if}}
+{{else}}<input id="{{inputId}}" name="{{name}}" type="{{input.type}}" value="{{input.value}}"{{#if input.inputmode}} inputmode="{{input.inputmode}}"{{/if}}{{#if input.autocomplete}} autocomplete="{{input.autocomplete}}"{{/if}}{{#if input.maxlength}} maxlength="{{input.maxlength}}"{{/if}}{{#if required}} aria-required="true"{{/if}}${DESCRIBED}>{{/if}}
 ${ERROR}{{/if}}
 </div>`;
 
