@@ -1,10 +1,10 @@
-import { DATE_OF_BIRTH_QUESTION_ID, type Question } from '../registrations/answers.js';
+import type { Question } from '../registrations/answers.js';
 import type { EventRecord } from '../registrations/event-record.js';
 import type { FieldProblem } from './templates/event-page.js';
 import { questionFieldViews, type QuestionFieldView } from './templates/question-fields.js';
+import type { AnswerFields } from '../registrations/questions.js';
 
-/** What a post typed into the question fields, by field name (`q.<id>`, `q.<row>.<id>`), for the form given back. */
-export type AnswerFields = Record<string, string[]>;
+export type { AnswerFields };
 
 const MAX_ANSWER_FIELDS = 2000;
 
@@ -20,22 +20,8 @@ export function typedAnswerFields(body: unknown): AnswerFields {
   return fields;
 }
 
-/** The questions an event's form asks: the event's own, and a date of birth for each attendee of an age-limited tier. */
-export function askedQuestions(event: Pick<EventRecord, 'questions' | 'pricing'>): Question[] {
-  const limited = event.pricing.tiers.filter((tier) => tier.minAge !== undefined || tier.maxAge !== undefined).map((tier) => tier.id);
-  if (limited.length === 0) return event.questions;
-  const dateOfBirth: Question = {
-    id: DATE_OF_BIRTH_QUESTION_ID,
-    label: 'Date of birth',
-    type: 'date',
-    appliesTo: 'attendee',
-    tiers: limited,
-    required: true,
-    sensitive: true,
-    help: 'Some tickets have an age limit, checked on the first day of the event.',
-  };
-  return [...event.questions, dateOfBirth];
-}
+/** The questions an event's form asks (the rules live with the answers' other rules). */
+export { questionsAsked as askedQuestions } from '../registrations/questions.js';
 
 export interface FormQuestionViews {
   registration: QuestionFieldView[];
