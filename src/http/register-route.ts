@@ -85,6 +85,7 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       json ? 'json' : 'form',
       event.pricing,
       event.maxAttendeesPerRegistration,
+      { event, now: ctx.clock.now(), timeZone: ctx.config.regional.timeZone },
     );
     if (!parsed.ok) return rejectForm(400, 'invalid_registration', parsed.values, parsed.problems);
 
