@@ -11,7 +11,7 @@ import type { LiveTotalConfig } from './live-total-config.js';
 import { nothingToPay, type SubmittedValues } from './registration-form.js';
 import type { EventPageData, FieldProblem } from './templates/event-page.js';
 import { pageFormat } from './templates/format.js';
-import { formQuestionViews, questionFieldHref, type AnswerFields } from './question-view.js';
+import { askedQuestions, formQuestionViews, questionFieldHref, type AnswerFields } from './question-view.js';
 
 /**
  * Attendee rows the page's script keeps at first: it takes away the blank rows past them (a phone then sees
@@ -100,7 +100,7 @@ export async function eventPageData(
   // its blank rows are offered again only up to the limit.
   const namedRows = submittedRows.findLastIndex((row) => row.name.trim() !== '') + 1;
   const rowCount = Math.max(rowLimit, namedRows);
-  const questions = formQuestionViews(event, event.questions, { rowCount, answerFields: options.answerFields, errors });
+  const questions = formQuestionViews(event, askedQuestions(event), { rowCount, answerFields: options.answerFields, errors });
   const attendeeRows = Array.from({ length: rowCount }, (_, index) => {
     const row = submittedRows[index];
     const chosen = pricing.tiers.some((tier) => tier.id === row?.tier) ? row?.tier : pricing.tiers[0]?.id;

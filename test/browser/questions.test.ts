@@ -97,7 +97,7 @@ describe('a family registers with answers: an age outside the limit is refused b
       expect(await page.locator('#q-2-dateOfBirth-error').textContent()).toMatch(/12/);
       expect(await dateOfBirth(page, 2).inputValue()).toBe(bornYearsBefore(starts, 15));
       expect(await details(page, 1).inputValue()).toBe('Peanuts');
-      expect(await pages.db('registrations').where({ event_id: event.id }).count<Array<{ count: string }>>('* as count')).toEqual([{ count: '0' }]);
+      expect(await pages.db('registrations').where({ event_id: event.id }).first()).toBeUndefined();
 
       await dateOfBirth(page, 2).fill(bornYearsBefore(starts, 8));
       await page.getByRole('button', { name: 'Register' }).click();
