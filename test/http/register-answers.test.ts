@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
+import { resendableFields } from '../../src/http/registration-form.js';
 import { decryptSensitiveAnswers, type Question } from '../../src/registrations/answers.js';
 import { insertEvent } from '../support/factories.js';
 import { useSinkAndMailer } from '../support/mail-fixture.js';
@@ -188,5 +189,18 @@ describe('the confirmation email lists the non-sensitive answers, labelled per a
       expect(part).not.toContain('Date of birth');
       expect(part).not.toMatch(/2018|June/);
     }
+  });
+});
+
+describe('"Send again" on the error page carries the answers too', () => {
+  it('keeps every q.* field, a multichoice repeated', () => {
+    const sent = resendableFields({ name: 'Jo', 'q.photos': 'yes', 'q.0.allergy': 'no', 'q.meals': ['Lunch', 'Dinner'], other: 'x' });
+    expect(sent).toEqual([
+      { name: 'name', value: 'Jo' },
+      { name: 'q.photos', value: 'yes' },
+      { name: 'q.0.allergy', value: 'no' },
+      { name: 'q.meals', value: 'Lunch' },
+      { name: 'q.meals', value: 'Dinner' },
+    ]);
   });
 });

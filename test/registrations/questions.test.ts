@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Question } from '../../src/registrations/answers.js';
-import { answerFieldsFromJson, questionsAsked, readAnswers, type AnswerFields } from '../../src/registrations/questions.js';
+import { answerFieldsFromJson, questionsAsked, readAnswers, type AnswerFields, type AnsweringAttendee } from '../../src/registrations/questions.js';
 
 const SYDNEY = 'Australia/Sydney';
 const NOW = new Date('2026-11-01T09:30:00Z');
@@ -33,10 +33,10 @@ const options = { contactName: 'Jo Citizen', now: NOW, timeZone: SYDNEY };
 const adult = { name: 'Jo Citizen', tier: 'adult' };
 const child = { name: 'Kim Citizen', tier: 'child' };
 
-function read(fields: AnswerFields, attendees = [adult]) {
+function read(fields: AnswerFields, attendees: AnsweringAttendee[] = [adult]) {
   return readAnswers(event, attendees, fields, options);
 }
-const messages = (fields: AnswerFields, attendees = [adult]) => read(fields, attendees).problems.map((p) => `${p.field} ${p.message}`);
+const messages = (fields: AnswerFields, attendees: AnsweringAttendee[] = [adult]) => read(fields, attendees).problems.map((p) => `${p.field} ${p.message}`);
 
 describe('questionsAsked: the date of birth is asked only of age-limited tiers, as a required sensitive date', () => {
   it('adds dateOfBirth for the child tier only, and nothing without an age limit', () => {
