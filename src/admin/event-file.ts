@@ -2,6 +2,7 @@ import { formatInTimeZone, fromZonedTime, getTimezoneOffset } from 'date-fns-tz'
 import { z } from 'zod';
 import { AppError, EXIT } from '../errors.js';
 import { MAX_REGISTRATION_TOTAL_MINOR, type EventDiscount, type EventPricing } from '../registrations/event-pricing.js';
+import { DATE_OF_BIRTH_QUESTION_ID, QUESTION_TYPES, type Question } from '../registrations/answers.js';
 
 /**
  * The event file of `eventops events create|update FILE.json` (a public
@@ -32,6 +33,10 @@ export interface EventFile {
   changesCloseAt?: Date | null;
   /** Off when absent; an offer holds its places offerHours (1–168, default 24). */
   waitingList?: { enabled: boolean; offerHours?: number };
+  /** What the form asks, in order (see "Questions" in the README); absent on update: kept as stored. */
+  questions?: Question[];
+  /** Days after the event ends that its sensitive answers are purged (0–3650; create: 30 when absent). */
+  sensitiveRetentionDays?: number;
   pricing: EventPricing;
 }
 
@@ -41,6 +46,8 @@ export const DEFAULT_MAX_ATTENDEES_PER_REGISTRATION = 10;
 export const DEFAULT_UNPAID_HOLD_DAYS = 7;
 /** When an event file does not say: the unpaid places one client address may hold (see "Unpaid places per connection"). */
 export const DEFAULT_MAX_UNPAID_SEATS_PER_CLIENT = 30;
+/** When an event file being created does not say: the days after the event its sensitive answers are kept. */
+export const DEFAULT_SENSITIVE_RETENTION_DAYS = 30;
 /** The largest capacity an event file may give (it is stored as a 32-bit integer); null is unlimited. */
 export const MAX_CAPACITY = 1_000_000;
 /** The most any event may allow in one registration (the form's own hard limit). */
@@ -56,11 +63,82 @@ const minorUnits = z
   .min(0, { error: 'at least 0' })
   .max(MAX_REGISTRATION_TOTAL_MINOR, { error: `at most ${MAX_REGISTRATION_TOTAL_MINOR}` });
 
-const tierSchema = z.strictObject({
-  id: z.string().trim().min(1, { error: 'a non-empty tier id' }),
-  label: z.string().trim().min(1, { error: 'a non-empty label' }),
-  price: minorUnits,
+const ageYears = z.int({ error: 'a whole number of years' }).min(0, { error: 'at least 0' }).max(120, { error: 'at most 120' });
+
+const tierSchema = z
+  .strictObject({
+    id: z.string().trim().min(1, { error: 'a non-empty tier id' }),
+    label: z.string().trim().min(1, { error: 'a non-empty label' }),
+    price: minorUnits,
+    // Checked on the attendee's date of birth as of the event's start; the form then asks it.
+    minAge: ageYears.optional(),
+    maxAge: ageYears.optional(),
+  })
+  .refine((tier) => tier.minAge === undefined || tier.maxAge === undefined || tier.minAge <= tier.maxAge, {
+    error: 'at least minAge',
+    path: ['maxAge'],
+  });
+
+export const QUESTION_ID_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,39}$/;
+
+const questionSchema = z.strictObject({
+  id: z
+    .string({ error: 'a question id' })
+    .regex(QUESTION_ID_PATTERN, { error: 'a letter, then letters, digits or _, at most 40 in all, e.g. "allergies"' })
+    .refine((id) => id !== DATE_OF_BIRTH_QUESTION_ID, {
+      error: `"${DATE_OF_BIRTH_QUESTION_ID}" is reserved: the form asks it by itself when a tier has minAge or maxAge`,
+    }),
+  label: z.string({ error: 'the question as the form shows it' }).trim().min(1, { error: 'a non-empty label' }).max(500, { error: 'at most 500 characters' }),
+  type: z.enum(QUESTION_TYPES, { error: `one of ${QUESTION_TYPES.join(', ')}` }),
+  appliesTo: z.enum(['attendee', 'registration'], { error: '"attendee" (asked for each attendee) or "registration" (asked once)' }),
+  tiers: z.array(z.string()).min(1, { error: 'at least one tier id, or leave tiers out for every tier' }).optional(),
+  required: z.boolean().optional(),
+  options: z.array(z.string().trim().min(1, { error: 'a non-empty option' }).max(200, { error: 'at most 200 characters' })).optional(),
+  showIf: z.strictObject({ question: z.string(), equals: z.string() }).optional(),
+  sensitive: z.boolean().optional(),
+  showAtCheckin: z.boolean().optional(),
+  help: z.string().max(1000, { error: 'at most 1000 characters' }).optional(),
 });
+
+const CHOICE_TYPES = new Set(['choice', 'multichoice']);
+const SHOW_IF_TYPES = new Set(['yesno', 'choice', 'multichoice']);
+
+/** The rules between questions, and between questions and tiers: each problem named by its key. */
+function checkQuestions(questions: readonly Question[], tierIds: ReadonlySet<string>, ctx: z.RefinementCtx): void {
+  const issue = (index: number, key: string | undefined, message: string) =>
+    ctx.addIssue({ code: 'custom', path: ['questions', index, ...(key ? [key] : [])], message });
+  const seen = new Map<string, Question>();
+  questions.forEach((q, index) => {
+    if (seen.has(q.id)) issue(index, 'id', `duplicate question id "${q.id}"`);
+    if (CHOICE_TYPES.has(q.type)) {
+      if (!q.options || q.options.length === 0) issue(index, 'options', `a ${q.type} question needs a non-empty list of options`);
+      else if (new Set(q.options).size !== q.options.length) issue(index, 'options', 'each option once');
+    } else if (q.options !== undefined) {
+      issue(index, 'options', `only choice and multichoice questions have options (this one is ${q.type})`);
+    }
+    if (q.tiers !== undefined) {
+      if (q.appliesTo !== 'attendee') issue(index, 'tiers', 'only attendee questions are asked per tier');
+      const unknown = q.tiers.filter((tier) => !tierIds.has(tier));
+      if (unknown.length > 0) issue(index, 'tiers', `no tier ${unknown.map((t) => `"${t}"`).join(', ')} in pricing.tiers`);
+    }
+    if (q.showIf) {
+      const trigger = seen.get(q.showIf.question);
+      if (!trigger) {
+        issue(index, 'showIf', `"${q.showIf.question}" is not a question before this one`);
+      } else if (!SHOW_IF_TYPES.has(trigger.type)) {
+        issue(index, 'showIf', `"${trigger.id}" is a ${trigger.type} question; showIf names a yesno, choice or multichoice one`);
+      } else if (q.appliesTo === 'registration' && trigger.appliesTo === 'attendee') {
+        issue(index, 'showIf', `"${trigger.id}" is asked per attendee, so it cannot decide a question asked once`);
+      } else {
+        const valid = trigger.type === 'yesno' ? ['yes', 'no'] : (trigger.options ?? []);
+        if (!valid.includes(q.showIf.equals)) {
+          issue(index, 'showIf', `equals must be one of ${valid.map((v) => `"${v}"`).join(', ')} (the answers of "${trigger.id}")`);
+        }
+      }
+    }
+    if (!seen.has(q.id)) seen.set(q.id, q);
+  });
+}
 
 const discountSchema = z
   .strictObject({
@@ -135,8 +213,13 @@ export const eventFileSchema = z.strictObject({
       offerHours: z.int({ error: 'a whole number of hours' }).min(1, { error: 'at least 1' }).max(168, { error: 'at most 168' }).optional(),
     })
     .optional(),
+  questions: z.array(questionSchema).max(100, { error: 'at most 100 questions' }).optional(),
+  sensitiveRetentionDays: z.int({ error: 'a whole number of days' }).min(0, { error: 'at least 0' }).max(3650, { error: 'at most 3650' }).optional(),
   pricing: eventPricingSchema,
 })
+  .superRefine((file, ctx) => {
+    if (file.questions) checkQuestions(file.questions, new Set(file.pricing.tiers.map((tier) => tier.id)), ctx);
+  })
   // The reminder job sends only for events that have not started: a later reminder would never go out.
   .refine((file) => !file.reminderAt || file.reminderAt < file.startsAt, { error: 'before startsAt', path: ['reminderAt'] })
   .refine((file) => !file.endsAt || file.endsAt > file.startsAt, { error: 'after startsAt', path: ['endsAt'] });

@@ -8,12 +8,14 @@ import type { EventPricing } from '../registrations/event-pricing.js';
 import {
   DEFAULT_MAX_ATTENDEES_PER_REGISTRATION,
   DEFAULT_MAX_UNPAID_SEATS_PER_CLIENT,
+  DEFAULT_SENSITIVE_RETENTION_DAYS,
   DEFAULT_UNPAID_HOLD_DAYS,
   EventFileError,
   type EventFile,
 } from './event-file.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../registrations/event-record.js';
 import { enqueueWebsiteSync, type WebsiteSyncType } from './website-sync.js';
+import { refuseRemovingAnswered } from './removed-questions.js';
 
 /**
  * Event administration. Every write runs in one transaction together with its
@@ -102,6 +104,8 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
         changes_close_at: file.changesCloseAt ?? null,
         waitlist_enabled: file.waitingList?.enabled ?? false,
         waitlist_offer_hours: file.waitingList?.offerHours ?? 24,
+        questions: JSON.stringify(file.questions ?? []),
+        sensitive_retention_days: file.sensitiveRetentionDays ?? DEFAULT_SENSITIVE_RETENTION_DAYS,
         created_at: now,
         updated_at: now,
       })
@@ -134,11 +138,12 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
  * the one the office edits after `events publish`, and applying it would take
  * the event off the website unasked. A value that differs is reported in `ignored`.
  */
-export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<EventChange> {
+export async function updateEvent(ctx: WriteContext & Pick<AppContext, 'cipher'>, file: EventFile, options: { force?: boolean } = {}): Promise<EventChange> {
   const now = ctx.clock.now();
   return ctx.db.transaction(async (trx) => {
     const current = await lockLiveEvent(trx, file.slug);
-    const changes: Omit<Partial<EventRow>, 'pricing'> & { pricing: string } = {
+    if (file.questions !== undefined) await refuseRemovingAnswered(trx, ctx, current, file.questions, Boolean(options.force));
+    const changes: Omit<Partial<EventRow>, 'pricing' | 'questions'> & { pricing: string; questions?: string } = {
       title: file.title,
       starts_at: file.startsAt,
       capacity: file.capacity,
@@ -155,6 +160,8 @@ export async function updateEvent(ctx: WriteContext, file: EventFile): Promise<E
       ...optional('changes_close_at', file.changesCloseAt),
       ...optional('waitlist_enabled', file.waitingList?.enabled),
       ...optional('waitlist_offer_hours', file.waitingList?.offerHours),
+      ...optional('questions', file.questions === undefined ? undefined : JSON.stringify(file.questions)),
+      ...optional('sensitive_retention_days', file.sensitiveRetentionDays),
     };
     if (file.reminderAt !== undefined) {
       changes.reminder_at = file.reminderAt;

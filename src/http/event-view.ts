@@ -11,6 +11,7 @@ import type { LiveTotalConfig } from './live-total-config.js';
 import { nothingToPay, type SubmittedValues } from './registration-form.js';
 import type { EventPageData, FieldProblem } from './templates/event-page.js';
 import { pageFormat } from './templates/format.js';
+import { askedQuestions, formQuestionViews, questionFieldHref, type AnswerFields } from './question-view.js';
 
 /**
  * Attendee rows the page's script keeps at first: it takes away the blank rows past them (a phone then sees
@@ -21,6 +22,8 @@ export const ATTENDEE_ROWS = 1;
 
 export interface EventViewOptions {
   values?: SubmittedValues;
+  /** The question fields as a refused post typed them. */
+  answerFields?: AnswerFields;
   errors?: FieldProblem[];
   formError?: string;
   notice?: string;
@@ -97,6 +100,7 @@ export async function eventPageData(
   // its blank rows are offered again only up to the limit.
   const namedRows = submittedRows.findLastIndex((row) => row.name.trim() !== '') + 1;
   const rowCount = Math.max(rowLimit, namedRows);
+  const questions = formQuestionViews(event, askedQuestions(event), { rowCount, answerFields: options.answerFields, errors });
   const attendeeRows = Array.from({ length: rowCount }, (_, index) => {
     const row = submittedRows[index];
     const chosen = pricing.tiers.some((tier) => tier.id === row?.tier) ? row?.tier : pricing.tiers[0]?.id;
@@ -112,6 +116,7 @@ export async function eventPageData(
       nameDescribedBy: nameDescribedBy || undefined,
       tierError,
       options: pricing.tiers.map((tier) => ({ id: tier.id, label: `${tier.label} (${price(tier.price)})`, selected: tier.id === chosen })),
+      questions: questions.rows[index] ?? [],
     };
   });
 
@@ -180,6 +185,7 @@ export async function eventPageData(
       family: values?.family ?? false,
     },
     familyWaiver: Boolean(waiver),
+    registrationQuestions: questions.registration,
     paymentOptions: paymentOptions.map((option) => ({ ...option, focus: firstProblem === `payment-${option.value}` })),
     attendeeRows: attendeeRows.map((row) => ({
       ...row,
@@ -249,6 +255,7 @@ function placesLeftNote(seats: number): string {
 
 /** The control a problem's summary line links to; none for a problem with no field of its own (the bot check). */
 function fieldHref(field: string, firstPayment: string | undefined): string | undefined {
+  if (field.startsWith('q.')) return questionFieldHref(field);
   const row = /^attendees\[(\d+)\](?:\.(name|tier))?$/.exec(field);
   if (row) return `#attendee-${row[2] === 'tier' ? 'tier' : 'name'}-${Number(row[1]) + 1}`;
   if (field === 'attendees') return '#attendee-name-1';

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { askOfficeToCancel, cancelByRegistrant, cancelOption } from '../admin/self-service/cancel.js';
+import { changeAnswersByRegistrant } from '../admin/self-service/change-answers.js';
 import { changeDetailsByRegistrant } from '../admin/self-service/change-details.js';
 import { changesOpen, findManagedRegistration, ManageRefusedError, MAX_MANAGE_TOKEN_LENGTH, type ManagedRegistration } from '../admin/self-service/managed-registration.js';
 import { clientKey } from '../client-key.js';
@@ -9,7 +10,9 @@ import type { AppContext } from '../context.js';
 import { officePaidSum } from '../registrations/ledger.js';
 import { MANAGE_ROUTE } from '../secret-paths.js';
 import { personName } from './field-rules.js';
+import { readCorrection } from './manage-answers-read.js';
 import { MANAGE_NOTICES, managePageData, type DetailsView } from './manage-view.js';
+import { typedAnswerFields } from './question-view.js';
 import type { PageRenderer } from './pages.js';
 import { privatePage, PUBLIC_FORM_RATE_LIMIT, sendPageNotFound } from './public-pages.js';
 import { manageCancelPage, managePage } from './templates/manage-page.js';
@@ -122,6 +125,29 @@ export function registerManageRoutes(app: FastifyInstance, ctx: AppContext, page
         });
       }
       return back(reply, token, 'details');
+    } catch (error) {
+      if (error instanceof ManageRefusedError) return refused(reply, token, error);
+      throw error;
+    }
+  });
+
+  // Corrections to the answers: validated as the public form's are, against the registration under its lock.
+  app.post(`${MANAGE_ROUTE}/answers`, { config: { rateLimit: PUBLIC_FORM_RATE_LIMIT } }, async (request, reply) => {
+    const token = tokenOf(request.params);
+    if (!token) return notFound(reply);
+    const fields = typedAnswerFields(request.body);
+    try {
+      const outcome = await changeAnswersByRegistrant(ctx, token, (managed) => readCorrection(ctx, managed, fields), client(request));
+      if (outcome.kind === 'not_found') return notFound(reply);
+      if (outcome.kind === 'unchanged') return back(reply, token, 'answers-unchanged');
+      if (outcome.kind === 'invalid') {
+        const link = await found(request.params);
+        if (!link) return notFound(reply);
+        reply.code(400);
+        return show(reply, link.managed, { answers: { fields, errors: outcome.problems }, formError: 'Please check your answers below; nothing was changed.' });
+      }
+      request.log.info({ questions: outcome.changed.length }, 'registrant corrected their answers');
+      return back(reply, token, 'answers');
     } catch (error) {
       if (error instanceof ManageRefusedError) return refused(reply, token, error);
       throw error;

@@ -8,6 +8,9 @@ import { paymentReference } from '../registrations/reference.js';
 import { lineViews, loadPublicRegistration, payNowPath, payNowRefusal } from './registration-view.js';
 import type { ManagePageData } from './templates/manage-page.js';
 import { pageFormat } from './templates/format.js';
+import { decryptSensitiveAnswers, emptyAnswers, mergeAnswers, type RegistrationAnswers } from '../registrations/answers.js';
+import { answerFieldsOf, answersFormView, answersView, answerText, calendarDate } from './manage-answers-view.js';
+import { askedQuestions, type AnswerFields } from './question-view.js';
 
 const METHOD_WORDS: Record<string, string> = { bank: 'Bank transfer', cash: 'Cash', other: 'Payment', card: 'Card payment' };
 
@@ -15,10 +18,25 @@ const METHOD_WORDS: Record<string, string> = { bank: 'Bank transfer', cash: 'Cas
 export const MANAGE_NOTICES: Record<string, string> = {
   details: 'Your changes are saved.',
   unchanged: 'Nothing was changed: the details were already as you entered them.',
+  answers: 'Your answers are saved.',
+  'answers-unchanged': 'Nothing was changed: your answers were already as you entered them.',
   asked: 'We have passed your request on to the church office. They will reply to you by email.',
   'already-asked': 'You have already asked the office to cancel this registration; they will reply to you by email.',
   cancelled: 'Your registration is cancelled and its places released. We have emailed you to confirm it.',
 };
+
+/** The answers form given back after a refused correction: what was typed and what was wrong. */
+export interface AnswersFormInput {
+  fields: AnswerFields;
+  errors: Array<{ field: string; message: string }>;
+}
+
+/** A registration's answers, plain and sensitive together (the sensitive ones decrypted). */
+export function storedAnswers(ctx: Pick<AppContext, 'cipher'>, registration: ManagedRegistration['registration']): RegistrationAnswers {
+  const row = registration as typeof registration & { answers?: RegistrationAnswers | null; sensitive_answers_enc?: string | null };
+  const plain = row.answers ?? emptyAnswers();
+  return mergeAnswers({ registration: plain.registration ?? {}, attendees: plain.attendees ?? [] }, decryptSensitiveAnswers(ctx.cipher, row.sensitive_answers_enc ?? null));
+}
 
 export interface DetailsView {
   values: NonNullable<ManagePageData['details']>['values'];
@@ -29,7 +47,7 @@ export interface DetailsView {
 export async function managePageData(
   ctx: AppContext,
   managed: ManagedRegistration,
-  options: { notice?: string; formError?: string; details?: DetailsView } = {},
+  options: { notice?: string; formError?: string; details?: DetailsView; answers?: AnswersFormInput } = {},
 ): Promise<ManagePageData & { title: string }> {
   const { registration, event } = managed;
   const now = ctx.clock.now();
@@ -66,6 +84,12 @@ export async function managePageData(
     },
     errors: [],
   };
+  const questions = askedQuestions(event);
+  const stored = questions.length > 0 ? storedAnswers(ctx, registration) : emptyAnswers();
+  const shownAnswers = answersView(questions, registration.attendees, stored, (value) => answerText(value, format, calendarDate(ctx.config.regional.locale)));
+  const answerInput = options.answers ?? { fields: answerFieldsOf(stored), errors: [] };
+  const answersForm = answersFormView(questions, registration.attendees, answerInput.fields, answerInput.errors, (tier) => tiers.get(tier) ?? tier);
+  const asksAnything = answersForm.registration.length > 0 || answersForm.attendees.some((a) => a.questions.length > 0);
   return {
     title: 'Manage your registration',
     eventTitle: event.title,
@@ -85,6 +109,8 @@ export async function managePageData(
     heldUntil: releasedAt ? format.dateTime(releasedAt) : undefined,
     payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id) : undefined,
     details: open ? { action: `${token}/details`, closesAt: format.dateTime(changesCloseAt(event)), ...details } : undefined,
+    answers: asksAnything ? shownAnswers : undefined,
+    answersForm: asksAnything && open ? { action: `${token}/answers`, errors: answerInput.errors, ...answersForm } : undefined,
     changesClosedNote: live && !open ? 'Changes on this page have closed for this event. To change anything, please contact the church office.' : undefined,
     cancelHref: option === 'self' ? `${token}/cancel` : undefined,
     askOfficeAction: option === 'ask_office' ? `${token}/ask-cancel` : undefined,

@@ -13,6 +13,7 @@ import { eventPageData, eventPath } from './event-view.js';
 import { loadPublicEvent, PUBLIC_FORM_RATE_LIMIT, sendPageNotFound, slugOf } from './public-pages.js';
 import { parseRegistrationBody, resendableFields, type SubmittedValues } from './registration-form.js';
 import { registrationPath } from './registration-view.js';
+import { typedAnswerFields } from './question-view.js';
 import type { PageRenderer } from './pages.js';
 import { eventPage, type FieldProblem } from './templates/event-page.js';
 import { messagePage } from './templates/message-page.js';
@@ -53,7 +54,8 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
         const message = formError ?? `Please check these fields: ${problems.map((p) => p.message).join('; ')}`;
         return sendError(reply, status, code, message, problems.length > 0 ? { fields: problems } : {});
       }
-      return page(reply.code(status), eventPage, await eventPageData(ctx, shown, { values, errors: problems, formError, offer: await offerFor(shown) }));
+      const answerFields = typedAnswerFields(request.body);
+      return page(reply.code(status), eventPage, await eventPageData(ctx, shown, { values, answerFields, errors: problems, formError, offer: await offerFor(shown) }));
     };
 
     /**
@@ -66,7 +68,8 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       const current = await loadPublicEvent(ctx.db, event.slug);
       if (current) {
         const offer = await offerFor(current);
-        return page(reply.code(error.httpStatus), eventPage, await eventPageData(ctx, current, { values, formError: sentence(error.message), offer }));
+        const answerFields = typedAnswerFields(request.body);
+        return page(reply.code(error.httpStatus), eventPage, await eventPageData(ctx, current, { values, answerFields, formError: sentence(error.message), offer }));
       }
       return page(reply.code(error.httpStatus), messagePage, {
         title: 'Registration not possible',
@@ -82,6 +85,7 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       json ? 'json' : 'form',
       event.pricing,
       event.maxAttendeesPerRegistration,
+      { event, now: ctx.clock.now(), timeZone: ctx.config.regional.timeZone },
     );
     if (!parsed.ok) return rejectForm(400, 'invalid_registration', parsed.values, parsed.problems);
 

@@ -6,6 +6,9 @@ import type { RegistrationSubmission } from '../payments/register.js';
 import { contactEmail, contactMobile } from '../contact-rules.js';
 import { CONTROL_CHARACTERS_MESSAGE, hasControlCharacters, personName, publicString } from './field-rules.js';
 import type { FieldProblem } from './templates/event-page.js';
+import type { EventRecord } from '../registrations/event-record.js';
+import { answerFieldsFromJson, readAnswers, type AnswerFields, type AnsweringAttendee } from '../registrations/questions.js';
+import { typedAnswerFields } from './question-view.js';
 
 /**
  * The registration form of decisions.md "Admin interface", as posted by the
@@ -153,10 +156,11 @@ function parseFamily(value: unknown, format: 'form' | 'json'): boolean | undefin
 /** The form's own fields, sent again from the error page; the bot check's answer is single-use, so not it. */
 const RESENT_FIELDS = ['name', 'email', 'mobile', 'family', 'payment', 'attendee_name', 'attendee_tier'];
 
-/** What a form post typed, for the error page's "Send again" (only strings: a form body has nothing else). */
+/** What a form post typed, for the error page's "Send again" (only strings: a form body has nothing else), answers included. */
 export function resendableFields(body: unknown): Array<{ name: string; value: string }> {
   if (!isRecord(body)) return [];
-  return RESENT_FIELDS.flatMap((name) =>
+  const answerNames = Object.keys(typedAnswerFields(body));
+  return [...RESENT_FIELDS, ...answerNames].flatMap((name) =>
     list(body[name])
       .slice(0, MAX_SUBMITTED_ROWS)
       .filter((value): value is string => typeof value === 'string')
@@ -164,12 +168,30 @@ export function resendableFields(body: unknown): Array<{ name: string; value: st
   );
 }
 
-/** `maxAttendees` is the event's maxAttendeesPerRegistration (default: the form's hard limit). */
+/** The event whose questions a post answers, and the moment and time zone its answers are read in. */
+export interface AskingContext {
+  event: Pick<EventRecord, 'questions' | 'pricing' | 'startsAt'>;
+  now: Date;
+  timeZone: string;
+}
+
+/** A post's question fields: the form's `q.*` fields, or a JSON post's `answers` and `attendees[i].answers`. */
+function answerFieldsOf(record: Record<string, unknown>, format: 'form' | 'json'): { fields: AnswerFields; problems: FieldProblem[] } {
+  if (format === 'form') return { fields: typedAnswerFields(record), problems: [] };
+  const rows = Array.isArray(record.attendees) ? record.attendees.slice(0, MAX_SUBMITTED_ROWS) : [];
+  return answerFieldsFromJson(record.answers, rows.map((row: unknown) => (isRecord(row) ? row.answers : undefined)));
+}
+
+/**
+ * `maxAttendees` is the event's maxAttendeesPerRegistration (default: the form's hard limit). With `asking`, the
+ * answers to the event's questions are read too (registrations/questions.ts), each attendee from its row.
+ */
 export function parseRegistrationBody(
   body: unknown,
   format: 'form' | 'json',
   pricing: EventPricing,
   maxAttendees: number = MAX_ATTENDEES,
+  asking?: AskingContext,
 ): ParsedRegistration {
   const record = isRecord(body) ? body : {};
   const raw = format === 'form' ? fromForm(record) : fromJson(record);
@@ -201,6 +223,7 @@ export function parseRegistrationBody(
 
   const tiers = new Set(pricing.tiers.map((tier) => tier.id));
   const attendees: RegistrationSubmission['attendees'] = [];
+  const answering: AnsweringAttendee[] = [];
   if (raw.rowsProblem) problems.push(problem('attendees', raw.rowsProblem));
   raw.rows.forEach((row, index) => {
     if (row === null) {
@@ -215,7 +238,10 @@ export function parseRegistrationBody(
       const controlled = typeof row.tier === 'string' && hasControlCharacters(row.tier);
       problems.push(problem(`attendees[${index}].tier`, controlled ? CONTROL_CHARACTERS_MESSAGE : 'choose one of the ticket types'));
     }
-    if (name.success && tier) attendees.push({ name: name.data, tier });
+    if (name.success && tier) {
+      attendees.push({ name: name.data, tier });
+      answering.push({ name: name.data, tier, row: index });
+    }
   });
   if (!raw.rowsProblem && attendees.length === 0 && !problems.some((p) => p.field.startsWith('attendees['))) {
     problems.push(problem('attendees', 'add at least one attendee'));
@@ -223,6 +249,18 @@ export function parseRegistrationBody(
   const cap = Math.min(maxAttendees, MAX_ATTENDEES);
   if (attendees.length > cap) problems.push(problem('attendees', `at most ${cap} attendees per registration`));
   if (raw.contact.payment === undefined && paymentNeeded(pricing, attendees, family)) problems.splice(paymentAt, 0, problem('payment', PAYMENT_MESSAGE));
+
+  let answers: RegistrationSubmission['answers'];
+  if (asking) {
+    const typed = answerFieldsOf(record, format);
+    const read = readAnswers(asking.event, answering, typed.fields, {
+      contactName: contact.success ? contact.data.name : values.name.trim(),
+      now: asking.now,
+      timeZone: asking.timeZone,
+    });
+    problems.push(...typed.problems, ...read.problems);
+    answers = read.answers;
+  }
 
   if (problems.length > 0 || !contact.success || family === undefined) return { ok: false, problems, values };
   return {
@@ -234,6 +272,7 @@ export function parseRegistrationBody(
       attendees,
       family,
       payment: contact.data.payment,
+      ...(answers ? { answers } : {}),
     },
   };
 }

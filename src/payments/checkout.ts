@@ -8,6 +8,7 @@ import { cancelledCheckoutUrl, cardPaymentPossible, publicBaseUrl } from './link
 import { priceRegistration, type AttendeeChoice, type PricedLine } from '../registrations/pricing.js';
 import { createProviderClient, providerErrorDetails, providerUnavailable } from './provider.js';
 import { seatsLeft, type RegistrationContact } from '../registrations/registrations.js';
+import type { RegistrationAnswers } from '../registrations/answers.js';
 import { CHECKOUT_EXPIRY_MS, encryptStagedRegistration, type CheckoutMetadata } from './staging.js';
 
 export interface EventCheckoutInput {
@@ -17,6 +18,8 @@ export interface EventCheckoutInput {
   family: boolean;
   /** A waiting-list offer (checked and kept open by the caller): its places are held, so the public count is not asked. */
   waitlistOffer?: { entryId: string; offerSeq: number };
+  /** Staged with the payload; the webhook's completion stores them with the registration. */
+  answers?: RegistrationAnswers;
 }
 
 export interface StartedCheckout {
@@ -72,6 +75,7 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
         family: input.family,
         priced,
         ...(input.waitlistOffer ? { waitlistOffer: input.waitlistOffer } : {}),
+        ...(input.answers ? { answers: input.answers } : {}),
       }),
       net_minor: priced.net,
       surcharge_minor: priced.surcharge,

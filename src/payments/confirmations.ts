@@ -14,6 +14,7 @@ import { paymentReference } from '../registrations/reference.js';
 import { cardSurcharge, type PricedRegistration } from '../registrations/pricing.js';
 import type { RegistrationContact } from '../registrations/registrations.js';
 import { registrationConfirmationEmail } from './templates/confirmation.js';
+import { plainAnswerGroups } from './answer-lines.js';
 
 /**
  * Confirmation emails go to whatever address is typed into the public form, so
@@ -70,6 +71,7 @@ export async function queueRegistrationConfirmation(
     cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment }) &&
     !(await cardTotalBelowMinimum(trx, ctx, input.event, input.priced));
   const manageUrl = await currentManageUrl(trx, ctx.config, input.registrationId);
+  const answerGroups = await plainAnswerGroups(trx, input.registrationId, input.event, ctx.config.regional);
   const rendered = registrationConfirmationEmail(
     {
       name: input.contact.name,
@@ -93,6 +95,7 @@ export async function queueRegistrationConfirmation(
       // (Nor is a card link offered for a total below the card provider's minimum: pay-now would refuse it.)
       payNowUrl: offerCard ? payNowUrl(ctx.config, input.registrationId) : undefined,
       otherRegistrations: others.map((other) => ({ reference: paymentReference(other.id), paid: other.status === 'PAID' })),
+      answerGroups,
     },
     branding,
   );

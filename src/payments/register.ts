@@ -10,6 +10,8 @@ import { insertRegistration, lockEventForSeats, publicSeatsLeft, type LockedEven
 import { holdOfferForCheckout, lockOpenOffer, markOfferClaimed, type OfferClaim } from '../registrations/waitlist/claim.js';
 import type { WaitlistEntryRow } from '../registrations/waitlist/entries.js';
 import { CHECKOUT_EXPIRY_MS } from './staging.js';
+import type { RegistrationAnswers } from '../registrations/answers.js';
+import { questionsAsked } from '../registrations/questions.js';
 import { alertUnpaidSeatCap, heldUnpaidByClient, UnpaidSeatCapError } from './unpaid-seat-cap.js';
 
 /**
@@ -27,6 +29,8 @@ export interface RegistrationSubmission {
   client?: string;
   /** A waiting-list offer being claimed (its link's token, read): its reserved places are the ones taken. */
   waitlistOffer?: OfferClaim;
+  /** The answers to the event's questions, already read (registrations/questions.ts); the office's add asks none. */
+  answers?: RegistrationAnswers;
 }
 
 export type RegistrationOutcome =
@@ -101,6 +105,7 @@ export async function registerForEvent(
       attendees: submission.attendees,
       family: submission.family,
       waitlistOffer: offer,
+      answers: submission.answers,
     });
     return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
   }
@@ -220,6 +225,8 @@ export async function registerWithoutCard(
       family: submission.family,
       priced,
       clientKey: office ? undefined : submission.client,
+      // Split plain/sensitive by the questions as the locked row has them.
+      ...(submission.answers ? { answers: { questions: questionsAsked(locked.event), values: submission.answers } } : {}),
       now,
     });
     const registered: RegisteredWithoutCard = {

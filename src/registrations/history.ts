@@ -17,6 +17,8 @@ export type HistoryAction =
   | 'contact_updated'
   /** The registrant corrected attendees' names on the manage page. */
   | 'attendees_updated'
+  /** The registrant corrected answers to the event's questions on the manage page (which ones, never the values). */
+  | 'answers_updated'
   /** The registrant asked the office to cancel a paid registration (manage page). */
   | 'cancellation_requested'
   | 'hold_reminder'

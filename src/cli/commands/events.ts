@@ -31,6 +31,9 @@ Prices in minor units of APP_CURRENCY; capacity null = unlimited.
 holds its places; "maxUnpaidSeatsPerClient" (default 30) caps the unpaid places one connection may hold.
 "published" is read by create only (default false): after that \`events publish\` and \`events unpublish\`
 change it, and update leaves it as it is, saying so when the file says otherwise.
+"questions" lists what the form asks (see "Event file" in the README); a tier's "minAge"/"maxAge" make the
+form ask each of its attendees a date of birth; "sensitiveRetentionDays" (create: 30) is how long after the
+event its sensitive answers are kept.
 The start (and end) are printed in APP_TIMEZONE: check them.`;
 
 export function registerEventsCommands(program: Command): void {
@@ -65,19 +68,25 @@ export function registerEventsCommands(program: Command): void {
     )
     .argument('<file>', 'event file (JSON)')
     .option('--json', 'print JSON')
+    .option('--force', 'remove questions even though families have answered them (their answers are kept, hidden)')
     .addHelpText(
       'after',
-      '\nExample:\n  $ eventops events update family-camp.json\n\nChanging reminderAt re-arms the reminder only when the time actually moves.\n' +
+      '\nExample:\n  $ eventops events update family-camp.json\n\nRemoving a question that families have answered is refused unless --force; their answers are kept, hidden.\n\nChanging reminderAt re-arms the reminder only when the time actually moves.\n' +
         'A published event stays published and a draft stays a draft, whatever the file\'s "published" says:\n' +
         '`eventops events publish|unpublish SLUG` changes that.\n' +
         `A capacity below the seats already taken is saved with a warning; nobody is cancelled.\n${FILE_HELP}`,
     )
     .action(async (file: string, rawOptions: unknown) => {
-      const options = jsonOptionSchema.parse(rawOptions);
+      const options = deleteOptionsSchema.parse(rawOptions);
       const text = await readEventFileText(file);
       await withContext(async (ctx) => {
         const input = await parseInZone(text, ctx);
-        await applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.updateEvent(ctx, input)), await fileWarnings(text, ctx));
+        await applyChange(
+          ctx,
+          options,
+          () => import('../../admin/events.js').then((m) => m.updateEvent(ctx, input, { force: options.force })),
+          await fileWarnings(text, ctx),
+        );
       });
     });
 

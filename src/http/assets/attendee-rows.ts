@@ -8,8 +8,11 @@
  */
 
 const ROW_ID = /^attendee-(name|tier)-\d+/;
+/** A question's field in row n: id `q-<n>-<question>`, name `q.<n - 1>.<question>` (QUESTIONS-CONTRACT). */
+const QUESTION_ID = /^q-\d+-/;
+const QUESTION_NAME = /^q\.\d+\./;
 
-const renamed = (id: string, n: number) => id.replace(ROW_ID, `attendee-$1-${n}`);
+const renamed = (id: string, n: number) => id.replace(ROW_ID, `attendee-$1-${n}`).replace(QUESTION_ID, `q-${n}-`);
 const retitled = (text: string, n: number) => text.replace(/^Attendee \d+/, `Attendee ${n}`);
 
 export function enhanceAttendeeRows(form: HTMLFormElement, changed: () => void): void {
@@ -30,10 +33,19 @@ export function enhanceAttendeeRows(form: HTMLFormElement, changed: () => void):
   const number = (row: HTMLElement, n: number) => {
     row.querySelectorAll('label').forEach((label) => {
       label.htmlFor = renamed(label.htmlFor, n);
-      label.textContent = `Attendee ${n}${label.htmlFor.startsWith('attendee-name') ? ' name' : ' ticket'}`;
+      if (ROW_ID.test(label.htmlFor)) label.textContent = `Attendee ${n}${label.htmlFor.startsWith('attendee-name') ? ' name' : ' ticket'}`;
     });
-    row.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input, select').forEach((field) => {
+    row.querySelectorAll<HTMLElement>('.row-label').forEach((label) => {
+      label.textContent = `Attendee ${n}: `;
+    });
+    row.querySelectorAll<HTMLElement>('.question-help, fieldset').forEach((element) => {
+      if (element.id) element.id = renamed(element.id, n);
+      const described = element.getAttribute('aria-describedby');
+      if (described) element.setAttribute('aria-describedby', described.split(' ').map((id) => renamed(id, n)).join(' '));
+    });
+    row.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input, select, textarea').forEach((field) => {
       field.id = renamed(field.id, n);
+      field.name = field.name.replace(QUESTION_NAME, `q.${n - 1}.`);
       const described = field.getAttribute('aria-describedby');
       if (described) field.setAttribute('aria-describedby', described.split(' ').map((id) => renamed(id, n)).join(' '));
     });
@@ -50,7 +62,7 @@ export function enhanceAttendeeRows(form: HTMLFormElement, changed: () => void):
     if (!summary) return;
     summary.querySelectorAll('li[data-field]').forEach((line) => {
       const field = line.getAttribute('data-field') ?? '';
-      const match = /^attendees\[(\d+)\]/.exec(field);
+      const match = /^attendees\[(\d+)\]/.exec(field) ?? /^q\.(\d+)\./.exec(field);
       if (!match) return;
       const index = Number(match[1]);
       if (index + 1 === position) {
@@ -58,7 +70,7 @@ export function enhanceAttendeeRows(form: HTMLFormElement, changed: () => void):
         return;
       }
       if (index + 1 < position) return;
-      line.setAttribute('data-field', field.replace(/^attendees\[\d+\]/, `attendees[${index - 1}]`));
+      line.setAttribute('data-field', field.replace(/^attendees\[\d+\]/, `attendees[${index - 1}]`).replace(QUESTION_NAME, `q.${index - 1}.`));
       const link = line.querySelector('a');
       if (link) link.setAttribute('href', `#${renamed((link.getAttribute('href') ?? '#').slice(1), index)}`);
       const target = link ?? line;
@@ -92,11 +104,15 @@ export function enhanceAttendeeRows(form: HTMLFormElement, changed: () => void):
     const row = last.cloneNode(true) as HTMLElement;
     // A new row starts clean: no copy of the last row's message or its marks.
     row.querySelectorAll('.field-error').forEach((message) => message.remove());
-    row.querySelectorAll('input, select').forEach((field) => {
+    row.querySelectorAll('input, select, textarea, fieldset').forEach((field) => {
       field.removeAttribute('aria-invalid');
-      field.removeAttribute('aria-describedby');
       field.removeAttribute('autofocus');
+      // A question keeps its help text; nothing else describes a new row's field.
+      const help = (field.getAttribute('aria-describedby') ?? '').split(' ').filter((id) => id.endsWith('-help'));
+      if (help.length > 0) field.setAttribute('aria-describedby', help.join(' '));
+      else field.removeAttribute('aria-describedby');
     });
+    clearAnswers(row);
     number(row, current.length + 1);
     nameOf(row).value = '';
     (row.querySelector('select') as HTMLSelectElement).selectedIndex = 0;
@@ -150,5 +166,13 @@ function prefillFirstRow(
       changed();
     }
     copied = contact.value;
+  });
+}
+
+/** A new row's questions start unanswered (the row it was copied from may have answers). */
+function clearAnswers(row: HTMLElement): void {
+  row.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('.question input, .question textarea').forEach((field) => {
+    if (field instanceof HTMLInputElement && (field.type === 'radio' || field.type === 'checkbox')) field.checked = false;
+    else field.value = '';
   });
 }

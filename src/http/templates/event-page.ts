@@ -1,4 +1,5 @@
 import { definePage } from '../pages.js';
+import { QUESTION_FIELD, QUESTION_STYLES, type QuestionFieldView } from './question-fields.js';
 
 export interface FieldProblem {
   /** The form field, e.g. "email" or "attendees[2].tier". */
@@ -17,6 +18,8 @@ export interface AttendeeRowView {
   tierError?: string;
   tierFocus?: boolean;
   options: Array<{ id: string; label: string; selected: boolean }>;
+  /** The event's attendee questions for this row (the script shows only those for the row's ticket). */
+  questions: QuestionFieldView[];
 }
 
 export interface FieldErrorView {
@@ -53,6 +56,8 @@ export interface EventPageData {
   action: string;
   values: { name: string; email: string; mobile: string; family: boolean };
   familyWaiver: boolean;
+  /** The event's questions asked once per registration. */
+  registrationQuestions: QuestionFieldView[];
   paymentOptions: Array<{ value: 'card' | 'bank'; label: string; hint: string; checked: boolean; focus?: boolean }>;
   attendeeRows: AttendeeRowView[];
   /** The most rows the form offers: the event's maxAttendeesPerRegistration, or the places left when fewer. */
@@ -121,6 +126,8 @@ export const eventPage = definePage<EventPageData>(`
   .live-total { flex: 1; min-width: 0; }
   .live-total p { margin: 0; }
   #live-total-amount { display: block; font-size: 1.25rem; }
+  .attendee-questions { grid-column: 1 / -1; }
+  ${QUESTION_STYLES}
   .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 </style>
 {{#if notice}}<p class="notice" role="status">{{notice}}</p>{{/if}}
@@ -185,12 +192,14 @@ export const eventPage = definePage<EventPageData>(`
           </select>
           {{#if tierError}}<p class="error field-error" id="attendee-tier-{{number}}-error">{{tierError}}</p>{{/if}}
         </div>
+        {{#if questions.length}}<div class="attendee-questions">{{#each questions}}${QUESTION_FIELD}{{/each}}</div>{{/if}}
         <button type="button" class="remove-attendee" aria-label="Remove attendee {{number}}" hidden>Remove</button>
       </div>
       {{/each}}
       <p id="attendee-status" class="visually-hidden" role="status"></p>
     </fieldset>
     <button type="button" id="add-attendee" data-max="{{maxAttendees}}" data-initial="{{initialRows}}" hidden>Add another person</button>
+    {{#if registrationQuestions.length}}<div id="registration-questions">{{#each registrationQuestions}}${QUESTION_FIELD}{{/each}}</div>{{/if}}
 
     {{#if familyWaiver}}
     <label class="choice" for="family"><input id="family" name="family" type="checkbox" value="on"{{#if values.family}} checked{{/if}}{{#if fields.family.error}} aria-invalid="true" aria-describedby="family-error"{{/if}}{{#if fields.family.focus}} autofocus{{/if}}> <span>We are one household (family waiver){{#if familyNote}}<br><span class="muted">{{familyNote}}</span>{{/if}}</span></label>

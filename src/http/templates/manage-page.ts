@@ -1,5 +1,7 @@
 import { definePage } from '../pages.js';
 import { LINE_LABEL, type LineView } from './registration-page.js';
+import { QUESTION_FIELD, QUESTION_STYLES } from './question-fields.js';
+import type { AnswersFormView, AnswersView } from '../manage-answers-view.js';
 
 export interface ManagePageData {
   eventTitle: string;
@@ -28,6 +30,10 @@ export interface ManagePageData {
     values: { name: string; email: string; mobile: string; attendees: Array<{ name: string; tier: string; number: number }> };
     errors: Array<{ field: string; message: string }>;
   };
+  /** The family's answers to the event's questions, when it asks any. */
+  answers?: AnswersView;
+  /** Present while the answers may be corrected. */
+  answersForm?: AnswersFormView & { action: string; errors: Array<{ field: string; message: string }> };
   /** Why details cannot be changed here any more, when they cannot. */
   changesClosedNote?: string;
   cancelHref?: string;
@@ -43,6 +49,17 @@ export const managePage = definePage<ManagePageData>(`
   .lines li.total { font-weight: 700; border-bottom: 0; }
   .notice { padding: 8px 12px; background: #ecfdf5; border-radius: 4px; }
   button.secondary { background: #52525b; }
+  .answers dt { font-weight: 600; margin-top: 8px; }
+  .answers dd { margin: 0; white-space: pre-line; }
+  fieldset.attendee-answers { border: 0; border-top: 1px solid #e4e4e7; padding: 8px 0 0; margin: 16px 0 0; }
+  fieldset.attendee-answers > legend { font-weight: 700; padding: 0; }
+  .choice { display: flex; gap: 10px; font-weight: 400; }
+  .choice input { width: auto; flex: none; }
+  .question-group { border: 0; padding: 0; margin: 0; }
+  .question-group legend { font-weight: 600; padding: 0; }
+  .optional { font-weight: 400; color: #71717a; }
+  .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+  ${QUESTION_STYLES}
 </style>
 <div class="card">
   <h1>Manage your registration</h1>
@@ -83,6 +100,29 @@ export const managePage = definePage<ManagePageData>(`
     <button type="submit">Save changes</button>
   </form>
   <p class="muted">If you change the email, we send a new link to the new address and this page's link stops working.</p>
+</div>
+{{/if}}
+{{#if answers}}
+<div class="card" id="your-answers">
+  <h2>Your answers</h2>
+  {{#if answers.registration.length}}<dl class="answers">{{#each answers.registration}}<dt>{{label}}</dt><dd>{{value}}</dd>{{/each}}</dl>{{/if}}
+  {{#each answers.attendees}}{{#if answers.length}}<h3><bdi>{{name}}</bdi></h3><dl class="answers">{{#each answers}}<dt>{{label}}</dt><dd>{{value}}</dd>{{/each}}</dl>{{/if}}{{/each}}
+  {{#unless answersForm}}<p class="muted">Only you, through this page's link, and the church office see these answers.</p>{{/unless}}
+</div>
+{{/if}}
+{{#if answersForm}}
+<div class="card">
+  <h2>Correct your answers</h2>
+  {{#if answersForm.errors.length}}<ul class="error" id="answer-errors" role="alert">{{#each answersForm.errors}}<li>{{message}}</li>{{/each}}</ul>{{/if}}
+  <form method="post" action="{{answersForm.action}}" id="answers">
+    {{#each answersForm.registration}}${QUESTION_FIELD}{{/each}}
+    {{#each answersForm.attendees}}{{#if questions.length}}
+    <fieldset class="attendee-answers"><legend><bdi>{{name}}</bdi> <span class="muted">({{tier}})</span></legend>
+    {{#each questions}}${QUESTION_FIELD}{{/each}}
+    </fieldset>
+    {{/if}}{{/each}}
+    <button type="submit">Save answers</button>
+  </form>
 </div>
 {{/if}}
 {{#if changesClosedNote}}<div class="card"><p id="changes-closed">{{changesClosedNote}}</p></div>{{/if}}

@@ -28,6 +28,8 @@ export interface ConfirmationEmailData {
   payNowUrl?: string;
   /** The event's other live registrations made with this address: perhaps the member registered twice. */
   otherRegistrations: Array<{ reference: string; paid: boolean }>;
+  /** The non-sensitive answers, labelled, per attendee where they apply (answer-lines.ts); never a sensitive one. */
+  answerGroups?: Array<{ heading: string; answers: Array<{ label: string; value: string }> }>;
 }
 
 /** Sent when a free registration is confirmed or a bank-transfer registration is received. */
@@ -44,6 +46,9 @@ export const registrationConfirmationEmail = defineEmailTemplate<ConfirmationEma
 {{#if paidMinor}}<tr><td style="padding:4px 8px 4px 0;">Received so far</td><td align="right" style="padding:4px 0;">{{money paidMinor}}</td></tr>
 <tr><td style="padding:4px 8px 4px 0;"><strong>Still to pay</strong></td><td align="right" style="padding:4px 0;"><strong>{{money balanceMinor}}</strong></td></tr>
 {{/if}}</table>
+{{#if answerGroups.length}}{{#each answerGroups}}<p style="margin:12px 0 4px;"><strong>{{heading}}</strong></p>
+<ul style="margin:0 0 8px;padding-left:20px;">{{#each answers}}<li>{{label}}: {{value}}</li>{{/each}}</ul>
+{{/each}}{{/if}}
 {{#unless free}}{{#unless cardPaymentInFlight}}{{#if bank}}<p><strong>Bank transfer</strong><br>
 Account name: {{bank.accountName}}<br>BSB: {{bank.bsb}}<br>Account number: {{bank.accountNumber}}<br>
 Reference: <strong>{{reference}}</strong></p>{{else}}<p>Please use the reference <strong>{{reference}}</strong> with your payment.</p>{{/if}}
@@ -66,7 +71,11 @@ This email address also registered for {{eventTitle}} before: {{#each otherRegis
 Total: {{money totalMinor}}
 {{#if paidMinor}}Received so far: {{money paidMinor}}
 Still to pay: {{money balanceMinor}}
-{{/if}}{{#unless free}}{{#unless cardPaymentInFlight}}
+{{/if}}{{#each answerGroups}}
+
+{{heading}}
+{{#each answers}}- {{label}}: {{value}}
+{{/each}}{{/each}}{{#unless free}}{{#unless cardPaymentInFlight}}
 
 {{#if bank}}Bank transfer
 Account name: {{bank.accountName}}

@@ -8,6 +8,7 @@ import { CARD_FEE_LINE_LABEL, type PricedLine } from '../../registrations/pricin
 import { renderReceiptWith } from '../receipts.js';
 import { lockEventForCompletion, registrationRow, type CompletionLock } from '../../registrations/registrations.js';
 import { decryptStagedRegistration, type StagedRegistration } from '../staging.js';
+import { questionsAsked } from '../../registrations/questions.js';
 import type { CompleteAction, RecordedCompletion, SeenEvent } from './claim.js';
 import { findStagingRow, type StagingRow, type WebhookContext } from './staging-rows.js';
 import { mayStillBePaid } from '../../registrations/card-checkouts.js';
@@ -201,6 +202,7 @@ async function settleClaimedCheckout(
         family: staged.family,
         priced: staged.priced,
         paymentIntentId: action.paymentIntentId ?? undefined,
+        ...(staged.answers ? { answers: { questions: questionsAsked(event), values: staged.answers } } : {}),
         now,
       }),
     );
