@@ -20,6 +20,7 @@ import * as unpaidSeatsPerClient from '../../migrations/20261201000100_unpaid_se
 import * as manageLinks from '../../migrations/20261201000200_manage_links.js';
 import * as waitingList from '../../migrations/20261201000300_waiting_list.js';
 import * as eventQuestions from '../../migrations/20261201000400_event_questions.js';
+import * as checkoutPlaces from '../../migrations/20261201000600_checkout_places.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -53,6 +54,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261201000200_manage_links', manageLinks],
   ['20261201000300_waiting_list', waitingList],
   ['20261201000400_event_questions', eventQuestions],
+  ['20261201000600_checkout_places', checkoutPlaces],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

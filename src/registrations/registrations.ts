@@ -15,7 +15,7 @@ export interface RegistrationContact {
 
 export interface LockedEvent {
   event: EventRecord;
-  /** Attendees of PENDING and PAID registrations, and the places open waiting-list offers hold. */
+  /** Attendees of PENDING and PAID registrations, and the places open waiting-list offers and card checkouts hold. */
   seatsTaken: number;
   /** null = unlimited. */
   seatsLeft: number | null;
@@ -38,25 +38,37 @@ export async function lockEventForSeats(trx: Knex.Transaction, eventId: string):
 interface SeatCounts {
   registered: number;
   offered: number;
+  /** Places open card checkouts for new registrations hold while the payer is at the provider. */
+  inCheckout: number;
   waiting: number;
 }
 
-/** Places registrations hold, places open waiting-list offers hold, and entries waiting: one statement. */
-async function countSeats(db: Knex | Knex.Transaction, eventId: string): Promise<SeatCounts> {
-  const result = await db.raw<{ rows: Array<{ registered: string | number; offered: string | number; waiting: string | number }> }>(
+/**
+ * Places registrations hold, places open waiting-list offers and open card checkouts hold, and entries
+ * waiting: one statement. `exceptCheckout` is a checkout completing now: its own places are the ones it takes.
+ */
+async function countSeats(db: Knex | Knex.Transaction, eventId: string, exceptCheckout?: string): Promise<SeatCounts> {
+  const result = await db.raw<{ rows: Array<Record<keyof SeatCounts, string | number>> }>(
     `SELECT (SELECT COALESCE(sum(attendee_count), 0) FROM registrations WHERE event_id = :id AND status IN ('PENDING','PAID')) AS registered,
             (SELECT COALESCE(sum(places), 0) FROM waitlist_entries WHERE event_id = :id AND state = 'OFFERED') AS offered,
+            (SELECT COALESCE(sum(places), 0) FROM checkout_sessions
+              WHERE event_id = :id AND status = 'OPEN' AND places > 0 AND id IS DISTINCT FROM :except::uuid) AS "inCheckout",
             (SELECT count(*) FROM waitlist_entries WHERE event_id = :id AND state = 'WAITING') AS waiting`,
-    { id: eventId },
+    { id: eventId, except: exceptCheckout ?? null },
   );
   const row = result.rows[0];
-  return { registered: Number(row?.registered ?? 0), offered: Number(row?.offered ?? 0), waiting: Number(row?.waiting ?? 0) };
+  return {
+    registered: Number(row?.registered ?? 0),
+    offered: Number(row?.offered ?? 0),
+    inCheckout: Number(row?.inCheckout ?? 0),
+    waiting: Number(row?.waiting ?? 0),
+  };
 }
 
 /** The seats count is its own statement, after the lock: one statement's snapshot would predate the wait for it. */
-async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord): Promise<LockedEvent> {
-  const counts = await countSeats(trx, event.id);
-  const seatsTaken = counts.registered + counts.offered;
+async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, exceptCheckout?: string): Promise<LockedEvent> {
+  const counts = await countSeats(trx, event.id, exceptCheckout);
+  const seatsTaken = counts.registered + counts.offered + counts.inCheckout;
   return {
     event,
     seatsTaken,
@@ -99,12 +111,14 @@ export class CapacityChangedError extends Error {
  * (CapacityChangedError), because other shared holders may be taking seats.
  * The same statement reads whether a reversal of `paymentIntentId` is waiting:
  * the caller holds the payment's advisory lock, so that answer is stable.
+ * The completing checkout's own held places (`checkoutId`) count as free for it.
  */
 export async function lockEventForCompletion(
   trx: Knex.Transaction,
   eventId: string,
   seenCapacity: number | null,
   paymentIntentId: string | null,
+  checkoutId?: string,
 ): Promise<CompletionLock | undefined> {
   const pendingReversal = paymentIntentId
     ? trx.raw('EXISTS (SELECT 1 FROM pending_reversals WHERE payment_intent_id = ?) AS pending_reversal', [paymentIntentId])
@@ -113,7 +127,7 @@ export async function lockEventForCompletion(
   if (seenCapacity !== null) {
     const row = await query.forUpdate();
     if (!row) return undefined;
-    const { event, seatsLeft } = await withSeatsTaken(trx, eventFromRow(row));
+    const { event, seatsLeft } = await withSeatsTaken(trx, eventFromRow(row), checkoutId);
     return { event, seatsLeft, pendingReversal: row.pending_reversal };
   }
   const row = await query.forShare();
@@ -135,7 +149,7 @@ export async function publicSeatCount(
 ): Promise<{ seatsLeft: number | null; waiting: number }> {
   const counts = await countSeats(db, event.id);
   if (event.capacity === null) return { seatsLeft: null, waiting: counts.waiting };
-  const left = Math.max(0, event.capacity - counts.registered - counts.offered);
+  const left = Math.max(0, event.capacity - counts.registered - counts.offered - counts.inCheckout);
   return { seatsLeft: publicSeatsLeft({ event, seatsLeft: left, waiting: counts.waiting }), waiting: counts.waiting };
 }
 
