@@ -45,16 +45,16 @@ interface SeatCounts {
 
 /**
  * Places registrations hold, places open waiting-list offers and open card checkouts hold, and entries
- * waiting: one statement. `exceptCheckout` is a checkout completing now: its own places are the ones it takes.
+ * waiting: one statement. Without `checkoutHolds` the checkouts' are left out (counted as 0).
  */
-async function countSeats(db: Knex | Knex.Transaction, eventId: string, exceptCheckout?: string): Promise<SeatCounts> {
+async function countSeats(db: Knex | Knex.Transaction, eventId: string, checkoutHolds = true): Promise<SeatCounts> {
   const result = await db.raw<{ rows: Array<Record<keyof SeatCounts, string | number>> }>(
     `SELECT (SELECT COALESCE(sum(attendee_count), 0) FROM registrations WHERE event_id = :id AND status IN ('PENDING','PAID')) AS registered,
             (SELECT COALESCE(sum(places), 0) FROM waitlist_entries WHERE event_id = :id AND state = 'OFFERED') AS offered,
             (SELECT COALESCE(sum(places), 0) FROM checkout_sessions
-              WHERE event_id = :id AND status = 'OPEN' AND places > 0 AND id IS DISTINCT FROM :except::uuid) AS "inCheckout",
+              WHERE :holds AND event_id = :id AND status = 'OPEN' AND places > 0) AS "inCheckout",
             (SELECT count(*) FROM waitlist_entries WHERE event_id = :id AND state = 'WAITING') AS waiting`,
-    { id: eventId, except: exceptCheckout ?? null },
+    { id: eventId, holds: checkoutHolds },
   );
   const row = result.rows[0];
   return {
@@ -66,8 +66,8 @@ async function countSeats(db: Knex | Knex.Transaction, eventId: string, exceptCh
 }
 
 /** The seats count is its own statement, after the lock: one statement's snapshot would predate the wait for it. */
-async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, exceptCheckout?: string): Promise<LockedEvent> {
-  const counts = await countSeats(trx, event.id, exceptCheckout);
+async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, checkoutHolds = true): Promise<LockedEvent> {
+  const counts = await countSeats(trx, event.id, checkoutHolds);
   const seatsTaken = counts.registered + counts.offered + counts.inCheckout;
   return {
     event,
@@ -111,14 +111,15 @@ export class CapacityChangedError extends Error {
  * (CapacityChangedError), because other shared holders may be taking seats.
  * The same statement reads whether a reversal of `paymentIntentId` is waiting:
  * the caller holds the payment's advisory lock, so that answer is stable.
- * The completing checkout's own held places (`checkoutId`) count as free for it.
+ * The places open checkouts hold are not counted: a hold was only granted while the places were
+ * free, so in the usual course every holder's payment fits; when they no longer all fit (the office
+ * lowered the capacity, a checkout paid after it expired) the first payment confirmed gets them.
  */
 export async function lockEventForCompletion(
   trx: Knex.Transaction,
   eventId: string,
   seenCapacity: number | null,
   paymentIntentId: string | null,
-  checkoutId?: string,
 ): Promise<CompletionLock | undefined> {
   const pendingReversal = paymentIntentId
     ? trx.raw('EXISTS (SELECT 1 FROM pending_reversals WHERE payment_intent_id = ?) AS pending_reversal', [paymentIntentId])
@@ -127,7 +128,7 @@ export async function lockEventForCompletion(
   if (seenCapacity !== null) {
     const row = await query.forUpdate();
     if (!row) return undefined;
-    const { event, seatsLeft } = await withSeatsTaken(trx, eventFromRow(row), checkoutId);
+    const { event, seatsLeft } = await withSeatsTaken(trx, eventFromRow(row), false);
     return { event, seatsLeft, pendingReversal: row.pending_reversal };
   }
   const row = await query.forShare();

@@ -153,7 +153,7 @@ async function settleClaimedCheckout(
       : undefined;
   let receipt = seen ? renderFor({ title: seen.title, startsAt: seen.starts_at }) : undefined;
 
-  const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.capacity, action.paymentIntentId, claimed.id) : undefined;
+  const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.capacity, action.paymentIntentId) : undefined;
   // An edit committed while this completion waited for the lock: the receipt names the event as it now is.
   if (seen && locked && (locked.event.title !== seen.title || locked.event.startsAt.getTime() !== seen.starts_at.getTime())) {
     receipt = renderFor({ title: locked.event.title, startsAt: locked.event.startsAt });
