@@ -110,7 +110,12 @@ export async function runWebhookStorm(harness: PaymentsHarness, options: StormOp
   const { ctx, provider } = harness;
 
   const events = await createEvents(harness, random, options.events ?? Math.max(4, Math.ceil(options.sessions / 4)));
+  // Checkouts hold their places, so the payers are let in first and the capacities (1–4) set after, while
+  // they are at the checkout: the payments then race for fewer places than were paid for, as they would
+  // after an office lowered a capacity or paid after their checkout expired.
+  const capacities = events.map(() => random.int(1, 4));
   const sessions = await stageSessions(harness, random, events, options.sessions);
+  await setCapacities(harness, events, capacities);
   // One event is deleted while its payers are at the checkout: their payments must end UNFULFILLED with an alert.
   const deleted = events[events.length - 1] as EventRecord;
   await ctx.db('events').where({ id: deleted.id }).update({ deleted_at: ctx.clock.now() });
@@ -182,11 +187,19 @@ export async function runWebhookStorm(harness: PaymentsHarness, options: StormOp
   };
 }
 
+/** Each event's capacity, but never below the places its bank-transfer registrations already took. */
+async function setCapacities(harness: PaymentsHarness, events: EventRecord[], capacities: number[]): Promise<void> {
+  for (const [index, event] of events.entries()) {
+    const taken = await harness.tdb.db('registrations').where({ event_id: event.id }).whereIn('status', ['PENDING', 'PAID']).sum({ n: 'attendee_count' }).first();
+    await harness.tdb.db('events').where({ id: event.id }).update({ capacity: Math.max(capacities[index] ?? 1, Number(taken?.n ?? 0)) });
+  }
+}
+
 async function createEvents(harness: PaymentsHarness, random: Random, count: number): Promise<EventRecord[]> {
   const events: EventRecord[] = [];
   for (let i = 0; i < count; i++) {
     const { slug } = await insertEvent(harness.tdb.db, {
-      capacity: random.int(1, 4),
+      capacity: 1000,
       online_payment: true,
       pass_card_fee: random.chance(0.5),
       pricing: JSON.stringify({

@@ -21,6 +21,7 @@ import * as manageLinks from '../../migrations/20261201000200_manage_links.js';
 import * as waitingList from '../../migrations/20261201000300_waiting_list.js';
 import * as eventQuestions from '../../migrations/20261201000400_event_questions.js';
 import * as checkin from '../../migrations/20261201000500_checkin.js';
+import * as checkoutPlaces from '../../migrations/20261201000600_checkout_places.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -55,6 +56,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261201000300_waiting_list', waitingList],
   ['20261201000400_event_questions', eventQuestions],
   ['20261201000500_checkin', checkin],
+  ['20261201000600_checkout_places', checkoutPlaces],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -7,8 +7,9 @@ import { providerLineItems } from './line-items.js';
 import { cancelledCheckoutUrl, cardPaymentPossible, publicBaseUrl } from './links.js';
 import { priceRegistration, type AttendeeChoice, type PricedLine } from '../registrations/pricing.js';
 import { createProviderClient, providerErrorDetails, providerUnavailable } from './provider.js';
-import { seatsLeft, type RegistrationContact } from '../registrations/registrations.js';
+import type { RegistrationContact } from '../registrations/registrations.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
+import { placesForNewCheckout } from './checkout-hold.js';
 import { CHECKOUT_EXPIRY_MS, encryptStagedRegistration, type CheckoutMetadata } from './staging.js';
 
 export interface EventCheckoutInput {
@@ -18,7 +19,9 @@ export interface EventCheckoutInput {
   family: boolean;
   /** A waiting-list offer (checked and kept open by the caller): its places are held, so the public count is not asked. */
   waitlistOffer?: { entryId: string; offerSeq: number };
-  /** Staged with the payload; the webhook's completion stores them with the registration. */
+  /** The public form's client (clientKey): its open checkouts count toward the event's unpaid places per client. */
+  client?: string;
+  /** Validated answers to the event's questions, staged with the payload. */
   answers?: RegistrationAnswers;
 }
 
@@ -33,9 +36,10 @@ export interface StartedCheckout {
  * startEventCheckout: a new registration paid by card. Priced here on the
  * server, staged (encrypted) as an OPEN checkout_sessions row, then a provider
  * Checkout Session is opened for exactly the priced lines. No registration
- * exists until the webhook confirms the payment; the seat check here is only an
- * early answer (the webhook re-checks under the event row lock), so no lock is
- * held while the provider is called.
+ * exists until the webhook confirms the payment, but the checkout holds its
+ * places from here (checkout-hold.ts) until it is paid, expires or fails, so the
+ * payer is not charged for a place taken meanwhile. The event's lock is taken
+ * only for the hold, never while the provider is called.
  */
 export async function startEventCheckout(ctx: AppContext, input: EventCheckoutInput): Promise<StartedCheckout> {
   const { event } = input;
@@ -49,41 +53,43 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
       httpStatus: 409,
     });
   }
-  const left = input.waitlistOffer ? null : await seatsLeft(ctx.db, event);
-  if (left !== null && left < input.attendees.length) {
-    throw new AppError(
-      'sold_out',
-      left === 0 ? 'Sorry, this event is sold out.' : `Sorry, only ${left} ${left === 1 ? 'place is' : 'places are'} left for this event.`,
-      { httpStatus: 409 },
-    );
-  }
   // Below the provider's minimum (the card fee included) the provider would refuse the session: say so now,
   // before anything is staged or sent, and let the member choose bank transfer.
   assertCardMinimum(ctx.config, 'registration', priced.total);
 
   const now = ctx.clock.now();
   const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
-  const [staged] = await ctx.db('checkout_sessions')
-    .insert({
-      event_id: event.id,
-      status: 'OPEN',
-      expires_at: expiresAt,
-      payload_enc: encryptStagedRegistration(ctx.cipher, {
-        version: 1,
-        contact: input.contact,
-        attendees: input.attendees,
-        family: input.family,
-        priced,
-        ...(input.waitlistOffer ? { waitlistOffer: input.waitlistOffer } : {}),
-        ...(input.answers ? { answers: input.answers } : {}),
-      }),
-      net_minor: priced.net,
-      surcharge_minor: priced.surcharge,
-      created_at: now,
-      updated_at: now,
-    })
-    .returning<Array<{ id: string }>>('id');
-  const checkoutId = (staged as { id: string }).id;
+  const payloadEnc = encryptStagedRegistration(ctx.cipher, {
+    version: 1,
+    contact: input.contact,
+    attendees: input.attendees,
+    family: input.family,
+    priced,
+    ...(input.waitlistOffer ? { waitlistOffer: input.waitlistOffer } : {}),
+    ...(input.answers ? { answers: input.answers } : {}),
+  });
+  // The places are held under the event's lock and the lock released before the provider is called.
+  const held = await ctx.db.transaction(async (trx) => {
+    const places = input.waitlistOffer ? 0 : await placesForNewCheckout(trx, event, input.attendees.length, input.client);
+    if (typeof places !== 'number') return places;
+    const [staged] = await trx('checkout_sessions')
+      .insert({
+        event_id: event.id,
+        status: 'OPEN',
+        expires_at: expiresAt,
+        payload_enc: payloadEnc,
+        net_minor: priced.net,
+        surcharge_minor: priced.surcharge,
+        places,
+        client_key: places > 0 ? (input.client ?? null) : null,
+        created_at: now,
+        updated_at: now,
+      })
+      .returning<Array<{ id: string }>>('id');
+    return (staged as { id: string }).id;
+  });
+  if (typeof held !== 'string') throw held;
+  const checkoutId = held;
 
   let session: ProviderSessionRef;
   try {

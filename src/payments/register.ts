@@ -12,6 +12,7 @@ import type { WaitlistEntryRow } from '../registrations/waitlist/entries.js';
 import { CHECKOUT_EXPIRY_MS } from './staging.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import { questionsAsked } from '../registrations/questions.js';
+import { EventClosedError, SoldOutError } from './registration-errors.js';
 import { alertUnpaidSeatCap, heldUnpaidByClient, UnpaidSeatCapError } from './unpaid-seat-cap.js';
 
 /**
@@ -45,25 +46,7 @@ export type RegistrationOutcome =
     }
   | { kind: 'checkout'; checkoutId: string; redirectUrl: string };
 
-export class SoldOutError extends AppError {
-  constructor(readonly seatsLeft: number) {
-    super(
-      'sold_out',
-      seatsLeft === 0
-        ? 'Sorry, this event is sold out.'
-        : `Sorry, only ${seatsLeft} ${seatsLeft === 1 ? 'place is' : 'places are'} left for this event.`,
-      { httpStatus: 409 },
-    );
-    this.name = 'SoldOutError';
-  }
-}
-
-export class EventClosedError extends AppError {
-  constructor() {
-    super('event_not_found', 'This event is not open for registration.', { httpStatus: 404 });
-    this.name = 'EventClosedError';
-  }
-}
+export { EventClosedError, SoldOutError };
 
 /** The public form closes when the event starts; the office can still register by hand (walk-ins). */
 export class RegistrationClosedError extends AppError {
@@ -98,7 +81,7 @@ export async function registerForEvent(
   if (!priced.free && wantsCard) {
     const offer = submission.waitlistOffer;
     if (offer) await keepOfferThroughCheckout(ctx, event, offer, submission.attendees.length);
-    // startEventCheckout answers a full event early (sold_out); the webhook re-checks under the event lock.
+    // startEventCheckout holds the places (or answers sold_out) under the event's lock; the webhook re-checks under it.
     const started = await startEventCheckout(ctx, {
       event,
       contact: submission.contact,
@@ -106,6 +89,7 @@ export async function registerForEvent(
       family: submission.family,
       waitlistOffer: offer,
       answers: submission.answers,
+      client: submission.client,
     });
     return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
   }

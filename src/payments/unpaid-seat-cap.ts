@@ -13,8 +13,8 @@ import { raiseOperationsAlert } from './alerts.js';
  * (clientKey: an IPv4 address, an IPv6 /56) may hold at most that many places
  * of an event while unpaid. Checked under the event's row lock, the lock every
  * registration of the event takes, so two posts racing for the last places
- * under the cap cannot both get them. A card payment is never capped: its
- * places are paid for.
+ * under the cap cannot both get them. A card payment is not counted here: its
+ * open checkouts hold places under a cap of their own (checkout-hold.ts).
  *
  * Free registrations count as unpaid holds: they take places without paying,
  * which is the same risk as a bank transfer never made.
@@ -125,6 +125,7 @@ export async function alertUnpaidSeatCap(
  * event has started or was deleted: it is kept only as long as the cap needs it. Run by sweep-checkouts.
  */
 export async function forgetClientKeys(db: Knex, now: Date): Promise<number> {
+  const checkouts = await db('checkout_sessions').whereNotNull('client_key').whereNot({ status: 'OPEN' }).update({ client_key: null });
   const result = await db.raw<{ rowCount: number }>(
     `UPDATE registrations r SET client_key = NULL
        FROM events e
@@ -132,5 +133,5 @@ export async function forgetClientKeys(db: Knex, now: Date): Promise<number> {
         AND (NOT (r.status = 'PENDING' OR (r.status = 'PAID' AND r.payment_method = 'free')) OR e.starts_at <= :now OR e.deleted_at IS NOT NULL)`,
     { now },
   );
-  return result.rowCount ?? 0;
+  return (result.rowCount ?? 0) + checkouts;
 }

@@ -15,7 +15,7 @@ export interface RegistrationContact {
 
 export interface LockedEvent {
   event: EventRecord;
-  /** Attendees of PENDING and PAID registrations, and the places open waiting-list offers hold. */
+  /** Attendees of PENDING and PAID registrations, and the places open waiting-list offers and card checkouts hold. */
   seatsTaken: number;
   /** null = unlimited. */
   seatsLeft: number | null;
@@ -38,25 +38,37 @@ export async function lockEventForSeats(trx: Knex.Transaction, eventId: string):
 interface SeatCounts {
   registered: number;
   offered: number;
+  /** Places open card checkouts for new registrations hold while the payer is at the provider. */
+  inCheckout: number;
   waiting: number;
 }
 
-/** Places registrations hold, places open waiting-list offers hold, and entries waiting: one statement. */
-async function countSeats(db: Knex | Knex.Transaction, eventId: string): Promise<SeatCounts> {
-  const result = await db.raw<{ rows: Array<{ registered: string | number; offered: string | number; waiting: string | number }> }>(
+/**
+ * Places registrations hold, places open waiting-list offers and open card checkouts hold, and entries
+ * waiting: one statement. Without `checkoutHolds` the checkouts' are left out (counted as 0).
+ */
+async function countSeats(db: Knex | Knex.Transaction, eventId: string, checkoutHolds = true): Promise<SeatCounts> {
+  const result = await db.raw<{ rows: Array<Record<keyof SeatCounts, string | number>> }>(
     `SELECT (SELECT COALESCE(sum(attendee_count), 0) FROM registrations WHERE event_id = :id AND status IN ('PENDING','PAID')) AS registered,
             (SELECT COALESCE(sum(places), 0) FROM waitlist_entries WHERE event_id = :id AND state = 'OFFERED') AS offered,
+            (SELECT COALESCE(sum(places), 0) FROM checkout_sessions
+              WHERE :holds AND event_id = :id AND status = 'OPEN' AND places > 0) AS "inCheckout",
             (SELECT count(*) FROM waitlist_entries WHERE event_id = :id AND state = 'WAITING') AS waiting`,
-    { id: eventId },
+    { id: eventId, holds: checkoutHolds },
   );
   const row = result.rows[0];
-  return { registered: Number(row?.registered ?? 0), offered: Number(row?.offered ?? 0), waiting: Number(row?.waiting ?? 0) };
+  return {
+    registered: Number(row?.registered ?? 0),
+    offered: Number(row?.offered ?? 0),
+    inCheckout: Number(row?.inCheckout ?? 0),
+    waiting: Number(row?.waiting ?? 0),
+  };
 }
 
 /** The seats count is its own statement, after the lock: one statement's snapshot would predate the wait for it. */
-async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord): Promise<LockedEvent> {
-  const counts = await countSeats(trx, event.id);
-  const seatsTaken = counts.registered + counts.offered;
+async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, checkoutHolds = true): Promise<LockedEvent> {
+  const counts = await countSeats(trx, event.id, checkoutHolds);
+  const seatsTaken = counts.registered + counts.offered + counts.inCheckout;
   return {
     event,
     seatsTaken,
@@ -99,6 +111,9 @@ export class CapacityChangedError extends Error {
  * (CapacityChangedError), because other shared holders may be taking seats.
  * The same statement reads whether a reversal of `paymentIntentId` is waiting:
  * the caller holds the payment's advisory lock, so that answer is stable.
+ * The places open checkouts hold are not counted: a hold was only granted while the places were
+ * free, so in the usual course every holder's payment fits; when they no longer all fit (the office
+ * lowered the capacity, a checkout paid after it expired) the first payment confirmed gets them.
  */
 export async function lockEventForCompletion(
   trx: Knex.Transaction,
@@ -113,7 +128,7 @@ export async function lockEventForCompletion(
   if (seenCapacity !== null) {
     const row = await query.forUpdate();
     if (!row) return undefined;
-    const { event, seatsLeft } = await withSeatsTaken(trx, eventFromRow(row));
+    const { event, seatsLeft } = await withSeatsTaken(trx, eventFromRow(row), false);
     return { event, seatsLeft, pendingReversal: row.pending_reversal };
   }
   const row = await query.forShare();
@@ -135,7 +150,7 @@ export async function publicSeatCount(
 ): Promise<{ seatsLeft: number | null; waiting: number }> {
   const counts = await countSeats(db, event.id);
   if (event.capacity === null) return { seatsLeft: null, waiting: counts.waiting };
-  const left = Math.max(0, event.capacity - counts.registered - counts.offered);
+  const left = Math.max(0, event.capacity - counts.registered - counts.offered - counts.inCheckout);
   return { seatsLeft: publicSeatsLeft({ event, seatsLeft: left, waiting: counts.waiting }), waiting: counts.waiting };
 }
 

@@ -35,12 +35,14 @@ async function checkout(event: EventRecord, name: string) {
 describe('reconcile and the refund of a payment kept without a registration', () => {
   it('a refund made in the dashboard days after the alert, its webhook lost, raises the reversal_unfulfilled alert the webhook would have, once', async () => {
     harness.ctx.clock.set(T0);
-    const { slug } = await insertEvent(db(), { online_payment: true, capacity: 1 });
+    const { slug } = await insertEvent(db(), { online_payment: true, capacity: 2 });
     const event = (await getEventBySlug(db(), slug)) as EventRecord;
-    // Two payers for the last seat: the second payment is kept without a registration, with its sold_out alert.
+    // Two payers hold the last two places; once the first has paid the office lowers the capacity to one:
+    // the second payment is kept without a registration, with its sold_out alert.
     const first = await checkout(event, 'First Payer');
     const second = await checkout(event, 'Second Payer');
     await harness.provider.deliver('checkout.session.completed', first.sessionId);
+    await db()('events').where({ slug }).update({ capacity: 1 });
     const kept = await harness.provider.deliver('checkout.session.completed', second.sessionId);
     expect(JSON.parse(kept.body)).toMatchObject({ outcome: 'unfulfilled' });
     const paymentIntent = harness.provider.sessions.get(second.sessionId)?.payment_intent as string;

@@ -91,15 +91,17 @@ describe('reconcile applies the refunds and disputes whose webhooks were lost, f
 
   it('a kept payment both disputed and refunded, neither delivered: both reversal_unfulfilled alerts, once each', async () => {
     harness.ctx.clock.set(T0);
-    const { slug } = await insertEvent(db(), { online_payment: true, capacity: 1 });
+    const { slug } = await insertEvent(db(), { online_payment: true, capacity: 2 });
     const full = (await getEventBySlug(db(), slug)) as EventRecord;
-    // Two payers for the last place: the second payment is kept without a registration.
+    // Two payers hold the last two places; once the first has paid the office lowers the capacity to one:
+    // the second payment is kept without a registration.
     const [first, second] = await Promise.all(
       ['First Payer', 'Late Payer'].map((name) =>
         startEventCheckout(harness.ctx, { event: full, contact: { name, email: `${name.replace(' ', '.').toLowerCase()}@example.org` }, attendees: [{ name, tier: 'adult' }], family: false }),
       ),
     );
     await harness.provider.deliver('checkout.session.completed', (await staging(first!.checkoutId)).provider_session_id as string);
+    await db()('events').where({ slug }).update({ capacity: 1 });
     const sessionId = (await staging(second!.checkoutId)).provider_session_id as string;
     const kept = await harness.provider.deliver('checkout.session.completed', sessionId);
     expect(JSON.parse(kept.body)).toMatchObject({ outcome: 'unfulfilled' });

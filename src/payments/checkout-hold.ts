@@ -1,0 +1,58 @@
+import type { Knex } from 'knex';
+import { AppError } from '../errors.js';
+import type { EventRecord } from '../registrations/event-record.js';
+import { lockEventForSeats, publicSeatsLeft } from '../registrations/registrations.js';
+import { EventClosedError, SoldOutError } from './registration-errors.js';
+
+/**
+ * A new card checkout holds its places from the moment the payer is sent to the provider until it is
+ * paid, expires or fails, so nobody is charged for a place a bank transfer took meanwhile. So that
+ * holding by card is no way to hoard, the open checkouts from one client (clientKey) may hold at most
+ * the event's maxUnpaidSeatsPerClient places: a cap of their own, beside the bank-transfer one, so a
+ * connection at its bank-transfer cap can still pay by card (and the holds end by themselves when the
+ * checkouts expire: no alert).
+ */
+export class CheckoutHoldCapError extends AppError {
+  constructor(held: number, cap: number) {
+    super(
+      'unpaid_seat_cap',
+      `This connection already has ${held} ${held === 1 ? 'place' : 'places'} in card payments not yet finished for this event, ` +
+        `and at most ${cap} ${cap === 1 ? 'place' : 'places'} may be held so from one connection. ` +
+        'Please finish those payments, or try again when they have expired (half an hour).',
+      { httpStatus: 409 },
+    );
+    this.name = 'CheckoutHoldCapError';
+  }
+}
+
+/** The places the client's open card checkouts hold on the event. Run after lockEventForSeats. */
+async function placesInCheckoutByClient(trx: Knex.Transaction, eventId: string, client: string): Promise<number> {
+  const row = await trx('checkout_sessions')
+    .where({ event_id: eventId, client_key: client, status: 'OPEN' })
+    .sum<{ places: string | number | null }>({ places: 'places' })
+    .first();
+  return Number(row?.places ?? 0);
+}
+
+/**
+ * The places a new card checkout holds, decided under the event's lock: the public count must have
+ * them, as a bank transfer's would, and the client's open checkouts must stay within the cap.
+ * 0 on an event without a capacity, where a hold protects nobody. A refusal is returned, not thrown.
+ */
+export async function placesForNewCheckout(
+  trx: Knex.Transaction,
+  event: Pick<EventRecord, 'id'>,
+  wanted: number,
+  client: string | undefined,
+): Promise<number | SoldOutError | CheckoutHoldCapError> {
+  const locked = await lockEventForSeats(trx, event.id);
+  if (!locked || locked.event.deletedAt) throw new EventClosedError();
+  if (locked.event.capacity === null) return 0;
+  const left = publicSeatsLeft(locked) ?? wanted;
+  if (left < wanted) return new SoldOutError(left);
+  if (client !== undefined) {
+    const held = await placesInCheckoutByClient(trx, event.id, client);
+    if (held + wanted > locked.event.maxUnpaidSeatsPerClient) return new CheckoutHoldCapError(held, locked.event.maxUnpaidSeatsPerClient);
+  }
+  return wanted;
+}
