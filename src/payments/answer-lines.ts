@@ -25,15 +25,26 @@ export async function plainAnswerGroups(
     .where({ id: registrationId })
     .first<{ answers: RegistrationAnswers | null; attendees: Array<{ name: string }> } | undefined>('answers', 'attendees');
   if (!row?.answers) return [];
+  return answerGroupsOf(event, row.answers, row.attendees.map((attendee) => attendee.name), regional);
+}
+
+/** The non-sensitive answers of `answers` (plain ones, or all as given: sensitive ones are left out here) as email groups. */
+export function answerGroupsOf(
+  event: Pick<EventRecord, 'questions' | 'pricing'>,
+  answers: RegistrationAnswers,
+  attendeeNames: readonly string[],
+  regional: { locale: string; timeZone: string },
+): AnswerGroup[] {
+  if (event.questions.length === 0) return [];
   const asked = questionsAsked(event);
-  const { plain } = splitSensitive(asked, { registration: row.answers.registration ?? {}, attendees: row.answers.attendees ?? [] });
+  const { plain } = splitSensitive(asked, { registration: answers.registration ?? {}, attendees: answers.attendees ?? [] });
   const text = answerText(regional);
   const lines = (appliesTo: Question['appliesTo'], given: Record<string, AnswerValue> | undefined) =>
     asked
       .filter((q) => q.appliesTo === appliesTo && !q.sensitive && given?.[q.id] !== undefined)
       .map((q) => ({ label: q.label, value: text(given?.[q.id] as AnswerValue) }));
   const groups: AnswerGroup[] = [{ heading: 'Your answers', answers: lines('registration', plain.registration) }];
-  row.attendees.forEach((attendee, index) => groups.push({ heading: attendee.name, answers: lines('attendee', plain.attendees[index]) }));
+  attendeeNames.forEach((name, index) => groups.push({ heading: name, answers: lines('attendee', plain.attendees[index]) }));
   return groups.filter((group) => group.answers.length > 0);
 }
 

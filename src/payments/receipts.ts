@@ -27,6 +27,8 @@ export interface ReceiptInput {
 
   /** The registration's manage_link_version; renderReceipt reads it, a registration being created has the first. */
   manageLinkVersion?: number;
+  /** A new card registration's non-sensitive answers (answerGroupsOf), listed as the confirmation lists them. */
+  answerGroups?: Array<{ heading: string; answers: Array<{ label: string; value: string }> }>;
 }
 
 export type ReceiptMethod = 'card' | 'bank' | 'cash' | 'other';
@@ -73,6 +75,7 @@ export function renderReceiptWith(branding: EmailBranding, ctx: Pick<AppContext,
       paymentIntentId: input.paymentIntentId,
       ...methodsOf(input, ctx.config.regional),
       reference: paymentReference(input.registrationId),
+      answerGroups: input.answerGroups,
       registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId) : undefined,
       manageUrl: hasPublicUrl
         ? manageUrl(ctx.config, { registrationId: input.registrationId, version: input.manageLinkVersion ?? FIRST_MANAGE_LINK_VERSION })

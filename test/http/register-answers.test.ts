@@ -170,6 +170,16 @@ describe('a card registration stages its answers and the confirmed payment store
       { allergyDetails: 'Peanuts and sesame' },
       { dateOfBirth: '2018-06-01' },
     ]);
+
+    // The receipt is a card payer's confirmation: it lists the same plain answers, never a sensitive one.
+    await deliverQueuedMail(harness.ctx, { limit: 10 });
+    const receipt = mail.sink.messages.find((message) => message.subject?.startsWith('Receipt'));
+    expect(receipt?.text).toMatch(/Jo Citizen\n- Dietary needs: Vegetarian\n- Any allergy\?: Yes/);
+    expect(receipt?.html).toContain('Shirt size: M');
+    for (const part of [receipt?.text, receipt?.html]) {
+      expect(part).not.toContain('Peanuts');
+      expect(part).not.toMatch(/2018|June/);
+    }
   });
 });
 

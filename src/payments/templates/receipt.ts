@@ -9,6 +9,8 @@ export interface ReceiptEmailData {
   paidAt: Date;
   /** The provider's payment reference; card payments only. */
   paymentIntentId?: string;
+  /** A new card registration's non-sensitive answers, labelled, per attendee (answer-lines.ts); never a sensitive one. */
+  answerGroups?: Array<{ heading: string; answers: Array<{ label: string; value: string }> }>;
   /** How the money came, as the receipt says it: "card payment", "bank transfer", "bank transfer and cash payment". */
   methodWords: string;
   /** The "Paid by" line: the method, or each method with its amount when the money came several ways. */
@@ -33,7 +35,9 @@ export const receiptEmail = defineEmailTemplate<ReceiptEmailData>({
 {{#each lines}}<tr><td style="padding:4px 8px 4px 0;border-bottom:1px solid #e4e4e7;">{{label}}</td><td align="right" style="padding:4px 0;border-bottom:1px solid #e4e4e7;">{{money amount}}</td></tr>
 {{/each}}<tr><td style="padding:6px 8px 4px 0;"><strong>Total paid</strong></td><td align="right" style="padding:6px 0 4px;"><strong>{{money amountMinor}}</strong></td></tr>
 </table>
-<p>Paid to {{church.name}}{{#if church.abn}} (ABN {{church.abn}}){{/if}}{{#if church.address}}, {{church.address}}{{/if}} on {{date paidAt}}.<br>
+{{#each answerGroups}}<p style="margin:12px 0 4px;"><strong>{{heading}}</strong></p>
+<ul style="margin:0 0 8px;padding-left:20px;">{{#each answers}}<li>{{label}}: {{value}}</li>{{/each}}</ul>
+{{/each}}<p>Paid to {{church.name}}{{#if church.abn}} (ABN {{church.abn}}){{/if}}{{#if church.address}}, {{church.address}}{{/if}} on {{date paidAt}}.<br>
 Paid by: {{paidByWords}}<br>
 {{#if paymentIntentId}}Payment reference: <span style="font-family:monospace;">{{paymentIntentId}}</span><br>{{/if}}
 Registration reference: <span style="font-family:monospace;">{{reference}}</span></p>
@@ -48,7 +52,10 @@ Thank you: your {{methodWords}} for {{eventTitle}} ({{dateTime eventStartsAt}}) 
 {{label}}: {{money amount}}
 {{/each}}
 Total paid: {{money amountMinor}}
-
+{{#each answerGroups}}
+{{heading}}
+{{#each answers}}- {{label}}: {{value}}
+{{/each}}{{/each}}
 Paid to {{church.name}}{{#if church.abn}} (ABN {{church.abn}}){{/if}}{{#if church.address}}, {{church.address}}{{/if}} on {{date paidAt}}.
 Paid by: {{paidByWords}}
 {{#if paymentIntentId}}Payment reference: {{paymentIntentId}}

@@ -9,6 +9,9 @@ import { renderReceiptWith } from '../receipts.js';
 import { lockEventForCompletion, registrationRow, type CompletionLock } from '../../registrations/registrations.js';
 import { decryptStagedRegistration, type StagedRegistration } from '../staging.js';
 import { questionsAsked } from '../../registrations/questions.js';
+import { hasAnyAnswer } from '../../registrations/answers.js';
+import type { EventRecord } from '../../registrations/event-record.js';
+import { answerGroupsOf } from '../answer-lines.js';
 import type { CompleteAction, RecordedCompletion, SeenEvent } from './claim.js';
 import { findStagingRow, type StagingRow, type WebhookContext } from './staging-rows.js';
 import { mayStillBePaid } from '../../registrations/card-checkouts.js';
@@ -138,13 +141,18 @@ async function settleClaimedCheckout(
   const registrationId = newRegistrationId ?? registration?.id;
   const reference = action.paymentIntentId ?? action.providerSessionId;
   const lines = staged ? staged.priced.lines : registration ? withCardFee(registration.line_items, claimed.surcharge_minor) : [];
-  const renderFor = (event: { title: string; startsAt: Date }) =>
+  const answered = staged?.answers && hasAnyAnswer(staged.answers) ? staged.answers : undefined;
+  const renderFor = (event: { title: string; startsAt: Date } & Partial<Pick<EventRecord, 'questions' | 'pricing'>>) =>
     payer && registrationId && charged !== null
       ? renderReceiptWith(branding, ctx, {
           registrationId,
           contact: payer,
           event,
           lines,
+          answerGroups:
+            answered && staged && event.questions && event.pricing
+              ? answerGroupsOf({ questions: event.questions, pricing: event.pricing }, answered, staged.attendees.map((a) => a.name), ctx.config.regional)
+              : undefined,
           amountMinor: charged,
           paymentIntentId: reference,
           paidAt: now,
@@ -156,8 +164,9 @@ async function settleClaimedCheckout(
 
   const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.capacity, action.paymentIntentId) : undefined;
   // An edit committed while this completion waited for the lock: the receipt names the event as it now is.
-  if (seen && locked && (locked.event.title !== seen.title || locked.event.startsAt.getTime() !== seen.starts_at.getTime())) {
-    receipt = renderFor({ title: locked.event.title, startsAt: locked.event.startsAt });
+  // Answers are listed by the questions as the locked event asks them, so a receipt with answers is rendered here.
+  if (seen && locked && (answered || locked.event.title !== seen.title || locked.event.startsAt.getTime() !== seen.starts_at.getTime())) {
+    receipt = renderFor(locked.event);
   }
   // A checkout from a waiting-list offer takes the places the offer holds, if it still holds them.
   const offer = locked && !locked.event.deletedAt && staged?.waitlistOffer ? await openOfferOf(trx, claimed.event_id, staged.waitlistOffer, now) : undefined;
