@@ -1,45 +1,30 @@
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createCheckinLink } from '../../src/admin/checkin/links.js';
-import { FixedClock } from '../../src/clock.js';
 import { createLogger } from '../../src/logger.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { pathForLog } from '../../src/secret-paths.js';
 import { registerFamily, insertCamp } from '../support/checkin-fixtures.js';
 import { createTestContext } from '../support/context.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertUser } from '../support/factories.js';
-import { startTestServer, type TestServer } from '../support/http.js';
-import { useSinkAndMailer } from '../support/mail-fixture.js';
+import { startTestServer } from '../support/http.js';
+import { useServerWithSink } from '../support/server-fixture.js';
 
 const T0 = new Date('2026-12-05T07:30:00Z');
-const clock = new FixedClock(T0);
-let tdb: TestDatabase;
-let server: TestServer;
-const mail = useSinkAndMailer();
-const context = () => createTestContext({ db: tdb.db, mailer: mail.mailer, clock, env: mail.sink.configEnv() });
+const web = useServerWithSink({ now: T0, truncate: 'registrations, events, users, queued_mail, rate_limits, checkin_links, checkin_nonces' });
+const { clock, mail, context } = web;
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  server = await startTestServer(context());
-});
-afterAll(async () => {
-  await server.close();
-  await tdb.drop();
-});
 beforeEach(async () => {
-  clock.set(T0);
-  await tdb.db.raw('TRUNCATE registrations, events, users, queued_mail, rate_limits, checkin_links, checkin_nonces CASCADE');
-  await insertUser(tdb.db, context().cipher, { email: 'office@example.org' });
+  await insertUser(web.tdb.db, context().cipher, { email: 'office@example.org' });
 });
 
 const unescape = (html: string) => html.replaceAll('&#x3D;', '=').replaceAll('&#x27;', "'");
 async function get(path: string) {
-  const response = await fetch(`${server.url}${path}`, { redirect: 'manual', headers: { accept: 'text/html' } });
+  const response = await fetch(`${web.server.url}${path}`, { redirect: 'manual', headers: { accept: 'text/html' } });
   return { status: response.status, headers: response.headers, html: unescape(await response.text()) };
 }
 async function post(path: string, fields: Record<string, string>) {
-  const response = await fetch(`${server.url}${path}`, {
+  const response = await fetch(`${web.server.url}${path}`, {
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -48,29 +33,29 @@ async function post(path: string, fields: Record<string, string>) {
   return { status: response.status, headers: response.headers, html: unescape(await response.text()) };
 }
 async function upload(path: string, actions: unknown[]) {
-  const response = await fetch(`${server.url}${path}/actions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ actions }) });
+  const response = await fetch(`${web.server.url}${path}/actions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ actions }) });
   return { status: response.status, body: (await response.json()) as { results: Array<{ id: string; outcome: string }>; here: number; total: number } };
 }
 
 /** A camp with the Lee family (a child with a peanut allergy, owing $180) and a paid adult, José Núñez. */
 async function camp() {
   const ctx = context();
-  const event = await insertCamp(tdb.db);
-  const lee = await registerFamily(tdb.db, ctx.cipher, event, {
+  const event = await insertCamp(web.tdb.db);
+  const lee = await registerFamily(web.tdb.db, ctx.cipher, event, {
     contact: 'Ruth Lee',
     attendees: [
       { name: 'Ruth Lee', tier: 'adult' },
       { name: 'Mia Lee', tier: 'child', answers: { allergies: 'Peanuts', medication: 'Ventolin', tshirt: 'S' } },
     ],
   });
-  const jose = await registerFamily(tdb.db, ctx.cipher, event, { contact: 'José Núñez', status: 'PAID', attendees: [{ name: 'José Núñez', tier: 'adult' }] });
+  const jose = await registerFamily(web.tdb.db, ctx.cipher, event, { contact: 'José Núñez', status: 'PAID', attendees: [{ name: 'José Núñez', tier: 'adult' }] });
   return { event, lee, jose };
 }
 const linkFor = async (slug: string, options: { hours?: number; label?: string; canTakePayment?: boolean } = {}) => {
   const { link, url } = await createCheckinLink(context(), { eventSlug: slug, hours: options.hours ?? 12, label: options.label ?? 'Front door', canTakePayment: options.canTakePayment ?? false, actor: 'office' });
   return { link, path: new URL(url).pathname };
 };
-const log = (registrationId: string) => tdb.db('checkin_log').where({ registration_id: registrationId }).orderBy('id').select('attendee_index', 'action', 'label');
+const log = (registrationId: string) => web.tdb.db('checkin_log').where({ registration_id: registrationId }).orderBy('id').select('attendee_index', 'action', 'label');
 
 describe('the check-in page of a volunteer link', () => {
   it('shows the roll with counts and the door flags (owes, showAtCheckin answers only, a child\'s guardian), behind the public pages\' headers', async () => {
@@ -111,7 +96,7 @@ describe('the check-in page of a volunteer link', () => {
     const { event } = await camp();
     const expired = await linkFor(event.slug, { hours: 1 });
     const revoked = await linkFor(event.slug, { label: 'Side door' });
-    await tdb.db('checkin_links').where({ id: revoked.link.id }).update({ revoked_at: T0 });
+    await web.tdb.db('checkin_links').where({ id: revoked.link.id }).update({ revoked_at: T0 });
     clock.set(new Date(T0.getTime() + 2 * 3_600_000));
     for (const path of [expired.path, revoked.path, '/checkin/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', '/checkin/short']) {
       const page = await get(path);
@@ -120,7 +105,7 @@ describe('the check-in page of a volunteer link', () => {
       expect((await post(`${path}/actions`, { registration: '00000000-0000-0000-0000-000000000000', attendee: '0', action: 'check_in' })).status).toBe(404);
     }
     const live = await linkFor(event.slug, { label: 'Hall' });
-    await tdb.db('events').where({ id: event.id }).update({ deleted_at: clock.now() });
+    await web.tdb.db('events').where({ id: event.id }).update({ deleted_at: clock.now() });
     expect((await get(live.path)).status).toBe(404);
   });
 
@@ -145,7 +130,7 @@ describe('the check-in page of a volunteer link', () => {
         done();
       },
     });
-    const logged = await startTestServer(createTestContext({ db: tdb.db, mailer: mail.mailer, clock, env: mail.sink.configEnv(), logger: createLogger({ level: 'info', destination }) }));
+    const logged = await startTestServer(createTestContext({ db: web.tdb.db, mailer: mail.mailer, clock, env: mail.sink.configEnv(), logger: createLogger({ level: 'info', destination }) }));
     try {
       const at = (p: string) => `${logged.url}${p}`;
       expect((await fetch(at(`${path}?q=lee`))).status).toBe(200);
@@ -178,7 +163,7 @@ describe('check-in records', () => {
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ attendee_index: 1, action: 'check_in' });
     expect(['Front door', 'Side door']).toContain(entries[0]?.label);
-    const state = await tdb.db('attendee_checkins').where({ registration_id: lee, attendee_index: 1 }).first();
+    const state = await web.tdb.db('attendee_checkins').where({ registration_id: lee, attendee_index: 1 }).first();
     expect(state.checked_in_at).not.toBeNull();
     expect((await get(front.path)).html).toContain('<span id="here-text">1 of 3 here</span>');
   });
@@ -206,16 +191,16 @@ describe('check-in records', () => {
       { attendee_index: 0, action: 'undo', label: 'Front door' },
     ]);
     // The tap's time is kept for a check-in queued offline.
-    const state = await tdb.db('attendee_checkins').where({ registration_id: lee, attendee_index: 1 }).first();
+    const state = await web.tdb.db('attendee_checkins').where({ registration_id: lee, attendee_index: 1 }).first();
     expect(state.checked_in_at.toISOString()).toBe(tapped);
     const out = await upload(path, [{ id: '6f1c1c64-0d1a-4a39-9a55-4f2b6c7a0004', action: 'check_out', registration: lee, attendee: 1 }]);
     expect(out.body.results[0]?.outcome).toBe('recorded');
-    expect((await tdb.db('attendee_checkins').where({ registration_id: lee, attendee_index: 1 }).first()).checked_out_by).toBe('Front door');
+    expect((await web.tdb.db('attendee_checkins').where({ registration_id: lee, attendee_index: 1 }).first()).checked_out_by).toBe('Front door');
   });
 
   it('refuses a registration of another event, or an attendee it does not have', async () => {
     const { event, lee } = await camp();
-    const other = await insertCamp(tdb.db);
+    const other = await insertCamp(web.tdb.db);
     const { path } = await linkFor(other.slug);
     const answer = await upload(path, [
       { id: '6f1c1c64-0d1a-4a39-9a55-4f2b6c7a0010', action: 'check_in', registration: lee, attendee: 0 },
@@ -236,11 +221,11 @@ describe('paying at the door', () => {
     const paid = await post(`${path}/pay`, { registration: lee, method: 'cash' });
     expect(paid.status).toBe(303);
     expect(paid.headers.get('location')).toBe(`${path}?done=paid`);
-    expect(await tdb.db('registrations').where({ id: lee }).first()).toMatchObject({ status: 'PAID', payment_method: 'cash', office_paid_minor: 18000 });
-    expect(await tdb.db('registration_payments').where({ registration_id: lee }).select('amount_minor', 'method', 'recorded_by')).toEqual([
+    expect(await web.tdb.db('registrations').where({ id: lee }).first()).toMatchObject({ status: 'PAID', payment_method: 'cash', office_paid_minor: 18000 });
+    expect(await web.tdb.db('registration_payments').where({ registration_id: lee }).select('amount_minor', 'method', 'recorded_by')).toEqual([
       { amount_minor: 18000, method: 'cash', recorded_by: 'Welcome desk' },
     ]);
-    expect(await tdb.db('registration_history').where({ registration_id: lee, action: 'marked_paid' }).first()).toMatchObject({ actor: 'Welcome desk' });
+    expect(await web.tdb.db('registration_history').where({ registration_id: lee, action: 'marked_paid' }).first()).toMatchObject({ actor: 'Welcome desk' });
     await deliverQueuedMail(context(), { limit: 10 });
     const [receipt] = await mail.sink.waitFor(1);
     expect(receipt?.envelope.to).toEqual(['ruth@example.org']);
@@ -251,7 +236,7 @@ describe('paying at the door', () => {
     const twice = await post(`${path}/pay`, { registration: lee, method: 'bank' });
     expect(twice.status).toBe(409);
     expect(twice.html).toContain('is already paid');
-    expect(await tdb.db('registration_payments').where({ registration_id: lee })).toHaveLength(1);
+    expect(await web.tdb.db('registration_payments').where({ registration_id: lee })).toHaveLength(1);
   });
 
   it('a link made without --can-take-payment records no payment', async () => {
@@ -259,7 +244,7 @@ describe('paying at the door', () => {
     const { path } = await linkFor(event.slug);
     const refused = await post(`${path}/pay`, { registration: lee, method: 'cash' });
     expect(refused.status).toBe(403);
-    expect(await tdb.db('registration_payments').where({ registration_id: lee })).toHaveLength(0);
-    expect((await tdb.db('registrations').where({ id: lee }).first()).status).toBe('PENDING');
+    expect(await web.tdb.db('registration_payments').where({ registration_id: lee })).toHaveLength(0);
+    expect((await web.tdb.db('registrations').where({ id: lee }).first()).status).toBe('PENDING');
   });
 });

@@ -1,33 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { FixedClock } from '../../src/clock.js';
+import { describe, expect, it } from 'vitest';
 import { managePath } from '../../src/payments/manage-link.js';
 import { answerColumns, decryptSensitiveAnswers, type Question, type RegistrationAnswers } from '../../src/registrations/answers.js';
-import { createTestContext } from '../support/context.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
-import { startTestServer, type TestServer } from '../support/http.js';
-import { useSinkAndMailer } from '../support/mail-fixture.js';
+import { useServerWithSink } from '../support/server-fixture.js';
 
 const T0 = new Date('2026-11-22T00:00:00Z');
 const STARTS = new Date('2026-12-05T08:00:00Z');
-const clock = new FixedClock(T0);
-let tdb: TestDatabase;
-let server: TestServer;
-const mail = useSinkAndMailer();
-const context = () => createTestContext({ db: tdb.db, mailer: mail.mailer, clock, env: mail.sink.configEnv() });
-
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  server = await startTestServer(context());
-});
-afterAll(async () => {
-  await server.close();
-  await tdb.drop();
-});
-beforeEach(async () => {
-  clock.set(T0);
-  await tdb.db.raw('TRUNCATE registrations, events, users, queued_mail, operations_alerts, rate_limits, app_settings CASCADE');
-});
+const web = useServerWithSink({ now: T0, truncate: 'registrations, events, users, queued_mail, operations_alerts, rate_limits, app_settings' });
+const { clock, mail, context } = web;
 
 const QUESTIONS: Question[] = [
   { id: 'diet', label: 'Dietary needs', type: 'text', appliesTo: 'attendee' },
@@ -54,7 +34,7 @@ const ANSWERS: RegistrationAnswers = {
 const unescapeEquals = (html: string) => html.replaceAll('&#x3D;', '=');
 
 async function get(path: string) {
-  const response = await fetch(`${server.url}${path}`, { redirect: 'manual', headers: { accept: 'text/html' } });
+  const response = await fetch(`${web.server.url}${path}`, { redirect: 'manual', headers: { accept: 'text/html' } });
   return { status: response.status, headers: response.headers, html: unescapeEquals(await response.text()) };
 }
 
@@ -62,7 +42,7 @@ type Fields = Record<string, string | string[]>;
 async function post(path: string, fields: Fields) {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(fields)) for (const v of [value].flat()) params.append(key, v);
-  const response = await fetch(`${server.url}${path}`, {
+  const response = await fetch(`${web.server.url}${path}`, {
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -73,8 +53,8 @@ async function post(path: string, fields: Fields) {
 
 async function answeredRegistration(eventOverrides: Record<string, unknown> = {}) {
   const ctx = context();
-  const event = await insertEvent(tdb.db, { starts_at: STARTS, pricing: JSON.stringify(PRICING), questions: JSON.stringify(QUESTIONS), ...eventOverrides });
-  const { id } = await insertRegistration(tdb.db, ctx.cipher, event.id, {
+  const event = await insertEvent(web.tdb.db, { starts_at: STARTS, pricing: JSON.stringify(PRICING), questions: JSON.stringify(QUESTIONS), ...eventOverrides });
+  const { id } = await insertRegistration(web.tdb.db, ctx.cipher, event.id, {
     email: 'jo@example.org',
     contact_name: 'Jo Citizen',
     status: 'PENDING',
@@ -94,10 +74,10 @@ async function answeredRegistration(eventOverrides: Record<string, unknown> = {}
 }
 
 const stored = async (id: string) => {
-  const row = await tdb.db('registrations').where({ id }).first();
+  const row = await web.tdb.db('registrations').where({ id }).first();
   return { plain: row.answers as RegistrationAnswers, sensitive: decryptSensitiveAnswers(context().cipher, row.sensitive_answers_enc), enc: row.sensitive_answers_enc as string };
 };
-const historyOf = (id: string) => tdb.db('registration_history').where({ registration_id: id }).orderBy('id').select('action', 'actor', 'changes');
+const historyOf = (id: string) => web.tdb.db('registration_history').where({ registration_id: id }).orderBy('id').select('action', 'actor', 'changes');
 
 /** The form as the manage page gives it, with `changes` over the stored answers. */
 const corrected = (changes: Fields = {}): Fields => ({
@@ -150,7 +130,7 @@ describe('the family corrects its answers until changes close', () => {
     ]);
     expect(JSON.stringify(history)).not.toContain('cashews');
     expect((await get(`${path}?done=answers`)).html).toContain('Your answers are saved.');
-    const queued = await tdb.db('queued_mail').count<Array<{ count: string }>>('* as count');
+    const queued = await web.tdb.db('queued_mail').count<Array<{ count: string }>>('* as count');
     expect(Number(queued[0]?.count)).toBe(0);
   });
 

@@ -1,49 +1,29 @@
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseEventFile } from '../../src/admin/event-file.js';
 import { createEvent } from '../../src/admin/events.js';
 import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
 import { moneyFormatter } from '../../src/admin/registrations/money.js';
-import { FixedClock } from '../../src/clock.js';
 import { sendEventReminders } from '../../src/jobs/send-reminders.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { managePath, manageToken, readManageToken } from '../../src/payments/manage-link.js';
 import { seatsLeft } from '../../src/registrations/registrations.js';
 import { paymentReference } from '../../src/registrations/reference.js';
 import { pathForLog } from '../../src/secret-paths.js';
-import { createTestContext } from '../support/context.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertEvent, insertRegistration, insertUser } from '../support/factories.js';
-import { startTestServer, type TestServer } from '../support/http.js';
-import { useSinkAndMailer } from '../support/mail-fixture.js';
+import { useServerWithSink } from '../support/server-fixture.js';
 
 const T0 = new Date('2026-11-22T00:00:00Z');
-const clock = new FixedClock(T0);
-let tdb: TestDatabase;
-let server: TestServer;
-const mail = useSinkAndMailer();
-
-const context = () => createTestContext({ db: tdb.db, mailer: mail.mailer, clock, env: mail.sink.configEnv() });
+const web = useServerWithSink({ now: T0, truncate: 'registrations, events, users, queued_mail, operations_alerts, rate_limits, app_settings' });
+const { clock, mail, context } = web;
 const money = moneyFormatter({ locale: 'en-AU', currency: 'AUD' });
 
-beforeAll(async () => {
-  tdb = await createTestDatabase();
-  server = await startTestServer(context());
-});
-afterAll(async () => {
-  await server.close();
-  await tdb.drop();
-});
-beforeEach(async () => {
-  clock.set(T0);
-  await tdb.db.raw('TRUNCATE registrations, events, users, queued_mail, operations_alerts, rate_limits, app_settings CASCADE');
-});
 
 /** Handlebars writes "=" in attribute values as &#x3D;, which browsers read as "=". */
 const unescapeEquals = (html: string) => html.replaceAll('&#x3D;', '=');
 
 async function get(path: string) {
-  const response = await fetch(`${server.url}${path}`, { redirect: 'manual', headers: { accept: 'text/html' } });
+  const response = await fetch(`${web.server.url}${path}`, { redirect: 'manual', headers: { accept: 'text/html' } });
   return { status: response.status, headers: response.headers, html: unescapeEquals(await response.text()) };
 }
 
@@ -51,7 +31,7 @@ type Fields = Record<string, string | string[]>;
 async function post(path: string, fields: Fields = {}) {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(fields)) for (const v of [value].flat()) params.append(key, v);
-  const response = await fetch(`${server.url}${path}`, {
+  const response = await fetch(`${web.server.url}${path}`, {
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -68,7 +48,7 @@ const mailTo = (address: string) => mail.sink.messages.filter((m) => m.envelope.
 /** A registration of `attendees` (names), PENDING by bank transfer unless overridden, and its current manage path. */
 async function registration(eventId: string, overrides: Record<string, unknown> & { email?: string } = {}, attendees = ['Sam Member']) {
   const ctx = context();
-  const { id } = await insertRegistration(tdb.db, ctx.cipher, eventId, {
+  const { id } = await insertRegistration(web.tdb.db, ctx.cipher, eventId, {
     email: 'sam@example.org',
     status: 'PENDING',
     attendees: JSON.stringify(attendees.map((name) => ({ name, tier: 'adult' }))),
@@ -81,11 +61,11 @@ async function registration(eventId: string, overrides: Record<string, unknown> 
 }
 
 const details = (overrides: Fields = {}): Fields => ({ name: 'Sam Member', email: 'sam@example.org', mobile: '', attendee_name: ['Sam Member'], ...overrides });
-const historyOf = (id: string) => tdb.db('registration_history').where({ registration_id: id }).orderBy('id').select('action', 'actor', 'changes');
+const historyOf = (id: string) => web.tdb.db('registration_history').where({ registration_id: id }).orderBy('id').select('action', 'actor', 'changes');
 
 describe('the manage link in every email', () => {
   it('comes in the confirmation, the receipt and the reminder, and opens the page with the event, attendees, amounts, payments and the hold deadline', async () => {
-    const event = await insertEvent(tdb.db, { unpaid_hold_days: 7, reminder_at: new Date(T0.getTime() - 60_000) });
+    const event = await insertEvent(web.tdb.db, { unpaid_hold_days: 7, reminder_at: new Date(T0.getTime() - 60_000) });
     const form = await post(`/events/${event.slug}/register`, {
       name: 'Jo Citizen',
       email: 'jo@example.org',
@@ -95,7 +75,7 @@ describe('the manage link in every email', () => {
       attendee_tier: ['adult', 'adult'],
     });
     expect(form.status).toBe(303);
-    const row = await tdb.db('registrations').where({ event_id: event.id }).first();
+    const row = await web.tdb.db('registrations').where({ event_id: event.id }).first();
     await deliver();
     const [confirmation] = mailTo('jo@example.org');
     expect(confirmation?.subject).toBe('Registration received: Family Camp');
@@ -151,14 +131,14 @@ describe('the manage link in every email', () => {
 
 describe('changing details on the manage page', () => {
   it('corrects the contact name and an attendee name in place; the link keeps working; the history says by the registrant from which client', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(web.tdb.db);
     const { id, path } = await registration(event.id, {}, ['Sam Member', 'Kim Membr']);
 
     const saved = await post(`${path}/details`, details({ name: 'Samuel Member', mobile: '0400 111 222', attendee_name: ['Sam Member', 'Kim Member'] }));
     expect(saved.status).toBe(303);
     expect(saved.headers.get('location')).toBe(`${path}?done=details`);
 
-    const row = await tdb.db('registrations').where({ id }).first();
+    const row = await web.tdb.db('registrations').where({ id }).first();
     expect(row.contact_name).toBe('Samuel Member');
     expect(context().cipher.decrypt(row.contact_mobile_enc)).toBe('0400 111 222');
     expect(row.attendees).toEqual([
@@ -180,7 +160,7 @@ describe('changing details on the manage page', () => {
   });
 
   it('an email change kills the old link, tells the old address, sends a new link to the new one, and stores the address as the office does', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(web.tdb.db);
     const { id, path } = await registration(event.id);
 
     const saved = await post(`${path}/details`, details({ email: ' Samuel@Example.org ' }));
@@ -188,7 +168,7 @@ describe('changing details on the manage page', () => {
     expect(saved.html).toContain('The link you used to reach this page no longer works.');
 
     const ctx = context();
-    const row = await tdb.db('registrations').where({ id }).first();
+    const row = await web.tdb.db('registrations').where({ id }).first();
     expect(ctx.cipher.decrypt(row.contact_email_enc)).toBe('Samuel@Example.org');
     expect(row.contact_email_hash).toBe(ctx.cipher.lookupHash('email', 'Samuel@Example.org'));
     expect(row.manage_link_version).toBe(2);
@@ -210,9 +190,9 @@ describe('changing details on the manage page', () => {
   });
 
   it('is refused after the event\'s changesCloseAt (and, without one, once the event starts): nothing changes and the page offers no form', async () => {
-    const closed = await insertEvent(tdb.db, { changes_close_at: new Date(T0.getTime() - 60_000) });
+    const closed = await insertEvent(web.tdb.db, { changes_close_at: new Date(T0.getTime() - 60_000) });
     const { id, path } = await registration(closed.id);
-    const before = await tdb.db('registrations').where({ id }).first();
+    const before = await web.tdb.db('registrations').where({ id }).first();
 
     const page = await get(path);
     expect(page.status).toBe(200);
@@ -223,61 +203,61 @@ describe('changing details on the manage page', () => {
     expect(refused.status).toBe(409);
     expect(refused.html).toContain('Changes on this page have closed for this event. Please contact the church office.');
     expect((await post(`${path}/cancel`)).status).toBe(409);
-    expect(await tdb.db('registrations').where({ id }).first()).toEqual(before);
+    expect(await web.tdb.db('registrations').where({ id }).first()).toEqual(before);
 
-    const started = await insertEvent(tdb.db, { starts_at: new Date(T0.getTime() + 60 * 60_000) });
+    const started = await insertEvent(web.tdb.db, { starts_at: new Date(T0.getTime() + 60 * 60_000) });
     const other = await registration(started.id, { email: 'kim@example.org' });
     expect((await post(`${other.path}/details`, details({ name: 'Kim', email: 'kim@example.org' }))).status).toBe(303);
     clock.set(new Date(T0.getTime() + 2 * 60 * 60_000));
     expect((await post(`${other.path}/details`, details({ name: 'Kim Again', email: 'kim@example.org' }))).status).toBe(409);
-    expect((await tdb.db('registrations').where({ id: other.id }).first()).contact_name).toBe('Kim');
+    expect((await web.tdb.db('registrations').where({ id: other.id }).first()).contact_name).toBe('Kim');
   });
 
   it('adding or removing an attendee is not self-service: the page says to contact the office', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(web.tdb.db);
     const { id, path } = await registration(event.id);
     const page = await get(path);
     expect(page.html).toContain('Adding or removing an attendee, or changing a ticket type, is done by the church office');
     const added = await post(`${path}/details`, details({ attendee_name: ['Sam Member', 'Extra Person'] }));
     expect(added.status).toBe(409);
     expect(added.html).toContain('is done by the church office: please contact them.');
-    expect((await tdb.db('registrations').where({ id }).first()).attendee_count).toBe(1);
+    expect((await web.tdb.db('registrations').where({ id }).first()).attendee_count).toBe(1);
   });
 
   it('refuses control characters as the public form does, and changes nothing', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(web.tdb.db);
     const { id, path } = await registration(event.id);
-    const before = await tdb.db('registrations').where({ id }).first();
+    const before = await web.tdb.db('registrations').where({ id }).first();
     for (const fields of [details({ name: 'Sam\u0000Member' }), details({ name: 'Sam \u202eMember' }), details({ email: 'sam\u0007@example.org' }), details({ attendee_name: ['Sam\u0085'] })]) {
       const refused = await post(`${path}/details`, fields);
       expect(refused.status, JSON.stringify(fields)).toBe(400);
       expect(refused.html).toContain('remove the control characters');
       expect(refused.html).toContain('nothing was changed');
     }
-    expect(await tdb.db('registrations').where({ id }).first()).toEqual(before);
+    expect(await web.tdb.db('registrations').where({ id }).first()).toEqual(before);
     expect(await historyOf(id)).toEqual([]);
   });
 });
 
 describe('cancelling on the manage page', () => {
   it('an unpaid bank-transfer registration: a confirmation page, then cancelled with its seats freed, the registrant and the office told', async () => {
-    const event = await insertEvent(tdb.db, { capacity: 2 });
-    await insertUser(tdb.db, context().cipher, { email: 'office@example.org', role: 'STAFF' });
+    const event = await insertEvent(web.tdb.db, { capacity: 2 });
+    await insertUser(web.tdb.db, context().cipher, { email: 'office@example.org', role: 'STAFF' });
     const { id, path } = await registration(event.id, {}, ['Sam Member', 'Kim Member']);
-    expect(await seatsLeft(tdb.db, { id: event.id, capacity: 2 })).toBe(0);
+    expect(await seatsLeft(web.tdb.db, { id: event.id, capacity: 2 })).toBe(0);
 
     const confirm = await get(`${path}/cancel`);
     expect(confirm.status).toBe(200);
     expect(confirm.html).toContain('<h1>Cancel your registration?</h1>');
     expect(confirm.html).toContain(`<form method="post" action="${path}/cancel" id="confirm-cancel">`);
-    expect((await tdb.db('registrations').where({ id }).first()).status).toBe('PENDING');
+    expect((await web.tdb.db('registrations').where({ id }).first()).status).toBe('PENDING');
 
     const cancelled = await post(`${path}/cancel`);
     expect(cancelled.status).toBe(303);
     expect(cancelled.headers.get('location')).toBe(`${path}?done=cancelled`);
-    const row = await tdb.db('registrations').where({ id }).first();
+    const row = await web.tdb.db('registrations').where({ id }).first();
     expect(row).toMatchObject({ status: 'CANCELLED', cancel_reason: 'registrant' });
-    expect(await seatsLeft(tdb.db, { id: event.id, capacity: 2 })).toBe(2);
+    expect(await seatsLeft(web.tdb.db, { id: event.id, capacity: 2 })).toBe(2);
     expect(await historyOf(id)).toEqual([
       {
         action: 'cancelled',
@@ -302,16 +282,16 @@ describe('cancelling on the manage page', () => {
   });
 
   it('a free registration can be cancelled too', async () => {
-    const event = await insertEvent(tdb.db, { pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 0 }] }) });
+    const event = await insertEvent(web.tdb.db, { pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 0 }] }) });
     const { id, path } = await registration(event.id, { status: 'PAID', payment_method: 'free', total_minor: 0, paid_at: T0, line_items: JSON.stringify([{ label: 'Adult — Sam Member', amount: 0 }]) });
     expect((await get(path)).html).toContain(`href="${path}/cancel"`);
     expect((await post(`${path}/cancel`)).status).toBe(303);
-    expect((await tdb.db('registrations').where({ id }).first()).status).toBe('CANCELLED');
+    expect((await web.tdb.db('registrations').where({ id }).first()).status).toBe('CANCELLED');
   });
 
   it('a paid registration is not cancelled on the page: "Ask the office to cancel" records the request and raises one operations alert naming the reference', async () => {
-    const event = await insertEvent(tdb.db);
-    await insertUser(tdb.db, context().cipher, { email: 'admin@example.org', role: 'ADMIN' });
+    const event = await insertEvent(web.tdb.db);
+    await insertUser(web.tdb.db, context().cipher, { email: 'admin@example.org', role: 'ADMIN' });
     const { id, path } = await registration(event.id, { status: 'PAID', paid_at: T0 });
     const reference = paymentReference(id);
 
@@ -322,15 +302,15 @@ describe('cancelling on the manage page', () => {
     const refused = await post(`${path}/cancel`);
     expect(refused.status).toBe(409);
     expect((await get(`${path}/cancel`)).status).toBe(303);
-    expect((await tdb.db('registrations').where({ id }).first()).status).toBe('PAID');
+    expect((await web.tdb.db('registrations').where({ id }).first()).status).toBe('PAID');
 
     const asked = await post(`${path}/ask-cancel`);
     expect(asked.status).toBe(303);
     expect(asked.headers.get('location')).toBe(`${path}?done=asked`);
     expect((await get(`${path}?done=asked`)).html).toContain('They will reply to you by email.');
-    expect((await tdb.db('registrations').where({ id }).first()).status).toBe('PAID');
+    expect((await web.tdb.db('registrations').where({ id }).first()).status).toBe('PAID');
     expect(await historyOf(id)).toEqual([{ action: 'cancellation_requested', actor: 'registrant', changes: { paidMinor: 12000, client: '127.0.0.1' } }]);
-    const alerts = await tdb.db('operations_alerts').select('kind', 'reason', 'details', 'amount_minor');
+    const alerts = await web.tdb.db('operations_alerts').select('kind', 'reason', 'details', 'amount_minor');
     expect(alerts).toHaveLength(1);
     expect(alerts[0]).toMatchObject({ kind: 'cancellation_requested', amount_minor: 12000, details: { registrationId: id, reference } });
     expect(alerts[0].reason).toContain(`cancel registration ${reference}`);
@@ -339,7 +319,7 @@ describe('cancelling on the manage page', () => {
 
     const again = await post(`${path}/ask-cancel`);
     expect(again.headers.get('location')).toBe(`${path}?done=already-asked`);
-    expect(await tdb.db('operations_alerts').count({ n: '*' }).first()).toEqual({ n: 1 });
+    expect(await web.tdb.db('operations_alerts').count({ n: '*' }).first()).toEqual({ n: 1 });
     await deliver();
     const [alertMail] = mailTo('admin@example.org');
     expect(alertMail?.subject).toContain('Registrant asks the office to cancel');
@@ -349,7 +329,7 @@ describe('cancelling on the manage page', () => {
 
 describe('links that open nothing', () => {
   it('a forged, tampered, revoked or foreign-key token is a plain 404, and guessing is rate-limited', async () => {
-    const event = await insertEvent(tdb.db);
+    const event = await insertEvent(web.tdb.db);
     const { id, path } = await registration(event.id);
     const secret = context().config.authSecret;
     const token = path.slice('/manage/'.length);
@@ -372,7 +352,7 @@ describe('links that open nothing', () => {
     expect((await post(`${forged[1]}/details`, details({ name: 'Mallory' }))).status).toBe(404);
     expect((await post(`${forged[2]}/cancel`)).status).toBe(404);
     expect((await post(`${forged[2]}/ask-cancel`)).status).toBe(404);
-    expect((await tdb.db('registrations').where({ id }).first()).status).toBe('PENDING');
+    expect((await web.tdb.db('registrations').where({ id }).first()).status).toBe('PENDING');
 
     // 30 looks a minute per client: the guesses above count, and the next ones are refused, real link or not.
     const statuses: number[] = [];
@@ -409,6 +389,6 @@ describe('the event file\'s changesCloseAt', () => {
     expect((await post(`${path}/details`, details({ name: 'Before Close' }))).status).toBe(303);
     clock.set(new Date('2026-11-28T06:00:00Z'));
     expect((await post(`${path}/details`, details({ name: 'After Close' }))).status).toBe(409);
-    expect((await tdb.db('registrations').where({ id }).first()).contact_name).toBe('Before Close');
+    expect((await web.tdb.db('registrations').where({ id }).first()).contact_name).toBe('Before Close');
   });
 });
