@@ -549,7 +549,7 @@ export async function sendWrongBearers(
   options: { count: number; localAddress: string; limit: number; rightSecret: string; random?: Random },
 ): Promise<WrongBearerReport> {
   const random = options.random ?? createRandom(1);
-  const jobs = ['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues'];
+  const jobs = ['send-reminders', 'sweep-checkouts', 'send-celebrations', 'send-clearance-digest', 'error-issues', 'purge-answers'];
   const wrong = (n: number): Record<string, string> =>
     random.pick<Record<string, string>>([
       {},
