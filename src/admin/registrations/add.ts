@@ -17,6 +17,8 @@ import type { OfficeContext } from './mark-paid.js';
 import { moneyFormatter } from './money.js';
 import { insertOfficePayment } from '../../registrations/ledger.js';
 import { counted } from '../../plural.js';
+import { atDoorLabel } from '../checkin/walk-in.js';
+import { checkInWalkIn } from '../checkin/records.js';
 
 export interface AddInput {
   eventSlug: string;
@@ -34,6 +36,8 @@ export interface AddInput {
   resolveAlert?: number;
   note?: string;
   actor: string;
+  /** A walk-in on the day: every attendee checked in, in the registration's own transaction. */
+  atDoor?: boolean;
 }
 
 export interface AddResult {
@@ -92,6 +96,9 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
             actor: input.actor,
             now,
           });
+          if (input.atDoor) {
+            await checkInWalkIn(trx, { eventId: event.id, registrationId: done.registrationId, attendees: attendees.length, label: atDoorLabel(input.actor), now });
+          }
         },
       },
     );

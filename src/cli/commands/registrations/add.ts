@@ -66,13 +66,14 @@ arguments, such as a name or address the form would refuse.`,
           resolveAlert: options.resolveAlert,
           note: options.note,
           actor: operatingSystemUser(),
+          atDoor: Boolean(options.atDoor),
         });
         const lines = [
           `registered ${result.reference} (${result.status}, ${result.method}, ${money(result.totalMinor)}) for ${options.event}; the ${result.status === 'PAID' && result.method !== 'free' ? 'receipt' : 'confirmation'} is queued`,
         ];
         if (result.seatsLeft !== null) lines.push(result.overCapacity ? `the event is now ${-result.seatsLeft} over its capacity` : `${counted(result.seatsLeft, 'place', 'places')} left`);
         if (result.resolvedAlert !== null) lines.push(`resolved alert ${result.resolvedAlert}`);
-        if (options.atDoor) lines.push(await (await import('../../../admin/checkin/walk-in.js')).checkInAtDoor(ctx, result.registrationId, operatingSystemUser()));
+        if (options.atDoor) lines.push(`checked in ${counted(options.attendee.length, 'attendee', 'attendees')} at the door`);
         printResult(options, { registration: result }, lines);
       });
     });
