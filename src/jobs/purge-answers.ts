@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
 import { SENSITIVE_PURGE_AT } from '../registrations/answers-retention.js';
-import { recordHistory } from '../registrations/history.js';
+import { recordHistoryEntries } from '../registrations/history.js';
 import { paymentReference } from '../registrations/reference.js';
 import { runRecordedJob } from './run-recorded.js';
 import type { JobOptions, JobSummary } from './types.js';
@@ -73,14 +73,15 @@ async function purgeBatch(trx: Knex.Transaction, bindings: { now: Date; tz: stri
     RETURNING r.id, e.slug, e.sensitive_retention_days AS retention_days`,
     bindings,
   );
-  for (const row of rows) {
-    await recordHistory(trx, {
+  await recordHistoryEntries(
+    trx,
+    rows.map((row) => ({
       registrationId: row.id,
-      action: 'sensitive_purged',
+      action: 'sensitive_purged' as const,
       changes: { retentionDays: row.retention_days },
       actor: PURGE_ACTOR,
       now: bindings.now,
-    });
-  }
+    })),
+  );
   return rows.length;
 }

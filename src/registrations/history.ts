@@ -41,18 +41,25 @@ export interface HistoryEntry {
   at: Date;
 }
 
-export async function recordHistory(
-  trx: Knex.Transaction,
-  input: { registrationId: string; action: HistoryAction; changes?: Record<string, unknown>; note?: string; actor: string; now: Date },
-): Promise<void> {
-  await trx('registration_history').insert({
-    registration_id: input.registrationId,
-    action: input.action,
-    changes: JSON.stringify(input.changes ?? {}),
-    note: input.note ?? null,
-    actor: input.actor,
-    created_at: input.now,
-  });
+export type NewHistoryEntry = { registrationId: string; action: HistoryAction; changes?: Record<string, unknown>; note?: string; actor: string; now: Date };
+
+export async function recordHistory(trx: Knex.Transaction, input: NewHistoryEntry): Promise<void> {
+  await recordHistoryEntries(trx, [input]);
+}
+
+/** Several entries in one statement (an export or a purge of many registrations at once). */
+export async function recordHistoryEntries(trx: Knex.Transaction, entries: readonly NewHistoryEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  await trx('registration_history').insert(
+    entries.map((input) => ({
+      registration_id: input.registrationId,
+      action: input.action,
+      changes: JSON.stringify(input.changes ?? {}),
+      note: input.note ?? null,
+      actor: input.actor,
+      created_at: input.now,
+    })),
+  );
 }
 
 export async function listHistory(db: Db, registrationId: string): Promise<HistoryEntry[]> {

@@ -7,7 +7,7 @@ import {
   type Question,
   type RegistrationAnswers,
 } from '../../registrations/answers.js';
-import { recordHistory } from '../../registrations/history.js';
+import { recordHistoryEntries } from '../../registrations/history.js';
 import { DATE_OF_BIRTH_QUESTION, answerInWords } from './answers-view.js';
 import type { FieldCipher } from '../../crypto/field-cipher.js';
 
@@ -93,13 +93,14 @@ export async function recordSensitiveExport(
   input: { rowsByRegistration: ReadonlyMap<string, number>; columns: readonly AnswerColumn[]; reason: string; actor: string; to: string; now: Date },
 ): Promise<void> {
   const sensitiveColumns = input.columns.filter((c) => c.question.sensitive).map((c) => c.question.label);
-  for (const [registrationId, rows] of input.rowsByRegistration) {
-    await recordHistory(trx, {
+  await recordHistoryEntries(
+    trx,
+    [...input.rowsByRegistration].map(([registrationId, rows]) => ({
       registrationId,
-      action: 'sensitive_exported',
+      action: 'sensitive_exported' as const,
       changes: { reason: input.reason, columns: sensitiveColumns, rows, to: input.to },
       actor: input.actor,
       now: input.now,
-    });
-  }
+    })),
+  );
 }
