@@ -100,11 +100,11 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     const event = await liveEvent(2);
     const id = await bankRegistration(event, 2);
     await bankRegistration(event, 3);
-    expect(await seatsLeft(harness.tdb.db, event)).toBe(0);
+    expect(await seatsLeft(harness.tdb.db, event, harness.ctx.clock.now())).toBe(0);
     const { won, refused } = await settleAll([cancelRegistration(harness.ctx, { registration: id, ...office }), cancelRegistration(harness.ctx, { registration: id, ...office })]);
     expect(won).toHaveLength(1);
     expect(refused.map((e) => e.code)).toEqual(['already_cancelled']);
-    expect(await seatsLeft(harness.tdb.db, event)).toBe(1);
+    expect(await seatsLeft(harness.tdb.db, event, harness.ctx.clock.now())).toBe(1);
     expect(await harness.tdb.db('registration_history').where({ registration_id: id, action: 'cancelled' }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
   });
 

@@ -162,7 +162,9 @@ async function settleClaimedCheckout(
       : undefined;
   let receipt = seen ? renderFor({ title: seen.title, startsAt: seen.starts_at }) : undefined;
 
-  const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.capacity, action.paymentIntentId) : undefined;
+  // Counted under the lock: the places other open checkouts hold are taken, so this payment gets its own checkout's
+  // hold (no longer counted, as the checkout is claimed) or places nobody holds, never another payer's.
+  const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.capacity, action.paymentIntentId, now) : undefined;
   // An edit committed while this completion waited for the lock: the receipt names the event as it now is.
   // Answers are listed by the questions as the locked event asks them, so a receipt with answers is rendered here.
   if (seen && locked && (answered || locked.event.title !== seen.title || locked.event.startsAt.getTime() !== seen.starts_at.getTime())) {
