@@ -22,6 +22,8 @@ export interface LockedEvent {
   seatsLeft: number | null;
   /** Places held by open waiting-list offers (already in seatsTaken). */
   seatsOffered: number;
+  /** Places held by open, unexpired card checkouts (already in seatsTaken). */
+  seatsInCheckout: number;
   /** Waiting-list entries still waiting (not yet offered). */
   waiting: number;
 }
@@ -76,6 +78,7 @@ async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, now: Da
     seatsTaken,
     seatsLeft: event.capacity === null ? null : Math.max(0, event.capacity - seatsTaken),
     seatsOffered: counts.offered,
+    seatsInCheckout: counts.inCheckout,
     waiting: counts.waiting,
   };
 }
@@ -89,8 +92,13 @@ export function publicSeatsLeft(locked: { event: Partial<Pick<EventRecord, 'wait
   return locked.event.waitingList?.enabled && locked.waiting > 0 ? 0 : locked.seatsLeft;
 }
 
-/** A paid checkout's hold on its event: the event as locked and the seats left (null = unlimited). */
+/**
+ * A paid checkout's hold on its event: the event as locked and the seats left (null = unlimited): `seatsLeft`
+ * counts the places other checkouts hold as taken; `seatsLeftForOwnHold` does not, for a checkout completing
+ * into its own live hold (see lockEventForCompletion).
+ */
 export type CompletionLock = Pick<LockedEvent, 'event' | 'seatsLeft'> & {
+  seatsLeftForOwnHold: number | null;
   /** A refund or dispute of this payment that arrived before it (pending_reversals), read under the locks. */
   pendingReversal: boolean;
 };
@@ -113,11 +121,14 @@ export class CapacityChangedError extends Error {
  * (CapacityChangedError), because other shared holders may be taking seats.
  * The same statement reads whether a reversal of `paymentIntentId` is waiting:
  * the caller holds the payment's advisory lock, so that answer is stable.
- * The places other checkouts hold (open and unexpired at `now`) are counted as taken: a payment
- * completes into its own checkout's hold (the caller has already claimed that checkout, so it is no
- * longer open and its places show as free), and a checkout that holds none (one from a waiting-list
- * offer, or one paid after its expiry) may take only places nobody else holds. An open checkout's
- * hold is never taken by another payment.
+ * A payment completes into the places its own checkout holds, and an open checkout's hold is never
+ * taken by a payment that holds none: `seatsLeft` counts the places other checkouts hold (open and
+ * unexpired at `now`; the caller has already claimed this one, so its own places show as free) as
+ * taken, and is what a checkout without a live hold of its own (one from a waiting-list offer, one paid
+ * after its expiry) may take. `seatsLeftForOwnHold` leaves the other holds out: in the usual course a
+ * live holder's places fit either way, as holds are granted only while places are free; when they no
+ * longer all fit (the office lowered the capacity below them) the holders' payments confirmed first
+ * get the places, rather than every holder's payment failing while the others still hold.
  */
 export async function lockEventForCompletion(
   trx: Knex.Transaction,
@@ -133,14 +144,15 @@ export async function lockEventForCompletion(
   if (seenCapacity !== null) {
     const row = await query.forUpdate();
     if (!row) return undefined;
-    const { event, seatsLeft } = await withSeatsTaken(trx, eventFromRow(row), now);
-    return { event, seatsLeft, pendingReversal: row.pending_reversal };
+    const { event, seatsLeft, seatsTaken, seatsInCheckout } = await withSeatsTaken(trx, eventFromRow(row), now);
+    const seatsLeftForOwnHold = event.capacity === null ? null : Math.max(0, event.capacity - (seatsTaken - seatsInCheckout));
+    return { event, seatsLeft, seatsLeftForOwnHold, pendingReversal: row.pending_reversal };
   }
   const row = await query.forShare();
   if (!row) return undefined;
   const event = eventFromRow(row);
   if (event.capacity !== null) throw new CapacityChangedError(eventId);
-  return { event, seatsLeft: null, pendingReversal: row.pending_reversal };
+  return { event, seatsLeft: null, seatsLeftForOwnHold: null, pendingReversal: row.pending_reversal };
 }
 
 /** Seats left without locking, for showing on the public page: as publicSeatsLeft counts them, at the app clock's `now`. */

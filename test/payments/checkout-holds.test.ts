@@ -65,6 +65,21 @@ describe('places held by an open card checkout', () => {
     expect(await db()('operations_alerts').where({ kind: 'sold_out' })).toEqual([]);
   });
 
+  it('when the office lowers the capacity below the places held, the holder whose payment is confirmed first gets them (not every holder fails while the others hold)', async () => {
+    const event = await insertEvent(db(), { capacity: 4, online_payment: true });
+    expect((await post(event.slug, '198.51.100.25', 2, 'card')).status).toBe(303);
+    expect((await post(event.slug, '198.51.100.26', 2, 'card')).status).toBe(303);
+    const [first, second] = await openCheckouts(event.id).orderBy('created_at');
+    await db()('events').where({ id: event.id }).update({ capacity: 2 });
+
+    const paidFirst = await harness.provider.deliver('checkout.session.completed', second.provider_session_id as string);
+    expect(JSON.parse(paidFirst.body)).toMatchObject({ outcome: 'completed' });
+    const paidSecond = await harness.provider.deliver('checkout.session.completed', first.provider_session_id as string);
+    expect(JSON.parse(paidSecond.body)).toMatchObject({ outcome: 'unfulfilled' });
+    expect(await placesTaken(event.id)).toBe(2);
+    expect(await db()('operations_alerts').where({ kind: 'sold_out', checkout_session_id: first.id })).toHaveLength(1);
+  });
+
   it('a checkout the sweep finds expired frees its places for the next family', async () => {
     const event = await insertEvent(db(), { capacity: 2, online_payment: true });
     expect((await post(event.slug, '198.51.100.30', 2, 'card')).status).toBe(303);
