@@ -113,7 +113,7 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     const event = await liveEvent(2);
     const id = await bankRegistration(event, 2);
     await bankRegistration(event, 3);
-    expect(await seatsLeft(harness.tdb.db, event)).toBe(0);
+    expect(await seatsLeft(harness.tdb.db, event, harness.ctx.clock.now())).toBe(0);
     // Protected by the registration's row lock (lockRegistration), not the event's lock the cancellation takes next:
     // without it, both have read the registration live by the time the gate (at the event's lock) opens, and the
     // second cancels it again from what it read, though it then waits for the first under the event's lock.
@@ -126,7 +126,7 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     const { won, refused } = await settleAll(cancels);
     expect(won).toHaveLength(1);
     expect(refused.map((e) => e.code)).toEqual(['already_cancelled']);
-    expect(await seatsLeft(harness.tdb.db, event)).toBe(1);
+    expect(await seatsLeft(harness.tdb.db, event, harness.ctx.clock.now())).toBe(1);
     expect(await harness.tdb.db('registration_history').where({ registration_id: id, action: 'cancelled' }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
   });
 
