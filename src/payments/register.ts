@@ -13,7 +13,9 @@ import { CHECKOUT_EXPIRY_MS } from './staging.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import { questionsAsked } from '../registrations/questions.js';
 import { EventClosedError, SoldOutError } from './registration-errors.js';
-import { alertUnpaidSeatCap, heldUnpaidByClient, UnpaidSeatCapError } from './unpaid-seat-cap.js';
+import { alertUnpaidSeatCap, heldUnpaidBy, UnpaidSeatCapError, type UnpaidHolder } from './unpaid-seat-cap.js';
+import { alertUnpaidShareCrossed } from './unpaid-share-alert.js';
+import { mailboxKey } from '../canonical-mailbox.js';
 
 /**
  * A registration submitted on the public event page, already validated. Every
@@ -26,7 +28,7 @@ export interface RegistrationSubmission {
   family: boolean;
   /** Left out only when there is nothing to pay (the form offers no choice then): such a registration must be free. */
   payment?: 'card' | 'bank';
-  /** The public form's client (clientKey of its address): its confirmation emails are capped per hour. */
+  /** The public form's client (clientKey of its address): its confirmation emails and unpaid places are capped. */
   client?: string;
   /** A waiting-list offer being claimed (its link's token, read): its reserved places are the ones taken. */
   waitlistOffer?: OfferClaim;
@@ -188,14 +190,21 @@ export async function registerWithoutCard(
     const free = priced.free;
     // No payment chosen, and a price set meanwhile: asked, not assumed to be a bank transfer.
     if (!free && !office && submission.payment === undefined) throw new PricingError('Payment: choose card or bank transfer', 'payment');
-    if (!office && submission.client !== undefined) {
+    const mailbox = !office && submission.client !== undefined ? mailboxKey(ctx.cipher, submission.contact.email) : undefined;
+    if (!office && submission.client !== undefined && mailbox !== undefined) {
       // Counted under the event's lock: two posts from one client racing for the last places under the cap get one answer each.
-      const held = await heldUnpaidByClient(trx, event.id, submission.client);
-      if (held.seats + wanted > locked.event.maxUnpaidSeatsPerClient) {
-        // Returned, not thrown: the alert is committed with this transaction although nothing is registered.
-        await alertUnpaidSeatCap(trx, ctx, locked.event, submission.client, held);
-        const cardOffered = !free && cardPaymentPossible(ctx.config, { online_payment: locked.event.onlinePayment });
-        return new UnpaidSeatCapError(held.seats, locked.event.maxUnpaidSeatsPerClient, cardOffered, free);
+      const holders: UnpaidHolder[] = [
+        { kind: 'connection', client: submission.client },
+        { kind: 'mailbox', mailbox },
+      ];
+      for (const holder of holders) {
+        const held = await heldUnpaidBy(trx, event.id, holder);
+        if (held.seats + wanted > locked.event.maxUnpaidSeatsPerClient) {
+          // Returned, not thrown: the alert is committed with this transaction although nothing is registered.
+          await alertUnpaidSeatCap(trx, ctx, locked.event, holder, held);
+          const cardOffered = !free && cardPaymentPossible(ctx.config, { online_payment: locked.event.onlinePayment });
+          return new UnpaidSeatCapError(held.seats, locked.event.maxUnpaidSeatsPerClient, cardOffered, free, holder.kind);
+        }
       }
     }
     const status = free || office?.paidWith ? 'PAID' : 'PENDING';
@@ -209,6 +218,7 @@ export async function registerWithoutCard(
       family: submission.family,
       priced,
       clientKey: office ? undefined : submission.client,
+      mailboxKey: mailbox,
       // Split plain/sensitive by the questions as the locked row has them.
       ...(submission.answers ? { answers: { questions: questionsAsked(locked.event), values: submission.answers } } : {}),
       now,
@@ -226,6 +236,7 @@ export async function registerWithoutCard(
       await office.within(trx, registered);
       return { kind: 'registered' as const, ...registered };
     }
+    if (status === 'PENDING' || method === 'free') await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
     const confirmation = { registrationId: id, contact: submission.contact, event: locked.event, priced, client: submission.client };
     const queued = await queueRegistrationConfirmation(trx, ctx, confirmation, now);
     return { kind: 'registered' as const, ...registered, confirmationHeldBack: queued === null };
