@@ -10,6 +10,9 @@ export const UNPARSEABLE_CLIENT = 'unparseable';
  */
 export const IPV6_CLIENT_PREFIX = 48;
 
+/** Put before the client key of a request from one of the church's own networks (CHURCH_NETWORKS). */
+export const CHURCH_CLIENT_PREFIX = 'church:';
+
 /**
  * The client a per-client limit counts: an IPv4 address as it is (an IPv4-mapped IPv6 one as IPv4), an IPv6
  * address by its /48, the block one site is normally given; counting each /56, /64 or address of it apart
@@ -22,6 +25,34 @@ export function clientKey(ip: string): string {
   if (address.kind() === 'ipv4') return address.toString();
   const network = ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/${IPV6_CLIENT_PREFIX}`);
   return `${network.toString()}/${IPV6_CLIENT_PREFIX}`;
+}
+
+/** A public request's client: its key, and whether it comes from one of the church's own networks. */
+export interface PublicClient {
+  key: string;
+  churchNetwork: boolean;
+}
+
+/**
+ * The client a public request counts as. From one of the church's own networks (CHURCH_NETWORKS, CIDR ranges
+ * as loadConfig wrote them) its key is marked (`church:` + clientKey), so its counts are its own and never
+ * shared with a neighbour in the same /48, and the limits that apply to it can tell it apart.
+ */
+export function publicClient(ip: string, churchNetworks: readonly string[]): PublicClient {
+  const key = clientKey(ip);
+  const address = parsedAddress(ip);
+  const churchNetwork = address !== undefined && churchNetworks.some((range) => inRange(address, range));
+  return churchNetwork ? { key: `${CHURCH_CLIENT_PREFIX}${key}`, churchNetwork } : { key, churchNetwork };
+}
+
+/** Whether a client key is one publicClient marked as the church's network. */
+export function isChurchClientKey(key: string): boolean {
+  return key.startsWith(CHURCH_CLIENT_PREFIX);
+}
+
+function inRange(address: ipaddr.IPv4 | ipaddr.IPv6, range: string): boolean {
+  const [network, bits] = ipaddr.parseCIDR(range);
+  return address.kind() === network.kind() && address.match([network, bits]);
 }
 
 /** The address without a port, IPv4-mapped IPv6 read as IPv4; undefined when it is not an address. */

@@ -28,8 +28,10 @@ export interface RegistrationSubmission {
   family: boolean;
   /** Left out only when there is nothing to pay (the form offers no choice then): such a registration must be free. */
   payment?: 'card' | 'bank';
-  /** The public form's client (clientKey of its address): its confirmation emails and unpaid places are capped. */
+  /** The public form's client (publicClient of its address): its confirmation emails and unpaid places are capped. */
   client?: string;
+  /** The client is on one of the church's own networks (CHURCH_NETWORKS): no per-client cap; the per-mailbox caps still apply. */
+  fromChurchNetwork?: boolean;
   /** A waiting-list offer being claimed (its link's token, read): its reserved places are the ones taken. */
   waitlistOffer?: OfferClaim;
   /** The answers to the event's questions, already read (registrations/questions.ts); the office's add asks none. */
@@ -91,7 +93,8 @@ export async function registerForEvent(
       family: submission.family,
       waitlistOffer: offer,
       answers: submission.answers,
-      client: submission.client,
+      // The church's network has no per-client cap, on card holds either.
+      client: submission.fromChurchNetwork ? undefined : submission.client,
     });
     return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
   }
@@ -193,8 +196,9 @@ export async function registerWithoutCard(
     const mailbox = !office && submission.client !== undefined ? mailboxKey(ctx.cipher, submission.contact.email) : undefined;
     if (!office && submission.client !== undefined && mailbox !== undefined) {
       // Counted under the event's lock: two posts from one client racing for the last places under the cap get one answer each.
+      // The church's own network has no per-client cap; the mailbox's applies to everyone.
       const holders: UnpaidHolder[] = [
-        { kind: 'connection', client: submission.client },
+        ...(submission.fromChurchNetwork ? [] : [{ kind: 'connection' as const, client: submission.client }]),
         { kind: 'mailbox', mailbox },
       ];
       for (const holder of holders) {
@@ -237,7 +241,9 @@ export async function registerWithoutCard(
       return { kind: 'registered' as const, ...registered };
     }
     if (status === 'PENDING' || method === 'free') await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
-    const confirmation = { registrationId: id, contact: submission.contact, event: locked.event, priced, client: submission.client };
+    // The church's own network has no per-client cap of confirmations; the mailbox's still applies.
+    const client = submission.fromChurchNetwork ? undefined : submission.client;
+    const confirmation = { registrationId: id, contact: submission.contact, event: locked.event, priced, client };
     const queued = await queueRegistrationConfirmation(trx, ctx, confirmation, now);
     return { kind: 'registered' as const, ...registered, confirmationHeldBack: queued === null };
   });

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isChurchClientKey } from '../client-key.js';
 import type { AppContext } from '../context.js';
 import type { EventRecord } from '../registrations/event-record.js';
 import { paymentReference } from '../registrations/reference.js';
@@ -60,13 +61,13 @@ function describeHolder(label: string, holder: Holder): string {
   return `${label}: ${holder.places} ${holder.places === 1 ? 'place' : 'places'} in ${registrations} (${listed}${more})`;
 }
 
-/** The holders, connections first, as one line each. */
+/** The holders, connections first (the church's network named as such), as one line each. */
 async function holdersText(trx: Knex.Transaction, eventId: string): Promise<string[]> {
   const connections = await largestHolders(trx, eventId, 'client_key');
   const mailboxes = await largestHolders(trx, eventId, 'mailbox_key');
   const letter = (i: number) => String.fromCharCode(65 + i);
   return [
-    ...connections.map((holder, i) => describeHolder(`connection ${letter(i)}`, holder)),
+    ...connections.map((holder, i) => describeHolder(`connection ${letter(i)}${isChurchClientKey(holder.key) ? " (the church's network)" : ''}`, holder)),
     ...mailboxes.map((holder, i) => describeHolder(`email address ${letter(i)}`, holder)),
   ];
 }
