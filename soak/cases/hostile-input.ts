@@ -728,6 +728,8 @@ export const CONFIG_FUZZ: Record<string, string[]> = {
   PORT: ['0', '99999', 'http'],
   HOST: ['127.0.0.1; rm -rf /', 'host name'],
   TRUST_PROXY: ['loopback'],
+  CHURCH_NETWORKS: ['203.0.113.7/24', '0.0.0.0/0', 'church-wifi', '2001:db8::1/129', '203.0.113.7,,198.51.100.1'],
+  CHURCH_NETWORK_FORM_POSTS_PER_MINUTE: ['0', 'lots', '10001'],
   LOG_LEVEL: ['verbose', 'INFO', 'all'],
 };
 

@@ -136,9 +136,10 @@ export async function buildServer(
   const rateLimit = (await import('@fastify/rate-limit')).default;
   const rateLimited = (_request: FastifyRequest, context: { ttl: number }) =>
     new AppError('rate_limited', `Too many requests; try again in ${Math.ceil(context.ttl / 1000)} seconds.`, { httpStatus: 429 });
+  // Read by PUBLIC_FORM_RATE_LIMIT's max for a client on one of the church's own networks.
+  app.decorate('churchNetworkFormPostsPerMinute', ctx.config.limits.churchNetworkFormPostsPerMinute);
   // Every limit (failed cron bearers, setup attempts, public form posts) is counted in PostgreSQL: shared by
   // every server on the database and kept over restarts.
-  app.decorate('churchNetworkFormPostsPerMinute', ctx.config.limits.churchNetworkFormPostsPerMinute);
   await app.register(async (scope) => {
     await scope.register(rateLimit, {
       global: false,

@@ -240,7 +240,8 @@ export async function registerWithoutCard(
       await office.within(trx, registered);
       return { kind: 'registered' as const, ...registered };
     }
-    if (status === 'PENDING' || method === 'free') await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
+    // Only a registration that keeps its client key is counted among the public form's unpaid places.
+    if (submission.client !== undefined && (status === 'PENDING' || method === 'free')) await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
     // The church's own network has no per-client cap of confirmations; the mailbox's still applies.
     const client = submission.fromChurchNetwork ? undefined : submission.client;
     const confirmation = { registrationId: id, contact: submission.contact, event: locked.event, priced, client };
