@@ -23,6 +23,8 @@ import * as eventQuestions from '../../migrations/20261201000400_event_questions
 import * as checkin from '../../migrations/20261201000500_checkin.js';
 import * as checkoutPlaces from '../../migrations/20261201000600_checkout_places.js';
 import * as checkoutOffers from '../../migrations/20261207000100_checkout_offers.js';
+import * as checkoutAnswersPurge from '../../migrations/20261207000300_checkout_answers_purge.js';
+import * as unpaidPlacesPerMailbox from '../../migrations/20261207000310_unpaid_places_per_mailbox.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -59,6 +61,8 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261201000500_checkin', checkin],
   ['20261201000600_checkout_places', checkoutPlaces],
   ['20261207000100_checkout_offers', checkoutOffers],
+  ['20261207000300_checkout_answers_purge', checkoutAnswersPurge],
+  ['20261207000310_unpaid_places_per_mailbox', unpaidPlacesPerMailbox],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

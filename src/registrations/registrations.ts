@@ -188,6 +188,8 @@ export interface NewRegistration {
   paymentIntentId?: string;
   /** The public form's client (clientKey), counted by the unpaid-places cap; none for the office and card payments. */
   clientKey?: string;
+  /** The public form's contact mailbox (mailboxKey), counted by the unpaid-places cap per mailbox; none for the office. */
+  mailboxKey?: string;
   /** Validated answers to the event's questions, stored plain or encrypted by each question's `sensitive`. */
   answers?: { questions: readonly Question[]; values: RegistrationAnswers };
   now: Date;
@@ -230,6 +232,7 @@ export function registrationRow(cipher: FieldCipher, input: NewRegistration): Re
     surcharge_minor: input.priced.surcharge,
     payment_intent_id: input.paymentIntentId ?? null,
     client_key: input.clientKey ?? null,
+    mailbox_key: input.mailboxKey ?? null,
     ...(input.answers ? answerColumns(cipher, input.answers.questions, input.answers.values) : {}),
     paid_at: input.status === 'PAID' ? input.now : null,
     created_at: input.now,
