@@ -4,7 +4,6 @@ import type { AppContext } from '../context.js';
 import type { EventRecord } from '../registrations/event-record.js';
 import { paymentReference } from '../registrations/reference.js';
 import { raiseOperationsAlert } from './alerts.js';
-import { HELD_UNPAID } from './unpaid-seat-cap.js';
 
 /**
  * One alert when the public form's unpaid places on an event pass its unpaidAlertShare of the capacity
@@ -14,6 +13,12 @@ import { HELD_UNPAID } from './unpaid-seat-cap.js';
  * many posts follow; while it is open, a fall below and a new crossing raise none. It names the largest
  * holders by connection and by mailbox with their references (the row is not encrypted: no address).
  */
+
+/**
+ * Places on which money is owed. Unlike the per-connection cap, a free registration does not count: a popular
+ * free event fills past any share by design, and an alert on each would teach the office to ignore this one.
+ */
+const OWING = `status = 'PENDING'`;
 
 /** Holders named per kind (connections, mailboxes). */
 const HOLDERS_NAMED = 3;
@@ -28,7 +33,7 @@ async function unpaidPublicPlaces(trx: Knex.Transaction, eventId: string): Promi
   const row = await trx('registrations')
     .where({ event_id: eventId })
     .whereNotNull('client_key')
-    .whereRaw(HELD_UNPAID)
+    .whereRaw(OWING)
     .sum<{ places: string | number | null }>({ places: 'attendee_count' })
     .first();
   return Number(row?.places ?? 0);
@@ -45,7 +50,7 @@ async function largestHolders(trx: Knex.Transaction, eventId: string, column: 'c
   const { rows } = await trx.raw<{ rows: Array<{ key: string; places: string; ids: string[] }> }>(
     `SELECT ?? AS key, sum(attendee_count) AS places, array_agg(id ORDER BY created_at, id) AS ids
        FROM registrations
-      WHERE event_id = ? AND ?? IS NOT NULL AND ${HELD_UNPAID}
+      WHERE event_id = ? AND ?? IS NOT NULL AND ${OWING}
       GROUP BY ??
       ORDER BY sum(attendee_count) DESC, min(created_at), ??
       LIMIT ${HOLDERS_NAMED}`,

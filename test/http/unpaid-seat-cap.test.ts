@@ -268,6 +268,13 @@ describe("the office hears once when an event's unpaid places pass its unpaidAle
     for (const client of ['192.0.2.26', '192.0.2.27']) expect((await postForm(quiet.slug, client, 10)).status).toBe(303);
     expect(await shareAlerts(quiet.id)).toHaveLength(0);
   });
+
+  it('a free event filling past the share raises none: nothing is owed on its places, though each connection is still capped', async () => {
+    const picnic = await insertEvent(db(), { capacity: 40, pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 0 }] }) });
+    for (const client of ['192.0.2.31', '192.0.2.32', '192.0.2.33']) expect((await postForm(picnic.slug, client, 10, undefined)).status).toBe(303);
+    expect(await db()('registrations').where({ event_id: picnic.id, status: 'PAID', payment_method: 'free' }).sum({ places: 'attendee_count' }).first()).toEqual({ places: 30 });
+    expect(await shareAlerts(picnic.id)).toHaveLength(0);
+  });
 });
 
 describe('the office hears once per event and address', () => {
