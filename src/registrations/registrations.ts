@@ -3,6 +3,7 @@ import { eventFromRow, type EventRecord, type EventRow } from './event-record.js
 import type { FieldCipher } from '../crypto/field-cipher.js';
 import type { PricedRegistration, AttendeeChoice } from './pricing.js';
 import { answerColumns, type Question, type RegistrationAnswers } from './answers.js';
+import { placesForList, planOffers, type QueuedEntry } from './waitlist/plan.js';
 
 export type RegistrationStatus = 'PENDING' | 'PAID' | 'CANCELLED';
 export type PaymentMethod = 'free' | 'bank' | 'card' | 'cash' | 'other';
@@ -21,8 +22,10 @@ export interface LockedEvent {
   seatsLeft: number | null;
   /** Places held by open waiting-list offers (already in seatsTaken). */
   seatsOffered: number;
-  /** Waiting-list entries still waiting (not yet offered). */
+  /** Confirmed waiting-list entries still waiting (not yet offered). */
   waiting: number;
+  /** Those entries in queue order, as the order rule needs them (unconfirmed entries are not on the list). */
+  queue: QueuedEntry[];
 }
 
 /**
@@ -41,27 +44,32 @@ interface SeatCounts {
   /** Places open card checkouts for new registrations hold while the payer is at the provider. */
   inCheckout: number;
   waiting: number;
+  queue: QueuedEntry[];
 }
 
 /**
- * Places registrations hold, places open waiting-list offers and open card checkouts hold, and entries
- * waiting: one statement. Without `checkoutHolds` the checkouts' are left out (counted as 0).
+ * Places registrations hold, places open waiting-list offers and open card checkouts hold, and the
+ * confirmed entries waiting, in order: one statement. Without `checkoutHolds` the checkouts' are left
+ * out (counted as 0).
  */
 async function countSeats(db: Knex | Knex.Transaction, eventId: string, checkoutHolds = true): Promise<SeatCounts> {
-  const result = await db.raw<{ rows: Array<Record<keyof SeatCounts, string | number>> }>(
+  const result = await db.raw<{ rows: Array<Record<Exclude<keyof SeatCounts, 'waiting' | 'queue'>, string | number> & { queue: QueuedEntry[] }> }>(
     `SELECT (SELECT COALESCE(sum(attendee_count), 0) FROM registrations WHERE event_id = :id AND status IN ('PENDING','PAID')) AS registered,
             (SELECT COALESCE(sum(places), 0) FROM waitlist_entries WHERE event_id = :id AND state = 'OFFERED') AS offered,
             (SELECT COALESCE(sum(places), 0) FROM checkout_sessions
               WHERE :holds AND event_id = :id AND status = 'OPEN' AND places > 0) AS "inCheckout",
-            (SELECT count(*) FROM waitlist_entries WHERE event_id = :id AND state = 'WAITING') AS waiting`,
+            (SELECT COALESCE(json_agg(json_build_object('id', id, 'places', places, 'skips', skips) ORDER BY position), '[]'::json)
+               FROM waitlist_entries WHERE event_id = :id AND state = 'WAITING') AS queue`,
     { id: eventId, holds: checkoutHolds },
   );
   const row = result.rows[0];
+  const queue = row?.queue ?? [];
   return {
     registered: Number(row?.registered ?? 0),
     offered: Number(row?.offered ?? 0),
     inCheckout: Number(row?.inCheckout ?? 0),
-    waiting: Number(row?.waiting ?? 0),
+    waiting: queue.length,
+    queue,
   };
 }
 
@@ -75,16 +83,20 @@ async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, checkou
     seatsLeft: event.capacity === null ? null : Math.max(0, event.capacity - seatsTaken),
     seatsOffered: counts.offered,
     waiting: counts.waiting,
+    queue: counts.queue,
   };
 }
 
 /**
- * The places the public may take: while anyone waits on an enabled waiting list, none (freed places go
- * to the list, in order, not to whoever loads the page next). null = unlimited.
+ * The places the public may take. Freed places go to the waiting list in order, not to whoever loads the
+ * page next: on an enabled list, the free places some confirmed entry may take under the order rule
+ * (planOffers) are the list's. The rest (only larger families wait, say) no one on the list can take,
+ * so they stay on public sale rather than stranded. null = unlimited.
  */
-export function publicSeatsLeft(locked: { event: Partial<Pick<EventRecord, 'waitingList'>>; seatsLeft: number | null; waiting: number }): number | null {
+export function publicSeatsLeft(locked: { event: Partial<Pick<EventRecord, 'waitingList'>>; seatsLeft: number | null; queue: readonly QueuedEntry[] }): number | null {
   if (locked.seatsLeft === null) return null;
-  return locked.event.waitingList?.enabled && locked.waiting > 0 ? 0 : locked.seatsLeft;
+  if (!locked.event.waitingList?.enabled || locked.queue.length === 0) return locked.seatsLeft;
+  return Math.max(0, locked.seatsLeft - placesForList(planOffers(locked.seatsLeft, locked.queue)));
 }
 
 /** A paid checkout's hold on its event: the event as locked and the seats left (null = unlimited). */
@@ -143,15 +155,16 @@ export async function seatsLeft(db: Knex, event: SeatEvent): Promise<number | nu
   return (await publicSeatCount(db, event)).seatsLeft;
 }
 
-/** The public count without locking, and how many wait on the list. */
+/** The public count without locking, how many wait on the list (and in what order), and the places free to anyone at all. */
 export async function publicSeatCount(
   db: Knex,
   event: SeatEvent,
-): Promise<{ seatsLeft: number | null; waiting: number }> {
+): Promise<{ seatsLeft: number | null; waiting: number; free: number | null; queue: QueuedEntry[] }> {
   const counts = await countSeats(db, event.id);
-  if (event.capacity === null) return { seatsLeft: null, waiting: counts.waiting };
-  const left = Math.max(0, event.capacity - counts.registered - counts.offered - counts.inCheckout);
-  return { seatsLeft: publicSeatsLeft({ event, seatsLeft: left, waiting: counts.waiting }), waiting: counts.waiting };
+  if (event.capacity === null) return { seatsLeft: null, waiting: counts.waiting, free: null, queue: counts.queue };
+  // Below 0 when the office registered over the capacity: the places others must free before any is free.
+  const free = event.capacity - counts.registered - counts.offered - counts.inCheckout;
+  return { seatsLeft: publicSeatsLeft({ event, seatsLeft: Math.max(0, free), queue: counts.queue }), waiting: counts.waiting, free, queue: counts.queue };
 }
 
 /** An event as the seat counts need it (a test's row may leave out its waiting list: off). */

@@ -11,7 +11,7 @@ import { deliverQueuedMail } from '../../src/mail/queue.js';
 import type { Mailer } from '../../src/mail/types.js';
 import { managePath } from '../../src/payments/manage-link.js';
 import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
-import { joinWaitingList } from '../../src/registrations/waitlist/join.js';
+import { addToWaitingList } from '../../src/registrations/waitlist/join.js';
 import { cspViolations, launchBrowser, withPhonePage } from '../support/browser.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -74,7 +74,7 @@ const db = () => tdb.db;
 const office = { actor: 'office' };
 const onPhone = (run: Parameters<typeof withPhonePage>[2]) => withPhonePage(browser, true, run);
 const join = (eventId: string, name: string, email: string, places: number) =>
-  joinWaitingList(ctx, { id: eventId }, { contact: { name, email }, places }, { actor: 'test' });
+  addToWaitingList(ctx, { id: eventId }, { contact: { name, email }, places }, { actor: 'test' });
 
 /** Delivers the queued mail to the sink, and the mail to `to` whose subject starts with `subject`. */
 async function mailTo(to: string, subject: string) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
-import { joinWaitingList } from '../../src/registrations/waitlist/join.js';
+import { addToWaitingList } from '../../src/registrations/waitlist/join.js';
 import { startWaitlistLoop, WAITLIST_PASS_MS } from '../../src/scheduler/waitlist-loop.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -19,7 +19,7 @@ describe('the waiting-list pass of `serve`', () => {
     expect(WAITLIST_PASS_MS).toBeLessThanOrEqual(30_000);
     const ctx = createTestContext({ db: tdb.db, clock: new FixedClock(new Date('2026-11-22T00:00:00Z')) });
     const { event } = await fullWaitlistEvent(tdb.db, ctx.cipher, 1);
-    await joinWaitingList(ctx, event, { contact: { name: 'Loop Family', email: 'loop@example.org' }, places: 1 }, { actor: 'test' });
+    await addToWaitingList(ctx, event, { contact: { name: 'Loop Family', email: 'loop@example.org' }, places: 1 }, { actor: 'test' });
     const loop = startWaitlistLoop(ctx, { intervalMs: 25 });
     try {
       await tdb.db('events').where({ id: event.id }).update({ capacity: 2 });
