@@ -5,7 +5,8 @@ import type { Knex } from 'knex';
  * through the link of the join email: until then it is not on the list (no position that counts, no
  * hold on the public count), and a day after joining it LAPSES. `confirmed_at` is when it came on
  * the list (the office's `waitlist add` confirms at once); every entry already on a list counts as
- * confirmed when it joined. Lapsing is found by the partial index on the unconfirmed entries.
+ * confirmed when it joined. Only an entry never on a list (UNCONFIRMED, LAPSED, or REMOVED by the office
+ * before it confirmed) has no `confirmed_at`. Lapsing is found by the partial index on the unconfirmed entries.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('waitlist_entries', (t) => {
@@ -19,7 +20,7 @@ export async function up(knex: Knex): Promise<void> {
   );
   await knex.raw(
     `ALTER TABLE waitlist_entries ADD CONSTRAINT waitlist_entries_confirmed_check
-       CHECK (state IN ('UNCONFIRMED','LAPSED') OR confirmed_at IS NOT NULL)`,
+       CHECK (state NOT IN ('WAITING','OFFERED','CLAIMED','EXPIRED','LEFT') OR confirmed_at IS NOT NULL)`,
   );
   await knex.raw(`CREATE INDEX waitlist_entries_unconfirmed_idx ON waitlist_entries (created_at) WHERE state = 'UNCONFIRMED'`);
 }
