@@ -149,7 +149,7 @@ export type EventFailure = (error: unknown, eventId: string) => Promise<void>;
  */
 export async function runWaitlistPass(ctx: WaitlistContext, options: { actor: string; onEventFailure?: EventFailure }): Promise<WaitlistPassCounts> {
   const lapsed = await lapseUnconfirmedEntries(ctx.db, ctx.clock.now(), options.actor);
-  const events = await ctx.db('waitlist_entries').whereIn('state', ['WAITING', 'OFFERED']).distinct<Array<{ event_id: string }>>('event_id');
+  const events = await ctx.db('waitlist_entries').whereIn('state', ['WAITING', 'OFFERED']).distinct<Array<{ event_id: string }>>('event_id').orderBy('event_id');
   const total = { offered: 0, expired: 0, lapsed };
   const failures: Array<{ error: unknown; eventId: string }> = [];
   for (const { event_id: eventId } of events) {
