@@ -215,6 +215,34 @@ describe('offering freed places', () => {
     expect(sent.find((mail) => mail.subject.startsWith('Places are free'))?.envelope.to).toEqual(['next@example.org']);
   });
 
+  it('sweep-checkouts --dry-run previews the offers it would expire and make, and the joins that would lapse, changing nothing', async () => {
+    const { event, registrations } = await fullWaitlistEvent(db(), harness.ctx.cipher, 2);
+    await join(event.id, 'slow@example.org', 1);
+    await join(event.id, 'big@example.org', 2);
+    await join(event.id, 'next@example.org', 1);
+    await cancelRegistration(harness.ctx, { registration: registrations[0] as string, ...office });
+    await runWaitlistPass(harness.ctx, office);
+    const [slow, big, next] = await entries(db(), event.id);
+    await post(`/events/${event.slug}/waitlist`, { name: 'Never Confirms', email: 'never@example.org', places: '1' });
+    harness.ctx.clock.advance(24 * 3600_000);
+    const before = await db()('waitlist_entries').orderBy('id').select('id', 'state', 'skips');
+
+    const dry = await sweepExpiredCheckouts(harness.ctx, { trigger: 'cli', dryRun: true });
+    expect(dry).toMatchObject({ dryRun: true, waitlistExpired: 1, waitlistOffered: 1, waitlistLapsed: 1 });
+    const ref = (id: string | undefined) => `W-${id?.slice(0, 8).toUpperCase()}`;
+    expect(dry.wouldDo).toEqual(
+      expect.arrayContaining([
+        'lapse 1 waiting-list join(s) left unconfirmed for a day',
+        `expire the waiting-list offer of ${ref(slow?.id)} on ${event.slug} (1 place(s), held until 2026-11-23 11:00 Australia/Sydney) and email the family`,
+        `offer 1 place(s) on ${event.slug} to ${ref(next?.id)}, passing over ${ref(big?.id)}`,
+      ]),
+    );
+    expect(await db()('waitlist_entries').orderBy('id').select('id', 'state', 'skips')).toEqual(before);
+
+    expect(await sweepExpiredCheckouts(harness.ctx, { trigger: 'cli' })).toMatchObject({ waitlistExpired: 1, waitlistOffered: 1, waitlistLapsed: 1 });
+    expect((await entries(db(), event.id)).map((e) => `${e.state}:${e.skips}`)).toEqual(['EXPIRED:0', 'WAITING:1', 'OFFERED:0', 'LAPSED:0']);
+  });
+
   it(`the large-family rule: an entry passed over ${WAITLIST_SKIP_LIMIT} times blocks those behind it until it is served`, async () => {
     const { event } = await fullWaitlistEvent(db(), harness.ctx.cipher, 10);
     await join(event.id, 'big@example.org', 4);
