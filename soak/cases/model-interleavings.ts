@@ -15,7 +15,7 @@ import { registerForEvent } from '../../src/payments/register.js';
 import { cancelByRegistrant } from '../../src/admin/self-service/cancel.js';
 import { ManageRefusedError } from '../../src/admin/self-service/managed-registration.js';
 import { manageToken } from '../../src/payments/manage-link.js';
-import { joinWaitingList } from '../../src/registrations/waitlist/join.js';
+import { askToJoinWaitingList, confirmWaitlistEntry } from '../../src/registrations/waitlist/join.js';
 import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
 import { claimToken, readClaimToken } from '../../src/registrations/waitlist/tokens.js';
 import { insertEvent } from '../../test/support/factories.js';
@@ -672,7 +672,7 @@ class SelfCancel implements Cmd {
   toString = () => `selfCancel(registration #${this.registration})`;
 }
 
-/** Someone joins an event's waiting list through the public form's function. */
+/** Someone joins an event's waiting list through the public form's function, and confirms it from the email's link. */
 class JoinWaitlist implements Cmd {
   constructor(
     readonly event: number,
@@ -684,13 +684,15 @@ class JoinWaitlist implements Cmd {
     const event = pick(real.events, this.event);
     count(real, 'joinWaitlist');
     try {
-      await joinWaitingList(
+      const asked = await askToJoinWaitingList(
         real.harness.ctx,
         event,
         { contact: { name: `Waiting ${this.mailbox}`, email: `waiting-${this.mailbox}@example.org` }, places: this.places },
         { actor: 'waiting-list form' },
       );
-      count(real, 'joinWaitlist.joined');
+      if (asked.kind === 'asked' && (await confirmWaitlistEntry(real.harness.ctx, asked.entryId, { actor: 'confirm link' })).kind === 'confirmed') {
+        count(real, 'joinWaitlist.joined');
+      }
     } catch (error) {
       if (!isWaitlistRefusal(error)) throw error;
     }
