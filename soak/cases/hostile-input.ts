@@ -14,12 +14,16 @@ import { createRandom, type Random } from '../../test/support/random.js';
 import { TEST_KEYS, testEnv } from '../../test/support/env.js';
 import { TEST_WEBHOOK_SECRET, completedSession, stageNewRegistrationCheckout } from '../../test/support/webhook-events.js';
 import { plusAddressingHeld, sendPlusAddressedPosts } from './hostile-mailbox.js';
+import { probeOfferExtensionLoop, probePayNowLoop, probeTwoCheckoutsFromOneOffer } from './hostile-holds.js';
 
 /**
  * Case 7, hostile input: forged, stale, tampered, oversized and mislabelled
  * webhook requests; a fuzzed public registration form; malformed
  * configuration. Each must be refused with a client error that names what is
- * wrong, change nothing, and never echo or log what was sent.
+ * wrong, change nothing, and never echo or log what was sent. Last, the
+ * hold-extension probes (hostile-holds.ts): reopening card checkouts never keeps
+ * an offer or an unpaid hold past its stated end, and never costs an innocent
+ * payer their places.
  */
 
 // ---------------------------------------------------------------- webhook
@@ -840,14 +844,20 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
       inputs += config.length;
       refusedWrongly += config.filter((c) => !c.named.includes(c.variable)).length;
       leaks += config.filter((c) => c.echoed).length;
+      // Last: these move the clock on by a day and more.
+      for (const probe of [probeOfferExtensionLoop, probePayNowLoop, probeTwoCheckoutsFromOneOffer]) {
+        const holds = await probe(harness);
+        inputs += holds.sent;
+        refusedWrongly += holds.problems.length;
+      }
     } finally {
       await harness.close();
     }
   } while (Date.now() < deadline && round < rounds);
   return {
     case: 'hostile-input',
-    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts, 96 posts with control characters, 24 posts naming one mailbox by plus tags and gmail spellings, 30 wrong cron bearers, 15 bank-transfer posts probing seat hoarding, 20 junk waiting-list joins of a sold-out camp, a slow body and ${configFuzzCases().length} malformed configuration values each`,
-    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML, control characters; one address holding every place unpaid; junk waiting-list entries that never confirm; one mailbox behind plus tags and gmail dots; wrong bearers; a body trickled a byte every 20 s; malformed and commented variables',
+    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts, 96 posts with control characters, 24 posts naming one mailbox by plus tags and gmail spellings, 30 wrong cron bearers, 15 bank-transfer posts probing seat hoarding, 20 junk waiting-list joins of a sold-out camp, a slow body, ${configFuzzCases().length} malformed configuration values, and three hold-extension probes (a claim link opening a card checkout every 29 minutes for 26 hours, pay-now every 30 minutes past a one-day hold, two paid checkouts from one offer beside an innocent payer) each`,
+    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML, control characters; one address holding every place unpaid; junk waiting-list entries that never confirm; one mailbox behind plus tags and gmail dots; wrong bearers; a body trickled a byte every 20 s; malformed and commented variables; offers and unpaid holds kept open by reopening checkouts',
     inputs,
     lost: rows + refusedWrongly,
     duplicates: 0,

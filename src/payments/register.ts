@@ -7,9 +7,8 @@ import { queueRegistrationConfirmation } from './confirmations.js';
 import { cardPaymentPossible } from './links.js';
 import { PricingError, priceRegistration, type AttendeeChoice, type PricedRegistration } from '../registrations/pricing.js';
 import { insertRegistration, lockEventForSeats, publicSeatsLeft, type LockedEvent, type PaymentMethod, type RegistrationContact } from '../registrations/registrations.js';
-import { holdOfferForCheckout, lockOpenOffer, markOfferClaimed, type OfferClaim } from '../registrations/waitlist/claim.js';
+import { assertWithinOffer, lockOpenOffer, markOfferClaimed, type OfferClaim } from '../registrations/waitlist/claim.js';
 import type { WaitlistEntryRow } from '../registrations/waitlist/entries.js';
-import { CHECKOUT_EXPIRY_MS } from './staging.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import { questionsAsked } from '../registrations/questions.js';
 import { EventClosedError, SoldOutError } from './registration-errors.js';
@@ -79,41 +78,20 @@ export async function registerForEvent(
   const priced = priceRegistration(event.pricing, { attendees: submission.attendees, family: submission.family });
   const wantsCard = submission.payment === 'card' && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
   if (!priced.free && wantsCard) {
-    const offer = submission.waitlistOffer;
-    if (offer) await keepOfferThroughCheckout(ctx, event, offer, submission.attendees.length);
-    // startEventCheckout holds the places (or answers sold_out) under the event's lock; the webhook re-checks under it.
+    // startEventCheckout holds the places (or answers sold_out) under the event's lock, or for a waiting-list
+    // offer checks it open and resumes its open checkout; the webhook re-checks under the lock.
     const started = await startEventCheckout(ctx, {
       event,
       contact: submission.contact,
       attendees: submission.attendees,
       family: submission.family,
-      waitlistOffer: offer,
+      waitlistOffer: submission.waitlistOffer,
       answers: submission.answers,
       client: submission.client,
     });
     return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
   }
   return registerWithoutCard(ctx, event, submission);
-}
-
-/**
- * A card checkout from a waiting-list offer: checked open under the event's lock, and kept open at
- * least as long as the checkout, so its places are still held when the payment is confirmed. The
- * webhook's completion claims it.
- */
-async function keepOfferThroughCheckout(ctx: AppContext, event: EventRecord, offer: OfferClaim, wanted: number): Promise<void> {
-  const now = ctx.clock.now();
-  await ctx.db.transaction(async (trx) => {
-    await lockEventForSeats(trx, event.id);
-    const entry = await holdOfferForCheckout(trx, event.id, offer, new Date(now.getTime() + CHECKOUT_EXPIRY_MS), now);
-    assertWithinOffer(entry, wanted);
-  });
-}
-
-function assertWithinOffer(entry: Pick<WaitlistEntryRow, 'places'>, wanted: number): void {
-  if (wanted > entry.places) {
-    throw new PricingError(`your offer holds ${entry.places} ${entry.places === 1 ? 'place' : 'places'}: name at most ${entry.places}`, 'attendees');
-  }
 }
 
 /**
@@ -173,7 +151,7 @@ export async function registerWithoutCard(
 ): Promise<Extract<RegistrationOutcome, { kind: 'registered' }> & RegisteredWithoutCard> {
   const now = ctx.clock.now();
   const outcome = await ctx.db.transaction(async (trx) => {
-    const locked = await lockEventForSeats(trx, event.id);
+    const locked = await lockEventForSeats(trx, event.id, now);
     if (!locked || locked.event.deletedAt || (!office && !locked.event.published)) throw new EventClosedError();
     // Checked again on the locked row: the start may have been moved meanwhile.
     if (!office && !openForRegistration(locked.event, now)) throw new RegistrationClosedError();

@@ -89,7 +89,7 @@ async function insertEntry(trx: Knex.Transaction, ctx: JoinContext, eventId: str
 export async function addToWaitingList(ctx: JoinContext, event: Pick<EventRecord, 'id'>, input: JoinInput, options: { actor: string }): Promise<Joined> {
   const now = ctx.clock.now();
   return ctx.db.transaction(async (trx) => {
-    const locked = await lockEventForSeats(trx, event.id);
+    const locked = await lockEventForSeats(trx, event.id, now);
     if (!locked || locked.event.deletedAt) throw new NotFoundError('event');
     const current = locked.event;
     assertJoinable(current, input.places, publicSeatsLeft(locked), now);
@@ -137,7 +137,7 @@ export async function askToJoinWaitingList(
     const row = await trx('events').where({ id: event.id }).first<EventRow | undefined>();
     const current = row ? eventFromRow(row) : undefined;
     if (!current || current.deletedAt || !current.published) throw new NotFoundError('event');
-    assertJoinable(current, input.places, (await publicSeatCount(trx, current)).seatsLeft, now);
+    assertJoinable(current, input.places, (await publicSeatCount(trx, current, now)).seatsLeft, now);
     if (await overHourlyEmailCaps(trx, ctx, { mailbox: input.contact.email, client: options.client }, now)) {
       ctx.logger.warn({ eventId: current.id }, 'waiting-list join email not sent: its mailbox or client had its emails for the hour');
       return { kind: 'held-back' };
@@ -191,7 +191,7 @@ export async function confirmWaitlistEntry(
   return ctx.db.transaction(async (trx) => {
     const seen = await trx('waitlist_entries').where({ id: entryId }).first<WaitlistEntryRow | undefined>('event_id');
     if (!seen) throw new NotFoundError('waiting-list entry');
-    const locked = await lockEventForSeats(trx, seen.event_id);
+    const locked = await lockEventForSeats(trx, seen.event_id, now);
     const entry = await lockEntry(trx, entryId);
     if (!locked || !entry) throw new NotFoundError('waiting-list entry');
     const event = locked.event;
@@ -248,7 +248,7 @@ export async function takeOffList(
   return ctx.db.transaction(async (trx) => {
     const seen = await trx('waitlist_entries').where({ id: entryId }).first<WaitlistEntryRow | undefined>('event_id');
     if (!seen) throw new NotFoundError('waiting-list entry');
-    const locked = await lockEventForSeats(trx, seen.event_id);
+    const locked = await lockEventForSeats(trx, seen.event_id, now);
     const entry = await lockEntry(trx, entryId);
     if (!locked || !entry) throw new NotFoundError('waiting-list entry');
     const base = { eventSlug: locked.event.slug, eventTitle: locked.event.title, entry, contact: entryContact(ctx.cipher, entry) };

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../../context.js';
+import { offerCheckoutOf } from '../card-checkouts.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../event-record.js';
 import { lockEventForSeats, publicSeatCount, type LockedEvent } from '../registrations.js';
 import { entryContact, entryReference, recordWaitlistHistory, type WaitlistEntryRow } from './entries.js';
@@ -73,12 +74,16 @@ async function recordSkip(trx: Knex.Transaction, skipped: QueuedEntry, servedIns
 
 /**
  * OFFERED past its expiry → EXPIRED: the places it held are free again, and the family is told its offer
- * lapsed (and that it is off the list). Returns the entries expired.
+ * expired (and that it is off the list). Returns the entries expired.
+ * An offer ends at the time its email stated; only a card checkout opened from it before then, while
+ * that checkout is still open and unexpired, keeps its places held a little longer (offerCheckoutOf),
+ * so its payment completes into them. Opening a checkout never moves the offer's time.
  */
 async function expireDueOffers(trx: Knex.Transaction, ctx: WaitlistContext, event: EventRecord, now: Date, actor: string): Promise<WaitlistEntryRow[]> {
   const expired = await trx('waitlist_entries')
     .where({ event_id: event.id, state: 'OFFERED' })
     .andWhere('offer_expires_at', '<=', now)
+    .whereNotExists(offerCheckoutOf('waitlist_entries', now))
     .update({ state: 'EXPIRED', updated_at: now })
     .returning<WaitlistEntryRow[]>('*');
   for (const entry of expired) {
@@ -155,8 +160,9 @@ export async function runWaitlistPass(ctx: WaitlistContext, options: { actor: st
   for (const { event_id: eventId } of events) {
     try {
       const counts = await ctx.db.transaction(async (trx) => {
-        const locked = await lockEventForSeats(trx, eventId);
-        return locked ? settleWaitlist(trx, ctx, locked, { actor: options.actor, now: ctx.clock.now() }) : { offered: 0, expired: 0 };
+        const now = ctx.clock.now();
+        const locked = await lockEventForSeats(trx, eventId, now);
+        return locked ? settleWaitlist(trx, ctx, locked, { actor: options.actor, now }) : { offered: 0, expired: 0 };
       });
       total.offered += counts.offered;
       total.expired += counts.expired;
@@ -216,6 +222,7 @@ export async function previewWaitlistPass(
     const due = await ctx.db('waitlist_entries')
       .where({ event_id: event.id, state: 'OFFERED' })
       .andWhere('offer_expires_at', '<=', now)
+      .whereNotExists(offerCheckoutOf('waitlist_entries', now))
       .orderBy('position')
       .select<Array<Pick<WaitlistEntryRow, 'id' | 'places' | 'offer_expires_at'>>>('id', 'places', 'offer_expires_at');
     for (const entry of due) {
@@ -223,7 +230,7 @@ export async function previewWaitlistPass(
     }
     counts.expired += due.length;
     if (!offersOpen(event, now)) continue;
-    const seats = await publicSeatCount(ctx.db, event);
+    const seats = await publicSeatCount(ctx.db, event, now);
     const free = seats.free === null ? Number.POSITIVE_INFINITY : seats.free + due.reduce((sum, entry) => sum + entry.places, 0);
     if (free <= 0) continue;
     for (const step of planOffers(free, seats.queue).steps) {

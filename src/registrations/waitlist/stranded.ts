@@ -65,6 +65,6 @@ function pausedPlaces(event: EventRecord, free: number, now: Date): StrandedPlac
 
 /** The standing of one event's list, read without locking. */
 export async function readListStanding(db: Knex, event: EventRecord, now: Date): Promise<ListStanding> {
-  const count = await publicSeatCount(db, event);
+  const count = await publicSeatCount(db, event, now);
   return listStanding(event, count.free, count.queue, now);
 }
