@@ -103,7 +103,7 @@ describe('waiting-list races', () => {
     await gate.waiting(2);
     await gate.open();
     const { won, refused } = await settle(racers);
-    expect(won).toEqual([{ offered: 1, expired: 0 }]);
+    expect(won).toEqual([{ offered: 1, expired: 0, lapsed: 0 }]);
     expect(refused.length).toBe(4);
     expect(refused.every((error) => error instanceof SoldOutError)).toBe(true);
     expect(await placesHeld(tdb.db, event.id)).toEqual({ registered: 1, offered: 1 });

@@ -148,14 +148,13 @@ export type EventFailure = (error: unknown, eventId: string) => Promise<void>;
 /**
  * One pass over every event with someone on its list: each event in its own transaction under its
  * lock, so a pass on two servers at once, or beside a registration, never offers a place twice.
- * First, unconfirmed entries a day old lapse. An event that fails is rolled back on its own and
+ * Then unconfirmed entries a day old lapse. An event that fails is rolled back on its own and
  * handed to `onEventFailure` (the error log, for the digest); every other event is still settled.
  * Without `onEventFailure`, the first failure is thrown once every event has had its turn.
  */
 export async function runWaitlistPass(ctx: WaitlistContext, options: { actor: string; onEventFailure?: EventFailure }): Promise<WaitlistPassCounts> {
-  const lapsed = await lapseUnconfirmedEntries(ctx.db, ctx.clock.now(), options.actor);
   const events = await ctx.db('waitlist_entries').whereIn('state', ['WAITING', 'OFFERED']).distinct<Array<{ event_id: string }>>('event_id').orderBy('event_id');
-  const total = { offered: 0, expired: 0, lapsed };
+  const total = { offered: 0, expired: 0, lapsed: 0 };
   const failures: Array<{ error: unknown; eventId: string }> = [];
   for (const { event_id: eventId } of events) {
     try {
@@ -170,6 +169,9 @@ export async function runWaitlistPass(ctx: WaitlistContext, options: { actor: st
       failures.push({ error, eventId });
     }
   }
+  // Last: unconfirmed entries hold nothing, so lapsing them changes no event's offers, and the pass
+  // writes the entries of an event only under that event's lock, first.
+  total.lapsed = await lapseUnconfirmedEntries(ctx.db, ctx.clock.now(), options.actor);
   if (failures.length > 0 && !options.onEventFailure) throw failures[0]?.error;
   for (const failure of failures) await options.onEventFailure?.(failure.error, failure.eventId);
   return total;
