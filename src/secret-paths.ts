@@ -12,10 +12,13 @@ export const MANAGE_ROUTE = '/manage/:token';
 /** The waiting-list emails' leave link (GET shows, POST leaves). */
 export const WAITLIST_LEAVE_ROUTE = '/waitlist/leave/:token';
 
+/** The waiting-list join email's confirm link (GET shows, POST confirms). */
+export const WAITLIST_CONFIRM_ROUTE = '/waitlist/confirm/:token';
+
 /** A volunteer's check-in link (GET shows the roll; /actions and /pay below it). */
 export const CHECKIN_ROUTE = '/checkin/:token';
 
-export const SECRET_PATH_ROUTES: readonly string[] = [UNSUBSCRIBE_ROUTE, MANAGE_ROUTE, WAITLIST_LEAVE_ROUTE, CHECKIN_ROUTE];
+export const SECRET_PATH_ROUTES: readonly string[] = [UNSUBSCRIBE_ROUTE, MANAGE_ROUTE, WAITLIST_LEAVE_ROUTE, WAITLIST_CONFIRM_ROUTE, CHECKIN_ROUTE];
 
 export const REDACTED_SEGMENT = '[redacted]';
 

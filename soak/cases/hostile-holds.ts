@@ -2,7 +2,7 @@ import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { heldUntil } from '../../src/payments/hold-release.js';
 import { registrationToken } from '../../src/payments/links.js';
-import { joinWaitingList } from '../../src/registrations/waitlist/join.js';
+import { addToWaitingList } from '../../src/registrations/waitlist/join.js';
 import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
 import { claimToken } from '../../src/registrations/waitlist/tokens.js';
 import { insertEvent, insertRegistration } from '../../test/support/factories.js';
@@ -32,7 +32,7 @@ async function offeredFamily(harness: PaymentsHarness, options: { behind: boolea
   const event = await insertEvent(db, { capacity: 3, online_payment: true, waitlist_enabled: true, waitlist_offer_hours: 24, max_attendees_per_registration: 6 });
   const taken: string[] = [];
   for (let n = 0; n < 3; n += 1) taken.push((await insertRegistration(db, harness.ctx.cipher, event.id, { paid_at: harness.ctx.clock.now(), created_at: harness.ctx.clock.now() })).id);
-  const join = (email: string) => joinWaitingList(harness.ctx, { id: event.id }, { contact: { name: 'Looping Family', email }, places: 2 }, { actor: 'soak' });
+  const join = (email: string) => addToWaitingList(harness.ctx, { id: event.id }, { contact: { name: 'Looping Family', email }, places: 2 }, { actor: 'soak' });
   const { entryId } = await join('looping@example.org');
   if (options.behind) await join('behind@example.org');
   for (const id of taken.slice(0, 2)) await cancelRegistration(harness.ctx, { registration: id, ...office });

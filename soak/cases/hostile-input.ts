@@ -5,7 +5,9 @@ import fc from 'fast-check';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { FAILED_BEARERS_PER_MINUTE } from '../../src/http/cron-routes.js';
 import { WEBHOOK_BODY_LIMIT } from '../../src/http/webhook-route.js';
-import { insertEvent } from '../../test/support/factories.js';
+import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
+import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
+import { insertEvent, insertRegistration } from '../../test/support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../../test/support/payments-harness.js';
 import { buildProviderEvent, type ProviderObject } from '../../test/support/provider-fixtures.js';
 import { createRandom, type Random } from '../../test/support/random.js';
@@ -507,6 +509,58 @@ export async function probeSlash48Rotation(harness: PaymentsHarness, options: { 
   return { sent: posts + 1, problems, heldBySite: held };
 }
 
+// ---------------------------------------------------------------- junk waiting-list entries
+
+export interface JunkWaitlistReport {
+  sent: number;
+  /** What went against the rule: each a sentence. */
+  problems: string[];
+  /** The places left the event page shows once places free up. */
+  placesLeft: number | undefined;
+}
+
+/**
+ * Junk joins of a sold-out camp's waiting list (any places 1-8, made-up mailboxes, from many addresses) must
+ * never close the form: each is answered 202 and stored UNCONFIRMED, holding nothing. When 7 places free up,
+ * the page shows all 7, a family of 7 registers them, the offer pass offers junk nothing, and a day later
+ * every junk entry has lapsed.
+ */
+export async function probeJunkWaitlistEntries(harness: PaymentsHarness, options: { posts?: number; seed?: number } = {}): Promise<JunkWaitlistReport> {
+  const { db } = harness.tdb;
+  const posts = options.posts ?? 20;
+  const random = createRandom(options.seed ?? 1);
+  const startsAt = new Date(harness.ctx.clock.now().getTime() + 30 * 24 * 3600_000);
+  const event = await insertEvent(db, { capacity: 10, max_attendees_per_registration: 8, waitlist_enabled: true, starts_at: startsAt });
+  const taken: string[] = [];
+  for (let n = 0; n < 10; n += 1) taken.push((await insertRegistration(db, harness.ctx.cipher, event.id, { email: `camper-${n}@example.org` })).id);
+  const problems: string[] = [];
+  for (let n = 0; n < posts; n += 1) {
+    const form = new URLSearchParams({ name: `Junk ${n}`, email: `junk-${n}-${random.int(0, 1e9)}@junk.example`, places: String(random.int(1, 8)) });
+    const response = await fetch(`${harness.server.url}/events/${event.slug}/waitlist`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': `198.51.100.${n % 250}` },
+      body: form.toString(),
+      redirect: 'manual',
+    });
+    if (response.status !== 202) problems.push(`junk join ${n + 1} answered ${response.status}, not 202`);
+    await response.text();
+  }
+  const states = await db('waitlist_entries').where({ event_id: event.id }).pluck<string[]>('state');
+  if (states.some((state) => state !== 'UNCONFIRMED')) problems.push(`junk entries are ${[...new Set(states)].join(', ')}, not all UNCONFIRMED`);
+  for (const id of taken.slice(0, 7)) await cancelRegistration(harness.ctx, { registration: id, actor: 'soak' });
+  const placesLeft = placesLeftOn(await (await fetch(`${harness.server.url}/events/${event.slug}`)).text());
+  if (placesLeft !== 7) problems.push(`with junk entries waiting the page says ${String(placesLeft)} places left, not 7`);
+  const family = await postBankForm(harness.server.url, event.slug, '198.51.100.251', 7);
+  if (family.status !== 303) problems.push(`a family of 7 registering beside the junk answered ${family.status}, not 303`);
+  const pass = await runWaitlistPass(harness.ctx, { actor: 'soak' });
+  if (pass.offered > 0) problems.push(`the offer pass made ${pass.offered} offer(s) to junk entries`);
+  harness.ctx.clock.advance(24 * 3600_000);
+  await runWaitlistPass(harness.ctx, { actor: 'soak' });
+  const left = await db('waitlist_entries').where({ event_id: event.id }).whereNot('state', 'LAPSED').count<{ n: string }>({ n: '*' }).first();
+  if (Number(left?.n ?? 0) > 0) problems.push(`${String(left?.n)} junk entries had not lapsed a day later`);
+  return { sent: posts + 1, problems, placesLeft };
+}
+
 // ---------------------------------------------------------------- server: slow bodies, wrong bearers, control characters
 
 export interface TrickleOutcome {
@@ -818,6 +872,9 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
       const rotation = await probeSlash48Rotation(harness, { site: 0x4800 + round });
       inputs += rotation.sent;
       refusedWrongly += rotation.problems.length;
+      const junk = await probeJunkWaitlistEntries(harness, { seed: round });
+      inputs += junk.sent;
+      refusedWrongly += junk.problems.length;
       const control = await sendControlCharacters(harness);
       inputs += control.sent;
       refusedWrongly += control.problems.length;
@@ -847,8 +904,8 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
   } while (Date.now() < deadline && round < rounds);
   return {
     case: 'hostile-input',
-    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts, 96 posts with control characters, 24 posts naming one mailbox by plus tags and gmail spellings, 30 wrong cron bearers, 15 bank-transfer posts probing seat hoarding, 9 from /56 networks rotated inside one /48, a slow body, ${configFuzzCases().length} malformed configuration values, and three hold-extension probes (a claim link opening a card checkout every 29 minutes for 26 hours, pay-now every 30 minutes past a one-day hold, two paid checkouts from one offer beside an innocent payer) each`,
-    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML, control characters; one address holding every place unpaid; one /48 rotating through its /56 networks; one mailbox behind plus tags and gmail dots; wrong bearers; a body trickled a byte every 20 s; malformed and commented variables; offers and unpaid holds kept open by reopening checkouts',
+    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts, 96 posts with control characters, 24 posts naming one mailbox by plus tags and gmail spellings, 30 wrong cron bearers, 15 bank-transfer posts probing seat hoarding, 9 from /56 networks rotated inside one /48, 20 junk waiting-list joins of a sold-out camp, a slow body, ${configFuzzCases().length} malformed configuration values, and three hold-extension probes (a claim link opening a card checkout every 29 minutes for 26 hours, pay-now every 30 minutes past a one-day hold, two paid checkouts from one offer beside an innocent payer) each`,
+    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML, control characters; one address holding every place unpaid; one /48 rotating through its /56 networks; junk waiting-list entries that never confirm; one mailbox behind plus tags and gmail dots; wrong bearers; a body trickled a byte every 20 s; malformed and commented variables; offers and unpaid holds kept open by reopening checkouts',
     inputs,
     lost: rows + refusedWrongly,
     duplicates: 0,

@@ -25,6 +25,7 @@ import * as checkoutPlaces from '../../migrations/20261201000600_checkout_places
 import * as checkoutOffers from '../../migrations/20261207000100_checkout_offers.js';
 import * as checkoutAnswersPurge from '../../migrations/20261207000300_checkout_answers_purge.js';
 import * as unpaidPlacesPerMailbox from '../../migrations/20261207000310_unpaid_places_per_mailbox.js';
+import * as waitlistConfirmation from '../../migrations/20261207000200_waitlist_confirmation.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -63,6 +64,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261207000100_checkout_offers', checkoutOffers],
   ['20261207000300_checkout_answers_purge', checkoutAnswersPurge],
   ['20261207000310_unpaid_places_per_mailbox', unpaidPlacesPerMailbox],
+  ['20261207000200_waitlist_confirmation', waitlistConfirmation],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

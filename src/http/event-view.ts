@@ -196,6 +196,7 @@ export async function eventPageData(
     oneAttendee: rowLimit === 1,
     initialRows: Math.min(ATTENDEE_ROWS, rowLimit),
     captchaSiteKey: ctx.config.captcha?.siteKey,
+    captchaScript: Boolean(ctx.config.captcha) && !closed && (seats !== 0 || waitlist !== undefined),
     livePricing: JSON.stringify(liveTotalConfig(ctx, pricing, rate)),
     formScript: browserAssetPath(REGISTRATION_FORM_SCRIPT),
   };

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connect.js';
 import { JOB_NAMES, type JobName } from './types.js';
-import { waitlistTotals } from '../registrations/waitlist/office.js';
+import { waitlistTotals, type WaitlistTotals } from '../registrations/waitlist/office.js';
 
 export interface JobStatus {
   job: JobName;
@@ -26,8 +26,8 @@ export interface OperationsStatus {
   failedMail: number;
   /** Error-log rows of the last 7 days (`eventops errors` groups them). */
   errorsLastWeek: number;
-  /** Per event with anyone on its waiting list: entries waiting, open offers and the places they hold. */
-  waitingLists?: Array<{ slug: string; waiting: number; offers: number; placesOffered: number }>;
+  /** Per event with anyone on its waiting list: entries waiting, open offers and the places they hold, unconfirmed joins, stranded places. */
+  waitingLists?: WaitlistTotals[];
 }
 
 /**
@@ -89,6 +89,6 @@ export async function readOperationsStatus(db: Db, now: Date): Promise<Operation
     pendingMail: mail?.pending ?? 0,
     failedMail: mail?.failed ?? 0,
     errorsLastWeek: Number(errors?.n ?? 0),
-    waitingLists: await waitlistTotals(db),
+    waitingLists: await waitlistTotals(db, now),
   };
 }

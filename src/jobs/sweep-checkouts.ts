@@ -6,7 +6,8 @@ import { runRecordedJob } from './run-recorded.js';
 import type { JobOptions, JobSummary } from './types.js';
 import { forgetClientKeys } from '../payments/unpaid-seat-cap.js';
 import { previewUnpaidHolds, settleUnpaidHolds, type UnpaidHoldCounts } from './unpaid-holds.js';
-import { runWaitlistPass } from '../registrations/waitlist/offers.js';
+import { previewWaitlistPass, runWaitlistPass } from '../registrations/waitlist/offers.js';
+import { recordWaitlistFailure } from './waitlist-failures.js';
 
 export interface SweepSummary extends JobSummary, UnpaidHoldCounts {
   job: 'sweep-checkouts';
@@ -16,9 +17,10 @@ export interface SweepSummary extends JobSummary, UnpaidHoldCounts {
   confirmed: number;
   /** Expired checkouts still awaiting the provider's word (beyond this sweep's bound, not settled there, or the provider out of reach). */
   awaitingProvider: number;
-  /** Waiting-list offers made, and unclaimed offers expired (their places passed on). */
+  /** Waiting-list offers made, unclaimed offers expired (their places passed on), and joins lapsed unconfirmed. */
   waitlistOffered?: number;
   waitlistExpired?: number;
+  waitlistLapsed?: number;
 }
 
 /** At most this many expired checkouts are asked about per sweep; the rest wait for the next one. */
@@ -51,6 +53,7 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
       const holds = await previewUnpaidHolds(ctx, now);
       const { localMinute } = await import('../local-time.js');
       const local = (date: Date) => `${localMinute(date, ctx.config.regional.timeZone)} ${ctx.config.regional.timeZone}`;
+      const waitlist = await previewWaitlistPass(ctx, now, local);
       return {
         job: 'sweep-checkouts',
         outcome: 'ok',
@@ -61,6 +64,9 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
         awaitingProvider: toConfirm.length,
         holdsReleased: holds.filter((line) => line.startsWith('release')).length,
         holdReminders: holds.filter((line) => line.startsWith('remind')).length,
+        waitlistOffered: waitlist.offered,
+        waitlistExpired: waitlist.expired,
+        waitlistLapsed: waitlist.lapsed,
         wouldDo: [
           ...due.map((row) =>
             row.provider_session_id
@@ -72,6 +78,8 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
             : []),
           ...stale.map((row) => `scrub the payload of checkout ${row.id} (expired ${local(row.expires_at)})`),
           ...holds,
+          // The holds' releases above come first in a real run, so it may offer more places than these.
+          ...waitlist.lines,
         ],
       };
     }
@@ -84,7 +92,7 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
     // After the releases, so the holds just cancelled forget their client too.
     await forgetClientKeys(ctx.db, now);
     // After the holds: places they released go to the waiting lists in this same run.
-    const waitlist = await runWaitlistPass(ctx, { actor: 'sweep-checkouts' });
+    const waitlist = await runWaitlistPass(ctx, { actor: 'sweep-checkouts', onEventFailure: recordWaitlistFailure(ctx, 'job:sweep-checkouts') });
     return {
       job: 'sweep-checkouts',
       outcome: 'ok',
@@ -95,6 +103,7 @@ export async function sweepExpiredCheckouts(ctx: AppContext, options: JobOptions
       ...holds,
       waitlistOffered: waitlist.offered,
       waitlistExpired: waitlist.expired,
+      waitlistLapsed: waitlist.lapsed ?? 0,
     };
   });
 }

@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
-import { mailboxKey } from '../canonical-mailbox.js';
-import { countRateLimitHit } from '../db/rate-limits.js';
+import { overHourlyEmailCaps } from '../registrations/email-caps.js';
 import { enqueueMail } from '../mail/queue.js';
 import { loadEmailBranding } from '../mail/render.js';
 import { getBankDetails, getCardFeeRate } from '../settings.js';
@@ -18,13 +17,11 @@ import { plainAnswerGroups } from './answer-lines.js';
 
 /**
  * Confirmation emails go to whatever address is typed into the public form, so
- * each mailbox gets at most this many an hour (counted in PostgreSQL under the
- * lookup hash of its canonicalMailbox: victim+1@… and victim+2@… are one), and
- * each client at most CONFIRMATION_EMAILS_PER_CLIENT_PER_HOUR (clientKey);
- * registrations beyond either are made but not emailed: their page shows it all.
+ * they are capped per mailbox and per client an hour (registrations/email-caps.ts,
+ * a budget the waiting list's join emails share); registrations beyond either cap
+ * are made but not emailed: their page shows it all.
  */
-export const CONFIRMATIONS_PER_ADDRESS_PER_HOUR = 3;
-const HOUR_MS = 60 * 60_000;
+export { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../registrations/email-caps.js';
 
 /**
  * Queues the confirmation of a free or bank-transfer registration in the
@@ -53,7 +50,7 @@ export async function queueRegistrationConfirmation(
   now: Date,
 ): Promise<number | null> {
   const emailHash = ctx.cipher.lookupHash('email', input.contact.email);
-  if (!input.byOffice && (await overHourlyLimit(trx, ctx, { mailbox: input.contact.email, client: input.client }, now))) {
+  if (!input.byOffice && (await overHourlyEmailCaps(trx, ctx, { mailbox: input.contact.email, client: input.client }, now))) {
     ctx.logger.warn({ registrationId: input.registrationId }, 'confirmation email not sent: its mailbox or client had its confirmations for the hour');
     return null;
   }
@@ -109,25 +106,6 @@ export async function queueRegistrationConfirmation(
     },
     now,
   );
-}
-
-/**
- * Counts one confirmation for the client, then (unless the client is over its cap) for the mailbox, and says whether
- * either is over. In the registration's transaction: a registration that rolls back uses up nothing. The client is
- * counted first, so a client over its cap does not use up its victims' mailbox limit as well.
- */
-async function overHourlyLimit(
-  trx: Knex.Transaction,
-  ctx: Pick<AppContext, 'config' | 'cipher'>,
-  counted: { mailbox: string; client?: string },
-  now: Date,
-): Promise<boolean> {
-  if (counted.client !== undefined) {
-    const fromClient = await countRateLimitHit(trx, { bucket: 'confirmation-email-client', key: counted.client, windowMs: HOUR_MS, now });
-    if (fromClient.hits > ctx.config.limits.confirmationEmailsPerClientPerHour) return true;
-  }
-  const toMailbox = await countRateLimitHit(trx, { bucket: 'confirmation-email', key: mailboxKey(ctx.cipher, counted.mailbox), windowMs: HOUR_MS, now });
-  return toMailbox.hits > CONFIRMATIONS_PER_ADDRESS_PER_HOUR;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { FieldCipher } from '../crypto/field-cipher.js';
 import type { PricedRegistration, AttendeeChoice } from './pricing.js';
 import { answerColumns, type Question, type RegistrationAnswers } from './answers.js';
 import { holdsPlacesSql } from './card-checkouts.js';
+import { placesForList, planOffers, type QueuedEntry } from './waitlist/plan.js';
 
 export type RegistrationStatus = 'PENDING' | 'PAID' | 'CANCELLED';
 export type PaymentMethod = 'free' | 'bank' | 'card' | 'cash' | 'other';
@@ -24,8 +25,10 @@ export interface LockedEvent {
   seatsOffered: number;
   /** Places held by open, unexpired card checkouts (already in seatsTaken). */
   seatsInCheckout: number;
-  /** Waiting-list entries still waiting (not yet offered). */
+  /** Confirmed waiting-list entries still waiting (not yet offered). */
   waiting: number;
+  /** Those entries in queue order, as the order rule needs them (unconfirmed entries are not on the list). */
+  queue: QueuedEntry[];
 }
 
 /**
@@ -45,27 +48,31 @@ interface SeatCounts {
   /** Places card checkouts for new registrations hold while the payer is at the provider (open and unexpired). */
   inCheckout: number;
   waiting: number;
+  queue: QueuedEntry[];
 }
 
 /**
  * Places registrations hold, places open waiting-list offers and card checkouts hold (holdsPlacesSql: open
- * and unexpired at `now`), and entries waiting: one statement.
+ * and unexpired at `now`), and the confirmed entries waiting, in order: one statement.
  */
 async function countSeats(db: Knex | Knex.Transaction, eventId: string, now: Date): Promise<SeatCounts> {
-  const result = await db.raw<{ rows: Array<Record<keyof SeatCounts, string | number>> }>(
+  const result = await db.raw<{ rows: Array<Record<Exclude<keyof SeatCounts, 'waiting' | 'queue'>, string | number> & { queue: QueuedEntry[] }> }>(
     `SELECT (SELECT COALESCE(sum(attendee_count), 0) FROM registrations WHERE event_id = :id AND status IN ('PENDING','PAID')) AS registered,
             (SELECT COALESCE(sum(places), 0) FROM waitlist_entries WHERE event_id = :id AND state = 'OFFERED') AS offered,
             (SELECT COALESCE(sum(c.places), 0) FROM checkout_sessions c
               WHERE c.event_id = :id AND c.places > 0 AND ${holdsPlacesSql('c', ':now')}) AS "inCheckout",
-            (SELECT count(*) FROM waitlist_entries WHERE event_id = :id AND state = 'WAITING') AS waiting`,
+            (SELECT COALESCE(json_agg(json_build_object('id', id, 'places', places, 'skips', skips) ORDER BY position), '[]'::json)
+               FROM waitlist_entries WHERE event_id = :id AND state = 'WAITING') AS queue`,
     { id: eventId, now },
   );
   const row = result.rows[0];
+  const queue = row?.queue ?? [];
   return {
     registered: Number(row?.registered ?? 0),
     offered: Number(row?.offered ?? 0),
     inCheckout: Number(row?.inCheckout ?? 0),
-    waiting: Number(row?.waiting ?? 0),
+    waiting: queue.length,
+    queue,
   };
 }
 
@@ -80,16 +87,20 @@ async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, now: Da
     seatsOffered: counts.offered,
     seatsInCheckout: counts.inCheckout,
     waiting: counts.waiting,
+    queue: counts.queue,
   };
 }
 
 /**
- * The places the public may take: while anyone waits on an enabled waiting list, none (freed places go
- * to the list, in order, not to whoever loads the page next). null = unlimited.
+ * The places the public may take. Freed places go to the waiting list in order, not to whoever loads the
+ * page next: on an enabled list, the free places some confirmed entry may take under the order rule
+ * (planOffers) are the list's. The rest (only larger families wait, say) no one on the list can take,
+ * so they stay on public sale rather than stranded. null = unlimited.
  */
-export function publicSeatsLeft(locked: { event: Partial<Pick<EventRecord, 'waitingList'>>; seatsLeft: number | null; waiting: number }): number | null {
+export function publicSeatsLeft(locked: { event: Partial<Pick<EventRecord, 'waitingList'>>; seatsLeft: number | null; queue: readonly QueuedEntry[] }): number | null {
   if (locked.seatsLeft === null) return null;
-  return locked.event.waitingList?.enabled && locked.waiting > 0 ? 0 : locked.seatsLeft;
+  if (!locked.event.waitingList?.enabled || locked.queue.length === 0) return locked.seatsLeft;
+  return Math.max(0, locked.seatsLeft - placesForList(planOffers(locked.seatsLeft, locked.queue)));
 }
 
 /**
@@ -160,16 +171,17 @@ export async function seatsLeft(db: Knex, event: SeatEvent, now: Date): Promise<
   return (await publicSeatCount(db, event, now)).seatsLeft;
 }
 
-/** The public count without locking, and how many wait on the list, at the app clock's `now`. */
+/** The public count without locking, how many wait on the list (and in what order), and the places free to anyone at all, at the app clock's `now`. */
 export async function publicSeatCount(
   db: Knex,
   event: SeatEvent,
   now: Date,
-): Promise<{ seatsLeft: number | null; waiting: number }> {
+): Promise<{ seatsLeft: number | null; waiting: number; free: number | null; queue: QueuedEntry[] }> {
   const counts = await countSeats(db, event.id, now);
-  if (event.capacity === null) return { seatsLeft: null, waiting: counts.waiting };
-  const left = Math.max(0, event.capacity - counts.registered - counts.offered - counts.inCheckout);
-  return { seatsLeft: publicSeatsLeft({ event, seatsLeft: left, waiting: counts.waiting }), waiting: counts.waiting };
+  if (event.capacity === null) return { seatsLeft: null, waiting: counts.waiting, free: null, queue: counts.queue };
+  // Below 0 when the office registered over the capacity: the places others must free before any is free.
+  const free = event.capacity - counts.registered - counts.offered - counts.inCheckout;
+  return { seatsLeft: publicSeatsLeft({ event, seatsLeft: Math.max(0, free), queue: counts.queue }), waiting: counts.waiting, free, queue: counts.queue };
 }
 
 /** An event as the seat counts need it (a test's row may leave out its waiting list: off). */

@@ -11,7 +11,7 @@ import { deliverQueuedMail } from '../../src/mail/queue.js';
 import type { Mailer } from '../../src/mail/types.js';
 import { managePath } from '../../src/payments/manage-link.js';
 import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
-import { joinWaitingList } from '../../src/registrations/waitlist/join.js';
+import { addToWaitingList } from '../../src/registrations/waitlist/join.js';
 import { cspViolations, launchBrowser, withPhonePage } from '../support/browser.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -74,7 +74,7 @@ const db = () => tdb.db;
 const office = { actor: 'office' };
 const onPhone = (run: Parameters<typeof withPhonePage>[2]) => withPhonePage(browser, true, run);
 const join = (eventId: string, name: string, email: string, places: number) =>
-  joinWaitingList(ctx, { id: eventId }, { contact: { name, email }, places }, { actor: 'test' });
+  addToWaitingList(ctx, { id: eventId }, { contact: { name, email }, places }, { actor: 'test' });
 
 /** Delivers the queued mail to the sink, and the mail to `to` whose subject starts with `subject`. */
 async function mailTo(to: string, subject: string) {
@@ -93,7 +93,7 @@ function claimLinkIn(text: string, slug: string): string {
 }
 
 describe('the waiting list on a phone', () => {
-  it('a sold-out event offers "Join the waiting list"; the family joins from the page, which confirms, and the email gives the position', async () => {
+  it('a sold-out event offers "Join the waiting list"; the family joins from the page, confirms through the emailed link, and the email gives the position', async () => {
     const { event } = await fullWaitlistEvent(db(), ctx.cipher, 2);
     await onPhone(async (page) => {
       const violations = cspViolations(page);
@@ -104,7 +104,20 @@ describe('the waiting list on a phone', () => {
       await page.locator('#waitlist-places').fill('3');
       await page.getByRole('button', { name: 'Join the waiting list' }).click();
       await page.waitForLoadState();
-      expect(await page.locator('body').textContent()).toContain('You are number 1 on the waiting list for Family Camp, for 3 places');
+      expect(await page.getByRole('heading', { name: 'Check your email' }).isVisible()).toBe(true);
+      expect(violations).toEqual([]);
+    });
+    expect(await entries(db(), event.id)).toMatchObject([{ state: 'UNCONFIRMED', places: 3 }]);
+    const ask = await mailTo('lee@example.org', 'Confirm your place on the waiting list');
+    const confirmLink = /(http\S+\/waitlist\/confirm\/[A-Za-z0-9_.-]+)/.exec(ask.text ?? '')?.[1];
+    expect(confirmLink?.startsWith(`${url}/waitlist/confirm/`)).toBe(true);
+
+    await onPhone(async (page) => {
+      const violations = cspViolations(page);
+      await page.goto(confirmLink as string);
+      await page.getByRole('button', { name: 'Confirm my place' }).click();
+      await page.waitForLoadState();
+      expect(await page.locator('body').textContent()).toContain('You are number 1 on the waiting list for Family Camp');
       expect(violations).toEqual([]);
     });
     expect(await entries(db(), event.id)).toMatchObject([{ state: 'WAITING', places: 3 }]);

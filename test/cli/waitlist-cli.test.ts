@@ -89,6 +89,34 @@ describe('eventops waitlist: the office runs the list', () => {
     expect(history.map((h) => h.action)).toEqual(['joined', 'offered', 'removed']);
     expect(history[1]).toMatchObject({ note: 'helps in the kitchen', changes: { outOfOrder: true } });
     expect(history[2]).toMatchObject({ note: 'cannot come after all', changes: { placesFreed: 1 } });
+
+    // The entry's own page: its family, state and every change, with who made it.
+    const shown = await cli(['show', ng]);
+    expect(shown.stderr).toBe('');
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`${ng} on the waiting list for "${event.slug}"`);
+    expect(shown.stdout).toContain('family:  Ng Family <ng@example.org>, 0400 000 111');
+    expect(shown.stdout).toContain('state:   REMOVED');
+    expect(shown.stdout.split('\n').filter((line) => /\b(joined|offered|removed)\b/.test(line)).map((line) => /\b(joined|offered|removed)\b/.exec(line)?.[1])).toEqual(['joined', 'offered', 'removed']);
+    expect(shown.stdout).toMatch(/offered .*helps in the kitchen; .*state WAITING → OFFERED/);
+    const shownJson = JSON.parse((await cli(['show', ng, '--json'])).stdout) as { entry: { state: string }; history: Array<{ action: string }> };
+    expect(shownJson.entry.state).toBe('REMOVED');
+    expect(shownJson.history.map((line) => line.action)).toEqual(['joined', 'offered', 'removed']);
+    expect((await cli(['show', 'W-00000000'])).code).toBe(1);
+  });
+
+  it('status and list show free places nobody waiting can take, and why: on public sale while only a larger family waits', async () => {
+    const { event, taken } = await fullEvent(4);
+    expect((await cli(['add', '--event', event.slug, '--name', 'Big Family', '--email', 'big@example.org', '--places', '4'])).code).toBe(0);
+    const { cancelRegistration } = await import('../../src/admin/registrations/cancel.js');
+    for (const id of taken.slice(0, 2)) await cancelRegistration(office.context(), { registration: id, actor: 'office' });
+
+    const status = await runCli(['status'], { env: office.env });
+    expect(status.stdout).toContain(`waiting list ${event.slug}: 1 waiting, 0 open offers holding 0 places\n  2 places free, not offered: no waiting entry fits them (the smallest wants 4 places): on public sale`);
+    const listed = await cli(['list', '--event', event.slug]);
+    expect(listed.stdout).toContain('2 places free, not offered: no waiting entry fits them (the smallest wants 4 places): on public sale');
+    const json = JSON.parse((await cli(['list', '--event', event.slug, '--json'])).stdout) as { standing: unknown };
+    expect(json.standing).toEqual({ free: 2, toOffer: 0, stranded: { places: 2, onPublicSale: true, reason: expect.stringContaining('no waiting entry fits') } });
   });
 
   it('status shows waiting entries and open offers per event', async () => {

@@ -5,7 +5,7 @@ import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { lockEventForSeats } from '../../src/registrations/registrations.js';
 import { runWaitlistPass, WAITLIST_SKIP_LIMIT } from '../../src/registrations/waitlist/offers.js';
-import { joinWaitingList } from '../../src/registrations/waitlist/join.js';
+import { addToWaitingList } from '../../src/registrations/waitlist/join.js';
 import { pathForLog } from '../../src/secret-paths.js';
 import { useSmtpSink } from '../support/mail-fixture.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
@@ -35,7 +35,7 @@ const post = (path: string, fields: Record<string, string | string[]>) =>
   fetch(`${harness.server.url}${path}`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: formBody(fields) });
 const page = async (path: string) => (await fetch(`${harness.server.url}${path}`)).text();
 const join = (eventId: string, email: string, places: number) =>
-  joinWaitingList(harness.ctx, { id: eventId }, { contact: { name: `Family ${email}`, email }, places }, { actor: 'test' });
+  addToWaitingList(harness.ctx, { id: eventId }, { contact: { name: `Family ${email}`, email }, places }, { actor: 'test' });
 
 /** Delivers the queued mail to the sink and returns what arrived. */
 async function mailSent(count: number) {
@@ -43,41 +43,60 @@ async function mailSent(count: number) {
   return smtp.sink.waitFor(count);
 }
 
+/** The path of a link in an email's text, e.g. /waitlist/confirm/…, as the family would open it here. */
+function linkIn(text: string | undefined, prefix: string): string {
+  const path = new RegExp(`(${prefix}/[A-Za-z0-9_.-]+)`).exec(text ?? '')?.[1];
+  if (!path) throw new Error(`no ${prefix} link in: ${text}`);
+  return path;
+}
+
 describe('joining the waiting list', () => {
-  it('a full event page offers the list; joining over HTTP stores one encrypted entry per mailbox and emails the position and a leave link', async () => {
+  it('a full event page offers the list; a join over HTTP stores one encrypted UNCONFIRMED entry and emails a confirm link; the link (GET shows, POST confirms) puts it on the list and emails the position and a leave link', async () => {
     const { event } = await fullWaitlistEvent(db(), harness.ctx.cipher, 2);
     const shown = await page(`/events/${event.slug}`);
     expect(shown).toContain('Join the waiting list');
     expect(shown).toContain(`action="/events/${event.slug}/waitlist"`);
 
     const joined = await post(`/events/${event.slug}/waitlist`, { name: 'Lee Family', email: 'Lee.Family+camp@gmail.com', mobile: '0400 111 222', places: '3' });
-    expect(joined.status).toBe(201);
-    expect(await joined.text()).toContain('You are number 1 on the waiting list');
+    expect(joined.status).toBe(202);
+    expect(await joined.text()).toContain('Check your email');
 
     const [row] = await db()('waitlist_entries').where({ event_id: event.id });
-    expect(row).toMatchObject({ state: 'WAITING', places: 3 });
+    expect(row).toMatchObject({ state: 'UNCONFIRMED', places: 3, confirmed_at: null });
     expect(row.email_enc).not.toContain('Lee');
     expect(harness.ctx.cipher.decrypt(row.email_enc)).toBe('Lee.Family+camp@gmail.com');
     expect(harness.ctx.cipher.decrypt(row.name_enc)).toBe('Lee Family');
     expect(row.email_hash).toBe(harness.ctx.cipher.lookupHash('email', canonicalMailbox('leefamily@googlemail.com')));
     expect(await db()('waitlist_history').where({ entry_id: row.id }).select('action', 'actor')).toEqual([{ action: 'joined', actor: 'waiting-list form' }]);
 
+    const [ask] = await mailSent(1);
+    expect(ask?.envelope.to).toEqual(['Lee.Family+camp@gmail.com']);
+    expect(ask?.subject).toBe('Confirm your place on the waiting list: Family Camp');
+    const confirm = linkIn(ask?.text, '/waitlist/confirm');
+    expect(pathForLog(confirm)).toBe('/waitlist/confirm/[redacted]');
+    smtp.sink.clear();
+
+    // A mail scanner's GET changes nothing.
+    expect(await page(confirm)).toContain('Confirm your place on the waiting list');
+    expect((await db()('waitlist_entries').where({ id: row.id }).first()).state).toBe('UNCONFIRMED');
+    const confirmed = await fetch(`${harness.server.url}${confirm}`, { method: 'POST' });
+    expect(confirmed.status).toBe(200);
+    expect(await confirmed.text()).toContain('You are number 1 on the waiting list for <bdi>Family Camp</bdi>');
+    expect(await db()('waitlist_entries').where({ id: row.id }).first()).toMatchObject({ state: 'WAITING', confirmed_at: harness.ctx.clock.now() });
+    expect(await db()('waitlist_history').where({ entry_id: row.id }).orderBy('id').pluck('action')).toEqual(['joined', 'confirmed']);
+    // A second tap of the link changes nothing.
+    expect(await (await fetch(`${harness.server.url}${confirm}`, { method: 'POST' })).text()).toContain('You are number 1 on the waiting list');
+
     const [mail] = await mailSent(1);
     expect(mail?.envelope.to).toEqual(['Lee.Family+camp@gmail.com']);
     expect(mail?.subject).toBe('You are on the waiting list: Family Camp');
     expect(mail?.text).toContain('You are number 1 on the waiting list for Family Camp');
-    const leave = /(\/waitlist\/leave\/[A-Za-z0-9_.-]+)/.exec(mail?.text ?? '')?.[1];
-    expect(leave).toBeDefined();
-    expect(pathForLog(leave as string)).toBe('/waitlist/leave/[redacted]');
-
-    // The same mailbox, spelt another way, is one entry.
-    const again = await post(`/events/${event.slug}/waitlist`, { name: 'Lee', email: 'leefamily@googlemail.com', places: '1' });
-    expect(again.status).toBe(409);
-    expect(await again.text()).toContain('already on the waiting list');
-    // More places than one registration may name are refused.
+    const leave = linkIn(mail?.text, '/waitlist/leave');
+    expect(pathForLog(leave)).toBe('/waitlist/leave/[redacted]');
+    // More places than one registration may name are refused (a rule of the event, not of the list).
     expect((await post(`/events/${event.slug}/waitlist`, { name: 'Big', email: 'big@example.org', places: '7' })).status).toBe(400);
 
-    expect(await page(leave as string)).toContain('Leave the waiting list?');
+    expect(await page(leave)).toContain('Leave the waiting list?');
     expect((await db()('waitlist_entries').where({ id: row.id }).first()).state).toBe('WAITING');
     const left = await fetch(`${harness.server.url}${leave}`, { method: 'POST' });
     expect(left.status).toBe(200);
@@ -90,23 +109,50 @@ describe('joining the waiting list', () => {
     const refused = await post(`/events/${event.slug}/waitlist`, { name: 'Small', email: 'small@example.org', places: '2' });
     expect(refused.status).toBe(409);
     expect(await refused.text()).toContain('2 places are still free: please register instead');
-    expect(await post(`/events/${event.slug}/waitlist`, { name: 'Large', email: 'large@example.org', places: '3' }).then((r) => r.status)).toBe(201);
+    expect(await post(`/events/${event.slug}/waitlist`, { name: 'Large', email: 'large@example.org', places: '3' }).then((r) => r.status)).toBe(202);
   });
 });
 
 describe('counting places while anyone waits', () => {
-  it('a freed place does not go back on public sale: the page shows full and the form refuses, until the list is empty', async () => {
+  it('a freed place a waiting family can take does not go back on public sale: the page shows full and the form refuses, until the pass offers it', async () => {
     const { event, registrations } = await fullWaitlistEvent(db(), harness.ctx.cipher, 3);
-    await join(event.id, 'four@example.org', 4);
+    await join(event.id, 'one@example.org', 1);
     await cancelRegistration(harness.ctx, { registration: registrations[0] as string, ...office });
     expect(await page(`/events/${event.slug}`)).toContain('Sold out');
     const refused = await post(`/events/${event.slug}/register`, { name: 'Walk Up', email: 'walk@example.org', attendee_name: 'Walk Up', attendee_tier: 'adult', payment: 'bank' });
     expect(refused.status).toBe(409);
     expect(await db()('registrations').where({ event_id: event.id }).whereNot('status', 'CANCELLED').count({ n: '*' }).first()).toEqual({ n: 2 });
+    expect(await runWaitlistPass(harness.ctx, office)).toMatchObject({ offered: 1 });
+    expect((await entries(db(), event.id)).map((e) => e.state)).toEqual(['OFFERED']);
+  });
 
-    const [entry] = await entries(db(), event.id);
-    await db()('waitlist_entries').where({ id: entry?.id }).update({ state: 'LEFT' });
-    expect(await page(`/events/${event.slug}`)).toContain('1 place left');
+  it('no place left stranded: free places no waiting family fits (4 wanted, 2 free) go back on public sale, the page shows them and they sell', async () => {
+    const { event, registrations } = await fullWaitlistEvent(db(), harness.ctx.cipher, 4);
+    await join(event.id, 'four@example.org', 4);
+    for (const id of registrations.slice(0, 2)) await cancelRegistration(harness.ctx, { registration: id, ...office });
+    const shown = await page(`/events/${event.slug}`);
+    expect(shown).toContain('2 places left');
+    expect(shown).not.toContain('Every place is taken');
+    const sold = await post(`/events/${event.slug}/register`, {
+      name: 'Walk Up',
+      email: 'walk@example.org',
+      attendee_name: ['Walk Up', 'Walk Up Jr'],
+      attendee_tier: ['adult', 'adult'],
+      payment: 'bank',
+    });
+    expect(sold.status).toBe(303);
+    expect(await placesHeld(db(), event.id)).toEqual({ registered: 4, offered: 0 });
+    expect((await entries(db(), event.id)).map((e) => e.state)).toEqual(['WAITING']);
+  });
+
+  it('places held for a family passed over its limit are the list\'s, not the public\'s, while a family behind it would take them', async () => {
+    const { event } = await fullWaitlistEvent(db(), harness.ctx.cipher, 10);
+    await join(event.id, 'big@example.org', 4);
+    await join(event.id, 'small@example.org', 1);
+    await db()('waitlist_entries').where({ event_id: event.id, places: 4 }).update({ skips: WAITLIST_SKIP_LIMIT });
+    await db()('events').where({ id: event.id }).update({ capacity: 12 });
+    expect(await page(`/events/${event.slug}`)).toContain('Sold out');
+    expect(await runWaitlistPass(harness.ctx, office)).toMatchObject({ offered: 0 });
   });
 });
 
@@ -148,6 +194,53 @@ describe('offering freed places', () => {
     expect((await entries(db(), event.id)).map((e) => e.state)).toEqual(['EXPIRED', 'OFFERED']);
     const [slow] = await entries(db(), event.id);
     expect(await db()('waitlist_history').where({ entry_id: slow?.id }).orderBy('id').pluck('action')).toEqual(['joined', 'offered', 'expired']);
+  });
+
+  it('the family whose offer expired is emailed that its places have gone on and it is off the list, once', async () => {
+    const { event, registrations } = await fullWaitlistEvent(db(), harness.ctx.cipher, 1);
+    await join(event.id, 'slow@example.org', 1);
+    await join(event.id, 'next@example.org', 1);
+    await cancelRegistration(harness.ctx, { registration: registrations[0] as string, ...office });
+    await runWaitlistPass(harness.ctx, office);
+    await mailSent(3);
+    smtp.sink.clear();
+    harness.ctx.clock.advance(24 * 3600_000);
+    expect(await runWaitlistPass(harness.ctx, office)).toMatchObject({ expired: 1, offered: 1 });
+    expect(await runWaitlistPass(harness.ctx, office)).toMatchObject({ expired: 0 });
+    const sent = await mailSent(2);
+    const expired = sent.filter((mail) => mail.subject === 'Your waiting-list offer has expired: Family Camp');
+    expect(expired.map((mail) => mail.envelope.to)).toEqual([['slow@example.org']]);
+    expect(expired[0]?.text).toContain('gone to the next family on the waiting list, and you are no longer on it');
+    expect(expired[0]?.text).toContain(`/events/${event.slug}`);
+    expect(sent.find((mail) => mail.subject.startsWith('Places are free'))?.envelope.to).toEqual(['next@example.org']);
+  });
+
+  it('sweep-checkouts --dry-run previews the offers it would expire and make, and the joins that would lapse, changing nothing', async () => {
+    const { event, registrations } = await fullWaitlistEvent(db(), harness.ctx.cipher, 2);
+    await join(event.id, 'slow@example.org', 1);
+    await join(event.id, 'big@example.org', 2);
+    await join(event.id, 'next@example.org', 1);
+    await cancelRegistration(harness.ctx, { registration: registrations[0] as string, ...office });
+    await runWaitlistPass(harness.ctx, office);
+    const [slow, big, next] = await entries(db(), event.id);
+    await post(`/events/${event.slug}/waitlist`, { name: 'Never Confirms', email: 'never@example.org', places: '1' });
+    harness.ctx.clock.advance(24 * 3600_000);
+    const before = await db()('waitlist_entries').orderBy('id').select('id', 'state', 'skips');
+
+    const dry = await sweepExpiredCheckouts(harness.ctx, { trigger: 'cli', dryRun: true });
+    expect(dry).toMatchObject({ dryRun: true, waitlistExpired: 1, waitlistOffered: 1, waitlistLapsed: 1 });
+    const ref = (id: string | undefined) => `W-${id?.slice(0, 8).toUpperCase()}`;
+    expect(dry.wouldDo).toEqual(
+      expect.arrayContaining([
+        'lapse 1 waiting-list join(s) left unconfirmed for a day',
+        `expire the waiting-list offer of ${ref(slow?.id)} on ${event.slug} (1 place(s), held until 2026-11-23 11:00 Australia/Sydney) and email the family`,
+        `offer 1 place(s) on ${event.slug} to ${ref(next?.id)}, passing over ${ref(big?.id)}`,
+      ]),
+    );
+    expect(await db()('waitlist_entries').orderBy('id').select('id', 'state', 'skips')).toEqual(before);
+
+    expect(await sweepExpiredCheckouts(harness.ctx, { trigger: 'cli' })).toMatchObject({ waitlistExpired: 1, waitlistOffered: 1, waitlistLapsed: 1 });
+    expect((await entries(db(), event.id)).map((e) => `${e.state}:${e.skips}`)).toEqual(['EXPIRED:0', 'WAITING:1', 'OFFERED:0', 'LAPSED:0']);
   });
 
   it(`the large-family rule: an entry passed over ${WAITLIST_SKIP_LIMIT} times blocks those behind it until it is served`, async () => {

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
 import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
-import { joinWaitingList } from '../../src/registrations/waitlist/join.js';
+import { addToWaitingList } from '../../src/registrations/waitlist/join.js';
 import { claimToken } from '../../src/registrations/waitlist/tokens.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { entries, formBody, fullWaitlistEvent } from './waitlist-support.js';
@@ -35,7 +35,7 @@ const db = () => harness.tdb.db;
 const office = { actor: 'office' };
 const at = (minutes: number) => harness.ctx.clock.set(new Date(T0.getTime() + minutes * MINUTE));
 const join = (eventId: string, email: string, places: number) =>
-  joinWaitingList(harness.ctx, { id: eventId }, { contact: { name: `Family ${email}`, email }, places }, { actor: 'test' });
+  addToWaitingList(harness.ctx, { id: eventId }, { contact: { name: `Family ${email}`, email }, places }, { actor: 'test' });
 
 /** A full event of 3 whose first waiting family (2 places) has just been offered the 2 places two cancellations freed. */
 async function offeredFamily(options: { behind?: boolean } = {}) {

@@ -5,7 +5,7 @@ import type { AppContext } from '../../src/context.js';
 import { registerWithoutCard, SoldOutError } from '../../src/payments/register.js';
 import type { EventRecord } from '../../src/registrations/event-record.js';
 import { OfferNotOpenError } from '../../src/registrations/waitlist/claim.js';
-import { joinWaitingList } from '../../src/registrations/waitlist/join.js';
+import { addToWaitingList } from '../../src/registrations/waitlist/join.js';
 import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
@@ -35,7 +35,7 @@ afterEach(async () => {
 });
 
 const office = { actor: 'office' };
-const join = (event: EventRecord, email: string, places = 1) => joinWaitingList(ctx, event, { contact: { name: 'Waiting Family', email }, places }, { actor: 'test' });
+const join = (event: EventRecord, email: string, places = 1) => addToWaitingList(ctx, event, { contact: { name: 'Waiting Family', email }, places }, { actor: 'test' });
 const pass = () => runWaitlistPass(ctx, office);
 const claim = (event: EventRecord, offer: { entryId: string; offerSeq: number }, email = 'claimer@example.org') =>
   registerWithoutCard(ctx, event, { contact: { name: 'Claimer', email }, attendees: [{ name: 'Claimer', tier: 'adult' }], family: false, payment: 'bank', waitlistOffer: offer });
@@ -103,7 +103,7 @@ describe('waiting-list races', () => {
     await gate.waiting(2);
     await gate.open();
     const { won, refused } = await settle(racers);
-    expect(won).toEqual([{ offered: 1, expired: 0 }]);
+    expect(won).toEqual([{ offered: 1, expired: 0, lapsed: 0 }]);
     expect(refused.length).toBe(4);
     expect(refused.every((error) => error instanceof SoldOutError)).toBe(true);
     expect(await placesHeld(tdb.db, event.id)).toEqual({ registered: 1, offered: 1 });

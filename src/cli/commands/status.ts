@@ -71,9 +71,10 @@ export function registerStatusCommand(program: Command): void {
           `errors in the last 7 days: ${status.errorsLastWeek}${status.errorsLastWeek > 0 ? ' (`eventops errors` lists them)' : ''}`,
           ...(!status.waitingLists?.length
             ? ['waiting lists: nobody waiting']
-            : status.waitingLists.map(
-                (list) => `waiting list ${list.slug}: ${list.waiting} waiting, ${counted(list.offers, 'open offer', 'open offers')} holding ${counted(list.placesOffered, 'place', 'places')}`,
-              )),
+            : status.waitingLists.flatMap((list) => [
+                `waiting list ${list.slug}: ${list.waiting} waiting, ${counted(list.offers, 'open offer', 'open offers')} holding ${counted(list.placesOffered, 'place', 'places')}${list.unconfirmed > 0 ? `, ${list.unconfirmed} unconfirmed` : ''}`,
+                ...(list.stranded ? [`  ${counted(list.stranded.places, 'place', 'places')} free, not offered: ${list.stranded.reason}`] : []),
+              ])),
           `clock: ${clockOffsetProblem(clockOffsetMs) ?? `in step with the database (${clockOffsetMs} ms)`}`,
         );
         const overdue = reconcileOverdue(status, { cardPayments: ctx.config.payments !== undefined, inAppScheduler });

@@ -9,7 +9,8 @@ import { noteSchema, operatingSystemUser, table } from './registrations/shared.j
 
 const ENTRY_ARGUMENT = 'the entry as `waitlist list` prints it (e.g. W-1A2B3C4D) or its id';
 
-const listSchema = z.object({ event: z.string({ error: 'is required' }).trim().min(1), json: z.boolean().optional() });
+const listSchema = z.object({ event: z.string({ error: 'is required' }).trim().min(1), all: z.boolean().optional(), json: z.boolean().optional() });
+const showSchema = z.object({ json: z.boolean().optional() });
 const addSchema = z.object({
   event: z.string({ error: 'is required' }).trim().min(1, { error: 'must not be empty' }),
   name: personName('must not be empty'),
@@ -24,12 +25,13 @@ const offerSchema = z.object({ note: noteSchema, json: z.boolean().optional() })
 const removeSchema = z.object({ note: noteSchema, notify: z.boolean().optional(), json: z.boolean().optional() });
 
 export function registerWaitlistCommands(program: Command): void {
-  const waitlist = program.command('waitlist').description("an event's waiting list: list, add, offer places now, remove");
+  const waitlist = program.command('waitlist').description("an event's waiting list: list, show, add, offer places now, remove");
 
   waitlist
     .command('list')
-    .description('the entries in order of joining: position, family, places, state, offer expiry')
+    .description('the entries in queue order: position, family, places, state, offer expiry; then free places not offered, and why')
     .requiredOption('--event <slug>', 'the event')
+    .option('--all', 'list the joins that lapsed unconfirmed too')
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  $ eventops waitlist list --event family-camp')
     .action(async (raw: Record<string, unknown>) => {
@@ -38,7 +40,7 @@ export function registerWaitlistCommands(program: Command): void {
         const { listWaitlist } = await import('../../registrations/waitlist/office.js');
         const { memberDateTime } = await import('../../time-format.js');
         const when = memberDateTime(ctx.config.regional);
-        const { event, entries } = await listWaitlist(ctx, options.event);
+        const { event, entries, lapsed, standing } = await listWaitlist(ctx, options.event, { all: options.all });
         const rows = entries.map((entry) => [
           entry.position === null ? '-' : String(entry.position),
           entry.entry,
@@ -52,13 +54,47 @@ export function registerWaitlistCommands(program: Command): void {
           entries.length === 0
             ? [`nobody is on the waiting list for "${event.slug}"${event.waitingList.enabled ? '' : ' (its waiting list is off)'}`]
             : table(['#', 'ENTRY', 'NAME', 'EMAIL', 'PLACES', 'STATE', 'OFFER EXPIRES'], rows);
-        printResult(options, { event: event.slug, waitingList: event.waitingList, entries }, lines);
+        if (lapsed > 0 && !options.all) lines.push(`${counted(lapsed, 'join', 'joins')} lapsed unconfirmed (--all lists them)`);
+        if (standing.toOffer > 0) lines.push(`${counted(standing.toOffer, 'place is', 'places are')} free for the next entries: the offer pass (every 30 seconds under serve, or sweep-checkouts) offers them`);
+        if (standing.stranded) lines.push(`${counted(standing.stranded.places, 'place', 'places')} free, not offered: ${standing.stranded.reason}`);
+        printResult(options, { event: event.slug, waitingList: event.waitingList, entries, lapsed, standing }, lines);
+      });
+    });
+
+  waitlist
+    .command('show')
+    .description("one entry: its family, places, state and place in the queue, and its history (joined, confirmed, offered, expired, claimed, removed...)")
+    .argument('<entry>', ENTRY_ARGUMENT)
+    .option('--json', 'print JSON')
+    .addHelpText('after', '\nExample:\n  $ eventops waitlist show W-1A2B3C4D')
+    .action(async (given: string, raw: Record<string, unknown>) => {
+      const options = parseOrUsage(showSchema, raw, 'waitlist show');
+      await withContext(async (ctx) => {
+        const { showEntry } = await import('../../registrations/waitlist/office.js');
+        const { memberDateTime } = await import('../../time-format.js');
+        const when = memberDateTime(ctx.config.regional);
+        const shown = await showEntry(ctx, given);
+        const { entry } = shown;
+        const lines = [
+          `${entry.entry} on the waiting list for "${shown.event.slug}"`,
+          `  family:  ${entry.name} <${entry.email}>${entry.mobile ? `, ${entry.mobile}` : ''}`,
+          `  places:  ${entry.places}`,
+          `  state:   ${entry.state}${entry.position !== null ? ` (number ${entry.position} in the queue)` : ''}${entry.offerExpiresAt ? `, offer held until ${when(new Date(entry.offerExpiresAt))}` : ''}`,
+          `  skips:   ${entry.skips}`,
+          ...(entry.registrationId ? [`  registration: ${entry.registrationId}`] : []),
+          '',
+          ...table(
+            ['WHEN', 'ACTION', 'BY', 'DETAILS'],
+            shown.history.map((line) => [when(new Date(line.at)), line.action, line.actor, [line.note, historyDetails(line.changes)].filter(Boolean).join('; ')]),
+          ),
+        ];
+        printResult(options, shown, lines);
       });
     });
 
   waitlist
     .command('add')
-    .description('put a family on the waiting list, by the same rules as the form, and email them their position')
+    .description('put a family on the waiting list, by the same rules as the form, and email them their position (on the list at once: no confirmation)')
     .requiredOption('--event <slug>', 'the event')
     .requiredOption('--name <name>', 'contact name')
     .requiredOption('--email <email>', 'contact email')
@@ -70,16 +106,16 @@ export function registerWaitlistCommands(program: Command): void {
       const options = parseOrUsage(addSchema, raw, 'waitlist add');
       await withContext(async (ctx) => {
         const { getEventBySlug } = await import('../../admin/events.js');
-        const { joinWaitingList } = await import('../../registrations/waitlist/join.js');
+        const { addToWaitingList } = await import('../../registrations/waitlist/join.js');
         const { entryReference } = await import('../../registrations/waitlist/entries.js');
         const { NotFoundError } = await import('../../errors.js');
         const event = await getEventBySlug(ctx.db, options.event);
         if (!event) throw new NotFoundError(`event "${options.event}"`, 'run `eventops events list` to see the slugs');
-        const joined = await joinWaitingList(
+        const joined = await addToWaitingList(
           ctx,
           event,
           { contact: { name: options.name, email: options.email, mobile: options.mobile }, places: options.places },
-          { actor: operatingSystemUser(), byOffice: true },
+          { actor: operatingSystemUser() },
         );
         const entry = entryReference(joined.entryId);
         printResult(options, { entry, id: joined.entryId, position: joined.position, places: joined.places }, [
@@ -125,4 +161,14 @@ export function registerWaitlistCommands(program: Command): void {
         ]);
       });
     });
+}
+
+/** A history row's changes as one short line: `places 4, position 2`; nested values as JSON. */
+function historyDetails(changes: Record<string, unknown>): string {
+  return Object.entries(changes)
+    .map(([key, value]) => {
+      if (value !== null && typeof value === 'object' && 'from' in value && 'to' in value) return `${key} ${String(value.from)} → ${String(value.to)}`;
+      return `${key} ${typeof value === 'object' ? JSON.stringify(value) : String(value)}`;
+    })
+    .join(', ');
 }

@@ -66,11 +66,13 @@ export interface EventPageData {
   /** The rows the page's script keeps at first: it removes the blank rows past them (every row is there without script). */
   initialRows: number;
   captchaSiteKey?: string;
+  /** Once per page, for the bot check of whichever form it shows (registration, waiting list or both). */
+  captchaScript?: boolean;
   /** The event's prices for the script's live total (LiveTotalConfig as JSON). */
   livePricing: string;
   /** The page's script (src/http/assets/), when built. */
   formScript?: string;
-  /** The join-the-waiting-list form, when fewer places are left than one registration may name. */
+  /** The join-the-waiting-list form, when fewer places are left than one registration may name (its bot check as the form's). */
   waitlist?: { action: string; intro: string; maxPlaces: number; error?: string; values: { name: string; email: string; mobile: string; places: string } };
   /** A waiting-list offer being claimed: its token travels with the form post. */
   offer?: { token: string; note: string };
@@ -90,6 +92,7 @@ const JOIN_WAITLIST = `
     <input id="waitlist-mobile" name="mobile" type="tel" value="{{waitlist.values.mobile}}" autocomplete="tel" maxlength="40">
     <label for="waitlist-places">Places wanted</label>
     <input id="waitlist-places" name="places" type="number" min="1" max="{{waitlist.maxPlaces}}" value="{{waitlist.values.places}}" required>
+    {{#if captchaSiteKey}}<div class="cf-turnstile" data-sitekey="{{captchaSiteKey}}"></div>{{/if}}
     <button type="submit" id="join-waitlist">Join the waiting list</button>
   </form>
   </section>`;
@@ -220,7 +223,6 @@ export const eventPage = definePage<EventPageData>(`
 
     {{#if captchaSiteKey}}
     <div class="cf-turnstile" data-sitekey="{{captchaSiteKey}}"></div>
-    <script src="https://challenges.cloudflare.com/turnstile/v0/api.js" async defer></script>
     {{/if}}
     <div class="submit-bar">
       <div id="live-total" class="live-total" role="status" data-pricing="{{livePricing}}" hidden>
@@ -233,4 +235,5 @@ export const eventPage = definePage<EventPageData>(`
   {{#if formScript}}<script nonce="{{cspNonce.script}}" src="{{formScript}}"></script>{{/if}}
   {{#if waitlist}}${JOIN_WAITLIST}{{/if}}
 {{/if}}
+{{#if captchaScript}}<script src="https://challenges.cloudflare.com/turnstile/v0/api.js" async defer></script>{{/if}}
 </div>`);

@@ -3,10 +3,14 @@ import type { FieldCipher } from '../../crypto/field-cipher.js';
 import type { Db } from '../../db/connect.js';
 import { AppError, NotFoundError } from '../../errors.js';
 
-/** A waiting-list entry's life: WAITING → OFFERED → CLAIMED, or EXPIRED (offer unclaimed), LEFT (by its link), REMOVED (by the office). */
-export type WaitlistState = 'WAITING' | 'OFFERED' | 'CLAIMED' | 'EXPIRED' | 'LEFT' | 'REMOVED';
+/**
+ * A waiting-list entry's life: UNCONFIRMED (joined by the public form, not on the list until its mailbox
+ * confirms) → WAITING → OFFERED → CLAIMED, or LAPSED (never confirmed, after a day), EXPIRED (offer
+ * unclaimed), LEFT (by its link), REMOVED (by the office). The office's entries start WAITING.
+ */
+export type WaitlistState = 'UNCONFIRMED' | 'LAPSED' | 'WAITING' | 'OFFERED' | 'CLAIMED' | 'EXPIRED' | 'LEFT' | 'REMOVED';
 
-export type WaitlistAction = 'joined' | 'skipped' | 'offered' | 'claimed' | 'expired' | 'left' | 'removed';
+export type WaitlistAction = 'joined' | 'confirmed' | 'lapsed' | 'skipped' | 'offered' | 'claimed' | 'expired' | 'left' | 'removed';
 
 export interface WaitlistEntryRow {
   id: string;
@@ -23,6 +27,7 @@ export interface WaitlistEntryRow {
   offered_at: Date | null;
   offer_expires_at: Date | null;
   registration_id: string | null;
+  confirmed_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }

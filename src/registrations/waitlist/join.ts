@@ -1,13 +1,17 @@
+import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { canonicalMailbox } from '../../canonical-mailbox.js';
 import type { AppContext } from '../../context.js';
 import { AppError, NotFoundError } from '../../errors.js';
-import type { EventRecord } from '../event-record.js';
-import { lockEventForSeats, publicSeatsLeft } from '../registrations.js';
-import { entryContact, lockEntry, queuePosition, recordWaitlistHistory, type WaitlistContact, type WaitlistEntryRow } from './entries.js';
-import { queueJoinedEmail } from './mail.js';
+import { overHourlyEmailCaps } from '../email-caps.js';
+import { eventFromRow, type EventRecord, type EventRow } from '../event-record.js';
+import { lockEventForSeats, publicSeatCount, publicSeatsLeft } from '../registrations.js';
+import { entryContact, entryReference, lockEntry, queuePosition, recordWaitlistHistory, type WaitlistContact, type WaitlistEntryRow } from './entries.js';
+import { queueAlreadyOnListEmail, queueConfirmEmail, queueJoinedEmail } from './mail.js';
+import { UNCONFIRMED_LAPSE_MS } from './offers.js';
 
 type JoinContext = Pick<AppContext, 'db' | 'config' | 'cipher' | 'clock'>;
+type AskContext = JoinContext & Pick<AppContext, 'logger'>;
 
 export interface JoinInput {
   contact: WaitlistContact;
@@ -27,72 +31,200 @@ export function mailboxHash(cipher: AppContext['cipher'], email: string): string
 }
 
 /**
- * Puts a family on the event's waiting list, under the event's lock, and queues the email with its
- * position and a link to leave. The public form and the office's `waitlist add` both come here, and
- * the same rules hold: the list is on, registration is open, the places wanted are within the
- * event's maxAttendeesPerRegistration and more than the public may still take, and the mailbox is
- * not already waiting for this event.
+ * The rules every join meets, the form's and the office's alike: the list is on, registration is open,
+ * and the places wanted are within the event's maxAttendeesPerRegistration and more than the public
+ * may still take. They depend on the event alone, never on who is on the list.
  */
-export async function joinWaitingList(
-  ctx: JoinContext,
-  event: Pick<EventRecord, 'id'>,
-  input: JoinInput,
-  options: { actor: string; byOffice?: boolean },
-): Promise<Joined> {
+function assertJoinable(event: EventRecord, places: number, publicLeft: number | null, now: Date): void {
+  if (!event.waitingList.enabled) {
+    throw new AppError('waitlist_off', 'This event has no waiting list.', {
+      httpStatus: 409,
+      suggestion: 'turn it on with "waitingList": {"enabled": true} in the event file and `eventops events update`',
+    });
+  }
+  if (event.startsAt.getTime() <= now.getTime()) {
+    throw new AppError('registration_closed', 'Registration for this event closed when it started, and so did its waiting list.', { httpStatus: 409 });
+  }
+  const max = event.maxAttendeesPerRegistration;
+  if (!Number.isInteger(places) || places < 1 || places > max) {
+    throw new AppError('invalid_places', `Places: a whole number from 1 to ${max}.`, { httpStatus: 400, exitCode: 2 });
+  }
+  if (publicLeft !== null && publicLeft >= places) {
+    throw new AppError('places_available', `${publicLeft} ${publicLeft === 1 ? 'place is' : 'places are'} still free: please register instead.`, {
+      httpStatus: 409,
+      suggestion: 'register with `eventops registrations add`',
+    });
+  }
+}
+
+/** The mailbox's entry on the event's list (WAITING or OFFERED), if it has one. */
+async function liveEntryOf(trx: Knex.Transaction, eventId: string, hash: string): Promise<WaitlistEntryRow | undefined> {
+  return trx('waitlist_entries').where({ event_id: eventId, email_hash: hash }).whereIn('state', ['WAITING', 'OFFERED']).first<WaitlistEntryRow | undefined>();
+}
+
+async function insertEntry(trx: Knex.Transaction, ctx: JoinContext, eventId: string, input: JoinInput, state: 'UNCONFIRMED' | 'WAITING', now: Date): Promise<WaitlistEntryRow> {
+  const [entry] = await trx('waitlist_entries')
+    .insert({
+      event_id: eventId,
+      name_enc: ctx.cipher.encrypt(input.contact.name),
+      email_enc: ctx.cipher.encrypt(input.contact.email),
+      email_hash: mailboxHash(ctx.cipher, input.contact.email),
+      mobile_enc: input.contact.mobile ? ctx.cipher.encrypt(input.contact.mobile) : null,
+      places: input.places,
+      state,
+      confirmed_at: state === 'WAITING' ? now : null,
+      created_at: now,
+      updated_at: now,
+    })
+    .returning<WaitlistEntryRow[]>('*');
+  if (!entry) throw new Error('the waiting-list insert returned no row');
+  return entry;
+}
+
+/**
+ * The office puts a family on the event's waiting list (`waitlist add`), under the event's lock: on the
+ * list at once (the office has the family's word), at the back of the queue, and emailed its position
+ * and a link to leave. The office is told plainly when the mailbox is already on the list.
+ */
+export async function addToWaitingList(ctx: JoinContext, event: Pick<EventRecord, 'id'>, input: JoinInput, options: { actor: string }): Promise<Joined> {
   const now = ctx.clock.now();
   return ctx.db.transaction(async (trx) => {
     const locked = await lockEventForSeats(trx, event.id, now);
-    if (!locked || locked.event.deletedAt || (!options.byOffice && !locked.event.published)) throw new NotFoundError('event');
+    if (!locked || locked.event.deletedAt) throw new NotFoundError('event');
     const current = locked.event;
-    if (!current.waitingList.enabled) {
-      throw new AppError('waitlist_off', 'This event has no waiting list.', {
-        httpStatus: 409,
-        suggestion: 'turn it on with "waitingList": {"enabled": true} in the event file and `eventops events update`',
-      });
-    }
-    if (current.startsAt.getTime() <= now.getTime()) {
-      throw new AppError('registration_closed', 'Registration for this event closed when it started, and so did its waiting list.', { httpStatus: 409 });
-    }
-    const max = current.maxAttendeesPerRegistration;
-    if (!Number.isInteger(input.places) || input.places < 1 || input.places > max) {
-      throw new AppError('invalid_places', `Places: a whole number from 1 to ${max}.`, { httpStatus: 400, exitCode: 2 });
-    }
-    const open = publicSeatsLeft(locked);
-    if (open !== null && open >= input.places) {
-      throw new AppError('places_available', `${open} ${open === 1 ? 'place is' : 'places are'} still free: please register instead.`, {
-        httpStatus: 409,
-        suggestion: 'register with `eventops registrations add`',
-      });
-    }
-    const hash = mailboxHash(ctx.cipher, input.contact.email);
-    const already = await trx('waitlist_entries')
-      .where({ event_id: current.id, email_hash: hash })
-      .whereIn('state', ['WAITING', 'OFFERED'])
-      .first('id');
-    if (already) {
+    assertJoinable(current, input.places, publicSeatsLeft(locked), now);
+    if (await liveEntryOf(trx, current.id, mailboxHash(ctx.cipher, input.contact.email))) {
       throw new AppError('already_waiting', 'This email address is already on the waiting list for this event.', {
         httpStatus: 409,
         suggestion: 'the email sent when it joined has a link to leave the list',
       });
     }
-    const [entry] = await trx('waitlist_entries')
-      .insert({
-        event_id: current.id,
-        name_enc: ctx.cipher.encrypt(input.contact.name),
-        email_enc: ctx.cipher.encrypt(input.contact.email),
-        email_hash: hash,
-        mobile_enc: input.contact.mobile ? ctx.cipher.encrypt(input.contact.mobile) : null,
-        places: input.places,
-        created_at: now,
-        updated_at: now,
-      })
-      .returning<WaitlistEntryRow[]>('*');
-    if (!entry) throw new Error('the waiting-list insert returned no row');
+    const entry = await insertEntry(trx, ctx, current.id, input, 'WAITING', now);
     const position = await queuePosition(trx, entry);
-    await recordWaitlistHistory(trx, { entryId: entry.id, action: 'joined', changes: { places: input.places, position }, actor: options.actor, now });
+    await recordWaitlistHistory(trx, { entryId: entry.id, action: 'joined', changes: { places: input.places, position, byOffice: true }, actor: options.actor, now });
     await queueJoinedEmail(trx, ctx, { entryId: entry.id, contact: input.contact, event: current, position, places: input.places }, now);
     return { entryId: entry.id, position, places: input.places, event: current };
   });
+}
+
+/**
+ * What a public join did. Never shown to whoever posted the form (every join gets the same answer):
+ * only the mailbox learns, from the email it gets.
+ */
+export type AskOutcome =
+  /** A new UNCONFIRMED entry, and the email with its confirm link. */
+  | { kind: 'asked'; entryId: string }
+  /** The mailbox is on the list already: nothing changed, and it is told so. */
+  | { kind: 'already'; entryId: string }
+  /** The mailbox or the client had its emails for the hour: nothing stored, nothing sent. */
+  | { kind: 'held-back' };
+
+/**
+ * The public form's join. It puts nobody on the list: it stores an UNCONFIRMED entry (which holds no
+ * place and counts for nothing) and emails the address a link to confirm it within a day; a mailbox
+ * already on the list is emailed that instead. Either email counts under the hourly caps per mailbox
+ * and per client that registration confirmations use. The event's rules (assertJoinable) still refuse
+ * openly: they say nothing about who is on the list. No event lock: an unconfirmed entry takes nothing.
+ */
+export async function askToJoinWaitingList(
+  ctx: AskContext,
+  event: Pick<EventRecord, 'id'>,
+  input: JoinInput,
+  options: { actor: string; client?: string },
+): Promise<AskOutcome> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction(async (trx) => {
+    const row = await trx('events').where({ id: event.id }).first<EventRow | undefined>();
+    const current = row ? eventFromRow(row) : undefined;
+    if (!current || current.deletedAt || !current.published) throw new NotFoundError('event');
+    assertJoinable(current, input.places, (await publicSeatCount(trx, current, now)).seatsLeft, now);
+    if (await overHourlyEmailCaps(trx, ctx, { mailbox: input.contact.email, client: options.client }, now)) {
+      ctx.logger.warn({ eventId: current.id }, 'waiting-list join email not sent: its mailbox or client had its emails for the hour');
+      return { kind: 'held-back' };
+    }
+    const live = await liveEntryOf(trx, current.id, mailboxHash(ctx.cipher, input.contact.email));
+    if (live) {
+      const contact = entryContact(ctx.cipher, live);
+      const position = live.state === 'WAITING' ? await queuePosition(trx, live) : undefined;
+      await queueAlreadyOnListEmail(
+        trx,
+        ctx,
+        {
+          to: contact.email,
+          entry: { id: live.id, name: contact.name, places: live.places, offerSeq: live.offer_seq, position, offerExpiresAt: live.state === 'OFFERED' ? (live.offer_expires_at ?? undefined) : undefined },
+          event: current,
+          askId: crypto.randomUUID(),
+        },
+        now,
+      );
+      return { kind: 'already', entryId: live.id };
+    }
+    const entry = await insertEntry(trx, ctx, current.id, input, 'UNCONFIRMED', now);
+    await recordWaitlistHistory(trx, { entryId: entry.id, action: 'joined', changes: { places: input.places, confirmed: false }, actor: options.actor, now });
+    await queueConfirmEmail(trx, ctx, { entryId: entry.id, contact: input.contact, event: current, places: input.places }, now);
+    return { kind: 'asked', entryId: entry.id };
+  });
+}
+
+export type ConfirmOutcome =
+  /** On the list now, at `position`. */
+  | { kind: 'confirmed'; position: number }
+  /** Confirmed before (a second tap of the link): on the list, at `position` (null once offered). */
+  | { kind: 'on-list'; position: number | null }
+  /** The mailbox was already on the list through another entry: this one lapses, nothing else changes. */
+  | { kind: 'already'; position: number | null }
+  /** Too late (a day has passed), or the entry is gone; or the event no longer takes joins. */
+  | { kind: 'lapsed' }
+  | { kind: 'closed' };
+
+/**
+ * The confirm link's POST: UNCONFIRMED → WAITING, under the event's lock (the queue is part of the public
+ * count). Its place in the queue is taken now: the queue is in order of confirming. The family is
+ * emailed its position and a link to leave, as an entry the office adds is.
+ */
+export async function confirmWaitlistEntry(
+  ctx: JoinContext,
+  entryId: string,
+  options: { actor: string },
+): Promise<ConfirmOutcome & { eventTitle: string; eventSlug: string; places: number }> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction(async (trx) => {
+    const seen = await trx('waitlist_entries').where({ id: entryId }).first<WaitlistEntryRow | undefined>('event_id');
+    if (!seen) throw new NotFoundError('waiting-list entry');
+    const locked = await lockEventForSeats(trx, seen.event_id, now);
+    const entry = await lockEntry(trx, entryId);
+    if (!locked || !entry) throw new NotFoundError('waiting-list entry');
+    const event = locked.event;
+    const named = { eventTitle: event.title, eventSlug: event.slug, places: entry.places };
+    if (entry.state === 'WAITING' || entry.state === 'OFFERED') {
+      return { kind: 'on-list', position: entry.state === 'WAITING' ? await queuePosition(trx, entry) : null, ...named };
+    }
+    if (entry.state !== 'UNCONFIRMED') return { kind: 'lapsed', ...named };
+    if (entry.created_at.getTime() + UNCONFIRMED_LAPSE_MS <= now.getTime()) {
+      await lapseEntry(trx, entry, { actor: options.actor, now });
+      return { kind: 'lapsed', ...named };
+    }
+    if (event.deletedAt || !event.published || !event.waitingList.enabled || event.startsAt.getTime() <= now.getTime()) return { kind: 'closed', ...named };
+    const live = await liveEntryOf(trx, event.id, entry.email_hash);
+    if (live) {
+      await lapseEntry(trx, entry, { actor: options.actor, now, note: `the mailbox is already on the list as ${entryReference(live.id)}` });
+      return { kind: 'already', position: live.state === 'WAITING' ? await queuePosition(trx, live) : null, ...named };
+    }
+    const [confirmed] = await trx('waitlist_entries')
+      .where({ id: entry.id, state: 'UNCONFIRMED' })
+      .update({ state: 'WAITING', confirmed_at: now, position: trx.raw('DEFAULT'), updated_at: now })
+      .returning<WaitlistEntryRow[]>('*');
+    if (!confirmed) throw new Error(`waiting-list entry ${entry.id} is no longer unconfirmed`);
+    const position = await queuePosition(trx, confirmed);
+    await recordWaitlistHistory(trx, { entryId: entry.id, action: 'confirmed', changes: { state: { from: 'UNCONFIRMED', to: 'WAITING' }, position }, actor: options.actor, now });
+    await queueJoinedEmail(trx, ctx, { entryId: entry.id, contact: entryContact(ctx.cipher, confirmed), event, position, places: confirmed.places }, now);
+    return { kind: 'confirmed', position, ...named };
+  });
+}
+
+async function lapseEntry(trx: Knex.Transaction, entry: Pick<WaitlistEntryRow, 'id'>, options: { actor: string; now: Date; note?: string }): Promise<void> {
+  await trx('waitlist_entries').where({ id: entry.id, state: 'UNCONFIRMED' }).update({ state: 'LAPSED', updated_at: options.now });
+  await recordWaitlistHistory(trx, { entryId: entry.id, action: 'lapsed', changes: { state: { from: 'UNCONFIRMED', to: 'LAPSED' } }, note: options.note, actor: options.actor, now: options.now });
 }
 
 export interface LeftEntry {
@@ -104,7 +236,8 @@ export interface LeftEntry {
 
 /**
  * Takes an entry off the list (its leave link, or the office's `waitlist remove`), under the event's
- * lock: an open offer is withdrawn and its places go to the next entry at the next pass.
+ * lock: an open offer is withdrawn and its places go to the next entry at the next pass. The office may
+ * remove an entry still unconfirmed as well.
  */
 export async function takeOffList(
   ctx: JoinContext,
@@ -119,7 +252,8 @@ export async function takeOffList(
     const entry = await lockEntry(trx, entryId);
     if (!locked || !entry) throw new NotFoundError('waiting-list entry');
     const base = { eventSlug: locked.event.slug, eventTitle: locked.event.title, entry, contact: entryContact(ctx.cipher, entry) };
-    if (entry.state !== 'WAITING' && entry.state !== 'OFFERED') return { ...base, alreadyGone: true };
+    const removable = entry.state === 'WAITING' || entry.state === 'OFFERED' || (entry.state === 'UNCONFIRMED' && options.state === 'REMOVED');
+    if (!removable) return { ...base, alreadyGone: true };
     await trx('waitlist_entries').where({ id: entry.id }).update({ state: options.state, updated_at: now });
     await recordWaitlistHistory(trx, {
       entryId: entry.id,

@@ -1,5 +1,5 @@
 import type { AppConfig } from '../../config/types.js';
-import { claimToken, leaveToken, type ClaimTokenPayload } from './tokens.js';
+import { claimToken, confirmToken, leaveToken, type ClaimTokenPayload } from './tokens.js';
 
 type LinkConfig = Pick<AppConfig, 'authUrl' | 'appUrl' | 'keyring'>;
 
@@ -26,4 +26,20 @@ export function leavePath(config: Pick<AppConfig, 'keyring'>, entryId: string): 
 export function leaveUrl(config: LinkConfig, entryId: string): string | undefined {
   const root = base(config);
   return root ? `${root}${leavePath(config, entryId)}` : undefined;
+}
+
+/** The join email's link: GET shows a button (mail scanners follow links), POST confirms. */
+export function confirmPath(config: Pick<AppConfig, 'keyring'>, entryId: string): string {
+  return `/waitlist/confirm/${confirmToken(config.keyring, entryId)}`;
+}
+
+export function confirmUrl(config: LinkConfig, entryId: string): string | undefined {
+  const root = base(config);
+  return root ? `${root}${confirmPath(config, entryId)}` : undefined;
+}
+
+/** The event's public page, to join again. */
+export function eventUrl(config: LinkConfig, slug: string): string | undefined {
+  const root = base(config);
+  return root ? `${root}/events/${encodeURIComponent(slug)}` : undefined;
 }

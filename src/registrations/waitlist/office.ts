@@ -2,10 +2,11 @@ import type { AppContext } from '../../context.js';
 import { AppError, NotFoundError } from '../../errors.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../event-record.js';
 import { lockEventForSeats } from '../registrations.js';
-import { entryContact, entryReference, lockEntry, resolveEntryId, type WaitlistEntryRow, type WaitlistState } from './entries.js';
+import { entryContact, entryReference, lockEntry, queuePosition, resolveEntryId, type WaitlistAction, type WaitlistEntryRow, type WaitlistState } from './entries.js';
 import { takeOffList } from './join.js';
 import { queueRemovedEmail } from './mail.js';
 import { offerEntry, offersOpen } from './offers.js';
+import { readListStanding, type ListStanding } from './stranded.js';
 
 type OfficeContext = Pick<AppContext, 'db' | 'config' | 'cipher' | 'clock'>;
 
@@ -21,6 +22,8 @@ export interface WaitlistLine {
   state: WaitlistState;
   skips: number;
   joinedAt: string;
+  /** When it came on the list: the office's entries at once, the form's when the mailbox confirmed; null while unconfirmed. */
+  confirmedAt: string | null;
   offerExpiresAt: string | null;
   registrationId: string | null;
 }
@@ -31,12 +34,21 @@ async function eventBySlug(ctx: OfficeContext, slug: string): Promise<EventRecor
   return eventFromRow(row);
 }
 
-/** Every entry of the event's list in order of joining; those still on it numbered 1, 2, … */
-export async function listWaitlist(ctx: OfficeContext, slug: string): Promise<{ event: EventRecord; entries: WaitlistLine[] }> {
+/**
+ * Every entry of the event's list in queue order (the order of confirming; an unconfirmed entry where it
+ * joined); those on it numbered 1, 2, … Entries that lapsed unconfirmed are counted, and listed only
+ * with `all`. With the list's standing: free places, what the next pass offers, what is stranded and why.
+ */
+export async function listWaitlist(
+  ctx: OfficeContext,
+  slug: string,
+  options: { all?: boolean } = {},
+): Promise<{ event: EventRecord; entries: WaitlistLine[]; lapsed: number; standing: ListStanding }> {
   const event = await eventBySlug(ctx, slug);
   const rows = await ctx.db('waitlist_entries').where({ event_id: event.id }).orderBy('position').select<WaitlistEntryRow[]>('*');
   let live = 0;
-  const entries = rows.map((row) => {
+  const shown = options.all ? rows : rows.filter((row) => row.state !== 'LAPSED');
+  const entries = shown.map((row) => {
     const contact = entryContact(ctx.cipher, row);
     const onList = row.state === 'WAITING' || row.state === 'OFFERED';
     return {
@@ -50,11 +62,56 @@ export async function listWaitlist(ctx: OfficeContext, slug: string): Promise<{ 
       state: row.state,
       skips: row.skips,
       joinedAt: row.created_at.toISOString(),
+      confirmedAt: row.confirmed_at?.toISOString() ?? null,
       offerExpiresAt: row.state === 'OFFERED' && row.offer_expires_at ? row.offer_expires_at.toISOString() : null,
       registrationId: row.registration_id,
     };
   });
-  return { event, entries };
+  const lapsed = rows.filter((row) => row.state === 'LAPSED').length;
+  return { event, entries, lapsed, standing: await readListStanding(ctx.db, event, ctx.clock.now()) };
+}
+
+export interface EntryHistoryLine {
+  at: string;
+  action: WaitlistAction;
+  actor: string;
+  note: string | null;
+  changes: Record<string, unknown>;
+}
+
+/** One entry as the office sees it (`waitlist show`): its details, place in the queue, and every change to it. */
+export async function showEntry(
+  ctx: OfficeContext,
+  given: string,
+): Promise<{ event: { slug: string; title: string }; entry: WaitlistLine; history: EntryHistoryLine[] }> {
+  const { id } = await resolveEntryId(ctx.db, given);
+  const row = await ctx.db('waitlist_entries').where({ id }).first<WaitlistEntryRow>();
+  const event = await ctx.db('events').where({ id: row.event_id }).first<{ slug: string; title: string }>('slug', 'title');
+  const contact = entryContact(ctx.cipher, row);
+  const onList = row.state === 'WAITING' || row.state === 'OFFERED';
+  const history = await ctx.db('waitlist_history')
+    .where({ entry_id: id })
+    .orderBy('id')
+    .select<Array<{ created_at: Date; action: WaitlistAction; actor: string; note: string | null; changes: Record<string, unknown> }>>('created_at', 'action', 'actor', 'note', 'changes');
+  return {
+    event,
+    entry: {
+      entry: entryReference(row.id),
+      id: row.id,
+      position: onList ? await queuePosition(ctx.db, row) : null,
+      name: contact.name,
+      email: contact.email,
+      mobile: contact.mobile ?? null,
+      places: row.places,
+      state: row.state,
+      skips: row.skips,
+      joinedAt: row.created_at.toISOString(),
+      confirmedAt: row.confirmed_at?.toISOString() ?? null,
+      offerExpiresAt: row.state === 'OFFERED' && row.offer_expires_at ? row.offer_expires_at.toISOString() : null,
+      registrationId: row.registration_id,
+    },
+    history: history.map((line) => ({ at: line.created_at.toISOString(), action: line.action, actor: line.actor, note: line.note, changes: line.changes })),
+  };
 }
 
 /**
@@ -111,18 +168,46 @@ export async function removeEntry(
   return { entry: entryReference(id), previousState: result.entry.state, notified: Boolean(input.notify) };
 }
 
-/** Per event: entries waiting, and open offers with the places they hold (for `eventops status`). */
-export async function waitlistTotals(db: OfficeContext['db']): Promise<Array<{ slug: string; waiting: number; offers: number; placesOffered: number }>> {
+export interface WaitlistTotals {
+  slug: string;
+  waiting: number;
+  offers: number;
+  placesOffered: number;
+  /** Joined through the form, not yet confirmed by their mailbox: on no list yet. */
+  unconfirmed: number;
+  /** Free places no offer is about to take, and why (see listStanding). */
+  stranded?: ListStanding['stranded'];
+}
+
+/**
+ * Per event with anyone on its list or asking to join: entries waiting, open offers with the places they
+ * hold, unconfirmed joins, and stranded places with the reason (for `eventops status`).
+ */
+export async function waitlistTotals(db: OfficeContext['db'], now: Date): Promise<WaitlistTotals[]> {
   const rows = await db('waitlist_entries as w')
     .join('events as e', 'e.id', 'w.event_id')
-    .whereIn('w.state', ['WAITING', 'OFFERED'])
-    .groupBy('e.slug')
+    .whereIn('w.state', ['WAITING', 'OFFERED', 'UNCONFIRMED'])
+    .whereNull('e.deleted_at')
+    .groupBy('e.id')
     .orderBy('e.slug')
-    .select<Array<{ slug: string; waiting: number; offers: number; places_offered: number }>>(
-      'e.slug',
+    .select<Array<EventRow & { waiting: number; offers: number; places_offered: number; unconfirmed: number }>>(
+      'e.*',
       db.raw(`count(*) FILTER (WHERE w.state = 'WAITING')::int AS waiting`),
       db.raw(`count(*) FILTER (WHERE w.state = 'OFFERED')::int AS offers`),
+      db.raw(`count(*) FILTER (WHERE w.state = 'UNCONFIRMED')::int AS unconfirmed`),
       db.raw(`COALESCE(sum(w.places) FILTER (WHERE w.state = 'OFFERED'), 0)::int AS places_offered`),
     );
-  return rows.map((row) => ({ slug: row.slug, waiting: row.waiting, offers: row.offers, placesOffered: row.places_offered }));
+  const totals: WaitlistTotals[] = [];
+  for (const row of rows) {
+    const standing = row.waiting > 0 ? await readListStanding(db, eventFromRow(row), now) : undefined;
+    totals.push({
+      slug: row.slug,
+      waiting: row.waiting,
+      offers: row.offers,
+      placesOffered: row.places_offered,
+      unconfirmed: row.unconfirmed,
+      ...(standing?.stranded ? { stranded: standing.stranded } : {}),
+    });
+  }
+  return totals;
 }
