@@ -29,7 +29,7 @@ export interface EventFile {
   unpaidHoldDays?: number | null;
   /** The most unpaid places public registrations from one client address may hold (default 30). */
   maxUnpaidSeatsPerClient?: number;
-  /** Until when a family may correct its details and cancel on its manage page; null or absent: until the event starts. */
+  /** Until when a family may correct its details and cancel on its manage page (at or before startsAt); null or absent: until the event starts. */
   changesCloseAt?: Date | null;
   /** Off when absent; an offer holds its places offerHours (1–168, default 24). */
   waitingList?: { enabled: boolean; offerHours?: number };
@@ -222,7 +222,12 @@ export const eventFileSchema = z.strictObject({
   })
   // The reminder job sends only for events that have not started: a later reminder would never go out.
   .refine((file) => !file.reminderAt || file.reminderAt < file.startsAt, { error: 'before startsAt', path: ['reminderAt'] })
-  .refine((file) => !file.endsAt || file.endsAt > file.startsAt, { error: 'after startsAt', path: ['endsAt'] });
+  .refine((file) => !file.endsAt || file.endsAt > file.startsAt, { error: 'after startsAt', path: ['endsAt'] })
+  // Families may not cancel or change anything once the event has started (a checked-in attendee cancelled afterwards).
+  .refine((file) => !file.changesCloseAt || file.changesCloseAt <= file.startsAt, {
+    error: 'at or before startsAt (families cannot change or cancel a registration once the event has started)',
+    path: ['changesCloseAt'],
+  });
 
 // Keeps the hand-written types above and the schema from drifting apart.
 type Assert<T extends true> = T;

@@ -181,6 +181,12 @@ export async function updateEvent(ctx: WriteContext & Pick<AppContext, 'cipher'>
         `endsAt: after startsAt (the stored end is ${current.ends_at.toISOString()}; give a new endsAt, or null for none)`,
       ]);
     }
+    if (file.changesCloseAt === undefined && current.changes_close_at !== null && current.changes_close_at > file.startsAt) {
+      // Kept as stored, it would let families change and cancel after the start: say which key to change.
+      throw new EventFileError([
+        `changesCloseAt: at or before startsAt (the stored one is ${current.changes_close_at.toISOString()}; give a new changesCloseAt, or null for the start)`,
+      ]);
+    }
     // Holds made under a longer limit (or none) get a day's notice instead of being released by the next sweep.
     if (file.unpaidHoldDays != null && (current.unpaid_hold_days === null || file.unpaidHoldDays < current.unpaid_hold_days)) {
       changes.unpaid_hold_since = now;

@@ -213,6 +213,20 @@ describe('changing details on the manage page', () => {
     expect((await web.tdb.db('registrations').where({ id: other.id }).first()).contact_name).toBe('Kim');
   });
 
+  it('a stored changesCloseAt after the start (saved before the event file refused it) still closes changes when the event starts', async () => {
+    const event = await insertEvent(web.tdb.db, { starts_at: new Date(T0.getTime() - 60 * 60_000), changes_close_at: new Date(T0.getTime() + 24 * 60 * 60_000) });
+    const { id, path } = await registration(event.id);
+    const before = await web.tdb.db('registrations').where({ id }).first();
+    const page = await get(path);
+    expect(page.html).not.toContain('id="details"');
+    expect(page.html).not.toContain(`${path}/cancel`);
+    expect(page.html).toContain('Changes on this page have closed for this event.');
+    expect((await post(`${path}/cancel`)).status).toBe(409);
+    expect((await post(`${path}/details`, details({ name: 'After The Start' }))).status).toBe(409);
+    expect(await web.tdb.db('registrations').where({ id }).first()).toEqual(before);
+    expect(await historyOf(id)).toEqual([]);
+  });
+
   it('adding or removing an attendee is not self-service: the page says to contact the office', async () => {
     const event = await insertEvent(web.tdb.db);
     const { id, path } = await registration(event.id);
