@@ -341,6 +341,29 @@ describe('cancelling on the manage page', () => {
   });
 });
 
+describe('"Ask the office to cancel" for a registration nothing was paid for', () => {
+  it('is refused for an unpaid bank transfer and a free registration: no request, no alert saying it is paid, and the answer leads to the page\'s own cancel', async () => {
+    const event = await insertEvent(web.tdb.db);
+    await insertUser(web.tdb.db, context().cipher, { email: 'admin@example.org', role: 'ADMIN' });
+    const unpaid = await registration(event.id);
+    const free = await registration(event.id, { status: 'PAID', payment_method: 'free', total_minor: 0, paid_at: T0, email: 'kim@example.org' });
+
+    for (const { id, path } of [unpaid, free]) {
+      expect((await get(path)).html).not.toContain(`${path}/ask-cancel`);
+      const asked = await post(`${path}/ask-cancel`);
+      expect(asked.status).toBe(409);
+      expect(asked.html).toContain('Nothing has been paid for this registration, so the office is not needed');
+      expect(asked.html).toContain(`<a href="${path}/cancel">Cancel this registration</a>`);
+      expect(await historyOf(id)).toEqual([]);
+      expect((await get(`${path}/cancel`)).status).toBe(200);
+    }
+    expect(await web.tdb.db('operations_alerts').select('id')).toEqual([]);
+    await deliver();
+    expect(mailTo('admin@example.org')).toEqual([]);
+    expect((await web.tdb.db('registrations').where({ id: unpaid.id }).first()).status).toBe('PENDING');
+  });
+});
+
 describe('links that open nothing', () => {
   it('a forged, tampered, revoked or foreign-key token is a plain 404, and guessing is rate-limited', async () => {
     const event = await insertEvent(web.tdb.db);
