@@ -11,6 +11,7 @@ import {
   DEFAULT_SENSITIVE_RETENTION_DAYS,
   DEFAULT_UNPAID_HOLD_DAYS,
   EventFileError,
+  guardianWarnings,
   type EventFile,
 } from './event-file.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../registrations/event-record.js';
@@ -124,7 +125,12 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
     }
     const event = eventFromRow(row);
     const deliveryId = await enqueueWebsiteSync(trx, ctx, 'event.created', event);
-    return { event, change: 'created', deliveryId, warnings: [...startWarnings(ctx, event), ...(await pricingWarnings(trx, ctx, event))] };
+    return {
+      event,
+      change: 'created',
+      deliveryId,
+      warnings: [...startWarnings(ctx, event), ...(await pricingWarnings(trx, ctx, event)), ...guardianWarnings(event)],
+    };
   });
 }
 
@@ -205,7 +211,7 @@ export async function updateEvent(ctx: WriteContext & Pick<AppContext, 'cipher'>
     return {
       ...change,
       ...ignored,
-      warnings: [...startWarnings(ctx, change.event), ...capacityWarning, ...(await pricingWarnings(trx, ctx, change.event))],
+      warnings: [...startWarnings(ctx, change.event), ...capacityWarning, ...(await pricingWarnings(trx, ctx, change.event)), ...guardianWarnings(change.event)],
     };
   });
 }
