@@ -107,7 +107,7 @@ export async function managePageData(
     refunded: refundedMinor > 0 ? format.money(refundedMinor) : undefined,
     owing: owingMinor > 0 ? format.money(owingMinor) : undefined,
     heldUntil: releasedAt ? format.dateTime(releasedAt) : undefined,
-    payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id) : undefined,
+    payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id, registration.manage_link_version) : undefined,
     details: open ? { action: `${token}/details`, closesAt: format.dateTime(changesCloseAt(event)), ...details } : undefined,
     answers: asksAnything ? shownAnswers : undefined,
     answersForm: asksAnything && open ? { action: `${token}/answers`, errors: answerInput.errors, ...answersForm } : undefined,

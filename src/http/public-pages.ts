@@ -207,7 +207,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
       paidTwice: state === 'unfulfilled' && registration?.status === 'PAID',
       notCompleted: state === 'notCompleted',
       unconfirmed: state === 'unconfirmed',
-      registrationHref: registration ? registrationPath(ctx.config.authSecret, registration.id) : undefined,
+      registrationHref: registration ? registrationPath(ctx.config.authSecret, registration.id, registration.linkVersion) : undefined,
     };
     privatePage(reply);
     if (state === 'paid' && registration) {
@@ -222,7 +222,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
     const payable = state === 'notCompleted' && registration && !(await payNowRefusal(ctx, registration));
     return page(reply, successPage, {
       ...base,
-      payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id) : undefined,
+      payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id, registration.linkVersion) : undefined,
     });
   };
 
@@ -233,9 +233,10 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
   ): Promise<{ registration: PublicRegistration; token: string } | undefined> => {
     const parsed = idParams.safeParse(params);
     if (!parsed.success || !token) return undefined;
-    if (!verifyRegistrationToken(ctx.config.authSecret, parsed.data.id, token)) return undefined;
     const registration = await loadPublicRegistration(ctx.db, parsed.data.id, ctx.clock.now());
-    return registration ? { registration, token } : undefined;
+    // Checked against the link version as it is now: a token of an earlier version (revoked) opens nothing.
+    if (!registration || !verifyRegistrationToken(ctx.config.authSecret, registration.id, registration.linkVersion, token)) return undefined;
+    return { registration, token };
   };
   const queryToken = (query: unknown) => {
     const parsed = tokenQuery.safeParse(query);
@@ -254,7 +255,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
       title: 'Card payment not possible',
       heading: 'Card payment is not possible',
       message,
-      linkHref: registrationPath(ctx.config.authSecret, registration.id),
+      linkHref: registrationPath(ctx.config.authSecret, registration.id, registration.linkVersion),
       linkLabel: 'See your registration',
     });
 
@@ -290,7 +291,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
             title: 'Try again shortly',
             heading: 'Card payment is unavailable right now',
             message: 'We could not reach our card payment provider, and nothing was charged. Please try again in a minute.',
-            linkHref: registrationPath(ctx.config.authSecret, found.registration.id),
+            linkHref: registrationPath(ctx.config.authSecret, found.registration.id, found.registration.linkVersion),
             linkLabel: 'Back to your registration',
           });
         }

@@ -19,6 +19,8 @@ import { eventPath } from './event-view.js';
 /** A registration with the event fields its public pages need. */
 export interface PublicRegistration {
   id: string;
+  /** registrations.manage_link_version: what its registration-page and pay-now tokens sign with the id. */
+  linkVersion: number;
   status: 'PENDING' | 'PAID' | 'CANCELLED';
   paymentMethod: PaymentMethod;
   contactName: string;
@@ -50,6 +52,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface JoinedRow {
   id: string;
+  manage_link_version: number;
   status: PublicRegistration['status'];
   payment_method: PublicRegistration['paymentMethod'];
   contact_name: string;
@@ -79,6 +82,7 @@ export async function loadPublicRegistration(db: Db, id: string, now: Date): Pro
     .where('r.id', id)
     .first<JoinedRow | undefined>(
       'r.id',
+      'r.manage_link_version',
       'r.status',
       'r.payment_method',
       'r.contact_name',
@@ -102,6 +106,7 @@ export async function loadPublicRegistration(db: Db, id: string, now: Date): Pro
   if (!row) return undefined;
   return {
     id: row.id,
+    linkVersion: row.manage_link_version,
     status: row.status,
     paymentMethod: row.payment_method,
     contactName: row.contact_name,
@@ -151,19 +156,25 @@ function namedPart(label: string, names: readonly string[]): LineView['named'] {
 }
 
 /**
- * The registration page. `confirmationHeldBack` adds `&confirmation=held`, on the address the form's post redirects
- * to, so the page says no email was sent and keeps everything the email would have said in view. It is not signed:
- * all it can change is that note, on a page only the token opens.
+ * The registration page, its token signing the registration's current link version. `confirmationHeldBack` adds
+ * `&confirmation=held`, on the address the form's post redirects to, so the page says no email was sent and keeps
+ * everything the email would have said in view. It is not signed: all it can change is that note, on a page only
+ * the token opens.
  */
-export function registrationPath(authSecret: string, registrationId: string, options: { confirmationHeldBack?: boolean } = {}): string {
+export function registrationPath(
+  authSecret: string,
+  registrationId: string,
+  linkVersion: number,
+  options: { confirmationHeldBack?: boolean } = {},
+): string {
   const held = options.confirmationHeldBack ? `&${CONFIRMATION_HELD_QUERY}=held` : '';
-  return `/registrations/${registrationId}?token=${registrationToken(authSecret, registrationId)}${held}`;
+  return `/registrations/${registrationId}?token=${registrationToken(authSecret, registrationId, linkVersion)}${held}`;
 }
 
 export const CONFIRMATION_HELD_QUERY = 'confirmation';
 
-export function payNowPath(authSecret: string, registrationId: string): string {
-  return `/registrations/${registrationId}/pay?token=${registrationToken(authSecret, registrationId)}`;
+export function payNowPath(authSecret: string, registrationId: string, linkVersion: number): string {
+  return `/registrations/${registrationId}/pay?token=${registrationToken(authSecret, registrationId, linkVersion)}`;
 }
 
 /** Why pay-now is not possible for this registration, in words for the registrant; undefined when it is. */
@@ -308,7 +319,7 @@ export async function registrationPageData(
     lines,
     total: format.money(registration.totalMinor),
     bank,
-    payNowHref: (await payNowRefusal(ctx, registration)) ? undefined : payNowPath(ctx.config.authSecret, registration.id),
+    payNowHref: (await payNowRefusal(ctx, registration)) ? undefined : payNowPath(ctx.config.authSecret, registration.id, registration.linkVersion),
   };
 }
 
@@ -325,6 +336,6 @@ export async function payNowPageData(ctx: AppContext, registration: PublicRegist
     total: format.money(net + surcharge),
     action: `/registrations/${registration.id}/pay`,
     token,
-    registrationHref: registrationPath(ctx.config.authSecret, registration.id),
+    registrationHref: registrationPath(ctx.config.authSecret, registration.id, registration.linkVersion),
   };
 }
