@@ -22,6 +22,7 @@ import * as waitingList from '../../migrations/20261201000300_waiting_list.js';
 import * as eventQuestions from '../../migrations/20261201000400_event_questions.js';
 import * as checkin from '../../migrations/20261201000500_checkin.js';
 import * as checkoutPlaces from '../../migrations/20261201000600_checkout_places.js';
+import * as checkinScopedTaps from '../../migrations/20261207000400_checkin_scoped_taps.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -57,6 +58,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261201000400_event_questions', eventQuestions],
   ['20261201000500_checkin', checkin],
   ['20261201000600_checkout_places', checkoutPlaces],
+  ['20261207000400_checkin_scoped_taps', checkinScopedTaps],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {
