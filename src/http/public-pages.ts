@@ -11,6 +11,7 @@ import { confirmEarlierCardAttempts, startExistingRegistrationCheckout } from '.
 import { CANCELLED_RETURN_RATE_LIMIT, cancelledCheckoutNotice } from './cancelled-checkout.js';
 import { eventPageData, eventPath } from './event-view.js';
 import { hasControlCharacters } from './field-rules.js';
+import { isHeldConfirmationToken, MAX_HELD_TOKEN_LENGTH } from './held-confirmation.js';
 import {
   CONFIRMATION_HELD_QUERY,
   lineViews,
@@ -77,7 +78,7 @@ export const slugOf = (params: unknown) => {
 };
 const idParams = z.object({ id: z.string().max(64) });
 const tokenQuery = z.object({ token: z.string().max(128).optional() });
-const confirmationHeldQuery = z.object({ [CONFIRMATION_HELD_QUERY]: z.string().max(16).optional() });
+const confirmationHeldQuery = z.object({ [CONFIRMATION_HELD_QUERY]: z.string().max(MAX_HELD_TOKEN_LENGTH).optional() });
 const tokenBody = z.object({ token: z.string().max(128).optional() }).optional();
 const successQuery = z.object({ session_id: addressText(255).optional() });
 
@@ -246,7 +247,10 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
   app.get('/registrations/:id', { config: { recordView: true } }, async (request, reply) => {
     const found = await authorised(request.params, queryToken(request.query));
     if (!found) return notFound(reply, 'registration');
-    const confirmationHeldBack = confirmationHeldQuery.safeParse(request.query).data?.[CONFIRMATION_HELD_QUERY] === 'held';
+    // Only the signed mark the form's post redirected with: an address edited or guessed shows the plain page.
+    const mark = confirmationHeldQuery.safeParse(request.query).data?.[CONFIRMATION_HELD_QUERY];
+    const { id, linkVersion } = found.registration;
+    const confirmationHeldBack = isHeldConfirmationToken(ctx.config.authSecret, id, linkVersion, mark);
     return page(privatePage(reply), registrationPage, await registrationPageData(ctx, found.registration, { confirmationHeldBack }));
   });
 
