@@ -23,6 +23,7 @@ import * as eventQuestions from '../../migrations/20261201000400_event_questions
 import * as checkin from '../../migrations/20261201000500_checkin.js';
 import * as checkoutPlaces from '../../migrations/20261201000600_checkout_places.js';
 import * as checkinScopedTaps from '../../migrations/20261207000400_checkin_scoped_taps.js';
+import * as contactEmailChanges from '../../migrations/20261207000410_contact_email_changes.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -59,6 +60,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261201000500_checkin', checkin],
   ['20261201000600_checkout_places', checkoutPlaces],
   ['20261207000400_checkin_scoped_taps', checkinScopedTaps],
+  ['20261207000410_contact_email_changes', contactEmailChanges],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -117,16 +117,8 @@ export function registerManageRoutes(app: FastifyInstance, ctx: AppContext, page
       const outcome = await changeDetailsByRegistrant(ctx, token, { ...parsed.data, attendeeNames }, client(request));
       if (outcome.kind === 'not_found') return notFound(reply);
       if (outcome.kind === 'unchanged') return back(reply, token, 'unchanged');
-      request.log.info({ fields: outcome.fields }, 'registrant changed their details');
-      if (outcome.newLink) {
-        return page(privatePage(reply), messagePage, {
-          title: 'Details saved',
-          heading: 'Your details are saved',
-          message:
-            'We have emailed a new link to manage your registration to the new address, and told the old address about the change. The link you used to reach this page no longer works.',
-        });
-      }
-      return back(reply, token, 'details');
+      request.log.info({ fields: outcome.fields, emailPending: outcome.emailPending }, 'registrant changed their details');
+      return back(reply, token, outcome.emailPending ? 'email-pending' : 'details');
     } catch (error) {
       if (error instanceof ManageRefusedError) return refused(reply, token, error);
       throw error;
