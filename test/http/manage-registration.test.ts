@@ -487,6 +487,8 @@ describe('links that open nothing', () => {
   it('keeps the token out of request logs, below the page too', () => {
     expect(pathForLog('/manage/abc.def?done=details')).toBe('/manage/[redacted]');
     expect(pathForLog('/manage/abc.def/details')).toBe('/manage/[redacted]/[redacted]');
+    expect(pathForLog('/email-change/confirm/abc.def')).toBe('/email-change/confirm/[redacted]');
+    expect(pathForLog('/email-change/undo/abc.def')).toBe('/email-change/undo/[redacted]');
   });
 });
 
