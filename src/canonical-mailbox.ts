@@ -22,3 +22,11 @@ export function canonicalMailbox(address: string): string {
   if (DOTS_IGNORED.has(domain)) local = local.replaceAll('.', '');
   return `${local}@${domain}`;
 }
+
+/**
+ * The key a mailbox is counted under (the confirmation limit, the unpaid places per mailbox): the lookup hash of
+ * its canonicalMailbox, so victim+1@… and victim+2@… count as one and the key never shows the address.
+ */
+export function mailboxKey(cipher: { lookupHash(kind: 'email', value: string): string }, address: string): string {
+  return cipher.lookupHash('email', canonicalMailbox(address));
+}

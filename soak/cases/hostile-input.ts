@@ -12,12 +12,16 @@ import { createRandom, type Random } from '../../test/support/random.js';
 import { TEST_KEYS, testEnv } from '../../test/support/env.js';
 import { TEST_WEBHOOK_SECRET, completedSession, stageNewRegistrationCheckout } from '../../test/support/webhook-events.js';
 import { plusAddressingHeld, sendPlusAddressedPosts } from './hostile-mailbox.js';
+import { probeOfferExtensionLoop, probePayNowLoop, probeTwoCheckoutsFromOneOffer } from './hostile-holds.js';
 
 /**
  * Case 7, hostile input: forged, stale, tampered, oversized and mislabelled
  * webhook requests; a fuzzed public registration form; malformed
  * configuration. Each must be refused with a client error that names what is
- * wrong, change nothing, and never echo or log what was sent.
+ * wrong, change nothing, and never echo or log what was sent. Last, the
+ * hold-extension probes (hostile-holds.ts): reopening card checkouts never keeps
+ * an offer or an unpaid hold past its stated end, and never costs an innocent
+ * payer their places.
  */
 
 // ---------------------------------------------------------------- webhook
@@ -403,9 +407,12 @@ export interface HoardingReport {
   othersRegistered: number;
 }
 
+/** A mailbox of the client's own: these probes are about the per-connection cap, not the per-mailbox one. */
+const mailboxOf = (client: string) => `family-${client.replace(/[^0-9a-f]/gi, '-')}@example.org`;
+
 /** The page's form with `attendees` adults, by bank transfer, from `client` (X-Forwarded-For: the server trusts its proxy). */
-async function postBankForm(baseUrl: string, slug: string, client: string, attendees: number): Promise<{ status: number; text: string }> {
-  const form = new URLSearchParams({ name: 'Hoarding Harry', email: 'harry@example.org', payment: 'bank' });
+async function postBankForm(baseUrl: string, slug: string, client: string, attendees: number, email = mailboxOf(client)): Promise<{ status: number; text: string }> {
+  const form = new URLSearchParams({ name: 'Hoarding Harry', email, payment: 'bank' });
   for (let n = 1; n <= attendees; n += 1) {
     form.append('attendee_name', `Guest ${n}`);
     form.append('attendee_tier', 'adult');
@@ -458,6 +465,46 @@ export async function probeSeatHoarding(harness: PaymentsHarness, options: { pos
   const placesLeft = placesLeftOn(await (await fetch(`${harness.server.url}/events/${event.slug}`)).text());
   if (placesLeft !== 120 - cap - othersRegistered * 10) problems.push(`the page says ${String(placesLeft)} places left at the end, not ${120 - cap - othersRegistered * 10}`);
   return { sent: posts + 3, problems, heldByHoarder: held, placesLeft, othersRegistered };
+}
+
+export interface RotationReport {
+  sent: number;
+  /** What went against the rule: each a sentence. */
+  problems: string[];
+  /** Unpaid places the rotating /48 holds at the end: the event's maxUnpaidSeatsPerClient. */
+  heldBySite: number;
+}
+
+/**
+ * One site rotating its IPv6 addresses: eight bank-transfer posts of ten, each from another /56 (and /64 and
+ * address) inside one /48, each naming a mailbox of its own. The /48 is one client: the first posts up to the
+ * cap (default 30) register, the rest are refused naming the places held, and a post from the next /48 still
+ * registers. Counting by /56 let each of them hold a cap of its own.
+ */
+export async function probeSlash48Rotation(harness: PaymentsHarness, options: { site?: number } = {}): Promise<RotationReport> {
+  const { db } = harness.tdb;
+  const site = (options.site ?? 0x4800) & 0xffff;
+  const prefix = `2001:db8:${site.toString(16)}`;
+  const event = await insertEvent(db, { capacity: 200 });
+  const cap = Number((await db('events').where({ id: event.id }).first<{ max_unpaid_seats_per_client: number }>()).max_unpaid_seats_per_client);
+  const problems: string[] = [];
+  const posts = 8;
+  for (let n = 0; n < posts; n += 1) {
+    // A new /56 each time: the fourth hextet's high byte.
+    const client = `${prefix}:${(((n + 1) << 8) | n).toString(16)}:${n + 1}::${n + 7}`;
+    const answer = await postBankForm(harness.server.url, event.slug, client, 10);
+    const expected = (n + 1) * 10 <= cap ? 303 : 409;
+    if (answer.status !== expected) problems.push(`post ${n + 1} from ${client} (one /48) answered ${answer.status}, not ${expected}`);
+    if (answer.status === 409 && !answer.text.includes(`This connection already holds ${cap} unpaid places`)) problems.push(`post ${n + 1}: the refusal does not name the ${cap} unpaid places the /48 holds`);
+  }
+  const held = Number(
+    (await db('registrations').where({ event_id: event.id, client_key: `${prefix}::/48` }).sum<{ seats: string | null }>({ seats: 'attendee_count' }).first())?.seats ?? 0,
+  );
+  if (held !== cap) problems.push(`one /48 holds ${held} unpaid places, not the cap of ${cap}`);
+  const neighbour = `2001:db8:${((site + 1) & 0xffff).toString(16)}::1`;
+  const other = await postBankForm(harness.server.url, event.slug, neighbour, 10);
+  if (other.status !== 303) problems.push(`a post from the next /48 (${neighbour}) answered ${other.status}, not 303`);
+  return { sent: posts + 1, problems, heldBySite: held };
 }
 
 // ---------------------------------------------------------------- server: slow bodies, wrong bearers, control characters
@@ -685,6 +732,8 @@ export const CONFIG_FUZZ: Record<string, string[]> = {
   PORT: ['0', '99999', 'http'],
   HOST: ['127.0.0.1; rm -rf /', 'host name'],
   TRUST_PROXY: ['loopback'],
+  CHURCH_NETWORKS: ['203.0.113.7/24', '0.0.0.0/0', 'church-wifi', '2001:db8::1/129', '203.0.113.7,,198.51.100.1'],
+  CHURCH_NETWORK_FORM_POSTS_PER_MINUTE: ['0', 'lots', '10001'],
   LOG_LEVEL: ['verbose', 'INFO', 'all'],
 };
 
@@ -766,6 +815,9 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
       const hoarding = await probeSeatHoarding(harness, { hoarder: `192.0.2.${100 + (round % 100)}` });
       inputs += hoarding.sent;
       refusedWrongly += hoarding.problems.length;
+      const rotation = await probeSlash48Rotation(harness, { site: 0x4800 + round });
+      inputs += rotation.sent;
+      refusedWrongly += rotation.problems.length;
       const control = await sendControlCharacters(harness);
       inputs += control.sent;
       refusedWrongly += control.problems.length;
@@ -783,14 +835,20 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
       inputs += config.length;
       refusedWrongly += config.filter((c) => !c.named.includes(c.variable)).length;
       leaks += config.filter((c) => c.echoed).length;
+      // Last: these move the clock on by a day and more.
+      for (const probe of [probeOfferExtensionLoop, probePayNowLoop, probeTwoCheckoutsFromOneOffer]) {
+        const holds = await probe(harness);
+        inputs += holds.sent;
+        refusedWrongly += holds.problems.length;
+      }
     } finally {
       await harness.close();
     }
   } while (Date.now() < deadline && round < rounds);
   return {
     case: 'hostile-input',
-    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts, 96 posts with control characters, 24 posts naming one mailbox by plus tags and gmail spellings, 30 wrong cron bearers, 15 bank-transfer posts probing seat hoarding, a slow body and ${configFuzzCases().length} malformed configuration values each`,
-    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML, control characters; one address holding every place unpaid; one mailbox behind plus tags and gmail dots; wrong bearers; a body trickled a byte every 20 s; malformed and commented variables',
+    load: `${round} round(s): 2,000 hostile webhook requests, 400 fuzzed registration posts, 96 posts with control characters, 24 posts naming one mailbox by plus tags and gmail spellings, 30 wrong cron bearers, 15 bank-transfer posts probing seat hoarding, 9 from /56 networks rotated inside one /48, a slow body, ${configFuzzCases().length} malformed configuration values, and three hold-extension probes (a claim link opening a card checkout every 29 minutes for 26 hours, pay-now every 30 minutes past a one-day hold, two paid checkouts from one offer beside an innocent payer) each`,
+    faults: 'no/wrong/stale/malformed signature, tampered body, bodies over 1 MB (sized and chunked), wrong content type; missing fields, wrong types, 0-400 attendees, injected HTML, control characters; one address holding every place unpaid; one /48 rotating through its /56 networks; one mailbox behind plus tags and gmail dots; wrong bearers; a body trickled a byte every 20 s; malformed and commented variables; offers and unpaid holds kept open by reopening checkouts',
     inputs,
     lost: rows + refusedWrongly,
     duplicates: 0,

@@ -2,17 +2,22 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { importPeople } from '../../src/admin/people-import.js';
+import { FixedClock } from '../../src/clock.js';
+import { createFieldCipher } from '../../src/crypto/field-cipher.js';
+import { ENCRYPTED_COLUMNS } from '../../src/crypto/rotate.js';
+import { purgeSensitiveAnswers } from '../../src/jobs/purge-answers.js';
 import { createOutboxMailer } from '../../src/mail/outbox.js';
 import { setAdminSetting } from '../../src/admin/settings.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { registrationToken } from '../../src/payments/links.js';
 import { runCli } from '../../test/support/cli.js';
-import { TEST_KEYS } from '../../test/support/env.js';
+import { TEST_KEYS, testConfig } from '../../test/support/env.js';
 import { insertEvent } from '../../test/support/factories.js';
 import { insertAnsweredRegistration, setEventQuestions } from '../../test/support/answered-registration.js';
 import type { Question } from '../../src/registrations/answers.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../../test/support/payments-harness.js';
 import { startSmtpSink, type SmtpSink } from '../../test/support/smtp-sink.js';
+import { completedSession, postWebhook, signedDelivery } from '../../test/support/webhook-events.js';
 
 /**
  * Case 8, secrets and data at rest: a representative flow — first-admin setup,
@@ -21,9 +26,11 @@ import { startSmtpSink, type SmtpSink } from '../../test/support/smtp-sink.js';
  * every mail job through the cron endpoints, queued mail delivered, keys
  * rotated with the command — with every log line captured and every request
  * carrying spoofed Host, Origin and X-Forwarded-Host headers; a camp registration
- * answers its questions, an allergy and a date of birth among them (sensitive). Afterwards:
- * which secrets and member details reached the logs or sit in plain text in
- * the database, and where every redirect pointed.
+ * answers its questions, an allergy and a date of birth among them (sensitive); a card
+ * registration for a day event answers them too and ends UNFULFILLED (its payload kept), and
+ * after the day event's retention the purge runs. Afterwards: which secrets and member details
+ * reached the logs or sit in plain text in the database, whether the purged allergy is anywhere
+ * in it even decrypted with the keys, and where every redirect pointed.
  */
 
 export const PUBLIC_URL = 'https://church.example.org';
@@ -68,7 +75,13 @@ export const ANSWERS = {
   allergy: 'Quillwort pollen and cashew allergy, EpiPen in the red bag',
   dateOfBirth: '2014-02-27',
   plainDiet: 'Gluten-free pasta please (soak marker 5521)',
+  /** Answered on a card registration kept without a registration (UNFULFILLED), then purged: gone even from the payload. */
+  purgedAllergy: 'Bee sting allergy, purged after the day (soak marker 7734)',
+  purgedPlainDiet: 'Halal meals (soak marker 7735)',
 };
+
+/** When the purge runs: past the day event's retention (0 days after 5 December 2026), within the camp's (30). */
+const PURGE_AT = new Date('2026-12-10T00:00:00Z');
 
 const CAMP_QUESTIONS: Question[] = [
   { id: 'diet', label: 'Dietary needs', type: 'text', appliesTo: 'attendee' },
@@ -81,6 +94,8 @@ export interface SecretsFlowResult {
   logLines: number;
   /** Every text, varchar and json(b) value in the database, with where it sits. */
   dump: Array<{ table: string; column: string; value: string }>;
+  /** Every encrypted value, decrypted with the keys: what someone holding a dump and the keys reads. */
+  decrypted: Array<{ table: string; column: string; value: string }>;
   /** Registration tokens issued during the flow (bearer credentials in links). */
   registrationTokens: string[];
   /** Location headers of every 303 answered by our server, and the provider's success/cancel URLs. */
@@ -234,6 +249,28 @@ async function flow(harness: PaymentsHarness, sink: SmtpSink): Promise<SecretsFl
   const cardSession = cardUrl.split('/pay/')[1] ?? '';
   await request('success page', `${base}/events/${event.slug}/success?session_id=${cardSession}`);
 
+  // A card registration for a day event with answers, kept without a registration (the provider reports another amount):
+  // UNFULFILLED, its payload (answers included) kept for the office, until the purge after the day.
+  const dayEvent = await insertEvent(tdb.db, { title: 'Day Out', capacity: 10, online_payment: true, sensitive_retention_days: 0 });
+  await setEventQuestions(tdb.db, dayEvent.id, CAMP_QUESTIONS);
+  await request(
+    'register card with answers (kept unfulfilled)',
+    `${base}/events/${dayEvent.slug}/register`,
+    form([
+      ['name', ANSWERS.contact.name],
+      ['email', ANSWERS.contact.email],
+      ['payment', 'card'],
+      ['attendee_name', ANSWERS.contact.name],
+      ['attendee_tier', 'adult'],
+      ['q.0.diet', ANSWERS.purgedPlainDiet],
+      ['q.0.allergies', ANSWERS.purgedAllergy],
+    ]),
+  );
+  const kept = await tdb.db('checkout_sessions').where({ event_id: dayEvent.id }).first<{ id: string; provider_session_id: string; net_minor: number }>();
+  const mismatch = completedSession({ checkoutId: kept.id, providerSessionId: kept.provider_session_id, eventId: dayEvent.id, amountTotal: kept.net_minor + 1 });
+  steps['day event card payment (amount differs)'] = (await postWebhook(base, signedDelivery('checkout.session.completed', mismatch))).status;
+  steps['day event checkout'] = (await tdb.db('checkout_sessions').where({ id: kept.id }).first<{ status: string }>()).status;
+
   // A payment that cannot be honoured: the seat went to someone else first, so it ends UNFULFILLED with an alert.
   const late = await register('register card (will sell out)', soldOut.slug, REGISTRANTS.mismatch, 'card');
   await register('register bank (takes the last seat)', soldOut.slug, { name: 'Hal Seat', email: 'hal.seat.payer@example.org', mobile: '0411 555 808' }, 'bank');
@@ -272,6 +309,10 @@ async function flow(harness: PaymentsHarness, sink: SmtpSink): Promise<SecretsFl
   }
   const fileModes = await developerFileModes(harness, commandOutput);
 
+  // The weekly purge, after the day event's retention: its answers go wherever they are stored.
+  const purge = await purgeSensitiveAnswers({ ...ctx, cipher: rotatedCipher(), clock: new FixedClock(PURGE_AT) }, { trigger: 'cli' });
+  steps['purge-answers checkout payloads'] = purge.checkoutsPurged;
+
   const registrationIds = (await tdb.db('registrations').select<Array<{ id: string }>>('id')).map((r) => r.id);
   const mailLinks = sink.messages.flatMap((m) => [...`${m.text}\n${m.html}`.matchAll(/https?:\/\/[^\s"'<>)]+/g)].map((x) => x[0]));
   for (const session of provider.sessions.values()) {
@@ -282,6 +323,7 @@ async function flow(harness: PaymentsHarness, sink: SmtpSink): Promise<SecretsFl
     logText: [harness.logs.text(), ...commandOutput].join('\n'),
     logLines: harness.logs.lines.length,
     dump: await dumpDatabase(harness),
+    decrypted: await decryptDatabase(harness),
     registrationTokens: registrationIds.map((id) => registrationToken(SECRETS.AUTH_SECRET, id, 1)),
     redirects,
     mailLinks,
@@ -337,6 +379,37 @@ export async function dumpDatabase(harness: PaymentsHarness): Promise<SecretsFlo
   return dump;
 }
 
+/** A cipher holding both keys of the flow, writing with v2 as the rotated database does. */
+function rotatedCipher() {
+  return createFieldCipher(testConfig({ ENCRYPTION_KEY_V1: SECRETS.ENCRYPTION_KEY, ENCRYPTION_KEY_V2: SECRETS.ENCRYPTION_KEY_V2, ENCRYPTION_KEY_ID: 'v2' }).keyring);
+}
+
+/** Every encrypted column's values, decrypted with both keys of the flow (a value no key opens is left out). */
+export async function decryptDatabase(harness: PaymentsHarness): Promise<SecretsFlowResult['decrypted']> {
+  const cipher = rotatedCipher();
+  const decrypted: SecretsFlowResult['decrypted'] = [];
+  for (const { table, column } of ENCRYPTED_COLUMNS) {
+    for (const value of await harness.tdb.db(table).whereNotNull(column).pluck<string[]>(column)) {
+      try {
+        decrypted.push({ table, column, value: cipher.decrypt(value) });
+      } catch {
+        // Unreadable with the keys: nothing anyone could read back.
+      }
+    }
+  }
+  return decrypted;
+}
+
+/** Where a purged answer is still stored, even encrypted: after the purge it must be nowhere. */
+export function purgedAnswerLocations(result: SecretsFlowResult): string[] {
+  return [...result.dump, ...result.decrypted].filter(({ value }) => value.includes(ANSWERS.purgedAllergy)).map(({ table, column }) => `${table}.${column}`);
+}
+
+/** Where the camp's allergy (not yet due for the purge) is found decrypted: it must be, or the search proves nothing. */
+export function keptSensitiveAnswerLocations(result: SecretsFlowResult): string[] {
+  return result.decrypted.filter(({ value }) => value.includes(ANSWERS.allergy)).map(({ table, column }) => `${table}.${column}`);
+}
+
 /** The member details and secret values that must appear nowhere in logs, and details that must not sit in plain text. */
 export function sensitiveValues(result: SecretsFlowResult): { secrets: Record<string, string>; personal: string[] } {
   const personal = [
@@ -347,6 +420,7 @@ export function sensitiveValues(result: SecretsFlowResult): { secrets: Record<st
     ANSWERS.contact.email,
     ANSWERS.allergy,
     ANSWERS.dateOfBirth,
+    ANSWERS.purgedAllergy,
   ];
   const secrets: Record<string, string> = { ...SECRETS, PSP_SECRET_KEY: 'sk_test_eventops_fake_provider_key', PSP_WEBHOOK_SECRET: 'whsec_eventops_test_signing_secret' };
   result.registrationTokens.forEach((token, i) => (secrets[`registration token ${i + 1}`] = token));
@@ -414,6 +488,9 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
     const stray = offSiteRedirects(result);
     // The search must find the plain answer that is there; without it, "no sensitive answer found" proves nothing.
     if (plainAnswerLocations(result).length === 0) found.push({ where: 'database', what: 'plain answer', detail: 'not found: the dump search is broken' });
+    // A purged answer is gone from the database, decrypted or not; the decrypted search finds the one not yet due.
+    for (const where of purgedAnswerLocations(result)) found.push({ where: 'database', what: 'purged answer', detail: where });
+    if (keptSensitiveAnswerLocations(result).length === 0) found.push({ where: 'database', what: 'kept answer', detail: 'not found decrypted: the decrypted search is broken' });
     for (const leak of found) process.stderr.write(`secrets-at-rest: ${leak.where} holds ${leak.what}: ${leak.detail}\n`);
     for (const link of stray) process.stderr.write(`secrets-at-rest: off-site ${link}\n`);
     inputs += Object.keys(result.steps).length + result.dump.length;
@@ -422,7 +499,7 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
   } while (round < rounds && Date.now() < deadline);
   return {
     case: 'secrets-at-rest',
-    load: `${round} full flow(s): setup, import, bank + pay-now, card, alert, answered questions (sensitive and plain), every mail job, queued mail, rotate-keys; logs and a dump of every text column searched`,
+    load: `${round} full flow(s): setup, import, bank + pay-now, card, alert, answered questions (sensitive and plain), a card payment with answers kept unfulfilled, every mail job, queued mail, rotate-keys, purge-answers; logs, a dump of every text column and every encrypted value decrypted searched`,
     faults: 'spoofed Host, Origin and X-Forwarded-Host (with TRUST_PROXY on), wrong setup token, wrong bearer, wrong registration token',
     inputs,
     lost: leaks + offSite,

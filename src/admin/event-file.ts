@@ -28,8 +28,10 @@ export interface EventFile {
   maxAttendeesPerRegistration?: number;
   /** Days an unpaid bank-transfer registration holds its seats (create: 7 when absent); null = until the event. */
   unpaidHoldDays?: number | null;
-  /** The most unpaid places public registrations from one client address may hold (default 30). */
+  /** The most unpaid places public registrations from one client address, or to one mailbox, may hold (default 30). */
   maxUnpaidSeatsPerClient?: number;
+  /** The share of the capacity (0 to 1) public registrations may hold unpaid before the office is alerted (create: 0.4); null: never. */
+  unpaidAlertShare?: number | null;
   /** Until when a family may correct its details and cancel on its manage page (at or before startsAt); null or absent: until the event starts. */
   changesCloseAt?: Date | null;
   /** Off when absent; an offer holds its places offerHours (1–168, default 24). */
@@ -47,6 +49,8 @@ export const DEFAULT_MAX_ATTENDEES_PER_REGISTRATION = 10;
 export const DEFAULT_UNPAID_HOLD_DAYS = 7;
 /** When an event file does not say: the unpaid places one client address may hold (see "Unpaid places per connection"). */
 export const DEFAULT_MAX_UNPAID_SEATS_PER_CLIENT = 30;
+/** When an event file being created does not say: the share of the capacity held unpaid that alerts the office. */
+export const DEFAULT_UNPAID_ALERT_SHARE = 0.4;
 /** When an event file being created does not say: the days after the event its sensitive answers are kept. */
 export const DEFAULT_SENSITIVE_RETENTION_DAYS = 30;
 /** The largest capacity an event file may give (it is stored as a 32-bit integer); null is unlimited. */
@@ -218,6 +222,12 @@ export const eventFileSchema = z.strictObject({
     .int({ error: 'a whole number of places' })
     .min(1, { error: 'at least 1' })
     .max(MAX_CAPACITY, { error: `at most ${MAX_CAPACITY}` })
+    .optional(),
+  unpaidAlertShare: z
+    .number({ error: 'a share of the capacity as a number from 0 to 1, e.g. 0.4 for 40%, or null for no alert' })
+    .gt(0, { error: 'more than 0 (null for no alert)' })
+    .max(1, { error: 'at most 1 (the whole capacity)' })
+    .nullable()
     .optional(),
   changesCloseAt: isoWithOffset.nullable().optional(),
   waitingList: z

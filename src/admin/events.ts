@@ -8,6 +8,7 @@ import type { EventPricing } from '../registrations/event-pricing.js';
 import {
   DEFAULT_MAX_ATTENDEES_PER_REGISTRATION,
   DEFAULT_MAX_UNPAID_SEATS_PER_CLIENT,
+  DEFAULT_UNPAID_ALERT_SHARE,
   DEFAULT_SENSITIVE_RETENTION_DAYS,
   DEFAULT_UNPAID_HOLD_DAYS,
   EventFileError,
@@ -102,6 +103,8 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
         // Absent: holds end after a week. Only an explicit null keeps them until the event.
         unpaid_hold_days: file.unpaidHoldDays === undefined ? DEFAULT_UNPAID_HOLD_DAYS : file.unpaidHoldDays,
         max_unpaid_seats_per_client: file.maxUnpaidSeatsPerClient ?? DEFAULT_MAX_UNPAID_SEATS_PER_CLIENT,
+        // Absent: the default share. Only an explicit null turns the alert off.
+        unpaid_alert_share: file.unpaidAlertShare === undefined ? DEFAULT_UNPAID_ALERT_SHARE : file.unpaidAlertShare,
         changes_close_at: file.changesCloseAt ?? null,
         waitlist_enabled: file.waitingList?.enabled ?? false,
         waitlist_offer_hours: file.waitingList?.offerHours ?? 24,
@@ -163,6 +166,7 @@ export async function updateEvent(ctx: WriteContext & Pick<AppContext, 'cipher'>
       ...optional('max_attendees_per_registration', file.maxAttendeesPerRegistration),
       ...optional('unpaid_hold_days', file.unpaidHoldDays),
       ...optional('max_unpaid_seats_per_client', file.maxUnpaidSeatsPerClient),
+      ...optional('unpaid_alert_share', file.unpaidAlertShare),
       ...optional('changes_close_at', file.changesCloseAt),
       ...optional('waitlist_enabled', file.waitingList?.enabled),
       ...optional('waitlist_offer_hours', file.waitingList?.offerHours),

@@ -88,7 +88,7 @@ export async function enqueueWebsiteSync(
   const id = crypto.randomUUID();
   const fields = websiteEventFields(event);
   // Counted in the change's transaction (under the event's lock when the change holds it).
-  const count = await publicSeatCount(db, event);
+  const count = await publicSeatCount(db, event, now);
   fields.waitingList.waiting = count.waiting;
   fields.placesLeft = count.seatsLeft;
   const body: WebsiteSyncBody = { id, type, occurredAt: now.toISOString(), event: fields };

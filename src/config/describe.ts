@@ -90,5 +90,6 @@ export function describeConfig(config: AppConfig): Record<string, unknown> {
     allowDemoSeed: config.allowDemoSeed,
     perfQueryLogFile: config.perfQueryLogFile ?? 'off',
     http: config.http,
+    limits: config.limits,
   };
 }

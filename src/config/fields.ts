@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { z } from 'zod';
 import { SSL_MODES } from '../db/ssl.js';
+import { CHURCH_NETWORKS_EXPECTED, churchNetworks } from './church-networks.js';
 import { trustedProxies } from './proxy.js';
 import { parseMailbox, type Mailbox } from './mailbox.js';
 
@@ -155,6 +156,10 @@ export const fields = {
   trustProxy: rule(
     z.string().transform(trustedProxies).pipe(z.custom<readonly string[] | false>((value) => value !== undefined)),
     "true (trust a proxy on this machine: loopback addresses only), false, or the proxies' addresses or CIDR ranges separated by commas, IPv4 or IPv6, such as 172.18.0.0/16,fd00::/8",
+  ),
+  churchNetworks: rule(
+    z.string().transform(churchNetworks).pipe(z.custom<readonly string[]>((value) => value !== undefined)),
+    CHURCH_NETWORKS_EXPECTED,
   ),
   hourlyCount: rule(
     z.string().regex(/^\d{1,5}$/).transform(Number).refine((n) => n >= 1 && n <= 10_000),

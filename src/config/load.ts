@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { unreadableTlsFiles } from '../db/ssl.js';
 import { cardCurrencyProblem } from './card-currencies.js';
+import { DEFAULT_CHURCH_NETWORK_FORM_POSTS_PER_MINUTE } from './church-networks.js';
 import { fields, hostField, isEmailAddress, isLoopbackUrl, type FieldRule } from './fields.js';
 import type { AppConfig, ConfigProblem, Keyring, LoadedConfig, RuntimeEnv } from './types.js';
 
@@ -242,6 +243,11 @@ export function loadConfig(
   const host = read('HOST', hostField('PORT')) ?? '127.0.0.1';
   const trustProxy = read('TRUST_PROXY', fields.trustProxy) ?? false;
   const confirmationEmailsPerClientPerHour = read('CONFIRMATION_EMAILS_PER_CLIENT_PER_HOUR', fields.hourlyCount) ?? DEFAULTS.confirmationEmailsPerClientPerHour;
+  const churchNetworks = read('CHURCH_NETWORKS', fields.churchNetworks) ?? [];
+  const churchNetworkFormPostsPerMinute = read('CHURCH_NETWORK_FORM_POSTS_PER_MINUTE', fields.hourlyCount) ?? DEFAULT_CHURCH_NETWORK_FORM_POSTS_PER_MINUTE;
+  if (raw('CHURCH_NETWORK_FORM_POSTS_PER_MINUTE') !== undefined && raw('CHURCH_NETWORKS') === undefined) {
+    warnings.push('CHURCH_NETWORK_FORM_POSTS_PER_MINUTE is set while CHURCH_NETWORKS is not: it applies to nobody');
+  }
   const logLevel = read('LOG_LEVEL', fields.logLevel) ?? 'info';
   const churchWebsite = read('CHURCH_WEBSITE', fields.httpUrl);
   const telemetryConnectionString = read('TELEMETRY_CONNECTION_STRING', fields.azureMonitorConnectionString);
@@ -300,7 +306,7 @@ export function loadConfig(
     allowDemoSeed,
     perfQueryLogFile: perfOn && perfEnabled && perfFile ? path.resolve(options.cwd ?? process.cwd(), perfFile) : undefined,
     http: { port, host, trustProxy },
-    limits: { confirmationEmailsPerClientPerHour },
+    limits: { confirmationEmailsPerClientPerHour, churchNetworks, churchNetworkFormPostsPerMinute },
     logLevel,
     stateDir,
   };

@@ -82,6 +82,14 @@ export interface AppConfig {
   limits: {
     /** Confirmation emails the public form sends for one client (clientKey) in an hour; beyond it, shown on the page only. */
     confirmationEmailsPerClientPerHour: number;
+    /**
+     * The church's own networks (CHURCH_NETWORKS), as `network/prefix` ranges: posts from them have the form limit
+     * below instead of the spec's 10 a minute, and no per-client confirmation or unpaid-place cap (the per-mailbox
+     * caps still apply). Empty: none.
+     */
+    churchNetworks: readonly string[];
+    /** Form posts a minute one client on a church network may make (CHURCH_NETWORK_FORM_POSTS_PER_MINUTE). */
+    churchNetworkFormPostsPerMinute: number;
   };
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Directory for local state: embedded database, dev outbox. */

@@ -22,6 +22,9 @@ import * as waitingList from '../../migrations/20261201000300_waiting_list.js';
 import * as eventQuestions from '../../migrations/20261201000400_event_questions.js';
 import * as checkin from '../../migrations/20261201000500_checkin.js';
 import * as checkoutPlaces from '../../migrations/20261201000600_checkout_places.js';
+import * as checkoutOffers from '../../migrations/20261207000100_checkout_offers.js';
+import * as checkoutAnswersPurge from '../../migrations/20261207000300_checkout_answers_purge.js';
+import * as unpaidPlacesPerMailbox from '../../migrations/20261207000310_unpaid_places_per_mailbox.js';
 import * as checkinScopedTaps from '../../migrations/20261207000400_checkin_scoped_taps.js';
 import * as contactEmailChanges from '../../migrations/20261207000410_contact_email_changes.js';
 
@@ -59,6 +62,9 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261201000400_event_questions', eventQuestions],
   ['20261201000500_checkin', checkin],
   ['20261201000600_checkout_places', checkoutPlaces],
+  ['20261207000100_checkout_offers', checkoutOffers],
+  ['20261207000300_checkout_answers_purge', checkoutAnswersPurge],
+  ['20261207000310_unpaid_places_per_mailbox', unpaidPlacesPerMailbox],
   ['20261207000400_checkin_scoped_taps', checkinScopedTaps],
   ['20261207000410_contact_email_changes', contactEmailChanges],
 ];

@@ -61,7 +61,7 @@ export async function eventPageData(
   const price = (minor: number) => (minor === 0 ? 'Free' : format.money(minor));
   const { pricing } = event;
   const offer = options.offer;
-  const count = await publicSeatCount(ctx.db, event);
+  const count = await publicSeatCount(ctx.db, event, ctx.clock.now());
   // Claiming an offer: the places it holds are this registration's, whatever the public count says.
   const seats = offer ? offer.places : count.seatsLeft;
   const closed = !openForRegistration(event, ctx.clock.now());

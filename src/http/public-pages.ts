@@ -4,6 +4,7 @@ import { getEventBySlug } from '../admin/events.js';
 import { type EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
+import { isChurchClientKey } from '../client-key.js';
 import { AppError } from '../errors.js';
 import { verifyRegistrationToken } from '../payments/links.js';
 import { openForRegistration } from '../payments/register.js';
@@ -31,13 +32,29 @@ import { registrationPage } from './templates/registration-page.js';
 import { successPage } from './templates/success-page.js';
 import { pageFormat } from './templates/format.js';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** CHURCH_NETWORK_FORM_POSTS_PER_MINUTE, decorated by buildServer: the form limit of a church network's client. */
+    churchNetworkFormPostsPerMinute: number;
+  }
+}
+
+/** The spec's form limit (section 8): posts a minute per client. */
+export const PUBLIC_FORM_POSTS_PER_MINUTE = 10;
+
+/** A client on one of the church's own networks (its key marked so) has the church's limit; everyone else the spec's. */
+function formPostsPerMinute(request: FastifyRequest, key: string): number {
+  return isChurchClientKey(key) ? request.server.churchNetworkFormPostsPerMinute : PUBLIC_FORM_POSTS_PER_MINUTE;
+}
+
 /**
- * Registration and pay-now posts: 10 per minute per client IP (request.ip: the
- * socket, or X-Forwarded-For only with TRUST_PROXY; an IPv6 client by its /64), spec section 8. The
- * plugin sets Retry-After; the answer is the usual error body.
+ * Registration and other public form posts: 10 per minute per client (publicClient of request.ip: the socket,
+ * or X-Forwarded-For only with TRUST_PROXY; an IPv6 client by its /48), spec section 8; a client on one of
+ * CHURCH_NETWORKS, CHURCH_NETWORK_FORM_POSTS_PER_MINUTE. The plugin sets Retry-After; the answer is the usual
+ * error body.
  */
 export const PUBLIC_FORM_RATE_LIMIT = {
-  max: 10,
+  max: formPostsPerMinute,
   timeWindow: '1 minute',
   errorResponseBuilder: (_request: FastifyRequest, context: { ttl: number }) =>
     new AppError('rate_limited', `Too many requests; try again in ${Math.ceil(context.ttl / 1000)} seconds.`, { httpStatus: 429 }),

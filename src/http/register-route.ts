@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { clientKey } from '../client-key.js';
+import { publicClient } from '../client-key.js';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { recordError } from '../ops/error-log.js';
@@ -109,7 +109,8 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
 
     try {
       if (offerToken && !waitlistOffer) throw new OfferNotOpenError();
-      const outcome = await registerForEvent(ctx, event, { ...parsed.submission, client: clientKey(request.ip), waitlistOffer });
+      const client = publicClient(request.ip, ctx.config.limits.churchNetworks);
+      const outcome = await registerForEvent(ctx, event, { ...parsed.submission, client: client.key, fromChurchNetwork: client.churchNetwork, waitlistOffer });
       if (outcome.kind === 'checkout') {
         return reply.code(303).header('location', outcome.redirectUrl).send(json ? { checkoutId: outcome.checkoutId, redirectUrl: outcome.redirectUrl } : undefined);
       }

@@ -7,7 +7,7 @@ import { cardPaymentStateOf, type CardPaymentState } from '../payments/card-paym
 import { heldUntil } from '../payments/hold-release.js';
 import { cardPaymentPossible, registrationToken } from '../payments/links.js';
 import { paymentReference } from '../registrations/reference.js';
-import { NOT_PAYABLE_MESSAGES, payNowLines } from '../payments/pay-now.js';
+import { NOT_PAYABLE_MESSAGES, payNowLines, unpaidHoldEnded } from '../payments/pay-now.js';
 import { cardSurcharge, FAMILY_WAIVER_SUFFIX, TICKET_NAME_SEPARATOR, type PricedLine } from '../registrations/pricing.js';
 import type { PaymentMethod } from '../registrations/registrations.js';
 import { getBankDetails, getCardFeeRate } from '../settings.js';
@@ -206,12 +206,15 @@ export function payNowBlocker(
  * below it cannot be paid by card, so the pages offer no pay-now button and the pay page says why.
  */
 export async function payNowRefusal(
-  ctx: Pick<AppContext, 'config' | 'db'>,
+  ctx: Pick<AppContext, 'config' | 'db' | 'clock'>,
   registration: PublicRegistration,
   options: { inFlightDecidedUnderLock?: boolean } = {},
 ): Promise<string | undefined> {
   const blocker = payNowBlocker(ctx.config, registration, options);
   if (blocker) return blocker;
+  // Past the end of its unpaid hold nothing new is opened; a session opened before then is decided on by pay-now itself.
+  const sessionOpen = registration.cardPayment === 'resumable' || registration.cardPayment === 'in_flight';
+  if (!sessionOpen && (await unpaidHoldEnded(ctx, ctx.db, registration.id, ctx.clock.now()))) return NOT_PAYABLE_MESSAGES.hold_ended;
   const minimum = cardMinimumOf(ctx.config);
   const net = registration.totalMinor - registration.surchargeMinor;
   // The fee only adds to the amount: at or above the minimum without it, no need to read the rate.

@@ -9,7 +9,7 @@ import { securityHeaders, securityHeadersSetter } from './security-headers.js';
 import { registerBrowserAssets } from './browser-assets.js';
 import { registerHealthRoute } from './health.js';
 import { registerPublicPages } from './public-pages.js';
-import { clientKey } from '../client-key.js';
+import { publicClient } from '../client-key.js';
 import { postgresRateLimitStore } from './rate-limit-store.js';
 import { registerRegistrationRoute } from './register-route.js';
 import { registerSetupRoutes } from './setup-routes.js';
@@ -137,13 +137,16 @@ export async function buildServer(
   const rateLimit = (await import('@fastify/rate-limit')).default;
   const rateLimited = (_request: FastifyRequest, context: { ttl: number }) =>
     new AppError('rate_limited', `Too many requests; try again in ${Math.ceil(context.ttl / 1000)} seconds.`, { httpStatus: 429 });
+  // Read by PUBLIC_FORM_RATE_LIMIT's max for a client on one of the church's own networks.
+  app.decorate('churchNetworkFormPostsPerMinute', ctx.config.limits.churchNetworkFormPostsPerMinute);
   // Every limit (failed cron bearers, setup attempts, public form posts) is counted in PostgreSQL: shared by
   // every server on the database and kept over restarts.
   await app.register(async (scope) => {
     await scope.register(rateLimit, {
       global: false,
       store: postgresRateLimitStore(ctx),
-      keyGenerator: (request) => clientKey(request.ip),
+      // A client on one of the church's own networks is counted apart (and its form limit is the church's).
+      keyGenerator: (request) => publicClient(request.ip, ctx.config.limits.churchNetworks).key,
       errorResponseBuilder: rateLimited,
     });
     registerCronRoutes(scope, ctx, { track, stopping: stopping.signal, telemetry });

@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
+import { payloadWithoutSensitiveAnswers } from '../payments/staged-answers-purge.js';
+import type { Question } from '../registrations/answers.js';
 import { SENSITIVE_PURGE_AT } from '../registrations/answers-retention.js';
 import { recordHistoryEntries } from '../registrations/history.js';
 import { paymentReference } from '../registrations/reference.js';
@@ -10,6 +12,8 @@ export interface PurgeAnswersSummary extends JobSummary {
   job: 'purge-answers';
   /** Registrations whose sensitive answers were emptied (on a dry run: would be). */
   purged: number;
+  /** Card checkouts whose staged payload had its sensitive answers taken out (on a dry run: would have). */
+  checkoutsPurged: number;
 }
 
 const PURGE_ACTOR = 'purge-answers';
@@ -18,6 +22,9 @@ export const PURGE_BATCH = 500;
 
 /** Registrations holding sensitive answers whose event ended more than its sensitiveRetentionDays ago. */
 const DUE = `r.event_id = e.id AND r.sensitive_answers_enc IS NOT NULL AND ${SENSITIVE_PURGE_AT} <= :now`;
+
+/** Card checkouts of any status still holding a staged payload, not yet purged, whose event's answers are due. */
+const CHECKOUT_DUE = `c.event_id = e.id AND c.payload_enc IS NOT NULL AND c.sensitive_purged_at IS NULL AND ${SENSITIVE_PURGE_AT} <= :now`;
 
 interface PurgedRow {
   id: string;
@@ -32,6 +39,11 @@ interface PurgedRow {
  * its history; its non-sensitive answers stay. A batch is claimed and emptied by one UPDATE … RETURNING,
  * so two runs at once (cron and the scheduler) never purge, or record, a registration twice, and a run
  * after a finished one finds nothing.
+ *
+ * The answers a card checkout staged go at the same time, whatever the checkout's status: a payment kept
+ * without a registration (UNFULFILLED) keeps its payload for the office, and an expired one keeps it for
+ * the provider's late word, so their sensitive answers are taken out of it and the rest kept
+ * (staged-answers-purge.ts). A batch is locked (SKIP LOCKED) and rewritten in one transaction.
  */
 export async function purgeSensitiveAnswers(ctx: AppContext, options: JobOptions): Promise<PurgeAnswersSummary> {
   return runRecordedJob<PurgeAnswersSummary>(ctx, 'purge-answers', options, async () => {
@@ -42,12 +54,20 @@ export async function purgeSensitiveAnswers(ctx: AppContext, options: JobOptions
         `SELECT r.id, e.slug, e.sensitive_retention_days AS retention_days FROM registrations r, events e WHERE ${DUE} ORDER BY e.slug, r.created_at`,
         bindings,
       );
+      const checkouts = await ctx.db.raw<{ rows: PurgedRow[] }>(
+        `SELECT c.id, e.slug, e.sensitive_retention_days AS retention_days FROM checkout_sessions c, events e WHERE ${CHECKOUT_DUE} ORDER BY e.slug, c.created_at`,
+        bindings,
+      );
       return {
         job: 'purge-answers',
         outcome: 'ok',
         dryRun: true,
         purged: rows.length,
-        wouldDo: rows.map((row) => `purge the sensitive answers of ${paymentReference(row.id)} (${row.slug}, ${row.retention_days} days after the event ended)`),
+        checkoutsPurged: checkouts.rows.length,
+        wouldDo: [
+          ...rows.map((row) => `purge the sensitive answers of ${paymentReference(row.id)} (${row.slug}, ${row.retention_days} days after the event ended)`),
+          ...checkouts.rows.map((row) => `purge the sensitive answers staged with checkout ${row.id} (${row.slug}, ${row.retention_days} days after the event ended)`),
+        ],
       };
     }
     let purged = 0;
@@ -57,8 +77,15 @@ export async function purgeSensitiveAnswers(ctx: AppContext, options: JobOptions
       options.onProgress?.({ purged });
       if (batch < PURGE_BATCH) break;
     }
-    if (purged > 0) ctx.logger.info({ purged }, 'sensitive answers purged');
-    return { job: 'purge-answers', outcome: 'ok', dryRun: false, purged };
+    let checkoutsPurged = 0;
+    for (;;) {
+      const batch = await ctx.db.transaction((trx) => purgeCheckoutBatch(trx, ctx, bindings));
+      checkoutsPurged += batch;
+      options.onProgress?.({ purged, checkoutsPurged });
+      if (batch < PURGE_BATCH) break;
+    }
+    if (purged > 0 || checkoutsPurged > 0) ctx.logger.info({ purged, checkoutsPurged }, 'sensitive answers purged');
+    return { job: 'purge-answers', outcome: 'ok', dryRun: false, purged, checkoutsPurged };
   });
 }
 
@@ -82,6 +109,27 @@ async function purgeBatch(trx: Knex.Transaction, bindings: { now: Date; tz: stri
       actor: PURGE_ACTOR,
       now: bindings.now,
     })),
+  );
+  return rows.length;
+}
+
+/**
+ * One batch of checkouts: locked (SKIP LOCKED, so a run beside this one takes others), each payload rewritten
+ * without its sensitive answers, and all written back and marked in one statement, in the caller's transaction.
+ */
+async function purgeCheckoutBatch(trx: Knex.Transaction, ctx: Pick<AppContext, 'cipher'>, bindings: { now: Date; tz: string }): Promise<number> {
+  const { rows } = await trx.raw<{ rows: Array<{ id: string; payload_enc: string; questions: Question[] | null }> }>(
+    `SELECT c.id, c.payload_enc, e.questions FROM checkout_sessions c, events e
+      WHERE ${CHECKOUT_DUE} ORDER BY c.id LIMIT ${PURGE_BATCH} FOR UPDATE OF c SKIP LOCKED`,
+    bindings,
+  );
+  if (rows.length === 0) return 0;
+  const rewritten = rows.map((row) => ({ id: row.id, payload: payloadWithoutSensitiveAnswers(ctx.cipher, row.payload_enc, row.questions ?? []) }));
+  await trx.raw(
+    `UPDATE checkout_sessions c SET payload_enc = v.payload, sensitive_purged_at = :now, updated_at = :now
+       FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS v(id uuid, payload text)
+      WHERE c.id = v.id`,
+    { now: bindings.now, rows: JSON.stringify(rewritten) },
   );
   return rows.length;
 }

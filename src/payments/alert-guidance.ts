@@ -15,7 +15,7 @@ const REGISTER_OR_REFUND = (alertId: number) =>
  * this file); `reference` names the registration when there is one.
  */
 /** Alerts about no card payment: their email does not open with "Payment needs manual attention". */
-const NOT_ABOUT_A_PAYMENT = new Set(['unpaid_seat_cap', 'cancellation_requested']);
+const NOT_ABOUT_A_PAYMENT = new Set(['unpaid_seat_cap', 'unpaid_share', 'cancellation_requested']);
 
 export function alertGuidance(kind: string, alertId: number, reference: string | undefined): AlertGuidance {
   const headline = NOT_ABOUT_A_PAYMENT.has(kind) ? 'Needs attention' : 'Payment needs manual attention';
@@ -117,9 +117,15 @@ function alertSentences(kind: string, alertId: number, reference: string | undef
       };
     case 'unpaid_seat_cap':
       return {
-        happened: 'One connection holds as many unpaid places of this event as an event allows from one address, and was refused more. The reason above lists its registrations.',
+        happened: 'One connection (or one email address) holds as many unpaid places of this event as the event allows, and was refused more. The reason above lists its registrations.',
         toDo:
-          'If they look genuine (a church network after a service), raise the event\'s maxUnpaidSeatsPerClient with `eventops events update`; if not, cancel them all with the command in the reason. Then resolve the alert.',
+          'If they look genuine (the church\'s own Wi-Fi after a service), name the church\'s network in CHURCH_NETWORKS (README: "Sign-ups on the church\'s Wi-Fi"), or raise the event\'s maxUnpaidSeatsPerClient with `eventops events update`; if not, cancel them all with the command in the reason. Then resolve the alert.',
+      };
+    case 'unpaid_share':
+      return {
+        happened: "The public form's unpaid registrations hold more of this event's places than its unpaidAlertShare. The reason above names the largest holders, by connection and by email address, with their references.",
+        toDo:
+          'Look at the largest holders (`eventops registrations show REFERENCE`). If they are not genuine, cancel them with `eventops registrations cancel REFERENCES --note "…"`; against a determined bot, turn the captcha on (CAPTCHA_SITE_KEY, CAPTCHA_SECRET_KEY). Then resolve the alert.',
       };
     case 'cancellation_requested':
       return {

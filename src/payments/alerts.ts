@@ -52,6 +52,8 @@ export const ALERT_KINDS = [
   'refunded_twice',
   /** One client address holds the most unpaid places it may on an event and was refused more: once per event and address while open. */
   'unpaid_seat_cap',
+  /** The public form's unpaid places on an event passed its unpaidAlertShare of the capacity: once per crossing while open. */
+  'unpaid_share',
 
   /** The registrant of a paid (or part-paid) registration asks, on the manage page, for it to be cancelled: the office decides and replies. */
   'cancellation_requested',
@@ -78,6 +80,7 @@ const KIND_LABELS: Record<AlertKind, string> = {
   refund_failed: 'Refund failed: the money is still with the church',
   refunded_twice: 'Refunded at the provider after a refund paid by hand',
   unpaid_seat_cap: 'Unpaid places held from one connection',
+  unpaid_share: 'Many places held unpaid',
 
   cancellation_requested: 'Registrant asks the office to cancel',
 };

@@ -3,6 +3,7 @@ import { AppError } from '../errors.js';
 import type { EventRecord } from '../registrations/event-record.js';
 import { lockEventForSeats, publicSeatsLeft } from '../registrations/registrations.js';
 import { EventClosedError, SoldOutError } from './registration-errors.js';
+import { holdsPlacesAs } from '../registrations/card-checkouts.js';
 
 /**
  * A new card checkout holds its places from the moment the payer is sent to the provider until it is
@@ -25,11 +26,12 @@ export class CheckoutHoldCapError extends AppError {
   }
 }
 
-/** The places the client's open card checkouts hold on the event. Run after lockEventForSeats. */
-async function placesInCheckoutByClient(trx: Knex.Transaction, eventId: string, client: string): Promise<number> {
-  const row = await trx('checkout_sessions')
-    .where({ event_id: eventId, client_key: client, status: 'OPEN' })
-    .sum<{ places: string | number | null }>({ places: 'places' })
+/** The places the client's card checkouts hold on the event (open and unexpired at `now`). Run after lockEventForSeats. */
+async function placesInCheckoutByClient(trx: Knex.Transaction, eventId: string, client: string, now: Date): Promise<number> {
+  const row = await trx('checkout_sessions as c')
+    .where({ 'c.event_id': eventId, 'c.client_key': client })
+    .where(holdsPlacesAs('c', now))
+    .sum<{ places: string | number | null }>({ places: 'c.places' })
     .first();
   return Number(row?.places ?? 0);
 }
@@ -44,14 +46,15 @@ export async function placesForNewCheckout(
   event: Pick<EventRecord, 'id'>,
   wanted: number,
   client: string | undefined,
+  now: Date,
 ): Promise<number | SoldOutError | CheckoutHoldCapError> {
-  const locked = await lockEventForSeats(trx, event.id);
+  const locked = await lockEventForSeats(trx, event.id, now);
   if (!locked || locked.event.deletedAt) throw new EventClosedError();
   if (locked.event.capacity === null) return 0;
   const left = publicSeatsLeft(locked) ?? wanted;
   if (left < wanted) return new SoldOutError(left);
   if (client !== undefined) {
-    const held = await placesInCheckoutByClient(trx, event.id, client);
+    const held = await placesInCheckoutByClient(trx, event.id, client, now);
     if (held + wanted > locked.event.maxUnpaidSeatsPerClient) return new CheckoutHoldCapError(held, locked.event.maxUnpaidSeatsPerClient);
   }
   return wanted;

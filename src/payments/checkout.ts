@@ -9,7 +9,11 @@ import { priceRegistration, type AttendeeChoice, type PricedLine } from '../regi
 import { createProviderClient, providerErrorDetails, providerUnavailable } from './provider.js';
 import type { RegistrationContact } from '../registrations/registrations.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
-import { placesForNewCheckout } from './checkout-hold.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { placesForNewCheckout, type CheckoutHoldCapError } from './checkout-hold.js';
+import { offerCheckoutStep, type OfferCheckoutStep } from './offer-checkout.js';
+import type { SoldOutError } from './registration-errors.js';
+import { OPENING_LEASE_MS } from '../registrations/card-checkouts.js';
 import { CHECKOUT_EXPIRY_MS, encryptStagedRegistration, type CheckoutMetadata } from './staging.js';
 
 export interface EventCheckoutInput {
@@ -17,7 +21,7 @@ export interface EventCheckoutInput {
   contact: RegistrationContact;
   attendees: AttendeeChoice[];
   family: boolean;
-  /** A waiting-list offer (checked and kept open by the caller): its places are held, so the public count is not asked. */
+  /** A waiting-list offer, checked open here under the event's lock: its places are held, so the public count is not asked. */
   waitlistOffer?: { entryId: string; offerSeq: number };
   /** The public form's client (clientKey): its open checkouts count toward the event's unpaid places per client. */
   client?: string;
@@ -39,7 +43,9 @@ export interface StartedCheckout {
  * exists until the webhook confirms the payment, but the checkout holds its
  * places from here (checkout-hold.ts) until it is paid, expires or fails, so the
  * payer is not charged for a place taken meanwhile. The event's lock is taken
- * only for the hold, never while the provider is called.
+ * only for the hold, never while the provider is called. A checkout from a
+ * waiting-list offer holds none (the offer does) and is one per offer
+ * (offer-checkout.ts): a second attempt gets the open one's page again.
  */
 export async function startEventCheckout(ctx: AppContext, input: EventCheckoutInput): Promise<StartedCheckout> {
   const { event } = input;
@@ -57,8 +63,6 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
   // before anything is staged or sent, and let the member choose bank transfer.
   assertCardMinimum(ctx.config, 'registration', priced.total);
 
-  const now = ctx.clock.now();
-  const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
   const payloadEnc = encryptStagedRegistration(ctx.cipher, {
     version: 1,
     contact: input.contact,
@@ -68,28 +72,9 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
     ...(input.waitlistOffer ? { waitlistOffer: input.waitlistOffer } : {}),
     ...(input.answers ? { answers: input.answers } : {}),
   });
-  // The places are held under the event's lock and the lock released before the provider is called.
-  const held = await ctx.db.transaction(async (trx) => {
-    const places = input.waitlistOffer ? 0 : await placesForNewCheckout(trx, event, input.attendees.length, input.client);
-    if (typeof places !== 'number') return places;
-    const [staged] = await trx('checkout_sessions')
-      .insert({
-        event_id: event.id,
-        status: 'OPEN',
-        expires_at: expiresAt,
-        payload_enc: payloadEnc,
-        net_minor: priced.net,
-        surcharge_minor: priced.surcharge,
-        places,
-        client_key: places > 0 ? (input.client ?? null) : null,
-        created_at: now,
-        updated_at: now,
-      })
-      .returning<Array<{ id: string }>>('id');
-    return (staged as { id: string }).id;
-  });
-  if (typeof held !== 'string') throw held;
-  const checkoutId = held;
+  const staging = await stageUntilDecided(ctx, input, { payloadEnc, net: priced.net, surcharge: priced.surcharge });
+  if (staging.kind === 'resume') return { checkoutId: staging.checkoutId, redirectUrl: staging.redirectUrl };
+  const { checkoutId, expiresAt } = staging;
 
   let session: ProviderSessionRef;
   try {
@@ -110,10 +95,65 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
       .update({ status: 'EXPIRED', payload_enc: null, scrubbed_at: now, unpaid_confirmed_at: now, updated_at: now });
     throw error;
   }
-  await ctx.db('checkout_sessions')
-    .where({ id: checkoutId })
-    .update({ provider_session_id: session.id, provider_url: session.url, updated_at: ctx.clock.now() });
+  const now = ctx.clock.now();
+  const record = ctx.db('checkout_sessions').where({ id: checkoutId });
+  // An offer's checkout whose lease ran out while the provider answered may have been taken for abandoned by
+  // another attempt from the same offer (which then opened its own): its page is not recorded or handed out.
+  if (input.waitlistOffer) record.where('status', 'OPEN').where('created_at', '>', new Date(now.getTime() - OPENING_LEASE_MS));
+  const recorded = await record.update({ provider_session_id: session.id, provider_url: session.url, updated_at: now });
+  if (recorded === 0) throw providerUnavailable(new Error(`checkout ${checkoutId}'s lease ran out while its session was being opened`));
   return { checkoutId, redirectUrl: session.url };
+}
+
+type StagingStep = { kind: 'staged'; checkoutId: string; expiresAt: Date } | Extract<OfferCheckoutStep, { kind: 'resume' }>;
+const WAIT_STEP_MS = 100;
+
+/**
+ * The staging row, inserted under the event's lock (released before the provider is called). For an offer,
+ * its open checkout is resumed instead; one being opened by another request is waited for (without a lock
+ * or a connection), at most for the opening lease, after which a claim that never recorded its session is
+ * abandoned (openOfferCheckoutAs) and a new one staged.
+ */
+async function stageUntilDecided(
+  ctx: AppContext,
+  input: EventCheckoutInput,
+  row: { payloadEnc: string; net: number; surcharge: number },
+): Promise<StagingStep> {
+  const { event } = input;
+  const deadline = performance.now() + OPENING_LEASE_MS + 10_000;
+  for (;;) {
+    const now = ctx.clock.now();
+    const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
+    const step = await ctx.db.transaction(async (trx): Promise<StagingStep | { kind: 'wait' } | SoldOutError | CheckoutHoldCapError> => {
+      if (input.waitlistOffer) {
+        const offerStep = await offerCheckoutStep(trx, event, input.waitlistOffer, input.attendees.length, now);
+        if (offerStep.kind === 'resume' || offerStep.kind === 'wait') return offerStep;
+      }
+      const places = input.waitlistOffer ? 0 : await placesForNewCheckout(trx, event, input.attendees.length, input.client, now);
+      if (typeof places !== 'number') return places;
+      const [staged] = await trx('checkout_sessions')
+        .insert({
+          event_id: event.id,
+          status: 'OPEN',
+          expires_at: expiresAt,
+          payload_enc: row.payloadEnc,
+          net_minor: row.net,
+          surcharge_minor: row.surcharge,
+          places,
+          client_key: places > 0 ? (input.client ?? null) : null,
+          waitlist_entry_id: input.waitlistOffer?.entryId ?? null,
+          waitlist_offer_seq: input.waitlistOffer?.offerSeq ?? null,
+          created_at: now,
+          updated_at: now,
+        })
+        .returning<Array<{ id: string }>>('id');
+      return { kind: 'staged', checkoutId: (staged as { id: string }).id, expiresAt };
+    });
+    if (step instanceof Error) throw step;
+    if (step.kind !== 'wait') return step;
+    if (performance.now() > deadline) throw providerUnavailable(new Error('another checkout for this waiting-list offer is still opening its session'));
+    await delay(WAIT_STEP_MS);
+  }
 }
 
 export function assertCardPaymentPossible(ctx: Pick<AppContext, 'config'>, event: Pick<EventRecord, 'onlinePayment'>): void {

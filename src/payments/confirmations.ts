@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
-import { canonicalMailbox } from '../canonical-mailbox.js';
+import { mailboxKey } from '../canonical-mailbox.js';
 import { countRateLimitHit } from '../db/rate-limits.js';
 import { enqueueMail } from '../mail/queue.js';
 import { loadEmailBranding } from '../mail/render.js';
@@ -127,8 +127,7 @@ async function overHourlyLimit(
     const fromClient = await countRateLimitHit(trx, { bucket: 'confirmation-email-client', key: counted.client, windowMs: HOUR_MS, now });
     if (fromClient.hits > ctx.config.limits.confirmationEmailsPerClientPerHour) return true;
   }
-  const mailboxKey = ctx.cipher.lookupHash('email', canonicalMailbox(counted.mailbox));
-  const toMailbox = await countRateLimitHit(trx, { bucket: 'confirmation-email', key: mailboxKey, windowMs: HOUR_MS, now });
+  const toMailbox = await countRateLimitHit(trx, { bucket: 'confirmation-email', key: mailboxKey(ctx.cipher, counted.mailbox), windowMs: HOUR_MS, now });
   return toMailbox.hits > CONFIRMATIONS_PER_ADDRESS_PER_HOUR;
 }
 

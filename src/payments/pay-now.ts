@@ -14,8 +14,9 @@ import { CHECKOUT_EXPIRY_MS } from './staging.js';
 import { confirmCheckoutsWithProvider } from './reconcile/confirm.js';
 import { confirmUnpaid } from './webhook/handle.js';
 import { abandonedClaim, mayStillBePaid, OPENING_LEASE_MS } from '../registrations/card-checkouts.js';
+import { heldUntil } from './hold-release.js';
 
-export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing' | 'part_paid';
+export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing' | 'part_paid' | 'hold_ended';
 
 export const NOT_PAYABLE_MESSAGES: Record<NotPayableReason, string> = {
   paid: 'This registration is already paid.',
@@ -26,6 +27,8 @@ export const NOT_PAYABLE_MESSAGES: Record<NotPayableReason, string> = {
   processing:
     'A card payment for this registration may still be on its way. We will email you as soon as it is confirmed; if you were charged you do not need to pay again.',
   part_paid: 'Part of this registration has already been paid to the church; please pay the balance by bank transfer.',
+  hold_ended:
+    'The time to pay for this registration has ended, so its places are being released for others and it can no longer be paid. If places are still free, you are welcome to register again.',
 };
 
 /** Pay-now refused; `reason` says why, and the message says it to the registrant. */
@@ -101,7 +104,10 @@ const WAIT_STEP_MS = 100;
  * only while it still may be paid is no new one opened. A claim whose
  * request died (older than OPENING_LEASE_MS) never handed a session out, so it
  * is recorded as unpaid and replaced. The staging row carries registration_id
- * instead of a payload; a provider failure removes it.
+ * instead of a payload; a provider failure removes it. On an event with
+ * unpaidHoldDays, from the hold's end (heldUntil) nothing is opened or replaced:
+ * a live session opened before then is handed out again, and may be paid within
+ * its own lifetime, but pay-now never keeps a hold past the time it was told.
  */
 export async function startExistingRegistrationCheckout(
   ctx: AppContext,
@@ -157,6 +163,9 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
     const now = ctx.clock.now();
     const net = registration.total_minor - registration.surcharge_minor;
     const surcharge = event.passCardFee ? cardSurcharge(net, await getCardFeeRate(trx)) : 0;
+    // The hold ends at the time the registrant was told: a checkout opened before then may still be paid
+    // within its own lifetime (the sweep waits for it), but none is opened, or opened anew, from then on.
+    const holdEnded = await unpaidHoldEnded(ctx, trx, registration.id, now);
     const inFlight = await withoutAbandonedClaims(trx, await inFlightCheckoutsOf(trx, registration.id), now);
     if (inFlight.some((row) => row.provider_session_id === null)) return { kind: 'wait' };
     const live = resumableCheckout(inFlight, now);
@@ -164,7 +173,9 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
       // The pay-now page shows today's fee: a session opened before the rate (or the event's fee setting) changed would charge another amount.
       const chargesWhatIsShown = live.net_minor === net && live.surcharge_minor === surcharge;
       const timeToPay = live.expires_at.getTime() - now.getTime() >= MIN_TIME_LEFT_TO_REUSE_MS;
-      if (chargesWhatIsShown && timeToPay) return { kind: 'reuse', checkout: { checkoutId: live.id, redirectUrl: live.provider_url, reused: true } };
+      // Past the hold's end the open session is the last chance to pay: handed out with whatever time it has left.
+      if (chargesWhatIsShown && (timeToPay || holdEnded)) return { kind: 'reuse', checkout: { checkoutId: live.id, redirectUrl: live.provider_url, reused: true } };
+      if (holdEnded) throw new NotPayableError('hold_ended');
       // Not expired at the provider to make way for a session it would refuse.
       assertCardMinimum(ctx.config, 'pay-now', net + surcharge);
       return { kind: 'replace', live };
@@ -176,6 +187,7 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
       if (toAsk.length > 0) return { kind: 'confirm', checkoutIds: toAsk };
       throw new NotPayableError('processing');
     }
+    if (holdEnded) throw new NotPayableError('hold_ended');
     // Below the provider's minimum no session is claimed or opened: the registrant is sent to bank transfer.
     assertCardMinimum(ctx.config, 'pay-now', net + surcharge);
 
@@ -207,6 +219,12 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
       },
     };
   });
+}
+
+/** Whether the registration's unpaid hold (the event's unpaidHoldDays) has reached the end it was told: heldUntil. */
+export async function unpaidHoldEnded(ctx: Pick<AppContext, 'config'>, db: Knex | Knex.Transaction, registrationId: string, now: Date): Promise<boolean> {
+  const releaseAt = await heldUntil(db, registrationId, ctx.config.regional.timeZone);
+  return releaseAt !== undefined && releaseAt.getTime() <= now.getTime();
 }
 
 /**

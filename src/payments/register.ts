@@ -7,13 +7,14 @@ import { queueRegistrationConfirmation } from './confirmations.js';
 import { cardPaymentPossible } from './links.js';
 import { PricingError, priceRegistration, type AttendeeChoice, type PricedRegistration } from '../registrations/pricing.js';
 import { insertRegistration, lockEventForSeats, publicSeatsLeft, type LockedEvent, type PaymentMethod, type RegistrationContact } from '../registrations/registrations.js';
-import { holdOfferForCheckout, lockOpenOffer, markOfferClaimed, type OfferClaim } from '../registrations/waitlist/claim.js';
+import { assertWithinOffer, lockOpenOffer, markOfferClaimed, type OfferClaim } from '../registrations/waitlist/claim.js';
 import type { WaitlistEntryRow } from '../registrations/waitlist/entries.js';
-import { CHECKOUT_EXPIRY_MS } from './staging.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import { questionsAsked } from '../registrations/questions.js';
 import { EventClosedError, SoldOutError } from './registration-errors.js';
-import { alertUnpaidSeatCap, heldUnpaidByClient, UnpaidSeatCapError } from './unpaid-seat-cap.js';
+import { alertUnpaidSeatCap, heldUnpaidBy, UnpaidSeatCapError, type UnpaidHolder } from './unpaid-seat-cap.js';
+import { alertUnpaidShareCrossed } from './unpaid-share-alert.js';
+import { mailboxKey } from '../canonical-mailbox.js';
 
 /**
  * A registration submitted on the public event page, already validated. Every
@@ -26,8 +27,10 @@ export interface RegistrationSubmission {
   family: boolean;
   /** Left out only when there is nothing to pay (the form offers no choice then): such a registration must be free. */
   payment?: 'card' | 'bank';
-  /** The public form's client (clientKey of its address): its confirmation emails are capped per hour. */
+  /** The public form's client (publicClient of its address): its confirmation emails and unpaid places are capped. */
   client?: string;
+  /** The client is on one of the church's own networks (CHURCH_NETWORKS): no per-client cap; the per-mailbox caps still apply. */
+  fromChurchNetwork?: boolean;
   /** A waiting-list offer being claimed (its link's token, read): its reserved places are the ones taken. */
   waitlistOffer?: OfferClaim;
   /** The answers to the event's questions, already read (registrations/questions.ts); the office's add asks none. */
@@ -79,41 +82,21 @@ export async function registerForEvent(
   const priced = priceRegistration(event.pricing, { attendees: submission.attendees, family: submission.family });
   const wantsCard = submission.payment === 'card' && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
   if (!priced.free && wantsCard) {
-    const offer = submission.waitlistOffer;
-    if (offer) await keepOfferThroughCheckout(ctx, event, offer, submission.attendees.length);
-    // startEventCheckout holds the places (or answers sold_out) under the event's lock; the webhook re-checks under it.
+    // startEventCheckout holds the places (or answers sold_out) under the event's lock, or for a waiting-list
+    // offer checks it open and resumes its open checkout; the webhook re-checks under the lock.
     const started = await startEventCheckout(ctx, {
       event,
       contact: submission.contact,
       attendees: submission.attendees,
       family: submission.family,
-      waitlistOffer: offer,
+      waitlistOffer: submission.waitlistOffer,
       answers: submission.answers,
-      client: submission.client,
+      // The church's network has no per-client cap, on card holds either.
+      client: submission.fromChurchNetwork ? undefined : submission.client,
     });
     return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
   }
   return registerWithoutCard(ctx, event, submission);
-}
-
-/**
- * A card checkout from a waiting-list offer: checked open under the event's lock, and kept open at
- * least as long as the checkout, so its places are still held when the payment is confirmed. The
- * webhook's completion claims it.
- */
-async function keepOfferThroughCheckout(ctx: AppContext, event: EventRecord, offer: OfferClaim, wanted: number): Promise<void> {
-  const now = ctx.clock.now();
-  await ctx.db.transaction(async (trx) => {
-    await lockEventForSeats(trx, event.id);
-    const entry = await holdOfferForCheckout(trx, event.id, offer, new Date(now.getTime() + CHECKOUT_EXPIRY_MS), now);
-    assertWithinOffer(entry, wanted);
-  });
-}
-
-function assertWithinOffer(entry: Pick<WaitlistEntryRow, 'places'>, wanted: number): void {
-  if (wanted > entry.places) {
-    throw new PricingError(`your offer holds ${entry.places} ${entry.places === 1 ? 'place' : 'places'}: name at most ${entry.places}`, 'attendees');
-  }
 }
 
 /**
@@ -173,7 +156,7 @@ export async function registerWithoutCard(
 ): Promise<Extract<RegistrationOutcome, { kind: 'registered' }> & RegisteredWithoutCard> {
   const now = ctx.clock.now();
   const outcome = await ctx.db.transaction(async (trx) => {
-    const locked = await lockEventForSeats(trx, event.id);
+    const locked = await lockEventForSeats(trx, event.id, now);
     if (!locked || locked.event.deletedAt || (!office && !locked.event.published)) throw new EventClosedError();
     // Checked again on the locked row: the start may have been moved meanwhile.
     if (!office && !openForRegistration(locked.event, now)) throw new RegistrationClosedError();
@@ -188,14 +171,22 @@ export async function registerWithoutCard(
     const free = priced.free;
     // No payment chosen, and a price set meanwhile: asked, not assumed to be a bank transfer.
     if (!free && !office && submission.payment === undefined) throw new PricingError('Payment: choose card or bank transfer', 'payment');
-    if (!office && submission.client !== undefined) {
+    const mailbox = !office && submission.client !== undefined ? mailboxKey(ctx.cipher, submission.contact.email) : undefined;
+    if (!office && submission.client !== undefined && mailbox !== undefined) {
       // Counted under the event's lock: two posts from one client racing for the last places under the cap get one answer each.
-      const held = await heldUnpaidByClient(trx, event.id, submission.client);
-      if (held.seats + wanted > locked.event.maxUnpaidSeatsPerClient) {
-        // Returned, not thrown: the alert is committed with this transaction although nothing is registered.
-        await alertUnpaidSeatCap(trx, ctx, locked.event, submission.client, held);
-        const cardOffered = !free && cardPaymentPossible(ctx.config, { online_payment: locked.event.onlinePayment });
-        return new UnpaidSeatCapError(held.seats, locked.event.maxUnpaidSeatsPerClient, cardOffered, free);
+      // The church's own network has no per-client cap; the mailbox's applies to everyone.
+      const holders: UnpaidHolder[] = [
+        ...(submission.fromChurchNetwork ? [] : [{ kind: 'connection' as const, client: submission.client }]),
+        { kind: 'mailbox', mailbox },
+      ];
+      for (const holder of holders) {
+        const held = await heldUnpaidBy(trx, event.id, holder);
+        if (held.seats + wanted > locked.event.maxUnpaidSeatsPerClient) {
+          // Returned, not thrown: the alert is committed with this transaction although nothing is registered.
+          await alertUnpaidSeatCap(trx, ctx, locked.event, holder, held);
+          const cardOffered = !free && cardPaymentPossible(ctx.config, { online_payment: locked.event.onlinePayment });
+          return new UnpaidSeatCapError(held.seats, locked.event.maxUnpaidSeatsPerClient, cardOffered, free, holder.kind);
+        }
       }
     }
     const status = free || office?.paidWith ? 'PAID' : 'PENDING';
@@ -209,6 +200,7 @@ export async function registerWithoutCard(
       family: submission.family,
       priced,
       clientKey: office ? undefined : submission.client,
+      mailboxKey: mailbox,
       // Split plain/sensitive by the questions as the locked row has them.
       ...(submission.answers ? { answers: { questions: questionsAsked(locked.event), values: submission.answers } } : {}),
       now,
@@ -226,7 +218,11 @@ export async function registerWithoutCard(
       await office.within(trx, registered);
       return { kind: 'registered' as const, ...registered };
     }
-    const confirmation = { registrationId: id, contact: submission.contact, event: locked.event, priced, client: submission.client };
+    // Only a registration that keeps its client key is counted among the public form's unpaid places.
+    if (submission.client !== undefined && (status === 'PENDING' || method === 'free')) await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
+    // The church's own network has no per-client cap of confirmations; the mailbox's still applies.
+    const client = submission.fromChurchNetwork ? undefined : submission.client;
+    const confirmation = { registrationId: id, contact: submission.contact, event: locked.event, priced, client };
     const queued = await queueRegistrationConfirmation(trx, ctx, confirmation, now);
     return { kind: 'registered' as const, ...registered, confirmationHeldBack: queued === null };
   });

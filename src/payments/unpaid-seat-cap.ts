@@ -8,10 +8,13 @@ import { paymentReference } from '../registrations/reference.js';
 import { raiseOperationsAlert } from './alerts.js';
 
 /**
- * The cap on unpaid places per client (an event's maxUnpaidSeatsPerClient): the
+ * The cap on unpaid places per client and per mailbox (an event's maxUnpaidSeatsPerClient): the
  * public form's bank-transfer and free registrations made from one client
- * (clientKey: an IPv4 address, an IPv6 /56) may hold at most that many places
- * of an event while unpaid. Checked under the event's row lock, the lock every
+ * (clientKey: an IPv4 address, an IPv6 /48), and those whose contact is one
+ * mailbox (mailboxKey: as the confirmation limit counts mailboxes), may each hold
+ * at most that many places of an event while unpaid. A client on one of the
+ * church's own networks (CHURCH_NETWORKS) has no per-client cap; the mailbox
+ * cap still applies to it. Checked under the event's row lock, the lock every
  * registration of the event takes, so two posts racing for the last places
  * under the cap cannot both get them. A card payment is not counted here: its
  * open checkouts hold places under a cap of their own (checkout-hold.ts).
@@ -20,38 +23,50 @@ import { raiseOperationsAlert } from './alerts.js';
  * which is the same risk as a bank transfer never made.
  */
 
-/** The places a client's registrations hold unpaid: PENDING ones, and free ones (PAID without money). */
-const HELD_UNPAID = `(status = 'PENDING' OR (status = 'PAID' AND payment_method = 'free'))`;
+/** The places a registration holds unpaid: PENDING, or free (PAID without money). An SQL condition over `registrations`. */
+export const HELD_UNPAID = `(status = 'PENDING' OR (status = 'PAID' AND payment_method = 'free'))`;
+
+/** Who holds unpaid places, as the caps count them: one connection (client_key) or one mailbox (mailbox_key). */
+export type UnpaidHolder = { kind: 'connection'; client: string } | { kind: 'mailbox'; mailbox: string };
 
 export interface HeldByClient {
   seats: number;
   registrationIds: string[];
 }
 
-/** The client's live unpaid registrations on the event, oldest first. Run after lockEventForSeats. */
-export async function heldUnpaidByClient(trx: Knex.Transaction, eventId: string, client: string): Promise<HeldByClient> {
+/** The holder's live unpaid registrations on the event, oldest first. Run after lockEventForSeats. */
+export async function heldUnpaidBy(trx: Knex.Transaction, eventId: string, holder: UnpaidHolder): Promise<HeldByClient> {
+  const match = holder.kind === 'connection' ? { client_key: holder.client } : { mailbox_key: holder.mailbox };
   const rows = await trx('registrations')
-    .where({ event_id: eventId, client_key: client })
+    .where({ event_id: eventId, ...match })
     .whereRaw(HELD_UNPAID)
     .orderBy([{ column: 'created_at' }, { column: 'id' }])
     .select<Array<{ id: string; attendee_count: number }>>('id', 'attendee_count');
   return { seats: rows.reduce((sum, row) => sum + row.attendee_count, 0), registrationIds: rows.map((row) => row.id) };
 }
 
-/** A bank-transfer (or free) registration that would take the client's unpaid places past the event's cap. */
+/** How the refusal and the alert name a holder. */
+const HOLDER_WORDS = {
+  connection: { holds: 'This connection', from: 'from one connection', one: 'One connection' },
+  mailbox: { holds: 'This email address', from: 'by one email address', one: 'One email address' },
+} as const;
+
+/** A bank-transfer (or free) registration that would take a connection's (or a mailbox's) unpaid places past the event's cap. */
 export class UnpaidSeatCapError extends AppError {
   constructor(
     readonly held: number,
     readonly cap: number,
     readonly cardOffered: boolean,
     free: boolean,
+    holder: UnpaidHolder['kind'] = 'connection',
   ) {
+    const words = HOLDER_WORDS[holder];
     // Held 0: the registration alone is larger than the cap (an event whose cap is below its attendees per registration).
     const holds =
       held === 0
         ? 'This registration has more places than may be held in one go'
-        : `This connection already holds ${held} ${free ? '' : 'unpaid '}${held === 1 ? 'place' : 'places'} for this event`;
-    const limit = `at most ${cap} ${cap === 1 ? 'place' : 'places'} may be held ${free ? '' : 'unpaid '}from one connection`;
+        : `${words.holds} already holds ${held} ${free ? '' : 'unpaid '}${held === 1 ? 'place' : 'places'} for this event`;
+    const limit = `at most ${cap} ${cap === 1 ? 'place' : 'places'} may be held ${free ? '' : 'unpaid '}${words.from}`;
     const next = cardOffered
       ? 'Card payment is chosen below: pay by card to register now, or pay for the places already held first'
       : free
@@ -64,10 +79,11 @@ export class UnpaidSeatCapError extends AppError {
 
 /** A suggested note for the cancel command in the alert (quoted on its one line). */
 export const CAP_CANCEL_NOTE = 'unpaid places held from one connection';
+const CAP_CANCEL_NOTE_MAILBOX = 'unpaid places held by one email address';
 
 /** The exact command that cancels every listed registration, one line. */
-export function cancelAllCommand(registrationIds: string[]): string {
-  return `eventops registrations cancel ${registrationIds.map(paymentReference).join(' ')} --note "${CAP_CANCEL_NOTE}"`;
+export function cancelAllCommand(registrationIds: string[], note = CAP_CANCEL_NOTE): string {
+  return `eventops registrations cancel ${registrationIds.map(paymentReference).join(' ')} --note "${note}"`;
 }
 
 type CapAlertContext = Pick<AppContext, 'config' | 'clock' | 'logger' | 'cipher'>;
@@ -81,18 +97,19 @@ function clientFingerprint(ctx: CapAlertContext, client: string): string {
 }
 
 /**
- * Raises the unpaid_seat_cap alert for this event and client, unless one is already open: a second
- * refusal from the same address adds nothing the office has not been told. Run under the event's
- * row lock, so two refusals racing cannot both raise it.
+ * Raises the unpaid_seat_cap alert for this event and holder (a connection, or a mailbox), unless one is
+ * already open: a second refusal from the same address adds nothing the office has not been told. Run
+ * under the event's row lock, so two refusals racing cannot both raise it.
  */
 export async function alertUnpaidSeatCap(
   trx: Knex.Transaction,
   ctx: CapAlertContext,
   event: Pick<EventRecord, 'id' | 'slug' | 'title' | 'maxUnpaidSeatsPerClient'>,
-  client: string,
+  who: UnpaidHolder,
   held: HeldByClient,
 ): Promise<boolean> {
-  const fingerprint = clientFingerprint(ctx, client);
+  // A mailbox is keyed apart from a connection, so neither alert stands for the other.
+  const fingerprint = clientFingerprint(ctx, who.kind === 'connection' ? who.client : `mailbox:${who.mailbox}`);
   const open = await trx('operations_alerts')
     .where({ kind: 'unpaid_seat_cap' })
     .whereNull('resolved_at')
@@ -101,16 +118,17 @@ export async function alertUnpaidSeatCap(
     .first('id');
   if (open) return false;
   const references = held.registrationIds.map(paymentReference);
-  const command = cancelAllCommand(held.registrationIds);
+  const command = cancelAllCommand(held.registrationIds, who.kind === 'connection' ? CAP_CANCEL_NOTE : CAP_CANCEL_NOTE_MAILBOX);
   await raiseOperationsAlert(trx, ctx, {
     kind: 'unpaid_seat_cap',
     reason:
-      `One connection holds ${held.seats} unpaid places of "${event.title}" (${event.slug}), the most it may (maxUnpaidSeatsPerClient ${event.maxUnpaidSeatsPerClient}), ` +
+      `${HOLDER_WORDS[who.kind].one} holds ${held.seats} unpaid places of "${event.title}" (${event.slug}), the most it may (maxUnpaidSeatsPerClient ${event.maxUnpaidSeatsPerClient}), ` +
       `and was refused more: ${references.join(', ')}. If they are not genuine, cancel them all with: ${command}`,
     details: {
       eventId: event.id,
       event: event.slug,
       client: fingerprint,
+      holder: who.kind,
       heldSeats: held.seats,
       maxUnpaidSeatsPerClient: event.maxUnpaidSeatsPerClient,
       references: references.join(' '),
@@ -121,15 +139,16 @@ export async function alertUnpaidSeatCap(
 }
 
 /**
- * Blanks the client key of every registration that no longer holds places unpaid (paid, cancelled) or whose
- * event has started or was deleted: it is kept only as long as the cap needs it. Run by sweep-checkouts.
+ * Blanks the client key and the mailbox key of every registration that no longer holds places unpaid (paid,
+ * cancelled) or whose event has started or was deleted: they are kept only as long as the caps need them. Run
+ * by sweep-checkouts.
  */
 export async function forgetClientKeys(db: Knex, now: Date): Promise<number> {
   const checkouts = await db('checkout_sessions').whereNotNull('client_key').whereNot({ status: 'OPEN' }).update({ client_key: null });
   const result = await db.raw<{ rowCount: number }>(
-    `UPDATE registrations r SET client_key = NULL
+    `UPDATE registrations r SET client_key = NULL, mailbox_key = NULL
        FROM events e
-      WHERE r.event_id = e.id AND r.client_key IS NOT NULL
+      WHERE r.event_id = e.id AND (r.client_key IS NOT NULL OR r.mailbox_key IS NOT NULL)
         AND (NOT (r.status = 'PENDING' OR (r.status = 'PAID' AND r.payment_method = 'free')) OR e.starts_at <= :now OR e.deleted_at IS NOT NULL)`,
     { now },
   );

@@ -69,3 +69,62 @@ export function mayStillBePaidAs(alias: string): (query: Knex.QueryBuilder) => v
   return (query) =>
     void query.where(`${alias}.status`, 'OPEN').orWhere((expired) => expired.where(`${alias}.status`, 'EXPIRED').whereNull(`${alias}.scrubbed_at`));
 }
+
+/**
+ * A checkout holds its places while it is OPEN and its expiry (by the app clock) has not passed: the one
+ * rule the seat count, the per-client cap on places in checkout and a waiting-list offer's end all read,
+ * so a hold ends at its checkout's expiry whether or not a sweep has run since. `now` is the SQL text of a
+ * placeholder bound to the app clock's now (e.g. ':now' or '?'), never SQL now().
+ */
+export function holdsPlacesSql(alias: string, now: string): string {
+  return `(${alias}.status = 'OPEN' AND ${alias}.expires_at > CAST(${now} AS timestamptz))`;
+}
+
+/** holdsPlacesSql for a query builder naming checkout_sessions `alias`, at the app clock's `now`. */
+export function holdsPlacesAs(alias: string, now: Date): (query: Knex.QueryBuilder) => void {
+  return (query) => void query.where(`${alias}.status`, 'OPEN').where(`${alias}.expires_at`, '>', now);
+}
+
+/**
+ * A waiting-list offer's open checkout: holding (holdsPlacesSql) and not a claim whose request died before
+ * recording its session (abandonedClaim: an offer's checkout records its session only within its lease, so
+ * such a claim never handed a payment page out). An offer has at most one; it keeps the offer's places past
+ * the offer's stated end for its own lifetime, never longer. Conditions on checkout_sessions aliased `alias`.
+ */
+export function openOfferCheckoutAs(alias: string, now: Date): (query: Knex.QueryBuilder) => void {
+  const abandonedBefore = new Date(now.getTime() - OPENING_LEASE_MS);
+  return (query) =>
+    void query
+      .where(holdsPlacesAs(alias, now))
+      .whereNot((claim) => claim.whereNull(`${alias}.provider_session_id`).where(`${alias}.created_at`, '<=', abandonedBefore));
+}
+
+/** For whereExists: the open checkout (openOfferCheckoutAs) of the offer a waitlist_entries row aliased `entry` holds now. */
+export function offerCheckoutOf(entry: string, now: Date): (query: Knex.QueryBuilder) => void {
+  return (query) =>
+    void query
+      .select(1)
+      .from('checkout_sessions as oc')
+      .whereRaw(`oc.waitlist_entry_id = ${entry}.id AND oc.waitlist_offer_seq = ${entry}.offer_seq`)
+      .where(openOfferCheckoutAs('oc', now));
+}
+
+export interface OfferCheckoutRow {
+  id: string;
+  provider_session_id: string | null;
+  provider_url: string | null;
+  payment_intent_id: string | null;
+}
+
+/** The offer's open checkout (openOfferCheckoutAs), if it has one. Run under the offer's entry lock. */
+export async function openCheckoutOfOffer(
+  db: Knex | Knex.Transaction,
+  offer: { entryId: string; offerSeq: number },
+  now: Date,
+): Promise<OfferCheckoutRow | undefined> {
+  return db('checkout_sessions as c')
+    .where({ 'c.waitlist_entry_id': offer.entryId, 'c.waitlist_offer_seq': offer.offerSeq })
+    .where(openOfferCheckoutAs('c', now))
+    .orderBy('c.created_at', 'desc')
+    .first<OfferCheckoutRow | undefined>('c.id', 'c.provider_session_id', 'c.provider_url', 'c.payment_intent_id');
+}

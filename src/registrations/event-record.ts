@@ -26,6 +26,8 @@ export interface EventRecord {
   unpaidHoldDays: number | null;
   /** The most unpaid places the public registrations from one client (clientKey) may hold on the event. */
   maxUnpaidSeatsPerClient: number;
+  /** The share of the capacity (0–1) public registrations may hold unpaid before the office is alerted; null: never. */
+  unpaidAlertShare: number | null;
   /** Until when the registrant may change details or cancel on the manage page; null = until startsAt. */
   changesCloseAt: Date | null;
   /** Off by default; offers hold their places for offerHours (1–168). */
@@ -60,6 +62,7 @@ export interface EventRow {
   /** When the hold limit was last set or shortened: no hold ends sooner than a day after it. */
   unpaid_hold_since: Date | null;
   max_unpaid_seats_per_client: number;
+  unpaid_alert_share: number | null;
   changes_close_at: Date | null;
   waitlist_enabled: boolean;
   waitlist_offer_hours: number;
@@ -92,6 +95,8 @@ export function eventFromRow(row: EventRow): EventRecord {
     maxAttendeesPerRegistration: row.max_attendees_per_registration,
     unpaidHoldDays: row.unpaid_hold_days,
     maxUnpaidSeatsPerClient: row.max_unpaid_seats_per_client,
+    // A row read before the column existed (a test's hand-built row) has the default.
+    unpaidAlertShare: row.unpaid_alert_share === undefined ? 0.4 : row.unpaid_alert_share,
     changesCloseAt: row.changes_close_at,
     waitingList: { enabled: row.waitlist_enabled ?? false, offerHours: row.waitlist_offer_hours ?? 24 },
     questions: row.questions ?? [],

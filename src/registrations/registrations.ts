@@ -3,6 +3,7 @@ import { eventFromRow, type EventRecord, type EventRow } from './event-record.js
 import type { FieldCipher } from '../crypto/field-cipher.js';
 import type { PricedRegistration, AttendeeChoice } from './pricing.js';
 import { answerColumns, type Question, type RegistrationAnswers } from './answers.js';
+import { holdsPlacesSql } from './card-checkouts.js';
 
 export type RegistrationStatus = 'PENDING' | 'PAID' | 'CANCELLED';
 export type PaymentMethod = 'free' | 'bank' | 'card' | 'cash' | 'other';
@@ -21,6 +22,8 @@ export interface LockedEvent {
   seatsLeft: number | null;
   /** Places held by open waiting-list offers (already in seatsTaken). */
   seatsOffered: number;
+  /** Places held by open, unexpired card checkouts (already in seatsTaken). */
+  seatsInCheckout: number;
   /** Waiting-list entries still waiting (not yet offered). */
   waiting: number;
 }
@@ -29,32 +32,33 @@ export interface LockedEvent {
  * Locks the event row (FOR UPDATE) for the rest of the transaction and counts
  * its taken seats, so two registrations can never both take the last seat.
  * Every path that takes places, offers them or claims an offer holds this lock.
+ * `now` is the app clock's: a card checkout's hold counts only until its expiry.
  */
-export async function lockEventForSeats(trx: Knex.Transaction, eventId: string): Promise<LockedEvent | undefined> {
+export async function lockEventForSeats(trx: Knex.Transaction, eventId: string, now: Date): Promise<LockedEvent | undefined> {
   const row = await trx('events').where({ id: eventId }).forUpdate().first();
-  return row ? withSeatsTaken(trx, eventFromRow(row)) : undefined;
+  return row ? withSeatsTaken(trx, eventFromRow(row), now) : undefined;
 }
 
 interface SeatCounts {
   registered: number;
   offered: number;
-  /** Places open card checkouts for new registrations hold while the payer is at the provider. */
+  /** Places card checkouts for new registrations hold while the payer is at the provider (open and unexpired). */
   inCheckout: number;
   waiting: number;
 }
 
 /**
- * Places registrations hold, places open waiting-list offers and open card checkouts hold, and entries
- * waiting: one statement. Without `checkoutHolds` the checkouts' are left out (counted as 0).
+ * Places registrations hold, places open waiting-list offers and card checkouts hold (holdsPlacesSql: open
+ * and unexpired at `now`), and entries waiting: one statement.
  */
-async function countSeats(db: Knex | Knex.Transaction, eventId: string, checkoutHolds = true): Promise<SeatCounts> {
+async function countSeats(db: Knex | Knex.Transaction, eventId: string, now: Date): Promise<SeatCounts> {
   const result = await db.raw<{ rows: Array<Record<keyof SeatCounts, string | number>> }>(
     `SELECT (SELECT COALESCE(sum(attendee_count), 0) FROM registrations WHERE event_id = :id AND status IN ('PENDING','PAID')) AS registered,
             (SELECT COALESCE(sum(places), 0) FROM waitlist_entries WHERE event_id = :id AND state = 'OFFERED') AS offered,
-            (SELECT COALESCE(sum(places), 0) FROM checkout_sessions
-              WHERE :holds AND event_id = :id AND status = 'OPEN' AND places > 0) AS "inCheckout",
+            (SELECT COALESCE(sum(c.places), 0) FROM checkout_sessions c
+              WHERE c.event_id = :id AND c.places > 0 AND ${holdsPlacesSql('c', ':now')}) AS "inCheckout",
             (SELECT count(*) FROM waitlist_entries WHERE event_id = :id AND state = 'WAITING') AS waiting`,
-    { id: eventId, holds: checkoutHolds },
+    { id: eventId, now },
   );
   const row = result.rows[0];
   return {
@@ -66,14 +70,15 @@ async function countSeats(db: Knex | Knex.Transaction, eventId: string, checkout
 }
 
 /** The seats count is its own statement, after the lock: one statement's snapshot would predate the wait for it. */
-async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, checkoutHolds = true): Promise<LockedEvent> {
-  const counts = await countSeats(trx, event.id, checkoutHolds);
+async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, now: Date): Promise<LockedEvent> {
+  const counts = await countSeats(trx, event.id, now);
   const seatsTaken = counts.registered + counts.offered + counts.inCheckout;
   return {
     event,
     seatsTaken,
     seatsLeft: event.capacity === null ? null : Math.max(0, event.capacity - seatsTaken),
     seatsOffered: counts.offered,
+    seatsInCheckout: counts.inCheckout,
     waiting: counts.waiting,
   };
 }
@@ -87,8 +92,13 @@ export function publicSeatsLeft(locked: { event: Partial<Pick<EventRecord, 'wait
   return locked.event.waitingList?.enabled && locked.waiting > 0 ? 0 : locked.seatsLeft;
 }
 
-/** A paid checkout's hold on its event: the event as locked and the seats left (null = unlimited). */
+/**
+ * A paid checkout's hold on its event: the event as locked and the seats left (null = unlimited): `seatsLeft`
+ * counts the places other checkouts hold as taken; `seatsLeftForOwnHold` does not, for a checkout completing
+ * into its own live hold (see lockEventForCompletion).
+ */
 export type CompletionLock = Pick<LockedEvent, 'event' | 'seatsLeft'> & {
+  seatsLeftForOwnHold: number | null;
   /** A refund or dispute of this payment that arrived before it (pending_reversals), read under the locks. */
   pendingReversal: boolean;
 };
@@ -111,15 +121,21 @@ export class CapacityChangedError extends Error {
  * (CapacityChangedError), because other shared holders may be taking seats.
  * The same statement reads whether a reversal of `paymentIntentId` is waiting:
  * the caller holds the payment's advisory lock, so that answer is stable.
- * The places open checkouts hold are not counted: a hold was only granted while the places were
- * free, so in the usual course every holder's payment fits; when they no longer all fit (the office
- * lowered the capacity, a checkout paid after it expired) the first payment confirmed gets them.
+ * A payment completes into the places its own checkout holds, and an open checkout's hold is never
+ * taken by a payment that holds none: `seatsLeft` counts the places other checkouts hold (open and
+ * unexpired at `now`; the caller has already claimed this one, so its own places show as free) as
+ * taken, and is what a checkout without a live hold of its own (one from a waiting-list offer, one paid
+ * after its expiry) may take. `seatsLeftForOwnHold` leaves the other holds out: in the usual course a
+ * live holder's places fit either way, as holds are granted only while places are free; when they no
+ * longer all fit (the office lowered the capacity below them) the holders' payments confirmed first
+ * get the places, rather than every holder's payment failing while the others still hold.
  */
 export async function lockEventForCompletion(
   trx: Knex.Transaction,
   eventId: string,
   seenCapacity: number | null,
   paymentIntentId: string | null,
+  now: Date,
 ): Promise<CompletionLock | undefined> {
   const pendingReversal = paymentIntentId
     ? trx.raw('EXISTS (SELECT 1 FROM pending_reversals WHERE payment_intent_id = ?) AS pending_reversal', [paymentIntentId])
@@ -128,27 +144,29 @@ export async function lockEventForCompletion(
   if (seenCapacity !== null) {
     const row = await query.forUpdate();
     if (!row) return undefined;
-    const { event, seatsLeft } = await withSeatsTaken(trx, eventFromRow(row), false);
-    return { event, seatsLeft, pendingReversal: row.pending_reversal };
+    const { event, seatsLeft, seatsTaken, seatsInCheckout } = await withSeatsTaken(trx, eventFromRow(row), now);
+    const seatsLeftForOwnHold = event.capacity === null ? null : Math.max(0, event.capacity - (seatsTaken - seatsInCheckout));
+    return { event, seatsLeft, seatsLeftForOwnHold, pendingReversal: row.pending_reversal };
   }
   const row = await query.forShare();
   if (!row) return undefined;
   const event = eventFromRow(row);
   if (event.capacity !== null) throw new CapacityChangedError(eventId);
-  return { event, seatsLeft: null, pendingReversal: row.pending_reversal };
+  return { event, seatsLeft: null, seatsLeftForOwnHold: null, pendingReversal: row.pending_reversal };
 }
 
-/** Seats left without locking, for showing on the public page: as publicSeatsLeft counts them. */
-export async function seatsLeft(db: Knex, event: SeatEvent): Promise<number | null> {
-  return (await publicSeatCount(db, event)).seatsLeft;
+/** Seats left without locking, for showing on the public page: as publicSeatsLeft counts them, at the app clock's `now`. */
+export async function seatsLeft(db: Knex, event: SeatEvent, now: Date): Promise<number | null> {
+  return (await publicSeatCount(db, event, now)).seatsLeft;
 }
 
-/** The public count without locking, and how many wait on the list. */
+/** The public count without locking, and how many wait on the list, at the app clock's `now`. */
 export async function publicSeatCount(
   db: Knex,
   event: SeatEvent,
+  now: Date,
 ): Promise<{ seatsLeft: number | null; waiting: number }> {
-  const counts = await countSeats(db, event.id);
+  const counts = await countSeats(db, event.id, now);
   if (event.capacity === null) return { seatsLeft: null, waiting: counts.waiting };
   const left = Math.max(0, event.capacity - counts.registered - counts.offered - counts.inCheckout);
   return { seatsLeft: publicSeatsLeft({ event, seatsLeft: left, waiting: counts.waiting }), waiting: counts.waiting };
@@ -170,6 +188,8 @@ export interface NewRegistration {
   paymentIntentId?: string;
   /** The public form's client (clientKey), counted by the unpaid-places cap; none for the office and card payments. */
   clientKey?: string;
+  /** The public form's contact mailbox (mailboxKey), counted by the unpaid-places cap per mailbox; none for the office. */
+  mailboxKey?: string;
   /** Validated answers to the event's questions, stored plain or encrypted by each question's `sensitive`. */
   answers?: { questions: readonly Question[]; values: RegistrationAnswers };
   now: Date;
@@ -212,6 +232,7 @@ export function registrationRow(cipher: FieldCipher, input: NewRegistration): Re
     surcharge_minor: input.priced.surcharge,
     payment_intent_id: input.paymentIntentId ?? null,
     client_key: input.clientKey ?? null,
+    mailbox_key: input.mailboxKey ?? null,
     ...(input.answers ? answerColumns(cipher, input.answers.questions, input.answers.values) : {}),
     paid_at: input.status === 'PAID' ? input.now : null,
     created_at: input.now,

@@ -15,6 +15,7 @@ import { paymentReference } from '../../src/registrations/reference.js';
 import { setSetting } from '../../src/settings.js';
 import { seatsLeft } from '../../src/registrations/registrations.js';
 import { assertInvariants } from '../support/invariants.js';
+import { closeGate } from '../support/race-gate.js';
 import { addCardEvent, registerByBank } from '../support/card-event-harness.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 
@@ -64,11 +65,17 @@ async function settleAll<T>(promises: Array<Promise<T>>): Promise<{ won: T[]; re
 const office = { actor: 'office' };
 
 describe('office commands racing each other, pay-now and the webhook on one registration (row lock)', () => {
+  // Protected by the registration's row lock (lockRegistration): mark-paid reads the registration under it. Without it,
+  // each attempt has read it PENDING by the time the gate (at the payment's insert) opens, and each records the payment.
   it('two mark-paids: one records the payment and queues one receipt; the other says it is already paid', async () => {
     const event = await liveEvent();
     const id = await bankRegistration(event, 1);
     const attempt = () => markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 12000, method: 'bank', ...office }, money);
-    const { won, refused } = await settleAll([attempt(), attempt(), attempt()]);
+    const gate = await closeGate(harness.tdb.db, ['registration_payments']);
+    const attempts = [attempt(), attempt(), attempt()].map((a) => gate.started(a));
+    await gate.waiting(3);
+    await gate.open();
+    const { won, refused } = await settleAll(attempts);
     expect(won).toHaveLength(1);
     expect(refused.map((e) => e.message)).toEqual([expect.stringContaining('already paid (bank)'), expect.stringContaining('already paid (bank)')]);
     expect(await harness.tdb.db('registration_payments').where({ registration_id: id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
@@ -81,7 +88,13 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     const id = await bankRegistration(event, 4);
     const attempt = () =>
       markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 5000, method: 'bank', partial: true, note: 'transfer of 3 March', ...office }, money);
-    const { won, refused } = await settleAll([attempt(), attempt()]);
+    // Protected by the registration's row lock (lockRegistration): the same-payment check reads the payments under it.
+    // Without it, both have found no such payment by the time the gate (at the payment's insert) opens, and both record it.
+    const gate = await closeGate(harness.tdb.db, ['registration_payments']);
+    const attempts = [attempt(), attempt()].map((a) => gate.started(a));
+    await gate.waiting(2);
+    await gate.open();
+    const { won, refused } = await settleAll(attempts);
     expect(won).toMatchObject([{ status: 'PENDING', paidMinor: 5000, balanceMinor: 7000 }]);
     const payments = await harness.tdb.db('registration_payments').where({ registration_id: id });
     expect(payments).toHaveLength(1);
@@ -100,11 +113,20 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     const event = await liveEvent(2);
     const id = await bankRegistration(event, 2);
     await bankRegistration(event, 3);
-    expect(await seatsLeft(harness.tdb.db, event)).toBe(0);
-    const { won, refused } = await settleAll([cancelRegistration(harness.ctx, { registration: id, ...office }), cancelRegistration(harness.ctx, { registration: id, ...office })]);
+    expect(await seatsLeft(harness.tdb.db, event, harness.ctx.clock.now())).toBe(0);
+    // Protected by the registration's row lock (lockRegistration), not the event's lock the cancellation takes next:
+    // without it, both have read the registration live by the time the gate (at the event's lock) opens, and the
+    // second cancels it again from what it read, though it then waits for the first under the event's lock.
+    const gate = await closeGate(harness.tdb.db, ['events']);
+    const cancels = [cancelRegistration(harness.ctx, { registration: id, ...office }), cancelRegistration(harness.ctx, { registration: id, ...office })].map((c) =>
+      gate.started(c),
+    );
+    await gate.waiting(2);
+    await gate.open();
+    const { won, refused } = await settleAll(cancels);
     expect(won).toHaveLength(1);
     expect(refused.map((e) => e.code)).toEqual(['already_cancelled']);
-    expect(await seatsLeft(harness.tdb.db, event)).toBe(1);
+    expect(await seatsLeft(harness.tdb.db, event, harness.ctx.clock.now())).toBe(1);
     expect(await harness.tdb.db('registration_history').where({ registration_id: id, action: 'cancelled' }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 1 });
   });
 

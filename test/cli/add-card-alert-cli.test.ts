@@ -11,6 +11,10 @@ import { useSinkAndMailer } from '../support/mail-fixture.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { providerId } from '../support/provider-fixtures.js';
 import { completedSession, postWebhook, refundedCharge, signedDelivery, stageNewRegistrationCheckout } from '../support/webhook-events.js';
+import { followRealClock } from '../support/test-now.js';
+
+// The command runs on the real clock: default event dates follow it.
+followRealClock();
 
 // Card payments kept without a registration come from the real webhook (the harness's server); the office
 // answers them with the built command; the mail it queues is delivered here to a real SMTP sink.

@@ -5,6 +5,10 @@ import { runCli } from '../support/cli.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { testConfig, testEnv } from '../support/env.js';
 import { insertCheckoutSession, insertEvent } from '../support/factories.js';
+import { followRealClock } from '../support/test-now.js';
+
+// The command runs on the real clock: default event dates follow it.
+followRealClock();
 
 let tdb: TestDatabase;
 beforeAll(async () => {

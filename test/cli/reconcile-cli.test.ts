@@ -10,6 +10,10 @@ import { testEnv } from '../support/env.js';
 import { insertEvent } from '../support/factories.js';
 import { startFakeProvider, type FakeProvider } from '../support/fake-provider.js';
 import { TEST_WEBHOOK_SECRET } from '../support/webhook-events.js';
+import { followRealClock } from '../support/test-now.js';
+
+// The command runs on the real clock: default event dates follow it.
+followRealClock();
 
 // The built command in a subprocess, on the real clock (as cron runs it), against the local provider.
 let tdb: TestDatabase;

@@ -1,3 +1,4 @@
+import { formatInTimeZone } from 'date-fns-tz';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +23,12 @@ async function campWithFamily() {
   return { event, family, reference: paymentReference(family.id) };
 }
 
+/** When the consent was given, as the office reads it: in the church's time zone (APP_TIMEZONE, Sydney). */
+function consentShownAt(): string {
+  const at = campAnswers().answers.attendees[1]?.['photos'] as { at: string };
+  return formatInTimeZone(new Date(at.at), 'Australia/Sydney', 'yyyy-MM-dd HH:mm');
+}
+
 const SENSITIVE_VALUES = ['peanuts', 'asthma', '2016-09-14', '1988-04-02'];
 
 describe('registrations show: the answers, sensitive ones only with --sensitive', () => {
@@ -39,8 +46,7 @@ describe('registrations show: the answers, sensitive ones only with --sensitive'
       '    Dietary needs: vegetarian',
       '  Kim Camper (Child):',
       '    Dietary needs: no pork',
-      // 23:30 UTC is 10:30 the next morning in Sydney (APP_TIMEZONE).
-      '    Photo consent: agreed by Ruth Camper (as guardian of Kim Camper) at 2026-11-21 10:30: “Photos of my child may appear in the church newsletter.”',
+      `    Photo consent: agreed by Ruth Camper (as guardian of Kim Camper) at ${consentShownAt()}: “Photos of my child may appear in the church newsletter.”`,
       expect.stringMatching(/^ {2}4 sensitive answers hidden: show with --sensitive \(purged on \d{4}-\d{2}-\d{2}\)$/),
     ]);
     for (const value of SENSITIVE_VALUES) expect(shown.stdout).not.toContain(value);
@@ -104,7 +110,7 @@ describe('registrations export: a column per question, sensitive columns only wi
     expect(Object.keys(rows[0] ?? {}).filter((header) => header.startsWith('q.'))).toEqual(['q.diet', 'q.photos', 'q.emergency', 'q.bus']);
     expect(rows.map((row) => [row.attendee_name, row.registration_reference, row['q.diet'], row['q.photos'], row['q.emergency'], row['q.bus']])).toEqual([
       ['Ruth Camper', reference, 'vegetarian', '', 'Joe Camper 0400 111 222', 'yes'],
-      ['Kim Camper', reference, 'no pork', 'agreed by Ruth Camper (as guardian of Kim Camper) at 2026-11-21 10:30', 'Joe Camper 0400 111 222', 'yes'],
+      ['Kim Camper', reference, 'no pork', `agreed by Ruth Camper (as guardian of Kim Camper) at ${consentShownAt()}`, 'Joe Camper 0400 111 222', 'yes'],
     ]);
     for (const value of SENSITIVE_VALUES) expect(exported.stdout).not.toContain(value);
     expect(await office.db('registration_history').where({ action: 'sensitive_exported' })).toEqual([]);
@@ -190,7 +196,8 @@ describe('registrations export: a column per question, sensitive columns only wi
       'q.medical': 'Ruth: asthma, inhaler in bag',
       'q.bus': true,
     });
-    expect(kim?.answers['q.photos']).toEqual({ agreed: true, statement: 'Photos of my child may appear in the church newsletter.', at: '2026-11-20T23:30:00.000Z', by: 'Ruth Camper', asGuardianOf: 'Kim Camper' });
+    expect(kim?.answers['q.photos']).toEqual(campAnswers().answers.attendees[1]?.['photos']);
+    expect(kim?.answers['q.photos']).toMatchObject({ agreed: true, statement: 'Photos of my child may appear in the church newsletter.', by: 'Ruth Camper', asGuardianOf: 'Kim Camper' });
     const recorded = await office.db('registration_history').where({ action: 'sensitive_exported' }).whereRaw(`changes->>'reason' = 'first aid'`);
     expect(recorded).toHaveLength(1);
     expect(recorded[0].changes.to).toBe('standard output');

@@ -368,7 +368,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
 
     await cli(['cancel', registration.reference]);
     const { seatsLeft } = await import('../../src/registrations/registrations.js');
-    expect(await seatsLeft(office.db, { id: event.id, capacity: 1 })).toBe(0);
+    expect(await seatsLeft(office.db, { id: event.id, capacity: 1 }, new Date())).toBe(0);
   });
 
   it('add matches a ticket type id as written or, when only one id is the same ignoring case, that one; otherwise it names the event\'s ticket types', async () => {

@@ -186,6 +186,51 @@ describe('configuration rules', () => {
     }
   });
 
+  it("CHURCH_NETWORKS lists the church's own networks in CIDR form, strictly; anything else stops boot naming it, never echoing the value", () => {
+    expect(loadConfig(testEnv({})).config.limits).toMatchObject({ churchNetworks: [], churchNetworkFormPostsPerMinute: 120 });
+    expect(loadConfig(testEnv({ CHURCH_NETWORKS: '203.0.113.7/32, 2001:db8:5::/48,198.51.100.0/24 , 2001:db8:7::1' })).config.limits.churchNetworks).toEqual([
+      '203.0.113.7/32',
+      '2001:db8:5::/48',
+      '198.51.100.0/24',
+      '2001:db8:7::1/128',
+    ]);
+    const garbage = [
+      '203.0.113.7/24', // host bits set: a typo for /32?
+      '2001:db8:5::1/48',
+      '0.0.0.0/0', // everyone
+      '10.0.0.0/8', // wider than a church's network
+      '2001:db8::/31',
+      '203.0.113.0/33',
+      '::ffff:203.0.113.0/120', // IPv4-mapped: never matches
+      'fe80::1%eth0',
+      '203.0.113.7,',
+      '203.0.113.7 198.51.100.1',
+      '203.0.113.7:80',
+      'church.example.org',
+      '0x7f.1',
+      'true',
+    ];
+    for (const value of garbage) {
+      expect(variablesOf(testEnv({ CHURCH_NETWORKS: value })), value).toEqual(['CHURCH_NETWORKS']);
+    }
+    expect(() => loadConfig(testEnv({ CHURCH_NETWORKS: '203.0.113.7/24' }))).toThrow(/CHURCH_NETWORKS: comma-separated IPv4 or IPv6 networks of the church itself in CIDR form/);
+    try {
+      loadConfig(testEnv({ CHURCH_NETWORKS: '198.51.100.77/24' }));
+    } catch (error) {
+      expect(String(error)).not.toContain('198.51.100.77');
+    }
+  });
+
+  it('CHURCH_NETWORK_FORM_POSTS_PER_MINUTE is a whole number from 1 to 10000, 120 when unset; set without CHURCH_NETWORKS it warns that it applies to nobody', () => {
+    expect(loadConfig(testEnv({ CHURCH_NETWORKS: '203.0.113.7', CHURCH_NETWORK_FORM_POSTS_PER_MINUTE: '200' })).config.limits.churchNetworkFormPostsPerMinute).toBe(200);
+    for (const garbage of ['0', '-1', '2.5', 'lots', '10001']) {
+      expect(variablesOf(testEnv({ CHURCH_NETWORKS: '203.0.113.7', CHURCH_NETWORK_FORM_POSTS_PER_MINUTE: garbage })), garbage).toEqual(['CHURCH_NETWORK_FORM_POSTS_PER_MINUTE']);
+    }
+    expect(loadConfig(testEnv({ CHURCH_NETWORK_FORM_POSTS_PER_MINUTE: '200' })).warnings).toContain(
+      'CHURCH_NETWORK_FORM_POSTS_PER_MINUTE is set while CHURCH_NETWORKS is not: it applies to nobody',
+    );
+  });
+
   it('TRACKER_REPO must be owner/repo', () => {
     expect(variablesOf(testEnv({ TRACKER_REPO: 'just-a-name' }))).toEqual(['TRACKER_REPO']);
     const { config } = loadConfig(testEnv({ TRACKER_REPO: 'grace/ops', TRACKER_TOKEN: 'tok' }));

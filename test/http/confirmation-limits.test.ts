@@ -107,12 +107,12 @@ describe('the per-client cap of confirmation emails (CONFIRMATION_EMAILS_PER_CLI
     });
   });
 
-  it('IPv6 clients in one /56 share the cap, whichever /64 they post from; another /56 does not', async () => {
+  it('IPv6 clients in one /48 share the cap, whichever /56 or /64 they post from; another /48 does not', async () => {
     await withServer({ CONFIRMATION_EMAILS_PER_CLIENT_PER_HOUR: '2' }, async (post, ctx) => {
       await post('a@example.org', '2001:db8:5:1::1');
-      await post('b@example.org', '2001:db8:5:2::2');
-      await post('c@example.org', '2001:db8:5:ff::3');
-      await post('d@example.org', '2001:db8:5:100::1');
+      await post('b@example.org', '2001:db8:5:200::2');
+      await post('c@example.org', '2001:db8:5:ff00::3');
+      await post('d@example.org', '2001:db8:6::1');
       const sent = await delivered(ctx);
       expect(sent.map((message) => message.envelope.to[0])).toEqual(['a@example.org', 'b@example.org', 'd@example.org']);
     });

@@ -111,6 +111,19 @@ describe('maxAttendeesPerRegistration: the cap on one registration', () => {
     expect(() => parseEventFile({ ...file, maxAttendeesPerRegistration: 0 })).toThrow(/maxAttendeesPerRegistration: at least 1/);
     expect(() => parseEventFile({ ...file, unpaidHoldDays: 1.5 })).toThrow(/unpaidHoldDays/);
   });
+
+  it('unpaidAlertShare: 0.4 when created without it, kept by an update without it, null for no alert; anything but a share from above 0 to 1 is refused by name', async () => {
+    const ctx = createTestContext({ db: tdb.db });
+    const file = { slug: 'share-camp', title: 'Share Camp', startsAt: '2027-03-12T18:00:00+11:00', capacity: 40, pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 1000 }] } };
+    expect((await createEvent(ctx, parseEventFile(file))).event.unpaidAlertShare).toBe(0.4);
+    expect((await updateEvent(ctx, parseEventFile({ ...file, unpaidAlertShare: 0.25 }))).event.unpaidAlertShare).toBe(0.25);
+    expect((await updateEvent(ctx, parseEventFile({ ...file, title: 'Share Camp 2' }))).event.unpaidAlertShare).toBe(0.25);
+    expect((await updateEvent(ctx, parseEventFile({ ...file, unpaidAlertShare: null }))).event.unpaidAlertShare).toBeNull();
+    expect(() => parseEventFile({ ...file, unpaidAlertShare: 0 })).toThrow(/unpaidAlertShare: more than 0 \(null for no alert\)/);
+    expect(() => parseEventFile({ ...file, unpaidAlertShare: 1.5 })).toThrow(/unpaidAlertShare: at most 1 \(the whole capacity\)/);
+    expect(() => parseEventFile({ ...file, unpaidAlertShare: '40%' })).toThrow(/unpaidAlertShare: a share of the capacity as a number from 0 to 1, e.g. 0.4 for 40%/);
+    expect(() => parseEventFile({ ...file, unpaidAlertShares: 0.4 })).toThrow(/unknown key "unpaidAlertShares"/);
+  });
 });
 
 describe('the places left cap the rows the form offers', () => {

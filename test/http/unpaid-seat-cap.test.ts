@@ -7,7 +7,8 @@ import { queuedMessages } from '../support/webhook-events.js';
 
 /**
  * maxUnpaidSeatsPerClient: the public form's bank-transfer (and free) registrations from one client address
- * (IPv4 as it is, IPv6 by /56) hold at most that many unpaid places of an event; card payment stays open.
+ * (IPv4 as it is, IPv6 by /48), and to one mailbox, hold at most that many unpaid places of an event; card
+ * payment stays open. Past the event's unpaidAlertShare of its capacity, the office hears once.
  */
 
 let harness: PaymentsHarness;
@@ -25,9 +26,19 @@ beforeEach(async () => {
 
 const db = () => harness.tdb.db;
 
+/** A mailbox of the client's own, so only the per-client cap is at stake unless a test names one. */
+const mailboxOf = (client: string) => `harry-${client.replace(/[^0-9a-f]/gi, '-')}@example.org`;
+
 /** The page's form, `attendees` rows of adults, from `client`. */
-async function postForm(slug: string, client: string, attendees: number, payment: 'bank' | 'card' | undefined = 'bank', name = 'Hoarding Harry') {
-  const form = new URLSearchParams({ name, email: 'harry@example.org', ...(payment ? { payment } : {}) });
+async function postForm(
+  slug: string,
+  client: string,
+  attendees: number,
+  payment: 'bank' | 'card' | undefined = 'bank',
+  name = 'Hoarding Harry',
+  email = mailboxOf(client),
+) {
+  const form = new URLSearchParams({ name, email, ...(payment ? { payment } : {}) });
   for (let n = 1; n <= attendees; n += 1) {
     form.append('attendee_name', `Guest ${n}`);
     form.append('attendee_tier', 'adult');
@@ -96,7 +107,7 @@ describe('the cap on unpaid places per client (default 30)', () => {
     const json = await fetch(`${harness.server.url}/events/${event.slug}/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.9' },
-      body: JSON.stringify({ name: 'Harry', email: 'harry@example.org', payment: 'bank', attendees: [{ name: 'One', tier: 'adult' }] }),
+      body: JSON.stringify({ name: 'Harry', email: mailboxOf('198.51.100.9'), payment: 'bank', attendees: [{ name: 'One', tier: 'adult' }] }),
     });
     expect(json.status).toBe(409);
     expect(((await json.json()) as { error: { code: string } }).error.code).toBe('unpaid_seat_cap');
@@ -157,17 +168,112 @@ describe('the cap is race-free', () => {
   });
 });
 
-describe('IPv6 clients are counted by their /56', () => {
-  it('two addresses in one /56 share the cap; an address in the next /56 has its own', async () => {
+describe('IPv6 clients are counted by their /48', () => {
+  it('two addresses in one /48 share the cap; an address in the next /48 has its own', async () => {
     const event = await insertEvent(db(), { capacity: 100, max_unpaid_seats_per_client: 15 });
     expect((await postForm(event.slug, '2001:db8:abcd:1200::1', 10)).status).toBe(303);
-    const sameHome = await postForm(event.slug, '2001:db8:abcd:12ff:ffff::9', 10);
-    expect(sameHome.status).toBe(409);
-    expect(sameHome.text).toContain('This connection already holds 10 unpaid places');
+    const sameSite = await postForm(event.slug, '2001:db8:abcd:ffff:ffff::9', 10);
+    expect(sameSite.status).toBe(409);
+    expect(sameSite.text).toContain('This connection already holds 10 unpaid places');
     expect((await postForm(event.slug, '2001:db8:abcd:12ff::2', 5)).status).toBe(303);
-    expect((await postForm(event.slug, '2001:db8:abcd:1300::1', 10)).status).toBe(303);
-    expect(await heldBy(event.id, '2001:db8:abcd:1200::/56')).toBe(15);
-    expect(await heldBy(event.id, '2001:db8:abcd:1300::/56')).toBe(10);
+    expect((await postForm(event.slug, '2001:db8:abce::1', 10)).status).toBe(303);
+    expect(await heldBy(event.id, '2001:db8:abcd::/48')).toBe(15);
+    expect(await heldBy(event.id, '2001:db8:abce::/48')).toBe(10);
+  });
+
+  it('rotating through five /56 networks inside one /48 holds no more than one cap: the second /56 and later are refused', async () => {
+    const event = await insertEvent(db(), { capacity: 200, max_unpaid_seats_per_client: 10 });
+    const answers = [];
+    for (const network of ['00', '01', '02', '03', '04']) answers.push(await postForm(event.slug, `2001:db8:77:${network}00::1`, 10));
+    expect(answers.map((a) => a.status)).toEqual([303, 409, 409, 409, 409]);
+    expect(await heldBy(event.id, '2001:db8:77::/48')).toBe(10);
+  });
+});
+
+describe('the cap counts mailboxes too', () => {
+  it('one mailbox posting from many addresses (its spellings: case, +tags) holds at most the cap; the refusal names the email address; other mailboxes are unaffected', async () => {
+    const event = await insertEvent(db(), { slug: 'mailbox-camp', title: 'Mailbox Camp', capacity: 200, max_unpaid_seats_per_client: 20 });
+    const spellings = ['hoarder@example.org', 'Hoarder+2@example.org', 'hoarder+3@EXAMPLE.org', 'hoarder+4@example.org'];
+    const answers = [];
+    for (const [n, email] of spellings.entries()) answers.push(await postForm(event.slug, `198.51.100.${60 + n}`, 10, 'bank', 'Hoarding Harry', email));
+    expect(answers.map((a) => a.status)).toEqual([303, 303, 409, 409]);
+    expect(answers[2]!.text).toContain('This email address already holds 20 unpaid places for this event, and at most 20 places may be held unpaid by one email address.');
+    expect(await db()('registrations').where({ event_id: event.id }).sum({ seats: 'attendee_count' }).first()).toEqual({ seats: 20 });
+
+    // One alert for the mailbox, naming its registrations, never the address.
+    const alerts = await capAlerts(event.id);
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0].reason).toContain('One email address holds 20 unpaid places of "Mailbox Camp" (mailbox-camp)');
+    expect(alerts[0].reason).toContain('--note "unpaid places held by one email address"');
+    expect(alerts[0].details).toMatchObject({ holder: 'mailbox', heldSeats: 20 });
+    expect(JSON.stringify(alerts[0]).toLowerCase()).not.toContain('hoarder');
+
+    expect((await postForm(event.slug, '198.51.100.64', 10, 'bank', 'Another Family', 'another@example.org')).status).toBe(303);
+  });
+
+  it('the mailbox key is forgotten with the client key once the places are no longer held unpaid', async () => {
+    const event = await insertEvent(db(), { capacity: 100 });
+    expect((await postForm(event.slug, '198.51.100.70', 1)).status).toBe(303);
+    const stored = await db()('registrations').where({ event_id: event.id }).first<{ id: string; mailbox_key: string | null }>();
+    expect(stored.mailbox_key).toMatch(/^[0-9a-f]{64}$/);
+    await db()('registrations').where({ id: stored.id }).update({ status: 'PAID', paid_at: new Date() });
+    await forgetClientKeys(db(), new Date('2026-11-22T00:00:00Z'));
+    expect(await db()('registrations').where({ id: stored.id }).first('client_key', 'mailbox_key')).toEqual({ client_key: null, mailbox_key: null });
+  });
+});
+
+describe("the office hears once when an event's unpaid places pass its unpaidAlertShare", () => {
+  const shareAlerts = (eventId: string) => db()('operations_alerts').where({ kind: 'unpaid_share' }).whereRaw(`details->>'eventId' = ?`, [eventId]).orderBy('id');
+
+  it('many connections each under their cap: one alert when the unpaid places pass 40% of the capacity, naming the largest holders with their references; later posts raise none', async () => {
+    const event = await insertEvent(db(), { slug: 'shared-camp', title: 'Shared Camp', capacity: 100 });
+    const mailsBefore = (await queuedMessages(harness.ctx, 'operations-alert')).length;
+    // The largest holder, 12 places from one address in two posts; then others: 6 + 6 + 10 + 10 + 5 = 37, under 40.
+    expect((await postForm(event.slug, '192.0.2.15', 6)).status).toBe(303);
+    expect((await postForm(event.slug, '192.0.2.15', 6)).status).toBe(303);
+    for (const [client, places] of [['192.0.2.11', 10], ['192.0.2.12', 10], ['192.0.2.13', 5]] as const) expect((await postForm(event.slug, client, places)).status).toBe(303);
+    expect(await shareAlerts(event.id)).toHaveLength(0);
+    // 47: past the share. Posts after it raise nothing more.
+    for (const client of ['192.0.2.14', '192.0.2.16', '192.0.2.17']) expect((await postForm(event.slug, client, 10)).status).toBe(303);
+
+    const alerts = await shareAlerts(event.id);
+    expect(alerts).toHaveLength(1);
+    const largest = (await db()('registrations').where({ event_id: event.id, client_key: '192.0.2.15' }).orderBy(['created_at', 'id']).select<Array<{ id: string }>>('id')).map((r) =>
+      paymentReference(r.id),
+    );
+    expect(alerts[0].reason).toContain(`The public form's registrations hold 47 of the 100 places of "Shared Camp" (shared-camp) unpaid, more than 40% (the event's unpaidAlertShare 0.4).`);
+    expect(alerts[0].reason).toContain(`connection A: 12 places in 2 registrations (${largest.join(' ')})`);
+    expect(alerts[0].reason).toContain('email address A: 12 places in 2 registrations');
+    expect(alerts[0].details).toMatchObject({ unpaidPlaces: 47, capacity: 100, unpaidAlertShare: 0.4 });
+    expect(JSON.stringify(alerts[0])).not.toContain('192.0.2.');
+    const mails = (await queuedMessages(harness.ctx, 'operations-alert')).slice(mailsBefore);
+    expect(mails).toHaveLength(1);
+    expect(mails[0]!.subject + mails[0]!.text).toContain('Many places held unpaid');
+  });
+
+  it('a crossing after the office resolved the first and the places fell back below the share is news again; unpaidAlertShare null asks for none', async () => {
+    const event = await insertEvent(db(), { capacity: 50, unpaid_alert_share: 0.5 });
+    for (const client of ['192.0.2.21', '192.0.2.22', '192.0.2.23']) expect((await postForm(event.slug, client, 10)).status).toBe(303);
+    expect(await shareAlerts(event.id)).toHaveLength(1);
+    await db()('operations_alerts').where({ kind: 'unpaid_share' }).update({ resolved_at: new Date() });
+    // Two pay: 10 unpaid left, below 25; then the unpaid places pass 25 again.
+    const [first, second] = await db()('registrations').where({ event_id: event.id }).orderBy('created_at').select<Array<{ id: string }>>('id');
+    await db()('registrations').whereIn('id', [first!.id, second!.id]).update({ status: 'PAID', paid_at: new Date() });
+    expect((await postForm(event.slug, '192.0.2.24', 10)).status).toBe(303);
+    expect(await shareAlerts(event.id)).toHaveLength(1);
+    expect((await postForm(event.slug, '192.0.2.25', 10)).status).toBe(303);
+    expect(await shareAlerts(event.id)).toHaveLength(2);
+
+    const quiet = await insertEvent(db(), { capacity: 20, unpaid_alert_share: null });
+    for (const client of ['192.0.2.26', '192.0.2.27']) expect((await postForm(quiet.slug, client, 10)).status).toBe(303);
+    expect(await shareAlerts(quiet.id)).toHaveLength(0);
+  });
+
+  it('a free event filling past the share raises none: nothing is owed on its places, though each connection is still capped', async () => {
+    const picnic = await insertEvent(db(), { capacity: 40, pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 0 }] }) });
+    for (const client of ['192.0.2.31', '192.0.2.32', '192.0.2.33']) expect((await postForm(picnic.slug, client, 10, undefined)).status).toBe(303);
+    expect(await db()('registrations').where({ event_id: picnic.id, status: 'PAID', payment_method: 'free' }).sum({ places: 'attendee_count' }).first()).toEqual({ places: 30 });
+    expect(await shareAlerts(picnic.id)).toHaveLength(0);
   });
 });
 

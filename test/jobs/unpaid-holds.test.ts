@@ -42,7 +42,7 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
     await tdb.db('registration_payments').insert({ registration_id: partlyPaid.id, amount_minor: 5000, method: 'cash', recorded_by: 'office', recorded_at: madeAt });
     const payingByCard = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: madeAt });
     const noLimit = await insertRegistration(tdb.db, ctx.cipher, unlimitedHold.id, { status: 'PENDING', created_at: madeAt });
-    expect(await seatsLeft(tdb.db, { id: event.id, capacity: 5 })).toBe(0);
+    expect(await seatsLeft(tdb.db, { id: event.id, capacity: 5 }, clock.now())).toBe(0);
     // A pay-now checkout in flight keeps its registration's hold (no reminder, no release) until it is settled.
     const inFlight = await insertCheckoutSession(tdb.db, ctx.cipher, event.id, {
       registration_id: payingByCard.id, payload_enc: null, expires_at: new Date('2027-04-05T00:20:00Z'),
@@ -79,7 +79,7 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
     expect(await statusOf(partlyPaid.id)).toBe('PENDING');
     expect(await statusOf(payingByCard.id)).toBe('PENDING');
     expect(await statusOf(noLimit.id)).toBe('PENDING');
-    expect(await seatsLeft(tdb.db, { id: event.id, capacity: 5 })).toBe(2);
+    expect(await seatsLeft(tdb.db, { id: event.id, capacity: 5 }, clock.now())).toBe(2);
     expect(await tdb.db('registration_history').where({ registration_id: held.id }).orderBy('id').select('action', 'actor')).toEqual([
       { action: 'hold_reminder', actor: 'sweep-checkouts' },
       { action: 'hold_released', actor: 'sweep-checkouts' },

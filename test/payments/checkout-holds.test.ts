@@ -5,7 +5,8 @@ import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-
 
 // Rule: an open card checkout for a new registration holds its places, so the payer at the provider's page
 // is never charged for a place a bank transfer took meanwhile; its own places are the ones its payment takes;
-// an expired checkout frees them; and one client's open checkouts hold at most maxUnpaidSeatsPerClient places.
+// an expired checkout frees them, at its expiry by the app clock whether or not a sweep has run; and one client's
+// open checkouts hold at most maxUnpaidSeatsPerClient places.
 
 const T0 = new Date('2026-11-22T00:00:00Z');
 let harness: PaymentsHarness;
@@ -64,6 +65,21 @@ describe('places held by an open card checkout', () => {
     expect(await db()('operations_alerts').where({ kind: 'sold_out' })).toEqual([]);
   });
 
+  it('when the office lowers the capacity below the places held, the holder whose payment is confirmed first gets them (not every holder fails while the others hold)', async () => {
+    const event = await insertEvent(db(), { capacity: 4, online_payment: true });
+    expect((await post(event.slug, '198.51.100.25', 2, 'card')).status).toBe(303);
+    expect((await post(event.slug, '198.51.100.26', 2, 'card')).status).toBe(303);
+    const [first, second] = await openCheckouts(event.id).orderBy('created_at');
+    await db()('events').where({ id: event.id }).update({ capacity: 2 });
+
+    const paidFirst = await harness.provider.deliver('checkout.session.completed', second.provider_session_id as string);
+    expect(JSON.parse(paidFirst.body)).toMatchObject({ outcome: 'completed' });
+    const paidSecond = await harness.provider.deliver('checkout.session.completed', first.provider_session_id as string);
+    expect(JSON.parse(paidSecond.body)).toMatchObject({ outcome: 'unfulfilled' });
+    expect(await placesTaken(event.id)).toBe(2);
+    expect(await db()('operations_alerts').where({ kind: 'sold_out', checkout_session_id: first.id })).toHaveLength(1);
+  });
+
   it('a checkout the sweep finds expired frees its places for the next family', async () => {
     const event = await insertEvent(db(), { capacity: 2, online_payment: true });
     expect((await post(event.slug, '198.51.100.30', 2, 'card')).status).toBe(303);
@@ -75,6 +91,23 @@ describe('places held by an open card checkout', () => {
 
     expect((await post(event.slug, '198.51.100.31', 2, 'bank')).status).toBe(303);
     expect(await placesTaken(event.id)).toBe(2);
+  });
+
+  it('a checkout past its expiry holds nothing, by the app clock, before any sweep has run: the public count, a bank transfer and the cap per connection all see its places free', async () => {
+    const event = await insertEvent(db(), { capacity: 2, online_payment: true, max_unpaid_seats_per_client: 2 });
+    expect((await post(event.slug, '198.51.100.35', 2, 'card')).status).toBe(303);
+    const [checkout] = await openCheckouts(event.id);
+    expect((await post(event.slug, '198.51.100.36', 1, 'bank')).status).toBe(409);
+    expect((await post(event.slug, '198.51.100.35', 2, 'card')).status).toBe(409);
+
+    // Its expiry passes; no sweep runs, so the row is still OPEN.
+    harness.ctx.clock.set(checkout.expires_at);
+    expect(await openCheckouts(event.id)).toHaveLength(1);
+    expect(await (await fetch(`${harness.server.url}/events/${event.slug}`)).text()).toContain('2 places left');
+    // The same connection may hold places by card again: the expired checkout no longer counts toward its cap.
+    expect((await post(event.slug, '198.51.100.35', 1, 'card')).status).toBe(303);
+    expect((await post(event.slug, '198.51.100.36', 1, 'bank')).status).toBe(303);
+    expect(await placesTaken(event.id)).toBe(1);
   });
 
   it('one connection\'s open checkouts hold at most maxUnpaidSeatsPerClient places; other connections still pay by card', async () => {

@@ -129,7 +129,7 @@ describe('offering freed places', () => {
     claimTokenIn(offer?.text ?? '');
 
     // The offer holds the place in the one seat count.
-    const locked = await db().transaction((trx) => lockEventForSeats(trx, event.id));
+    const locked = await db().transaction((trx) => lockEventForSeats(trx, event.id, harness.ctx.clock.now()));
     expect(locked).toMatchObject({ seatsTaken: 2, seatsLeft: 0, seatsOffered: 1, waiting: 1 });
     // A second pass offers nothing more.
     expect(await runWaitlistPass(harness.ctx, office)).toMatchObject({ offered: 0 });

@@ -9,12 +9,15 @@ import { joinWaitingList } from '../../src/registrations/waitlist/join.js';
 import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { closeGate, untilWaitingForLocks } from '../support/race-gate.js';
 import { entries, fullWaitlistEvent, placesHeld } from './waitlist-support.js';
 
 /**
  * Each race runs concurrent transactions on real PostgreSQL. Every path that moves places (registering,
  * claiming, offering, expiring, cancelling) takes the event's row lock first, so none of them sees the
- * others half done.
+ * others half done. A gate (test/support/race-gate.ts) holds the racers at their first write until each
+ * has read what it decides on, or waits behind the lock that protects the race; each test names that lock,
+ * and fails without it.
  */
 let tdb: TestDatabase;
 let ctx: AppContext & { clock: FixedClock };
@@ -38,6 +41,14 @@ const claim = (event: EventRecord, offer: { entryId: string; offerSeq: number },
   registerWithoutCard(ctx, event, { contact: { name: 'Claimer', email }, attendees: [{ name: 'Claimer', tier: 'adult' }], family: false, payment: 'bank', waitlistOffer: offer });
 const publicRegistration = (event: EventRecord, n: number) =>
   registerWithoutCard(ctx, event, { contact: { name: `Walk Up ${n}`, email: `walk-${n}@example.org` }, attendees: [{ name: `Walk Up ${n}`, tier: 'adult' }], family: false, payment: 'bank' });
+/** The office's `registrations add`: it may take any free place, waiting list or not; `overCapacity` goes past the capacity knowingly. */
+const byOffice = (event: EventRecord, overCapacity: boolean) =>
+  registerWithoutCard(
+    ctx,
+    event,
+    { contact: { name: 'Office Add', email: 'office-add@example.org' }, attendees: [{ name: 'Office Add', tier: 'adult' }], family: false },
+    { overCapacity, within: async () => {} },
+  );
 
 async function settle<T>(promises: Array<Promise<T>>): Promise<{ won: T[]; refused: unknown[] }> {
   const results = await Promise.allSettled(promises);
@@ -54,39 +65,53 @@ async function offerOf(event: EventRecord, index = 0) {
 }
 
 describe('waiting-list races', () => {
+  // Protected by the event's row lock (lockEventForSeats): each pass counts the free places under it. Without it,
+  // all five passes have counted the one free place by the time the gate opens, and each offers it to someone.
   it('a freed place is offered once, however many passes run at once (servers, the sweep, the minute loop)', async () => {
     const { event, registrations } = await fullWaitlistEvent(tdb.db, ctx.cipher, 1);
     await join(event, 'a@example.org');
     await join(event, 'b@example.org');
     await cancelRegistration(ctx, { registration: registrations[0] as string, ...office });
-    const results = await Promise.all([pass(), pass(), pass(), pass(), pass()]);
-    expect(results.reduce((sum, r) => sum + r.offered, 0)).toBe(1);
+    // A pass's first write is to the list (expiring the offers past their time): the gate holds it there.
+    const gate = await closeGate(tdb.db, ['waitlist_entries']);
+    const passes = Array.from({ length: 5 }, () => gate.started(pass()));
+    await gate.waiting(5);
+    await gate.open();
+    const { won, refused } = await settle(passes);
+    expect(refused).toEqual([]);
+    expect(won.reduce((sum, r) => sum + r.offered, 0)).toBe(1);
     expect((await entries(tdb.db, event.id)).map((e) => e.state)).toEqual(['OFFERED', 'WAITING']);
     expect(await tdb.db('queued_mail').where({ kind: 'waitlist-offer' }).count({ n: '*' }).first()).toEqual({ n: 1 });
     expect(await placesHeld(tdb.db, event.id)).toEqual({ registered: 0, offered: 1 });
   });
 
-  it('a place is never sold publicly while an offer holds it, nor while anyone waits', async () => {
+  // Protected by the event's row lock: the pass and the office's add both decide on the freed place from counts
+  // read under it. Without it, both have counted the place free by the time the gate opens, and both take it.
+  // The public form's registrations are refused whatever the locks: places held and entries waiting are counted
+  // in one statement, so the form sees either someone waiting or the offer holding the place.
+  it('a place is never sold publicly while an offer holds it, nor while anyone waits, nor to the office as well as offered', async () => {
     const { event, registrations } = await fullWaitlistEvent(tdb.db, ctx.cipher, 2);
     await join(event, 'held@example.org');
     await cancelRegistration(ctx, { registration: registrations[0] as string, ...office });
-    const { won, refused } = await settle<unknown>([publicRegistration(event, 1), pass(), publicRegistration(event, 2), publicRegistration(event, 3)]);
-    expect(won).toHaveLength(1);
-    expect(refused.length).toBe(3);
+    // The pass first: it counts the freed place and waits at the gate (under the event's lock, holding it); then the
+    // others, which write registrations. The office's add waits behind the lock, or without it at the gate.
+    const gate = await closeGate(tdb.db, ['waitlist_entries', 'registrations']);
+    const racers: Array<Promise<unknown>> = [gate.started(pass())];
+    await gate.waiting(1);
+    for (const n of [1, 2, 3]) racers.push(gate.started(publicRegistration(event, n)));
+    racers.push(gate.started(byOffice(event, false)));
+    await gate.waiting(2);
+    await gate.open();
+    const { won, refused } = await settle(racers);
+    expect(won).toEqual([{ offered: 1, expired: 0 }]);
+    expect(refused.length).toBe(4);
     expect(refused.every((error) => error instanceof SoldOutError)).toBe(true);
     expect(await placesHeld(tdb.db, event.id)).toEqual({ registered: 1, offered: 1 });
     // Nobody waits now, but the open offer still holds its place: for the form and for the office alike.
     await expect(publicRegistration(event, 4)).rejects.toBeInstanceOf(SoldOutError);
-    const byOffice = (overCapacity: boolean) =>
-      registerWithoutCard(
-        ctx,
-        event,
-        { contact: { name: 'Office Add', email: 'office-add@example.org' }, attendees: [{ name: 'Office Add', tier: 'adult' }], family: false },
-        { overCapacity, within: async () => {} },
-      );
-    await expect(byOffice(false)).rejects.toBeInstanceOf(SoldOutError);
+    await expect(byOffice(event, false)).rejects.toBeInstanceOf(SoldOutError);
     // The office can still go over the capacity knowingly.
-    expect(await byOffice(true)).toMatchObject({ seatsLeftAfter: -1 });
+    expect(await byOffice(event, true)).toMatchObject({ seatsLeftAfter: -1 });
   });
 
   it('a claimed offer link used again (even at the same moment) registers once; an expired one not at all', async () => {
@@ -96,7 +121,15 @@ describe('waiting-list races', () => {
     for (const id of registrations) await cancelRegistration(ctx, { registration: id, ...office });
     expect(await pass()).toMatchObject({ offered: 2 });
     const first = await offerOf(event, 0);
-    const { won, refused } = await settle([claim(event, first), claim(event, first, 'other@example.org'), claim(event, first)]);
+    // Protected by the offer's entry row lock, taken twice: lockOpenOffer reads the offer FOR UPDATE, and
+    // markOfferClaimed's UPDATE … WHERE state = 'OFFERED' takes it again and reads the state again; the event's row
+    // lock in front serialises the claims as well. Any one of the three keeps one claim; without all three, each
+    // claim has read the offer open by the time the gate (at the registration's insert) opens, and each registers.
+    const gate = await closeGate(tdb.db, ['registrations']);
+    const claims = [claim(event, first), claim(event, first, 'other@example.org'), claim(event, first)].map((c) => gate.started(c));
+    await gate.waiting(3);
+    await gate.open();
+    const { won, refused } = await settle(claims);
     expect(won).toHaveLength(1);
     expect(refused.every((error) => error instanceof OfferNotOpenError)).toBe(true);
     await expect(claim(event, first)).rejects.toBeInstanceOf(OfferNotOpenError);
@@ -111,6 +144,8 @@ describe('waiting-list races', () => {
     expect(await placesHeld(tdb.db, event.id)).toEqual({ registered: 1, offered: 0 });
   });
 
+  // Protected by the event's row lock: the pass reads the event FOR UPDATE, so it waits for the move and reads the
+  // new start. Without it, the pass reads the old start without waiting and makes the offer.
   it('no offer is made after the start, even when the start moves while the pass waits for the event', async () => {
     const { event, registrations } = await fullWaitlistEvent(tdb.db, ctx.cipher, 1);
     await join(event, 'late@example.org');
@@ -118,24 +153,38 @@ describe('waiting-list races', () => {
     const moving = await tdb.db.transaction();
     await moving('events').where({ id: event.id }).update({ starts_at: new Date('2026-11-21T23:00:00Z') });
     const waiting = pass();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await untilWaitingForLocks(tdb.db, 1, [waiting]);
     await moving.commit();
     expect(await waiting).toMatchObject({ offered: 0 });
     expect((await entries(tdb.db, event.id)).map((e) => e.state)).toEqual(['WAITING']);
   });
 
-  it('an offer claimed while the office cancels another registration and a pass runs: every place counted once', async () => {
-    for (let round = 0; round < 5; round++) {
-      const { event, registrations } = await fullWaitlistEvent(tdb.db, ctx.cipher, 2);
-      await join(event, `a-${round}@example.org`);
-      await join(event, `b-${round}@example.org`);
-      await cancelRegistration(ctx, { registration: registrations[0] as string, ...office });
-      expect(await pass()).toMatchObject({ offered: 1 });
-      const offer = await offerOf(event, 0);
-      await Promise.all([claim(event, offer, `a-${round}@example.org`), cancelRegistration(ctx, { registration: registrations[1] as string, ...office }), pass()]);
-      await pass();
-      expect((await entries(tdb.db, event.id)).map((e) => e.state)).toEqual(['CLAIMED', 'OFFERED']);
-      expect(await placesHeld(tdb.db, event.id)).toEqual({ registered: 1, offered: 1 });
-    }
+  // Protected by the event's row lock: the two passes (say the minute loop and a server's) both decide on the place
+  // the cancellation frees. Without it, both have counted that place free by the time the gate opens, and both offer
+  // it. The claim and the cancellation alone cannot miscount even without the lock: places are counted in one
+  // statement and each of them commits whole, so a pass sees each either done or not begun.
+  it('an offer claimed while the office cancels another registration and passes run: every place counted once', async () => {
+    const { event, registrations } = await fullWaitlistEvent(tdb.db, ctx.cipher, 2);
+    await join(event, 'a@example.org');
+    await join(event, 'b@example.org');
+    await join(event, 'c@example.org');
+    await cancelRegistration(ctx, { registration: registrations[0] as string, ...office });
+    expect(await pass()).toMatchObject({ offered: 1 });
+    const offer = await offerOf(event, 0);
+    // In this order: the claim waits at the gate (holding the event's lock, under it); the cancellation is done (or
+    // waits behind the claim); then the passes count the places and wait at the gate or behind the lock.
+    const gate = await closeGate(tdb.db, ['waitlist_entries']);
+    const racers: Array<Promise<unknown>> = [gate.started(claim(event, offer, 'a@example.org'))];
+    await gate.waiting(1);
+    const cancelling = gate.started(cancelRegistration(ctx, { registration: registrations[1] as string, ...office }));
+    racers.push(cancelling);
+    await gate.waiting(2, [cancelling]);
+    racers.push(gate.started(pass()), gate.started(pass()));
+    await gate.waiting(3);
+    await gate.open();
+    expect((await settle(racers)).refused).toEqual([]);
+    await pass();
+    expect((await entries(tdb.db, event.id)).map((e) => e.state)).toEqual(['CLAIMED', 'OFFERED', 'WAITING']);
+    expect(await placesHeld(tdb.db, event.id)).toEqual({ registered: 1, offered: 1 });
   });
 });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registrationPath } from '../../src/http/registration-view.js';
-import { fuzzRegistrationForm, postRegistration, probeSeatHoarding, unescapedInjection, type FormFuzzReport } from '../../soak/cases/hostile-input.js';
+import { fuzzRegistrationForm, postRegistration, probeSeatHoarding, probeSlash48Rotation, unescapedInjection, type FormFuzzReport } from '../../soak/cases/hostile-input.js';
 import { plusAddressingHeld, sendPlusAddressedPosts } from '../../soak/cases/hostile-mailbox.js';
 import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/payments/confirmations.js';
 import { insertEvent } from '../support/factories.js';
@@ -96,5 +96,13 @@ describe('seat hoarding: many bank-transfer posts from one address', () => {
     expect(report.heldByHoarder).toBe(30);
     expect(report.othersRegistered).toBe(3);
     expect(report.placesLeft).toBe(60);
+  });
+});
+
+describe('seat hoarding: one site rotating its IPv6 /56 networks inside one /48', () => {
+  it('the /48 is one client: it holds no more than maxUnpaidSeatsPerClient (30) however many /56s it posts from; the next /48 still registers', async () => {
+    const report = await probeSlash48Rotation(harness);
+    expect(report.problems).toEqual([]);
+    expect(report.heldBySite).toBe(30);
   });
 });

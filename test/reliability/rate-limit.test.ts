@@ -57,16 +57,16 @@ describe('registration rate limit (issue 7, case 9)', () => {
     expect(run.statuses.get('other')).toEqual(limited);
   });
 
-  it('an IPv6 client is limited by its /56 (one home network), so rotating addresses and /64 networks within it does not get around the limit; another /56 is unaffected', async () => {
+  it('an IPv6 client is limited by its /48 (one site), so rotating addresses and /56 or /64 networks within it does not get around the limit; another /48 is unaffected', async () => {
     const run = await registerFromClients(tdb, {
       trustProxy: true,
       perClient: 1,
       clients: [
         ...Array.from({ length: 11 }, (_, i): [string, { localAddress: string; forwardedFor: string }] => [
           `rotating-${i}`,
-          { localAddress: '127.0.0.1', forwardedFor: `2001:db8:1:${(i * 23).toString(16)}::${(i + 1).toString(16)}` },
+          { localAddress: '127.0.0.1', forwardedFor: `2001:db8:1:${(i * 0x1701).toString(16)}::${(i + 1).toString(16)}` },
         ]),
-        ['neighbour', { localAddress: '127.0.0.1', forwardedFor: '2001:db8:1:100::1' }],
+        ['neighbour', { localAddress: '127.0.0.1', forwardedFor: '2001:db8:2::1' }],
       ],
     });
     expect(Array.from({ length: 11 }, (_, i) => run.statuses.get(`rotating-${i}`)).flat()).toEqual(limited);

@@ -2,7 +2,17 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ANSWERS, findLeaks, offSiteRedirects, plainAnswerLocations, runSecretsFlow, SECRETS, type SecretsFlowResult } from '../../soak/cases/secrets-at-rest.js';
+import {
+  ANSWERS,
+  findLeaks,
+  keptSensitiveAnswerLocations,
+  offSiteRedirects,
+  plainAnswerLocations,
+  purgedAnswerLocations,
+  runSecretsFlow,
+  SECRETS,
+  type SecretsFlowResult,
+} from '../../soak/cases/secrets-at-rest.js';
 import { ROOT } from '../support/cli.js';
 
 let result: SecretsFlowResult;
@@ -53,6 +63,14 @@ describe('secrets and member data after a representative flow (setup, import, ba
     expect(plainAnswerLocations(result)).toEqual(['registrations.answers']);
     // And the sensitive ones are stored, encrypted under the rotated key.
     expect(result.dump.filter((e) => e.table === 'registrations' && e.column === 'sensitive_answers_enc').map((e) => e.value.slice(0, 3))).toEqual(['v2:']);
+  });
+
+  it('after the purge, the allergy answered on a card payment kept without a registration (UNFULFILLED) is nowhere in the database, not even decrypted with the keys; its payload keeps the plain answer', () => {
+    expect(result.steps).toMatchObject({ 'day event card payment (amount differs)': 200, 'day event checkout': 'UNFULFILLED', 'purge-answers checkout payloads': 1 });
+    expect(purgedAnswerLocations(result)).toEqual([]);
+    // The decrypted search works: the camp's allergy, not yet due, is found in the registration that holds it.
+    expect(keptSensitiveAnswerLocations(result)).toEqual(['registrations.sensitive_answers_enc']);
+    expect(result.decrypted.filter((e) => e.value.includes(ANSWERS.purgedPlainDiet)).map((e) => `${e.table}.${e.column}`)).toEqual(['checkout_sessions.payload_enc']);
   });
 
   it('the .env written by init and the development outbox are readable by their owner only', () => {

@@ -2,6 +2,7 @@ import type { FieldCipher } from '../../src/crypto/field-cipher.js';
 import type { Db } from '../../src/db/connect.js';
 import type { Question, RegistrationAnswers } from '../../src/registrations/answers.js';
 import { insertRegistration } from '../../src/registrations/registrations.js';
+import { fromReferenceNow } from './test-now.js';
 
 /** A camp's questions: plain and sensitive, per attendee and once per registration, with a consent. */
 export const CAMP_QUESTIONS: Question[] = [
@@ -67,7 +68,7 @@ export async function insertAnsweredRegistration(
 }
 
 /** A family of two, Ruth and her child Kim, answering every camp question; Kim's consent given by Ruth as guardian. */
-export function campAnswers(at = '2026-11-20T23:30:00.000Z'): { attendees: Array<{ name: string; tier: string }>; answers: RegistrationAnswers } {
+export function campAnswers(at = fromReferenceNow({ days: -1, minutes: -30 }).toISOString()): { attendees: Array<{ name: string; tier: string }>; answers: RegistrationAnswers } {
   return {
     attendees: [
       { name: 'Ruth Camper', tier: 'adult' },

@@ -3,6 +3,7 @@ import type { Db } from '../../src/db/connect.js';
 import type { Question, RegistrationAnswers } from '../../src/registrations/answers.js';
 import { insertRegistration } from '../../src/registrations/registrations.js';
 import { insertEvent } from './factories.js';
+import { fromReferenceNow } from './test-now.js';
 
 /** A camp's questions as an event file gives them: an allergy shown at the door, a medication kept from it, a plain one. */
 export const CAMP_QUESTIONS: Question[] = [
@@ -14,7 +15,6 @@ export const CAMP_QUESTIONS: Question[] = [
 export async function insertCamp(db: Db, overrides: Record<string, unknown> = {}) {
   return insertEvent(db, {
     title: 'Kids Camp',
-    starts_at: new Date('2026-12-05T08:00:00Z'),
     pricing: JSON.stringify({
       tiers: [
         { id: 'adult', label: 'Adult', price: 12000 },
@@ -42,7 +42,7 @@ export async function registerFamily(
   const lines = input.attendees.map((a) => ({ label: `${a.tier === 'adult' ? 'Adult' : 'Child'} — ${a.name}`, amount: a.tier === 'adult' ? 12000 : 6000, kind: 'ticket' as const }));
   const total = lines.reduce((sum, line) => sum + line.amount, 0);
   const status = input.status ?? 'PENDING';
-  const now = input.now ?? new Date('2026-11-20T00:00:00Z');
+  const now = input.now ?? fromReferenceNow({ days: -2 });
   return db.transaction(async (trx) => {
     const { id } = await insertRegistration(trx, cipher, {
       eventId: event.id,

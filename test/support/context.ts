@@ -6,6 +6,7 @@ import type { Db } from '../../src/db/connect.js';
 import { silentLogger, type Logger } from '../../src/logger.js';
 import type { Mailer } from '../../src/mail/types.js';
 import { testConfig } from './env.js';
+import { referenceNow } from './test-now.js';
 
 export interface TestContextOptions {
   db: Db;
@@ -22,7 +23,7 @@ export function createTestContext(options: TestContextOptions): AppContext & { c
   return {
     config,
     db: options.db,
-    clock: options.clock ?? new FixedClock(new Date('2026-11-22T00:00:00Z')),
+    clock: options.clock ?? new FixedClock(referenceNow()),
     logger: options.logger ?? silentLogger(),
     cipher: createFieldCipher(config.keyring),
     mailer: async () => {

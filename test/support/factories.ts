@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { Db } from '../../src/db/connect.js';
 import type { FieldCipher } from '../../src/crypto/field-cipher.js';
+import { defaultEventStart, fromReferenceNow } from './test-now.js';
 
 /** Rows for tests, inserted directly: only what a test overrides differs from a plausible default. */
 
@@ -11,7 +12,7 @@ export async function insertEvent(db: Db, overrides: Record<string, unknown> = {
       slug,
       title: 'Family Camp',
       location: 'Church Hall, 1 Main St',
-      starts_at: new Date('2026-12-05T08:00:00Z'),
+      starts_at: defaultEventStart(),
       capacity: 100,
       published: true,
       online_payment: false,
@@ -58,7 +59,7 @@ export async function insertCheckoutSession(
     .insert({
       event_id: eventId,
       status: 'OPEN',
-      expires_at: new Date('2026-11-22T00:31:00Z'),
+      expires_at: fromReferenceNow({ minutes: 31 }),
       payload_enc: cipher.encrypt(JSON.stringify({ contact: { name: 'Sam', email: 'sam@example.org' } })),
       net_minor: 12000,
       surcharge_minor: 0,

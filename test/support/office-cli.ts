@@ -4,6 +4,7 @@ import type { AppContext } from '../../src/context.js';
 import { createTestContext } from './context.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { testEnv } from './env.js';
+import { followRealClock } from './test-now.js';
 import { useSinkAndMailer, type SinkAndMailer } from './mail-fixture.js';
 
 export interface OfficeCli {
@@ -18,6 +19,8 @@ export interface OfficeCli {
 
 /** A database of its own and an SMTP sink for a test file that runs the office's commands in a subprocess. */
 export function useOfficeCli(): OfficeCli {
+  // The subprocess runs on the real clock: the factories' default dates follow it in this file.
+  followRealClock();
   const mail = useSinkAndMailer({ timeoutMs: 5_000 });
   let tdb: TestDatabase | undefined;
   let env: Record<string, string | undefined> | undefined;

@@ -9,6 +9,7 @@ import { createTestDatabase, type TestDatabase } from './db.js';
 import { startFakeProvider, type FakeProvider } from './fake-provider.js';
 import { insertUser } from './factories.js';
 import { startTestServer, type TestServer } from './http.js';
+import { referenceNow } from './test-now.js';
 import { TEST_WEBHOOK_SECRET } from './webhook-events.js';
 
 /**
@@ -57,7 +58,7 @@ export function captureLogger(level = 'debug'): { logger: Logger; logs: LogCaptu
 
 export async function startPaymentsHarness(options: PaymentsHarnessOptions = {}): Promise<PaymentsHarness> {
   const tdb = await createTestDatabase();
-  const clock = new FixedClock(options.now ?? new Date('2026-11-22T00:00:00Z'));
+  const clock = new FixedClock(options.now ?? referenceNow());
   // The provider lives on the same clock, so its sessions' creation times fall in reconcile's window as ours do.
   const provider = await startFakeProvider({ webhookSecret: TEST_WEBHOOK_SECRET, now: () => clock.now() });
   const capture = options.captureLogs ? captureLogger() : undefined;

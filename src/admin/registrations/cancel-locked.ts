@@ -42,8 +42,8 @@ export async function cancelLockedRegistration(
   if (registration.status === 'CANCELLED') throw new Error(`registration ${registration.id} is already cancelled`);
   // The event's lock too (after the registration's, the order a pay-now completion takes them in): places move
   // only under it, so a waiting-list claim or offer beside this cancellation sees it whole or not at all.
-  await lockEventForSeats(trx, registration.event_id);
   const now = ctx.clock.now();
+  await lockEventForSeats(trx, registration.event_id, now);
   const id = registration.id;
   await trx('registrations').where({ id }).update({ status: 'CANCELLED', cancelled_at: now, cancel_reason: input.by, updated_at: now });
   if (input.notify) {

@@ -28,7 +28,9 @@ The event file (JSON; unknown keys are rejected):
                "familyWaiver": {"maxChargedTickets": 3}, "discount": {"percent": 10}}}
 Prices in minor units of APP_CURRENCY; capacity null = unlimited.
 "unpaidHoldDays" (create: 7 when left out; null = until the event) is how long an unpaid bank transfer
-holds its places; "maxUnpaidSeatsPerClient" (default 30) caps the unpaid places one connection may hold.
+holds its places; "maxUnpaidSeatsPerClient" (default 30) caps the unpaid places one connection, and one
+mailbox, may hold; "unpaidAlertShare" (create: 0.4; null = never) alerts the office once the public form's
+unpaid places pass that share of the capacity.
 "published" is read by create only (default false): after that \`events publish\` and \`events unpublish\`
 change it, and update leaves it as it is, saying so when the file says otherwise.
 "questions" lists what the form asks (see "Event file" in the README); a tier's "minAge"/"maxAge" make the

@@ -81,9 +81,10 @@ const JOBS: JobCommandSpec[] = [
   },
   {
     name: 'purge-answers',
-    description: "empty the sensitive answers (medical, allergies, dates of birth) of events that ended more than their sensitiveRetentionDays ago (default 30), recorded in each registration's history; the other answers stay (suggested: weekly)",
+    description: "empty the sensitive answers (medical, allergies, dates of birth) of events that ended more than their sensitiveRetentionDays ago (default 30), recorded in each registration's history, and take them out of the answers card checkouts staged, whatever their status; the other answers stay (suggested: weekly)",
     example: 'eventops purge-answers --dry-run',
-    describe: describeCounts,
+    // Checkout payloads are named only when there were some: most weeks there are none.
+    describe: ({ checkoutsPurged, ...s }) => `${describeCounts(s)}${checkoutsPurged ? `, checkout payloads purged ${String(checkoutsPurged)}` : ''}`,
   },
 ];
 

@@ -162,7 +162,7 @@ async function settleClaimedCheckout(
       : undefined;
   let receipt = seen ? renderFor({ title: seen.title, startsAt: seen.starts_at }) : undefined;
 
-  const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.capacity, action.paymentIntentId) : undefined;
+  const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.capacity, action.paymentIntentId, now) : undefined;
   // An edit committed while this completion waited for the lock: the receipt names the event as it now is.
   // Answers are listed by the questions as the locked event asks them, so a receipt with answers is rendered here.
   if (seen && locked && (answered || locked.event.title !== seen.title || locked.event.startsAt.getTime() !== seen.starts_at.getTime())) {
@@ -170,7 +170,8 @@ async function settleClaimedCheckout(
   }
   // A checkout from a waiting-list offer takes the places the offer holds, if it still holds them.
   const offer = locked && !locked.event.deletedAt && staged?.waitlistOffer ? await openOfferOf(trx, claimed.event_id, staged.waitlistOffer, now) : undefined;
-  const failure = checkCompletion(ctx, claimed, action, offer && locked ? withOfferPlaces(locked, offer) : locked, staged, registration);
+  const seats = locked ? placesFor(claimed, locked, offer, now) : undefined;
+  const failure = checkCompletion(ctx, claimed, action, seats, staged, registration);
   if (failure) {
     await trx('checkout_sessions').where({ id: claimed.id }).update({ status: 'UNFULFILLED', unfulfilled_reason: failure.kind, updated_at: now });
     await raiseOperationsAlert(trx, ctx, {
@@ -249,9 +250,15 @@ async function openOfferOf(trx: Knex.Transaction, eventId: string, claim: { entr
   }
 }
 
-/** The seats left as this checkout sees them: its offer's own places are free for it. */
-function withOfferPlaces(locked: CompletionLock, offer: Pick<WaitlistEntryRow, 'places'>): CompletionLock {
-  return locked.seatsLeft === null ? locked : { ...locked, seatsLeft: locked.seatsLeft + offer.places };
+/**
+ * The seats left as this checkout sees them. A payment completes into the places its own checkout holds
+ * (still live: open and unexpired when claimed), or its offer's; a checkout holding none of its own takes
+ * only places nobody else holds, never those of another payer's open checkout (lockEventForCompletion).
+ */
+function placesFor(claimed: StagingRow, locked: CompletionLock, offer: Pick<WaitlistEntryRow, 'places'> | undefined, now: Date): CompletionLock {
+  const ownHold = claimed.places > 0 && claimed.expires_at.getTime() > now.getTime();
+  const seatsLeft = ownHold ? locked.seatsLeftForOwnHold : locked.seatsLeft;
+  return { ...locked, seatsLeft: seatsLeft === null ? null : seatsLeft + (offer?.places ?? 0) };
 }
 
 /**

@@ -13,6 +13,8 @@ export interface StagingRow {
   status: CheckoutStatus;
   created_at: Date;
   expires_at: Date;
+  /** The places this checkout holds while it is open and unexpired (0: none of its own). */
+  places: number;
   payload_enc: string | null;
   registration_id: string | null;
   net_minor: number;

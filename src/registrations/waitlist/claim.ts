@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { FieldCipher } from '../../crypto/field-cipher.js';
 import type { Db } from '../../db/connect.js';
 import { AppError } from '../../errors.js';
+import { PricingError } from '../pricing.js';
 import { entryContact, lockEntry, recordWaitlistHistory, type WaitlistContact, type WaitlistEntryRow } from './entries.js';
 import type { ClaimTokenPayload } from './tokens.js';
 
@@ -73,14 +74,9 @@ export async function markOfferClaimed(
   });
 }
 
-/**
- * A card checkout started from an offer: the offer is kept at least as long as the checkout
- * (its places must still be held when the payment is confirmed). Under the event's lock.
- */
-export async function holdOfferForCheckout(trx: Knex.Transaction, eventId: string, claim: OfferClaim, until: Date, now: Date): Promise<WaitlistEntryRow> {
-  const entry = await lockOpenOffer(trx, eventId, claim, now);
-  if (entry.offer_expires_at && entry.offer_expires_at < until) {
-    await trx('waitlist_entries').where({ id: entry.id }).update({ offer_expires_at: until, updated_at: now });
+/** A registration through an offer names at most the places the offer holds. */
+export function assertWithinOffer(entry: Pick<WaitlistEntryRow, 'places'>, wanted: number): void {
+  if (wanted > entry.places) {
+    throw new PricingError(`your offer holds ${entry.places} ${entry.places === 1 ? 'place' : 'places'}: name at most ${entry.places}`, 'attendees');
   }
-  return entry;
 }

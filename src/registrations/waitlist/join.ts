@@ -41,7 +41,7 @@ export async function joinWaitingList(
 ): Promise<Joined> {
   const now = ctx.clock.now();
   return ctx.db.transaction(async (trx) => {
-    const locked = await lockEventForSeats(trx, event.id);
+    const locked = await lockEventForSeats(trx, event.id, now);
     if (!locked || locked.event.deletedAt || (!options.byOffice && !locked.event.published)) throw new NotFoundError('event');
     const current = locked.event;
     if (!current.waitingList.enabled) {
@@ -115,7 +115,7 @@ export async function takeOffList(
   return ctx.db.transaction(async (trx) => {
     const seen = await trx('waitlist_entries').where({ id: entryId }).first<WaitlistEntryRow | undefined>('event_id');
     if (!seen) throw new NotFoundError('waiting-list entry');
-    const locked = await lockEventForSeats(trx, seen.event_id);
+    const locked = await lockEventForSeats(trx, seen.event_id, now);
     const entry = await lockEntry(trx, entryId);
     if (!locked || !entry) throw new NotFoundError('waiting-list entry');
     const base = { eventSlug: locked.event.slug, eventTitle: locked.event.title, entry, contact: entryContact(ctx.cipher, entry) };

@@ -4,6 +4,7 @@ import type { EventRecord } from '../event-record.js';
 import { lockEventForSeats, type LockedEvent } from '../registrations.js';
 import { entryContact, recordWaitlistHistory, type WaitlistEntryRow } from './entries.js';
 import { queueOfferEmail } from './mail.js';
+import { offerCheckoutOf } from '../card-checkouts.js';
 
 /**
  * Offers are made in order of joining, each only when enough places are free for the whole entry.
@@ -71,11 +72,17 @@ export async function settleWaitlist(
   return counts;
 }
 
-/** OFFERED past its expiry → EXPIRED: the places it held are free again. Returns the places of each. */
+/**
+ * OFFERED past its expiry → EXPIRED: the places it held are free again. Returns the places of each.
+ * An offer ends at the time its email stated; only a card checkout opened from it before then, while
+ * that checkout is still open and unexpired, keeps its places held a little longer (offerCheckoutOf),
+ * so its payment completes into them. Opening a checkout never moves the offer's time.
+ */
 async function expireDueOffers(trx: Knex.Transaction, eventId: string, now: Date, actor: string): Promise<number[]> {
   const expired = await trx('waitlist_entries')
     .where({ event_id: eventId, state: 'OFFERED' })
     .andWhere('offer_expires_at', '<=', now)
+    .whereNotExists(offerCheckoutOf('waitlist_entries', now))
     .update({ state: 'EXPIRED', updated_at: now })
     .returning<Array<{ id: string; places: number; offer_expires_at: Date }>>(['id', 'places', 'offer_expires_at']);
   for (const entry of expired) {
@@ -141,8 +148,9 @@ export async function runWaitlistPass(ctx: WaitlistContext, options: { actor: st
   const total = { offered: 0, expired: 0 };
   for (const { event_id: eventId } of events) {
     const counts = await ctx.db.transaction(async (trx) => {
-      const locked = await lockEventForSeats(trx, eventId);
-      return locked ? settleWaitlist(trx, ctx, locked, { actor: options.actor, now: ctx.clock.now() }) : { offered: 0, expired: 0 };
+      const now = ctx.clock.now();
+      const locked = await lockEventForSeats(trx, eventId, now);
+      return locked ? settleWaitlist(trx, ctx, locked, { actor: options.actor, now }) : { offered: 0, expired: 0 };
     });
     total.offered += counts.offered;
     total.expired += counts.expired;

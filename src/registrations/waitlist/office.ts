@@ -66,7 +66,7 @@ export async function offerNow(ctx: OfficeContext, given: string, input: { note?
   const { id, event_id: eventId } = await resolveEntryId(ctx.db, given);
   const now = ctx.clock.now();
   return ctx.db.transaction(async (trx) => {
-    const locked = await lockEventForSeats(trx, eventId);
+    const locked = await lockEventForSeats(trx, eventId, now);
     const entry = await lockEntry(trx, id);
     if (!locked || !entry) throw new NotFoundError(`waiting-list entry "${given}"`);
     if (entry.state !== 'WAITING') {
