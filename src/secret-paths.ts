@@ -9,6 +9,10 @@ export const UNSUBSCRIBE_ROUTE = '/celebrations/unsubscribe/:token';
 /** The registrant's "Manage your registration" link (GET shows; /details, /cancel and /ask-cancel below it). */
 export const MANAGE_ROUTE = '/manage/:token';
 
+/** An email change's links (admin/self-service/email-change.ts): the new address confirms, the old one undoes. */
+export const EMAIL_CHANGE_CONFIRM_ROUTE = '/email-change/confirm/:token';
+export const EMAIL_CHANGE_UNDO_ROUTE = '/email-change/undo/:token';
+
 /** The waiting-list emails' leave link (GET shows, POST leaves). */
 export const WAITLIST_LEAVE_ROUTE = '/waitlist/leave/:token';
 
@@ -18,7 +22,15 @@ export const WAITLIST_CONFIRM_ROUTE = '/waitlist/confirm/:token';
 /** A volunteer's check-in link (GET shows the roll; /actions and /pay below it). */
 export const CHECKIN_ROUTE = '/checkin/:token';
 
-export const SECRET_PATH_ROUTES: readonly string[] = [UNSUBSCRIBE_ROUTE, MANAGE_ROUTE, WAITLIST_LEAVE_ROUTE, WAITLIST_CONFIRM_ROUTE, CHECKIN_ROUTE];
+export const SECRET_PATH_ROUTES: readonly string[] = [
+  UNSUBSCRIBE_ROUTE,
+  MANAGE_ROUTE,
+  WAITLIST_LEAVE_ROUTE,
+  WAITLIST_CONFIRM_ROUTE,
+  CHECKIN_ROUTE,
+  EMAIL_CHANGE_CONFIRM_ROUTE,
+  EMAIL_CHANGE_UNDO_ROUTE,
+];
 
 export const REDACTED_SEGMENT = '[redacted]';
 

@@ -108,7 +108,7 @@ export async function probePayNowLoop(harness: PaymentsHarness): Promise<HoldPro
   const { id } = await insertRegistration(db, harness.ctx.cipher, event.id, { status: 'PENDING', payment_method: 'bank', paid_at: null, created_at: start });
   const releaseAt = await heldUntil(db, id, harness.ctx.config.regional.timeZone);
   if (!releaseAt) return { sent: 0, problems: ['the probe registration has no unpaid hold end'] };
-  const token = registrationToken(harness.ctx.config.authSecret, id);
+  const token = registrationToken(harness.ctx.config.authSecret, id, 1);
   const problems: string[] = [];
   let sent = 0;
   let releasedAt: Date | undefined;

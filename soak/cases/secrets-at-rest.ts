@@ -235,7 +235,7 @@ async function flow(harness: PaymentsHarness, sink: SmtpSink): Promise<SecretsFl
   await register('register bank', event.slug, REGISTRANTS.bank, 'bank');
   await register('register bank (stays owing)', event.slug, REGISTRANTS.pending, 'bank');
   const bankRow = await registrationOf(harness, REGISTRANTS.bank.email, event.id);
-  const token = registrationToken(SECRETS.AUTH_SECRET, bankRow);
+  const token = registrationToken(SECRETS.AUTH_SECRET, bankRow, 1);
   refusals.registrationToken = (await request('registration page wrong token', `${base}/registrations/${bankRow}?token=${'0'.repeat(64)}`)).response.status;
   await request('registration page', `${base}/registrations/${bankRow}?token=${token}`);
   await request('pay-now page', `${base}/registrations/${bankRow}/pay?token=${token}`);
@@ -324,7 +324,7 @@ async function flow(harness: PaymentsHarness, sink: SmtpSink): Promise<SecretsFl
     logLines: harness.logs.lines.length,
     dump: await dumpDatabase(harness),
     decrypted: await decryptDatabase(harness),
-    registrationTokens: registrationIds.map((id) => registrationToken(SECRETS.AUTH_SECRET, id)),
+    registrationTokens: registrationIds.map((id) => registrationToken(SECRETS.AUTH_SECRET, id, 1)),
     redirects,
     mailLinks,
     mailCount: sink.messages.length,

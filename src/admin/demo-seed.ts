@@ -98,7 +98,7 @@ async function seed(ctx: AppContext): Promise<DemoSeedResult> {
       pricing: {
         tiers: [
           { id: 'adult', label: 'Adult', price: 12000 },
-          { id: 'child', label: 'Child', price: 6000 },
+          { id: 'child', label: 'Child', price: 6000, child: true },
         ],
         familyWaiver: { maxChargedTickets: 3 },
       },

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AppError, EXIT } from '../errors.js';
 import { MAX_REGISTRATION_TOTAL_MINOR, type EventDiscount, type EventPricing } from '../registrations/event-pricing.js';
 import { DATE_OF_BIRTH_QUESTION_ID, QUESTION_TYPES, type Question } from '../registrations/answers.js';
+import { ADULT_AGE, tierMayBeChild } from '../registrations/child.js';
 
 /**
  * The event file of `eventops events create|update FILE.json` (a public
@@ -31,7 +32,7 @@ export interface EventFile {
   maxUnpaidSeatsPerClient?: number;
   /** The share of the capacity (0 to 1) public registrations may hold unpaid before the office is alerted (create: 0.4); null: never. */
   unpaidAlertShare?: number | null;
-  /** Until when a family may correct its details and cancel on its manage page; null or absent: until the event starts. */
+  /** Until when a family may correct its details and cancel on its manage page (at or before startsAt); null or absent: until the event starts. */
   changesCloseAt?: Date | null;
   /** Off when absent; an offer holds its places offerHours (1–168, default 24). */
   waitingList?: { enabled: boolean; offerHours?: number };
@@ -77,10 +78,22 @@ const tierSchema = z
     // Checked on the attendee's date of birth as of the event's start; the form then asks it.
     minAge: ageYears.optional(),
     maxAge: ageYears.optional(),
+    // Every attendee of the tier is a child (a consent is then the contact's as guardian): see registrations/child.ts.
+    child: z.boolean({ error: 'true (every attendee of this tier is a child) or false' }).optional(),
   })
   .refine((tier) => tier.minAge === undefined || tier.maxAge === undefined || tier.minAge <= tier.maxAge, {
     error: 'at least minAge',
     path: ['maxAge'],
+  })
+  .superRefine((tier, ctx) => {
+    const says = (message: string) => ctx.addIssue({ code: 'custom', path: ['child'], message });
+    if (tier.child === true && tier.minAge !== undefined && tier.minAge >= ADULT_AGE) {
+      says(`a children's tier cannot have a minAge of ${ADULT_AGE} or more`);
+    } else if (tier.child === true && tier.maxAge !== undefined && tier.maxAge >= ADULT_AGE) {
+      says(`a children's tier cannot have a maxAge of ${ADULT_AGE} or more; leave "child" out and the date of birth decides`);
+    } else if (tier.child === false && tier.maxAge !== undefined && tier.maxAge < ADULT_AGE) {
+      says(`a maxAge under ${ADULT_AGE} makes every attendee of the tier a child; leave "child" out or set it to true`);
+    }
   });
 
 export const QUESTION_ID_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,39}$/;
@@ -232,7 +245,30 @@ export const eventFileSchema = z.strictObject({
   })
   // The reminder job sends only for events that have not started: a later reminder would never go out.
   .refine((file) => !file.reminderAt || file.reminderAt < file.startsAt, { error: 'before startsAt', path: ['reminderAt'] })
-  .refine((file) => !file.endsAt || file.endsAt > file.startsAt, { error: 'after startsAt', path: ['endsAt'] });
+  .refine((file) => !file.endsAt || file.endsAt > file.startsAt, { error: 'after startsAt', path: ['endsAt'] })
+  // Families may not cancel or change anything once the event has started (a checked-in attendee cancelled afterwards).
+  .refine((file) => !file.changesCloseAt || file.changesCloseAt <= file.startsAt, {
+    error: 'at or before startsAt (families cannot change or cancel a registration once the event has started)',
+    path: ['changesCloseAt'],
+  });
+
+/**
+ * An attendee consent no attendee can give as a child's guardian: each tier it is asked of has neither
+ * `"child": true` nor an age limit that lets a child in, so every consent is recorded as the contact's own and the
+ * door shows no guardian. Said, not refused (a consent from adults is fine): "Child" as a label decides nothing.
+ */
+export function guardianWarnings(event: { questions: readonly Question[]; pricing: EventPricing }): string[] {
+  return event.questions.flatMap((question, index) => {
+    if (question.type !== 'consent' || question.appliesTo !== 'attendee') return [];
+    const tiers = event.pricing.tiers.filter((tier) => !question.tiers || question.tiers.includes(tier.id));
+    if (tiers.some(tierMayBeChild)) return [];
+    return [
+      `questions.${index} ("${question.id}"): a consent asked of each attendee, and no tier it is asked of (${tiers.map((t) => t.id).join(', ')}) can be a child, ` +
+        `so every consent is recorded as the contact's own, never as a guardian's, and the door shows no guardian; ` +
+        `mark a children's tier "child": true (or give it a maxAge under ${ADULT_AGE}, or minAge/maxAge to ask a date of birth)`,
+    ];
+  });
+}
 
 // Keeps the hand-written types above and the schema from drifting apart.
 type Assert<T extends true> = T;

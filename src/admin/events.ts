@@ -12,6 +12,7 @@ import {
   DEFAULT_SENSITIVE_RETENTION_DAYS,
   DEFAULT_UNPAID_HOLD_DAYS,
   EventFileError,
+  guardianWarnings,
   type EventFile,
 } from './event-file.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../registrations/event-record.js';
@@ -127,7 +128,12 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
     }
     const event = eventFromRow(row);
     const deliveryId = await enqueueWebsiteSync(trx, ctx, 'event.created', event);
-    return { event, change: 'created', deliveryId, warnings: [...startWarnings(ctx, event), ...(await pricingWarnings(trx, ctx, event))] };
+    return {
+      event,
+      change: 'created',
+      deliveryId,
+      warnings: [...startWarnings(ctx, event), ...(await pricingWarnings(trx, ctx, event)), ...guardianWarnings(event)],
+    };
   });
 }
 
@@ -185,6 +191,12 @@ export async function updateEvent(ctx: WriteContext & Pick<AppContext, 'cipher'>
         `endsAt: after startsAt (the stored end is ${current.ends_at.toISOString()}; give a new endsAt, or null for none)`,
       ]);
     }
+    if (file.changesCloseAt === undefined && current.changes_close_at !== null && current.changes_close_at > file.startsAt) {
+      // Kept as stored, it would let families change and cancel after the start: say which key to change.
+      throw new EventFileError([
+        `changesCloseAt: at or before startsAt (the stored one is ${current.changes_close_at.toISOString()}; give a new changesCloseAt, or null for the start)`,
+      ]);
+    }
     // Holds made under a longer limit (or none) get a day's notice instead of being released by the next sweep.
     if (file.unpaidHoldDays != null && (current.unpaid_hold_days === null || file.unpaidHoldDays < current.unpaid_hold_days)) {
       changes.unpaid_hold_since = now;
@@ -203,7 +215,7 @@ export async function updateEvent(ctx: WriteContext & Pick<AppContext, 'cipher'>
     return {
       ...change,
       ...ignored,
-      warnings: [...startWarnings(ctx, change.event), ...capacityWarning, ...(await pricingWarnings(trx, ctx, change.event))],
+      warnings: [...startWarnings(ctx, change.event), ...capacityWarning, ...(await pricingWarnings(trx, ctx, change.event)), ...guardianWarnings(change.event)],
     };
   });
 }

@@ -24,6 +24,8 @@ export const ENCRYPTED_COLUMNS: readonly EncryptedColumn[] = [
   { table: 'waitlist_entries', column: 'name_enc', key: 'id', keyType: 'uuid' },
   { table: 'waitlist_entries', column: 'email_enc', key: 'id', keyType: 'uuid' },
   { table: 'waitlist_entries', column: 'mobile_enc', key: 'id', keyType: 'uuid' },
+  { table: 'contact_email_changes', column: 'old_email_enc', key: 'id', keyType: 'uuid' },
+  { table: 'contact_email_changes', column: 'new_email_enc', key: 'id', keyType: 'uuid' },
 ];
 
 type RotationContext = Pick<AppContext, 'db' | 'cipher' | 'config'>;

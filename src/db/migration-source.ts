@@ -26,6 +26,8 @@ import * as checkoutOffers from '../../migrations/20261207000100_checkout_offers
 import * as checkoutAnswersPurge from '../../migrations/20261207000300_checkout_answers_purge.js';
 import * as unpaidPlacesPerMailbox from '../../migrations/20261207000310_unpaid_places_per_mailbox.js';
 import * as waitlistConfirmation from '../../migrations/20261207000200_waitlist_confirmation.js';
+import * as checkinScopedTaps from '../../migrations/20261207000400_checkin_scoped_taps.js';
+import * as contactEmailChanges from '../../migrations/20261207000410_contact_email_changes.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -55,16 +57,17 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261129000100_operations_alerts_lookups', operationsAlertsLookups],
   ['20261130000100_registration_refunds', registrationRefunds],
   ['20261201000100_unpaid_seats_per_client', unpaidSeatsPerClient],
-
   ['20261201000200_manage_links', manageLinks],
   ['20261201000300_waiting_list', waitingList],
   ['20261201000400_event_questions', eventQuestions],
   ['20261201000500_checkin', checkin],
   ['20261201000600_checkout_places', checkoutPlaces],
   ['20261207000100_checkout_offers', checkoutOffers],
+  ['20261207000200_waitlist_confirmation', waitlistConfirmation],
   ['20261207000300_checkout_answers_purge', checkoutAnswersPurge],
   ['20261207000310_unpaid_places_per_mailbox', unpaidPlacesPerMailbox],
-  ['20261207000200_waitlist_confirmation', waitlistConfirmation],
+  ['20261207000400_checkin_scoped_taps', checkinScopedTaps],
+  ['20261207000410_contact_email_changes', contactEmailChanges],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -2,6 +2,8 @@ import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyReques
 import { z } from 'zod';
 import { findLiveCheckinLink, type CheckinLink } from '../admin/checkin/links.js';
 import { payAtDoor } from '../admin/checkin/pay-at-door.js';
+import { outsideEventDays } from '../admin/checkin/event-days.js';
+import { MOST_TAPS_PER_UPLOAD, spendLinkBudget } from '../admin/checkin/link-budget.js';
 import { CHECKIN_ACTIONS, recordCheckinAction, type CheckinOutcome } from '../admin/checkin/records.js';
 import { loadEventForRoll, loadRoll } from '../admin/checkin/roll.js';
 import type { AppContext } from '../context.js';
@@ -12,10 +14,14 @@ import { sendError } from './errors.js';
 import type { PageRenderer } from './pages.js';
 import { privatePage, sendPageNotFound } from './public-pages.js';
 import { checkinPage } from './templates/checkin-page.js';
+import { messagePage } from './templates/message-page.js';
 
 /** Wrong, expired or revoked check-in tokens allowed per client in a minute, over every check-in route. */
 export const FAILED_CHECKIN_TOKENS_PER_MINUTE = 10;
-/** The most actions one upload may carry (a phone offline for the whole door has a few hundred at most). */
+/**
+ * The most actions one upload may carry; only the first MOST_TAPS_PER_UPLOAD are recorded, and the answer names
+ * them, so the page keeps the rest for its next upload (as a page sending a queue this long before did).
+ */
 export const MOST_ACTIONS_PER_UPLOAD = 500;
 
 type RateLimitOptions = Exclude<FastifyContextConfig['rateLimit'], false>;
@@ -46,9 +52,10 @@ const payForm = z.object({ registration: z.string().max(64), method: z.enum(['ca
 /**
  * The check-in page of a volunteer's link (see admin/checkin/links.ts): GET shows the roll, POST …/actions records
  * check-ins (a form post, or the script's JSON upload of its queue), POST …/pay records the balance paid at the door.
- * Only failed guesses are counted by the rate limit: a live link's requests are allowed through, so a door busy
- * with volunteers behind one address is never slowed, while a guesser is stopped after ten tries a minute.
- * A token that opens nothing (unknown, expired, revoked) is a 404 that does not say which.
+ * The per-client rate limit counts only failed guesses: a live link's requests are allowed through, so a door busy
+ * with volunteers behind one address is never slowed, while a guesser is stopped after ten tries a minute. A live
+ * link is held to its own budget instead (link-budget.ts: each request 1, each tap 1 more, 300 a minute), whoever
+ * sends its requests. A token that opens nothing (unknown, expired, revoked) is a 404 that does not say which.
  */
 export function registerCheckinRoutes(app: FastifyInstance, ctx: AppContext, page: PageRenderer): void {
   const links = new WeakMap<FastifyRequest, CheckinLink>();
@@ -72,6 +79,18 @@ export function registerCheckinRoutes(app: FastifyInstance, ctx: AppContext, pag
     const roll = await loadRoll(ctx, await loadEventForRoll(ctx, { id: link.eventId }));
     return page(privatePage(reply), checkinPage, checkinPageData(ctx.config, link, token, roll, view));
   };
+  /** Spends the link's budget; false when it is spent for this minute, and the 429 has been sent. */
+  const withinBudget = async (reply: FastifyReply, link: CheckinLink, taps: number, json: boolean): Promise<boolean> => {
+    const spent = await spendLinkBudget(ctx.db, link.id, 1 + taps, ctx.clock.now());
+    if (spent.ok) return true;
+    const message = `This check-in link has sent too much in the last minute; nothing was changed. Try again in ${spent.retryAfterSeconds} seconds.`;
+    privatePage(reply).code(429).header('retry-after', String(spent.retryAfterSeconds));
+    // Not the roll: loading it is what the budget keeps from being done too often.
+    if (json) await sendError(reply, 429, 'link_budget_spent', message);
+    else await page(reply, messagePage, { title: 'Too many requests', heading: 'Wait a moment', message, linkHref: `/checkin/${tokenOf(reply.request) as string}`, linkLabel: 'Back to the roll' });
+    return false;
+  };
+  const tapFlag = (link: CheckinLink, at: Date) => outsideEventDays(at, { startsAt: link.eventStartsAt, endsAt: link.eventEndsAt }, ctx.config.regional.timeZone);
   const back = (reply: FastifyReply, token: string, query: string | undefined, done: string) => {
     const search = new URLSearchParams({ ...(query ? { q: query } : {}), done });
     return reply.code(303).header('location', `/checkin/${token}?${search.toString()}`).send();
@@ -80,6 +99,7 @@ export function registerCheckinRoutes(app: FastifyInstance, ctx: AppContext, pag
   app.get(CHECKIN_ROUTE, { config: { recordView: true, rateLimit: guesses } }, async (request, reply) => {
     const link = await linkOf(request);
     if (!link) return notFound(reply);
+    if (!(await withinBudget(reply, link, 0, false))) return reply;
     const query = queryOf.safeParse(request.query).data ?? {};
     return show(reply, link, tokenOf(request) as string, { query: query.q, notice: query.done ? CHECKIN_NOTICES[query.done] : undefined });
   });
@@ -91,30 +111,44 @@ export function registerCheckinRoutes(app: FastifyInstance, ctx: AppContext, pag
     const now = ctx.clock.now();
     const base = { eventId: link.eventId, label: link.label, linkId: link.id, now };
     if (!json) {
+      if (!(await withinBudget(reply, link, 1, false))) return reply;
       const parsed = formAction.safeParse(request.body ?? {});
       if (!parsed.success) return show(reply.code(400), link, tokenOf(request) as string, { error: 'That button did not say who; nothing was changed.' });
       const { registration, attendee, action, q } = parsed.data;
-      const outcome = await recordCheckinAction(ctx.db, { ...base, registrationId: registration, attendeeIndex: attendee, action: action as (typeof CHECKIN_ACTIONS)[number], at: now });
+      const outcome = await recordCheckinAction(ctx.db, {
+        ...base,
+        registrationId: registration,
+        attendeeIndex: attendee,
+        action: action as (typeof CHECKIN_ACTIONS)[number],
+        at: now,
+        outsideEventDays: tapFlag(link, now),
+      });
       if (outcome === 'not_found') return show(reply.code(404), link, tokenOf(request) as string, { query: q, error: 'That person is not on this roll (any more); nothing was changed.' });
       return back(reply, tokenOf(request) as string, q, outcome === 'recorded' ? 'recorded' : 'unchanged');
     }
     const parsed = uploadSchema.safeParse(request.body ?? {});
     if (!parsed.success) return sendError(privatePage(reply), 400, 'invalid_upload', 'The upload was not understood.');
+    // The first taps only, in the order tapped: the answer names them, and the page sends the rest next.
+    const taken = parsed.data.actions.slice(0, MOST_TAPS_PER_UPLOAD);
+    if (!(await withinBudget(reply, link, taken.length, true))) return reply;
     const results: Array<{ id: string; outcome: CheckinOutcome }> = [];
-    for (const action of parsed.data.actions) {
+    for (const action of taken) {
+      const at = tapTime(action.at, link, now);
       const outcome = await recordCheckinAction(ctx.db, {
         ...base,
         registrationId: action.registration,
         attendeeIndex: action.attendee,
         action: action.action as (typeof CHECKIN_ACTIONS)[number],
-        at: tapTime(action.at, link, now),
+        at,
         nonce: action.id,
+        outsideEventDays: tapFlag(link, at),
       });
       results.push({ id: action.id, outcome });
     }
     const roll = await loadRoll(ctx, await loadEventForRoll(ctx, { id: link.eventId }));
     return privatePage(reply).send({
       results,
+      left: parsed.data.actions.length - taken.length,
       here: roll.here,
       total: roll.total,
       states: Object.fromEntries(roll.attendees.map((a) => [a.key, a.state])),
@@ -124,6 +158,7 @@ export function registerCheckinRoutes(app: FastifyInstance, ctx: AppContext, pag
   app.post(`${CHECKIN_ROUTE}/pay`, { config: { rateLimit: guesses } }, async (request, reply) => {
     const link = await linkOf(request);
     if (!link) return notFound(reply);
+    if (!(await withinBudget(reply, link, 1, false))) return reply;
     const token = tokenOf(request) as string;
     const parsed = payForm.safeParse(request.body ?? {});
     if (!parsed.success || !link.canTakePayment) {
@@ -142,7 +177,8 @@ export function registerCheckinRoutes(app: FastifyInstance, ctx: AppContext, pag
 
 /**
  * When an action happened: the phone's time of the tap (an action queued offline is uploaded later), believed only
- * between the link's making and now, else the time it arrived.
+ * between the link's making and now, else the time it arrived. A time believed but outside the event's days is
+ * recorded with a flag (tapFlag), which `registrations show` and `export` carry.
  */
 function tapTime(at: string | undefined, link: CheckinLink, now: Date): Date {
   const tapped = at ? new Date(at) : undefined;

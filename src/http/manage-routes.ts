@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { askOfficeToCancel, cancelByRegistrant, cancelOption } from '../admin/self-service/cancel.js';
+import { askOfficeToCancel, CancelYourselfError, cancelByRegistrant, cancelOption } from '../admin/self-service/cancel.js';
 import { changeAnswersByRegistrant } from '../admin/self-service/change-answers.js';
 import { changeDetailsByRegistrant } from '../admin/self-service/change-details.js';
 import { changesOpen, findManagedRegistration, ManageRefusedError, MAX_MANAGE_TOKEN_LENGTH, type ManagedRegistration } from '../admin/self-service/managed-registration.js';
@@ -64,8 +64,10 @@ export function registerManageRoutes(app: FastifyInstance, ctx: AppContext, page
       title: 'Not possible',
       heading: 'That is not possible here',
       message: error.message,
-      linkHref: `/manage/${token}`,
-      linkLabel: 'Back to your registration',
+      // Asked the office about a registration nothing was paid for: the way to cancel it oneself.
+      ...(error instanceof CancelYourselfError
+        ? { linkHref: `/manage/${token}/cancel`, linkLabel: 'Cancel this registration' }
+        : { linkHref: `/manage/${token}`, linkLabel: 'Back to your registration' }),
     });
   const client = (request: FastifyRequest) => clientKey(request.ip);
 
@@ -115,16 +117,8 @@ export function registerManageRoutes(app: FastifyInstance, ctx: AppContext, page
       const outcome = await changeDetailsByRegistrant(ctx, token, { ...parsed.data, attendeeNames }, client(request));
       if (outcome.kind === 'not_found') return notFound(reply);
       if (outcome.kind === 'unchanged') return back(reply, token, 'unchanged');
-      request.log.info({ fields: outcome.fields }, 'registrant changed their details');
-      if (outcome.newLink) {
-        return page(privatePage(reply), messagePage, {
-          title: 'Details saved',
-          heading: 'Your details are saved',
-          message:
-            'We have emailed a new link to manage your registration to the new address, and told the old address about the change. The link you used to reach this page no longer works.',
-        });
-      }
-      return back(reply, token, 'details');
+      request.log.info({ fields: outcome.fields, emailPending: outcome.emailPending }, 'registrant changed their details');
+      return back(reply, token, outcome.emailPending ? 'email-pending' : 'details');
     } catch (error) {
       if (error instanceof ManageRefusedError) return refused(reply, token, error);
       throw error;

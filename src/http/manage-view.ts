@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import { changesCloseAt, changesOpen, type ManagedRegistration } from '../admin/self-service/managed-registration.js';
 import { cancelOption } from '../admin/self-service/cancel.js';
+import { EMAIL_CONFIRM_HOURS } from '../admin/self-service/email-change.js';
 import { managePath } from '../payments/manage-link.js';
 import { heldUntil } from '../payments/hold-release.js';
 import { listOfficePayments, officeRefundedSum } from '../registrations/ledger.js';
@@ -17,6 +18,8 @@ const METHOD_WORDS: Record<string, string> = { bank: 'Bank transfer', cash: 'Cas
 /** Notices the page shows after a change, by the `done` query value; anything else shows none. */
 export const MANAGE_NOTICES: Record<string, string> = {
   details: 'Your changes are saved.',
+  'email-pending':
+    `We have emailed a link to the new address: the email changes only once it is confirmed from there (within ${EMAIL_CONFIRM_HOURS} hours). Until then we keep writing to the current address, and this page keeps working. Any other changes are saved.`,
   unchanged: 'Nothing was changed: the details were already as you entered them.',
   answers: 'Your answers are saved.',
   'answers-unchanged': 'Nothing was changed: your answers were already as you entered them.',
@@ -107,7 +110,7 @@ export async function managePageData(
     refunded: refundedMinor > 0 ? format.money(refundedMinor) : undefined,
     owing: owingMinor > 0 ? format.money(owingMinor) : undefined,
     heldUntil: releasedAt ? format.dateTime(releasedAt) : undefined,
-    payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id) : undefined,
+    payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id, registration.manage_link_version) : undefined,
     details: open ? { action: `${token}/details`, closesAt: format.dateTime(changesCloseAt(event)), ...details } : undefined,
     answers: asksAnything ? shownAnswers : undefined,
     answersForm: asksAnything && open ? { action: `${token}/answers`, errors: answerInput.errors, ...answersForm } : undefined,

@@ -12,6 +12,7 @@ import { confirmEarlierCardAttempts, startExistingRegistrationCheckout } from '.
 import { CANCELLED_RETURN_RATE_LIMIT, cancelledCheckoutNotice } from './cancelled-checkout.js';
 import { eventPageData, eventPath } from './event-view.js';
 import { hasControlCharacters } from './field-rules.js';
+import { isHeldConfirmationToken, MAX_HELD_TOKEN_LENGTH } from './held-confirmation.js';
 import {
   CONFIRMATION_HELD_QUERY,
   lineViews,
@@ -94,7 +95,7 @@ export const slugOf = (params: unknown) => {
 };
 const idParams = z.object({ id: z.string().max(64) });
 const tokenQuery = z.object({ token: z.string().max(128).optional() });
-const confirmationHeldQuery = z.object({ [CONFIRMATION_HELD_QUERY]: z.string().max(16).optional() });
+const confirmationHeldQuery = z.object({ [CONFIRMATION_HELD_QUERY]: z.string().max(MAX_HELD_TOKEN_LENGTH).optional() });
 const tokenBody = z.object({ token: z.string().max(128).optional() }).optional();
 const successQuery = z.object({ session_id: addressText(255).optional() });
 
@@ -224,7 +225,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
       paidTwice: state === 'unfulfilled' && registration?.status === 'PAID',
       notCompleted: state === 'notCompleted',
       unconfirmed: state === 'unconfirmed',
-      registrationHref: registration ? registrationPath(ctx.config.authSecret, registration.id) : undefined,
+      registrationHref: registration ? registrationPath(ctx.config.authSecret, registration.id, registration.linkVersion) : undefined,
     };
     privatePage(reply);
     if (state === 'paid' && registration) {
@@ -239,7 +240,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
     const payable = state === 'notCompleted' && registration && !(await payNowRefusal(ctx, registration));
     return page(reply, successPage, {
       ...base,
-      payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id) : undefined,
+      payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id, registration.linkVersion) : undefined,
     });
   };
 
@@ -250,9 +251,10 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
   ): Promise<{ registration: PublicRegistration; token: string } | undefined> => {
     const parsed = idParams.safeParse(params);
     if (!parsed.success || !token) return undefined;
-    if (!verifyRegistrationToken(ctx.config.authSecret, parsed.data.id, token)) return undefined;
     const registration = await loadPublicRegistration(ctx.db, parsed.data.id, ctx.clock.now());
-    return registration ? { registration, token } : undefined;
+    // Checked against the link version as it is now: a token of an earlier version (revoked) opens nothing.
+    if (!registration || !verifyRegistrationToken(ctx.config.authSecret, registration.id, registration.linkVersion, token)) return undefined;
+    return { registration, token };
   };
   const queryToken = (query: unknown) => {
     const parsed = tokenQuery.safeParse(query);
@@ -262,7 +264,10 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
   app.get('/registrations/:id', { config: { recordView: true } }, async (request, reply) => {
     const found = await authorised(request.params, queryToken(request.query));
     if (!found) return notFound(reply, 'registration');
-    const confirmationHeldBack = confirmationHeldQuery.safeParse(request.query).data?.[CONFIRMATION_HELD_QUERY] === 'held';
+    // Only the signed mark the form's post redirected with: an address edited or guessed shows the plain page.
+    const mark = confirmationHeldQuery.safeParse(request.query).data?.[CONFIRMATION_HELD_QUERY];
+    const { id, linkVersion } = found.registration;
+    const confirmationHeldBack = isHeldConfirmationToken(ctx.config.authSecret, id, linkVersion, mark);
     return page(privatePage(reply), registrationPage, await registrationPageData(ctx, found.registration, { confirmationHeldBack }));
   });
 
@@ -271,7 +276,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
       title: 'Card payment not possible',
       heading: 'Card payment is not possible',
       message,
-      linkHref: registrationPath(ctx.config.authSecret, registration.id),
+      linkHref: registrationPath(ctx.config.authSecret, registration.id, registration.linkVersion),
       linkLabel: 'See your registration',
     });
 
@@ -307,7 +312,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
             title: 'Try again shortly',
             heading: 'Card payment is unavailable right now',
             message: 'We could not reach our card payment provider, and nothing was charged. Please try again in a minute.',
-            linkHref: registrationPath(ctx.config.authSecret, found.registration.id),
+            linkHref: registrationPath(ctx.config.authSecret, found.registration.id, found.registration.linkVersion),
             linkLabel: 'Back to your registration',
           });
         }

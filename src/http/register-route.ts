@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { recordError } from '../ops/error-log.js';
 import { verifyCaptchaToken } from '../payments/captcha.js';
+import { FIRST_LINK_VERSION } from '../payments/links.js';
 import { CardAmountTooSmallError } from '../payments/card-minimum.js';
 import { PricingError } from '../registrations/pricing.js';
 import { registerForEvent } from '../payments/register.js';
@@ -113,7 +114,8 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       if (outcome.kind === 'checkout') {
         return reply.code(303).header('location', outcome.redirectUrl).send(json ? { checkoutId: outcome.checkoutId, redirectUrl: outcome.redirectUrl } : undefined);
       }
-      const location = registrationPath(ctx.config.authSecret, outcome.registrationId, { confirmationHeldBack: outcome.confirmationHeldBack });
+      // A registration just made has the first link version.
+      const location = registrationPath(ctx.config.authSecret, outcome.registrationId, FIRST_LINK_VERSION, { confirmationHeldBack: outcome.confirmationHeldBack });
       const answer = { registrationId: outcome.registrationId, status: outcome.status, location, confirmationEmailed: !outcome.confirmationHeldBack };
       return reply.code(303).header('location', location).send(json ? answer : undefined);
     } catch (error) {

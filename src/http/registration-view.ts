@@ -15,10 +15,17 @@ import type { PayNowPageData } from './templates/pay-now-page.js';
 import type { LineView, RegistrationPageData } from './templates/registration-page.js';
 import { pageFormat } from './templates/format.js';
 import { eventPath } from './event-view.js';
+import { heldConfirmationToken } from './held-confirmation.js';
+import { managePath } from '../payments/manage-link.js';
+import { answerGroupsOf, type AnswerGroup } from '../payments/answer-lines.js';
+import { eventFromRow, type EventRow } from '../registrations/event-record.js';
+import type { RegistrationAnswers } from '../registrations/answers.js';
 
 /** A registration with the event fields its public pages need. */
 export interface PublicRegistration {
   id: string;
+  /** registrations.manage_link_version: what its registration-page and pay-now tokens sign with the id. */
+  linkVersion: number;
   status: 'PENDING' | 'PAID' | 'CANCELLED';
   paymentMethod: PaymentMethod;
   contactName: string;
@@ -50,6 +57,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface JoinedRow {
   id: string;
+  manage_link_version: number;
   status: PublicRegistration['status'];
   payment_method: PublicRegistration['paymentMethod'];
   contact_name: string;
@@ -79,6 +87,7 @@ export async function loadPublicRegistration(db: Db, id: string, now: Date): Pro
     .where('r.id', id)
     .first<JoinedRow | undefined>(
       'r.id',
+      'r.manage_link_version',
       'r.status',
       'r.payment_method',
       'r.contact_name',
@@ -102,6 +111,7 @@ export async function loadPublicRegistration(db: Db, id: string, now: Date): Pro
   if (!row) return undefined;
   return {
     id: row.id,
+    linkVersion: row.manage_link_version,
     status: row.status,
     paymentMethod: row.payment_method,
     contactName: row.contact_name,
@@ -151,19 +161,25 @@ function namedPart(label: string, names: readonly string[]): LineView['named'] {
 }
 
 /**
- * The registration page. `confirmationHeldBack` adds `&confirmation=held`, on the address the form's post redirects
- * to, so the page says no email was sent and keeps everything the email would have said in view. It is not signed:
- * all it can change is that note, on a page only the token opens.
+ * The registration page, its token signing the registration's current link version. `confirmationHeldBack` adds
+ * `&confirmation=<signed mark>` (held-confirmation.ts), on the address the form's post redirects to, so that page,
+ * and only it, says no email was sent and shows everything the email would have said, the manage link and the
+ * plain answers included.
  */
-export function registrationPath(authSecret: string, registrationId: string, options: { confirmationHeldBack?: boolean } = {}): string {
-  const held = options.confirmationHeldBack ? `&${CONFIRMATION_HELD_QUERY}=held` : '';
-  return `/registrations/${registrationId}?token=${registrationToken(authSecret, registrationId)}${held}`;
+export function registrationPath(
+  authSecret: string,
+  registrationId: string,
+  linkVersion: number,
+  options: { confirmationHeldBack?: boolean } = {},
+): string {
+  const held = options.confirmationHeldBack ? `&${CONFIRMATION_HELD_QUERY}=${heldConfirmationToken(authSecret, registrationId, linkVersion)}` : '';
+  return `/registrations/${registrationId}?token=${registrationToken(authSecret, registrationId, linkVersion)}${held}`;
 }
 
 export const CONFIRMATION_HELD_QUERY = 'confirmation';
 
-export function payNowPath(authSecret: string, registrationId: string): string {
-  return `/registrations/${registrationId}/pay?token=${registrationToken(authSecret, registrationId)}`;
+export function payNowPath(authSecret: string, registrationId: string, linkVersion: number): string {
+  return `/registrations/${registrationId}/pay?token=${registrationToken(authSecret, registrationId, linkVersion)}`;
 }
 
 /** Why pay-now is not possible for this registration, in words for the registrant; undefined when it is. */
@@ -307,12 +323,24 @@ export async function registrationPageData(
       registration.status === 'PENDING' && !registration.event.deletedAt ? KEEP_PAGE_NOTE : options.confirmationHeldBack ? KEEP_DETAILS_NOTE : undefined,
     // The email names the reference; when it was held back the page does, whatever else it shows.
     heldBackReference: options.confirmationHeldBack ? paymentReference(registration.id) : undefined,
+    // And its manage link and plain answers: this page is the family's only copy of them.
+    ...(options.confirmationHeldBack ? await heldBackExtras(ctx, registration) : {}),
     contactName: registration.contactName,
     lines,
     total: format.money(registration.totalMinor),
     bank,
-    payNowHref: (await payNowRefusal(ctx, registration)) ? undefined : payNowPath(ctx.config.authSecret, registration.id),
+    payNowHref: (await payNowRefusal(ctx, registration)) ? undefined : payNowPath(ctx.config.authSecret, registration.id, registration.linkVersion),
   };
+}
+
+/** What only the confirmation email carries besides: the manage link, and the non-sensitive answers as it lists them. */
+async function heldBackExtras(ctx: AppContext, registration: PublicRegistration): Promise<Pick<RegistrationPageData, 'manageHref' | 'answerGroups'>> {
+  const manageHref = managePath(ctx.config.authSecret, { registrationId: registration.id, version: registration.linkVersion });
+  const eventRow = await ctx.db('events').where({ id: registration.event.id }).first<EventRow | undefined>();
+  const row = await ctx.db('registrations').where({ id: registration.id }).first<{ answers: RegistrationAnswers | null } | undefined>('answers');
+  const answerGroups: AnswerGroup[] =
+    eventRow && row?.answers ? answerGroupsOf(eventFromRow(eventRow), row.answers, registration.attendeeNames, ctx.config.regional) : [];
+  return { manageHref, answerGroups: answerGroups.length > 0 ? answerGroups : undefined };
 }
 
 /** The pay-now page: exactly the lines pay-now will charge (payNowLines), fee included when the event passes it on. */
@@ -328,6 +356,6 @@ export async function payNowPageData(ctx: AppContext, registration: PublicRegist
     total: format.money(net + surcharge),
     action: `/registrations/${registration.id}/pay`,
     token,
-    registrationHref: registrationPath(ctx.config.authSecret, registration.id),
+    registrationHref: registrationPath(ctx.config.authSecret, registration.id, registration.linkVersion),
   };
 }

@@ -15,6 +15,7 @@ import { registerRegistrationRoute } from './register-route.js';
 import { registerSetupRoutes } from './setup-routes.js';
 import { registerUnsubscribeRoutes } from './unsubscribe-routes.js';
 import { registerManageRoutes } from './manage-routes.js';
+import { registerEmailChangeRoutes } from './email-change-routes.js';
 import { registerWaitlistRoutes } from './waitlist-routes.js';
 import { registerCheckinRoutes } from './checkin-routes.js';
 import { registerWebhookRoute } from './webhook-route.js';
@@ -154,6 +155,7 @@ export async function buildServer(
     registerRegistrationRoute(scope, ctx, page);
     registerUnsubscribeRoutes(scope, ctx, page);
     registerManageRoutes(scope, ctx, page);
+    registerEmailChangeRoutes(scope, ctx, page);
     registerWaitlistRoutes(scope, ctx, page);
     registerCheckinRoutes(scope, ctx, page);
   });

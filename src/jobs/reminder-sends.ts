@@ -329,7 +329,7 @@ function composeMessage(
   const base = {
     name: row.contact_name,
     event: { title: event.title, startsAt: event.starts_at, endsAt: event.ends_at, location: event.location },
-    registrationUrl: materials.linksAvailable ? registrationUrl(ctx.config, row.id) : undefined,
+    registrationUrl: materials.linksAvailable ? registrationUrl(ctx.config, row.id, row.manage_link_version) : undefined,
     manageUrl: materials.linksAvailable ? manageUrl(ctx.config, { registrationId: row.id, version: row.manage_link_version }) : undefined,
   };
   // The reminder's round (its reminder_at) is part of the key: a repeat of the same round (a run that died
@@ -351,7 +351,7 @@ function composeMessage(
         amountMinor: row.balance_minor,
         reference: paymentReference(row.id),
         bank: materials.bank,
-        payNowUrl: payNow ? payNowUrl(ctx.config, row.id) : undefined,
+        payNowUrl: payNow ? payNowUrl(ctx.config, row.id, row.manage_link_version) : undefined,
         cardAmountMinor: net + cardFeeMinor,
         cardFeeMinor,
       },

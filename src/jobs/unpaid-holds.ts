@@ -182,7 +182,7 @@ export async function remindUnpaidHolds(ctx: HoldContext, now: Date): Promise<nu
         {
           balanceMinor: row.total_minor,
           releaseAt: row.release_at,
-          payNowUrl: links && cardPaymentPossible(ctx.config, row) && payNowChargeable(row) ? payNowUrl(ctx.config, row.id) : undefined,
+          payNowUrl: links && cardPaymentPossible(ctx.config, row) && payNowChargeable(row) ? payNowUrl(ctx.config, row.id, row.manage_link_version) : undefined,
           manageUrl: links ? manageUrl(ctx.config, { registrationId: row.id, version: row.manage_link_version }) : undefined,
         },
         now,

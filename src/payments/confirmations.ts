@@ -8,7 +8,7 @@ import { getBankDetails, getCardFeeRate } from '../settings.js';
 import { belowCardMinimum, cardMinimumOf } from './card-minimum.js';
 import { heldUntil } from './hold-release.js';
 import { cardPaymentPossible, payNowUrl, registrationUrl } from './links.js';
-import { currentManageUrl } from './manage-link.js';
+import { currentLinkVersion, manageUrl as manageUrlOf } from './manage-link.js';
 import { paymentReference } from '../registrations/reference.js';
 import { cardSurcharge, type PricedRegistration } from '../registrations/pricing.js';
 import type { RegistrationContact } from '../registrations/registrations.js';
@@ -67,7 +67,8 @@ export async function queueRegistrationConfirmation(
     hasPublicUrl &&
     cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment }) &&
     !(await cardTotalBelowMinimum(trx, ctx, input.event, input.priced));
-  const manageUrl = await currentManageUrl(trx, ctx.config, input.registrationId);
+  const linkVersion = await currentLinkVersion(trx, input.registrationId);
+  const manageUrl = hasPublicUrl ? manageUrlOf(ctx.config, { registrationId: input.registrationId, version: linkVersion }) : undefined;
   const answerGroups = await plainAnswerGroups(trx, input.registrationId, input.event, ctx.config.regional);
   const rendered = registrationConfirmationEmail(
     {
@@ -86,11 +87,11 @@ export async function queueRegistrationConfirmation(
       free: input.priced.free,
       reference: paymentReference(input.registrationId),
       bank,
-      registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId) : undefined,
+      registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId, linkVersion) : undefined,
       manageUrl,
       // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
       // (Nor is a card link offered for a total below the card provider's minimum: pay-now would refuse it.)
-      payNowUrl: offerCard ? payNowUrl(ctx.config, input.registrationId) : undefined,
+      payNowUrl: offerCard ? payNowUrl(ctx.config, input.registrationId, linkVersion) : undefined,
       otherRegistrations: others.map((other) => ({ reference: paymentReference(other.id), paid: other.status === 'PAID' })),
       answerGroups,
     },

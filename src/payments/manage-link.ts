@@ -2,21 +2,22 @@ import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AppConfig } from '../config/types.js';
 import { signToken, verifyToken } from '../crypto/signed-tokens.js';
-import { publicBaseUrl } from './links.js';
+import { FIRST_LINK_VERSION, publicBaseUrl } from './links.js';
 
 /**
  * The "Manage your registration" link in every confirmation, receipt and reminder: the registration's id and
  * its manage_link_version (16 + 4 bytes), signed with a key derived from AUTH_SECRET for this use alone. It is
- * not the office's reference nor the registration page's token: raising the version (an email change, or
- * `registrations resend --new-link`) makes every earlier link stop working, and nothing else does (see
- * "Manage links" in the decisions). Rotating AUTH_SECRET revokes every link at once.
+ * not the office's reference nor the registration page's token, though the same version signs both (links.ts):
+ * raising it (an email change confirmed or undone, or `registrations resend --new-link`) makes every earlier
+ * manage, registration-page and pay-now link stop working, and nothing else does (see "Manage links" in the
+ * decisions). Rotating AUTH_SECRET revokes every link at once.
  */
 
 const PURPOSE = 'eventops:manage-link';
 const UUID_BYTES = 16;
 const VERSION_BYTES = 4;
 /** A new registration's version (the column's default). */
-export const FIRST_MANAGE_LINK_VERSION = 1;
+export const FIRST_MANAGE_LINK_VERSION = FIRST_LINK_VERSION;
 
 const keys = new Map<string, Buffer>();
 
@@ -69,11 +70,19 @@ export async function currentManageUrl(
   registrationId: string,
 ): Promise<string | undefined> {
   if (!(config.authUrl ?? config.appUrl)) return undefined;
-  const row = await db('registrations').where({ id: registrationId }).first<{ manage_link_version: number } | undefined>('manage_link_version');
-  return manageUrl(config, { registrationId, version: row?.manage_link_version ?? FIRST_MANAGE_LINK_VERSION });
+  return manageUrl(config, { registrationId, version: await currentLinkVersion(db, registrationId) });
 }
 
-/** Revokes every link sent so far: the registration's version goes up by one. Returns the new version. */
+/** The registration's link version as it now is (read in the caller's transaction); the first for a row not there. */
+export async function currentLinkVersion(db: Knex | Knex.Transaction, registrationId: string): Promise<number> {
+  const row = await db('registrations').where({ id: registrationId }).first<{ manage_link_version: number } | undefined>('manage_link_version');
+  return row?.manage_link_version ?? FIRST_MANAGE_LINK_VERSION;
+}
+
+/**
+ * Revokes every link sent so far (the manage link, the registration page's and the pay-now page's tokens): the
+ * registration's version goes up by one. Returns the new version.
+ */
 export async function bumpManageLinkVersion(trx: Knex.Transaction, registrationId: string): Promise<number> {
   const [row] = await trx('registrations')
     .where({ id: registrationId })

@@ -58,6 +58,8 @@ interface RegistrationRow {
   line_items: unknown;
   total_minor: number;
   surcharge_minor: number;
+  /** Signs the registration page's token that the provider's cancel button leads back to. */
+  manage_link_version: number;
 }
 
 export interface InFlightCheckoutRow {
@@ -150,7 +152,7 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
     const registration = await trx('registrations')
       .where({ id: registrationId })
       .forUpdate()
-      .first<RegistrationRow | undefined>('id', 'event_id', 'status', 'contact_email_enc', 'line_items', 'total_minor', 'surcharge_minor');
+      .first<RegistrationRow | undefined>('id', 'event_id', 'status', 'contact_email_enc', 'line_items', 'total_minor', 'surcharge_minor', 'manage_link_version');
     if (!registration) throw new NotFoundError('registration');
     const eventRow = await trx('events').where({ id: registration.event_id }).first();
     const event = eventFromRow(eventRow);
@@ -212,7 +214,7 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
         lines: payNowLines(registration.line_items, net, surcharge),
         customerEmail: ctx.cipher.decrypt(registration.contact_email_enc),
         expiresAt,
-        cancelUrl: registrationUrl(ctx.config, registration.id),
+        cancelUrl: registrationUrl(ctx.config, registration.id, registration.manage_link_version),
         idempotencyKey: `paynow:${checkoutId}`,
       },
     };

@@ -76,7 +76,7 @@ export function renderReceiptWith(branding: EmailBranding, ctx: Pick<AppContext,
       ...methodsOf(input, ctx.config.regional),
       reference: paymentReference(input.registrationId),
       answerGroups: input.answerGroups,
-      registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId) : undefined,
+      registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId, input.manageLinkVersion ?? FIRST_MANAGE_LINK_VERSION) : undefined,
       manageUrl: hasPublicUrl
         ? manageUrl(ctx.config, { registrationId: input.registrationId, version: input.manageLinkVersion ?? FIRST_MANAGE_LINK_VERSION })
         : undefined,

@@ -8,6 +8,11 @@ export interface EventTier {
   /** Age limits in whole years, checked on the attendee's date of birth as of the event's start. */
   minAge?: number;
   maxAge?: number;
+  /**
+   * Every attendee of this tier is a child (a "Child" ticket without an age limit): a consent given for one is
+   * the contact's as guardian, and the door shows the guardian. See registrations/child.ts.
+   */
+  child?: boolean;
 }
 
 export interface FamilyWaiver {

@@ -21,6 +21,8 @@ export type HistoryAction =
   | 'answers_updated'
   /** The registrant asked the office to cancel a paid registration (manage page). */
   | 'cancellation_requested'
+  /** The registrant asked for a new contact email on the manage page; it changes once the new address confirms it. */
+  | 'email_change_requested'
   | 'hold_reminder'
   | 'hold_released'
   | 'refunded'

@@ -4,6 +4,7 @@ import { hasControlCharacters } from '../text-rules.js';
 import { DATE_OF_BIRTH_QUESTION_ID, type AnswerValue, type ConsentAnswer, type Question, type RegistrationAnswers } from './answers.js';
 import type { EventRecord } from './event-record.js';
 import type { EventTier } from './event-pricing.js';
+import { ageOn, isChild } from './child.js';
 
 /**
  * The rules of an answer, one set for every place a family answers (the public form, JSON posts, the manage
@@ -22,8 +23,6 @@ type AskingEvent = Pick<EventRecord, 'questions' | 'pricing' | 'startsAt'>;
 
 export const MAX_TEXT_ANSWER = 500;
 export const MAX_LONGTEXT_ANSWER = 2000;
-/** A child, for a consent given by the contact as guardian: under this age on the event's first day. */
-export const ADULT_AGE = 18;
 
 /** The field an answer is posted in: `q.<id>` for the registration, `q.<row>.<id>` for an attendee row. */
 export function answerFieldName(questionId: string, row?: number): string {
@@ -60,13 +59,6 @@ export function attendeeQuestions(asked: readonly Question[], tier: string): Que
 /** The event's first day in the church's time zone (YYYY-MM-DD): ages are counted on it. */
 export function eventFirstDay(event: Pick<EventRecord, 'startsAt'>, timeZone: string): string {
   return formatInTimeZone(event.startsAt, timeZone, 'yyyy-MM-dd');
-}
-
-/** Whole years from a date of birth to a day (both YYYY-MM-DD). */
-export function ageOn(dateOfBirth: string, day: string): number {
-  const [by, bm, bd] = dateOfBirth.split('-').map(Number) as [number, number, number];
-  const [y, m, d] = day.split('-').map(Number) as [number, number, number];
-  return y - by - (m < bm || (m === bm && d < bd) ? 1 : 0);
 }
 
 /** A real calendar date written YYYY-MM-DD. */
@@ -140,7 +132,9 @@ export function readAnswers(
       }
       if (q.type === 'consent') {
         const consent: ConsentAnswer = { agreed: true, statement: q.label, ...consentBase };
-        if (attendee && isChild(event, attendee, typedValues(fields, answerFieldName(DATE_OF_BIRTH_QUESTION_ID, row))[0], firstDay)) {
+        const dateOfBirth = typedValues(fields, answerFieldName(DATE_OF_BIRTH_QUESTION_ID, row))[0];
+        const tier = attendee ? event.pricing.tiers.find((t) => t.id === attendee.tier) : undefined;
+        if (attendee && isChild({ tier, dateOfBirth: dateOfBirth && isCalendarDate(dateOfBirth) ? dateOfBirth : undefined, firstDay })) {
           consent.asGuardianOf = attendee.name;
         }
         record[q.id] = consent;
@@ -206,19 +200,12 @@ function readValue(q: Question, values: string[], say: (message: string) => unde
 function ageProblem(tier: EventTier | undefined, dateOfBirth: string, firstDay: string, name: string): string | undefined {
   if (dateOfBirth > firstDay) return 'enter a date before the event';
   if (!tier) return undefined;
-  const age = ageOn(dateOfBirth, firstDay);
+  const age = ageOn(dateOfBirth, firstDay) ?? 0;
   const { minAge, maxAge } = tier;
   if ((minAge === undefined || age >= minAge) && (maxAge === undefined || age <= maxAge)) return undefined;
   const range =
     minAge !== undefined && maxAge !== undefined ? `ages ${minAge} to ${maxAge}` : minAge !== undefined ? `ages ${minAge} and over` : `ages up to ${maxAge}`;
   return `${tier.label} tickets are for ${range} on the first day of the event, and ${name} will be ${age}`;
-}
-
-/** A child: under 18 on the event's first day by date of birth, or of a tier whose maxAge is under 18. */
-function isChild(event: Pick<EventRecord, 'pricing'>, attendee: AnsweringAttendee, dateOfBirth: string | undefined, firstDay: string): boolean {
-  const tier = event.pricing.tiers.find((t) => t.id === attendee.tier);
-  if (tier?.maxAge !== undefined && tier.maxAge < ADULT_AGE) return true;
-  return dateOfBirth !== undefined && isCalendarDate(dateOfBirth) && ageOn(dateOfBirth, firstDay) < ADULT_AGE;
 }
 
 /**

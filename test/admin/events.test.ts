@@ -565,6 +565,31 @@ describe('an event that ends', () => {
   });
 });
 
+describe('changesCloseAt, until when families may change or cancel on their manage page', () => {
+  it('a value after startsAt is refused naming the key (a typo once let families cancel after the event); at the start or before is fine', () => {
+    expect(problemsOf(() => eventFile({ changesCloseAt: '2027-03-13T18:00:00+11:00' }))).toEqual([
+      'changesCloseAt: at or before startsAt (families cannot change or cancel a registration once the event has started)',
+    ]);
+    expect(eventFile({ changesCloseAt: '2027-03-12T18:00:00+11:00' }).changesCloseAt).toEqual(new Date('2027-03-12T07:00:00Z'));
+    expect(eventFile({ changesCloseAt: '2027-03-05T17:00:00+11:00' }).changesCloseAt).toEqual(new Date('2027-03-05T06:00:00Z'));
+  });
+
+  it('an update moving the start before the stored changesCloseAt is refused naming it', async () => {
+    const ctx = syncContext();
+    const file = eventFile({ changesCloseAt: '2027-03-10T17:00:00+11:00' });
+    await createEvent(ctx, file);
+    const earlier = { startsAt: '2027-03-08T18:00:00+11:00', reminderAt: '2027-03-06T09:00:00+11:00' };
+    const refused = await updateEvent(ctx, eventFile({ slug: file.slug, ...earlier })).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(EventFileError);
+    expect((refused as EventFileError).problems).toEqual([
+      'changesCloseAt: at or before startsAt (the stored one is 2027-03-10T06:00:00.000Z; give a new changesCloseAt, or null for the start)',
+    ]);
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ startsAt: new Date('2027-03-12T07:00:00Z') });
+    await updateEvent(ctx, eventFile({ slug: file.slug, ...earlier, changesCloseAt: null }));
+    expect(await getEventBySlug(tdb.db, file.slug)).toMatchObject({ startsAt: new Date('2027-03-08T07:00:00Z'), changesCloseAt: null });
+  });
+});
+
 describe('deleting an event that still has registrations', () => {
   async function register(eventId: string, status: 'PENDING' | 'PAID' | 'CANCELLED', attendees: number) {
     const { cipher } = createTestContext({ db: tdb.db });

@@ -129,7 +129,7 @@ describe('the export gives a registration\'s money once, on its first attendee r
     const event = await insertEvent(tdb.db);
     await insertRegistration(tdb.db, ctx.cipher, event.id, { contact_name: '=cmd()', ...attendees('-1+1', '@x'), paid_at: new Date() });
     const csv = attendeesCsv(await exportAttendees(ctx, event.slug));
-    expect(csv.startsWith('\uFEFFattendee_name,ticket,registration_reference,contact_name,email,mobile,status,amount_paid,total,balance_owing,checked_in_at,checked_in_by,checked_out_at,checked_out_by\n')).toBe(true);
+    expect(csv.startsWith('\uFEFFattendee_name,ticket,registration_reference,contact_name,email,mobile,status,amount_paid,total,balance_owing,checked_in_at,checked_in_by,checked_out_at,checked_out_by,checkin_flag\n')).toBe(true);
     const rows = parse(csv, { columns: true, bom: true }) as Array<Record<string, string>>;
     expect(rows.map((row) => [row.attendee_name, row.contact_name, row.amount_paid])).toEqual([
       ["'-1+1", "'=cmd()", '120.00'],

@@ -190,11 +190,11 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     const refused = await startExistingRegistrationCheckout(harness.ctx, { registrationId: id }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(NotPayableError);
     expect((refused as NotPayableError).reason).toBe('part_paid');
-    const page = await (await fetch(`${harness.server.url}${registrationPath(harness.ctx.config.authSecret, id)}`)).text();
+    const page = await (await fetch(`${harness.server.url}${registrationPath(harness.ctx.config.authSecret, id, 1)}`)).text();
     expect(page).toContain('$70.00');
     // The pages agree with the POST: no pay-now button, and the pay-now page explains instead of offering the whole total.
     expect(page).not.toContain('id="pay-now"');
-    const payPage = await fetch(`${harness.server.url}${payNowPath(harness.ctx.config.authSecret, id)}`);
+    const payPage = await fetch(`${harness.server.url}${payNowPath(harness.ctx.config.authSecret, id, 1)}`);
     expect(payPage.status).toBe(409);
     const payHtml = await payPage.text();
     expect(payHtml).toContain((refused as NotPayableError).message);

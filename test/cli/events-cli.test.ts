@@ -112,6 +112,26 @@ describe('eventops events', () => {
     expect(row.status).toBe('DELIVERED');
   });
 
+  it('create of an event whose attendee consent no tier can give as a guardian prints a warning naming the question and exits 0; marking the Child tier silences it', async () => {
+    const content = {
+      slug: 'cli-photo-consent',
+      title: 'Family Camp',
+      startsAt: `${new Date().getUTCFullYear() + 2}-02-05T19:00:00+11:00`,
+      capacity: null,
+      questions: [{ id: 'photos', label: 'Photos of my child may be taken.', type: 'consent', appliesTo: 'attendee' }],
+      pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 0 }, { id: 'child', label: 'Child', price: 0 }] },
+    };
+    const created = await runCli(['events', 'create', writeEventFile('photos.json', content)], { env: env(), cwd: workDir });
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/^warning: questions\.0 \("photos"\): a consent asked of each attendee, and no tier it is asked of \(adult, child\) can be a child/m);
+    const marked = { ...content, pricing: { tiers: [{ id: 'adult', label: 'Adult', price: 0 }, { id: 'child', label: 'Child', price: 0, child: true }] } };
+    const updated = await runCli(['events', 'update', writeEventFile('photos.json', marked)], { env: env(), cwd: workDir });
+    expect(updated.code).toBe(0);
+    expect(updated.stdout).not.toContain('warning');
+    await tdb.db('website_sync_outbox').where({ event_slug: 'cli-photo-consent' }).delete();
+    await tdb.db('events').where({ slug: 'cli-photo-consent' }).delete();
+  });
+
   it('create and update of a card-payable event with a ticket below the card provider\'s minimum print a warning and still exit 0; --json lists it', async () => {
     const cardEnv = env({ PSP_SECRET_KEY: 'sk_test_cli', PSP_WEBHOOK_SECRET: 'whsec_cli' });
     const content = {

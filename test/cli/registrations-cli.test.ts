@@ -561,6 +561,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
         checked_in_by: '',
         checked_out_at: '',
         checked_out_by: '',
+        checkin_flag: '',
       },
       // The registration's money is on its first attendee's row only, so a column sum counts it once.
       expect.objectContaining({ attendee_name: "'@cmd", registration_reference: paymentReference(hostile.id), contact_name: `'=HYPERLINK("http://x.example","click")`, amount_paid: '', total: '', balance_owing: '' }),

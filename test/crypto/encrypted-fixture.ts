@@ -70,9 +70,10 @@ export async function seedEncryptedRows(db: Db, cipher: FieldCipher, tag = 'a'):
     ]);
   }
   const eventId = await insert('events', { slug: `camp-${tag}`, title: 'Family Camp', starts_at: new Date('2027-03-12T07:00:00Z') }, []);
+  const registrations: string[] = [];
   for (let i = 0; i < 3; i++) {
     const email = `family${i}-${tag}@example.org`;
-    await insert(
+    const registration = await insert(
       'registrations',
       {
         event_id: eventId,
@@ -92,6 +93,14 @@ export async function seedEncryptedRows(db: Db, cipher: FieldCipher, tag = 'a'):
         enc('registrations', 'sensitive_answers_enc', i === 2 ? null : JSON.stringify({ registration: {}, attendees: [{ allergies: `peanuts ${tag}${i}`, dateOfBirth: '2015-06-0' + (i + 1) }] })),
       ],
     );
+    registrations.push(registration);
+  }
+  for (let i = 0; i < 2; i++) {
+    const at = new Date('2026-11-22T00:00:00Z');
+    await insert('contact_email_changes', { registration_id: registrations[i], requested_at: at, confirm_by: new Date(at.getTime() + 48 * 3_600_000) }, [
+      enc('contact_email_changes', 'old_email_enc', `family${i}-${tag}@example.org`),
+      enc('contact_email_changes', 'new_email_enc', `moved${i}-${tag}@example.org`),
+    ]);
   }
   for (let i = 0; i < 2; i++) {
     const email = `waiting${i}-${tag}@example.org`;

@@ -1,4 +1,9 @@
+import crypto from 'node:crypto';
 import { Writable } from 'node:stream';
+import { parse } from 'csv-parse/sync';
+import { listCheckinLog } from '../../src/admin/checkin/records.js';
+import { checkinLines } from '../../src/admin/checkin/show-lines.js';
+import { attendeesCsv, exportAttendees } from '../../src/admin/registrations/export.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createCheckinLink } from '../../src/admin/checkin/links.js';
 import { createLogger } from '../../src/logger.js';
@@ -209,6 +214,93 @@ describe('check-in records', () => {
     expect(answer.body.results.map((r) => r.outcome)).toEqual(['not_found', 'not_found']);
     expect(await log(lee)).toEqual([]);
     expect(event.id).not.toBe(other.id);
+  });
+});
+
+describe('what one link can make the server do', () => {
+  const tapsFor = (registration: string, count: number, at?: string) =>
+    Array.from({ length: count }, (_, i) => ({ id: crypto.randomUUID(), action: i % 2 === 0 ? 'check_in' : 'undo', registration, attendee: 0, ...(at ? { at } : {}) }));
+
+  it('a live link has its own budget (each request 1, each tap 1 more, 300 a minute): past it, 429 and nothing recorded; other links and the next minute are not held back', async () => {
+    const { event, lee } = await camp();
+    const { path } = await linkFor(event.slug);
+    const other = await linkFor(event.slug, { label: 'Side door' });
+    const first = await upload(path, tapsFor(lee, 100));
+    const second = await upload(path, tapsFor(lee, 100));
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect((await upload(path, tapsFor(lee, 97))).status).toBe(200); // 202 + 98: the whole minute's 300
+    const entries = (await log(lee)).length;
+    const refused = await fetch(`${web.server.url}${path}/actions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ actions: tapsFor(lee, 1) }) });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('link_budget_spent');
+    expect((await log(lee)).length).toBe(entries);
+    // A form post and the page itself are held to it too; the refusal does not load the roll.
+    const page = await get(path);
+    expect(page.status).toBe(429);
+    expect(page.html).not.toContain('Ruth Lee');
+    expect((await post(`${path}/actions`, { registration: lee, attendee: '1', action: 'check_in' })).status).toBe(429);
+    // Another link of the same door, from the same client, is not.
+    expect((await get(other.path)).status).toBe(200);
+    clock.set(new Date(T0.getTime() + 61_000));
+    expect((await upload(path, tapsFor(lee, 1))).status).toBe(200);
+  });
+
+  it('one upload records at most 100 taps, in the order tapped; the answer names them and says how many are left for the next upload', async () => {
+    const { event, lee } = await camp();
+    const { path } = await linkFor(event.slug);
+    const actions = tapsFor(lee, 150);
+    const answer = await upload(path, actions);
+    expect(answer.status).toBe(200);
+    expect(answer.body.results.map((r) => r.id)).toEqual(actions.slice(0, 100).map((a) => a.id));
+    expect((answer.body as unknown as { left: number }).left).toBe(50);
+    expect(await web.tdb.db('checkin_nonces').count({ n: '*' }).first()).toEqual({ n: 100 });
+    const rest = await upload(path, actions.slice(100));
+    expect(rest.body.results.map((r) => r.id)).toEqual(actions.slice(100).map((a) => a.id));
+    expect(await web.tdb.db('checkin_nonces').count({ n: '*' }).first()).toEqual({ n: 150 });
+  });
+
+  it('a tap id belongs to its link: the same id sent through another link (of this event or another) is its own tap, never "seen"', async () => {
+    const { event, lee, jose } = await camp();
+    const front = await linkFor(event.slug);
+    const side = await linkFor(event.slug, { label: 'Side door' });
+    const id = '6f1c1c64-0d1a-4a39-9a55-4f2b6c7a0099';
+    expect((await upload(front.path, [{ id, action: 'check_in', registration: lee, attendee: 0 }])).body.results).toEqual([{ id, outcome: 'recorded' }]);
+    expect((await upload(side.path, [{ id, action: 'check_in', registration: jose, attendee: 0 }])).body.results).toEqual([{ id, outcome: 'recorded' }]);
+    expect((await upload(side.path, [{ id, action: 'check_out', registration: jose, attendee: 0 }])).body.results).toEqual([{ id, outcome: 'seen' }]);
+    expect(await log(jose)).toEqual([{ attendee_index: 0, action: 'check_in', label: 'Side door' }]);
+  });
+
+  it('a tap timed outside the event\'s days (here backdated to the link\'s making, two days before) is recorded and flagged in show and export', async () => {
+    const { event, lee } = await camp();
+    clock.set(new Date(T0.getTime() - 2 * 24 * 3_600_000));
+    const { path } = await linkFor(event.slug, { hours: 72 });
+    const early = new Date(clock.now().getTime() + 60_000).toISOString();
+    clock.set(T0);
+    const answer = await upload(path, [
+      { id: '6f1c1c64-0d1a-4a39-9a55-4f2b6c7a0101', action: 'check_in', registration: lee, attendee: 0, at: early },
+      { id: '6f1c1c64-0d1a-4a39-9a55-4f2b6c7a0102', action: 'check_in', registration: lee, attendee: 1 },
+    ]);
+    expect(answer.body.results.map((r) => r.outcome)).toEqual(['recorded', 'recorded']);
+    const rows = await web.tdb.db('checkin_log').where({ registration_id: lee }).orderBy('id').select('attendee_index', 'at', 'outside_event_days');
+    expect(rows).toEqual([
+      { attendee_index: 0, at: new Date(early), outside_event_days: true },
+      { attendee_index: 1, at: T0, outside_event_days: false },
+    ]);
+
+    const ctx = context();
+    const shown = checkinLines({ attendees: [{ name: 'Ruth Lee' }, { name: 'Mia Lee' }], checkins: await listCheckinLog(ctx.db, lee) }, (date) => date.toISOString());
+    expect(shown).toEqual([
+      'Check-in:',
+      `  ${early} Ruth Lee checked in (Front door) [flag: timed outside the event's days]`,
+      `  ${T0.toISOString()} Mia Lee checked in (Front door)`,
+    ]);
+    const csv = parse(attendeesCsv(await exportAttendees(ctx, event.slug)), { columns: true, bom: true }) as Array<Record<string, string>>;
+    expect(Object.keys(csv[0] ?? {}).at(-1)).toBe('checkin_flag');
+    expect(csv.filter((row) => row.contact_name === 'Ruth Lee').map((row) => [row.attendee_name, row.checkin_flag])).toEqual([
+      ['Ruth Lee', "check-in timed outside the event's days"],
+      ['Mia Lee', ''],
+    ]);
   });
 });
 

@@ -126,8 +126,8 @@ describe('a held-back confirmation is on the registration page', () => {
       const held = await post('naomi@example.org', '192.0.2.10', 'Naomi Held');
       expect((await delivered(ctx)).map((message) => message.envelope.to[0])).toEqual(['ruth@example.org']);
 
-      expect(emailed.location).not.toContain('confirmation=held');
-      expect(held.location).toContain('confirmation=held');
+      expect(emailed.location).not.toContain('confirmation=');
+      expect(held.location).toMatch(/&confirmation=[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
       const page = (await held.page()).replaceAll('&#x27;', "'");
       expect(page).toContain(CONFIRMATION_HELD_NOTE);
       expect(page).toContain('Church Hall, 1 Main St');
@@ -141,6 +141,53 @@ describe('a held-back confirmation is on the registration page', () => {
       expect(emailedPage).not.toContain('confirmation-held');
       expect(emailedPage).toContain('Church Hall, 1 Main St');
     });
+  });
+
+  it('shows the manage link and the plain answers (never a sensitive one) to the browser that registered; an address edited or guessed shows neither', async () => {
+    const ctx = createTestContext({ db: tdb.db, mailer: mail.mailer, clock: new FixedClock(T0), env: { TRUST_PROXY: 'true', CONFIRMATION_EMAILS_PER_CLIENT_PER_HOUR: '1' } });
+    const server = await startTestServer(ctx);
+    const questions = [
+      { id: 'diet', label: 'Dietary needs', type: 'text', appliesTo: 'registration' },
+      { id: 'medical', label: 'Medical conditions', type: 'text', appliesTo: 'registration', sensitive: true },
+    ];
+    const event = await insertEvent(tdb.db, { capacity: null, questions: JSON.stringify(questions) });
+    const register = async (email: string, name: string) => {
+      const body = new URLSearchParams({ name, email, payment: 'bank', attendee_name: name, attendee_tier: 'adult', 'q.diet': 'Vegetarian', 'q.medical': 'Asthma' });
+      const answer = await fetch(`${server.url}/events/${event.slug}/register`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': '192.0.2.30' },
+        body: body.toString(),
+      });
+      expect(answer.status).toBe(303);
+      const location = answer.headers.get('location') as string;
+      return { location, id: /\/registrations\/([^?]+)/.exec(location)?.[1] as string };
+    };
+    const page = async (path: string) => (await fetch(`${server.url}${path}`)).text();
+    try {
+      const emailed = await register('ruth@example.org', 'Ruth Emailed');
+      const held = await register('naomi@example.org', 'Naomi Held');
+      const shown = await page(held.location);
+      const manage = /<p id="manage-link"><a href="(\/manage\/[^"]+)">Manage your registration<\/a>/.exec(shown)?.[1];
+      expect(manage).toBeDefined();
+      expect((await fetch(`${server.url}${manage}`)).status).toBe(200);
+      expect(shown).toContain('Dietary needs: <bdi>Vegetarian</bdi>');
+      expect(shown).not.toContain('Asthma');
+
+      const [plain] = held.location.split('&confirmation=');
+      const mark = held.location.split('&confirmation=')[1] as string;
+      const emailedPlain = emailed.location;
+      const flipped = `${mark.slice(0, -1)}${mark.endsWith('A') ? 'B' : 'A'}`;
+      for (const guessed of [plain, `${plain}&confirmation=held`, `${plain}&confirmation=${flipped}`, `${emailedPlain}&confirmation=${mark}`]) {
+        const other = await page(guessed as string);
+        expect(other, guessed).toContain('<h1>Your registration</h1>');
+        expect(other, guessed).not.toContain('/manage/');
+        expect(other, guessed).not.toContain('Vegetarian');
+        expect(other, guessed).not.toContain('id="confirmation-held"');
+      }
+    } finally {
+      await server.close();
+    }
   });
 
   it('a free registration held back says so and to keep the page; a JSON post answers confirmationEmailed false', async () => {

@@ -88,7 +88,7 @@ describe('the registrant is told until when an unpaid bank-transfer place is hel
     clock.set(new Date('2027-04-02T01:00:00Z'));
     const server = await startTestServer(ctx);
     try {
-      const page = await (await fetch(`${server.url}${registrationPath(ctx.config.authSecret, id)}`)).text();
+      const page = await (await fetch(`${server.url}${registrationPath(ctx.config.authSecret, id, 1)}`)).text();
       expect(page).toMatch(/Your last card payment was not completed, and nothing was charged\. Your places are held until Monday,? 5 April 2027 at 10:00\sam AEST; if your payment has not reached us by then, the places are released for others\./);
     } finally {
       await server.close();

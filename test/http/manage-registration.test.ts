@@ -6,6 +6,7 @@ import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js
 import { moneyFormatter } from '../../src/admin/registrations/money.js';
 import { sendEventReminders } from '../../src/jobs/send-reminders.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
+import { registrationPath } from '../../src/http/registration-view.js';
 import { managePath, manageToken, readManageToken } from '../../src/payments/manage-link.js';
 import { seatsLeft } from '../../src/registrations/registrations.js';
 import { paymentReference } from '../../src/registrations/reference.js';
@@ -159,34 +160,114 @@ describe('changing details on the manage page', () => {
     expect(mail.sink.messages).toEqual([]);
   });
 
-  it('an email change kills the old link, tells the old address, sends a new link to the new one, and stores the address as the office does', async () => {
+  it('an email change waits for the new address to confirm it; confirmed, every old link dies, the new address gets its link and the old one an undo link that puts everything back', async () => {
     const event = await insertEvent(web.tdb.db);
     const { id, path } = await registration(event.id);
-
-    const saved = await post(`${path}/details`, details({ email: ' Samuel@Example.org ' }));
-    expect(saved.status).toBe(200);
-    expect(saved.html).toContain('The link you used to reach this page no longer works.');
-
     const ctx = context();
+    const emailOf = async () => ctx.cipher.decrypt((await web.tdb.db('registrations').where({ id }).first()).contact_email_enc);
+    const pagePath = registrationPath(ctx.config.authSecret, id, 1);
+
+    // Asked: nothing moves yet, and nothing is sent to the old address.
+    const saved = await post(`${path}/details`, details({ name: 'Samuel Member', email: ' Mallory@Example.org ' }));
+    expect(saved.status).toBe(303);
+    expect(saved.headers.get('location')).toBe(`${path}?done=email-pending`);
+    expect((await get(`${path}?done=email-pending`)).html).toContain('the email changes only once it is confirmed from there');
+    expect(await emailOf()).toBe('sam@example.org');
+    expect((await web.tdb.db('registrations').where({ id }).first()).contact_name).toBe('Samuel Member');
+    expect((await get(path)).status).toBe(200);
+    await deliver();
+    expect(mailTo('sam@example.org')).toEqual([]);
+    const [ask] = mailTo('Mallory@Example.org');
+    expect(ask?.subject).toBe('Confirm your email address: Family Camp');
+    // The unproven address learns nothing of the family: no names, no amounts, no manage link.
+    expect(ask?.text).not.toContain('Samuel');
+    expect(ask?.text).not.toContain('$120.00');
+    expect(linkIn(ask?.text)).toBeUndefined();
+    const confirmPath = /http:\/\/127\.0\.0\.1:3000(\/email-change\/confirm\/\S+)/.exec(ask?.text ?? '')?.[1] as string;
+    expect(confirmPath).toBeDefined();
+
+    // The link's page changes nothing (mail scanners follow links); its button confirms.
+    const asked = await get(confirmPath);
+    expect(asked.status).toBe(200);
+    expect(asked.html).toContain(`<form method="post" action="${confirmPath}" id="email-change">`);
+    expect(await emailOf()).toBe('sam@example.org');
+    mail.sink.clear();
+    const confirmed = await post(confirmPath);
+    expect(confirmed.status).toBe(200);
+    expect(confirmed.html).toContain('Mallory@Example.org is now the contact email');
     const row = await web.tdb.db('registrations').where({ id }).first();
-    expect(ctx.cipher.decrypt(row.contact_email_enc)).toBe('Samuel@Example.org');
-    expect(row.contact_email_hash).toBe(ctx.cipher.lookupHash('email', 'Samuel@Example.org'));
+    expect(await emailOf()).toBe('Mallory@Example.org');
+    expect(row.contact_email_hash).toBe(ctx.cipher.lookupHash('email', 'Mallory@Example.org'));
     expect(row.manage_link_version).toBe(2);
-    expect((await get(path)).status).toBe(404);
-    expect((await post(`${path}/details`, details({ name: 'Mallory' }))).status).toBe(404);
+    for (const old of [path, pagePath]) expect((await get(old)).status, old).toBe(404);
+    expect((await post(confirmPath)).status).toBe(404);
 
     await deliver();
+    const [fresh] = mailTo('Mallory@Example.org');
+    expect(linkIn(fresh?.text)).toBe(managePath(ctx.config.authSecret, { registrationId: id, version: 2 }));
     const [notice] = mailTo('sam@example.org');
     expect(notice?.subject).toBe('Your registration email was changed: Family Camp');
-    expect(notice?.text).toContain('If you did not make this change, please contact the church office');
     expect(linkIn(notice?.text)).toBeUndefined();
-    const [fresh] = mailTo('Samuel@Example.org');
-    const freshPath = linkIn(fresh?.text);
-    expect(freshPath).toBe(managePath(ctx.config.authSecret, { registrationId: id, version: 2 }));
-    const opened = await get(freshPath as string);
-    expect(opened.status).toBe(200);
-    expect(opened.html).toContain('value="Samuel@Example.org"');
-    expect(await historyOf(id)).toEqual([{ action: 'contact_updated', actor: 'registrant', changes: { fields: ['email'], client: '127.0.0.1' } }]);
+    const undoPath = /http:\/\/127\.0\.0\.1:3000(\/email-change\/undo\/\S+)/.exec(notice?.text ?? '')?.[1] as string;
+    expect(notice?.text).toMatch(/undo it \(until [^)]*29 November 2026/);
+
+    // Undone from the old address: back to it, the new address's links dead, a new link to the old address.
+    expect((await get(undoPath)).html).toContain(`<form method="post" action="${undoPath}" id="email-change">`);
+    mail.sink.clear();
+    const undone = await post(undoPath);
+    expect(undone.status).toBe(200);
+    expect(undone.html).toContain('sam@example.org is the contact email of this registration again');
+    expect(await emailOf()).toBe('sam@example.org');
+    expect((await web.tdb.db('registrations').where({ id }).first()).manage_link_version).toBe(3);
+    expect((await get(linkIn(fresh?.text) as string)).status).toBe(404);
+    expect((await post(undoPath)).status).toBe(404);
+    await deliver();
+    expect(mailTo('Mallory@Example.org')).toEqual([]);
+    const [back] = mailTo('sam@example.org');
+    const backPath = linkIn(back?.text) as string;
+    expect(backPath).toBe(managePath(ctx.config.authSecret, { registrationId: id, version: 3 }));
+    expect((await get(backPath)).html).toContain('value="sam@example.org"');
+
+    expect((await historyOf(id)).map((entry) => [entry.action, entry.changes])).toEqual([
+      ['contact_updated', { fields: ['name'], client: '127.0.0.1' }],
+      ['email_change_requested', { client: '127.0.0.1', confirmBy: new Date(T0.getTime() + 48 * 3_600_000).toISOString() }],
+      ['contact_updated', { fields: ['email'], client: '127.0.0.1', confirmedByNewAddress: true }],
+      ['contact_updated', { fields: ['email'], client: '127.0.0.1', undoneByOldAddress: true }],
+    ]);
+  });
+
+  it('a confirmation link lasts 48 hours and only until a later request replaces it; the undo link lasts 7 days, and until then no other change is taken here', async () => {
+    const event = await insertEvent(web.tdb.db, { starts_at: new Date(T0.getTime() + 30 * 24 * 3_600_000) });
+    const { id, path } = await registration(event.id);
+    const ctx = context();
+    const confirmLinks = async () => {
+      await deliver();
+      const links = mail.sink.messages.flatMap((m) => [.../http:\/\/127\.0\.0\.1:3000(\/email-change\/confirm\/\S+)/.exec(m.text ?? '') ?? []].slice(1));
+      mail.sink.clear();
+      return links;
+    };
+    expect((await post(`${path}/details`, details({ email: 'first@example.org' }))).status).toBe(303);
+    const [first] = await confirmLinks();
+    expect((await post(`${path}/details`, details({ email: 'second@example.org' }))).status).toBe(303);
+    const [second] = await confirmLinks();
+    expect((await post(first as string)).status).toBe(404);
+    clock.set(new Date(T0.getTime() + 49 * 3_600_000));
+    expect((await post(second as string)).status).toBe(404);
+    expect(ctx.cipher.decrypt((await web.tdb.db('registrations').where({ id }).first()).contact_email_enc)).toBe('sam@example.org');
+
+    expect((await post(`${path}/details`, details({ email: 'third@example.org' }))).status).toBe(303);
+    const [third] = await confirmLinks();
+    expect((await post(third as string)).status).toBe(200);
+    await deliver();
+    const newPath = linkIn(mailTo('third@example.org')[0]?.text) as string;
+    const undoPath = /http:\/\/127\.0\.0\.1:3000(\/email-change\/undo\/\S+)/.exec(mailTo('sam@example.org')[0]?.text ?? '')?.[1] as string;
+    const refused = await post(`${newPath}/details`, details({ email: 'fourth@example.org' }));
+    expect(refused.status).toBe(409);
+    expect(refused.html).toContain('the previous address can still undo that change');
+    clock.set(new Date(clock.now().getTime() + 7 * 24 * 3_600_000 + 60_000));
+    expect((await post(undoPath)).status).toBe(404);
+    expect(ctx.cipher.decrypt((await web.tdb.db('registrations').where({ id }).first()).contact_email_enc)).toBe('third@example.org');
+    expect((await post(`${newPath}/details`, details({ email: 'fourth@example.org' }))).status).toBe(303);
   });
 
   it('is refused after the event\'s changesCloseAt (and, without one, once the event starts): nothing changes and the page offers no form', async () => {
@@ -211,6 +292,20 @@ describe('changing details on the manage page', () => {
     clock.set(new Date(T0.getTime() + 2 * 60 * 60_000));
     expect((await post(`${other.path}/details`, details({ name: 'Kim Again', email: 'kim@example.org' }))).status).toBe(409);
     expect((await web.tdb.db('registrations').where({ id: other.id }).first()).contact_name).toBe('Kim');
+  });
+
+  it('a stored changesCloseAt after the start (saved before the event file refused it) still closes changes when the event starts', async () => {
+    const event = await insertEvent(web.tdb.db, { starts_at: new Date(T0.getTime() - 60 * 60_000), changes_close_at: new Date(T0.getTime() + 24 * 60 * 60_000) });
+    const { id, path } = await registration(event.id);
+    const before = await web.tdb.db('registrations').where({ id }).first();
+    const page = await get(path);
+    expect(page.html).not.toContain('id="details"');
+    expect(page.html).not.toContain(`${path}/cancel`);
+    expect(page.html).toContain('Changes on this page have closed for this event.');
+    expect((await post(`${path}/cancel`)).status).toBe(409);
+    expect((await post(`${path}/details`, details({ name: 'After The Start' }))).status).toBe(409);
+    expect(await web.tdb.db('registrations').where({ id }).first()).toEqual(before);
+    expect(await historyOf(id)).toEqual([]);
   });
 
   it('adding or removing an attendee is not self-service: the page says to contact the office', async () => {
@@ -327,6 +422,29 @@ describe('cancelling on the manage page', () => {
   });
 });
 
+describe('"Ask the office to cancel" for a registration nothing was paid for', () => {
+  it('is refused for an unpaid bank transfer and a free registration: no request, no alert saying it is paid, and the answer leads to the page\'s own cancel', async () => {
+    const event = await insertEvent(web.tdb.db);
+    await insertUser(web.tdb.db, context().cipher, { email: 'admin@example.org', role: 'ADMIN' });
+    const unpaid = await registration(event.id);
+    const free = await registration(event.id, { status: 'PAID', payment_method: 'free', total_minor: 0, paid_at: T0, email: 'kim@example.org' });
+
+    for (const { id, path } of [unpaid, free]) {
+      expect((await get(path)).html).not.toContain(`${path}/ask-cancel`);
+      const asked = await post(`${path}/ask-cancel`);
+      expect(asked.status).toBe(409);
+      expect(asked.html).toContain('Nothing has been paid for this registration, so the office is not needed');
+      expect(asked.html).toContain(`<a href="${path}/cancel">Cancel this registration</a>`);
+      expect(await historyOf(id)).toEqual([]);
+      expect((await get(`${path}/cancel`)).status).toBe(200);
+    }
+    expect(await web.tdb.db('operations_alerts').select('id')).toEqual([]);
+    await deliver();
+    expect(mailTo('admin@example.org')).toEqual([]);
+    expect((await web.tdb.db('registrations').where({ id: unpaid.id }).first()).status).toBe('PENDING');
+  });
+});
+
 describe('links that open nothing', () => {
   it('a forged, tampered, revoked or foreign-key token is a plain 404, and guessing is rate-limited', async () => {
     const event = await insertEvent(web.tdb.db);
@@ -369,6 +487,8 @@ describe('links that open nothing', () => {
   it('keeps the token out of request logs, below the page too', () => {
     expect(pathForLog('/manage/abc.def?done=details')).toBe('/manage/[redacted]');
     expect(pathForLog('/manage/abc.def/details')).toBe('/manage/[redacted]/[redacted]');
+    expect(pathForLog('/email-change/confirm/abc.def')).toBe('/email-change/confirm/[redacted]');
+    expect(pathForLog('/email-change/undo/abc.def')).toBe('/email-change/undo/[redacted]');
   });
 });
 

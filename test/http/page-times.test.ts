@@ -28,7 +28,7 @@ async function pageTimes(env: Record<string, string | undefined>, startsAt: Date
   const ctx = createTestContext({ db: tdb.db, env: { ...fake.configEnv(), ...env } });
   const event = await insertEvent(tdb.db, { online_payment: true, starts_at: startsAt });
   const pending = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING' });
-  const token = registrationToken(AUTH_SECRET, pending.id);
+  const token = registrationToken(AUTH_SECRET, pending.id, 1);
   const server = await startTestServer(ctx);
   try {
     const get = async (path: string) => {

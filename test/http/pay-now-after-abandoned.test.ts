@@ -32,7 +32,7 @@ describe('pay-now after an abandoned card attempt', () => {
     const registration = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', payment_method: 'bank' });
     const first = await startExistingRegistrationCheckout(ctx, { registrationId: registration.id });
     const firstSession = (await tdb.db('checkout_sessions').where({ id: first.checkoutId }).first()).provider_session_id as string;
-    const token = registrationToken(ctx.config.authSecret, registration.id);
+    const token = registrationToken(ctx.config.authSecret, registration.id, 1);
 
     ctx.clock.set(new Date(T0.getTime() + 40 * 60_000));
     const page = await fetch(`${server.url}/registrations/${registration.id}/pay?token=${token}`);

@@ -39,7 +39,7 @@ async function getPage(path: string) {
   return { status: response.status, html: unescape(await response.text()) };
 }
 
-const registrationPage = (id: string) => getPage(`/registrations/${id}?token=${registrationToken(AUTH_SECRET, id)}`);
+const registrationPage = (id: string) => getPage(`/registrations/${id}?token=${registrationToken(AUTH_SECRET, id, 1)}`);
 const successPage = (slug: string, sessionId: string) => getPage(`/events/${slug}/success?session_id=${sessionId}`);
 
 async function pendingWithPayNow(checkout: Record<string, unknown>) {
@@ -70,7 +70,7 @@ describe('while a pay-now card payment may still be confirmed', () => {
       expect(success.html).not.toContain('nothing was charged');
       expect(success.html).not.toContain('id="pay-now"');
 
-      const pay = await getPage(`/registrations/${registration.id}/pay?token=${registrationToken(AUTH_SECRET, registration.id)}`);
+      const pay = await getPage(`/registrations/${registration.id}/pay?token=${registrationToken(AUTH_SECRET, registration.id, 1)}`);
       expect(pay.status).toBe(409);
       expect(pay.html).toContain(PROCESSING);
     });
@@ -82,7 +82,7 @@ describe('a pay-now session left unfinished (the registrant came back from the p
 
   it('reopening the pay-now link offers the same session again: the pages offer pay-now, never "processing" or "nothing was charged"', async () => {
     const { registration } = await pendingWithPayNow(LIVE);
-    const token = registrationToken(AUTH_SECRET, registration.id);
+    const token = registrationToken(AUTH_SECRET, registration.id, 1);
 
     const page = await registrationPage(registration.id);
     expect(page.html).toContain('Awaiting payment');
@@ -116,7 +116,7 @@ describe('a pay-now session left unfinished (the registrant came back from the p
       const page = await registrationPage(registration.id);
       expect(page.html).toContain('Payment processing');
       expect(page.html).not.toContain('id="pay-now"');
-      const pay = await getPage(`/registrations/${registration.id}/pay?token=${registrationToken(AUTH_SECRET, registration.id)}`);
+      const pay = await getPage(`/registrations/${registration.id}/pay?token=${registrationToken(AUTH_SECRET, registration.id, 1)}`);
       expect(pay.status).toBe(409);
     });
   }
@@ -137,7 +137,7 @@ describe('a balance below the card provider\'s minimum charge (AUD: $0.50)', () 
     expect(page.html).toContain('id="bank-instructions"');
     expect(page.html).not.toContain('id="pay-now"');
 
-    const token = registrationToken(AUTH_SECRET, registration.id);
+    const token = registrationToken(AUTH_SECRET, registration.id, 1);
     const pay = await getPage(`/registrations/${registration.id}/pay?token=${token}`);
     expect(pay.status).toBe(409);
     expect(pay.html).toContain(message);
@@ -225,7 +225,7 @@ describe('once the provider confirmed the payment unpaid', () => {
 
       expect(success.status).toBe(200);
       expect(success.html).toContain('Payment not completed');
-      expect(success.html).toContain(`<a href="/registrations/${registration.id}?token=${registrationToken(AUTH_SECRET, registration.id)}">See your registration</a>`);
+      expect(success.html).toContain(`<a href="/registrations/${registration.id}?token=${registrationToken(AUTH_SECRET, registration.id, 1)}">See your registration</a>`);
       expect(success.html).not.toContain('register again');
       expect(success.html).not.toContain('id="pay-now"');
     });

@@ -251,7 +251,7 @@ describe('an event that ends', () => {
     const span = /Saturday,? 5 December 2026 at 7:00\spm AEDT\s?–\s?Monday,? 7 December 2026 at 3:00\spm AEDT/;
     await withServer({}, async (server) => {
       expect((await getPage(server, `/events/${event.slug}`)).html).toMatch(span);
-      expect((await getPage(server, `/registrations/${mine.id}?token=${registrationToken(AUTH_SECRET, mine.id)}`)).html).toMatch(span);
+      expect((await getPage(server, `/registrations/${mine.id}?token=${registrationToken(AUTH_SECRET, mine.id, 1)}`)).html).toMatch(span);
     });
   });
 });
@@ -262,15 +262,15 @@ describe('GET /registrations/:id', () => {
     const mine = await insertRegistration(tdb.db, cipher(), event.id);
     const other = await insertRegistration(tdb.db, cipher(), event.id);
     await withServer({}, async (server) => {
-      expect((await getPage(server, `/registrations/${mine.id}?token=${registrationToken(AUTH_SECRET, mine.id)}`)).status).toBe(200);
+      expect((await getPage(server, `/registrations/${mine.id}?token=${registrationToken(AUTH_SECRET, mine.id, 1)}`)).status).toBe(200);
       for (const path of [
         `/registrations/${mine.id}`,
         `/registrations/${mine.id}?token=`,
         `/registrations/${mine.id}?token=${'0'.repeat(64)}`,
-        `/registrations/${mine.id}?token=${registrationToken(AUTH_SECRET, other.id)}`,
-        `/registrations/${mine.id}?token=${registrationToken('another-secret-of-at-least-32-bytes!!', mine.id)}`,
-        `/registrations/not-a-uuid?token=${registrationToken(AUTH_SECRET, 'not-a-uuid')}`,
-        `/registrations/00000000-0000-0000-0000-000000000000?token=${registrationToken(AUTH_SECRET, '00000000-0000-0000-0000-000000000000')}`,
+        `/registrations/${mine.id}?token=${registrationToken(AUTH_SECRET, other.id, 1)}`,
+        `/registrations/${mine.id}?token=${registrationToken('another-secret-of-at-least-32-bytes!!', mine.id, 1)}`,
+        `/registrations/not-a-uuid?token=${registrationToken(AUTH_SECRET, 'not-a-uuid', 1)}`,
+        `/registrations/00000000-0000-0000-0000-000000000000?token=${registrationToken(AUTH_SECRET, '00000000-0000-0000-0000-000000000000', 1)}`,
       ]) {
         const { status, html } = await getPage(server, path);
         expect(status, path).toBe(404);
@@ -286,7 +286,7 @@ describe('GET /registrations/:id', () => {
       line_items: JSON.stringify([{ label: 'Adult — Sam Member', amount: 12000, kind: 'ticket' }]),
     });
     const paid = await insertRegistration(tdb.db, cipher(), event.id, { status: 'PAID', payment_method: 'card' });
-    const pagePath = (id: string) => `/registrations/${id}?token=${registrationToken(AUTH_SECRET, id)}`;
+    const pagePath = (id: string) => `/registrations/${id}?token=${registrationToken(AUTH_SECRET, id, 1)}`;
     await withServer(cardEnv, async (server) => {
       const { html, headers } = await getPage(server, pagePath(pending.id));
       expect(headers.get('cache-control')).toBe('no-store');
@@ -295,7 +295,7 @@ describe('GET /registrations/:id', () => {
       expect(html).toContain('<span>Adult — <bdi>Sam Member</bdi></span><span>$120.00</span>');
       expect(html).toContain('<dt>BSB</dt><dd>062-000</dd>');
       expect(html).toContain(`<dt>Reference</dt><dd><strong>${pending.id.replace(/-/g, '').slice(0, 8).toUpperCase()}</strong></dd>`);
-      expect(html).toContain(`href="/registrations/${pending.id}/pay?token=${registrationToken(AUTH_SECRET, pending.id)}"`);
+      expect(html).toContain(`href="/registrations/${pending.id}/pay?token=${registrationToken(AUTH_SECRET, pending.id, 1)}"`);
 
       const paidPage = await getPage(server, pagePath(paid.id));
       expect(paidPage.html).toContain('<span id="status">Paid</span>');
@@ -317,7 +317,7 @@ describe('pay-now /registrations/:id/pay', () => {
       status: 'PENDING',
       line_items: JSON.stringify([{ label: 'Adult — Sam Member', amount: 12000, kind: 'ticket' }]),
     });
-    const token = registrationToken(AUTH_SECRET, pending.id);
+    const token = registrationToken(AUTH_SECRET, pending.id, 1);
     const before = fake.requests.length;
     await withServer(cardEnv, async (server) => {
       for (let i = 0; i < 3; i++) {
@@ -341,7 +341,7 @@ describe('pay-now /registrations/:id/pay', () => {
       status: 'PENDING',
       line_items: JSON.stringify([{ label: 'Adult — Sam Member', amount: 12000, kind: 'ticket' }]),
     });
-    const token = registrationToken(AUTH_SECRET, pending.id);
+    const token = registrationToken(AUTH_SECRET, pending.id, 1);
     await withServer(cardEnv, async (server) => {
       const pay = () =>
         fetch(`${server.url}/registrations/${pending.id}/pay`, {
@@ -386,7 +386,7 @@ describe('pay-now /registrations/:id/pay', () => {
     const before = fake.requests.length;
     await withServer(cardEnv, async (server) => {
       for (const { id, why } of cases) {
-        const token = registrationToken(AUTH_SECRET, id);
+        const token = registrationToken(AUTH_SECRET, id, 1);
         const get = await getPage(server, `/registrations/${id}/pay?token=${token}`);
         expect(get.status).toBe(409);
         expect(get.html).toContain(why);
@@ -402,7 +402,7 @@ describe('pay-now /registrations/:id/pay', () => {
     });
     await withServer({}, async (server) => {
       const pending = await insertRegistration(tdb.db, cipher(), event.id, { status: 'PENDING' });
-      const get = await getPage(server, `/registrations/${pending.id}/pay?token=${registrationToken(AUTH_SECRET, pending.id)}`);
+      const get = await getPage(server, `/registrations/${pending.id}/pay?token=${registrationToken(AUTH_SECRET, pending.id, 1)}`);
       expect(get.status).toBe(409);
       expect(get.html).toContain('Card payments are not available');
     });
@@ -441,7 +441,7 @@ describe('GET /events/:slug/success', () => {
       expect(paid.status).toBe(200);
       expect(paid.html).toContain('Payment received, you are registered');
       expect(paid.html).toContain('<span>Adult — <bdi>Sam Member</bdi></span><span>$120.00</span>');
-      expect(paid.html).toContain(`href="/registrations/${registration.id}?token=${registrationToken(AUTH_SECRET, registration.id)}"`);
+      expect(paid.html).toContain(`href="/registrations/${registration.id}?token=${registrationToken(AUTH_SECRET, registration.id, 1)}"`);
       expect(paid.html).not.toContain('http-equiv="refresh"');
 
       const open = await getPage(server, `/events/${event.slug}/success?session_id=cs_test_open_1`);
@@ -474,7 +474,7 @@ describe('GET /events/:slug/success', () => {
     await withServer(cardEnv, async (server) => {
       const { html } = await getPage(server, `/events/${event.slug}/success?session_id=cs_test_paynow_expired_1`);
       expect(html).toContain('Payment not completed');
-      expect(html).toContain(`id="pay-now" href="/registrations/${pending.id}/pay?token=${registrationToken(AUTH_SECRET, pending.id)}"`);
+      expect(html).toContain(`id="pay-now" href="/registrations/${pending.id}/pay?token=${registrationToken(AUTH_SECRET, pending.id, 1)}"`);
     });
   });
 
@@ -517,7 +517,7 @@ describe('names and titles typed in any script are isolated (<bdi>) from the wor
     const pending = await registration({ status: 'PENDING' });
     await registration({ status: 'PAID', payment_method: 'card', payment_intent_id: 'pi_bidi_1' });
     await insertCheckoutSession(tdb.db, cipher(), event.id, { status: 'COMPLETED', payload_enc: null, payment_intent_id: 'pi_bidi_1', provider_session_id: 'cs_test_bidi_1' });
-    const token = registrationToken(AUTH_SECRET, pending.id);
+    const token = registrationToken(AUTH_SECRET, pending.id, 1);
     const isolatedLines = [
       '<span>Adult — <bdi>فاطمة 2</bdi></span><span>$120.00</span>',
       '<span>Adult — <bdi>2 فاطمة</bdi> (family waiver)</span><span>$0.00</span>',
@@ -554,7 +554,7 @@ describe('names and titles typed in any script are isolated (<bdi>) from the wor
       total_minor: 10800,
     });
     await withServer({}, async (server) => {
-      const { html } = await getPage(server, `/registrations/${pending.id}?token=${registrationToken(AUTH_SECRET, pending.id)}`);
+      const { html } = await getPage(server, `/registrations/${pending.id}?token=${registrationToken(AUTH_SECRET, pending.id, 1)}`);
       expect(html).toContain('<span>Registration</span><span>$108.00</span>');
     });
   });

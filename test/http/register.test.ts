@@ -98,7 +98,7 @@ describe('POST /events/:slug/register — free and bank transfer', () => {
       expect(row).toMatchObject({ status: 'PAID', payment_method: 'free', total_minor: 0, attendee_count: 1, contact_name: 'Jo Citizen' });
       expect(row.paid_at).not.toBeNull();
       const location = response.headers.get('location') ?? '';
-      expect(location).toBe(`/registrations/${row.id}?token=${registrationToken(AUTH_SECRET, row.id)}`);
+      expect(location).toBe(`/registrations/${row.id}?token=${registrationToken(AUTH_SECRET, row.id, 1)}`);
       const page = await fetch(`${server.url}${location}`);
       expect(page.status).toBe(200);
       const html = await page.text();
@@ -127,7 +127,7 @@ describe('POST /events/:slug/register — free and bank transfer', () => {
       expect(html).toContain('062-000');
       expect(html).toContain('1234 5678');
       expect(html).toContain('$180.00');
-      expect(html).toContain(`href="/registrations/${row.id}/pay?token=${registrationToken(AUTH_SECRET, row.id)}"`);
+      expect(html).toContain(`href="/registrations/${row.id}/pay?token=${registrationToken(AUTH_SECRET, row.id, 1)}"`);
     });
   });
 

@@ -307,7 +307,7 @@ describe('send-reminders', () => {
     expect(link).toBeDefined();
     const url = new URL(link as string);
     expect(`${url.origin}${url.pathname}`).toBe(`http://127.0.0.1:3000/registrations/${pending.id}/pay`);
-    expect(verifyRegistrationToken(ctx.config.authSecret, pending.id, url.searchParams.get('token') ?? '')).toBe(true);
+    expect(verifyRegistrationToken(ctx.config.authSecret, pending.id, 1, url.searchParams.get('token') ?? '')).toBe(true);
     expect(pat?.html).toContain(`/registrations/${pending.id}/pay?token`);
     expect(pat?.attachments).toHaveLength(0);
 

@@ -44,7 +44,7 @@ describe('registration confirmations', () => {
     expect(message?.html).toContain('Ruth &lt;b&gt;Campbell&lt;/b&gt;');
     const link = /Pay now by card: (\S+)/.exec(message?.text ?? '')?.[1] ?? '';
     expect(link.startsWith(`http://127.0.0.1:3000/registrations/${id}/pay?token=`)).toBe(true);
-    expect(verifyRegistrationToken(ctx.config.authSecret, id, new URL(link).searchParams.get('token') ?? '')).toBe(true);
+    expect(verifyRegistrationToken(ctx.config.authSecret, id, 1, new URL(link).searchParams.get('token') ?? '')).toBe(true);
   });
 
   it('a bank-transfer registration whose card total would be below the provider\'s minimum gets no pay-now link, the card fee counted', async () => {

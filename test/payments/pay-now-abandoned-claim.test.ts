@@ -49,8 +49,8 @@ async function claimWithoutSession(registrationId: string, ageMs: number): Promi
 
 async function pages(registrationId: string): Promise<{ registration: string; payStatus: number; pay: string }> {
   const secret = harness.ctx.config.authSecret;
-  const registration = await (await fetch(`${harness.server.url}${registrationPath(secret, registrationId)}`)).text();
-  const payPage = await fetch(`${harness.server.url}${payNowPath(secret, registrationId)}`);
+  const registration = await (await fetch(`${harness.server.url}${registrationPath(secret, registrationId, 1)}`)).text();
+  const payPage = await fetch(`${harness.server.url}${payNowPath(secret, registrationId, 1)}`);
   return { registration, payStatus: payPage.status, pay: await payPage.text() };
 }
 

@@ -43,7 +43,7 @@ async function payNow(registrationId: string) {
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: `token=${registrationToken(harness.ctx.config.authSecret, registrationId)}`,
+    body: `token=${registrationToken(harness.ctx.config.authSecret, registrationId, 1)}`,
   });
   return { status: answer.status, location: answer.headers.get('location'), text: await answer.text() };
 }
@@ -105,7 +105,7 @@ describe('pay-now never keeps an unpaid hold past its end', () => {
     const refused = await payNow(id);
     expect(refused.status).toBe(409);
     expect(refused.text).toContain('The time to pay for this registration has ended');
-    const token = registrationToken(harness.ctx.config.authSecret, id);
+    const token = registrationToken(harness.ctx.config.authSecret, id, 1);
     const page = await (await fetch(`${harness.server.url}/registrations/${id}/pay?token=${token}`)).text();
     expect(page).toContain('The time to pay for this registration has ended');
     expect(await db()('checkout_sessions').where({ registration_id: id })).toEqual([]);

@@ -102,7 +102,7 @@ describe('startExistingRegistrationCheckout (pay-now)', () => {
       metadata: ours,
       payment_intent_data: { metadata: ours },
       success_url: `${AUTH_URL}/events/${reg.slug}/success?session_id={CHECKOUT_SESSION_ID}`,
-      cancel_url: registrationUrl(ctx.config, reg.registrationId),
+      cancel_url: registrationUrl(ctx.config, reg.registrationId, 1),
       line_items: [
         { quantity: '1', price_data: { currency: 'aud', unit_amount: '12000', product_data: { name: 'Adult — Lee Payer' } } },
         { quantity: '1', price_data: { currency: 'aud', unit_amount: '6000', product_data: { name: 'Child — Ash Payer' } } },

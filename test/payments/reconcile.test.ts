@@ -176,7 +176,7 @@ describe('eventops reconcile against the provider', () => {
     // The debit fails two days later; that webhook is lost.
     harness.provider.buildEvent('checkout.session.async_payment_failed', sessionId);
     harness.ctx.clock.set(new Date(T0.getTime() + 2 * 86_400_000));
-    const payPage = `${payNowUrl({ ...harness.ctx.config, authUrl: harness.server.url }, registration.id)}`;
+    const payPage = `${payNowUrl({ ...harness.ctx.config, authUrl: harness.server.url }, registration.id, 1)}`;
     expect((await fetch(payPage)).status).toBe(409);
 
     const report = await reconcile(true);

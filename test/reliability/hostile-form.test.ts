@@ -70,7 +70,7 @@ describe('a valid registration carrying HTML in its names', () => {
     expect(answer.status).toBe(303);
     const stored = await harness.tdb.db('registrations').where({ event_id: event.id }).first<{ id: string; contact_name: string }>();
     expect(stored.contact_name).toBe(name);
-    const page = await fetch(`${harness.server.url}${registrationPath(harness.ctx.config.authSecret, stored.id)}`);
+    const page = await fetch(`${harness.server.url}${registrationPath(harness.ctx.config.authSecret, stored.id, 1)}`);
     const html = await page.text();
     expect(page.status).toBe(200);
     expect(html).toContain('&lt;script&gt;');

@@ -98,8 +98,8 @@ describe('secret comparisons', () => {
       expect(bearerMatches(undefined, SECRETS.CRON_SECRET)).toBe(false);
       expect(secretsEqual('a', SECRETS.SETUP_TOKEN)).toBe(false);
       const id = '6f1c1b9e-0d6b-4a43-9a55-3f8f0b0c2a11';
-      expect(verifyRegistrationToken(SECRETS.AUTH_SECRET, id, registrationToken(SECRETS.AUTH_SECRET, id))).toBe(true);
-      expect(verifyRegistrationToken(SECRETS.AUTH_SECRET, id, '0'.repeat(64))).toBe(false);
+      expect(verifyRegistrationToken(SECRETS.AUTH_SECRET, id, 1, registrationToken(SECRETS.AUTH_SECRET, id, 1))).toBe(true);
+      expect(verifyRegistrationToken(SECRETS.AUTH_SECRET, id, 1, '0'.repeat(64))).toBe(false);
       // Every one of the six comparisons reached timingSafeEqual, the missing bearer too: no early return on a length.
       expect(spy).toHaveBeenCalledTimes(6);
     } finally {

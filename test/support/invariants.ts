@@ -180,7 +180,7 @@ export async function checkInvariants(db: Db, options: InvariantOptions = {}): P
       return rows.length === 1 && row !== undefined && row.status === 'OPEN' && row.expires_at > now && row.provider_url !== null && row.payment_intent_id === null;
     };
     for (const registrationId of pendingIds) {
-      const token = registrationToken(options.pages.authSecret, registrationId);
+      const token = registrationToken(options.pages.authSecret, registrationId, 1);
       const response = await fetch(`${options.pages.baseUrl}/registrations/${registrationId}?token=${token}`);
       const html = await response.text();
       if (response.status !== 200) violate('no_pay_now_in_flight', `registration ${registrationId} page answered ${response.status}`);

@@ -176,7 +176,7 @@ export async function register(ctx: FloorContext, slug: string, rawBody: Buffer,
         free: priced.free,
         reference: paymentReference(id),
         bank,
-        registrationUrl: registrationUrl(ctx.config, id),
+        registrationUrl: registrationUrl(ctx.config, id, 1),
         otherRegistrations: [],
       } as Parameters<typeof registrationConfirmationEmail>[0],
       emailBrandingFrom(churchIdentityFrom(parseSettings(row.settings ?? {}), ctx.config), ctx.config),
@@ -203,7 +203,7 @@ export async function register(ctx: FloorContext, slug: string, rawBody: Buffer,
       ...queue.values,
     ]);
     mail = { id: Number(written.rows[0]?.id), message };
-    return { status: 303, headers: { location: registrationPath(ctx.config.authSecret, id) }, body: '' };
+    return { status: 303, headers: { location: registrationPath(ctx.config.authSecret, id, 1) }, body: '' };
   });
   if (mail) ctx.sendQueued(mail.id, mail.message);
   return reply;

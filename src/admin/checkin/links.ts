@@ -19,6 +19,9 @@ export interface CheckinLink {
   eventId: string;
   eventSlug: string;
   eventTitle: string;
+  /** The event's start and end: a tap timed outside its days is flagged. */
+  eventStartsAt: Date;
+  eventEndsAt: Date | null;
   label: string;
   canTakePayment: boolean;
   createdBy: string;
@@ -32,6 +35,8 @@ interface LinkRow {
   event_id: string;
   slug: string;
   title: string;
+  starts_at: Date;
+  ends_at: Date | null;
   label: string;
   can_take_payment: boolean;
   created_by: string;
@@ -45,6 +50,8 @@ const fromRow = (row: LinkRow): CheckinLink => ({
   eventId: row.event_id,
   eventSlug: row.slug,
   eventTitle: row.title,
+  eventStartsAt: row.starts_at,
+  eventEndsAt: row.ends_at,
   label: row.label,
   canTakePayment: row.can_take_payment,
   createdBy: row.created_by,
@@ -57,7 +64,7 @@ export function tokenHash(token: string): string {
   return crypto.createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-const LINK_COLUMNS = ['l.id', 'l.event_id', 'e.slug', 'e.title', 'l.label', 'l.can_take_payment', 'l.created_by', 'l.created_at', 'l.expires_at', 'l.revoked_at'];
+const LINK_COLUMNS = ['l.id', 'l.event_id', 'e.slug', 'e.title', 'e.starts_at', 'e.ends_at', 'l.label', 'l.can_take_payment', 'l.created_by', 'l.created_at', 'l.expires_at', 'l.revoked_at'];
 const linksOf = (db: Db) => db('checkin_links as l').join('events as e', 'e.id', 'l.event_id');
 
 export const MOST_LINK_HOURS = 24 * 14;

@@ -5,7 +5,8 @@ import { eventFromRow, type EventRecord, type EventRow } from '../../registratio
 import { PAID_MINOR_SQL } from '../../registrations/ledger.js';
 import { paymentReference } from '../../registrations/reference.js';
 import { foldForSearch } from '../../search-fold.js';
-import { isChild } from './child.js';
+import { isChild } from '../../registrations/child.js';
+import { eventFirstDay } from '../../registrations/questions.js';
 
 /**
  * The event's roll: every attendee of its PENDING and PAID registrations, with what the door must know (what the
@@ -104,6 +105,7 @@ export async function loadRoll(ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>
   const checkins = await ctx.db('attendee_checkins').where({ event_id: event.id }).select<CheckinRow[]>('*');
   const stateOf = new Map(checkins.map((row) => [`${row.registration_id}:${row.attendee_index}`, row]));
   const tiers = new Map(event.pricing.tiers.map((tier) => [tier.id, tier]));
+  const firstDay = eventFirstDay(event, ctx.config.regional.timeZone);
   const wantsSensitive = event.questions.some((q) => q.showAtCheckin) || event.pricing.tiers.some((tier) => tier.minAge !== undefined || tier.maxAge !== undefined);
   const attendees = rows.flatMap((row) => {
     const sensitive = wantsSensitive ? decryptSensitiveAnswers(ctx.cipher, row.sensitive_answers_enc) : { registration: {}, attendees: [] };
@@ -113,12 +115,7 @@ export async function loadRoll(ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>
       const key = `${row.id}:${index}`;
       const checkin = stateOf.get(key);
       const tier = tiers.get(attendee.tier);
-      const child = isChild({
-        dateOfBirth: answers.attendees[index]?.[DATE_OF_BIRTH_QUESTION_ID],
-        tierMaxAge: tier?.maxAge,
-        startsAt: event.startsAt,
-        timeZone: ctx.config.regional.timeZone,
-      });
+      const child = isChild({ tier, dateOfBirth: answers.attendees[index]?.[DATE_OF_BIRTH_QUESTION_ID], firstDay });
       const state = checkin?.checked_out_at ? 'left' : checkin?.checked_in_at ? 'here' : 'away';
       return {
         key,

@@ -18,6 +18,7 @@ import { moneyFormatter } from './money.js';
 import { insertOfficePayment } from '../../registrations/ledger.js';
 import { counted } from '../../plural.js';
 import { atDoorLabel } from '../checkin/walk-in.js';
+import { outsideEventDays } from '../checkin/event-days.js';
 import { checkInWalkIn } from '../checkin/records.js';
 
 export interface AddInput {
@@ -97,7 +98,14 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
             now,
           });
           if (input.atDoor) {
-            await checkInWalkIn(trx, { eventId: event.id, registrationId: done.registrationId, attendees: attendees.length, label: atDoorLabel(input.actor), now });
+            await checkInWalkIn(trx, {
+              eventId: event.id,
+              registrationId: done.registrationId,
+              attendees: attendees.length,
+              label: atDoorLabel(input.actor),
+              now,
+              outsideEventDays: outsideEventDays(now, done.event, ctx.config.regional.timeZone),
+            });
           }
         },
       },

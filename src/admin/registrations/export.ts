@@ -11,7 +11,7 @@ import { currencyDigits } from './money.js';
 import { PAID_MINOR_SQL } from '../../registrations/ledger.js';
 import type { AnswerValue, Question, RegistrationAnswers } from '../../registrations/answers.js';
 import { answerCell, answerCells, answerColumnsFor, asksDateOfBirth, readStoredAnswers, recordSensitiveExport, type AnswerColumn } from './export-answers.js';
-import { CHECKIN_EXPORT_COLUMNS, checkinExportFields, type CheckinExportFields } from '../checkin/export-columns.js';
+import { CHECKIN_EXPORT_COLUMNS, CHECKIN_FLAG_COLUMN, checkinExportFields, type CheckinExportFields } from '../checkin/export-columns.js';
 
 /**
  * One row per attendee: for name tags, the kitchen and the roll. The money is the registration's, so it
@@ -37,7 +37,7 @@ export interface AttendeeExportRow extends CheckinExportFields {
   answers: Record<string, AnswerValue | null>;
 }
 
-export const EXPORT_COLUMNS: Array<{ key: Exclude<keyof AttendeeExportRow, 'answers'>; header: string }> = [
+export const EXPORT_COLUMNS: Array<{ key: Exclude<keyof AttendeeExportRow, 'answers' | 'checkinFlag'>; header: string }> = [
   { key: 'attendeeName', header: 'attendee_name' },
   { key: 'ticket', header: 'ticket' },
   { key: 'reference', header: 'registration_reference' },
@@ -190,8 +190,12 @@ export async function exportEvent(
  */
 export function attendeesCsv(rows: AttendeeExportRow[], answerHeaders: readonly string[] = Object.keys(rows[0]?.answers ?? {}), minute: (date: Date) => string = isoMinute): string {
   return stringify(
-    rows.map((row) => [...EXPORT_COLUMNS.map((column) => row[column.key] as string | null), ...answerHeaders.map((header) => answerCell(row.answers[header] ?? null, minute))]),
-    { header: true, columns: [...EXPORT_COLUMNS.map((column) => column.header), ...answerHeaders], escape_formulas: true, bom: true },
+    rows.map((row) => [
+      ...EXPORT_COLUMNS.map((column) => row[column.key] as string | null),
+      ...answerHeaders.map((header) => answerCell(row.answers[header] ?? null, minute)),
+      row[CHECKIN_FLAG_COLUMN.key],
+    ]),
+    { header: true, columns: [...EXPORT_COLUMNS.map((column) => column.header), ...answerHeaders, CHECKIN_FLAG_COLUMN.header], escape_formulas: true, bom: true },
   );
 }
 

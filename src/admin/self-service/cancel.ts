@@ -97,10 +97,22 @@ async function tellOffice(
   }
 }
 
+/** "Ask the office to cancel" for a registration nothing was paid for: the page's own cancel is the way. */
+export class CancelYourselfError extends ManageRefusedError {
+  constructor() {
+    super(
+      'cancel_yourself',
+      'Nothing has been paid for this registration, so the office is not needed: you can cancel it yourself with "Cancel this registration".',
+    );
+    this.name = 'CancelYourselfError';
+  }
+}
+
 export type AskOfficeOutcome = { kind: 'not_found' } | { kind: 'asked'; alertId: number } | { kind: 'already_asked'; alertId: number };
 
 /**
- * "Ask the office to cancel", for a registration money has come in for: recorded in the history (by the registrant,
+ * "Ask the office to cancel", for a registration money has come in for (or a card payment may still arrive; one
+ * nothing was paid for is refused with CancelYourselfError, so no alert ever says an unpaid one "is paid"): recorded in the history (by the registrant,
  * from `client`) and raised as an operations alert naming the reference, which every ADMIN is emailed. Asking again
  * while that alert is open changes nothing.
  */
@@ -111,13 +123,15 @@ export async function askOfficeToCancel(ctx: OfficeContext, token: string, clien
     const now = ctx.clock.now();
     refuseUnlessChangeable(managed, now);
     const { registration, event } = managed;
+    const paid = await paidSoFar(trx, registration, now);
+    // Nothing paid (free, or an unpaid bank transfer): the family cancels it itself; the office is not asked to.
+    if (cancelOption(registration, paid.paidMinor, paid.cardPaymentInFlight) === 'self') throw new CancelYourselfError();
     const open = await trx('operations_alerts')
       .where({ kind: 'cancellation_requested' })
       .whereNull('resolved_at')
       .whereRaw(`details->>'registrationId' = ?`, [registration.id])
       .first<{ id: number } | undefined>('id');
     if (open) return { kind: 'already_asked', alertId: open.id } as const;
-    const paid = await paidSoFar(trx, registration, now);
     const reference = paymentReference(registration.id);
     await recordHistory(trx, {
       registrationId: registration.id,

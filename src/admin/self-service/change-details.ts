@@ -1,14 +1,10 @@
-import { enqueueMail } from '../../mail/queue.js';
-import { loadEmailBranding } from '../../mail/render.js';
-import { bumpManageLinkVersion, manageUrl } from '../../payments/manage-link.js';
 import type { EventPricing } from '../../registrations/event-pricing.js';
 import { recordHistory } from '../../registrations/history.js';
-import { paymentReference } from '../../registrations/reference.js';
 import type { OfficeContext } from '../registrations/mark-paid.js';
 import { changeLockedContact } from '../registrations/update-contact.js';
 import { renameAttendees } from './attendee-names.js';
+import { requestEmailChange } from './email-change.js';
 import { lockManagedRegistration, ManageRefusedError, REGISTRANT_ACTOR, refuseUnlessChangeable } from './managed-registration.js';
-import { contactEmailChangedEmail, newManageLinkEmail } from './templates.js';
 
 export interface DetailsInput {
   /** Each already checked and trimmed with the public form's rules. */
@@ -23,18 +19,17 @@ export interface DetailsInput {
 export type DetailsOutcome =
   | { kind: 'not_found' }
   | { kind: 'unchanged' }
-  /** `newLink`: the email changed, so the link used is dead and a new one went to the new address. */
-  | { kind: 'changed'; fields: string[]; newLink: boolean };
+  /** `emailPending`: a new email was asked for; it waits for the link emailed to it (email-change.ts). */
+  | { kind: 'changed'; fields: string[]; emailPending: boolean };
 
 export const ATTENDEES_FIXED_MESSAGE =
   'Adding or removing an attendee, or changing a ticket type, is done by the church office: please contact them.';
 
 /**
- * The registrant's own corrections on the manage page, until the event's changesCloseAt: the contact's name,
- * email and mobile (stored as the office's update-contact stores them) and the attendees' names. All in one
- * transaction under the registration's row lock, each in the history as by the registrant from `client`
- * (clientKey). An email change raises the link's version (the link used stops working), tells the old address and
- * sends the new link to the new one.
+ * The registrant's own corrections on the manage page, until the event's changesCloseAt: the contact's name and
+ * mobile (stored as the office's update-contact stores them) and the attendees' names, at once; a new email only once
+ * the new address confirms it (requestEmailChange). All in one transaction under the registration's row lock, each
+ * in the history as by the registrant from `client` (clientKey); a refused email change refuses the whole post.
  */
 export async function changeDetailsByRegistrant(ctx: OfficeContext, token: string, input: DetailsInput, client: string): Promise<DetailsOutcome> {
   return ctx.db.transaction(async (trx) => {
@@ -62,54 +57,17 @@ export async function changeDetailsByRegistrant(ctx: OfficeContext, token: strin
       fields.push('attendees');
     }
 
-    const oldEmail = ctx.cipher.decrypt(registration.contact_email_enc);
+    // The email is left out here: it changes only once its new address confirms it.
     const changed = await changeLockedContact(trx, ctx, registration, {
       name: input.name,
-      email: input.email,
       mobile: input.mobile,
       actor: REGISTRANT_ACTOR,
       changes: { client },
     });
     fields.push(...Object.keys(changed));
-    if (fields.length === 0) return { kind: 'unchanged' } as const;
-
-    if (changed.email) {
-      const version = await bumpManageLinkVersion(trx, registration.id);
-      const branding = await loadEmailBranding(trx, ctx.config);
-      const reference = paymentReference(registration.id);
-      const name = input.name;
-      await enqueueMail(
-        trx,
-        ctx.cipher,
-        {
-          kind: 'contact-email-changed',
-          registrationId: registration.id,
-          message: {
-            to: [oldEmail],
-            ...contactEmailChangedEmail({ name, eventTitle: event.title, reference }, branding),
-            idempotencyKey: `email-changed-${registration.id}-${version}`,
-          },
-        },
-        now,
-      );
-      await enqueueMail(
-        trx,
-        ctx.cipher,
-        {
-          kind: 'manage-link',
-          registrationId: registration.id,
-          message: {
-            to: [input.email],
-            ...newManageLinkEmail(
-              { name, eventTitle: event.title, eventStartsAt: event.startsAt, reference, manageUrl: manageUrl(ctx.config, { registrationId: registration.id, version }) },
-              branding,
-            ),
-            idempotencyKey: `manage-link-${registration.id}-${version}`,
-          },
-        },
-        now,
-      );
-    }
-    return { kind: 'changed', fields, newLink: Boolean(changed.email) } as const;
+    const emailPending = input.email !== ctx.cipher.decrypt(registration.contact_email_enc);
+    if (emailPending) await requestEmailChange(trx, ctx, managed, { newEmail: input.email, client });
+    if (fields.length === 0 && !emailPending) return { kind: 'unchanged' } as const;
+    return { kind: 'changed', fields, emailPending } as const;
   });
 }

@@ -42,9 +42,14 @@ async function loadManaged(db: Db | Knex.Transaction, authSecret: string, token:
   return event ? { registration, event: eventFromRow(event) } : undefined;
 }
 
-/** Until when the registrant may change details or cancel: the event's changesCloseAt, else its start. */
+/**
+ * Until when the registrant may change details or cancel: the event's changesCloseAt, else its start, and never
+ * past its start: a row stored before the event file refused a later changesCloseAt (or whose start was moved
+ * earlier since) still closes when the event starts.
+ */
 export function changesCloseAt(event: Pick<EventRecord, 'changesCloseAt' | 'startsAt'>): Date {
-  return event.changesCloseAt ?? event.startsAt;
+  const close = event.changesCloseAt;
+  return close && close.getTime() < event.startsAt.getTime() ? close : event.startsAt;
 }
 
 export function changesOpen(event: Pick<EventRecord, 'changesCloseAt' | 'startsAt' | 'deletedAt'>, now: Date): boolean {

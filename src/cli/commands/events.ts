@@ -24,7 +24,7 @@ The event file (JSON; unknown keys are rejected):
   {"slug": "family-camp", "title": "Family Camp", "startsAt": "2027-03-12T18:00:00+11:00",
    "endsAt": "2027-03-14T15:00:00+11:00", "location": "Camp Grounds", "capacity": 120, "published": true, "onlinePayment": true,
    "passCardFee": true, "reminderAt": "2027-03-10T09:00:00+11:00",
-   "pricing": {"tiers": [{"id": "adult", "label": "Adult", "price": 12000}],
+   "pricing": {"tiers": [{"id": "adult", "label": "Adult", "price": 12000}, {"id": "child", "label": "Child", "price": 6000, "child": true}],
                "familyWaiver": {"maxChargedTickets": 3}, "discount": {"percent": 10}}}
 Prices in minor units of APP_CURRENCY; capacity null = unlimited.
 "unpaidHoldDays" (create: 7 when left out; null = until the event) is how long an unpaid bank transfer
@@ -34,7 +34,8 @@ unpaid places pass that share of the capacity.
 "published" is read by create only (default false): after that \`events publish\` and \`events unpublish\`
 change it, and update leaves it as it is, saying so when the file says otherwise.
 "questions" lists what the form asks (see "Event file" in the README); a tier's "minAge"/"maxAge" make the
-form ask each of its attendees a date of birth; "sensitiveRetentionDays" (create: 30) is how long after the
+form ask each of its attendees a date of birth, and "child": true makes each of its attendees a child (a consent
+is then the contact's as guardian); "sensitiveRetentionDays" (create: 30) is how long after the
 event its sensitive answers are kept.
 The start (and end) are printed in APP_TIMEZONE: check them.`;
 

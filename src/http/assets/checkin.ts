@@ -4,11 +4,14 @@
  * - the search filters the roll as you type, folding accents and case as the office search does;
  * - a tap on Check in, Undo or Check out changes the row at once and is queued in localStorage with an id of
  *   its own (crypto.randomUUID), then uploaded; while the phone is offline the queue waits, the page says how
- *   many are waiting, and it is uploaded when the connection returns (the server ignores ids it has seen);
+ *   many are waiting, and it is uploaded when the connection returns, MOST_TAPS_PER_UPLOAD at a time (the
+ *   server ignores ids this link has sent; an upload refused, 429 when the link's budget is spent, is kept and
+ *   sent again);
  * - every 20 seconds the rows take the server's states, so other volunteers' check-ins show;
  * - paying at the door needs the server, so it is refused with a message while offline.
  */
 import { foldForSearch } from '../../search-fold.js';
+import { MOST_TAPS_PER_UPLOAD } from '../../admin/checkin/link-budget.js';
 import { hereText, waitingText } from '../checkin-words.js';
 
 type Action = 'check_in' | 'undo' | 'check_out';
@@ -87,11 +90,12 @@ if (list) {
     if (uploading || (queue.length === 0 && !sync)) return showQueue();
     if (!navigator.onLine) return showQueue();
     uploading = true;
+    let more = false;
     try {
       const response = await fetch(uploadUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ actions: queue }),
+        body: JSON.stringify({ actions: queue.slice(0, MOST_TAPS_PER_UPLOAD) }),
         credentials: 'same-origin',
       });
       if (response.ok) {
@@ -99,6 +103,8 @@ if (list) {
         const sent = new Set(answer.results.map((result) => result.id));
         const left = readQueue().filter((action) => !sent.has(action.id));
         writeQueue(left);
+        // A long queue goes in several uploads, one after the other.
+        more = sent.size > 0 && left.length > 0;
         // Other volunteers' taps too: the server's states, with what is still queued here applied over them.
         for (const row of rows()) {
           let state = answer.states[row.dataset.key ?? ''] ?? 'away';
@@ -113,6 +119,7 @@ if (list) {
       uploading = false;
       showQueue();
     }
+    if (more) void upload();
   };
 
   list.addEventListener('submit', (event) => {

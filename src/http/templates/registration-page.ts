@@ -31,6 +31,10 @@ export interface RegistrationPageData {
   confirmationHeldNote?: string;
   /** The payment reference, shown on its own when the confirmation email (which names it) was held back. */
   heldBackReference?: string;
+  /** The manage link, shown only to the browser that registered when its confirmation email was held back. */
+  manageHref?: string;
+  /** The non-sensitive answers, as the held-back email would have listed them. */
+  answerGroups?: Array<{ heading: string; answers: Array<{ label: string; value: string }> }>;
   /** While awaiting payment: keep this page's address. */
   keepPageNote?: string;
   contactName: string;
@@ -64,6 +68,11 @@ export const registrationPage = definePage<RegistrationPageData>(`
     {{#each lines}}<li><span>${LINE_LABEL}</span><span>{{amount}}</span></li>{{/each}}
     <li class="total"><span>Total</span><span>{{total}}</span></li>
   </ul>
+  {{#if answerGroups}}<div id="answers">{{#each answerGroups}}
+  <h2><bdi>{{heading}}</bdi></h2>
+  <ul>{{#each answers}}<li>{{label}}: <bdi>{{value}}</bdi></li>{{/each}}</ul>{{/each}}
+  </div>{{/if}}
+  {{#if manageHref}}<p id="manage-link"><a href="{{manageHref}}">Manage your registration</a>: correct your details or answers, or cancel. Keep this link (bookmark it): it is yours alone.</p>{{/if}}
 </div>
 {{#if payNowHref}}
 <div class="card">
