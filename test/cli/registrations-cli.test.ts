@@ -145,7 +145,8 @@ describe('eventops registrations: the office records a bank transfer, cancels an
   });
 
   it('shows dates in the church\'s time zone (APP_TIMEZONE), and JSON keeps the instants', async () => {
-    const event = await insertEvent(office.db);
+    // A start named here, not the factory's (which follows the clock): 08:00 UTC is 19:00 in Sydney in summer.
+    const event = await insertEvent(office.db, { starts_at: new Date('2026-12-05T08:00:00Z') });
     const ctx = context();
     // 08:30 on 3 March in Sydney is still 2 March in UTC.
     const morning = new Date('2026-03-02T21:30:00Z');
