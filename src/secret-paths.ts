@@ -9,7 +9,7 @@ export const UNSUBSCRIBE_ROUTE = '/celebrations/unsubscribe/:token';
 /** The registrant's "Manage your registration" link (GET shows; /details, /cancel and /ask-cancel below it). */
 export const MANAGE_ROUTE = '/manage/:token';
 
-/** An email change's links (admin/self-service/email-change.ts): the new address confirms, the old one undoes. */
+/** An email change's links (family/email-change.ts): the new address confirms, the old one undoes. */
 export const EMAIL_CHANGE_CONFIRM_ROUTE = '/email-change/confirm/:token';
 export const EMAIL_CHANGE_UNDO_ROUTE = '/email-change/undo/:token';
 

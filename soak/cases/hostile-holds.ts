@@ -1,4 +1,4 @@
-import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
+import { cancelRegistration } from '../../src/office/registrations/cancel.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { heldUntil } from '../../src/payments/hold-release.js';
 import { registrationToken } from '../../src/payments/links.js';

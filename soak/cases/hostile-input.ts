@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { FAILED_BEARERS_PER_MINUTE } from '../../src/http/cron-routes.js';
 import { WEBHOOK_BODY_LIMIT } from '../../src/http/webhook-route.js';
-import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
+import { cancelRegistration } from '../../src/office/registrations/cancel.js';
 import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
 import { insertEvent, insertRegistration } from '../../test/support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../../test/support/payments-harness.js';

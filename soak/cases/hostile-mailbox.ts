@@ -1,6 +1,6 @@
 import { insertEvent } from '../../test/support/factories.js';
 import type { PaymentsHarness } from '../../test/support/payments-harness.js';
-import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/payments/confirmations.js';
+import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/signup/confirmations.js';
 
 /**
  * The plus-addressing probe: one mailbox written many ways (a `+tag` each time, dots and capitals

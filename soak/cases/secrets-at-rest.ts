@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { importPeople } from '../../src/admin/people-import.js';
+import { importPeople } from '../../src/office/people-import.js';
 import { FixedClock } from '../../src/clock.js';
 import { createFieldCipher } from '../../src/crypto/field-cipher.js';
 import { ENCRYPTED_COLUMNS } from '../../src/crypto/rotate.js';
 import { purgeSensitiveAnswers } from '../../src/jobs/purge-answers.js';
 import { createOutboxMailer } from '../../src/mail/outbox.js';
-import { setAdminSetting } from '../../src/admin/settings.js';
+import { setAdminSetting } from '../../src/office/settings.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { registrationToken } from '../../src/payments/links.js';
 import { runCli } from '../../test/support/cli.js';

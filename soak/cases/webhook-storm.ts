@@ -1,7 +1,7 @@
 import { startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
-import { registerForEvent } from '../../src/payments/register.js';
-import { getEventBySlug } from '../../src/admin/events.js';
+import { registerForEvent } from '../../src/signup/register.js';
+import { getEventBySlug } from '../../src/office/events.js';
 import { type EventRecord } from '../../src/registrations/event-record.js';
 import { AppError } from '../../src/errors.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';

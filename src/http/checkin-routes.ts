@@ -1,11 +1,11 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { findLiveCheckinLink, type CheckinLink } from '../admin/checkin/links.js';
-import { payAtDoor } from '../admin/checkin/pay-at-door.js';
-import { outsideEventDays } from '../admin/checkin/event-days.js';
-import { MOST_TAPS_PER_UPLOAD, spendLinkBudget } from '../admin/checkin/link-budget.js';
-import { CHECKIN_ACTIONS, recordCheckinAction, type CheckinOutcome } from '../admin/checkin/records.js';
-import { loadEventForRoll, loadRoll } from '../admin/checkin/roll.js';
+import { findLiveCheckinLink, type CheckinLink } from '../door/links.js';
+import { payAtDoor } from '../door/pay-at-door.js';
+import { outsideEventDays } from '../registrations/checkin/event-days.js';
+import { MOST_TAPS_PER_UPLOAD, spendLinkBudget } from '../door/link-budget.js';
+import { CHECKIN_ACTIONS, recordCheckinAction, type CheckinOutcome } from '../registrations/checkin/records.js';
+import { loadEventForRoll, loadRoll } from '../door/roll.js';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { CHECKIN_ROUTE } from '../secret-paths.js';
@@ -50,7 +50,7 @@ const uploadSchema = z.object({
 const payForm = z.object({ registration: z.string().max(64), method: z.enum(['cash', 'bank']), q: z.string().max(200).optional() });
 
 /**
- * The check-in page of a volunteer's link (see admin/checkin/links.ts): GET shows the roll, POST …/actions records
+ * The check-in page of a volunteer's link (see door/links.ts): GET shows the roll, POST …/actions records
  * check-ins (a form post, or the script's JSON upload of its queue), POST …/pay records the balance paid at the door.
  * The per-client rate limit counts only failed guesses: a live link's requests are allowed through, so a door busy
  * with volunteers behind one address is never slowed, while a guesser is stopped after ten tries a minute. A live

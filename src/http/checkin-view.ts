@@ -1,7 +1,7 @@
 import { formatInTimeZone } from 'date-fns-tz';
 import type { AppConfig } from '../config/types.js';
-import type { CheckinLink } from '../admin/checkin/links.js';
-import type { Roll, RollAttendee } from '../admin/checkin/roll.js';
+import type { CheckinLink } from '../door/links.js';
+import type { Roll, RollAttendee } from '../door/roll.js';
 import { foldForSearch } from '../search-fold.js';
 import { browserAssetPath, CHECKIN_SCRIPT } from './browser-assets.js';
 import { hereText } from './checkin-words.js';

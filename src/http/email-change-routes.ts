@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { EMAIL_CHANGE_CONFIRM_PATH, EMAIL_CHANGE_UNDO_PATH, MAX_EMAIL_CHANGE_TOKEN_LENGTH, type EmailChangeLinkKind } from '../admin/self-service/email-change-links.js';
-import { confirmEmailChange, findEmailChange, undoEmailChange } from '../admin/self-service/email-change.js';
-import { ManageRefusedError } from '../admin/self-service/managed-registration.js';
+import { EMAIL_CHANGE_CONFIRM_PATH, EMAIL_CHANGE_UNDO_PATH, MAX_EMAIL_CHANGE_TOKEN_LENGTH, type EmailChangeLinkKind } from '../family/email-change-links.js';
+import { confirmEmailChange, findEmailChange, undoEmailChange } from '../family/email-change.js';
+import { ManageRefusedError } from '../family/managed-registration.js';
 import { clientKey } from '../client-key.js';
 import type { AppContext } from '../context.js';
 import { EMAIL_CHANGE_CONFIRM_ROUTE, EMAIL_CHANGE_UNDO_ROUTE } from '../secret-paths.js';
@@ -14,7 +14,7 @@ import { emailChangePage } from './templates/email-change-page.js';
 const tokenParams = z.object({ token: z.string().min(1).max(MAX_EMAIL_CHANGE_TOKEN_LENGTH) });
 
 /**
- * The links of an email change made on the manage page (admin/self-service/email-change.ts): the new address's
+ * The links of an email change made on the manage page (family/email-change.ts): the new address's
  * "confirm" and, once confirmed, the old address's "undo". GET shows what the button does and changes nothing
  * (mail scanners follow links); POST does it. A link that opens nothing (made up, replaced, expired, used) is a 404
  * that does not say which. Limited as the manage page is.

@@ -2,7 +2,7 @@ import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import { cardMinimumOf, ticketsBelowCardMinimum } from '../payments/card-minimum.js';
 import { cardPaymentPossible } from '../payments/links.js';
-import { openForRegistration } from '../payments/register.js';
+import { openForRegistration } from '../signup/register.js';
 import { publicSeatCount } from '../registrations/registrations.js';
 import type { WaitlistContact } from '../registrations/waitlist/entries.js';
 import { getCardFeeRate } from '../settings.js';

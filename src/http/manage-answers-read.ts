@@ -1,5 +1,5 @@
-import type { ReadCorrection } from '../admin/self-service/change-answers.js';
-import type { ManagedRegistration } from '../admin/self-service/managed-registration.js';
+import type { ReadCorrection } from '../family/change-answers.js';
+import type { ManagedRegistration } from '../family/managed-registration.js';
 import type { AppContext } from '../context.js';
 import { questionsAsked, readAnswers, type AnswerFields } from '../registrations/questions.js';
 

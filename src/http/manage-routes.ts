@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { askOfficeToCancel, CancelYourselfError, cancelByRegistrant, cancelOption } from '../admin/self-service/cancel.js';
-import { changeAnswersByRegistrant } from '../admin/self-service/change-answers.js';
-import { changeDetailsByRegistrant } from '../admin/self-service/change-details.js';
-import { changesOpen, findManagedRegistration, ManageRefusedError, MAX_MANAGE_TOKEN_LENGTH, type ManagedRegistration } from '../admin/self-service/managed-registration.js';
+import { askOfficeToCancel, CancelYourselfError, cancelByRegistrant, cancelOption } from '../family/cancel.js';
+import { changeAnswersByRegistrant } from '../family/change-answers.js';
+import { changeDetailsByRegistrant } from '../family/change-details.js';
+import { changesOpen, findManagedRegistration, ManageRefusedError, MAX_MANAGE_TOKEN_LENGTH, type ManagedRegistration } from '../family/managed-registration.js';
 import { clientKey } from '../client-key.js';
 import { contactEmail, contactMobile } from '../contact-rules.js';
 import type { AppContext } from '../context.js';

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
-import { changesCloseAt, changesOpen, type ManagedRegistration } from '../admin/self-service/managed-registration.js';
-import { cancelOption } from '../admin/self-service/cancel.js';
-import { EMAIL_CONFIRM_HOURS } from '../admin/self-service/email-change.js';
+import { changesCloseAt, changesOpen, type ManagedRegistration } from '../family/managed-registration.js';
+import { cancelOption } from '../family/cancel.js';
+import { EMAIL_CONFIRM_HOURS } from '../family/email-change.js';
 import { managePath } from '../payments/manage-link.js';
 import { heldUntil } from '../payments/hold-release.js';
 import { listOfficePayments, officeRefundedSum } from '../registrations/ledger.js';

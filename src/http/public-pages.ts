@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { getEventBySlug } from '../admin/events.js';
+import { getEventBySlug } from '../office/events.js';
 import { type EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { isChurchClientKey } from '../client-key.js';
 import { AppError } from '../errors.js';
 import { verifyRegistrationToken } from '../payments/links.js';
-import { openForRegistration } from '../payments/register.js';
+import { openForRegistration } from '../signup/register.js';
 import { confirmEarlierCardAttempts, startExistingRegistrationCheckout } from '../payments/pay-now.js';
 import { CANCELLED_RETURN_RATE_LIMIT, cancelledCheckoutNotice } from './cancelled-checkout.js';
 import { eventPageData, eventPath } from './event-view.js';

@@ -7,7 +7,7 @@ import { verifyCaptchaToken } from '../payments/captcha.js';
 import { FIRST_LINK_VERSION } from '../payments/links.js';
 import { CardAmountTooSmallError } from '../payments/card-minimum.js';
 import { PricingError } from '../registrations/pricing.js';
-import { registerForEvent } from '../payments/register.js';
+import { registerForEvent } from '../signup/register.js';
 import { UnpaidSeatCapError } from '../payments/unpaid-seat-cap.js';
 import { sendError } from './errors.js';
 import { eventPageData, eventPath } from './event-view.js';

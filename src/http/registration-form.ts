@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { MAX_ATTENDEES_LIMIT } from '../admin/event-file.js';
+import { MAX_ATTENDEES_LIMIT } from '../office/event-file.js';
 import type { EventPricing } from '../registrations/event-pricing.js';
 import { priceRegistration } from '../registrations/pricing.js';
-import type { RegistrationSubmission } from '../payments/register.js';
+import type { RegistrationSubmission } from '../signup/register.js';
 import { contactEmail, contactMobile } from '../contact-rules.js';
 import { CONTROL_CHARACTERS_MESSAGE, hasControlCharacters, personName, publicString } from './field-rules.js';
 import type { FieldProblem } from './templates/event-page.js';

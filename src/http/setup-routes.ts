@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { createFirstAdmin } from '../admin/users.js';
+import { createFirstAdmin } from '../office/users.js';
 import type { AppContext } from '../context.js';
 import { secretsEqual } from '../crypto/field-cipher.js';
 import { AppError } from '../errors.js';

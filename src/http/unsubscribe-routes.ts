@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { celebrationsUnsubscribePath, personIdsOfUnsubscribeToken } from '../admin/people/unsubscribe-link.js';
-import { unsubscribeFromCelebrations, unsubscribePeople, type UnsubscribePerson } from '../admin/people/unsubscribe.js';
+import { celebrationsUnsubscribePath, personIdsOfUnsubscribeToken } from '../office/people/unsubscribe-link.js';
+import { unsubscribeFromCelebrations, unsubscribePeople, type UnsubscribePerson } from '../office/people/unsubscribe.js';
 import type { AppContext } from '../context.js';
 import { UNSUBSCRIBE_ROUTE } from '../secret-paths.js';
 import { loadChurchIdentity } from '../mail/identity.js';

@@ -1,5 +1,5 @@
 import { formatInTimeZone } from 'date-fns-tz';
-import { celebrationsUnsubscribeUrl } from '../admin/people/unsubscribe-link.js';
+import { celebrationsUnsubscribeUrl } from '../office/people/unsubscribe-link.js';
 import type { AppContext } from '../context.js';
 import { errorMessage } from '../errors.js';
 import { loadEmailBranding, type EmailBranding, type RenderedEmail } from '../mail/render.js';

@@ -1,5 +1,5 @@
 import { formatInTimeZone } from 'date-fns-tz';
-import { listUsersByRole, type UserRecipient } from '../admin/users.js';
+import { listUsersByRole, type UserRecipient } from '../office/users.js';
 import type { AppContext } from '../context.js';
 import { renewLease } from '../db/leases.js';
 import { AppError, errorMessage } from '../errors.js';

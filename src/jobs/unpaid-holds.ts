@@ -30,7 +30,7 @@ const HOLD_ACTOR = 'sweep-checkouts';
  * The notices bring the mail templates (handlebars, the settings, the mail queue):
  * loaded only by a run that has a hold to release or remind, not by every hourly sweep.
  */
-const loadNotices = () => import('../payments/notices.js');
+const loadNotices = () => import('../signup/notices.js');
 /** Only for reminders about to be sent: the sweep's cold start does not load pricing. */
 const loadCardMinimum = async () => {
   const [{ belowCardMinimum }, { cardSurcharge }, { getCardFeeRate }] = await Promise.all([

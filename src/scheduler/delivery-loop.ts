@@ -1,4 +1,4 @@
-import { deliverWebsiteSync } from '../admin/website-sync.js';
+import { deliverWebsiteSync } from '../office/website-sync.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { deliverQueuedMail } from '../mail/queue.js';

@@ -1,8 +1,8 @@
 import net from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createCheckinLink } from '../../src/admin/checkin/links.js';
-import { printedRoll } from '../../src/admin/checkin/printed-roll.js';
+import { createCheckinLink } from '../../src/door/links.js';
+import { printedRoll } from '../../src/door/printed-roll.js';
 import { FixedClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
 import { buildServer } from '../../src/http/server.js';

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import type { Browser } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
+import { cancelRegistration } from '../../src/office/registrations/cancel.js';
 import { FixedClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
 import { buildServer } from '../../src/http/server.js';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyWebsiteSignature } from '../../src/admin/website-sync.js';
+import { verifyWebsiteSignature } from '../../src/office/website-sync.js';
 import { ROOT, runCli } from '../support/cli.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';

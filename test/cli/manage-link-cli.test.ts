@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { askOfficeToCancel } from '../../src/admin/self-service/cancel.js';
-import { findManagedRegistration } from '../../src/admin/self-service/managed-registration.js';
+import { askOfficeToCancel } from '../../src/family/cancel.js';
+import { findManagedRegistration } from '../../src/family/managed-registration.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { managePath } from '../../src/payments/manage-link.js';
 import { paymentReference } from '../../src/registrations/reference.js';

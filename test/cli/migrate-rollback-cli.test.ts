@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_EVENT_SLUG } from '../../src/admin/demo-seed.js';
+import { DEMO_EVENT_SLUG } from '../../src/office/demo-seed.js';
 import type { Db } from '../../src/db/connect.js';
 import { migrationSource } from '../../src/db/migration-source.js';
 import { paymentReference } from '../../src/registrations/reference.js';

@@ -58,7 +58,7 @@ describe('eventops waitlist: the office runs the list', () => {
     expect(refused.stderr).toContain('only 0 are free');
 
     const ctx = office.context();
-    const { cancelRegistration } = await import('../../src/admin/registrations/cancel.js');
+    const { cancelRegistration } = await import('../../src/office/registrations/cancel.js');
     await cancelRegistration(ctx, { registration: taken[0] as string, actor: 'office' });
     const offered = await cli(['offer', ng.toLowerCase(), '--note', 'helps in the kitchen']);
     expect(offered.stderr).toBe('');
@@ -108,7 +108,7 @@ describe('eventops waitlist: the office runs the list', () => {
   it('status and list show free places nobody waiting can take, and why: on public sale while only a larger family waits', async () => {
     const { event, taken } = await fullEvent(4);
     expect((await cli(['add', '--event', event.slug, '--name', 'Big Family', '--email', 'big@example.org', '--places', '4'])).code).toBe(0);
-    const { cancelRegistration } = await import('../../src/admin/registrations/cancel.js');
+    const { cancelRegistration } = await import('../../src/office/registrations/cancel.js');
     for (const id of taken.slice(0, 2)) await cancelRegistration(office.context(), { registration: id, actor: 'office' });
 
     const status = await runCli(['status'], { env: office.env });

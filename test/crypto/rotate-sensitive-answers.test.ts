@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { showRegistration } from '../../src/admin/registrations/show.js';
-import { exportWithSensitiveAnswers } from '../../src/admin/registrations/export.js';
+import { showRegistration } from '../../src/office/registrations/show.js';
+import { exportWithSensitiveAnswers } from '../../src/office/registrations/export.js';
 import { planRotation, rotateKeys } from '../../src/crypto/rotate.js';
 import { decryptSensitiveAnswers } from '../../src/registrations/answers.js';
 import type { AppContext } from '../../src/context.js';

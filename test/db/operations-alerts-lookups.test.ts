@@ -58,7 +58,7 @@ describe('operations_alerts lookups by provider session and PaymentIntent', () =
     await tdb.db.raw('ANALYZE operations_alerts');
 
     // Each query as the code writes it (src/payments/webhook/completion.ts, reconcile/ours.ts, webhook/reversal.ts,
-    // admin/registrations/kept-card-payment.ts), run one after another.
+    // office/registrations/kept-card-payment.ts), run one after another.
     const db = tdb.db;
     const checks: Array<[string, Knex.QueryBuilder | Knex.Raw, string]> = [
       ['completion: unknown checkout alerted?', db('operations_alerts').where({ kind: 'unknown_checkout', provider_session_id: 'cs_1000' }).first('id'), BY_SESSION],

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { celebrationsUnsubscribePath, celebrationsUnsubscribeToken } from '../../src/admin/people/unsubscribe-link.js';
+import { celebrationsUnsubscribePath, celebrationsUnsubscribeToken } from '../../src/office/people/unsubscribe-link.js';
 import { FixedClock } from '../../src/clock.js';
 import { sendCelebrations } from '../../src/jobs/send-celebrations.js';
 import { setSetting } from '../../src/settings.js';

@@ -1,11 +1,11 @@
 import crypto from 'node:crypto';
 import { Writable } from 'node:stream';
 import { parse } from 'csv-parse/sync';
-import { listCheckinLog } from '../../src/admin/checkin/records.js';
-import { checkinLines } from '../../src/admin/checkin/show-lines.js';
-import { attendeesCsv, exportAttendees } from '../../src/admin/registrations/export.js';
+import { listCheckinLog } from '../../src/registrations/checkin/records.js';
+import { checkinLines } from '../../src/door/show-lines.js';
+import { attendeesCsv, exportAttendees } from '../../src/office/registrations/export.js';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createCheckinLink } from '../../src/admin/checkin/links.js';
+import { createCheckinLink } from '../../src/door/links.js';
 import { createLogger } from '../../src/logger.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { pathForLog } from '../../src/secret-paths.js';

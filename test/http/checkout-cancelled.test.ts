@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEventBySlug } from '../../src/admin/events.js';
+import { getEventBySlug } from '../../src/office/events.js';
 import type { FixedClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
 import { NOT_FINISHED_NOTICE, NOTHING_CHARGED_NOTICE } from '../../src/http/cancelled-checkout.js';

@@ -3,7 +3,7 @@ import { canonicalMailbox } from '../../src/canonical-mailbox.js';
 import { FixedClock } from '../../src/clock.js';
 import { CONFIRMATION_HELD_NOTE } from '../../src/http/registration-view.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
-import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/payments/confirmations.js';
+import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/signup/confirmations.js';
 import { paymentReference } from '../../src/registrations/reference.js';
 import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseEventFile } from '../../src/admin/event-file.js';
-import { createEvent } from '../../src/admin/events.js';
-import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
-import { moneyFormatter } from '../../src/admin/registrations/money.js';
+import { parseEventFile } from '../../src/office/event-file.js';
+import { createEvent } from '../../src/office/events.js';
+import { markRegistrationPaid } from '../../src/office/registrations/mark-paid.js';
+import { moneyFormatter } from '../../src/office/registrations/money.js';
 import { sendEventReminders } from '../../src/jobs/send-reminders.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { registrationPath } from '../../src/http/registration-view.js';

@@ -5,7 +5,7 @@ import { connectDb } from '../../src/db/connect.js';
 import { RECORDED_FAILURE_MESSAGE, UNRECORDED_FAILURE_MESSAGE } from '../../src/http/errors.js';
 import { KEEP_PAGE_NOTE } from '../../src/http/registration-view.js';
 import { buildServer } from '../../src/http/server.js';
-import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/payments/confirmations.js';
+import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/signup/confirmations.js';
 import { paymentReference } from '../../src/registrations/reference.js';
 import { setSetting } from '../../src/settings.js';
 import { createTestContext } from '../support/context.js';

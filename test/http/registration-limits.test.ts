@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEvent, getEventBySlug, updateEvent } from '../../src/admin/events.js';
-import { parseEventFile } from '../../src/admin/event-file.js';
+import { createEvent, getEventBySlug, updateEvent } from '../../src/office/events.js';
+import { parseEventFile } from '../../src/office/event-file.js';
 import { NO_CAPTCHA_WARNING } from '../../src/payments/captcha.js';
 import { runCli } from '../support/cli.js';
 import { createTestContext } from '../support/context.js';

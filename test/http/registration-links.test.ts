@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { resendRegistrationMail } from '../../src/admin/registrations/resend.js';
+import { resendRegistrationMail } from '../../src/office/registrations/resend.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { registrationToken, verifyRegistrationToken } from '../../src/payments/links.js';
 import { insertEvent } from '../support/factories.js';

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { celebrationsUnsubscribePath, celebrationsUnsubscribeToken } from '../../src/admin/people/unsubscribe-link.js';
+import { celebrationsUnsubscribePath, celebrationsUnsubscribeToken } from '../../src/office/people/unsubscribe-link.js';
 import { createLogger } from '../../src/logger.js';
 import { pathForLog, REDACTED_SEGMENT } from '../../src/secret-paths.js';
 import { createTestContext } from '../support/context.js';

@@ -133,8 +133,8 @@ describe('the cap on unpaid places per client (default 30)', () => {
     expect((await postForm(event.slug, '198.51.100.11', 1)).status).toBe(303);
     const stored = await db()('registrations').where({ event_id: event.id }).first<{ client_key: string | null }>();
     expect(stored.client_key).toBe('198.51.100.11');
-    const { registerWithoutCard } = await import('../../src/payments/register.js');
-    const { getEventBySlug } = await import('../../src/admin/events.js');
+    const { registerWithoutCard } = await import('../../src/signup/register.js');
+    const { getEventBySlug } = await import('../../src/office/events.js');
     const record = (await getEventBySlug(db(), event.slug))!;
     const added = await registerWithoutCard(
       harness.ctx,

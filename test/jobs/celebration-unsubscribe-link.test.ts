@@ -1,6 +1,6 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
-import { personIdsOfUnsubscribeToken } from '../../src/admin/people/unsubscribe-link.js';
+import { personIdsOfUnsubscribeToken } from '../../src/office/people/unsubscribe-link.js';
 import { FixedClock } from '../../src/clock.js';
 import { JobFailedError } from '../../src/jobs/run-recorded.js';
 import { sendCelebrations } from '../../src/jobs/send-celebrations.js';

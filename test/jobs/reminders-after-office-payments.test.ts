@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
-import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
-import { moneyFormatter } from '../../src/admin/registrations/money.js';
+import { markRegistrationPaid } from '../../src/office/registrations/mark-paid.js';
+import { moneyFormatter } from '../../src/office/registrations/money.js';
 import { sendEventReminders } from '../../src/jobs/send-reminders.js';
-import { showRegistration } from '../../src/admin/registrations/show.js';
+import { showRegistration } from '../../src/office/registrations/show.js';
 import { createTestContext } from '../support/context.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FixedClock, type Clock } from '../../src/clock.js';
-import { createEvent, updateEvent } from '../../src/admin/events.js';
+import { createEvent, updateEvent } from '../../src/office/events.js';
 import type { Db } from '../../src/db/connect.js';
 import { sendEventReminders } from '../../src/jobs/send-reminders.js';
 import type { Mailer, MailMessage } from '../../src/mail/types.js';

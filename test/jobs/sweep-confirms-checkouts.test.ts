@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEventBySlug } from '../../src/admin/events.js';
+import { getEventBySlug } from '../../src/office/events.js';
 import type { AppContext } from '../../src/context.js';
 import type { FixedClock } from '../../src/clock.js';
 import { recipientPages } from '../../src/jobs/reminder-sends.js';

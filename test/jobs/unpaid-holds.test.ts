@@ -230,7 +230,7 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
     const event = await insertEvent(tdb.db, { unpaid_hold_days: null, starts_at: new Date('2027-09-01T00:00:00Z') });
     const threeWeeksOld = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: new Date('2027-06-10T00:00:00Z') });
     const fiveDaysOld = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: new Date('2027-06-26T00:00:00Z') });
-    // What `events update` records when the office sets the limit (test/admin/events.test.ts).
+    // What `events update` records when the office sets the limit (test/office/events.test.ts).
     await tdb.db('events').where({ id: event.id }).update({ unpaid_hold_days: 7, unpaid_hold_since: clock.now() });
     const sweepAt = (iso: string) => {
       clock.set(new Date(iso));

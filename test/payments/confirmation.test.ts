@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FixedClock } from '../../src/clock.js';
-import { getEventBySlug } from '../../src/admin/events.js';
-import { registerForEvent } from '../../src/payments/register.js';
+import { getEventBySlug } from '../../src/office/events.js';
+import { registerForEvent } from '../../src/signup/register.js';
 import { verifyRegistrationToken } from '../../src/payments/links.js';
 import { paymentReference } from '../../src/registrations/reference.js';
 import { setSetting } from '../../src/settings.js';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord } from '../../src/registrations/event-record.js';
-import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
-import { markRegistrationPaid } from '../../src/admin/registrations/mark-paid.js';
-import { moneyFormatter } from '../../src/admin/registrations/money.js';
-import { resendRegistrationMail } from '../../src/admin/registrations/resend.js';
+import { cancelRegistration } from '../../src/office/registrations/cancel.js';
+import { markRegistrationPaid } from '../../src/office/registrations/mark-paid.js';
+import { moneyFormatter } from '../../src/office/registrations/money.js';
+import { resendRegistrationMail } from '../../src/office/registrations/resend.js';
 import { payNowPath, registrationPath } from '../../src/http/registration-view.js';
 import { OPENING_LEASE_MS, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
 import { addCardEvent, registerByBank } from '../support/card-event-harness.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEventBySlug } from '../../src/admin/events.js';
+import { getEventBySlug } from '../../src/office/events.js';
 import { type EventRecord } from '../../src/registrations/event-record.js';
-import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
+import { cancelRegistration } from '../../src/office/registrations/cancel.js';
 import { reconcileCheckouts } from '../../src/jobs/reconcile.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addRegistration } from '../../src/admin/registrations/add.js';
+import { addRegistration } from '../../src/office/registrations/add.js';
 import { FixedClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
 import { handleWebhookAction } from '../../src/payments/webhook/handle.js';

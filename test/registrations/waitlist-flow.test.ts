@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
+import { cancelRegistration } from '../../src/office/registrations/cancel.js';
 import { canonicalMailbox } from '../../src/canonical-mailbox.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';

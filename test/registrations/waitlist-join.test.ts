@@ -4,7 +4,7 @@ import type { AppContext } from '../../src/context.js';
 import { createMailer } from '../../src/mail/create.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import type { Mailer } from '../../src/mail/types.js';
-import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/payments/confirmations.js';
+import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/signup/confirmations.js';
 import { addToWaitingList } from '../../src/registrations/waitlist/join.js';
 import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
 import { startCaptchaServer, type CaptchaServer } from '../support/captcha-server.js';

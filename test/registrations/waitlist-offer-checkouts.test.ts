@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
+import { cancelRegistration } from '../../src/office/registrations/cancel.js';
 import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
 import { addToWaitingList } from '../../src/registrations/waitlist/join.js';
 import { claimToken } from '../../src/registrations/waitlist/tokens.js';

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cancelRegistration } from '../../src/admin/registrations/cancel.js';
+import { cancelRegistration } from '../../src/office/registrations/cancel.js';
 import { FixedClock } from '../../src/clock.js';
 import type { AppContext } from '../../src/context.js';
-import { registerWithoutCard, SoldOutError } from '../../src/payments/register.js';
+import { registerWithoutCard, SoldOutError } from '../../src/signup/register.js';
 import type { EventRecord } from '../../src/registrations/event-record.js';
 import { OfferNotOpenError } from '../../src/registrations/waitlist/claim.js';
 import { addToWaitingList } from '../../src/registrations/waitlist/join.js';

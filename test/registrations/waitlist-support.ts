@@ -1,4 +1,4 @@
-import { getEventBySlug } from '../../src/admin/events.js';
+import { getEventBySlug } from '../../src/office/events.js';
 import type { Db } from '../../src/db/connect.js';
 import type { FieldCipher } from '../../src/crypto/field-cipher.js';
 import type { EventRecord } from '../../src/registrations/event-record.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registrationPath } from '../../src/http/registration-view.js';
 import { fuzzRegistrationForm, postRegistration, probeSeatHoarding, probeSlash48Rotation, unescapedInjection, type FormFuzzReport } from '../../soak/cases/hostile-input.js';
 import { plusAddressingHeld, sendPlusAddressedPosts } from '../../soak/cases/hostile-mailbox.js';
-import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/payments/confirmations.js';
+import { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../../src/signup/confirmations.js';
 import { insertEvent } from '../support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEventBySlug } from '../../src/admin/events.js';
+import { getEventBySlug } from '../../src/office/events.js';
 import { type EventRecord } from '../../src/registrations/event-record.js';
 import { systemClock } from '../../src/clock.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';

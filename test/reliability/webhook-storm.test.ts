@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEventBySlug } from '../../src/admin/events.js';
+import { getEventBySlug } from '../../src/office/events.js';
 import { type EventRecord } from '../../src/registrations/event-record.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
 import { OUTAGE_MS, runWebhookStorm, type StormReport } from '../../soak/cases/webhook-storm.js';

@@ -4,9 +4,9 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
 
-// Data flows down: cli/http/scheduler -> jobs/payments/admin -> registrations -> mail/db/crypto/config.
-// The registration domain (events, registrations, seats, history, the money ledger) sits below the
-// office's commands and the card payments, so neither reaches into the other for it.
+// Data flows down: cli/http/scheduler -> jobs -> family/door -> office -> signup -> payments -> registrations ->
+// mail/db/crypto/config. The registration domain (events, registrations, seats, history, the money ledger, the
+// door's records) sits below every room that uses it, so none reaches into another for it.
 const SRC = path.join(ROOT, 'src');
 const REGISTRATIONS_MAY_IMPORT = new Set(['registrations', 'db', 'crypto', 'config', 'mail', '(root)']);
 
@@ -97,10 +97,31 @@ describe('import layers', () => {
     expect(outward).toEqual([]);
   });
 
-  it('card payments never reach into the office commands', () => {
-    const intoAdmin = [...graph]
-      .filter(([file]) => area(file) === 'payments')
-      .flatMap(([file, targets]) => targets.filter((target) => area(target) === 'admin').map((target) => `${path.relative(SRC, file)} -> ${path.relative(SRC, target)}`));
-    expect(intoAdmin).toEqual([]);
+  // The rooms are named after who uses them: the office's operations (office/), the family's own pages (family/),
+  // the volunteers at the door (door/), and the registration flow a family goes through on the form (signup/).
+  const reachesInto = (from: string[], into: string[]) =>
+    [...graph]
+      .filter(([file]) => from.includes(area(file)))
+      .flatMap(([file, targets]) => targets.filter((target) => into.includes(area(target))).map((target) => `${path.relative(SRC, file)} -> ${path.relative(SRC, target)}`));
+
+  it('card payments never reach into the rooms above them: the sign-up flow, the office, the family or the door', () => {
+    expect(reachesInto(['payments'], ['signup', 'office', 'family', 'door'])).toEqual([]);
+  });
+
+  it("the sign-up flow never reaches into the office's, the family's or the door's rooms", () => {
+    expect(reachesInto(['signup'], ['office', 'family', 'door'])).toEqual([]);
+  });
+
+  it("the office's operations never reach into the family's pages or the door, which build on them", () => {
+    expect(reachesInto(['office'], ['family', 'door'])).toEqual([]);
+  });
+
+  it('the family and the door keep to their own rooms', () => {
+    expect(reachesInto(['family'], ['door'])).toEqual([]);
+    expect(reachesInto(['door'], ['family'])).toEqual([]);
+  });
+
+  it('no admin/ room is left behind', () => {
+    expect(fs.existsSync(path.join(SRC, 'admin'))).toBe(false);
   });
 });

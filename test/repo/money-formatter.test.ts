@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
 
 // Every command writes money as `registrations` does (APP_LOCALE, APP_CURRENCY, the currency's own
-// decimals): through moneyFormatter in src/admin/registrations/money.ts, never a copy of it.
+// decimals): through moneyFormatter in src/office/registrations/money.ts, never a copy of it.
 describe('the command line formats money in one place', () => {
   it('no command under src/cli builds its own currency formatter', () => {
     const dir = path.join(ROOT, 'src/cli');

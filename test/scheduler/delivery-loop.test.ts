@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../src/clock.js';
-import { parseEventFile } from '../../src/admin/event-file.js';
-import { createEvent } from '../../src/admin/events.js';
-import { enqueueWebsiteSync } from '../../src/admin/website-sync.js';
+import { parseEventFile } from '../../src/office/event-file.js';
+import { createEvent } from '../../src/office/events.js';
+import { enqueueWebsiteSync } from '../../src/office/website-sync.js';
 import { connectDb, type Db } from '../../src/db/connect.js';
 import { enqueueMail } from '../../src/mail/queue.js';
 import type { MailMessage } from '../../src/mail/types.js';

@@ -1,6 +1,6 @@
-import { getEventBySlug } from '../../src/admin/events.js';
+import { getEventBySlug } from '../../src/office/events.js';
 import { type EventRecord } from '../../src/registrations/event-record.js';
-import { registerForEvent } from '../../src/payments/register.js';
+import { registerForEvent } from '../../src/signup/register.js';
 import { insertEvent } from './factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from './payments-harness.js';
 

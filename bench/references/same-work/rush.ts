@@ -10,7 +10,7 @@ import { queuedMailRow } from '../../../src/mail/queue.js';
 import { emailBrandingFrom } from '../../../src/mail/render.js';
 import { registrationUrl } from '../../../src/payments/links.js';
 import { encryptStagedRegistration } from '../../../src/payments/staging.js';
-import { registrationConfirmationEmail } from '../../../src/payments/templates/confirmation.js';
+import { registrationConfirmationEmail } from '../../../src/signup/templates/confirmation.js';
 import type { AppContext } from '../../../src/context.js';
 import type { Question, RegistrationAnswers } from '../../../src/registrations/answers.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../../../src/registrations/event-record.js';

@@ -27,7 +27,7 @@ export function registerAlertsCommands(program: Command): void {
       await withContext(async (ctx) => {
         const { listOperationsAlerts } = await import('../../payments/alerts.js');
         const { localDay, localMinute } = await import('../../local-time.js');
-        const { moneyFormatter } = await import('../../admin/registrations/money.js');
+        const { moneyFormatter } = await import('../../office/registrations/money.js');
         const { alertParties } = await import('../../payments/alert-parties.js');
         const alerts = await listOperationsAlerts(ctx.db, { all: options.all });
         const parties = await alertParties(ctx, alerts);

@@ -32,7 +32,7 @@ export function registerDemoCommand(program: Command): void {
       const logger = loaded.config.logLevel === 'info' ? loaded.logger.child({}, { level: 'warn' }) : loaded.logger;
       const ctx = await openContext({ logger, config: { ...loaded.config, allowDemoSeed: true } });
       try {
-        const { seedDemoChurch, DEMO_EVENT_SLUG } = await import('../../admin/demo-seed.js');
+        const { seedDemoChurch, DEMO_EVENT_SLUG } = await import('../../office/demo-seed.js');
         const seed = await seedDemoChurch(ctx);
         const lines = [
           seed.seeded

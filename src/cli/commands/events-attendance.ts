@@ -19,7 +19,7 @@ export function registerEventsAttendanceCommand(events: Command): void {
     .action(async (slug: string, raw: Record<string, unknown>) => {
       const options = parseOrUsage(optionsSchema, raw, 'events attendance');
       await withContext(async (ctx) => {
-        const { attendanceOf } = await import('../../admin/checkin/attendance.js');
+        const { attendanceOf } = await import('../../door/attendance.js');
         const { localMinute } = await import('../../local-time.js');
         const { counted } = await import('../../plural.js');
         const report = await attendanceOf(ctx, slug);

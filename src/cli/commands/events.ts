@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import type { EventFile } from '../../admin/event-file.js';
-import type { EventChange } from '../../admin/events.js';
+import type { EventFile } from '../../office/event-file.js';
+import type { EventChange } from '../../office/events.js';
 import type { EventRecord } from '../../registrations/event-record.js';
 import type { AppContext } from '../../context.js';
 import { UsageError, errorMessage } from '../../errors.js';
@@ -60,7 +60,7 @@ export function registerEventsCommands(program: Command): void {
       const text = await readEventFileText(file);
       await withContext(async (ctx) => {
         const input = await parseInZone(text, ctx);
-        await applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.createEvent(ctx, input)), await fileWarnings(text, ctx));
+        await applyChange(ctx, options, () => import('../../office/events.js').then((m) => m.createEvent(ctx, input)), await fileWarnings(text, ctx));
       });
     });
 
@@ -87,7 +87,7 @@ export function registerEventsCommands(program: Command): void {
         await applyChange(
           ctx,
           options,
-          () => import('../../admin/events.js').then((m) => m.updateEvent(ctx, input, { force: options.force })),
+          () => import('../../office/events.js').then((m) => m.updateEvent(ctx, input, { force: options.force })),
           await fileWarnings(text, ctx),
         );
       });
@@ -102,7 +102,7 @@ export function registerEventsCommands(program: Command): void {
     .action(async (slug: string, rawOptions: unknown) => {
       const options = jsonOptionSchema.parse(rawOptions);
       const valid = parseSlug(slug);
-      await withContext((ctx) => applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.publishEvent(ctx, valid))));
+      await withContext((ctx) => applyChange(ctx, options, () => import('../../office/events.js').then((m) => m.publishEvent(ctx, valid))));
     });
 
   events
@@ -114,7 +114,7 @@ export function registerEventsCommands(program: Command): void {
     .action(async (slug: string, rawOptions: unknown) => {
       const options = jsonOptionSchema.parse(rawOptions);
       const valid = parseSlug(slug);
-      await withContext((ctx) => applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.unpublishEvent(ctx, valid))));
+      await withContext((ctx) => applyChange(ctx, options, () => import('../../office/events.js').then((m) => m.unpublishEvent(ctx, valid))));
     });
 
   events
@@ -136,7 +136,7 @@ export function registerEventsCommands(program: Command): void {
       const options = deleteOptionsSchema.parse(rawOptions);
       const valid = parseSlug(slug);
       await withContext((ctx) =>
-        applyChange(ctx, options, () => import('../../admin/events.js').then((m) => m.deleteEvent(ctx, valid, { force: options.force }))),
+        applyChange(ctx, options, () => import('../../office/events.js').then((m) => m.deleteEvent(ctx, valid, { force: options.force }))),
       );
     });
 
@@ -149,7 +149,7 @@ export function registerEventsCommands(program: Command): void {
     .action(async (rawOptions: unknown) => {
       const options = listOptionsSchema.parse(rawOptions);
       await withContext(async (ctx) => {
-        const { listEvents } = await import('../../admin/events.js');
+        const { listEvents } = await import('../../office/events.js');
         const found = await listEvents(ctx, { includeDeleted: options.all });
         const { localMinute } = await import('../../local-time.js');
         const when = (date: Date) => localMinute(date, ctx.config.regional.timeZone);
@@ -170,13 +170,13 @@ async function readEventFileText(file: string): Promise<string> {
 
 /** Times the file wrote in UTC (Z) that are another wall-clock time in APP_TIMEZONE: kept, but said. */
 async function fileWarnings(text: string, ctx: AppContext): Promise<string[]> {
-  const { utcTimeWarningsInText } = await import('../../admin/event-file.js');
+  const { utcTimeWarningsInText } = await import('../../office/event-file.js');
   return utcTimeWarningsInText(text, ctx.config.regional.timeZone);
 }
 
 /** Validated against APP_TIMEZONE too: a time whose offset the church's zone does not have that day is refused. */
 async function parseInZone(text: string, ctx: AppContext): Promise<EventFile> {
-  const { parseEventFileText } = await import('../../admin/event-file.js');
+  const { parseEventFileText } = await import('../../office/event-file.js');
   return parseEventFileText(text, { timeZone: ctx.config.regional.timeZone });
 }
 
@@ -270,7 +270,7 @@ async function syncReport(ctx: AppContext, deliveryId: string | null): Promise<S
  */
 async function deliverNow(ctx: AppContext, deliveryId: string): Promise<SyncReport> {
   try {
-    const { deliverWebsiteSync, websiteSyncDelivery } = await import('../../admin/website-sync.js');
+    const { deliverWebsiteSync, websiteSyncDelivery } = await import('../../office/website-sync.js');
     const outcome = await deliverWebsiteSync(ctx, { limit: 20 });
     const own = await websiteSyncDelivery(ctx.db, deliveryId);
     const othersPending = outcome.pending - (own.status === 'PENDING' ? 1 : 0);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { getAdminSettings, parseSettingValue, requireAdminSettingKey, setAdminSetting } from '../../admin/settings.js';
+import { getAdminSettings, parseSettingValue, requireAdminSettingKey, setAdminSetting } from '../../office/settings.js';
 import { ADMIN_SETTING_KEYS } from '../../settings.js';
 import { printResult, withContext } from '../io.js';
 
@@ -41,7 +41,7 @@ export function registerSettingsCommands(program: Command): void {
       await withContext(async (ctx) => {
         const saved = await setAdminSetting(ctx, key, value);
         // Loaded here, not at the top: it brings the time-zone library, which help and the other commands do not need.
-        const { celebrationsSkippedToday } = await import('../../admin/celebrations-hint.js');
+        const { celebrationsSkippedToday } = await import('../../office/celebrations-hint.js');
         const hint = await celebrationsSkippedToday(ctx, saved.key, saved.value);
         printResult(options, { setting: saved, ...(hint ? { hint } : {}) }, [`${saved.key} = ${show(saved.value)}`, ...(hint ? [hint] : [])]);
       });

@@ -13,7 +13,7 @@ export function registerSetupCommand(program: Command): void {
       '\nExample:\n  $ eventops setup --email office@gracechurch.org --name "Jane Citizen"\n\nExit 0 when created, 1 when users already exist (setup_closed), 2 for a missing or invalid option.',
     )
     .action(async (options: { email: string; name: string; json?: boolean }) => {
-      const { createFirstAdmin } = await import('../../admin/users.js');
+      const { createFirstAdmin } = await import('../../office/users.js');
       await withContext(async (ctx) => {
         const user = await createFirstAdmin(ctx, { email: options.email, name: options.name });
         printResult(options, { user }, `created the first ADMIN: ${user.name} <${user.email}>`);

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { countPendingWebsiteSync, deliverWebsiteSync, type WebsiteSyncResult } from '../../admin/website-sync.js';
+import { countPendingWebsiteSync, deliverWebsiteSync, type WebsiteSyncResult } from '../../office/website-sync.js';
 import { AppError, EXIT } from '../../errors.js';
 import { printResult, withContext } from '../io.js';
 import { counted } from '../../plural.js';

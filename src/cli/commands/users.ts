@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { USER_ROLES } from '../../admin/users.js';
+import { USER_ROLES } from '../../office/users.js';
 import { printResult, withContext } from '../io.js';
 
 export function registerUsersCommands(program: Command): void {
@@ -16,7 +16,7 @@ export function registerUsersCommands(program: Command): void {
       '\nExample:\n  $ eventops users add --email pastor@gracechurch.org --name "Sam Lee" --role PASTOR\n\nExit 1 when a user with that email exists (user_exists), 2 for a missing or invalid option.',
     )
     .action(async (options: { email: string; name: string; role: string; json?: boolean }) => {
-      const { addUser } = await import('../../admin/users.js');
+      const { addUser } = await import('../../office/users.js');
       await withContext(async (ctx) => {
         const user = await addUser(ctx, options);
         printResult(options, { user }, `added ${user.role} ${user.name} <${user.email}>`);
@@ -28,7 +28,7 @@ export function registerUsersCommands(program: Command): void {
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  $ eventops users list --json')
     .action(async (options: { json?: boolean }) => {
-      const { listUsers } = await import('../../admin/users.js');
+      const { listUsers } = await import('../../office/users.js');
       await withContext(async (ctx) => {
         const all = await listUsers(ctx);
         printResult(

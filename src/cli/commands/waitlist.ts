@@ -105,7 +105,7 @@ export function registerWaitlistCommands(program: Command): void {
     .action(async (raw: Record<string, unknown>) => {
       const options = parseOrUsage(addSchema, raw, 'waitlist add');
       await withContext(async (ctx) => {
-        const { getEventBySlug } = await import('../../admin/events.js');
+        const { getEventBySlug } = await import('../../office/events.js');
         const { addToWaitingList } = await import('../../registrations/waitlist/join.js');
         const { entryReference } = await import('../../registrations/waitlist/entries.js');
         const { NotFoundError } = await import('../../errors.js');

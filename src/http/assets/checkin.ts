@@ -11,7 +11,7 @@
  * - paying at the door needs the server, so it is refused with a message while offline.
  */
 import { foldForSearch } from '../../search-fold.js';
-import { MOST_TAPS_PER_UPLOAD } from '../../admin/checkin/link-budget.js';
+import { MOST_TAPS_PER_UPLOAD } from '../../door/link-budget.js';
 import { hereText, waitingText } from '../checkin-words.js';
 
 type Action = 'check_in' | 'undo' | 'check_out';

@@ -33,7 +33,7 @@ revoked with \`eventops checkin revoke\`.`,
     .action(async (slug: string, raw: Record<string, unknown>) => {
       const options = parseOrUsage(optionsSchema, raw, 'checkin link');
       await withContext(async (ctx) => {
-        const { createCheckinLink } = await import('../../../admin/checkin/links.js');
+        const { createCheckinLink } = await import('../../../door/links.js');
         const { localMinute } = await import('../../../local-time.js');
         const { link, url } = await createCheckinLink(ctx, {
           eventSlug: slug,

@@ -15,7 +15,7 @@ export function registerCheckinListCommand(checkin: Command): void {
     .action(async (raw: Record<string, unknown>) => {
       const options = parseOrUsage(optionsSchema, raw, 'checkin list');
       await withContext(async (ctx) => {
-        const { linkState, listCheckinLinks } = await import('../../../admin/checkin/links.js');
+        const { linkState, listCheckinLinks } = await import('../../../door/links.js');
         const { localMinute } = await import('../../../local-time.js');
         const now = ctx.clock.now();
         const links = await listCheckinLinks(ctx.db, { eventSlug: options.event });

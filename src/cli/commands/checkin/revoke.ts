@@ -17,7 +17,7 @@ export function registerCheckinRevokeCommand(checkin: Command): void {
     .action(async (given: string, raw: Record<string, unknown>) => {
       const options = parseOrUsage(optionsSchema, raw, 'checkin revoke');
       await withContext(async (ctx) => {
-        const { revokeCheckinLinks } = await import('../../../admin/checkin/links.js');
+        const { revokeCheckinLinks } = await import('../../../door/links.js');
         const { counted } = await import('../../../plural.js');
         const revoked = await revokeCheckinLinks(ctx, { idOrLabel: given, eventSlug: options.event, actor: operatingSystemUser() });
         printResult(options, { revoked: revoked.map((link) => ({ id: link.id, label: link.label, event: link.eventSlug })) }, [

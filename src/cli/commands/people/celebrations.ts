@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { mailAddress } from '../../../contact-rules.js';
-import type { CelebrationsPerson } from '../../../admin/people/celebrations.js';
+import type { CelebrationsPerson } from '../../../office/people/celebrations.js';
 import { UsageError } from '../../../errors.js';
 import { printResult, withContext } from '../../io.js';
 
@@ -48,7 +48,7 @@ option.`,
       }
       const options = parsed.data;
       await withContext(async (ctx) => {
-        const { setCelebrationsByEmail } = await import('../../../admin/people/celebrations.js');
+        const { setCelebrationsByEmail } = await import('../../../office/people/celebrations.js');
         const person = await setCelebrationsByEmail(ctx, { email: options.email, off: Boolean(options.off), note: options.note });
         printResult(options, { person }, describe(person));
       });

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
-import { PEOPLE_CSV_COLUMNS } from '../../../admin/people/columns.js';
+import { PEOPLE_CSV_COLUMNS } from '../../../office/people/columns.js';
 import { UsageError } from '../../../errors.js';
 import { printResult, withContext } from '../../io.js';
 
@@ -44,7 +44,7 @@ Exit 0 when imported, 1 when the file has problems (every bad row is listed), 2 
     )
     .action(async (file: string, options: { json?: boolean }) => {
       const csvText = await readCsvFile(file);
-      const { importPeople } = await import('../../../admin/people-import.js');
+      const { importPeople } = await import('../../../office/people-import.js');
       await withContext(async (ctx) => {
         const summary = await importPeople(ctx, csvText);
         printResult(

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { PersonListing } from '../../../admin/people/list.js';
+import type { PersonListing } from '../../../office/people/list.js';
 import { printResult, withContext } from '../../io.js';
 
 export function registerListCommand(people: Command): void {
@@ -9,7 +9,7 @@ export function registerListCommand(people: Command): void {
     .option('--json', 'print JSON')
     .addHelpText('after', '\nExample:\n  $ eventops people list --json')
     .action(async (options: { json?: boolean }) => {
-      const { listPeople } = await import('../../../admin/people/list.js');
+      const { listPeople } = await import('../../../office/people/list.js');
       const { localDay } = await import('../../../local-time.js');
       await withContext(async (ctx) => {
         const all = await listPeople(ctx);

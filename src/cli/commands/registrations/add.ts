@@ -53,8 +53,8 @@ arguments, such as a name or address the form would refuse.`,
         throw new UsageError('--paid card needs --resolve-alert: a card payment is recorded only from the alert of one kept without a registration', 'for money the office received, use --paid bank or --paid cash');
       }
       await withContext(async (ctx) => {
-        const { addRegistration } = await import('../../../admin/registrations/add.js');
-        const { moneyFormatter } = await import('../../../admin/registrations/money.js');
+        const { addRegistration } = await import('../../../office/registrations/add.js');
+        const { moneyFormatter } = await import('../../../office/registrations/money.js');
         const money = moneyFormatter(ctx.config.regional);
         const result = await addRegistration(ctx, {
           eventSlug: options.event,

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import type { CancelResult } from '../../../admin/registrations/cancel.js';
+import type { CancelResult } from '../../../office/registrations/cancel.js';
 import { EXIT } from '../../../errors.js';
 import { printResult, withContext } from '../../io.js';
 import { parseOrUsage } from '../../usage.js';
@@ -33,8 +33,8 @@ one that fails does not stop the others, and the exit code is 1 if any failed.`,
     .action(async (given: string[], raw: Record<string, unknown>) => {
       const options = parseOrUsage(optionsSchema, raw, 'registrations cancel');
       await withContext(async (ctx) => {
-        const { cancelRegistration, cancelRegistrations } = await import('../../../admin/registrations/cancel.js');
-        const { moneyFormatter } = await import('../../../admin/registrations/money.js');
+        const { cancelRegistration, cancelRegistrations } = await import('../../../office/registrations/cancel.js');
+        const { moneyFormatter } = await import('../../../office/registrations/money.js');
         const money = moneyFormatter(ctx.config.regional);
         const input = { note: options.note, notify: options.notify, actor: operatingSystemUser() };
         if (given.length === 1) {

@@ -57,7 +57,7 @@ Examples:
         throw new UsageError('--reason is for --include-sensitive: without it no sensitive answer is exported and nothing is recorded', 'add --include-sensitive, or leave out --reason');
       }
       await withContext(async (ctx) => {
-        const { exportEvent, exportWithSensitiveAnswers, withoutIds, attendeesCsv, writePrivateFile } = await import('../../../admin/registrations/export.js');
+        const { exportEvent, exportWithSensitiveAnswers, withoutIds, attendeesCsv, writePrivateFile } = await import('../../../office/registrations/export.js');
         const { localMinute } = await import('../../../local-time.js');
         const exported =
           options.includeSensitive && options.reason !== undefined

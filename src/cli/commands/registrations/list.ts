@@ -28,8 +28,8 @@ export function registerListCommand(registrations: Command): void {
     .action(async (raw: unknown) => {
       const options = parseOrUsage(optionsSchema, raw, 'registrations list');
       await withContext(async (ctx) => {
-        const { listRegistrations } = await import('../../../admin/registrations/list.js');
-        const { moneyFormatter } = await import('../../../admin/registrations/money.js');
+        const { listRegistrations } = await import('../../../office/registrations/list.js');
+        const { moneyFormatter } = await import('../../../office/registrations/money.js');
         const { localDay } = await import('../../../local-time.js');
         const { methodShown } = await import('../../../registrations/paid-by.js');
         const money = moneyFormatter(ctx.config.regional);

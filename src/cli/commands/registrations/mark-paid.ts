@@ -50,8 +50,8 @@ Exit 1 when nothing was recorded, 2 for a malformed amount or a reference shorte
     .action(async (given: string, raw: Record<string, unknown>) => {
       const options = parseOrUsage(optionsSchema, raw, 'registrations mark-paid');
       await withContext(async (ctx) => {
-        const { parseAmount, moneyFormatter } = await import('../../../admin/registrations/money.js');
-        const { markRegistrationPaid } = await import('../../../admin/registrations/mark-paid.js');
+        const { parseAmount, moneyFormatter } = await import('../../../office/registrations/money.js');
+        const { markRegistrationPaid } = await import('../../../office/registrations/mark-paid.js');
         const amountMinor = parseAmount(options.amount, ctx.config.regional);
         const money = moneyFormatter(ctx.config.regional);
         const result = await markRegistrationPaid(

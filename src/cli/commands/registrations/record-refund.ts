@@ -36,8 +36,8 @@ Exit 1 when nothing was recorded, 2 for a malformed amount.`,
     .action(async (given: string, raw: Record<string, unknown>) => {
       const options = parseOrUsage(optionsSchema, raw, 'registrations record-refund');
       await withContext(async (ctx) => {
-        const { parseAmount, moneyFormatter } = await import('../../../admin/registrations/money.js');
-        const { recordOfficeRefund } = await import('../../../admin/registrations/record-refund.js');
+        const { parseAmount, moneyFormatter } = await import('../../../office/registrations/money.js');
+        const { recordOfficeRefund } = await import('../../../office/registrations/record-refund.js');
         const amountMinor = parseAmount(options.amount, ctx.config.regional);
         const money = moneyFormatter(ctx.config.regional);
         const result = await recordOfficeRefund(ctx, { registration: given, amountMinor, method: options.method, note: options.note, again: options.again, actor: operatingSystemUser() }, money);

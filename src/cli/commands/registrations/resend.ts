@@ -15,7 +15,7 @@ export function registerResendCommand(registrations: Command): void {
     )
     .action(async (given: string, options: { json?: boolean; newLink?: boolean }) => {
       await withContext(async (ctx) => {
-        const { resendRegistrationMail } = await import('../../../admin/registrations/resend.js');
+        const { resendRegistrationMail } = await import('../../../office/registrations/resend.js');
         const result = await resendRegistrationMail(ctx, { registration: given, actor: operatingSystemUser(), newLink: options.newLink });
         const renewed = result.newLink ? ', with a new manage link (the old one no longer works)' : '';
         printResult(options, { resent: result }, `queued the ${result.sent} of ${result.reference} again${renewed}`);

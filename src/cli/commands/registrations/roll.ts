@@ -16,8 +16,8 @@ export function registerRollCommand(registrations: Command): void {
     .action(async (slug: string, raw: Record<string, unknown>) => {
       const options = parseOrUsage(optionsSchema, raw, 'registrations roll');
       await withContext(async (ctx) => {
-        const { printedRoll } = await import('../../../admin/checkin/printed-roll.js');
-        const { writePrivateFile } = await import('../../../admin/registrations/export.js');
+        const { printedRoll } = await import('../../../door/printed-roll.js');
+        const { writePrivateFile } = await import('../../../office/registrations/export.js');
         const { counted } = await import('../../../plural.js');
         const roll = await printedRoll(ctx, slug);
         if (!options.out) {

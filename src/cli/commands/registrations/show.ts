@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import type { CardPaymentFromAlert } from '../../../admin/registrations/card-payment-from-alert.js';
-import type { RegistrationDetail } from '../../../admin/registrations/show.js';
+import type { CardPaymentFromAlert } from '../../../office/registrations/card-payment-from-alert.js';
+import type { RegistrationDetail } from '../../../office/registrations/show.js';
 import type { HistoryEntry } from '../../../registrations/history.js';
 import { printResult, withContext } from '../../io.js';
 import { REGISTRATION_ARGUMENT } from './shared.js';
-import { checkinLines } from '../../../admin/checkin/show-lines.js';
+import { checkinLines } from '../../../door/show-lines.js';
 
 export function registerShowCommand(registrations: Command): void {
   registrations
@@ -19,12 +19,12 @@ export function registerShowCommand(registrations: Command): void {
     )
     .action(async (given: string, options: { json?: boolean; sensitive?: boolean }) => {
       await withContext(async (ctx) => {
-        const { showRegistration } = await import('../../../admin/registrations/show.js');
-        const { moneyFormatter } = await import('../../../admin/registrations/money.js');
+        const { showRegistration } = await import('../../../office/registrations/show.js');
+        const { moneyFormatter } = await import('../../../office/registrations/money.js');
         const { localMinute } = await import('../../../local-time.js');
         const { methodShown } = await import('../../../registrations/paid-by.js');
-        const { describeHistoryEntry } = await import('../../../admin/registrations/history-words.js');
-        const { answersLines } = await import('../../../admin/registrations/answers-view.js');
+        const { describeHistoryEntry } = await import('../../../office/registrations/history-words.js');
+        const { answersLines } = await import('../../../office/registrations/answers-view.js');
         const { localDay } = await import('../../../local-time.js');
         const detail = await showRegistration(ctx, given, { sensitive: options.sensitive });
         const minute = (date: Date) => localMinute(date, ctx.config.regional.timeZone);

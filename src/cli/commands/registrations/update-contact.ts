@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import type { UpdateContactResult } from '../../../admin/registrations/update-contact.js';
+import type { UpdateContactResult } from '../../../office/registrations/update-contact.js';
 import { contactEmail, contactMobile } from '../../../contact-rules.js';
 import { UsageError } from '../../../errors.js';
 import { printResult, withContext } from '../../io.js';
@@ -42,7 +42,7 @@ matches, 2 for an address the form would refuse.`,
         throw new UsageError('give --email, --mobile or both', 'see `eventops registrations update-contact --help`');
       }
       await withContext(async (ctx) => {
-        const { updateRegistrationContact } = await import('../../../admin/registrations/update-contact.js');
+        const { updateRegistrationContact } = await import('../../../office/registrations/update-contact.js');
         const result = await updateRegistrationContact(ctx, {
           registration: given,
           email: options.email,

@@ -1,0 +1,73 @@
+import type { EventPricing } from '../registrations/event-pricing.js';
+import { recordHistory } from '../registrations/history.js';
+import type { OfficeContext } from '../office/registrations/mark-paid.js';
+import { changeLockedContact } from '../office/registrations/update-contact.js';
+import { renameAttendees } from './attendee-names.js';
+import { requestEmailChange } from './email-change.js';
+import { lockManagedRegistration, ManageRefusedError, REGISTRANT_ACTOR, refuseUnlessChangeable } from './managed-registration.js';
+
+export interface DetailsInput {
+  /** Each already checked and trimmed with the public form's rules. */
+  name: string;
+  email: string;
+  /** Empty: no mobile. */
+  mobile: string;
+  /** One per attendee, in the registration's order: names only, never more or fewer. */
+  attendeeNames: string[];
+}
+
+export type DetailsOutcome =
+  | { kind: 'not_found' }
+  | { kind: 'unchanged' }
+  /** `emailPending`: a new email was asked for; it waits for the link emailed to it (email-change.ts). */
+  | { kind: 'changed'; fields: string[]; emailPending: boolean };
+
+export const ATTENDEES_FIXED_MESSAGE =
+  'Adding or removing an attendee, or changing a ticket type, is done by the church office: please contact them.';
+
+/**
+ * The registrant's own corrections on the manage page, until the event's changesCloseAt: the contact's name and
+ * mobile (stored as the office's update-contact stores them) and the attendees' names, at once; a new email only once
+ * the new address confirms it (requestEmailChange). All in one transaction under the registration's row lock, each
+ * in the history as by the registrant from `client` (clientKey); a refused email change refuses the whole post.
+ */
+export async function changeDetailsByRegistrant(ctx: OfficeContext, token: string, input: DetailsInput, client: string): Promise<DetailsOutcome> {
+  return ctx.db.transaction(async (trx) => {
+    const managed = await lockManagedRegistration(trx, ctx.config.authSecret, token);
+    if (!managed) return { kind: 'not_found' } as const;
+    const now = ctx.clock.now();
+    refuseUnlessChangeable(managed, now);
+    const { registration, event } = managed;
+    if (input.attendeeNames.length !== registration.attendees.length) throw new ManageRefusedError('attendees_fixed', ATTENDEES_FIXED_MESSAGE);
+
+    const fields: string[] = [];
+    const tiers = new Map((event.pricing as EventPricing).tiers.map((tier) => [tier.id, tier.label]));
+    const renamed = renameAttendees(registration.attendees, registration.line_items, input.attendeeNames, (tier) => tiers.get(tier));
+    if (renamed.renamed > 0) {
+      await trx('registrations')
+        .where({ id: registration.id })
+        .update({ attendees: JSON.stringify(renamed.attendees), line_items: JSON.stringify(renamed.lines), updated_at: now });
+      await recordHistory(trx, {
+        registrationId: registration.id,
+        action: 'attendees_updated',
+        changes: { renamed: renamed.renamed, client },
+        actor: REGISTRANT_ACTOR,
+        now,
+      });
+      fields.push('attendees');
+    }
+
+    // The email is left out here: it changes only once its new address confirms it.
+    const changed = await changeLockedContact(trx, ctx, registration, {
+      name: input.name,
+      mobile: input.mobile,
+      actor: REGISTRANT_ACTOR,
+      changes: { client },
+    });
+    fields.push(...Object.keys(changed));
+    const emailPending = input.email !== ctx.cipher.decrypt(registration.contact_email_enc);
+    if (emailPending) await requestEmailChange(trx, ctx, managed, { newEmail: input.email, client });
+    if (fields.length === 0 && !emailPending) return { kind: 'unchanged' } as const;
+    return { kind: 'changed', fields, emailPending } as const;
+  });
+}

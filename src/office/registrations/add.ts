@@ -1,0 +1,205 @@
+import type { Knex } from 'knex';
+import { AppError, NotFoundError, UsageError } from '../../errors.js';
+import { enqueueMail } from '../../mail/queue.js';
+import { queueRegistrationConfirmation } from '../../signup/confirmations.js';
+import { paymentReference } from '../../registrations/reference.js';
+import type { AttendeeChoice } from '../../registrations/pricing.js';
+import { renderReceipt } from '../../payments/receipts.js';
+import { assertWithinAttendeeCap, registerWithoutCard, SoldOutError, type RegisteredWithoutCard } from '../../signup/register.js';
+import type { RegistrationContact } from '../../registrations/registrations.js';
+import type { EventTier } from '../../registrations/event-pricing.js';
+import type { EventRecord } from '../../registrations/event-record.js';
+import { getEventBySlug } from '../events.js';
+import { answerAlert, type AddPaid } from './answer-alert.js';
+import { recordHistory } from '../../registrations/history.js';
+import { alertIsForCardPayment, type CardSettlement } from './kept-card-payment.js';
+import type { OfficeContext } from './mark-paid.js';
+import { moneyFormatter } from './money.js';
+import { insertOfficePayment } from '../../registrations/ledger.js';
+import { counted } from '../../plural.js';
+import { atDoorLabel } from '../../registrations/checkin/walk-in.js';
+import { outsideEventDays } from '../../registrations/checkin/event-days.js';
+import { checkInWalkIn } from '../../registrations/checkin/records.js';
+
+export interface AddInput {
+  eventSlug: string;
+  contact: RegistrationContact;
+  attendees: AttendeeChoice[];
+  family: boolean;
+  /**
+   * Money already received in full (bank, cash; card: the card payment of the alert resolved), or
+   * none (a bank-transfer registration, PENDING). Unset: card when resolving the alert of a card
+   * payment, else none.
+   */
+  paid?: AddPaid;
+  overCapacity: boolean;
+  /** The open alert this registration answers (a payment kept without a registration). */
+  resolveAlert?: number;
+  note?: string;
+  actor: string;
+  /** A walk-in on the day: every attendee checked in, in the registration's own transaction. */
+  atDoor?: boolean;
+}
+
+export interface AddResult {
+  registrationId: string;
+  reference: string;
+  status: 'PAID' | 'PENDING';
+  method: string;
+  totalMinor: number;
+  seatsLeft: number | null;
+  overCapacity: boolean;
+  resolvedAlert: number | null;
+}
+
+/**
+ * Registers someone by hand through the same pricing function and seat check
+ * as the public form (registerWithoutCard). The registrant gets the form's
+ * confirmation, or the receipt when the money was already received; the
+ * history row, the payment and the resolved alert commit with it or not at all.
+ */
+export async function addRegistration(ctx: OfficeContext, input: AddInput): Promise<AddResult> {
+  const event = await getEventBySlug(ctx.db, input.eventSlug);
+  if (!event) throw new NotFoundError(`event "${input.eventSlug}"`, 'run `eventops events list` to see the slugs');
+  assertWithinAttendeeCap(event, input.attendees.length);
+  const money = moneyFormatter(ctx.config.regional);
+  const attendees = input.attendees.map((attendee, index) => ({ ...attendee, tier: tierIdOf(event, attendee, index, money) }));
+  const paid = input.paid ?? (input.resolveAlert !== undefined && (await alertIsForCardPayment(ctx.db, input.resolveAlert)) ? 'card' : 'none');
+  let resolvedAlert: number | null = null;
+  let card: CardSettlement | undefined;
+  try {
+    const registered = await registerWithoutCard(
+      ctx,
+      event,
+      { contact: input.contact, attendees, family: input.family },
+      {
+        overCapacity: input.overCapacity,
+        paidWith: paid === 'none' ? undefined : paid,
+        within: async (trx, done) => {
+          const now = ctx.clock.now();
+          if (input.resolveAlert !== undefined) {
+            ({ card } = await answerAlert(trx, input.resolveAlert, { registered: done, paid, note: input.note, timeZone: ctx.config.regional.timeZone, money, now }));
+            resolvedAlert = input.resolveAlert;
+          }
+          await queueWelcome(trx, ctx, input, paid, done, card, now);
+          await recordHistory(trx, {
+            registrationId: done.registrationId,
+            action: 'registered',
+            changes: {
+              status: done.status,
+              method: done.method,
+              attendees: input.attendees.length,
+              totalMinor: card?.amountMinor ?? done.priced.total,
+              ...(done.seatsLeftAfter !== null && done.seatsLeftAfter < 0 ? { overCapacityBy: -done.seatsLeftAfter } : {}),
+              ...(resolvedAlert !== null ? { resolvedAlert } : {}),
+            },
+            note: input.note,
+            actor: input.actor,
+            now,
+          });
+          if (input.atDoor) {
+            await checkInWalkIn(trx, {
+              eventId: event.id,
+              registrationId: done.registrationId,
+              attendees: attendees.length,
+              label: atDoorLabel(input.actor),
+              now,
+              outsideEventDays: outsideEventDays(now, done.event, ctx.config.regional.timeZone),
+            });
+          }
+        },
+      },
+    );
+    return {
+      registrationId: registered.registrationId,
+      reference: paymentReference(registered.registrationId),
+      status: registered.status,
+      method: registered.method,
+      totalMinor: card?.amountMinor ?? registered.priced.total,
+      seatsLeft: registered.seatsLeftAfter,
+      overCapacity: registered.seatsLeftAfter !== null && registered.seatsLeftAfter < 0,
+      resolvedAlert,
+    };
+  } catch (error) {
+    if (error instanceof SoldOutError) {
+      throw new AppError('sold_out', `${event.slug} has ${counted(error.seatsLeft, 'place', 'places')} left, fewer than the ${input.attendees.length} asked for; nothing was registered`, {
+        exitCode: 1,
+        suggestion: 'add --over-capacity to exceed the capacity knowingly',
+      });
+    }
+    throw error;
+  }
+}
+
+/**
+ * The event's tier id the office meant: as written, else the one id equal to it when case is
+ * ignored ("Adult" for "adult": what the office reads off the form is the label). Tier ids
+ * differing only in case would leave a guess: refused, as is an id the event does not have,
+ * naming the event's ticket types.
+ */
+function tierIdOf(event: EventRecord, attendee: AttendeeChoice, index: number, money: (minor: number) => string): string {
+  const tiers = event.pricing.tiers;
+  if (tiers.some((tier) => tier.id === attendee.tier)) return attendee.tier;
+  const sameLetters = tiers.filter((tier) => tier.id.toLowerCase() === attendee.tier.toLowerCase());
+  if (sameLetters.length === 1) return (sameLetters[0] as EventTier).id;
+  const listed = tiers.map((tier) => `${tier.id} (${tier.label}, ${money(tier.price)})`).join(', ');
+  const which = `attendee ${index + 1} (${attendee.name}) has the ticket type "${attendee.tier}"`;
+  const example = `e.g. --attendee "${attendee.name}:${(sameLetters[0] ?? (tiers[0] as EventTier)).id}"`;
+  if (sameLetters.length > 1) {
+    throw new UsageError(
+      `${which}, which matches ${sameLetters.map((tier) => tier.id).join(' and ')} of ${event.slug} when case is ignored; its ticket types are ${listed}; nothing was registered`,
+      `give the id exactly as written, ${example}`,
+    );
+  }
+  throw new UsageError(
+    `${which}, which ${event.slug} does not have; its ticket types are ${listed}; nothing was registered`,
+    `give one of those ids after the colon (case does not matter), ${example}`,
+  );
+}
+
+/** The form's confirmation, or, when the money is already here, the receipt naming how it came. */
+async function queueWelcome(
+  trx: Knex.Transaction,
+  ctx: OfficeContext,
+  input: AddInput,
+  paid: AddPaid,
+  done: RegisteredWithoutCard,
+  card: CardSettlement | undefined,
+  now: Date,
+): Promise<void> {
+  if (paid === 'none' || done.priced.free) {
+    await queueRegistrationConfirmation(
+      trx,
+      ctx,
+      { registrationId: done.registrationId, contact: input.contact, event: done.event, priced: done.priced, byOffice: true },
+      now,
+    );
+    return;
+  }
+  const receiptOf = { registrationId: done.registrationId, contact: input.contact, event: { title: done.event.title, startsAt: done.event.startsAt }, paidAt: now };
+  if (card) {
+    const receipt = await renderReceipt(trx, ctx, { ...receiptOf, lines: card.lines, amountMinor: card.amountMinor, paymentIntentId: card.providerReference, method: 'card' });
+    // Not the webhook's key (receipt-<PaymentIntent>): a payment the webhook once receipted (dispute_won) would be dropped as a repeat.
+    receipt.message.idempotencyKey = `receipt-alert-${String(input.resolveAlert)}`;
+    await enqueueMail(trx, ctx.cipher, receipt, now);
+    return;
+  }
+  // Only an alert's card payment pays by card (the command refuses --paid card without --resolve-alert).
+  if (paid === 'card') throw new Error(`registration ${done.registrationId} is paid by card but no card payment was settled`);
+  const paymentId = await insertOfficePayment(trx, {
+    registrationId: done.registrationId,
+    amountMinor: done.priced.total,
+    method: paid,
+    note: input.note,
+    actor: input.actor,
+    now,
+  });
+  const receipt = await renderReceipt(trx, ctx, {
+    ...receiptOf,
+    lines: done.priced.lines,
+    amountMinor: done.priced.total,
+    method: paid,
+    officePaymentKey: String(paymentId),
+  });
+  await enqueueMail(trx, ctx.cipher, receipt, now);
+}

@@ -1,0 +1,146 @@
+import type { AppContext } from '../../context.js';
+import { listDirectEmails } from '../../db/registration-emails.js';
+import { paymentReference } from '../../registrations/reference.js';
+import type { PaymentMethod, RegistrationStatus } from '../../registrations/registrations.js';
+import { cardPaymentFromAlert, type AnsweredAlertRow, type CardPaymentFromAlert } from './card-payment-from-alert.js';
+import { listHistory, type HistoryEntry } from '../../registrations/history.js';
+import { resolveRegistrationId, type RegistrationRow } from './lookup.js';
+import { listOfficePayments, type OfficePayment } from '../../registrations/ledger.js';
+import { officeRefundedSum } from '../../registrations/ledger.js';
+import { officePaidByMethod, type PaidByMethod } from '../../registrations/paid-by.js';
+import { loadAnswersView, type AnswersView } from './answers-view.js';
+import { listCheckinLog, type CheckinLogEntry } from '../../registrations/checkin/records.js';
+
+export interface RegistrationDetail {
+  id: string;
+  reference: string;
+  event: { slug: string; title: string; startsAt: Date };
+  status: RegistrationStatus;
+  method: PaymentMethod;
+  contact: { name: string; email: string; mobile: string | null };
+  family: boolean;
+  attendees: Array<{ name: string; tier: string; tierLabel: string }>;
+  lines: Array<{ label: string; amount: number }>;
+  totalMinor: number;
+  paidMinor: number;
+  /** Paid back by hand by the office (`registrations record-refund`); already taken off paidMinor. */
+  refundedMinor: number;
+  balanceMinor: number;
+  createdAt: Date;
+  paidAt: Date | null;
+  cancelledAt: Date | null;
+  cancelReason: string | null;
+  cardPayments: Array<{ checkoutId: string; status: string; providerSessionId: string | null; paymentIntentId: string | null; amountMinor: number; createdAt: Date; completedAt: Date | null }>;
+  /** Paid by a card payment kept without a registration (`add --resolve-alert`): no checkout of its own. */
+  cardPaymentFromAlert: CardPaymentFromAlert | null;
+  /**
+   * A card payment that made the registration PAID and that no checkout of it records completed nor an answered
+   * alert: the registration's own record of it (a registration seeded or restored with its PaymentIntent).
+   */
+  cardPaymentOfRecord: { amountMinor: number; paidAt: Date; paymentIntentId: string | null } | null;
+  officePayments: OfficePayment[];
+  /** What the office received by each method, in the order first used. */
+  officePaidBy: PaidByMethod[];
+  emails: Array<{ id: number; kind: string; subject: string | null; status: string; queuedAt: Date; sentAt: Date | null }>;
+  alerts: Array<{ id: number; kind: string; reason: string; createdAt: Date; resolvedAt: Date | null; resolution: string | null }>;
+  history: HistoryEntry[];
+  /** The answers to the event's questions; sensitive ones only when asked for (`--sensitive`). */
+  answers: AnswersView;
+  /** Check-ins, undos and check-outs at the door, with the check-in link's label. */
+  checkins: CheckinLogEntry[];
+}
+
+/** Everything about one registration; its contact and its emails' subjects are decrypted for this display only. */
+export async function showRegistration(
+  ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>,
+  given: string,
+  options: { sensitive?: boolean } = {},
+): Promise<RegistrationDetail> {
+  const id = await resolveRegistrationId(ctx.db, given);
+  const row = await ctx.db('registrations').where({ id }).first<RegistrationRow>();
+  const event = await ctx.db('events').where({ id: row.event_id }).first<{ slug: string; title: string; starts_at: Date; pricing: { tiers: Array<{ id: string; label: string }> } }>();
+  const tierLabels = new Map(event.pricing.tiers.map((tier) => [tier.id, tier.label]));
+
+  const checkouts = await ctx.db('checkout_sessions')
+    .where({ registration_id: id })
+    .orderBy('created_at')
+    .select<Array<{ id: string; status: string; provider_session_id: string | null; payment_intent_id: string | null; net_minor: number; surcharge_minor: number; created_at: Date; completed_at: Date | null }>>('*');
+  const officePayments = await listOfficePayments(ctx.db, id);
+  const mails = await ctx.db('queued_mail')
+    .where({ registration_id: id })
+    .orderBy('id')
+    .select<Array<{ id: number; kind: string; message_enc: string; status: string; created_at: Date; sent_at: Date | null }>>('id', 'kind', 'message_enc', 'status', 'created_at', 'sent_at');
+  const checkoutIds = checkouts.map((c) => c.id);
+  const alerts = await ctx.db('operations_alerts')
+    .where((q) => {
+      q.whereRaw(`details->>'registrationId' = ?`, [id]).orWhereRaw(`details->>'registeredAs' = ?`, [id]);
+      if (checkoutIds.length > 0) q.orWhereIn('checkout_session_id', checkoutIds);
+      if (row.payment_intent_id) q.orWhere('payment_intent_id', row.payment_intent_id);
+    })
+    .orderBy('id')
+    .select<Array<AnsweredAlertRow & { reason: string; resolution: string | null }>>('*');
+
+  const fromAlert = row.payment_method === 'card' ? cardPaymentFromAlert(id, alerts) : null;
+  const officePaid = officePayments.reduce((sum, p) => sum + p.amountMinor, 0);
+  // A full refund or a dispute took the card payment back (as PAID_MINOR_SQL counts it).
+  const reversed = row.cancel_reason === 'refund' || row.cancel_reason === 'dispute';
+  const refundedMinor = await officeRefundedSum(ctx.db, id);
+  const paidMinor = reversed ? 0 : (row.paid_at ? row.total_minor : officePaid) - refundedMinor;
+  return {
+    id,
+    reference: paymentReference(id),
+    event: { slug: event.slug, title: event.title, startsAt: event.starts_at },
+    status: row.status,
+    method: row.payment_method,
+    contact: {
+      name: row.contact_name,
+      email: ctx.cipher.decrypt(row.contact_email_enc),
+      mobile: row.contact_mobile_enc ? ctx.cipher.decrypt(row.contact_mobile_enc) : null,
+    },
+    family: row.family,
+    attendees: row.attendees.map((a) => ({ name: a.name, tier: a.tier, tierLabel: tierLabels.get(a.tier) ?? a.tier })),
+    lines: row.line_items.map((line) => ({ label: line.label, amount: line.amount })),
+    totalMinor: row.total_minor,
+    paidMinor,
+    refundedMinor,
+    balanceMinor: row.status === 'PENDING' ? row.total_minor - paidMinor : 0,
+    createdAt: row.created_at,
+    paidAt: row.paid_at,
+    cancelledAt: row.cancelled_at,
+    cancelReason: row.cancel_reason,
+    cardPayments: checkouts.map((c) => ({
+      checkoutId: c.id,
+      status: c.status,
+      providerSessionId: c.provider_session_id,
+      paymentIntentId: c.payment_intent_id,
+      amountMinor: c.net_minor + c.surcharge_minor,
+      createdAt: c.created_at,
+      completedAt: c.completed_at,
+    })),
+    cardPaymentFromAlert: fromAlert,
+    cardPaymentOfRecord:
+      row.payment_method === 'card' && row.paid_at && !fromAlert && !checkouts.some((c) => c.status === 'COMPLETED')
+        ? { amountMinor: row.total_minor, paidAt: row.paid_at, paymentIntentId: row.payment_intent_id }
+        : null,
+    officePayments,
+    officePaidBy: await officePaidByMethod(ctx.db, id),
+    emails: [
+      ...mails.map((mail) => ({ id: Number(mail.id), kind: mail.kind, subject: subjectOf(ctx, mail.message_enc), status: mail.status, queuedAt: mail.created_at, sentAt: mail.sent_at })),
+      // Reminders go straight from their job, not through the queue.
+      ...(await listDirectEmails(ctx.db, id)).map((mail) => ({ id: mail.id, kind: mail.kind, subject: null, status: 'SENT', queuedAt: mail.sentAt, sentAt: mail.sentAt })),
+    ].sort((a, b) => a.queuedAt.getTime() - b.queuedAt.getTime()),
+    alerts: alerts.map((a) => ({ id: Number(a.id), kind: a.kind, reason: a.reason, createdAt: a.created_at, resolvedAt: a.resolved_at, resolution: a.resolution })),
+    history: await listHistory(ctx.db, id),
+    answers: await loadAnswersView(ctx, id, { showSensitive: Boolean(options.sensitive) }),
+    checkins: await listCheckinLog(ctx.db, id),
+  };
+}
+
+function subjectOf(ctx: Pick<AppContext, 'cipher'>, messageEnc: string): string | null {
+  try {
+    const parsed = JSON.parse(ctx.cipher.decrypt(messageEnc)) as { subject?: unknown };
+    return typeof parsed.subject === 'string' ? parsed.subject : null;
+  } catch {
+    return null;
+  }
+}

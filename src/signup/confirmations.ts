@@ -1,0 +1,142 @@
+import type { Knex } from 'knex';
+import type { EventRecord } from '../registrations/event-record.js';
+import type { AppContext } from '../context.js';
+import { overHourlyEmailCaps } from '../registrations/email-caps.js';
+import { enqueueMail } from '../mail/queue.js';
+import { loadEmailBranding } from '../mail/render.js';
+import { getBankDetails, getCardFeeRate } from '../settings.js';
+import { belowCardMinimum, cardMinimumOf } from '../payments/card-minimum.js';
+import { heldUntil } from '../payments/hold-release.js';
+import { cardPaymentPossible, payNowUrl, registrationUrl } from '../payments/links.js';
+import { currentLinkVersion, manageUrl as manageUrlOf } from '../payments/manage-link.js';
+import { paymentReference } from '../registrations/reference.js';
+import { cardSurcharge, type PricedRegistration } from '../registrations/pricing.js';
+import type { RegistrationContact } from '../registrations/registrations.js';
+import { registrationConfirmationEmail } from './templates/confirmation.js';
+import { plainAnswerGroups } from '../payments/answer-lines.js';
+
+/**
+ * Confirmation emails go to whatever address is typed into the public form, so
+ * they are capped per mailbox and per client an hour (registrations/email-caps.ts,
+ * a budget the waiting list's join emails share); registrations beyond either cap
+ * are made but not emailed: their page shows it all.
+ */
+export { CONFIRMATIONS_PER_ADDRESS_PER_HOUR } from '../registrations/email-caps.js';
+
+/**
+ * Queues the confirmation of a free or bank-transfer registration in the
+ * caller's transaction (card payments get their receipt from the webhook):
+ * free → "confirmed", bank → bank details, reference and the pay-now link.
+ * Returns the queued mail's id, or null when the mailbox or the client has had
+ * its confirmations for the hour.
+ */
+export async function queueRegistrationConfirmation(
+  trx: Knex.Transaction,
+  ctx: Pick<AppContext, 'config' | 'cipher' | 'logger'>,
+  input: {
+    registrationId: string;
+    contact: RegistrationContact;
+    event: EventRecord;
+    priced: PricedRegistration;
+    /** Set when the office sends the confirmation again, so the mail API does not drop it as a repeat. */
+    idempotencySuffix?: string;
+    /** An existing registration's payments so far; a new one has none. */
+    payments?: { paidMinor: number; cardPaymentInFlight: boolean };
+    /** Sent by the office, which is not limited: the hourly limits are for addresses typed into the public form. */
+    byOffice?: boolean;
+    /** The public form's client (clientKey of its address), counted against its hourly cap. */
+    client?: string;
+  },
+  now: Date,
+): Promise<number | null> {
+  const emailHash = ctx.cipher.lookupHash('email', input.contact.email);
+  if (!input.byOffice && (await overHourlyEmailCaps(trx, ctx, { mailbox: input.contact.email, client: input.client }, now))) {
+    ctx.logger.warn({ registrationId: input.registrationId }, 'confirmation email not sent: its mailbox or client had its confirmations for the hour');
+    return null;
+  }
+  const hasPublicUrl = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
+  const { paidMinor, cardPaymentInFlight } = input.payments ?? { paidMinor: 0, cardPaymentInFlight: false };
+  const owing = !input.priced.free && !cardPaymentInFlight;
+  // One query at a time: they share the transaction's connection.
+  const others = await otherLiveRegistrations(trx, input.event.id, emailHash, input.registrationId);
+  const [branding, bank] = await Promise.all([loadEmailBranding(trx, ctx.config), owing ? getBankDetails(trx) : undefined]);
+  const releasedAt = owing && input.event.unpaidHoldDays !== null ? await heldUntil(trx, input.registrationId, ctx.config.regional.timeZone) : undefined;
+  const offerCard =
+    owing &&
+    paidMinor === 0 &&
+    hasPublicUrl &&
+    cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment }) &&
+    !(await cardTotalBelowMinimum(trx, ctx, input.event, input.priced));
+  const linkVersion = await currentLinkVersion(trx, input.registrationId);
+  const manageUrl = hasPublicUrl ? manageUrlOf(ctx.config, { registrationId: input.registrationId, version: linkVersion }) : undefined;
+  const answerGroups = await plainAnswerGroups(trx, input.registrationId, input.event, ctx.config.regional);
+  const rendered = registrationConfirmationEmail(
+    {
+      name: input.contact.name,
+      eventTitle: input.event.title,
+      eventStartsAt: input.event.startsAt,
+      eventEndsAt: input.event.endsAt,
+      location: input.event.location,
+      lines: input.priced.lines.map(({ label, amount }) => ({ label, amount })),
+      totalMinor: input.priced.total,
+      balanceMinor: input.priced.total - paidMinor,
+      paidMinor,
+      cardPaymentInFlight,
+      heldUntil: releasedAt,
+      severalPlaces: input.priced.attendeeCount > 1,
+      free: input.priced.free,
+      reference: paymentReference(input.registrationId),
+      bank,
+      registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId, linkVersion) : undefined,
+      manageUrl,
+      // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
+      // (Nor is a card link offered for a total below the card provider's minimum: pay-now would refuse it.)
+      payNowUrl: offerCard ? payNowUrl(ctx.config, input.registrationId, linkVersion) : undefined,
+      otherRegistrations: others.map((other) => ({ reference: paymentReference(other.id), paid: other.status === 'PAID' })),
+      answerGroups,
+    },
+    branding,
+  );
+  return enqueueMail(
+    trx,
+    ctx.cipher,
+    {
+      kind: 'registration-confirmation',
+      registrationId: input.registrationId,
+      message: { to: [input.contact.email], ...rendered, idempotencyKey: `confirmation-${input.registrationId}${input.idempotencySuffix ?? ''}` },
+    },
+    now,
+  );
+}
+
+/**
+ * The event's other live registrations made with this contact address, oldest first. Told only to that
+ * address, in its own confirmation: the form cannot say it without telling anyone who typed the address.
+ */
+async function otherLiveRegistrations(
+  trx: Knex.Transaction,
+  eventId: string,
+  emailHash: string,
+  registrationId: string,
+): Promise<Array<{ id: string; status: string }>> {
+  return trx('registrations')
+    .where({ event_id: eventId, contact_email_hash: emailHash })
+    .whereNot('id', registrationId)
+    .whereNot('status', 'CANCELLED')
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .select<Array<{ id: string; status: string }>>('id', 'status');
+}
+
+/** Whether pay-now's card total (today's fee included when the event passes it on) is below the provider's minimum. */
+async function cardTotalBelowMinimum(
+  trx: Knex.Transaction,
+  ctx: Pick<AppContext, 'config'>,
+  event: Pick<EventRecord, 'passCardFee'>,
+  priced: Pick<PricedRegistration, 'net'>,
+): Promise<boolean> {
+  const minimum = cardMinimumOf(ctx.config);
+  // The fee only adds to the amount: at or above the minimum without it, no need to read the rate.
+  if (minimum === undefined || priced.net >= minimum) return false;
+  const surcharge = event.passCardFee ? cardSurcharge(priced.net, await getCardFeeRate(trx)) : 0;
+  return belowCardMinimum(ctx.config, priced.net + surcharge);
+}

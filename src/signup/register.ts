@@ -1,0 +1,231 @@
+import type { Knex } from 'knex';
+import type { EventRecord } from '../registrations/event-record.js';
+import type { AppContext } from '../context.js';
+import { AppError } from '../errors.js';
+import { startEventCheckout } from '../payments/checkout.js';
+import { queueRegistrationConfirmation } from './confirmations.js';
+import { cardPaymentPossible } from '../payments/links.js';
+import { PricingError, priceRegistration, type AttendeeChoice, type PricedRegistration } from '../registrations/pricing.js';
+import { insertRegistration, lockEventForSeats, publicSeatsLeft, type LockedEvent, type PaymentMethod, type RegistrationContact } from '../registrations/registrations.js';
+import { assertWithinOffer, lockOpenOffer, markOfferClaimed, type OfferClaim } from '../registrations/waitlist/claim.js';
+import type { WaitlistEntryRow } from '../registrations/waitlist/entries.js';
+import type { RegistrationAnswers } from '../registrations/answers.js';
+import { questionsAsked } from '../registrations/questions.js';
+import { EventClosedError, SoldOutError } from '../payments/registration-errors.js';
+import { alertUnpaidSeatCap, heldUnpaidBy, UnpaidSeatCapError, type UnpaidHolder } from '../payments/unpaid-seat-cap.js';
+import { alertUnpaidShareCrossed } from '../payments/unpaid-share-alert.js';
+import { mailboxKey } from '../canonical-mailbox.js';
+
+/**
+ * A registration submitted on the public event page, already validated. Every
+ * amount is priced here on the server from these choices; nothing the
+ * registrant sends is taken as a price.
+ */
+export interface RegistrationSubmission {
+  contact: RegistrationContact;
+  attendees: AttendeeChoice[];
+  family: boolean;
+  /** Left out only when there is nothing to pay (the form offers no choice then): such a registration must be free. */
+  payment?: 'card' | 'bank';
+  /** The public form's client (publicClient of its address): its confirmation emails and unpaid places are capped. */
+  client?: string;
+  /** The client is on one of the church's own networks (CHURCH_NETWORKS): no per-client cap; the per-mailbox caps still apply. */
+  fromChurchNetwork?: boolean;
+  /** A waiting-list offer being claimed (its link's token, read): its reserved places are the ones taken. */
+  waitlistOffer?: OfferClaim;
+  /** The answers to the event's questions, already read (registrations/questions.ts); the office's add asks none. */
+  answers?: RegistrationAnswers;
+}
+
+export type RegistrationOutcome =
+  | {
+      kind: 'registered';
+      registrationId: string;
+      status: 'PAID' | 'PENDING';
+      method: PaymentMethod;
+      priced: PricedRegistration;
+      /** No confirmation email was queued: its mailbox or client had its confirmations for the hour. */
+      confirmationHeldBack?: boolean;
+    }
+  | { kind: 'checkout'; checkoutId: string; redirectUrl: string };
+
+export { EventClosedError, SoldOutError };
+
+/** The public form closes when the event starts; the office can still register by hand (walk-ins). */
+export class RegistrationClosedError extends AppError {
+  constructor() {
+    super('registration_closed', 'Registration for this event closed when it started.', { httpStatus: 409 });
+    this.name = 'RegistrationClosedError';
+  }
+}
+
+/** Whether the public may still register: until the event starts. */
+export function openForRegistration(event: Pick<EventRecord, 'startsAt'>, now: Date): boolean {
+  return event.startsAt.getTime() > now.getTime();
+}
+
+/**
+ * Registers for an event. Free (net 0) → PAID at once, whatever payment was
+ * chosen; bank transfer → PENDING; card → a provider checkout (no
+ * registration until the webhook).
+ * Card falls back to bank transfer when card payment is not possible for the
+ * event (spec section 7). Free and bank registrations lock the event row so
+ * capacity is never exceeded.
+ */
+export async function registerForEvent(
+  ctx: AppContext,
+  event: EventRecord,
+  submission: RegistrationSubmission,
+): Promise<RegistrationOutcome> {
+  if (!openForRegistration(event, ctx.clock.now())) throw new RegistrationClosedError();
+  assertWithinAttendeeCap(event, submission.attendees.length);
+  const priced = priceRegistration(event.pricing, { attendees: submission.attendees, family: submission.family });
+  const wantsCard = submission.payment === 'card' && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
+  if (!priced.free && wantsCard) {
+    // startEventCheckout holds the places (or answers sold_out) under the event's lock, or for a waiting-list
+    // offer checks it open and resumes its open checkout; the webhook re-checks under the lock.
+    const started = await startEventCheckout(ctx, {
+      event,
+      contact: submission.contact,
+      attendees: submission.attendees,
+      family: submission.family,
+      waitlistOffer: submission.waitlistOffer,
+      answers: submission.answers,
+      // The church's network has no per-client cap, on card holds either.
+      client: submission.fromChurchNetwork ? undefined : submission.client,
+    });
+    return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
+  }
+  return registerWithoutCard(ctx, event, submission);
+}
+
+/**
+ * The places this registration may take under the event's lock: through an offer, the places it
+ * holds plus any free; from the office, every free place; from the public form, none while anyone
+ * waits on the list (publicSeatsLeft). null = unlimited.
+ */
+function placesAvailable(locked: LockedEvent, offer: WaitlistEntryRow | undefined, office: boolean): number | null {
+  if (locked.event.capacity === null) return null;
+  if (offer) return locked.event.capacity - locked.seatsTaken + offer.places;
+  return office ? locked.seatsLeft : publicSeatsLeft(locked);
+}
+
+/** The event's maxAttendeesPerRegistration, checked on the server whatever the form allowed. */
+export function assertWithinAttendeeCap(event: Pick<EventRecord, 'maxAttendeesPerRegistration'>, attendees: number): void {
+  if (attendees > event.maxAttendeesPerRegistration) {
+    throw new PricingError(`at most ${event.maxAttendeesPerRegistration} attendees per registration`, 'attendees');
+  }
+}
+
+/**
+ * How a registration made by hand by the office differs from the public form:
+ * the event may be unpublished, the capacity may be exceeded knowingly, the
+ * money may already have been received, and the caller writes its own rows
+ * (history, payment, alert) in the same transaction.
+ */
+export interface OfficeRegistrationOptions {
+  overCapacity?: boolean;
+  /** Received before registering (card: a payment kept without a registration): PAID with this method (a free registration stays "free"). */
+  paidWith?: 'bank' | 'cash' | 'card';
+  /** Runs in the registration's transaction after the insert; the confirmation is then queued by the caller. */
+  within: (trx: Knex.Transaction, registered: RegisteredWithoutCard) => Promise<void>;
+}
+
+export interface RegisteredWithoutCard {
+  registrationId: string;
+  status: 'PAID' | 'PENDING';
+  method: PaymentMethod;
+  priced: PricedRegistration;
+  event: EventRecord;
+  /** The seats left after this registration; negative when the office exceeded the capacity. */
+  seatsLeftAfter: number | null;
+}
+
+/**
+ * Free → PAID, else PENDING by bank transfer; the seats are counted under the
+ * event's row lock and the price is computed from the locked row. The public
+ * form and the office's `registrations add` both come through here. A public
+ * registration (with its client) is also held to the event's unpaid places per
+ * client under that lock (unpaid-seat-cap.ts); the office's is not.
+ */
+export async function registerWithoutCard(
+  ctx: Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config' | 'logger'>,
+  event: EventRecord,
+  submission: Omit<RegistrationSubmission, 'payment'> & Partial<Pick<RegistrationSubmission, 'payment'>>,
+  office?: OfficeRegistrationOptions,
+): Promise<Extract<RegistrationOutcome, { kind: 'registered' }> & RegisteredWithoutCard> {
+  const now = ctx.clock.now();
+  const outcome = await ctx.db.transaction(async (trx) => {
+    const locked = await lockEventForSeats(trx, event.id, now);
+    if (!locked || locked.event.deletedAt || (!office && !locked.event.published)) throw new EventClosedError();
+    // Checked again on the locked row: the start may have been moved meanwhile.
+    if (!office && !openForRegistration(locked.event, now)) throw new RegistrationClosedError();
+    const wanted = submission.attendees.length;
+    // The offer is judged under the same lock: a claimed, expired or withdrawn one is refused here.
+    const offer = submission.waitlistOffer ? await lockOpenOffer(trx, event.id, submission.waitlistOffer, now) : undefined;
+    if (offer) assertWithinOffer(offer, wanted);
+    const available = placesAvailable(locked, offer, Boolean(office));
+    if (available !== null && available < wanted && !office?.overCapacity) throw new SoldOutError(Math.max(0, available));
+    // Priced again from the locked row, so a price change committed meanwhile is the one that counts.
+    const priced = priceRegistration(locked.event.pricing, { attendees: submission.attendees, family: submission.family });
+    const free = priced.free;
+    // No payment chosen, and a price set meanwhile: asked, not assumed to be a bank transfer.
+    if (!free && !office && submission.payment === undefined) throw new PricingError('Payment: choose card or bank transfer', 'payment');
+    const mailbox = !office && submission.client !== undefined ? mailboxKey(ctx.cipher, submission.contact.email) : undefined;
+    if (!office && submission.client !== undefined && mailbox !== undefined) {
+      // Counted under the event's lock: two posts from one client racing for the last places under the cap get one answer each.
+      // The church's own network has no per-client cap; the mailbox's applies to everyone.
+      const holders: UnpaidHolder[] = [
+        ...(submission.fromChurchNetwork ? [] : [{ kind: 'connection' as const, client: submission.client }]),
+        { kind: 'mailbox', mailbox },
+      ];
+      for (const holder of holders) {
+        const held = await heldUnpaidBy(trx, event.id, holder);
+        if (held.seats + wanted > locked.event.maxUnpaidSeatsPerClient) {
+          // Returned, not thrown: the alert is committed with this transaction although nothing is registered.
+          await alertUnpaidSeatCap(trx, ctx, locked.event, holder, held);
+          const cardOffered = !free && cardPaymentPossible(ctx.config, { online_payment: locked.event.onlinePayment });
+          return new UnpaidSeatCapError(held.seats, locked.event.maxUnpaidSeatsPerClient, cardOffered, free, holder.kind);
+        }
+      }
+    }
+    const status = free || office?.paidWith ? 'PAID' : 'PENDING';
+    const method: PaymentMethod = free ? 'free' : (office?.paidWith ?? 'bank');
+    const { id } = await insertRegistration(trx, ctx.cipher, {
+      eventId: event.id,
+      status,
+      method,
+      contact: submission.contact,
+      attendees: submission.attendees,
+      family: submission.family,
+      priced,
+      clientKey: office ? undefined : submission.client,
+      mailboxKey: mailbox,
+      // Split plain/sensitive by the questions as the locked row has them.
+      ...(submission.answers ? { answers: { questions: questionsAsked(locked.event), values: submission.answers } } : {}),
+      now,
+    });
+    const registered: RegisteredWithoutCard = {
+      registrationId: id,
+      status,
+      method,
+      priced,
+      event: locked.event,
+      seatsLeftAfter: locked.event.capacity === null ? null : locked.event.capacity - locked.seatsTaken - wanted + (offer?.places ?? 0),
+    };
+    if (offer) await markOfferClaimed(trx, offer, { registrationId: id, attendees: wanted, actor: office ? 'office' : 'registration form', now });
+    if (office) {
+      await office.within(trx, registered);
+      return { kind: 'registered' as const, ...registered };
+    }
+    // Only a registration that keeps its client key is counted among the public form's unpaid places.
+    if (submission.client !== undefined && (status === 'PENDING' || method === 'free')) await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
+    // The church's own network has no per-client cap of confirmations; the mailbox's still applies.
+    const client = submission.fromChurchNetwork ? undefined : submission.client;
+    const confirmation = { registrationId: id, contact: submission.contact, event: locked.event, priced, client };
+    const queued = await queueRegistrationConfirmation(trx, ctx, confirmation, now);
+    return { kind: 'registered' as const, ...registered, confirmationHeldBack: queued === null };
+  });
+  if (outcome instanceof UnpaidSeatCapError) throw outcome;
+  return outcome;
+}
