@@ -12,6 +12,23 @@ export function purposeKey(keyring: Keyring, purpose: string): Buffer {
   return crypto.createHmac('sha256', v1).update(`eventops:${purpose}`).digest();
 }
 
+const secretKeys = new Map<string, Buffer>();
+
+/**
+ * A link key of its own for one use, derived from AUTH_SECRET: HMAC-SHA256 of `eventops:<purpose>` under it.
+ * Cached, since every link on a page is signed with it; a changed secret starts the cache afresh.
+ */
+export function authSecretKey(authSecret: string, purpose: string): Buffer {
+  const name = `${purpose}\u0000${authSecret}`;
+  let key = secretKeys.get(name);
+  if (!key) {
+    key = crypto.createHmac('sha256', authSecret).update(`eventops:${purpose}`).digest();
+    if (secretKeys.size > 16) secretKeys.clear();
+    secretKeys.set(name, key);
+  }
+  return key;
+}
+
 /** 128 bits of the MAC: unguessable, and short enough for a link's path part (at most 100 characters). */
 const MAC_BYTES = 16;
 

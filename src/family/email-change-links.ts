@@ -1,6 +1,5 @@
-import crypto from 'node:crypto';
 import type { AppConfig } from '../config/types.js';
-import { signToken, verifyToken } from '../crypto/signed-tokens.js';
+import { authSecretKey, signToken, verifyToken } from '../crypto/signed-tokens.js';
 import { publicBaseUrl } from '../payments/links.js';
 
 /**
@@ -17,17 +16,8 @@ export const EMAIL_CHANGE_UNDO_PATH = '/email-change/undo/';
 export const MAX_EMAIL_CHANGE_TOKEN_LENGTH = 100;
 
 const UUID_BYTES = 16;
-const keys = new Map<string, Buffer>();
-
 function keyFor(authSecret: string, kind: EmailChangeLinkKind): Buffer {
-  const name = `${kind}:${authSecret}`;
-  let key = keys.get(name);
-  if (!key) {
-    key = crypto.createHmac('sha256', authSecret).update(`eventops:email-change-${kind}`).digest();
-    if (keys.size > 4) keys.clear();
-    keys.set(name, key);
-  }
-  return key;
+  return authSecretKey(authSecret, `email-change-${kind}`);
 }
 
 export function emailChangeToken(authSecret: string, kind: EmailChangeLinkKind, changeId: string): string {

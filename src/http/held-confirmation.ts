@@ -1,5 +1,4 @@
-import crypto from 'node:crypto';
-import { signToken, verifyToken } from '../crypto/signed-tokens.js';
+import { authSecretKey, signToken, verifyToken } from '../crypto/signed-tokens.js';
 
 /**
  * The mark on the address a registration form's post redirects to when its confirmation email was held back by
@@ -10,20 +9,9 @@ import { signToken, verifyToken } from '../crypto/signed-tokens.js';
  * bookmarked, keeps working until every link of the registration is revoked.
  */
 
-const PURPOSE = 'eventops:confirmation-held';
 const UUID_BYTES = 16;
 const VERSION_BYTES = 4;
 
-const keys = new Map<string, Buffer>();
-function heldKey(authSecret: string): Buffer {
-  let key = keys.get(authSecret);
-  if (!key) {
-    key = crypto.createHmac('sha256', authSecret).update(PURPOSE).digest();
-    keys.clear();
-    keys.set(authSecret, key);
-  }
-  return key;
-}
 
 /** At most this long: anything longer is not one of ours (ours are 50 characters). */
 export const MAX_HELD_TOKEN_LENGTH = 100;
@@ -32,13 +20,13 @@ export function heldConfirmationToken(authSecret: string, registrationId: string
   const payload = Buffer.alloc(UUID_BYTES + VERSION_BYTES);
   Buffer.from(registrationId.replaceAll('-', ''), 'hex').copy(payload, 0);
   payload.writeUInt32BE(linkVersion, UUID_BYTES);
-  return signToken(heldKey(authSecret), payload);
+  return signToken(authSecretKey(authSecret, 'confirmation-held'), payload);
 }
 
 /** Whether `token` is the mark of this registration at its current link version. */
 export function isHeldConfirmationToken(authSecret: string, registrationId: string, linkVersion: number, token: string | undefined): boolean {
   if (!token || token.length > MAX_HELD_TOKEN_LENGTH) return false;
-  const payload = verifyToken(heldKey(authSecret), token);
+  const payload = verifyToken(authSecretKey(authSecret, 'confirmation-held'), token);
   if (!payload || payload.length !== UUID_BYTES + VERSION_BYTES) return false;
   return payload.subarray(0, UUID_BYTES).toString('hex') === registrationId.replaceAll('-', '').toLowerCase() && payload.readUInt32BE(UUID_BYTES) === linkVersion;
 }

@@ -1,7 +1,6 @@
-import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AppConfig } from '../config/types.js';
-import { signToken, verifyToken } from '../crypto/signed-tokens.js';
+import { authSecretKey, signToken, verifyToken } from '../crypto/signed-tokens.js';
 import { FIRST_LINK_VERSION, publicBaseUrl } from './links.js';
 
 /**
@@ -13,23 +12,11 @@ import { FIRST_LINK_VERSION, publicBaseUrl } from './links.js';
  * decisions). Rotating AUTH_SECRET revokes every link at once.
  */
 
-const PURPOSE = 'eventops:manage-link';
 const UUID_BYTES = 16;
 const VERSION_BYTES = 4;
 /** A new registration's version (the column's default). */
 export const FIRST_MANAGE_LINK_VERSION = FIRST_LINK_VERSION;
 
-const keys = new Map<string, Buffer>();
-
-function manageKey(authSecret: string): Buffer {
-  let key = keys.get(authSecret);
-  if (!key) {
-    key = crypto.createHmac('sha256', authSecret).update(PURPOSE).digest();
-    keys.clear();
-    keys.set(authSecret, key);
-  }
-  return key;
-}
 
 export interface ManageLink {
   registrationId: string;
@@ -40,12 +27,12 @@ export function manageToken(authSecret: string, link: ManageLink): string {
   const payload = Buffer.alloc(UUID_BYTES + VERSION_BYTES);
   Buffer.from(link.registrationId.replaceAll('-', ''), 'hex').copy(payload, 0);
   payload.writeUInt32BE(link.version, UUID_BYTES);
-  return signToken(manageKey(authSecret), payload);
+  return signToken(authSecretKey(authSecret, 'manage-link'), payload);
 }
 
 /** The registration and version a token names, or undefined for anything we did not sign. Whether the version is still current is the caller's check. */
 export function readManageToken(authSecret: string, token: string): ManageLink | undefined {
-  const payload = verifyToken(manageKey(authSecret), token);
+  const payload = verifyToken(authSecretKey(authSecret, 'manage-link'), token);
   if (!payload || payload.length !== UUID_BYTES + VERSION_BYTES) return undefined;
   const hex = payload.subarray(0, UUID_BYTES).toString('hex');
   return {
