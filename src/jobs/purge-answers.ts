@@ -5,6 +5,7 @@ import type { Question } from '../registrations/answers.js';
 import { SENSITIVE_PURGE_AT } from '../registrations/answers-retention.js';
 import { recordHistoryEntries } from '../registrations/history.js';
 import { paymentReference } from '../registrations/reference.js';
+import { countForgettableContacts, FORGET_AFTER_DAYS, forgetStaleContacts } from './forget-contacts.js';
 import { runRecordedJob } from './run-recorded.js';
 import type { JobOptions, JobSummary } from './types.js';
 
@@ -14,6 +15,10 @@ export interface PurgeAnswersSummary extends JobSummary {
   purged: number;
   /** Card checkouts whose staged payload had its sensitive answers taken out (on a dry run: would have). */
   checkoutsPurged: number;
+  /** Waiting-list joins that lapsed unconfirmed, deleted FORGET_AFTER_DAYS after (on a dry run: would be). */
+  lapsedJoinsForgotten: number;
+  /** Closed contact-email changes, deleted FORGET_AFTER_DAYS after they closed (on a dry run: would be). */
+  emailChangesForgotten: number;
 }
 
 const PURGE_ACTOR = 'purge-answers';
@@ -58,15 +63,20 @@ export async function purgeSensitiveAnswers(ctx: AppContext, options: JobOptions
         `SELECT c.id, e.slug, e.sensitive_retention_days AS retention_days FROM checkout_sessions c, events e WHERE ${CHECKOUT_DUE} ORDER BY e.slug, c.created_at`,
         bindings,
       );
+      const forgettable = await countForgettableContacts(ctx.db, now);
       return {
         job: 'purge-answers',
         outcome: 'ok',
         dryRun: true,
         purged: rows.length,
         checkoutsPurged: checkouts.rows.length,
+        lapsedJoinsForgotten: forgettable.lapsedJoins,
+        emailChangesForgotten: forgettable.emailChanges,
         wouldDo: [
           ...rows.map((row) => `purge the sensitive answers of ${paymentReference(row.id)} (${row.slug}, ${row.retention_days} days after the event ended)`),
           ...checkouts.rows.map((row) => `purge the sensitive answers staged with checkout ${row.id} (${row.slug}, ${row.retention_days} days after the event ended)`),
+          ...(forgettable.lapsedJoins > 0 ? [`delete ${forgettable.lapsedJoins} waiting-list join(s) that lapsed unconfirmed over ${FORGET_AFTER_DAYS} days ago`] : []),
+          ...(forgettable.emailChanges > 0 ? [`delete ${forgettable.emailChanges} contact-email change(s) closed over ${FORGET_AFTER_DAYS} days ago`] : []),
         ],
       };
     }
@@ -85,7 +95,17 @@ export async function purgeSensitiveAnswers(ctx: AppContext, options: JobOptions
       if (batch < PURGE_BATCH) break;
     }
     if (purged > 0 || checkoutsPurged > 0) ctx.logger.info({ purged, checkoutsPurged }, 'sensitive answers purged');
-    return { job: 'purge-answers', outcome: 'ok', dryRun: false, purged, checkoutsPurged };
+    const forgotten = await forgetStaleContacts(ctx.db, now);
+    if (forgotten.lapsedJoins > 0 || forgotten.emailChanges > 0) ctx.logger.info(forgotten, 'contact details no longer needed deleted');
+    return {
+      job: 'purge-answers',
+      outcome: 'ok',
+      dryRun: false,
+      purged,
+      checkoutsPurged,
+      lapsedJoinsForgotten: forgotten.lapsedJoins,
+      emailChangesForgotten: forgotten.emailChanges,
+    };
   });
 }
 

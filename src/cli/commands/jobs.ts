@@ -81,10 +81,13 @@ const JOBS: JobCommandSpec[] = [
   },
   {
     name: 'purge-answers',
-    description: "empty the sensitive answers (medical, allergies, dates of birth) of events that ended more than their sensitiveRetentionDays ago (default 30), recorded in each registration's history, and take them out of the answers card checkouts staged, whatever their status; the other answers stay (suggested: weekly)",
+    description: "empty the sensitive answers (medical, allergies, dates of birth) of events that ended more than their sensitiveRetentionDays ago (default 30), recorded in each registration's history, and take them out of the answers card checkouts staged, whatever their status; the other answers stay; delete waiting-list joins that lapsed unconfirmed and closed contact-email changes 30 days on (suggested: weekly)",
     example: 'eventops purge-answers --dry-run',
-    // Checkout payloads are named only when there were some: most weeks there are none.
-    describe: ({ checkoutsPurged, ...s }) => `${describeCounts(s)}${checkoutsPurged ? `, checkout payloads purged ${String(checkoutsPurged)}` : ''}`,
+    // Checkout payloads and forgotten contacts are named only when there were some: most weeks there are none.
+    describe: ({ checkoutsPurged, lapsedJoinsForgotten, emailChangesForgotten, ...s }) =>
+      `${describeCounts(s)}${checkoutsPurged ? `, checkout payloads purged ${String(checkoutsPurged)}` : ''}` +
+      `${lapsedJoinsForgotten ? `, lapsed waiting-list joins deleted ${String(lapsedJoinsForgotten)}` : ''}` +
+      `${emailChangesForgotten ? `, closed email changes deleted ${String(emailChangesForgotten)}` : ''}`,
   },
 ];
 
