@@ -81,7 +81,7 @@ export function commandsNamed(file: string, markdown: string, program: Command):
       const next = tokens[0]?.replace(/[),.;:]+$/, '');
       const subcommands = group && group.commands.length > 0 && next && /^[a-z][\w-]*(\|[a-z][\w-]*)*$/.test(next) ? next.split('|') : [];
       const options = tokens.filter((token) => /^[[(]?--?[a-z]/i.test(token)).map((token) => token.replace(/^[[(]+/, '').replace(/[=\]),.;:].*$/, ''));
-      found.push({ file, text: `eventops ${command}${match[2] as string}`.trim(), command, subcommands, options });
+      found.push({ file, text: ['eventops', command, ...tokens].join(' '), command, subcommands, options });
     }
   }
   return found;
