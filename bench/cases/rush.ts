@@ -16,7 +16,7 @@ import { round } from '../support/stats.js';
  * Case 9, the rush: the minute a camp opens. One event (250 places, two tiers, a family waiver, bank and
  * card with the fee passed on, the waiting list on, three questions, one sensitive); 300 families, each
  * from its own loopback address (TRUST_PROXY off), 40 of them from one shared address (the church Wi-Fi,
- * named in CHURCH_NETWORKS as the README tells a church to); over 60 s 2,000 page
+ * named in CHURCH_NETWORKS as docs/operations.md tells a church to); over 60 s 2,000 page
  * views and 300 form posts (60% bank, 40% card, each card post followed 2–20 s later by its completion
  * from the local provider fake); whoever is told "sold out" joins the waiting list. The same load runs
  * against the same-work floor (references/same-work) on a copy of the same database.
@@ -330,7 +330,7 @@ export async function rush(env: BenchEnv): Promise<CaseReport> {
     const ourEnv = env.appEnv(env.database.urlFor(DATABASE), {
       ...provider.configEnv(),
       TRUST_PROXY: 'false',
-      // The church Wi-Fi (README, "Sign-ups on the church's Wi-Fi"): its families get the church's form limit and no
+      // The church Wi-Fi (docs/operations.md, "Sign-ups on the church's Wi-Fi"): its families get the church's form limit and no
       // per-connection cap of confirmations or unpaid places; everyone else, and every mailbox, keeps the spec's.
       CHURCH_NETWORKS: `${SHARED_ADDRESS}/32`,
     });

@@ -345,7 +345,7 @@ describe('eventops events, as the office uses them', () => {
     }
   }
 
-  it('README step 4 then an edit: update keeps a published event published although the file says "published": false, and says so', async () => {
+  it('the office guide\'s round (docs/office.md, Events) then an edit: update keeps a published event published although the file says "published": false, and says so', async () => {
     const content = {
       slug: 'cli-camp-edit',
       title: 'Family Camp',

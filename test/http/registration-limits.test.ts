@@ -27,7 +27,7 @@ const PRODUCTION = {
   SMTP_APP_PASSWORD: 'app-password',
   // Production wants shared secrets of 32 characters or more.
   CRON_SECRET: 'test-cron-secret-long-enough-for-production-use',
-  // Behind the https proxy, as the README's set-up has it (without it config check warns of that too).
+  // Behind the https proxy, as the set-up in docs/operations.md has it (without it config check warns of that too).
   TRUST_PROXY: 'true',
 };
 const CAPTCHA = { CAPTCHA_SECRET_KEY: 'captcha-secret', CAPTCHA_SITE_KEY: 'captcha-site' };

@@ -12,7 +12,7 @@ import { completedSession, postWebhook, signedDelivery } from '../support/webhoo
 /**
  * The purge of sensitive answers reaches the answers a card checkout staged (checkout_sessions.payload_enc), of
  * any status: a payment kept without a registration (UNFULFILLED) keeps its payload for the office, so without
- * this its allergy would outlive the purge the README promises.
+ * this its allergy would outlive the purge docs/office.md promises.
  */
 
 const QUESTIONS: Question[] = [

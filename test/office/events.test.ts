@@ -295,7 +295,7 @@ describe('event administration', () => {
   });
 
   it('update never changes the publish state: a "published" that differs is reported as ignored, and only publish and unpublish change it', async () => {
-    // README step 4: create from a file saying "published": false, publish, then edit the same file and update.
+    // The office guide's round (docs/office.md, Events): create from a file saying "published": false, publish, then edit the same file and update.
     const ctx = syncContext();
     const file = eventFile({ published: false });
     await createEvent(ctx, file);

@@ -128,9 +128,9 @@ describe('an attendee consent that no tier can give as a guardian', () => {
 });
 
 describe('the samples mark their Child tier', () => {
-  it("the README's sample event file", () => {
-    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('Event file (`eventops events create|update FILE.json`)'));
+  it("the office guide's sample event file", () => {
+    const guide = fs.readFileSync(path.join(ROOT, 'docs/office.md'), 'utf8');
+    const section = guide.slice(guide.indexOf('### The event file'));
     const sample = /```json\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
     const tiers = parseEventFileText(sample).pricing.tiers;
     expect(tiers.find((tier) => tier.label === 'Child')).toMatchObject({ child: true });

@@ -7,6 +7,26 @@ import { ROOT } from '../support/cli.js';
 
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 
+/** The README and every Markdown file in docs/. */
+const DOCS = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((file) => file.endsWith('.md')).map((file) => `docs/${file}`)];
+
+/** A Markdown link of `file`: its target relative to the repository ('' for one inside the file) and its #anchor. */
+function linksOf(file: string): Array<{ file: string; target: string; anchor?: string }> {
+  return [...read(file).matchAll(/\]\(([^)\s]*)\)/g)]
+    .map((m) => m[1] as string)
+    .filter((link) => !/^[a-z]+:/.test(link))
+    .map((link) => {
+      const [target = '', anchor] = link.split('#');
+      return { file, target: target === '' ? '' : path.posix.normalize(path.posix.join(path.posix.dirname(file), target)).replace(/\/$/, ''), anchor };
+    });
+}
+
+/** The anchors GitHub gives the headings of a Markdown file. */
+function headingsOf(file: string): Set<string> {
+  const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
+  return new Set([...read(file).matchAll(/^#{1,4} (.+)$/gm)].map((m) => slug(m[1] as string)));
+}
+
 /** `Key=value` lines of a systemd unit, the last one winning as systemd reads them. */
 function unitSettings(text: string): Map<string, string> {
   const settings = new Map<string, string>();
@@ -18,19 +38,17 @@ function unitSettings(text: string): Map<string, string> {
 }
 
 describe('deployment files', () => {
-  it('every file the README links to exists in the repository', () => {
-    const links = [...read('README.md').matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)].map((m) => m[1] as string).filter((link) => !/^[a-z]+:/.test(link));
-    expect(links).toContain('docs/deploy/eventops.service');
-    expect(links.filter((link) => !fs.existsSync(path.join(ROOT, link)))).toEqual([]);
+  it('every file the README and the guides link to exists in the repository', () => {
+    const links = DOCS.flatMap((file) => linksOf(file)).filter((link) => link.target !== '');
+    expect(links.map((link) => link.target)).toContain('docs/deploy/eventops.service');
+    expect(links.filter((link) => !fs.existsSync(path.join(ROOT, link.target))).map((link) => `${link.file}: ${link.target}`)).toEqual([]);
   });
 
-  it("every section the README links to (#…) is one of its headings, as GitHub names them", () => {
-    const readme = read('README.md');
-    const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
-    const headings = new Set([...readme.matchAll(/^#{2,4} (.+)$/gm)].map((m) => slug(m[1] as string)));
-    const anchors = [...readme.matchAll(/\]\(#([^)]+)\)/g)].map((m) => m[1] as string);
-    expect(anchors).toContain('backups-restoring-and-upgrading');
-    expect(anchors.filter((anchor) => !headings.has(anchor))).toEqual([]);
+  it("every section the README and the guides link to (#…) is one of the target's headings, as GitHub names them", () => {
+    const links = DOCS.flatMap((file) => linksOf(file)).filter((link) => link.anchor !== undefined);
+    expect(links.map((link) => `${link.target || link.file}#${link.anchor}`)).toContain('docs/operations.md#backups-restoring-and-upgrading');
+    const broken = links.filter((link) => !headingsOf(link.target || link.file).has(link.anchor as string));
+    expect(broken.map((link) => `${link.file}: ${link.target || link.file}#${link.anchor}`)).toEqual([]);
   });
 
   it('the systemd unit runs `eventops serve` in the directory of .env, restarts it after a crash but not on a configuration error, and outwaits its graceful stop', () => {
