@@ -125,7 +125,7 @@ export class EncryptionKeysMismatchError extends AppError {
 /**
  * For `serve`'s start. A key that does not open what it wrote (mismatch) or another key v1 (lookup_hash) is the wrong
  * .env: refused, exit 78. A key version this keyring lacks while the keys it has are right is the rotation order the
- * README allows (another server already writes under the new key): logged, and the server runs, leaving those values
+ * key rotation (docs/operations.md) allows (another server already writes under the new key): logged, and the server runs, leaving those values
  * to a server that has the key, as mail, webhooks and alerts already do; refusing would keep it down after a restart.
  */
 export async function assertKeysFitForServing(db: Knex, cipher: FieldCipher, logger: { error(obj: object, msg: string): void }): Promise<KeyCheck> {
@@ -133,7 +133,7 @@ export async function assertKeysFitForServing(db: Knex, cipher: FieldCipher, log
   const wrongKeys = check.problems.filter((problem) => problem.kind !== 'missing');
   if (wrongKeys.length > 0) throw new EncryptionKeysMismatchError(wrongKeys);
   for (const problem of check.problems) {
-    logger.error({ keyVersion: problem.version }, `${describeKeyProblem(problem)}; this server cannot read those values until it has that key too (see key rotation in the README)`);
+    logger.error({ keyVersion: problem.version }, `${describeKeyProblem(problem)}; this server cannot read those values until it has that key too (see "Encryption and key rotation" in docs/operations.md)`);
   }
   return check;
 }

@@ -22,7 +22,7 @@ export interface AdminSettingView {
   source: 'setting' | 'default' | 'unset';
 }
 
-/** Built-in values used when nothing is stored: the spec's card fee rate; celebrations stay off until enabled (README). */
+/** Built-in values used when nothing is stored: the spec's card fee rate; celebrations stay off until enabled (docs/office.md). */
 const DEFAULTS: Partial<Record<SettingKey, unknown>> = {
   'cardFee.percent': DEFAULT_CARD_FEE.percent,
   'cardFee.fixed': DEFAULT_CARD_FEE.fixed,

@@ -119,7 +119,7 @@ function alertSentences(kind: string, alertId: number, reference: string | undef
       return {
         happened: 'One connection (or one email address) holds as many unpaid places of this event as the event allows, and was refused more. The reason above lists its registrations.',
         toDo:
-          'If they look genuine (the church\'s own Wi-Fi after a service), name the church\'s network in CHURCH_NETWORKS (README: "Sign-ups on the church\'s Wi-Fi"), or raise the event\'s maxUnpaidSeatsPerClient with `eventops events update`; if not, cancel them all with the command in the reason. Then resolve the alert.',
+          'If they look genuine (the church\'s own Wi-Fi after a service), name the church\'s network in CHURCH_NETWORKS (docs/operations.md: "Sign-ups on the church\'s Wi-Fi"), or raise the event\'s maxUnpaidSeatsPerClient with `eventops events update`; if not, cancel them all with the command in the reason. Then resolve the alert.',
       };
     case 'unpaid_share':
       return {

@@ -5,7 +5,7 @@ import { AppError, errorMessage } from '../errors.js';
 /**
  * The card payment provider (Stripe) client. The API version is pinned to the
  * one this code and the webhook handlers were written against; the webhook
- * endpoint registered at the provider must use the same version (README).
+ * endpoint registered at the provider must use the same version (docs/money.md).
  */
 export const PROVIDER_API_VERSION = '2026-10-28.endive' as const;
 

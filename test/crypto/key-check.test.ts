@@ -61,7 +61,7 @@ describe('the key check: this configuration opens what the database holds', () =
     const check = await assertKeysFitForServing(tdb.db, cipherFor(V1_ENV), { error: (_obj, msg) => logged.push(msg) });
     expect(check.problems).toEqual([{ kind: 'missing', version: 'v2', table: 'users', column: 'email_enc' }]);
     expect(logged).toEqual([
-      'ENCRYPTION_KEY_V2 is not set, but users.email_enc holds values written with key v2; this server cannot read those values until it has that key too (see key rotation in the README)',
+      'ENCRYPTION_KEY_V2 is not set, but users.email_enc holds values written with key v2; this server cannot read those values until it has that key too (see "Encryption and key rotation" in docs/operations.md)',
     ]);
     await expect(assertKeysOpenDatabase(tdb.db, cipherFor(V1_ENV))).rejects.toBeInstanceOf(EncryptionKeysMismatchError);
   });
