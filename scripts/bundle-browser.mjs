@@ -9,7 +9,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 await build({
   absWorkingDir: root,
-  entryPoints: { 'registration-form': 'src/http/assets/registration-form.ts', checkin: 'src/http/assets/checkin.ts' },
+  entryPoints: {
+    'registration-form': 'src/http/assets/registration-form.ts',
+    checkin: 'src/http/assets/checkin.ts',
+    // The check-in page's service worker, served at /checkin/sw.js (its scope must cover the page).
+    'checkin-sw': 'src/http/assets/checkin-sw.ts',
+  },
   outdir: 'dist/assets',
   bundle: true,
   format: 'iife',

@@ -39,11 +39,13 @@ const line = (a: RollAttendee): AttendanceLine => ({
 export async function attendanceOf(ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>, eventSlug: string): Promise<Attendance> {
   const event = await loadEventForRoll(ctx, { slug: eventSlug });
   const roll = await loadRoll(ctx, event);
+  // The report reads by name, not by family as the door's roll does.
+  const byName = [...roll.attendees].sort((a, b) => a.search.localeCompare(b.search) || a.key.localeCompare(b.key));
   const walkIn = (a: RollAttendee) => a.walkIn || a.registeredAt.getTime() >= event.startsAt.getTime();
   return {
     event: { slug: event.slug, title: event.title, startsAt: event.startsAt },
-    came: roll.attendees.filter((a) => !walkIn(a) && a.state !== 'away').map(line),
-    didNotCome: roll.attendees.filter((a) => !walkIn(a) && a.state === 'away').map(line),
-    walkIns: roll.attendees.filter(walkIn).map(line),
+    came: byName.filter((a) => !walkIn(a) && a.state !== 'away').map(line),
+    didNotCome: byName.filter((a) => !walkIn(a) && a.state === 'away').map(line),
+    walkIns: byName.filter(walkIn).map(line),
   };
 }

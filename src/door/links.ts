@@ -1,9 +1,10 @@
 import crypto from 'node:crypto';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { AppError, NotFoundError, UsageError } from '../errors.js';
+import { AppError, NotFoundError } from '../errors.js';
 import { publicBaseUrl } from '../payments/links.js';
 import { getEventBySlug } from '../office/events.js';
+import { linkLifetime } from './link-lifetime.js';
 
 /**
  * Check-in links for volunteers, who have no accounts: a random 256-bit token in the address. Only its SHA-256 is
@@ -67,24 +68,26 @@ export function tokenHash(token: string): string {
 const LINK_COLUMNS = ['l.id', 'l.event_id', 'e.slug', 'e.title', 'e.starts_at', 'e.ends_at', 'l.label', 'l.can_take_payment', 'l.created_by', 'l.created_at', 'l.expires_at', 'l.revoked_at'];
 const linksOf = (db: Db) => db('checkin_links as l').join('events as e', 'e.id', 'l.event_id');
 
-export const MOST_LINK_HOURS = 24 * 14;
-
 export interface NewCheckinLink {
   eventSlug: string;
-  hours: number;
+  /** How long it works from now; without it, until the event is over (link-lifetime.ts). */
+  hours?: number;
   label: string;
   canTakePayment: boolean;
   actor: string;
 }
 
-/** Makes a link; the token is returned here and nowhere else. */
-export async function createCheckinLink(ctx: Pick<AppContext, 'db' | 'clock' | 'config'>, input: NewCheckinLink): Promise<{ link: CheckinLink; url: string }> {
+/** Makes a link; the token is returned here and nowhere else, with what the office should be warned of. */
+export async function createCheckinLink(
+  ctx: Pick<AppContext, 'db' | 'clock' | 'config'>,
+  input: NewCheckinLink,
+): Promise<{ link: CheckinLink; url: string; warnings: string[] }> {
   const event = await getEventBySlug(ctx.db, input.eventSlug);
   if (!event) throw new NotFoundError(`event "${input.eventSlug}"`, 'run `eventops events list` to see the slugs');
-  if (!(input.hours > 0 && input.hours <= MOST_LINK_HOURS)) throw new UsageError(`--hours must be more than 0 and at most ${MOST_LINK_HOURS}`);
+  const now = ctx.clock.now();
+  const { expiresAt, warnings } = linkLifetime(event, now, input.hours, ctx.config.regional.timeZone);
   const base = publicBaseUrl(ctx.config);
   const token = crypto.randomBytes(TOKEN_BYTES).toString('base64url');
-  const now = ctx.clock.now();
   const [row] = await ctx.db('checkin_links')
     .insert({
       event_id: event.id,
@@ -93,11 +96,11 @@ export async function createCheckinLink(ctx: Pick<AppContext, 'db' | 'clock' | '
       can_take_payment: input.canTakePayment,
       created_by: input.actor,
       created_at: now,
-      expires_at: new Date(now.getTime() + input.hours * 3_600_000),
+      expires_at: expiresAt,
     })
     .returning<Array<{ id: string }>>('id');
   const link = await linkById(ctx.db, (row as { id: string }).id);
-  return { link: link as CheckinLink, url: `${base}${CHECKIN_PATH_PREFIX}${token}` };
+  return { link: link as CheckinLink, url: `${base}${CHECKIN_PATH_PREFIX}${token}`, warnings };
 }
 
 async function linkById(db: Db, id: string): Promise<CheckinLink | undefined> {
@@ -115,6 +118,17 @@ export async function findLiveCheckinLink(db: Db, token: string, now: Date): Pro
     .whereNull('e.deleted_at')
     .first<LinkRow | undefined>(LINK_COLUMNS);
   return row ? fromRow(row) : undefined;
+}
+
+/**
+ * What became of the link a token opened, for the page's script to say why its taps were refused: revoked or
+ * expired. Only the holder of a token that was made can learn this; any other token, or a link of a deleted
+ * event, is `unknown`, as is a guessed one.
+ */
+export async function checkinLinkStateOf(db: Db, token: string, now: Date): Promise<ReturnType<typeof linkState> | 'unknown'> {
+  if (!CHECKIN_TOKEN_PATTERN.test(token)) return 'unknown';
+  const row = await linksOf(db).where('l.token_hash', tokenHash(token)).whereNull('e.deleted_at').first<LinkRow | undefined>(LINK_COLUMNS);
+  return row ? linkState(fromRow(row), now) : 'unknown';
 }
 
 export async function listCheckinLinks(db: Db, options: { eventSlug?: string } = {}): Promise<CheckinLink[]> {

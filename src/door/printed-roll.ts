@@ -3,11 +3,12 @@ import type { AppContext } from '../context.js';
 import { moneyFormatter } from '../money-format.js';
 import { memberDateTime, memberDateTimeSpan } from '../time-format.js';
 import { counted } from '../plural.js';
+import { groupByFamily } from './family-order.js';
 import { loadEventForRoll, loadRoll } from './roll.js';
 
 /**
  * The roll on paper: one self-contained HTML page (no script, its styles inline, print CSS for A4 or Letter), one
- * line per attendee in name order with boxes to tick in and out and the flags the door needs: what the
+ * line per attendee, families together (family-order.ts), with boxes to tick in and out and the flags the door needs: what the
  * registration owes, the answers of questions marked showAtCheckin, a child's guardian. A browser prints it or
  * saves it as a PDF; HTML was chosen over a PDF library so that no new dependency is needed and the page can be
  * checked like any other.
@@ -27,13 +28,15 @@ const template = handlebars.compile<PrintedRollData>(`<!doctype html>
   th, td { border: 1px solid #555; padding: 4px 6px; text-align: left; vertical-align: top; }
   th { background: #eee; }
   td.box { width: 2.2em; text-align: center; font-size: 14pt; }
+  /* One tbody per family: a heavier rule between families, and a family is not split across pages. */
+  tbody.family { border-top: 2.5px solid #000; }
   .flag { display: block; }
   .owes { font-weight: bold; }
   @page { margin: 12mm; }
   @media print {
     body { margin: 0; font-size: 10pt; }
     thead { display: table-header-group; }
-    tr { break-inside: avoid; page-break-inside: avoid; }
+    tr, tbody.family { break-inside: avoid; page-break-inside: avoid; }
     th { background: none; }
   }
 </style>
@@ -43,8 +46,9 @@ const template = handlebars.compile<PrintedRollData>(`<!doctype html>
 <p class="meta">{{when}} · {{countText}} · printed {{printedAt}}</p>
 <table id="roll">
 <thead><tr><th>In</th><th>Out</th><th>Name</th><th>Ticket</th><th>Flags</th><th>Contact</th><th>Ref.</th></tr></thead>
-<tbody>
-{{#each attendees}}
+{{#each families}}
+<tbody class="family">
+{{#each this}}
 <tr class="attendee">
   <td class="box">{{#if here}}&#9745;{{else}}&#9744;{{/if}}</td>
   <td class="box">{{#if left}}&#9745;{{else}}&#9744;{{/if}}</td>
@@ -56,6 +60,7 @@ const template = handlebars.compile<PrintedRollData>(`<!doctype html>
 </tr>
 {{/each}}
 </tbody>
+{{/each}}
 </table>
 </body>
 </html>
@@ -67,7 +72,7 @@ interface PrintedRollData {
   when: string;
   countText: string;
   printedAt: string;
-  attendees: Array<{
+  families: Array<Array<{
     here: boolean;
     left: boolean;
     name: string;
@@ -77,7 +82,7 @@ interface PrintedRollData {
     flags: Array<{ label: string; value: string }>;
     contactName: string;
     reference: string;
-  }>;
+  }>>;
 }
 
 export async function printedRoll(ctx: Pick<AppContext, 'db' | 'cipher' | 'config' | 'clock'>, eventSlug: string): Promise<{ html: string; attendees: number }> {
@@ -89,7 +94,7 @@ export async function printedRoll(ctx: Pick<AppContext, 'db' | 'cipher' | 'confi
     when: memberDateTimeSpan(ctx.config.regional)(roll.event.startsAt, roll.event.endsAt),
     countText: counted(roll.total, 'attendee', 'attendees'),
     printedAt: memberDateTime(ctx.config.regional)(ctx.clock.now()),
-    attendees: roll.attendees.map((a) => ({
+    families: groupByFamily(roll.attendees).map((family) => family.map((a) => ({
       here: a.state !== 'away',
       left: a.state === 'left',
       name: a.name,
@@ -99,7 +104,7 @@ export async function printedRoll(ctx: Pick<AppContext, 'db' | 'cipher' | 'confi
       flags: a.flags,
       contactName: a.contactName,
       reference: a.reference,
-    })),
+    }))),
   });
   return { html, attendees: roll.total };
 }

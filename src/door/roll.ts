@@ -7,6 +7,7 @@ import { paymentReference } from '../registrations/reference.js';
 import { foldForSearch } from '../search-fold.js';
 import { isChild } from '../registrations/child.js';
 import { eventFirstDay } from '../registrations/questions.js';
+import { compareFamilies } from './family-order.js';
 
 /**
  * The event's roll: every attendee of its PENDING and PAID registrations, with what the door must know (what the
@@ -95,7 +96,10 @@ export async function loadEventForRoll(ctx: Pick<AppContext, 'db'>, where: { slu
   return eventFromRow(row);
 }
 
-/** The roll in name order; sensitive answers are decrypted for it only when a showAtCheckin question asks for them. */
+/**
+ * The roll, families together (family-order.ts: by the contact's surname, each family's attendees in the order it
+ * gave them); sensitive answers are decrypted for it only when a showAtCheckin question asks for them.
+ */
 export async function loadRoll(ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>, event: EventRecord): Promise<Roll> {
   const rows = await ctx.db('registrations as r')
     .where('r.event_id', event.id)
@@ -107,6 +111,7 @@ export async function loadRoll(ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>
   const tiers = new Map(event.pricing.tiers.map((tier) => [tier.id, tier]));
   const firstDay = eventFirstDay(event, ctx.config.regional.timeZone);
   const wantsSensitive = event.questions.some((q) => q.showAtCheckin) || event.pricing.tiers.some((tier) => tier.minAge !== undefined || tier.maxAge !== undefined);
+  rows.sort((a, b) => compareFamilies({ id: a.id, contactName: a.contact_name, registeredAt: a.created_at }, { id: b.id, contactName: b.contact_name, registeredAt: b.created_at }));
   const attendees = rows.flatMap((row) => {
     const sensitive = wantsSensitive ? decryptSensitiveAnswers(ctx.cipher, row.sensitive_answers_enc) : { registration: {}, attendees: [] };
     const answers = mergeAnswers(row.answers ?? { registration: {}, attendees: [] }, sensitive);
@@ -139,7 +144,6 @@ export async function loadRoll(ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>
       };
     });
   });
-  attendees.sort((a, b) => a.search.localeCompare(b.search) || a.key.localeCompare(b.key));
   return {
     event,
     attendees,

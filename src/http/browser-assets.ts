@@ -19,7 +19,8 @@ interface BrowserAsset {
 /** The built files, read once: they change only with a new build, and a new build restarts the app. */
 const loaded = new Map<string, BrowserAsset | null>();
 
-function browserAsset(name: string): BrowserAsset | undefined {
+/** A built file by name; undefined when it was not built. */
+export function browserAsset(name: string): BrowserAsset | undefined {
   if (!loaded.has(name)) {
     try {
       const body = fs.readFileSync(path.join(packageRoot(), 'dist', 'assets', name));

@@ -1,6 +1,6 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { findLiveCheckinLink, type CheckinLink } from '../door/links.js';
+import { checkinLinkStateOf, findLiveCheckinLink, type CheckinLink } from '../door/links.js';
 import { payAtDoor } from '../door/pay-at-door.js';
 import { outsideEventDays } from '../registrations/checkin/event-days.js';
 import { MOST_TAPS_PER_UPLOAD, spendLinkBudget } from '../door/link-budget.js';
@@ -10,6 +10,9 @@ import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { CHECKIN_ROUTE } from '../secret-paths.js';
 import { CHECKIN_NOTICES, checkinPageData } from './checkin-view.js';
+import { LINK_EXPIRES_HEADER } from './checkin-offline-names.js';
+import { registerCheckinWorker } from './checkin-worker-route.js';
+import type { LinkRefusal } from './checkin-words.js';
 import { sendError } from './errors.js';
 import type { PageRenderer } from './pages.js';
 import { privatePage, sendPageNotFound } from './public-pages.js';
@@ -58,6 +61,7 @@ const payForm = z.object({ registration: z.string().max(64), method: z.enum(['ca
  * sends its requests. A token that opens nothing (unknown, expired, revoked) is a 404 that does not say which.
  */
 export function registerCheckinRoutes(app: FastifyInstance, ctx: AppContext, page: PageRenderer): void {
+  registerCheckinWorker(app);
   const links = new WeakMap<FastifyRequest, CheckinLink>();
   const tokenOf = (request: FastifyRequest) => tokenParams.safeParse(request.params).data?.token;
   const linkOf = async (request: FastifyRequest): Promise<CheckinLink | undefined> => {
@@ -75,8 +79,21 @@ export function registerCheckinRoutes(app: FastifyInstance, ctx: AppContext, pag
     allowList: async (request) => (await linkOf(request)) !== undefined,
   };
   const notFound = (reply: FastifyReply) => sendPageNotFound(page, privatePage(reply), 'check-in page');
+  /**
+   * The script's upload through a link that opens nothing: why, as the error's code, so the page can tell the
+   * volunteer what became of the taps it held (410 revoked or expired; 404 for a token never made).
+   */
+  const refuseUpload = async (request: FastifyRequest, reply: FastifyReply) => {
+    const token = tokenOf(request);
+    const state = token ? await checkinLinkStateOf(ctx.db, token, ctx.clock.now()) : 'unknown';
+    const refusal: LinkRefusal = state === 'revoked' ? 'link_revoked' : state === 'expired' ? 'link_expired' : 'not_found';
+    if (refusal === 'not_found') return sendError(privatePage(reply), 404, refusal, 'Nothing is here.');
+    return sendError(privatePage(reply), 410, refusal, refusal === 'link_revoked' ? 'This check-in link was revoked.' : 'This check-in link has expired.');
+  };
   const show = async (reply: FastifyReply, link: CheckinLink, token: string, view: Parameters<typeof checkinPageData>[4] = {}) => {
     const roll = await loadRoll(ctx, await loadEventForRoll(ctx, { id: link.eventId }));
+    // Read by the page's service worker: a copy kept on the phone is not shown after the link expires.
+    reply.header(LINK_EXPIRES_HEADER, link.expiresAt.toISOString());
     return page(privatePage(reply), checkinPage, checkinPageData(ctx.config, link, token, roll, view));
   };
   /** Spends the link's budget; false when it is spent for this minute, and the 429 has been sent. */
@@ -107,7 +124,7 @@ export function registerCheckinRoutes(app: FastifyInstance, ctx: AppContext, pag
   app.post(`${CHECKIN_ROUTE}/actions`, { config: { rateLimit: guesses } }, async (request, reply) => {
     const link = await linkOf(request);
     const json = (request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json');
-    if (!link) return json ? sendError(privatePage(reply), 404, 'not_found', 'Nothing is here.') : notFound(reply);
+    if (!link) return json ? refuseUpload(request, reply) : notFound(reply);
     const now = ctx.clock.now();
     const base = { eventId: link.eventId, label: link.label, linkId: link.id, now };
     if (!json) {

@@ -1,13 +1,15 @@
 import { formatInTimeZone } from 'date-fns-tz';
 import type { AppConfig } from '../config/types.js';
 import type { CheckinLink } from '../door/links.js';
+import { groupByFamily } from '../door/family-order.js';
 import type { Roll, RollAttendee } from '../door/roll.js';
+import { counted } from '../plural.js';
 import { foldForSearch } from '../search-fold.js';
 import { browserAssetPath, CHECKIN_SCRIPT } from './browser-assets.js';
+import { checkinWorkerPath } from './checkin-worker-route.js';
 import { hereText } from './checkin-words.js';
 import { pageFormat } from './templates/format.js';
 import type { CheckinAttendeeView, CheckinPageData } from './templates/checkin-page.js';
-
 
 function statusText(attendee: RollAttendee, timeZone: string): string {
   const time = (date: Date) => formatInTimeZone(date, timeZone, 'HH:mm');
@@ -37,6 +39,7 @@ export function checkinPageData(
     (attendee): CheckinAttendeeView => ({
       key: attendee.key,
       registrationId: attendee.registrationId,
+      contactName: attendee.contactName,
       attendeeIndex: attendee.attendeeIndex,
       name: attendee.name,
       tierLabel: attendee.tierLabel,
@@ -53,6 +56,14 @@ export function checkinPageData(
       payable: link.canTakePayment && attendee.owesMinor > 0,
     }),
   );
+  const families = groupByFamily(attendees).map((members) => ({
+    contactName: members[0]?.contactName ?? '',
+    together: members.length > 1,
+    sizeText: counted(members.length, 'person', 'people'),
+    hidden: members.every((member) => member.hidden),
+    attendees: members,
+  }));
+  const scriptSrc = browserAssetPath(CHECKIN_SCRIPT);
   return {
     title: `Check-in: ${roll.event.title}`,
     eventTitle: roll.event.title,
@@ -68,7 +79,9 @@ export function checkinPageData(
     pageHref,
     actionsHref: `${pageHref}/actions`,
     payHref: `${pageHref}/pay`,
-    scriptSrc: browserAssetPath(CHECKIN_SCRIPT),
-    attendees,
+    scriptSrc,
+    // The worker keeps the page for a reload offline; it needs the script, which reads the page it keeps.
+    workerSrc: scriptSrc ? checkinWorkerPath() : undefined,
+    families,
   };
 }

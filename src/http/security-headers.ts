@@ -14,6 +14,7 @@ const CHECKOUT_ORIGIN = 'https://checkout.stripe.com';
  *   only with the response's nonce (pages.ts adds it to every inline block);
  *   no framing (`frame-ancestors 'none'`, X-Frame-Options DENY); forms post
  *   to us, and are redirected only to us or the card provider's checkout;
+ *   workers only from us (the check-in page's service worker);
  * - X-Content-Type-Options nosniff; Referrer-Policy no-referrer (registration
  *   links carry a token);
  * - HSTS (and upgrade-insecure-requests) only when AUTH_URL is https: on a
@@ -35,6 +36,8 @@ export function securityHeaders(config: AppConfig): FastifyHelmetOptions {
         'img-src': ["'self'", 'data:'],
         'frame-src': captcha.length > 0 ? captcha : ["'none'"],
         'connect-src': ["'self'", ...captcha],
+        // The check-in page's service worker (/checkin/sw.js): named, rather than left to script-src's fallback.
+        'worker-src': ["'self'"],
         'font-src': ["'self'"],
         'object-src': ["'none'"],
         'base-uri': ["'none'"],

@@ -18,7 +18,7 @@ export interface CalendarEvent {
 }
 
 /** Calendar entries need an end; an event the office gave no end gets this much. */
-const ASSUMED_DURATION_HOURS = 2;
+export const ASSUMED_DURATION_HOURS = 2;
 
 /** The .ics attached to a reminder; `stampedAt` (the run's clock) is its DTSTAMP. */
 export function eventCalendarFile(event: CalendarEvent, stampedAt: Date): MailAttachment {

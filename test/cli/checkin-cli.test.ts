@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
+import { formatInTimeZone } from 'date-fns-tz';
 import { describe, expect, it } from 'vitest';
 import { findLiveCheckinLink, tokenHash } from '../../src/door/links.js';
 import { recordCheckinAction } from '../../src/registrations/checkin/records.js';
@@ -15,9 +16,15 @@ const office = useOfficeCli();
 const cli = (args: string[]) => runCli(args, { env: office.env });
 const LINK = /^http:\/\/127\.0\.0\.1:3000\/checkin\/([A-Za-z0-9_-]{43})$/m;
 
-async function camp() {
+const HOUR = 3_600_000;
+const startOf = new Map<string, number>();
+const eventStartsAt = (event: { id: string }) => startOf.get(event.id) as number;
+
+async function camp(times: { startsAt?: Date; endsAt?: Date } = {}) {
   const ctx = office.context();
-  const event = await insertCamp(office.db, { starts_at: new Date(Date.now() + 86_400_000) });
+  const startsAt = times.startsAt ?? new Date(Date.now() + 86_400_000);
+  const event = await insertCamp(office.db, { starts_at: startsAt, ends_at: times.endsAt ?? null });
+  startOf.set(event.id, startsAt.getTime());
   const before = new Date(Date.now() - 86_400_000);
   const lee = await registerFamily(office.db, ctx.cipher, event, {
     contact: 'Ruth Lee',
@@ -34,21 +41,21 @@ async function camp() {
 describe('eventops checkin: links for the door', () => {
   it('link prints a secret link once and keeps only its hash; list shows it without the token; revoke by label or id stops it', async () => {
     const { event } = await camp();
-    const made = await cli(['checkin', 'link', event.slug, '--hours', '6', '--label', 'Front door', '--can-take-payment']);
+    const made = await cli(['checkin', 'link', event.slug, '--hours', '30', '--label', 'Front door', '--can-take-payment']);
     expect(made.stderr).toBe('');
     expect(made.code).toBe(0);
     const token = LINK.exec(made.stdout)?.[1] as string;
     expect(token).toBeDefined();
-    expect(made.stdout).toMatch(/check-in link [0-9a-f]{8} "Front door" for .*, works until .*, can take payments at the door/);
+    expect(made.stdout).toMatch(/check-in link [0-9a-f]{8} "Front door" for .*, can take payments at the door\nWorks until /);
     const row = await office.db('checkin_links').where({ event_id: event.id }).first();
     expect(row).toMatchObject({ label: 'Front door', can_take_payment: true, token_hash: tokenHash(token) });
     expect(JSON.stringify(row)).not.toContain(token);
     const hours = (row.expires_at.getTime() - row.created_at.getTime()) / 3_600_000;
-    expect(hours).toBe(6);
+    expect(hours).toBe(30);
 
     const side = await cli(['checkin', 'link', event.slug, '--label', 'Side door', '--json']);
     const sideLink = JSON.parse(side.stdout).link as { id: string; url: string; expiresAt: string };
-    expect(new Date(sideLink.expiresAt).getTime() - Date.now()).toBeGreaterThan(11.9 * 3_600_000);
+    expect(new Date(sideLink.expiresAt).getTime()).toBe(eventStartsAt(event) + (2 + 6) * HOUR);
 
     const listed = await cli(['checkin', 'list', '--event', event.slug]);
     expect(listed.code).toBe(0);
@@ -70,6 +77,58 @@ describe('eventops checkin: links for the door', () => {
     expect((await cli(['checkin', 'revoke', 'Back door'])).code).toBe(1);
     expect((await cli(['checkin', 'link', event.slug, '--hours', '0'])).code).toBe(2);
     expect((await cli(['checkin', 'link', 'no-such-event'])).code).toBe(1);
+  });
+});
+
+describe('eventops checkin link: how long a link works', () => {
+  const CHICAGO = 'America/Chicago';
+  const inChicago = (args: string[]) => runCli(args, { env: { ...office.env, APP_TIMEZONE: CHICAGO } });
+  const worksUntil = (instant: Date) => `Works until ${formatInTimeZone(instant, CHICAGO, 'EEE d MMM yyyy, HH:mm')} (${CHICAGO}).`;
+
+  it('without --hours a link works until six hours after the event ends, and the expiry is printed in the church\'s time zone, naming it', async () => {
+    const startsAt = new Date(Math.floor(Date.now() / 60_000) * 60_000 + 3 * 24 * HOUR);
+    const endsAt = new Date(startsAt.getTime() + 2 * 24 * HOUR);
+    const { event } = await camp({ startsAt, endsAt });
+    const made = await inChicago(['checkin', 'link', event.slug, '--label', 'Weekend']);
+    expect(made.stderr).toBe('');
+    expect(made.code).toBe(0);
+    const row = await office.db('checkin_links').where({ event_id: event.id, label: 'Weekend' }).first();
+    expect(row.expires_at.getTime()).toBe(endsAt.getTime() + 6 * HOUR);
+    expect(made.stdout).toContain(worksUntil(row.expires_at));
+    expect(made.stdout).toMatch(/Works until [A-Z][a-z]{2} \d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} \(America\/Chicago\)\./);
+  });
+
+  it('an event without an end is taken to last two hours: its link works until eight hours after it starts', async () => {
+    const { event } = await camp({ startsAt: new Date(Date.now() + 2 * HOUR) });
+    const made = await inChicago(['checkin', 'link', event.slug, '--json']);
+    expect(made.code).toBe(0);
+    expect(new Date((JSON.parse(made.stdout) as { link: { expiresAt: string } }).link.expiresAt).getTime()).toBe(eventStartsAt(event) + 8 * HOUR);
+  });
+
+  it('warns on standard error, and still makes the link, when --hours is over before the event starts', async () => {
+    const { event } = await camp({ startsAt: new Date(Date.now() + 24 * HOUR) });
+    const made = await inChicago(['checkin', 'link', event.slug, '--hours', '12', '--label', 'Early']);
+    expect(made.code).toBe(0);
+    expect(made.stderr).toMatch(/^warning: this link stops working .+ \(America\/Chicago\), before the event starts .+ \(America\/Chicago\): leave out --hours for a link that works until the event is over\n$/);
+    expect(LINK.test(made.stdout)).toBe(true);
+    expect(await office.db('checkin_links').where({ event_id: event.id, label: 'Early' }).count({ n: '*' }).first()).toEqual({ n: 1 });
+    // Long enough to reach into the event: no warning.
+    expect((await inChicago(['checkin', 'link', event.slug, '--hours', '26'])).stderr).toBe('');
+  });
+
+  it('refuses a default link for an event that is over, or that ends more than two weeks (336 hours) away, saying what to do instead', async () => {
+    const over = await camp({ startsAt: new Date(Date.now() - 10 * HOUR), endsAt: new Date(Date.now() - 7 * HOUR) });
+    const late = await inChicago(['checkin', 'link', over.event.slug]);
+    expect(late.code).toBe(1);
+    expect(late.stderr).toContain(`the event "${over.event.slug}" is over`);
+    expect(late.stderr).toContain('suggestion: to make one all the same (for check-outs, say), give how long it works: --hours 2');
+    expect((await inChicago(['checkin', 'link', over.event.slug, '--hours', '2'])).code).toBe(0);
+
+    const far = await camp({ startsAt: new Date(Date.now() + 20 * 24 * HOUR) });
+    const early = await inChicago(['checkin', 'link', far.event.slug]);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain('a check-in link works at most 336 hours');
+    expect(await office.db('checkin_links').whereIn('event_id', [over.event.id, far.event.id]).count({ n: '*' }).first()).toEqual({ n: 1 });
   });
 });
 

@@ -6,6 +6,7 @@ import { checkinLines } from '../../src/door/show-lines.js';
 import { attendeesCsv, exportAttendees } from '../../src/office/registrations/export.js';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createCheckinLink } from '../../src/door/links.js';
+import { printedRoll } from '../../src/door/printed-roll.js';
 import { createLogger } from '../../src/logger.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
 import { pathForLog } from '../../src/secret-paths.js';
@@ -152,6 +153,87 @@ describe('the check-in page of a volunteer link', () => {
       '/checkin/[redacted]/[redacted]',
     ]);
     expect(written.join('')).not.toContain(token);
+  });
+});
+
+describe('families together on the roll', () => {
+  /** Families whose first names, in order, would scatter them: Ann, Carmen, José, Mia, Nobuhle, Ruth, Zoe. */
+  async function scattered() {
+    const ctx = context();
+    const event = await insertCamp(web.tdb.db);
+    const at = (minutes: number) => new Date(T0.getTime() - 2 * 86_400_000 + minutes * 60_000);
+    await registerFamily(web.tdb.db, ctx.cipher, event, { contact: 'Ruth Lee', now: at(1), attendees: [{ name: 'Ruth Lee', tier: 'adult' }, { name: 'Mia Lee', tier: 'child' }] });
+    await registerFamily(web.tdb.db, ctx.cipher, event, { contact: 'José Núñez', now: at(2), attendees: [{ name: 'José Núñez', tier: 'adult' }] });
+    // The contact's surname files the family, whatever the attendees are called; a one-word name is its own surname.
+    await registerFamily(web.tdb.db, ctx.cipher, event, { contact: 'Ann Adams', now: at(3), attendees: [{ name: 'Zoe Adams', tier: 'child' }, { name: 'Ann Adams', tier: 'adult' }] });
+    await registerFamily(web.tdb.db, ctx.cipher, event, { contact: 'Nobuhle', now: at(4), attendees: [{ name: 'Nobuhle', tier: 'adult' }] });
+    await registerFamily(web.tdb.db, ctx.cipher, event, { contact: 'Carmen de la Cruz', now: at(5), attendees: [{ name: 'Carmen de la Cruz', tier: 'adult' }] });
+    return event;
+  }
+  const FAMILY_ORDER = [['Zoe Adams', 'Ann Adams'], ['Carmen de la Cruz'], ['Ruth Lee', 'Mia Lee'], ['Nobuhle'], ['José Núñez']];
+
+  it('the check-in page lists each registration together, families by the contact\'s surname, attendees in the order registered', async () => {
+    const event = await scattered();
+    const { path } = await linkFor(event.slug);
+    const page = await get(path);
+    const families = [...page.html.matchAll(/<li class="family[^"]*">([\s\S]*?)<\/ul>\s*<\/li>/g)].map((family) =>
+      [...(family[1] ?? '').matchAll(/<strong class="name"><bdi>([^<]+)<\/bdi>/g)].map((name) => name[1]),
+    );
+    expect(families).toEqual(FAMILY_ORDER);
+    // A family of more than one is framed and named by its contact; one person alone is not.
+    expect([...page.html.matchAll(/<li class="family( together)?">/g)].map((m) => Boolean(m[1]))).toEqual([true, false, true, false, false]);
+    expect(page.html).toContain('Registered together by <bdi>Ann Adams</bdi> · 2 people');
+    // A search in the address hides the families it leaves empty.
+    const searched = await get(`${path}?q=lee`);
+    expect([...searched.html.matchAll(/<li class="family[^"]*"( hidden)?>/g)].map((m) => Boolean(m[1]))).toEqual([true, true, false, true, true]);
+  });
+
+  it('the printed roll keeps each family together in the same order, one table body per family', async () => {
+    const event = await scattered();
+    const { html } = await printedRoll(context(), event.slug);
+    const families = [...html.matchAll(/<tbody class="family">([\s\S]*?)<\/tbody>/g)].map((family) =>
+      [...(family[1] ?? '').matchAll(/<td class="name"><bdi>([^<]+)<\/bdi>/g)].map((name) => name[1]),
+    );
+    expect(families).toEqual(FAMILY_ORDER);
+  });
+});
+
+describe('what the page\'s script is told when its link stops working', () => {
+  it('an upload through a revoked or an expired link is refused with a code saying which; a token never made is plainly not found', async () => {
+    const { event, lee } = await camp();
+    const revoked = await linkFor(event.slug, { label: 'Side door' });
+    const expired = await linkFor(event.slug, { hours: 1 });
+    const tap = () => [{ id: crypto.randomUUID(), action: 'check_in', registration: lee, attendee: 0 }];
+    await web.tdb.db('checkin_links').where({ id: revoked.link.id }).update({ revoked_at: T0 });
+    clock.set(new Date(T0.getTime() + 2 * 3_600_000));
+    const answer = async (path: string) => {
+      const response = await fetch(`${web.server.url}${path}/actions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ actions: tap() }) });
+      return { status: response.status, code: ((await response.json()) as { error: { code: string } }).error.code, cache: response.headers.get('cache-control') };
+    };
+    expect(await answer(revoked.path)).toEqual({ status: 410, code: 'link_revoked', cache: 'no-store' });
+    expect(await answer(expired.path)).toEqual({ status: 410, code: 'link_expired', cache: 'no-store' });
+    expect(await answer('/checkin/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).toEqual({ status: 404, code: 'not_found', cache: 'no-store' });
+    expect(await log(lee)).toEqual([]);
+    // The page itself still answers all of them alike.
+    for (const path of [revoked.path, expired.path]) expect((await get(path)).status).toBe(404);
+  });
+});
+
+describe('the check-in page\'s service worker', () => {
+  it('is served at /checkin/sw.js, whose scope covers every link\'s page, as JavaScript the Content-Security-Policy allows as a worker', async () => {
+    const { event } = await camp();
+    const { link, path } = await linkFor(event.slug);
+    const page = await get(path);
+    expect(page.html).toContain('data-worker="/checkin/sw.js"');
+    expect(page.headers.get('x-checkin-link-expires')).toBe(link.expiresAt.toISOString());
+    expect(page.headers.get('content-security-policy')).toMatch(/(?:^|;)\s*worker-src 'self'(?:;|$)/);
+    const worker = await fetch(`${web.server.url}/checkin/sw.js`);
+    expect(worker.status).toBe(200);
+    expect(worker.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(worker.headers.get('cache-control')).toBe('no-cache');
+    expect(worker.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(worker.headers.get('content-security-policy')).toMatch(/worker-src 'self'/);
+    expect(await worker.text()).toContain('eventops-checkin-page:');
   });
 });
 

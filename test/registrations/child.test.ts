@@ -93,8 +93,8 @@ describe('a tier marked "child": true', () => {
     });
     const roll = await loadRoll(ctx, await loadEventForRoll(ctx, { id: event.id }));
     expect(roll.attendees.map((a) => [a.name, a.guardian])).toEqual([
-      ['Mia Lee', 'Ruth Lee'],
       ['Ruth Lee', null],
+      ['Mia Lee', 'Ruth Lee'],
     ]);
   });
 });
