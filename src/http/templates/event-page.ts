@@ -134,6 +134,8 @@ export const eventPage = definePage<EventPageData>(`
   @media (min-width: 481px) { .attendee { grid-template-columns: minmax(0, 1fr) minmax(0, max-content); } .attendee select { max-width: 16rem; } }
   #add-attendee { margin-top: 10px; }
   #over-places .notice { margin: 10px 0 0; }
+  /* Under the registration form, the waiting list is a section of its own. */
+  #registration-form ~ #waitlist { margin-top: 24px; padding-top: 16px; border-top: 2px solid #e4e4e7; }
   .tiers { list-style: none; padding: 0; margin: 4px 0 8px; }
   .tiers li { display: flex; justify-content: space-between; border-bottom: 1px solid #e4e4e7; padding: 4px 0; }
   .description { white-space: pre-line; }
