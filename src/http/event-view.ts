@@ -6,8 +6,13 @@ import { openForRegistration } from '../signup/register.js';
 import { publicSeatCount } from '../registrations/registrations.js';
 import type { WaitlistContact } from '../registrations/waitlist/entries.js';
 import { getCardFeeRate } from '../settings.js';
+import { DATE_OF_BIRTH_QUESTION_ID } from '../registrations/answers.js';
+import { PricingError } from '../registrations/pricing.js';
+import { ageLimitedTiers, eventFirstDay } from '../registrations/questions.js';
 import { browserAssetPath, REGISTRATION_FORM_SCRIPT } from './browser-assets.js';
-import type { LiveTotalConfig } from './live-total-config.js';
+import type { AgeLimitsConfig, LiveTotalConfig } from './live-total-config.js';
+import { attendeeLimitNote, seatsLine, waitlistIntro } from './places-words.js';
+import { describeTotal, priceBasket, totalHeading } from './total-words.js';
 import { nothingToPay, type SubmittedValues } from './registration-form.js';
 import type { EventPageData, FieldProblem } from './templates/event-page.js';
 import { pageFormat } from './templates/format.js';
@@ -31,6 +36,8 @@ export interface EventViewOptions {
   offer?: OfferView;
   /** The join-the-waiting-list form given back: what was typed and what was wrong. */
   waitlist?: { values?: Partial<WaitlistValues>; error?: string };
+  /** The registration asked for more places than are left: the waiting list is offered, filled in from the form. */
+  overCapacity?: boolean;
 }
 
 export interface OfferView {
@@ -68,7 +75,7 @@ export async function eventPageData(
   // Nothing to pay: no payment choice at all, and the server takes a post without one.
   const free = nothingToPay(pricing);
   const card = !free && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
-  const values = options.values ?? (offer ? offerValues(offer) : undefined);
+  const values = options.values ?? (offer ? offerValues(offer, pricing) : undefined);
 
   const rate = card && event.passCardFee ? await getCardFeeRate(ctx.db) : undefined;
   // Said in the card choice's own hint: on a phone a separate note is one more paragraph to scroll past.
@@ -92,10 +99,14 @@ export async function eventPageData(
   const errorOf = (field: string) => errors.find((problem) => problem.field === field)?.message;
   const attendeesError = errorOf('attendees');
   const submittedRows = values?.attendees ?? [];
-  // A full registration can name no more people than there are places left: offer no more rows (the server
-  // still counts the places under the event's lock, and refuses what no longer fits).
+  // Fewer places than a family may need: the page offers the waiting list (when the event has one) to a family
+  // that names more people than that; the form itself shows when a place is left.
+  const joinable = event.waitingList.enabled && !closed && !offer && count.seatsLeft !== null && count.seatsLeft < event.maxAttendeesPerRegistration;
   const placesLimit = seats !== null && seats < event.maxAttendeesPerRegistration;
-  const rowLimit = placesLimit ? seats : event.maxAttendeesPerRegistration;
+  // Without a waiting list a registration can name no more people than there are places left: no more rows are
+  // offered. With one the family may name more, and is offered the waiting list for them (the script as rows are
+  // added, the server on the post). The server counts the places under the event's lock either way.
+  const rowLimit = placesLimit && !joinable ? seats : event.maxAttendeesPerRegistration;
   // A refused form gives back every row that has a name, even past the limit (nothing typed is lost);
   // its blank rows are offered again only up to the limit.
   const namedRows = submittedRows.findLastIndex((row) => row.name.trim() !== '') + 1;
@@ -145,9 +156,8 @@ export async function eventPageData(
     fields.payment.error && `payment-${paymentOptions[0]?.value}`,
   ].find((id): id is string => Boolean(id));
 
-  // Fewer places than a family may need: the page offers the waiting list beside (or instead of) the form.
-  const joinable = event.waitingList.enabled && !closed && !offer && count.seatsLeft !== null && count.seatsLeft < event.maxAttendeesPerRegistration;
-  const waitlist = joinable ? waitlistView(event, count.seatsLeft ?? 0, count.waiting, options.waitlist) : undefined;
+  const waitlist = joinable ? waitlistView(event, count, options, values) : undefined;
+  const limitNote = offer ? undefined : attendeeLimitNote({ cap: event.maxAttendeesPerRegistration, placesLeft: seats ?? undefined, waitlist: joinable });
 
   return {
     title: pageTitle(event.title, errors.length > 0, options.formError !== undefined),
@@ -159,8 +169,8 @@ export async function eventPageData(
     description: event.description ?? undefined,
     tiers: pricing.tiers.map((tier) => ({ label: tier.label, price: price(tier.price) })),
     // Once registration has closed, the places left are no one's business: "50 places left" beside "closed" misleads.
-    seatsLine: closed || seats === null || offer ? undefined : seats === 0 ? 'Sold out' : `${seats} ${seats === 1 ? 'place' : 'places'} left`,
-    placesLeftNote: placesLimit && seats > 0 ? placesLeftNote(seats) : undefined,
+    seatsLine: closed || seats === null || event.capacity === null || offer ? undefined : seatsLine(seats, event.capacity),
+    limitNote,
     soldOut: seats === 0,
     registrationClosed: closed,
     familyNote,
@@ -193,8 +203,10 @@ export async function eventPageData(
       tierFocus: firstProblem === `attendee-tier-${row.number}`,
     })),
     maxAttendees: rowLimit,
-    oneAttendee: rowLimit === 1,
     initialRows: Math.min(ATTENDEE_ROWS, rowLimit),
+    placesLeft: joinable && seats !== null && seats > 0 ? seats : undefined,
+    offerTotal: offer ? offerTotal(ctx, offer, pricing, rate, payment) : undefined,
+    ageLimits: ageLimitsConfig(ctx, event),
     captchaSiteKey: ctx.config.captcha?.siteKey,
     captchaScript: Boolean(ctx.config.captcha) && !closed && (seats !== 0 || waitlist !== undefined),
     livePricing: JSON.stringify(liveTotalConfig(ctx, pricing, rate)),
@@ -207,8 +219,50 @@ function liveTotalConfig(ctx: AppContext, pricing: EventRecord['pricing'], cardF
   return { pricing, cardFee, locale: ctx.config.regional.locale, currency: ctx.config.regional.currency };
 }
 
-function offerValues(offer: OfferView): SubmittedValues {
-  return { name: offer.contact.name, email: offer.contact.email, mobile: offer.contact.mobile ?? '', family: false, payment: '', attendees: [] };
+/** A claim link's form: the contact as the family gave it on joining, who is most often the first attendee too. */
+function offerValues(offer: OfferView, pricing: EventRecord['pricing']): SubmittedValues {
+  const contact = offer.contact;
+  const attendees = [{ name: contact.name, tier: pricing.tiers[0]?.id ?? '' }];
+  return { name: contact.name, email: contact.email, mobile: contact.mobile ?? '', family: false, payment: '', attendees };
+}
+
+/**
+ * The total for the places an offer holds, each at the form's first ticket type and the payment the form has
+ * chosen, as the total box says it: shown at once, without script too (the script then prices the rows as named).
+ */
+function offerTotal(
+  ctx: AppContext,
+  offer: OfferView,
+  pricing: EventRecord['pricing'],
+  cardFee: LiveTotalConfig['cardFee'],
+  payment: 'card' | 'bank',
+): EventPageData['offerTotal'] {
+  const config = liveTotalConfig(ctx, pricing, cardFee);
+  const tier = pricing.tiers[0]?.id;
+  if (!tier) return undefined;
+  const basket = { attendees: Array.from({ length: offer.places }, () => ({ name: '', tier })), family: false, payment };
+  try {
+    const priced = priceBasket(config, basket);
+    if (!priced) return undefined;
+    const { amount, details } = describeTotal(config, basket, priced);
+    return { heading: totalHeading(priced.attendeeCount), amount, minor: priced.total, detail: details.join(' ') || undefined };
+  } catch (error) {
+    if (error instanceof PricingError) return undefined;
+    throw error;
+  }
+}
+
+/** What the page's script checks a date of birth with, as the server will (registrations/age-limit.ts). */
+function ageLimitsConfig(ctx: AppContext, event: EventRecord): string | undefined {
+  const limited = ageLimitedTiers(event);
+  const question = askedQuestions(event).find((q) => q.id === DATE_OF_BIRTH_QUESTION_ID);
+  if (limited.length === 0 || !question) return undefined;
+  const config: AgeLimitsConfig = {
+    firstDay: eventFirstDay(event, ctx.config.regional.timeZone),
+    label: question.label,
+    tiers: Object.fromEntries(limited.map((tier) => [tier.id, { label: tier.label, minAge: tier.minAge, maxAge: tier.maxAge }])),
+  };
+  return JSON.stringify(config);
 }
 
 function offerNote(offer: OfferView, dateTime: (date: Date) => string): string {
@@ -216,22 +270,30 @@ function offerNote(offer: OfferView, dateTime: (date: Date) => string): string {
   return `${places} held for you from the waiting list until ${dateTime(offer.expiresAt)}. Register below to take ${offer.places === 1 ? 'it' : 'them'}.`;
 }
 
+/**
+ * The join-the-waiting-list form: shown when every place is taken, when it comes back refused, or when a
+ * registration asked for more places than are left (then filled in from it). Otherwise it is on the page but
+ * hidden, for the script to show once the family names more people than there are places left.
+ */
 function waitlistView(
   event: EventRecord,
-  seats: number,
-  waiting: number,
-  given: EventViewOptions['waitlist'],
+  count: { seatsLeft: number | null; waiting: number },
+  options: EventViewOptions,
+  values: SubmittedValues | undefined,
 ): NonNullable<EventPageData['waitlist']> {
-  const intro =
-    seats === 0
-      ? `Every place is taken${waiting > 0 ? ` and ${waiting} ${waiting === 1 ? 'family is' : 'families are'} waiting` : ''}. Join the waiting list: when places free up we offer them in order, by email.`
-      : `Need more than ${seats} ${seats === 1 ? 'place' : 'places'}? Join the waiting list: when enough places free up we offer them in order, by email.`;
+  const seats = count.seatsLeft ?? 0;
+  const given = options.waitlist;
+  const named = values?.attendees.filter((row) => row.name.trim() !== '').length ?? 0;
+  const fromForm = options.overCapacity && values ? { name: values.name, email: values.email, mobile: values.mobile, places: named > 0 ? String(named) : '' } : undefined;
+  const typed = given?.values ?? fromForm;
   return {
     action: `${eventPath(event.slug)}/waitlist`,
-    intro,
+    intro: waitlistIntro(seats, count.waiting),
     maxPlaces: event.maxAttendeesPerRegistration,
+    shown: seats === 0 || given !== undefined || fromForm !== undefined,
+    offered: fromForm !== undefined && seats > 0,
     error: given?.error,
-    values: { name: given?.values?.name ?? '', email: given?.values?.email ?? '', mobile: given?.values?.mobile ?? '', places: given?.values?.places ?? '' },
+    values: { name: typed?.name ?? '', email: typed?.email ?? '', mobile: typed?.mobile ?? '', places: typed?.places ?? '' },
   };
 }
 
@@ -247,11 +309,6 @@ function paymentChoices(card: boolean, chosen: 'card' | 'bank', cardHints: strin
   if (!card) return [bank];
   const hint = `Pay now on a secure page.${cardHints}`;
   return [{ value: 'card', label: 'Card', hint, checked: chosen === 'card' }, bank];
-}
-
-/** Said beside the attendee rows when the places left, not the event's own cap, limit them. */
-function placesLeftNote(seats: number): string {
-  return seats === 1 ? 'Only 1 place is left, so this registration can name 1 person.' : `Only ${seats} places are left, so this registration can name at most ${seats} people.`;
 }
 
 /** The control a problem's summary line links to; none for a problem with no field of its own (the bot check). */

@@ -13,3 +13,16 @@ export interface LiveTotalConfig {
   locale: string;
   currency: string;
 }
+
+/**
+ * What the event page's script checks a date of birth with, as the server will: carried in the form's
+ * data-age-limits attribute (JSON), read by registrations/age-limit.ts in the browser.
+ */
+export interface AgeLimitsConfig {
+  /** The event's first day in the church's time zone (YYYY-MM-DD): ages are counted on it. */
+  firstDay: string;
+  /** The date-of-birth question's label, which begins the server's message. */
+  label: string;
+  /** The age-limited tiers, by id. */
+  tiers: Record<string, { label: string; minAge?: number; maxAge?: number }>;
+}

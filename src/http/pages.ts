@@ -30,9 +30,17 @@ const LAYOUT = handlebars.compile(withNonces(`<!doctype html>
   .card { background: #fff; border-radius: 8px; padding: 20px; box-shadow: 0 1px 2px rgba(0,0,0,.06); margin-bottom: 16px; }
   h1 { font-size: 1.4rem; margin: 0 0 12px; }
   label { display: block; font-weight: 600; margin: 12px 0 4px; }
-  input, select { width: 100%; padding: 10px; font-size: 1rem; border: 1px solid #d4d4d8; border-radius: 6px; }
-  button, .button { display: inline-block; margin-top: 16px; padding: 12px 18px; font-size: 1rem; border: 0; border-radius: 6px; background: var(--primary); color: #fff; text-decoration: none; cursor: pointer; }
+  /* Every control a finger taps is at least 44 by 44 px (docs/decisions.md): text fields and selects by their height,
+     buttons and links styled as buttons by their minimum, a radio or checkbox by its whole label row (.choice). */
+  input, select, textarea { width: 100%; min-height: 44px; padding: 10px; font-size: 1rem; font-family: inherit; border: 1px solid #d4d4d8; border-radius: 6px; }
+  button, .button { display: inline-flex; align-items: center; justify-content: center; min-height: 44px; min-width: 44px; margin-top: 16px; padding: 10px 18px; font-size: 1rem; line-height: 1.25; border: 0; border-radius: 6px; background: var(--primary); color: #fff; text-decoration: none; cursor: pointer; }
   button:hover, .button:hover { background: var(--primary-dark); }
+  button.outline, .button.outline { background: #fff; color: var(--primary); border: 1px solid var(--primary); }
+  button.outline:hover, .button.outline:hover { background: #f4f4f5; }
+  .choice { display: flex; align-items: center; gap: 10px; min-height: 44px; margin: 0; padding: 6px 0; font-weight: 400; cursor: pointer; }
+  .choice input[type="radio"], .choice input[type="checkbox"] { flex: none; width: 24px; height: 24px; min-height: 0; margin: 0; padding: 0; }
+  /* A link standing alone on its line ("Back to the event"): its box is as tall as a button's. */
+  .back-link { display: inline-flex; align-items: center; min-height: 44px; min-width: 44px; }
   .error { color: #b91c1c; }
   .muted { color: #71717a; font-size: .9rem; }
   /* A phone's narrow screen keeps its width for the text, not for margins. */

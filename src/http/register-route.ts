@@ -7,7 +7,7 @@ import { verifyCaptchaToken } from '../payments/captcha.js';
 import { FIRST_LINK_VERSION } from '../payments/links.js';
 import { CardAmountTooSmallError } from '../payments/card-minimum.js';
 import { PricingError } from '../registrations/pricing.js';
-import { registerForEvent } from '../signup/register.js';
+import { registerForEvent, SoldOutError } from '../signup/register.js';
 import { UnpaidSeatCapError } from '../payments/unpaid-seat-cap.js';
 import { sendError } from './errors.js';
 import { eventPageData, eventPath } from './event-view.js';
@@ -70,7 +70,9 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       if (current) {
         const offer = await offerFor(current);
         const answerFields = typedAnswerFields(request.body);
-        return page(reply.code(error.httpStatus), eventPage, await eventPageData(ctx, current, { values, answerFields, formError: sentence(error.message), offer }));
+        // More people than places left: the waiting list (when the event has one) is offered, filled in from the form.
+        const overCapacity = error instanceof SoldOutError;
+        return page(reply.code(error.httpStatus), eventPage, await eventPageData(ctx, current, { values, answerFields, formError: sentence(error.message), offer, overCapacity }));
       }
       return page(reply.code(error.httpStatus), messagePage, {
         title: 'Registration not possible',

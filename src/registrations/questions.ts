@@ -4,7 +4,10 @@ import { hasControlCharacters } from '../text-rules.js';
 import { DATE_OF_BIRTH_QUESTION_ID, type AnswerValue, type ConsentAnswer, type Question, type RegistrationAnswers } from './answers.js';
 import type { EventRecord } from './event-record.js';
 import type { EventTier } from './event-pricing.js';
-import { ageOn, isChild } from './child.js';
+import { isChild } from './child.js';
+import { ageLimitProblem, DATE_FORMAT_PROBLEM, isCalendarDate } from './age-limit.js';
+
+export { isCalendarDate };
 
 /**
  * The rules of an answer, one set for every place a family answers (the public form, JSON posts, the manage
@@ -59,13 +62,6 @@ export function attendeeQuestions(asked: readonly Question[], tier: string): Que
 /** The event's first day in the church's time zone (YYYY-MM-DD): ages are counted on it. */
 export function eventFirstDay(event: Pick<EventRecord, 'startsAt'>, timeZone: string): string {
   return formatInTimeZone(event.startsAt, timeZone, 'yyyy-MM-dd');
-}
-
-/** A real calendar date written YYYY-MM-DD. */
-export function isCalendarDate(text: string): boolean {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
-  const date = new Date(`${text}T00:00:00Z`);
-  return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(text);
 }
 
 export interface ReadAnswersOptions {
@@ -124,7 +120,7 @@ export function readAnswers(
       const value = readValue(q, values, say);
       if (value === undefined) continue;
       if (q.id === DATE_OF_BIRTH_QUESTION_ID && attendee && typeof value === 'string') {
-        const outside = ageProblem(event.pricing.tiers.find((tier) => tier.id === attendee.tier), value, firstDay, attendee.name);
+        const outside = ageLimitProblem(event.pricing.tiers.find((tier) => tier.id === attendee.tier), value, firstDay, attendee.name);
         if (outside) {
           say(outside);
           continue;
@@ -181,7 +177,7 @@ function readValue(q: Question, values: string[], say: (message: string) => unde
       return /^-?\d{1,15}([.,]\d{1,15})?$/.test(first) && Number.isFinite(number) ? number : say('enter a number');
     }
     case 'date':
-      return isCalendarDate(first) ? first : say('enter a date as YYYY-MM-DD');
+      return isCalendarDate(first) ? first : say(DATE_FORMAT_PROBLEM);
     case 'email': {
       const parsed = emailRule.safeParse(first);
       return parsed.success ? parsed.data : say(parsed.error.issues[0]?.message ?? 'enter an email address');
@@ -195,17 +191,6 @@ function readValue(q: Question, values: string[], say: (message: string) => unde
       return first.length <= max ? first : say(`at most ${max} characters`);
     }
   }
-}
-
-function ageProblem(tier: EventTier | undefined, dateOfBirth: string, firstDay: string, name: string): string | undefined {
-  if (dateOfBirth > firstDay) return 'enter a date before the event';
-  if (!tier) return undefined;
-  const age = ageOn(dateOfBirth, firstDay) ?? 0;
-  const { minAge, maxAge } = tier;
-  if ((minAge === undefined || age >= minAge) && (maxAge === undefined || age <= maxAge)) return undefined;
-  const range =
-    minAge !== undefined && maxAge !== undefined ? `ages ${minAge} to ${maxAge}` : minAge !== undefined ? `ages ${minAge} and over` : `ages up to ${maxAge}`;
-  return `${tier.label} tickets are for ${range} on the first day of the event, and ${name} will be ${age}`;
 }
 
 /**

@@ -126,7 +126,7 @@ describe('the form on a phone (390 px wide)', () => {
     return (await page.evaluate('document.documentElement.scrollHeight')) as number;
   }
 
-  it('is short with script: one attendee row beside its ticket, the total beside Register; the six blank rows took about 2,900 px', async () => {
+  it('is short with script: one attendee row (its ticket under the name, as on any phone), the total beside Register; the six blank rows took about 2,900 px', async () => {
     const typical = await familyCamp({
       description: 'A weekend away for the whole church family.',
       pricing: JSON.stringify({ tiers: FAMILY_CAMP.tiers.slice(0, 2), familyWaiver: FAMILY_CAMP.familyWaiver }),
@@ -134,9 +134,11 @@ describe('the form on a phone (390 px wide)', () => {
     // Everything the page can say: a longer description, three tickets, the waiver, a discount and the card fee.
     const everything = await familyCamp();
     await withPhonePage(pages.browser, true, async (page) => {
-      expect(await phoneHeight(page, typical.slug, 'event-page-390')).toBeLessThan(1400);
+      // The ticket stacked under the name takes about 80 px more than side by side did (docs/decisions.md, "The event
+      // page and its form on a phone"): a long ticket label had left the name a sliver.
+      expect(await phoneHeight(page, typical.slug, 'event-page-390')).toBeLessThan(1500);
       expect(await axeViolations(page)).toEqual([]);
-      expect(await phoneHeight(page, everything.slug, 'event-page-390-everything')).toBeLessThan(1500);
+      expect(await phoneHeight(page, everything.slug, 'event-page-390-everything')).toBeLessThan(1600);
     });
   });
 

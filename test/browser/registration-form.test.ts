@@ -180,7 +180,7 @@ describe('a registration that no longer fits when it is posted', () => {
     );
     expect(rows).toEqual([['Ana Lee', 'adult'], ['Ben Lee', 'adult'], ['Cy Lee', 'child'], ['Di Lee', 'child']]);
     expect(await page.getByText('Only 2 places are left, so this registration can name at most 2 people.').isVisible()).toBe(true);
-    expect(await page.getByText('2 places left', { exact: true }).isVisible()).toBe(true);
+    expect(await page.getByText('Only 2 places left', { exact: true }).isVisible()).toBe(true);
   }
 
   it('gives the form back with everything typed, the reason at the top and the places left now; two rows removed, it registers', async () => {

@@ -430,7 +430,7 @@ describe('POST /events/:slug/register — capacity', () => {
       // Both named rows come back, though only one place is left; the blank one does not.
       expect(html).not.toContain('id="attendee-name-3"');
       expect(html).toContain('Only 1 place is left, so this registration can name 1 person.');
-      expect(html).toContain('<strong>1 place left</strong>');
+      expect(html).toContain('<strong>Only 1 place left</strong>');
     });
     expect(await registrationsOf(event.id)).toHaveLength(1);
   });

@@ -151,12 +151,12 @@ describe('the places left cap the rows the form offers', () => {
       const threeLeft = await page(three.slug);
       expect(rowsOf(threeLeft)).toBe(3);
       expect(threeLeft).toContain('data-max="3"');
-      expect(threeLeft).toContain('At most 3 people. Empty rows are ignored.');
-      // Inside the form's "Who is coming" group, before the rows.
+      // Inside the form's "Who is coming" group, before the rows, said once (not again as "At most 3 people").
       expect(threeLeft).toMatch(
-        /<legend>Who is coming<\/legend>\s*<p id="places-left"><strong>Only 3 places are left, so this registration can name at most 3 people\.<\/strong><\/p>/,
+        /<legend>Who is coming<\/legend>\s*<p id="attendee-limit"><strong>Only 3 places are left, so this registration can name at most 3 people\.<\/strong><\/p>/,
       );
-      expect(threeLeft).toContain('3 places left');
+      expect(threeLeft).not.toContain('At most 3 people');
+      expect(threeLeft).toContain('<strong>Only 3 places left</strong>');
 
       const oneLeft = await page(one.slug);
       expect(rowsOf(oneLeft)).toBe(1);
@@ -179,7 +179,7 @@ describe('the places left cap the rows the form offers', () => {
         const html = await page(slug);
         expect(rowsOf(html), slug).toBe(rows);
         expect(html, slug).toContain(`data-max="${max}"`);
-        expect(html, slug).not.toContain('id="places-left"');
+        expect(html, slug).not.toContain('<p id="attendee-limit"><strong>');
       }
     } finally {
       await server.close();

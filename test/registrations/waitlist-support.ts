@@ -2,6 +2,11 @@ import { getEventBySlug } from '../../src/office/events.js';
 import type { Db } from '../../src/db/connect.js';
 import type { FieldCipher } from '../../src/crypto/field-cipher.js';
 import type { EventRecord } from '../../src/registrations/event-record.js';
+import type { AppContext } from '../../src/context.js';
+import { cancelRegistration } from '../../src/office/registrations/cancel.js';
+import { addToWaitingList } from '../../src/registrations/waitlist/join.js';
+import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
+import { claimToken } from '../../src/registrations/waitlist/tokens.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
 
 /** An event with its waiting list on (offers held 24 hours), card and bank payments, and `taken` places already registered (one per registration). */
@@ -43,4 +48,23 @@ export function claimTokenIn(text: string): string {
   const match = /\?offer=([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)/.exec(text);
   if (!match?.[1]) throw new Error(`no claim link in: ${text}`);
   return match[1];
+}
+
+/**
+ * An offer open to `contact` for `places`: the family joins the full event's list, the office cancels that many of
+ * its registrations (`registrations`, from fullWaitlistEvent), and the pass offers the places. The claim link's token.
+ */
+export async function openOffer(
+  ctx: AppContext,
+  event: EventRecord,
+  registrations: string[],
+  contact: { name: string; email: string; mobile?: string },
+  places: number,
+): Promise<string> {
+  await addToWaitingList(ctx, { id: event.id }, { contact, places }, { actor: 'test' });
+  for (const registration of registrations.slice(0, places)) await cancelRegistration(ctx, { registration, actor: 'office' });
+  await runWaitlistPass(ctx, { actor: 'office' });
+  const entry = await ctx.db('waitlist_entries').where({ event_id: event.id, state: 'OFFERED' }).first<{ id: string; offer_seq: number } | undefined>('id', 'offer_seq');
+  if (!entry) throw new Error('the pass offered no places');
+  return claimToken(ctx.config.keyring, { entryId: entry.id, offerSeq: entry.offer_seq });
 }

@@ -171,8 +171,9 @@ function prefillFirstRow(
 
 /** A new row's questions start unanswered (the row it was copied from may have answers). */
 function clearAnswers(row: HTMLElement): void {
-  row.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('.question input, .question textarea').forEach((field) => {
+  row.querySelectorAll<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>('.question input, .question textarea, .question select').forEach((field) => {
     if (field instanceof HTMLInputElement && (field.type === 'radio' || field.type === 'checkbox')) field.checked = false;
+    else if (field instanceof HTMLSelectElement) field.selectedIndex = 0;
     else field.value = '';
   });
 }

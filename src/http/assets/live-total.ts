@@ -1,13 +1,6 @@
-import { moneyFormatter } from '../../money-format.js';
-import { PricingError, priceRegistration, type AttendeeChoice, type PricedRegistration } from '../../registrations/pricing.js';
+import { PricingError } from '../../registrations/pricing.js';
 import type { LiveTotalConfig } from '../live-total-config.js';
-
-/** The choices on the form, read as the server reads a form post (registration-form.ts). */
-export interface FormBasket {
-  attendees: AttendeeChoice[];
-  family: boolean;
-  payment: string;
-}
+import { describeTotal, priceBasket, totalHeading, type FormBasket } from '../total-words.js';
 
 /** Named rows only: the server ignores a row whose name is blank, whatever ticket it shows. */
 export function basketOf(form: HTMLFormElement): FormBasket {
@@ -18,27 +11,6 @@ export function basketOf(form: HTMLFormElement): FormBasket {
     .map((name, index) => ({ name: name.trim(), tier: tiers[index] ?? '' }))
     .filter((row) => row.name !== '');
   return { attendees, family: data.get('family') === 'on', payment: String(data.get('payment') ?? '') };
-}
-
-/** The server's own pricing of these choices: the card fee only on a card payment of an event that passes it on. */
-export function priceBasket(config: LiveTotalConfig, basket: FormBasket): PricedRegistration | undefined {
-  if (basket.attendees.length === 0) return undefined;
-  const cardFee = basket.payment === 'card' ? config.cardFee : undefined;
-  return priceRegistration(config.pricing, { attendees: basket.attendees, family: basket.family }, { cardFee });
-}
-
-/** What the total box says about a priced basket, in the church's locale and currency. */
-export function describeTotal(config: LiveTotalConfig, basket: FormBasket, priced: PricedRegistration): { amount: string; details: string[] } {
-  const money = moneyFormatter(config);
-  const details: string[] = [];
-  const waiver = config.pricing.familyWaiver;
-  if (basket.family && waiver && priced.attendeeCount > waiver.maxChargedTickets) {
-    const most = waiver.maxChargedTickets;
-    details.push(`Family waiver: you pay for the ${most === 1 ? 'most expensive ticket' : `${most} most expensive tickets`} only.`);
-  }
-  if (priced.discount > 0) details.push(`Discount: ${money(priced.discount)} off.`);
-  if (priced.surcharge > 0) details.push(`Includes a ${money(priced.surcharge)} card processing fee.`);
-  return { amount: priced.total === 0 ? 'Free' : money(priced.total), details };
 }
 
 export interface LiveTotal {
@@ -78,9 +50,8 @@ export function showLiveTotal(form: HTMLFormElement): LiveTotal {
         say('Total', '—', [], undefined);
         return;
       }
-      const people = priced.attendeeCount === 1 ? '1 person' : `${priced.attendeeCount} people`;
       const { amount: total, details } = describeTotal(config, basket, priced);
-      say(`Total for ${people}`, total, details, priced.total);
+      say(totalHeading(priced.attendeeCount), total, details, priced.total);
     } catch (error) {
       if (!(error instanceof PricingError)) throw error;
       say('Total', '—', [error.message.charAt(0).toUpperCase() + error.message.slice(1) + '.'], undefined);

@@ -1,7 +1,7 @@
 /**
  * Shows a question only where it applies: an attendee question in the rows whose ticket is one of its
  * `data-tiers`, and any question whose `data-show-if` question is answered with `data-show-if-equals` (a yes/no
- * as "yes"/"no", a choice exactly, a multichoice when one ticked option is it). A hidden question's inputs are
+ * as "yes"/"no", a choice exactly (radios or a select), a multichoice when one ticked option is it). A hidden question's inputs are
  * disabled, so the browser does not send them. Without script every question is shown and the server drops the
  * answers whose showIf is not met (QUESTIONS-CONTRACT).
  *
@@ -13,7 +13,7 @@ const rowOf = (element: Element) => element.closest<HTMLElement>('.attendee');
 
 /** The values a question's enabled fields hold now: the ticked options, or the text typed. */
 function answerOf(question: HTMLElement): string[] {
-  const fields = Array.from(question.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input, textarea'));
+  const fields = Array.from(question.querySelectorAll<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>('input, textarea, select'));
   return fields
     .filter((field) => !field.disabled && (!(field instanceof HTMLInputElement) || !['radio', 'checkbox'].includes(field.type) || field.checked))
     .map((field) => field.value.trim())
@@ -37,7 +37,7 @@ function tierAllowed(question: HTMLElement): boolean {
 function setShown(question: HTMLElement, shown: boolean): boolean {
   if (question.hidden === !shown) return false;
   question.hidden = !shown;
-  question.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input, textarea').forEach((field) => {
+  question.querySelectorAll<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>('input, textarea, select').forEach((field) => {
     field.disabled = !shown;
   });
   return true;

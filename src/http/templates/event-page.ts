@@ -33,10 +33,10 @@ export interface EventPageData {
   location?: string;
   description?: string;
   tiers: Array<{ label: string; price: string }>;
-  /** "12 places left"; absent when the event has no capacity limit. */
+  /** "38 places left", "Only 3 places left" when few are (places-words.ts); absent when the event has no capacity limit. */
   seatsLine?: string;
-  /** Beside the attendee rows, when fewer places are left than one registration may name. */
-  placesLeftNote?: string;
+  /** Above the attendee rows, once: how many people this registration may name (none when claiming an offer, whose note says it). */
+  limitNote?: { text: string; strong: boolean };
   soldOut: boolean;
   /** The event has started: the public form is closed. */
   registrationClosed: boolean;
@@ -60,9 +60,14 @@ export interface EventPageData {
   registrationQuestions: QuestionFieldView[];
   paymentOptions: Array<{ value: 'card' | 'bank'; label: string; hint: string; checked: boolean; focus?: boolean }>;
   attendeeRows: AttendeeRowView[];
-  /** The most rows the form offers: the event's maxAttendeesPerRegistration, or the places left when fewer. */
+  /** The most rows the form offers: the event's maxAttendeesPerRegistration, or the places left when fewer and there is no waiting list. */
   maxAttendees: number;
-  oneAttendee: boolean;
+  /** The places left, when the family may name more people than that and is then offered the waiting list (the script's cue). */
+  placesLeft?: number;
+  /** A waiting-list offer's places priced by the server, shown in the total box at once (the script then prices the rows as named). */
+  offerTotal?: { heading: string; amount: string; minor: number; detail?: string };
+  /** The date-of-birth rule for the script (AgeLimitsConfig as JSON), when a tier has an age limit. */
+  ageLimits?: string;
   /** The rows the page's script keeps at first: it removes the blank rows past them (every row is there without script). */
   initialRows: number;
   captchaSiteKey?: string;
@@ -72,15 +77,27 @@ export interface EventPageData {
   livePricing: string;
   /** The page's script (src/http/assets/), when built. */
   formScript?: string;
-  /** The join-the-waiting-list form, when fewer places are left than one registration may name (its bot check as the form's). */
-  waitlist?: { action: string; intro: string; maxPlaces: number; error?: string; values: { name: string; email: string; mobile: string; places: string } };
+  /**
+   * The join-the-waiting-list form, when fewer places are left than one registration may name (its bot check as the
+   * form's). Hidden unless `shown` (sold out, given back, or a registration asked for more than is left); `offered`: a
+   * registration just asked for more places than are left, and the form's top links to it.
+   */
+  waitlist?: {
+    action: string;
+    intro: string;
+    maxPlaces: number;
+    shown: boolean;
+    offered: boolean;
+    error?: string;
+    values: { name: string; email: string; mobile: string; places: string };
+  };
   /** A waiting-list offer being claimed: its token travels with the form post. */
   offer?: { token: string; note: string };
 }
 
 const JOIN_WAITLIST = `
-  <section id="waitlist">
-  <h2>Join the waiting list</h2>
+  <section id="waitlist" aria-labelledby="waitlist-heading"{{#unless waitlist.shown}} hidden{{/unless}}>
+  <h2 id="waitlist-heading" tabindex="-1">Join the waiting list</h2>
   <p>{{waitlist.intro}}</p>
   {{#if waitlist.error}}<p class="error" role="alert" id="waitlist-error">{{waitlist.error}}</p>{{/if}}
   <form method="post" action="{{waitlist.action}}" id="waitlist-form">
@@ -103,25 +120,33 @@ export const eventPage = definePage<EventPageData>(`
   /* Tighter than the browser's 1em around each paragraph: on a phone every line of margin is scrolling. */
   .card p { margin: 6px 0; }
   .card label { margin-top: 10px; }
+  /* An option row is 44 px tall already: no margin between rows. */
+  .card .choice { margin: 0; }
   .card > h2:not(:first-child) { margin-top: 16px; }
-  .choice { display: flex; align-items: flex-start; gap: 10px; font-weight: 400; margin: 8px 0; }
-  .choice input { width: auto; margin-top: 5px; flex: none; }
+  /* A choice with a hint under its label (payment, household): the box sits by the first line. */
+  .card .hinted-choice { align-items: flex-start; margin: 4px 0; }
+  .hinted-choice input { margin-top: 2px; }
   fieldset { border: 0; padding: 0; margin: 16px 0 0; }
   legend { font-weight: 600; padding: 0; }
-  .attendee { display: grid; grid-template-columns: 1fr; gap: 0 12px; border-top: 1px solid #e4e4e7; padding-top: 4px; margin-top: 8px; }
-  /* Name and ticket side by side from a phone's width up: the ticket takes what its longest choice needs. */
-  @media (min-width: 360px) { .attendee { grid-template-columns: minmax(0, 1fr) auto; } }
-  #add-attendee { margin-top: 10px; padding: 10px 16px; background: #fff; color: var(--primary); border: 1px solid var(--primary); }
-  #add-attendee:hover { background: #f4f4f5; }
+  .attendee { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0 12px; border-top: 1px solid #e4e4e7; padding-top: 4px; margin-top: 8px; }
+  /* Name and ticket side by side only past a phone's width (481 px up): on a phone a long ticket label
+     ("Child (4-12) ($10.00)") would leave the name a sliver, so they stack. The ticket takes at most 16rem. */
+  @media (min-width: 481px) { .attendee { grid-template-columns: minmax(0, 1fr) minmax(0, max-content); } .attendee select { max-width: 16rem; } }
+  #add-attendee { margin-top: 10px; }
+  #over-places .notice { margin: 10px 0 0; }
+  /* Under the registration form, the waiting list is a section of its own. */
+  #registration-form ~ #waitlist { margin-top: 24px; padding-top: 16px; border-top: 2px solid #e4e4e7; }
   .tiers { list-style: none; padding: 0; margin: 4px 0 8px; }
   .tiers li { display: flex; justify-content: space-between; border-bottom: 1px solid #e4e4e7; padding: 4px 0; }
   .description { white-space: pre-line; }
   .notice { background: #fef9c3; border-radius: 6px; padding: 10px 12px; }
   .errors { border: 2px solid #b91c1c; border-radius: 6px; padding: 10px 12px; }
+  .errors ul { margin: 4px 0; padding-left: 20px; }
+  .errors a { display: inline-flex; align-items: center; min-height: 44px; }
   .optional { font-weight: 400; color: #71717a; }
   .field-error { margin: 4px 0 0; }
   [aria-invalid="true"] { border: 2px solid #b91c1c; }
-  .remove-attendee { grid-column: 1 / -1; justify-self: start; margin-top: 6px; padding: 6px 12px; background: #fff; color: #b91c1c; border: 1px solid #d4d4d8; }
+  .remove-attendee { grid-column: 1 / -1; justify-self: start; margin-top: 6px; padding: 8px 16px; background: #fff; color: #b91c1c; border: 1px solid #d4d4d8; }
   .remove-attendee:hover { background: #fef2f2; }
   /* The total beside the Register button, as a phone's checkout shows it. */
   .submit-bar { display: flex; align-items: flex-start; gap: 12px; border-top: 2px solid #e4e4e7; margin-top: 16px; padding-top: 12px; }
@@ -164,7 +189,8 @@ export const eventPage = definePage<EventPageData>(`
     <ul>{{#each errors}}<li class="error" data-field="{{field}}">{{#if href}}<a class="error" href="{{href}}">{{message}}</a>{{else}}{{message}}{{/if}}</li>{{/each}}</ul>
   </div>
   {{/if}}
-  <form id="registration-form" method="post" action="{{action}}">
+  {{#if waitlist.offered}}<p><a class="button outline" id="to-waitlist" href="#waitlist-heading">Join the waiting list instead</a></p>{{/if}}
+  <form id="registration-form" method="post" action="{{action}}"{{#if ageLimits}} data-age-limits="{{ageLimits}}"{{/if}}>
     {{#if offer}}<input type="hidden" name="offer" value="{{offer.token}}">{{/if}}
     <label for="name">Your name</label>
     <input id="name" name="name" value="{{values.name}}" autocomplete="name" required maxlength="80"{{#if fields.name.error}} aria-invalid="true" aria-describedby="name-error"{{/if}}{{#if fields.name.focus}} autofocus{{/if}}>
@@ -178,8 +204,7 @@ export const eventPage = definePage<EventPageData>(`
 
     <fieldset id="attendees">
       <legend>Who is coming</legend>
-      {{#if placesLeftNote}}<p id="places-left"><strong>{{placesLeftNote}}</strong></p>{{/if}}
-      <p class="muted">At most {{maxAttendees}} {{#if oneAttendee}}person{{else}}people{{/if}}. Empty rows are ignored.</p>
+      {{#if limitNote}}<p id="attendee-limit"{{#unless limitNote.strong}} class="muted"{{/unless}}>{{#if limitNote.strong}}<strong>{{limitNote.text}}</strong>{{else}}{{limitNote.text}}{{/if}}</p>{{/if}}
       {{#if fields.attendees.error}}<p class="error field-error" id="attendees-error">{{fields.attendees.error}}</p>{{/if}}
       {{#each attendeeRows}}
       <div class="attendee">
@@ -200,12 +225,13 @@ export const eventPage = definePage<EventPageData>(`
       </div>
       {{/each}}
       <p id="attendee-status" class="visually-hidden" role="status"></p>
+      <div id="over-places" role="status"></div>
     </fieldset>
-    <button type="button" id="add-attendee" data-max="{{maxAttendees}}" data-initial="{{initialRows}}" hidden>Add another person</button>
+    <button type="button" id="add-attendee" class="outline" data-max="{{maxAttendees}}" data-initial="{{initialRows}}"{{#if placesLeft}} data-places-left="{{placesLeft}}"{{/if}} hidden>Add another person</button>
     {{#if registrationQuestions.length}}<div id="registration-questions">{{#each registrationQuestions}}${QUESTION_FIELD}{{/each}}</div>{{/if}}
 
     {{#if familyWaiver}}
-    <label class="choice" for="family"><input id="family" name="family" type="checkbox" value="on"{{#if values.family}} checked{{/if}}{{#if fields.family.error}} aria-invalid="true" aria-describedby="family-error"{{/if}}{{#if fields.family.focus}} autofocus{{/if}}> <span>We are one household (family waiver){{#if familyNote}}<br><span class="muted">{{familyNote}}</span>{{/if}}</span></label>
+    <label class="choice hinted-choice" for="family"><input id="family" name="family" type="checkbox" value="on"{{#if values.family}} checked{{/if}}{{#if fields.family.error}} aria-invalid="true" aria-describedby="family-error"{{/if}}{{#if fields.family.focus}} autofocus{{/if}}> <span>We are one household (family waiver){{#if familyNote}}<br><span class="muted">{{familyNote}}</span>{{/if}}</span></label>
     {{#if fields.family.error}}<p class="error field-error" id="family-error">{{fields.family.error}}</p>{{/if}}
     {{/if}}
 
@@ -216,7 +242,7 @@ export const eventPage = definePage<EventPageData>(`
       <legend>Payment</legend>
       {{#if fields.payment.error}}<p class="error field-error" id="payment-error">{{fields.payment.error}}</p>{{/if}}
       {{#each paymentOptions}}
-      <label class="choice" for="payment-{{value}}"><input id="payment-{{value}}" name="payment" type="radio" value="{{value}}"{{#if checked}} checked{{/if}} required{{#if ../fields.payment.error}} aria-invalid="true" aria-describedby="payment-error"{{/if}}{{#if focus}} autofocus{{/if}}> <span>{{label}}<br><span class="muted">{{hint}}</span></span></label>
+      <label class="choice hinted-choice" for="payment-{{value}}"><input id="payment-{{value}}" name="payment" type="radio" value="{{value}}"{{#if checked}} checked{{/if}} required{{#if ../fields.payment.error}} aria-invalid="true" aria-describedby="payment-error"{{/if}}{{#if focus}} autofocus{{/if}}> <span>{{label}}<br><span class="muted">{{hint}}</span></span></label>
       {{/each}}
     </fieldset>
     {{/if}}
@@ -225,15 +251,16 @@ export const eventPage = definePage<EventPageData>(`
     <div class="cf-turnstile" data-sitekey="{{captchaSiteKey}}"></div>
     {{/if}}
     <div class="submit-bar">
-      <div id="live-total" class="live-total" role="status" data-pricing="{{livePricing}}" hidden>
-        <p><span id="live-total-label">Total</span> <strong id="live-total-amount"></strong></p>
-        <p class="muted" id="live-total-detail" hidden></p>
+      <div id="live-total" class="live-total" role="status" data-pricing="{{livePricing}}"{{#unless offerTotal}} hidden{{/unless}}>
+        <p><span id="live-total-label">{{#if offerTotal}}{{offerTotal.heading}}{{else}}Total{{/if}}</span> <strong id="live-total-amount"{{#if offerTotal}} data-total-minor="{{offerTotal.minor}}"{{/if}}>{{offerTotal.amount}}</strong></p>
+        <p class="muted" id="live-total-detail"{{#unless offerTotal.detail}} hidden{{/unless}}>{{offerTotal.detail}}</p>
       </div>
       <button type="submit" id="register">Register</button>
     </div>
   </form>
-  {{#if formScript}}<script nonce="{{cspNonce.script}}" src="{{formScript}}"></script>{{/if}}
   {{#if waitlist}}${JOIN_WAITLIST}{{/if}}
+  {{! After the waiting list: the script, run as it is read, shows that form when the rows outnumber the places. }}
+  {{#if formScript}}<script nonce="{{cspNonce.script}}" src="{{formScript}}"></script>{{/if}}
 {{/if}}
 {{#if captchaScript}}<script src="https://challenges.cloudflare.com/turnstile/v0/api.js" async defer></script>{{/if}}
 </div>`);

@@ -24,5 +24,5 @@ export const messagePage = definePage<MessagePageData>(`
     <button type="submit">Send again</button>
   </form>
   {{/if}}
-  {{#if linkHref}}<p><a href="{{linkHref}}">{{linkLabel}}</a></p>{{/if}}
+  {{#if linkHref}}<p><a class="back-link" href="{{linkHref}}">{{linkLabel}}</a></p>{{/if}}
 </div>`);

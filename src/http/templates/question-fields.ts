@@ -44,9 +44,18 @@ export interface QuestionFieldView {
   /** One of these is set. */
   input?: { type: string; value: string; inputmode?: string; autocomplete?: string; maxlength?: number };
   textarea?: { value: string };
-  group?: { type: 'radio' | 'checkbox'; options: QuestionOptionView[] };
+  /** Radios or checkboxes; `many`: more than COMPACT_OPTIONS, laid out in columns. */
+  group?: { type: 'radio' | 'checkbox'; options: QuestionOptionView[]; many?: boolean };
+  /** A choice of more than COMPACT_OPTIONS options: one select, not a long column of radios. */
+  select?: { options: QuestionOptionView[] };
   consent?: { checked: boolean };
 }
+
+/**
+ * A choice question with more options than this is a select (one line on a phone, whatever the count); a
+ * multiple choice with more is laid out in columns of option rows. Six radios of 44 px are already a screenful's third.
+ */
+export const COMPACT_OPTIONS = 6;
 
 export interface QuestionFieldSource {
   questions: readonly Question[];
@@ -118,10 +127,15 @@ function questionFieldView(question: Question, source: QuestionFieldSource): Que
       return { ...view, textarea: { value } };
     case 'yesno':
       return { ...view, group: { type: 'radio', options: [option('yes', 'Yes', 0), option('no', 'No', 1)] } };
-    case 'choice':
-      return { ...view, group: { type: 'radio', options: (question.options ?? []).map((o, i) => option(o, o, i)) } };
-    case 'multichoice':
-      return { ...view, group: { type: 'checkbox', options: (question.options ?? []).map((o, i) => option(o, o, i)) } };
+    case 'choice': {
+      const options = (question.options ?? []).map((o, i) => option(o, o, i));
+      if (options.length > COMPACT_OPTIONS) return { ...view, select: { options } };
+      return { ...view, group: { type: 'radio', options } };
+    }
+    case 'multichoice': {
+      const options = (question.options ?? []).map((o, i) => option(o, o, i));
+      return { ...view, group: { type: 'checkbox', options, many: options.length > COMPACT_OPTIONS } };
+    }
     case 'consent':
       return { ...view, consent: { checked: value === 'yes' } };
     default: {
@@ -144,11 +158,11 @@ const DESCRIBED = `{{#if describedBy}} aria-describedby="{{describedBy}}"{{/if}}
 
 /**
  * One question's markup, rendered with a QuestionFieldView as its context (`{{#each questions}}…{{/each}}`).
- * A group (yes/no, choice, multichoice) is a fieldset whose legend is the question; a consent is one checkbox
- * whose label is the statement, recorded as shown.
+ * A group (yes/no, choice, multichoice) is a fieldset whose legend is the question, except a choice of many options:
+ * a select under a label. A consent is one checkbox whose label is the statement, recorded as shown.
  */
 export const QUESTION_FIELD = `<div class="question" data-question="{{questionId}}"{{#if showIfQuestion}} data-show-if="{{showIfQuestion}}" data-show-if-equals="{{showIfEquals}}"{{/if}}{{#if tiers}} data-tiers="{{tiers}}"{{/if}}>
-{{#if group}}<fieldset class="question-group"{{#if describedBy}} aria-describedby="{{describedBy}}"{{/if}}>
+{{#if group}}<fieldset class="question-group{{#if group.many}} many-options{{/if}}"{{#if describedBy}} aria-describedby="{{describedBy}}"{{/if}}>
 <legend>${ROW_LABEL}{{label}}${MARK}</legend>
 ${NOTES}${ERROR}
 {{#each group.options}}<label class="choice" for="{{id}}"><input id="{{id}}" name="{{../name}}" type="{{../group.type}}" value="{{value}}"{{#if checked}} checked{{/if}}{{#if ../error}} aria-invalid="true"{{/if}}> <span>{{label}}</span></label>{{/each}}
@@ -157,19 +171,21 @@ ${NOTES}${ERROR}
 ${NOTES}${ERROR}
 {{else}}<label for="{{inputId}}">${ROW_LABEL}{{label}}${MARK}</label>
 ${NOTES}
-{{#if textarea}}<textarea id="{{inputId}}" name="{{name}}" rows="3" maxlength="2000"{{#if required}} aria-required="true"{{/if}}${DESCRIBED}>{{textarea.value}}</textarea>
+{{#if select}}<select id="{{inputId}}" name="{{name}}"{{#if required}} aria-required="true"{{/if}}${DESCRIBED}><option value="">Choose one</option>{{#each select.options}}<option value="{{value}}"{{#if checked}} selected{{/if}}>{{label}}</option>{{/each}}</select>
+{{else if textarea}}<textarea id="{{inputId}}" name="{{name}}" rows="3" maxlength="2000"{{#if required}} aria-required="true"{{/if}}${DESCRIBED}>{{textarea.value}}</textarea>
 {{else}}<input id="{{inputId}}" name="{{name}}" type="{{input.type}}" value="{{input.value}}"{{#if input.inputmode}} inputmode="{{input.inputmode}}"{{/if}}{{#if input.autocomplete}} autocomplete="{{input.autocomplete}}"{{/if}}{{#if input.maxlength}} maxlength="{{input.maxlength}}"{{/if}}{{#if required}} aria-required="true"{{/if}}${DESCRIBED}>{{/if}}
 ${ERROR}{{/if}}
 </div>`;
 
-/** Styles for the question fields: large touch targets on a phone (a whole option row is the label). */
+/** Styles for the question fields: every option row is its label, at least 44 px tall (the layout's .choice). */
 export const QUESTION_STYLES = `
   .question { margin-top: 6px; }
-  .question .choice { min-height: 44px; align-items: center; padding: 4px 0; margin: 0; }
-  .question .choice input { width: 24px; height: 24px; margin: 0; }
+  .question .choice { margin: 0; }
   .question-group legend { margin-top: 10px; }
+  /* A multiple choice of many options stays compact: its rows flow into two columns where they fit. */
+  .many-options { display: grid; grid-template-columns: repeat(auto-fill, minmax(9rem, 1fr)); column-gap: 12px; }
+  .many-options legend, .many-options > p { grid-column: 1 / -1; }
   .question-help, .question-tiers { margin: 2px 0 4px; }
   .consent { margin-top: 10px; }
   .required { font-weight: 400; color: #52525b; }
-  textarea { width: 100%; padding: 10px; font-size: 1rem; border: 1px solid #d4d4d8; border-radius: 6px; font-family: inherit; }
 `;

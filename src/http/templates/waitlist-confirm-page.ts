@@ -31,6 +31,6 @@ export const waitlistConfirmPage = definePage<WaitlistConfirmPageData>(`
   {{else}}
   <h1>This link no longer works</h1>
   <p role="alert">{{closed.message}}</p>
-  <p><a href="{{closed.eventHref}}">Back to the event</a></p>
+  <p><a class="back-link" href="{{closed.eventHref}}">Back to the event</a></p>
   {{/if}}
 </div>`);

@@ -1,0 +1,42 @@
+import { moneyFormatter } from '../money-format.js';
+import { priceRegistration, type AttendeeChoice, type PricedRegistration } from '../registrations/pricing.js';
+import type { LiveTotalConfig } from './live-total-config.js';
+
+/**
+ * What the total box under the event page's form says, in the church's locale and currency: written by the
+ * page's script as the family types (assets/live-total.ts) and by the server for a page it fills in itself (a
+ * waiting-list offer's places), so both read alike. Pure: no DOM, no database.
+ */
+
+/** The choices on the form, read as the server reads a form post (registration-form.ts). */
+export interface FormBasket {
+  attendees: AttendeeChoice[];
+  family: boolean;
+  payment: string;
+}
+
+/** The server's own pricing of these choices: the card fee only on a card payment of an event that passes it on. */
+export function priceBasket(config: LiveTotalConfig, basket: FormBasket): PricedRegistration | undefined {
+  if (basket.attendees.length === 0) return undefined;
+  const cardFee = basket.payment === 'card' ? config.cardFee : undefined;
+  return priceRegistration(config.pricing, { attendees: basket.attendees, family: basket.family }, { cardFee });
+}
+
+/** "Total for 1 person", "Total for 3 people". */
+export function totalHeading(attendeeCount: number): string {
+  return `Total for ${attendeeCount === 1 ? '1 person' : `${attendeeCount} people`}`;
+}
+
+/** What the total box says about a priced basket: the amount, and the waiver, discount and card fee beside it. */
+export function describeTotal(config: LiveTotalConfig, basket: FormBasket, priced: PricedRegistration): { amount: string; details: string[] } {
+  const money = moneyFormatter(config);
+  const details: string[] = [];
+  const waiver = config.pricing.familyWaiver;
+  if (basket.family && waiver && priced.attendeeCount > waiver.maxChargedTickets) {
+    const most = waiver.maxChargedTickets;
+    details.push(`Family waiver: you pay for the ${most === 1 ? 'most expensive ticket' : `${most} most expensive tickets`} only.`);
+  }
+  if (priced.discount > 0) details.push(`Discount: ${money(priced.discount)} off.`);
+  if (priced.surcharge > 0) details.push(`Includes a ${money(priced.surcharge)} card processing fee.`);
+  return { amount: priced.total === 0 ? 'Free' : money(priced.total), details };
+}
