@@ -1,13 +1,36 @@
+import { createRequire } from 'node:module';
 import { pino, type Logger as PinoLogger, type DestinationStream } from 'pino';
 import { pathForLog } from './secret-paths.js';
 
 export type Logger = PinoLogger;
 
+/** How log lines are written: one JSON object a line (for machines), or pino-pretty's readable lines (for a person at a terminal). */
+export type LogFormat = 'json' | 'pretty';
+
 /**
- * Structured JSON log lines on stderr (stdout is kept for command output).
- * Known secret-bearing fields are redacted wherever they appear.
+ * LOG_FORMAT when it is set; otherwise readable lines when the log's destination (stderr) is a terminal,
+ * a person watching, and JSON lines everywhere else (systemd, a container, cron, a pipe), which log tools parse.
  */
-export function createLogger(options: { level?: string; destination?: DestinationStream } = {}): Logger {
+export function chooseLogFormat(setting: LogFormat | undefined, stderrIsTerminal: boolean): LogFormat {
+  return setting ?? (stderrIsTerminal ? 'pretty' : 'json');
+}
+
+export interface LoggerOptions {
+  level?: string;
+  /** Where the lines go; stderr when absent (stdout is kept for command output). */
+  destination?: DestinationStream;
+  /** JSON unless said. */
+  format?: LogFormat;
+  /** Pretty lines in colour: only for a terminal that shows them. */
+  colour?: boolean;
+}
+
+/**
+ * Log lines on stderr (stdout is kept for command output), JSON or pretty (chooseLogFormat).
+ * Known secret-bearing fields are redacted wherever they appear, before either format writes them.
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const out = options.destination ?? pino.destination({ fd: 2, sync: true });
   return pino(
     {
       level: options.level ?? 'info',
@@ -26,8 +49,20 @@ export function createLogger(options: { level?: string; destination?: Destinatio
       },
       serializers: { req: requestForLog },
     },
-    options.destination ?? pino.destination({ fd: 2, sync: true }),
+    options.format === 'pretty' ? prettyDestination(out, options.colour ?? false) : out,
   );
+}
+
+/**
+ * Each JSON line pino wrote (redacted already) rewritten by pino-pretty, in the same call: no worker thread,
+ * nothing buffered, so the last lines before an exit are not lost. pino-pretty is required here, only when
+ * pretty lines are asked for, rather than imported: a cron job (never a terminal) starts without parsing it.
+ */
+function prettyDestination(out: DestinationStream, colour: boolean): DestinationStream {
+  const load = createRequire(import.meta.url);
+  const { prettyFactory } = load('pino-pretty') as typeof import('pino-pretty');
+  const prettify = prettyFactory({ colorize: colour, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname' });
+  return { write: (line: string) => out.write(prettify(line)) };
 }
 
 interface LoggedRequest {

@@ -4,7 +4,7 @@ import { connectDb, type Db } from '../db/connect.js';
 import { startDevDatabase } from '../db/embedded.js';
 import { migrateLatest } from '../db/migrate.js';
 import { createFieldCipher } from '../crypto/field-cipher.js';
-import { createLogger, type Logger } from '../logger.js';
+import { chooseLogFormat, createLogger, type Logger } from '../logger.js';
 import type { AppContext } from '../context.js';
 import type { Mailer } from '../mail/types.js';
 import { AppError } from '../errors.js';
@@ -25,7 +25,12 @@ export function loadRuntimeConfig(env: NodeJS.ProcessEnv = process.env, cwd = pr
     if (missing.length > 0) throw new ConfigError(missing);
     const envFileWarning = envFilePermissionWarning(cwd);
     const warnings = envFileWarning ? [...configWarnings, envFileWarning] : configWarnings;
-    const logger = createLogger({ level: config.logLevel });
+    const terminal = Boolean(process.stderr.isTTY);
+    const logger = createLogger({
+      level: config.logLevel,
+      format: chooseLogFormat(config.logFormat, terminal),
+      colour: terminal && process.env.NO_COLOR === undefined,
+    });
     for (const warning of warnings) logger.warn(warning);
     return { config, logger, warnings };
   } catch (error) {

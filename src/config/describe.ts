@@ -91,5 +91,6 @@ export function describeConfig(config: AppConfig): Record<string, unknown> {
     perfQueryLogFile: config.perfQueryLogFile ?? 'off',
     http: config.http,
     limits: config.limits,
+    log: { level: config.logLevel, format: config.logFormat ?? 'pretty at a terminal, else json' },
   };
 }

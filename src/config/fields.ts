@@ -168,6 +168,7 @@ export const fields = {
   nonNegativeInt: rule(z.string().regex(/^\d+$/).transform(Number), 'a whole number'),
   keyId: rule(z.string().regex(/^v[1-9]\d*$/), 'a key version such as v1 or v2'),
   logLevel: rule(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'one of fatal, error, warn, info, debug, trace, silent'),
+  logFormat: rule(z.enum(['json', 'pretty']), 'json or pretty (or unset: pretty at a terminal, JSON otherwise)'),
   azureMonitorConnectionString: rule(
     z.string().refine(isAzureMonitorConnectionString),
     'an Application Insights connection string as the Azure portal shows it: InstrumentationKey=<GUID in lowercase>;IngestionEndpoint=https://… (key=value pairs separated by ";")',

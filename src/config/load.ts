@@ -249,6 +249,7 @@ export function loadConfig(
     warnings.push('CHURCH_NETWORK_FORM_POSTS_PER_MINUTE is set while CHURCH_NETWORKS is not: it applies to nobody');
   }
   const logLevel = read('LOG_LEVEL', fields.logLevel) ?? 'info';
+  const logFormat = read('LOG_FORMAT', fields.logFormat);
   const churchWebsite = read('CHURCH_WEBSITE', fields.httpUrl);
   const telemetryConnectionString = read('TELEMETRY_CONNECTION_STRING', fields.azureMonitorConnectionString);
   if (isProduction) requireDistinct(['AUTH_SECRET', 'ENCRYPTION_KEY', 'CRON_SECRET', 'SETUP_TOKEN', 'WEBSITE_SYNC_SECRET'], raw, problem);
@@ -308,6 +309,7 @@ export function loadConfig(
     http: { port, host, trustProxy },
     limits: { confirmationEmailsPerClientPerHour, churchNetworks, churchNetworkFormPostsPerMinute },
     logLevel,
+    logFormat,
     stateDir,
   };
   return { config, warnings };

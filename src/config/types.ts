@@ -92,6 +92,8 @@ export interface AppConfig {
     churchNetworkFormPostsPerMinute: number;
   };
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** LOG_FORMAT; undefined: pretty when stderr is a terminal, JSON otherwise (chooseLogFormat). */
+  logFormat?: 'json' | 'pretty';
   /** Directory for local state: embedded database, dev outbox. */
   stateDir: string;
 }

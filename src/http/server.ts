@@ -9,6 +9,7 @@ import { securityHeaders, securityHeadersSetter } from './security-headers.js';
 import { registerBrowserAssets } from './browser-assets.js';
 import { registerHealthRoute } from './health.js';
 import { registerPublicPages } from './public-pages.js';
+import { registerEventsListPage } from './events-list-routes.js';
 import { publicClient } from '../client-key.js';
 import { postgresRateLimitStore } from './rate-limit-store.js';
 import { registerRegistrationRoute } from './register-route.js';
@@ -152,6 +153,7 @@ export async function buildServer(
     registerCronRoutes(scope, ctx, { track, stopping: stopping.signal, telemetry });
     registerSetupRoutes(scope, ctx, page);
     registerPublicPages(scope, ctx, page, errorPage);
+    registerEventsListPage(scope, ctx, page);
     registerRegistrationRoute(scope, ctx, page);
     registerUnsubscribeRoutes(scope, ctx, page);
     registerManageRoutes(scope, ctx, page);

@@ -14,6 +14,9 @@ interface JsonOption {
   json?: boolean;
 }
 
+/** Create, update and publish print the event's public page (and --json gives it as publicUrl). */
+const WITH_ADDRESS = { address: true } as const;
+
 const jsonOptionSchema = z.object({ json: z.boolean().optional() });
 const deleteOptionsSchema = z.object({ json: z.boolean().optional(), force: z.boolean().optional() });
 const listOptionsSchema = z.object({ json: z.boolean().optional(), all: z.boolean().optional() });
@@ -60,7 +63,10 @@ export function registerEventsCommands(program: Command): void {
       const text = await readEventFileText(file);
       await withContext(async (ctx) => {
         const input = await parseInZone(text, ctx);
-        await applyChange(ctx, options, () => import('../../office/events.js').then((m) => m.createEvent(ctx, input)), await fileWarnings(text, ctx));
+        await applyChange(ctx, options, () => import('../../office/events.js').then((m) => m.createEvent(ctx, input)), {
+          ...WITH_ADDRESS,
+          fileWarnings: await fileWarnings(text, ctx),
+        });
       });
     });
 
@@ -88,7 +94,7 @@ export function registerEventsCommands(program: Command): void {
           ctx,
           options,
           () => import('../../office/events.js').then((m) => m.updateEvent(ctx, input, { force: options.force })),
-          await fileWarnings(text, ctx),
+          { ...WITH_ADDRESS, fileWarnings: await fileWarnings(text, ctx) },
         );
       });
     });
@@ -102,7 +108,9 @@ export function registerEventsCommands(program: Command): void {
     .action(async (slug: string, rawOptions: unknown) => {
       const options = jsonOptionSchema.parse(rawOptions);
       const valid = parseSlug(slug);
-      await withContext((ctx) => applyChange(ctx, options, () => import('../../office/events.js').then((m) => m.publishEvent(ctx, valid))));
+      await withContext((ctx) =>
+        applyChange(ctx, options, () => import('../../office/events.js').then((m) => m.publishEvent(ctx, valid)), WITH_ADDRESS),
+      );
     });
 
   events
@@ -199,18 +207,26 @@ type SyncReport =
  * Create and update say when the event starts (and ends) in APP_TIMEZONE and whether it is published, so a wrong
  * offset or a draft left unpublished shows at once.
  */
-async function applyChange(ctx: AppContext, options: JsonOption, change: () => Promise<EventChange>, fileWarnings: string[] = []): Promise<void> {
+async function applyChange(
+  ctx: AppContext,
+  options: JsonOption,
+  change: () => Promise<EventChange>,
+  shown: { fileWarnings?: string[]; address?: boolean } = {},
+): Promise<void> {
   const result = await change();
-  const warnings = [...fileWarnings, ...result.warnings];
+  const warnings = [...(shown.fileWarnings ?? []), ...result.warnings];
   const sync = await syncReport(ctx, result.deliveryId);
   const { memberDateTime } = await import('../../time-format.js');
   const when = memberDateTime(ctx.config.regional);
   const written = result.change === 'created' || result.change === 'updated';
+  const { eventPageUrl } = await import('../../http/events-list-links.js');
+  const publicUrl = shown.address ? (eventPageUrl(ctx.config, result.event.slug) ?? null) : undefined;
   printResult(
     options,
     {
       change: result.change,
       event: result.event,
+      ...(publicUrl === undefined ? {} : { publicUrl }),
       deliveryId: result.deliveryId,
       websiteSync: sync,
       warnings,
@@ -226,6 +242,7 @@ async function applyChange(ctx: AppContext, options: JsonOption, change: () => P
             describePublishState(result),
           ]
         : []),
+      ...(publicUrl === undefined ? [] : [describeAddress(result.event, publicUrl)]),
       ...warnings.map((warning) => `warning: ${warning}`),
       ...(result.left ? [describeLeft(result.event.slug, result.left)] : []),
       describeSync(sync),
@@ -244,6 +261,13 @@ function describePublishState(result: EventChange): string {
     return `${published ? 'still published' : 'still a draft'}: the file says "published": ${String(result.ignored.published)}, which update does not apply; ${how}`;
   }
   return published ? 'still published' : `still a draft; ${how}`;
+}
+
+/** Where families find the event: its page, public once the event is published. */
+function describeAddress(event: EventRecord, publicUrl: string | null): string {
+  const label = event.published ? 'public page' : 'public page once published';
+  if (publicUrl !== null) return `${label}: ${publicUrl}`;
+  return `${label}: /events/${event.slug} on the app's public address (set AUTH_URL to it, e.g. https://events.example.org, for the full link)`;
 }
 
 /** delete --force: what was left behind, and what the office can still do about it. */

@@ -33,6 +33,7 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['registrations'], load: async () => (await import('./registrations/index.js')).registerRegistrationsCommands },
   { names: ['waitlist'], load: async () => (await import('./waitlist.js')).registerWaitlistCommands },
   { names: ['checkin'], load: async () => (await import('./checkin/index.js')).registerCheckinCommands },
+  { names: ['outbox'], load: async () => (await import('./outbox/index.js')).registerOutboxCommands },
 ];
 
 /**

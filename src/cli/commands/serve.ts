@@ -1,8 +1,10 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { proxyWarnings } from '../../config/proxy.js';
+import type { AppConfig } from '../../config/types.js';
 import type { Db } from '../../db/connect.js';
 import { AppError, UsageError } from '../../errors.js';
+import { eventsPageUrl, publicAddress } from '../../http/events-list-links.js';
 import type { BuiltServer } from '../../http/server.js';
 import type { DeliveryLoop } from '../../scheduler/delivery-loop.js';
 import type { Scheduler } from '../../scheduler/index.js';
@@ -16,19 +18,36 @@ const optionsSchema = z.object({
   host: z.string().min(1).optional(),
 });
 
+const SERVE_HELP = `
+Example:
+  $ IN_APP_CRON=true eventops serve --port 3000
+
+The public pages live under the app's public address, written PUBLIC_URL below: it is AUTH_URL (else
+APP_URL), which every link in emails starts with. Behind a proxy it is the proxy's https:// address.
+  PUBLIC_URL/                          the events page: every published event still to come, with places left
+  PUBLIC_URL/events                    the same events page
+  PUBLIC_URL/events/SLUG               an event's page and registration form (\`eventops events create\` prints it)
+  PUBLIC_URL/events/SLUG/success       the success page a card payment returns to: paid, processing or not completed
+  PUBLIC_URL/registrations/ID?token=…  a registration's own page (bank details, what is paid), from its email
+  PUBLIC_URL/registrations/ID/pay?…    the pay-now page: pay an unpaid registration by card, from its email
+  PUBLIC_URL/manage/TOKEN              the manage page: a family changes details or cancels, from its email
+  PUBLIC_URL/checkin/TOKEN             the check-in page for volunteers at the door (\`eventops checkin link\`)
+When it starts, serve prints the address it listens on, the public address and the events page's address.
+
+Stops gracefully on SIGTERM or SIGINT: in-flight requests and a running job finish first.`;
+
 /** How long serve waits, after SIGTERM, for in-flight requests and a running job (docs/deploy/eventops.service waits longer). */
 export const SHUTDOWN_GRACE_MS = 25_000;
 
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('run the HTTP server: cron endpoints, first-admin setup, health; the in-app scheduler when IN_APP_CRON is on')
+    .description(
+      'run the HTTP server: the public pages (events, registration, payment, manage, check-in), cron endpoints, first-admin setup, health; the in-app scheduler when IN_APP_CRON is on',
+    )
     .option('--port <port>', 'port to listen on (default PORT or 3000)')
     .option('--host <host>', 'address to bind (default HOST or 127.0.0.1)')
-    .addHelpText(
-      'after',
-      '\nExample:\n  $ IN_APP_CRON=true eventops serve --port 3000\n\nStops gracefully on SIGTERM or SIGINT: in-flight requests and a running job finish first.',
-    )
+    .addHelpText('after', SERVE_HELP)
     .action(async (raw: unknown) => {
       const parsed = optionsSchema.safeParse(raw);
       if (!parsed.success) throw new UsageError('--port must be a number from 0 to 65535', 'for example --port 3000');
@@ -92,6 +111,7 @@ export function registerServeCommand(program: Command): void {
 
         const address = await server.app.listen({ port, host });
         logger.info({ address }, 'eventops serve listening');
+        process.stdout.write(startedLines(address, config).join('\n') + '\n');
         const listening = server.app.server.address();
         const unreachableLinks = publicUrlPortMismatch(config.authUrl ?? config.appUrl, typeof listening === 'object' && listening ? listening.port : port);
         if (unreachableLinks) logger.warn(unreachableLinks);
@@ -137,3 +157,18 @@ export function registerServeCommand(program: Command): void {
     });
 }
 
+
+/**
+ * Said on stdout when the server is up, for the person who started it (the JSON log on stderr is for machines):
+ * where it listens, and where the public finds the events page (the public address, else this server itself).
+ */
+export function startedLines(listening: string, config: Pick<AppConfig, 'authUrl' | 'appUrl'>): string[] {
+  const base = publicAddress(config);
+  return [
+    `eventops is listening on ${listening}`,
+    base === undefined
+      ? 'public address: not set (AUTH_URL, else APP_URL): links in emails cannot be built'
+      : `public address: ${base}`,
+    `events page: ${base === undefined ? `${listening.replace(/\/+$/, '')}/` : eventsPageUrl(config)}`,
+  ];
+}
