@@ -26,6 +26,7 @@ const OUTSIDE_THE_CONFIGURATION: Record<string, string> = {
   BENCH_CASES: 'bench/run.ts',
   CRON_TZ: 'crontab.example',
   LD_PRELOAD: 'test/support/cli.ts',
+  NO_COLOR: 'src/cli/runtime.ts',
 };
 
 /** The text of every code span and fenced block of a Markdown file, one entry per line (spans as one line). */

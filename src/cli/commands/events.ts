@@ -36,7 +36,7 @@ mailbox, may hold; "unpaidAlertShare" (create: 0.4; null = never) alerts the off
 unpaid places pass that share of the capacity.
 "published" is read by create only (default false): after that \`events publish\` and \`events unpublish\`
 change it, and update leaves it as it is, saying so when the file says otherwise.
-"questions" lists what the form asks (see "Event file" in the README); a tier's "minAge"/"maxAge" make the
+"questions" lists what the form asks (see "The event file" in docs/office.md); a tier's "minAge"/"maxAge" make the
 form ask each of its attendees a date of birth, and "child": true makes each of its attendees a child (a consent
 is then the contact's as guardian); "sensitiveRetentionDays" (create: 30) is how long after the
 event its sensitive answers are kept.
