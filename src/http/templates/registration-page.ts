@@ -1,4 +1,5 @@
 import { definePage } from '../pages.js';
+import { KEEP_LINK_PRIVATE } from '../../payments/templates/manage-link-lines.js';
 
 export interface LineView {
   label: string;
@@ -72,7 +73,7 @@ export const registrationPage = definePage<RegistrationPageData>(`
   <h2><bdi>{{heading}}</bdi></h2>
   <ul>{{#each answers}}<li>{{label}}: <bdi>{{value}}</bdi></li>{{/each}}</ul>{{/each}}
   </div>{{/if}}
-  {{#if manageHref}}<p id="manage-link"><a href="{{manageHref}}">Manage your registration</a>: correct your details or answers, or cancel. Keep this link (bookmark it): it is yours alone.</p>{{/if}}
+  {{#if manageHref}}<p id="manage-link"><a href="{{manageHref}}">Manage your registration</a>: correct your details or answers, or cancel. Bookmark it. ${KEEP_LINK_PRIVATE}</p>{{/if}}
 </div>
 {{#if payNowHref}}
 <div class="card">
