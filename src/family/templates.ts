@@ -1,4 +1,5 @@
 import { defineEmailTemplate } from '../mail/render.js';
+import { MANAGE_LINK_HTML, MANAGE_LINK_TEXT } from '../payments/templates/manage-link-lines.js';
 
 export interface EmailChangedData {
   name: string;
@@ -64,15 +65,14 @@ export const newManageLinkEmail = defineEmailTemplate<NewManageLinkData>({
   subject: 'Your registration: {{eventTitle}}',
   html: `<p>Hi {{name}},</p>
 <p>This address is now the contact for the registration for <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}), reference <strong>{{reference}}</strong>.</p>
-<p><a href="{{manageUrl}}">Manage your registration</a></p>
-<p>Keep this email: the link is yours alone, and the links sent to the old address no longer work.</p>`,
+${MANAGE_LINK_HTML}
+<p>Keep this email: the links sent to the old address no longer work.</p>`,
   text: `Hi {{name}},
 
 This address is now the contact for the registration for {{eventTitle}} ({{dateTime eventStartsAt}}), reference {{reference}}.
+${MANAGE_LINK_TEXT}
 
-Manage your registration: {{manageUrl}}
-
-Keep this email: the link is yours alone, and the links sent to the old address no longer work.`,
+Keep this email: the links sent to the old address no longer work.`,
 });
 
 export interface RegistrantCancelledData {

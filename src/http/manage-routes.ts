@@ -82,7 +82,8 @@ export function registerManageRoutes(app: FastifyInstance, ctx: AppContext, page
     const token = tokenOf(request.params);
     if (!token) return notFound(reply);
     const parsed = detailsSchema.safeParse(request.body ?? {});
-    if (!parsed.success) {
+    // Refused: the page again, the form that was posted open with what was typed and what was wrong.
+    const refuseDetails = async (errors: DetailsView['errors']) => {
       const link = await found(request.params);
       if (!link) return notFound(reply);
       const body = (request.body ?? {}) as Record<string, unknown>;
@@ -95,22 +96,21 @@ export function registerManageRoutes(app: FastifyInstance, ctx: AppContext, page
         mobile: text(body.mobile),
         attendees: (current.details?.values.attendees ?? []).map((attendee, index) => ({ ...attendee, name: text(typedNames[index]) })),
       };
-      const errors = parsed.error.issues.map((issue) => ({
-        field: String(issue.path[0] ?? ''),
-        message: `${LABELS[String(issue.path[0])] ?? 'Form'}: ${issue.message}`,
-      }));
       reply.code(400);
       return show(reply, link.managed, { details: { values, errors }, formError: 'Please check the details below; nothing was changed.' });
+    };
+    if (!parsed.success) {
+      return refuseDetails(
+        parsed.error.issues.map((issue) => ({
+          field: String(issue.path[0] ?? ''),
+          message: `${LABELS[String(issue.path[0])] ?? 'Form'}: ${issue.message}`,
+        })),
+      );
     }
     const attendeeNames: string[] = [];
     for (const name of parsed.data.attendee_name) {
       const checked = attendeeName.safeParse(name);
-      if (!checked.success) {
-        const link = await found(request.params);
-        if (!link) return notFound(reply);
-        reply.code(400);
-        return show(reply, link.managed, { formError: `Attendee: ${checked.error.issues[0]?.message ?? 'enter a name'}; nothing was changed.` });
-      }
+      if (!checked.success) return refuseDetails([{ field: 'attendee_name', message: `Attendee: ${checked.error.issues[0]?.message ?? 'enter a name'}` }]);
       attendeeNames.push(checked.data);
     }
     try {

@@ -6,8 +6,10 @@ import { managePath } from '../payments/manage-link.js';
 import { heldUntil } from '../payments/hold-release.js';
 import { listOfficePayments, officeRefundedSum } from '../registrations/ledger.js';
 import { paymentReference } from '../registrations/reference.js';
-import { lineViews, loadPublicRegistration, payNowPath, payNowRefusal } from './registration-view.js';
+import { lineViews, loadPublicRegistration, payNowPath, payNowRefusal, type PublicRegistration } from './registration-view.js';
 import type { ManagePageData } from './templates/manage-page.js';
+import type { BankInstructionsView } from './templates/registration-page.js';
+import { getBankDetails } from '../settings.js';
 import { pageFormat } from './templates/format.js';
 import { decryptSensitiveAnswers, emptyAnswers, mergeAnswers, type RegistrationAnswers } from '../registrations/answers.js';
 import { answerFieldsOf, answersFormView, answersView, answerText, calendarDate } from './manage-answers-view.js';
@@ -46,6 +48,9 @@ export interface DetailsView {
   errors: Array<{ field: string; message: string }>;
 }
 
+/** The fields of the contact form; the attendee names (`attendee_name`) are the other form's. */
+const CONTACT_FIELDS = new Set(['name', 'email', 'mobile']);
+
 /** The manage page: the event, attendees, amount, payments and what is owing, the hold deadline, and what the registrant may do. */
 export async function managePageData(
   ctx: AppContext,
@@ -72,21 +77,25 @@ export async function managePageData(
   const owingMinor = registration.status === 'PENDING' ? registration.total_minor - officePaid : 0;
 
   const live = registration.status !== 'CANCELLED';
+  const free = registration.total_minor === 0 && payments.length === 0;
   const open = live && changesOpen(event, now);
   const publicView = live ? await loadPublicRegistration(ctx.db, registration.id, now) : undefined;
   const payable = publicView && registration.status === 'PENDING' && !(await payNowRefusal(ctx, publicView));
   const releasedAt = registration.status === 'PENDING' ? await heldUntil(ctx.db, registration.id, ctx.config.regional.timeZone) : undefined;
   const option = open ? cancelOption(registration, paidMinor, publicView?.cardPayment === 'in_flight') : undefined;
 
+  const contact = {
+    name: registration.contact_name,
+    email: ctx.cipher.decrypt(registration.contact_email_enc),
+    mobile: registration.contact_mobile_enc ? ctx.cipher.decrypt(registration.contact_mobile_enc) : '',
+  };
   const details = options.details ?? {
-    values: {
-      name: registration.contact_name,
-      email: ctx.cipher.decrypt(registration.contact_email_enc),
-      mobile: registration.contact_mobile_enc ? ctx.cipher.decrypt(registration.contact_mobile_enc) : '',
-      attendees: attendees.map((attendee, index) => ({ ...attendee, number: index + 1 })),
-    },
+    values: { ...contact, attendees: attendees.map((attendee, index) => ({ ...attendee, number: index + 1 })) },
     errors: [],
   };
+  // A refused post opens the form it came from again, with what was typed and what was wrong.
+  const contactErrors = details.errors.filter((error) => CONTACT_FIELDS.has(error.field));
+  const attendeeErrors = details.errors.filter((error) => !CONTACT_FIELDS.has(error.field));
   const questions = askedQuestions(event);
   const stored = questions.length > 0 ? storedAnswers(ctx, registration) : emptyAnswers();
   const shownAnswers = answersView(questions, registration.attendees, stored, (value) => answerText(value, format, calendarDate(ctx.config.regional.locale)));
@@ -105,19 +114,41 @@ export async function managePageData(
     attendees,
     lines: lineViews(registration.line_items, attendees.map((a) => a.name), format.money),
     total: format.money(registration.total_minor),
+    free,
     payments,
     paid: format.money(Math.max(0, paidMinor)),
     refunded: refundedMinor > 0 ? format.money(refundedMinor) : undefined,
     owing: owingMinor > 0 ? format.money(owingMinor) : undefined,
     heldUntil: releasedAt ? format.dateTime(releasedAt) : undefined,
+    bank: publicView && owingMinor > 0 ? await bankInstructions(ctx, publicView, owingMinor, format.money) : undefined,
     payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id, registration.manage_link_version) : undefined,
-    details: open ? { action: `${token}/details`, closesAt: format.dateTime(changesCloseAt(event)), ...details } : undefined,
+    contact,
+    details: open
+      ? { action: `${token}/details`, closesAt: format.dateTime(changesCloseAt(event)), contactErrors, attendeeErrors, ...details }
+      : undefined,
     answers: asksAnything ? shownAnswers : undefined,
-    answersForm: asksAnything && open ? { action: `${token}/answers`, errors: answerInput.errors, ...answersForm } : undefined,
+    answersForm: asksAnything && open ? { action: `${token}/answers`, errors: answerInput.errors, open: answerInput.errors.length > 0, ...answersForm } : undefined,
     changesClosedNote: live && !open ? 'Changes on this page have closed for this event. To change anything, please contact the church office.' : undefined,
     cancelHref: option === 'self' ? `${token}/cancel` : undefined,
     askOfficeAction: option === 'ask_office' ? `${token}/ask-cancel` : undefined,
   };
+}
+
+/**
+ * The bank details and reference, while a bank-transfer registration owes money: as its registration page and
+ * confirmation give them, not while a card payment may still be confirmed or finished (they would invite paying
+ * twice), nor for an event that was cancelled.
+ */
+async function bankInstructions(
+  ctx: AppContext,
+  registration: PublicRegistration,
+  owingMinor: number,
+  money: (minor: number) => string,
+): Promise<BankInstructionsView | undefined> {
+  const cardOpen = registration.cardPayment === 'in_flight' || registration.cardPayment === 'resumable';
+  if (registration.paymentMethod !== 'bank' || cardOpen || registration.event.deletedAt) return undefined;
+  const details = await getBankDetails(ctx.db);
+  return { ...details, configured: details !== undefined, reference: paymentReference(registration.id), amount: money(owingMinor) };
 }
 
 function statusLabel(registration: ManagedRegistration['registration']): string {

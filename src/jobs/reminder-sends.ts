@@ -5,7 +5,7 @@ import { eventCalendarFile } from '../mail/calendar.js';
 import type { EmailBranding } from '../mail/render.js';
 import { MailSendError, type MailAttachment, type Mailer, type MailMessage } from '../mail/types.js';
 import { belowCardMinimum } from '../payments/card-minimum.js';
-import { cardPaymentPossible, payNowUrl, registrationUrl } from '../payments/links.js';
+import { cardPaymentPossible, payNowUrl } from '../payments/links.js';
 import { manageUrl } from '../payments/manage-link.js';
 import { paymentReference } from '../registrations/reference.js';
 import { cardSurcharge, type CardFeeRate } from '../registrations/pricing.js';
@@ -329,7 +329,6 @@ function composeMessage(
   const base = {
     name: row.contact_name,
     event: { title: event.title, startsAt: event.starts_at, endsAt: event.ends_at, location: event.location },
-    registrationUrl: materials.linksAvailable ? registrationUrl(ctx.config, row.id, row.manage_link_version) : undefined,
     manageUrl: materials.linksAvailable ? manageUrl(ctx.config, { registrationId: row.id, version: row.manage_link_version }) : undefined,
   };
   // The reminder's round (its reminder_at) is part of the key: a repeat of the same round (a run that died

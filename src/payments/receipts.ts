@@ -2,7 +2,6 @@ import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
 import type { QueuedMailInput } from '../mail/queue.js';
 import { loadEmailBranding, type EmailBranding } from '../mail/render.js';
-import { registrationUrl } from './links.js';
 import { FIRST_MANAGE_LINK_VERSION, manageUrl } from './manage-link.js';
 import { paymentReference } from '../registrations/reference.js';
 import { listWords, paidByWords, type PaidByMethod } from '../registrations/paid-by.js';
@@ -76,7 +75,6 @@ export function renderReceiptWith(branding: EmailBranding, ctx: Pick<AppContext,
       ...methodsOf(input, ctx.config.regional),
       reference: paymentReference(input.registrationId),
       answerGroups: input.answerGroups,
-      registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId, input.manageLinkVersion ?? FIRST_MANAGE_LINK_VERSION) : undefined,
       manageUrl: hasPublicUrl
         ? manageUrl(ctx.config, { registrationId: input.registrationId, version: input.manageLinkVersion ?? FIRST_MANAGE_LINK_VERSION })
         : undefined,

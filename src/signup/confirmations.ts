@@ -7,7 +7,7 @@ import { loadEmailBranding } from '../mail/render.js';
 import { getBankDetails, getCardFeeRate } from '../settings.js';
 import { belowCardMinimum, cardMinimumOf } from '../payments/card-minimum.js';
 import { heldUntil } from '../payments/hold-release.js';
-import { cardPaymentPossible, payNowUrl, registrationUrl } from '../payments/links.js';
+import { cardPaymentPossible, payNowUrl } from '../payments/links.js';
 import { currentLinkVersion, manageUrl as manageUrlOf } from '../payments/manage-link.js';
 import { paymentReference } from '../registrations/reference.js';
 import { cardSurcharge, type PricedRegistration } from '../registrations/pricing.js';
@@ -87,7 +87,6 @@ export async function queueRegistrationConfirmation(
       free: input.priced.free,
       reference: paymentReference(input.registrationId),
       bank,
-      registrationUrl: hasPublicUrl ? registrationUrl(ctx.config, input.registrationId, linkVersion) : undefined,
       manageUrl,
       // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
       // (Nor is a card link offered for a total below the card provider's minimum: pay-now would refuse it.)

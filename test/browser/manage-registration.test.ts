@@ -31,8 +31,9 @@ describe('a family on its phone, from the "Manage your registration" link', () =
       await page.goto(link);
       expect(await page.locator('h1').textContent()).toBe('Manage your registration');
       expect(await page.locator('#owing').textContent()).toBe('$240.00');
+      await page.locator('summary', { hasText: 'attendee names' }).click();
       await page.getByLabel(/Attendee 2/).fill('Sam Citizen');
-      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByRole('button', { name: 'Save names' }).click();
       await page.waitForLoadState();
       expect(await page.locator('#notice').textContent()).toBe('Your changes are saved.');
       expect(await page.locator('#attendees li').allTextContents()).toEqual(['Jo Citizen (Adult)', 'Sam Citizen (Adult)']);

@@ -131,6 +131,7 @@ describe('the manage page corrects an answer', () => {
       const violations = cspViolations(page);
       await page.goto(`${pages.stack.url}${managePath(config.authSecret, { registrationId: id, version: 1 })}`);
       expect(await page.locator('#your-answers').textContent()).toContain('Peanuts');
+      await page.locator('summary', { hasText: 'your answers' }).click();
       await page.getByLabel('Jo Citizen: Allergy details').fill('Peanuts and sesame');
       await page.getByRole('button', { name: 'Save answers' }).click();
       await page.waitForLoadState();

@@ -95,7 +95,7 @@ describe('the family sees its answers on the manage page, sensitive ones too, an
     const { path } = await answeredRegistration();
     const page = await get(path);
     expect(page.status).toBe(200);
-    expect(page.html).toContain('<h2>Your answers</h2>');
+    expect(page.html).toContain('<h2 id="answers-heading">Your answers</h2>');
     expect(page.html).toContain('<dt>Allergy details</dt><dd>Peanuts</dd>');
     expect(page.html).toContain('<dt>Date of birth</dt><dd>14 March 2018</dd>');
     expect(page.html).toMatch(/<dt>We agree that photos[^<]*<\/dt><dd>Given by Jo Citizen, [^<]*1 November 2026/);

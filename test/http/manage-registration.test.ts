@@ -332,6 +332,27 @@ describe('changing details on the manage page', () => {
     expect(await web.tdb.db('registrations').where({ id }).first()).toEqual(before);
     expect(await historyOf(id)).toEqual([]);
   });
+
+  it('a refused correction opens again only the form it came from, with what was typed and what was wrong beside it', async () => {
+    const event = await insertEvent(web.tdb.db);
+    const { path } = await registration(event.id, {}, ['Sam Member', 'Kim Member']);
+    const folded = await get(path);
+    expect(folded.html).toContain('<details class="change" id="change-contact">');
+    expect(folded.html).toContain('<details class="change" id="change-attendees">');
+
+    const badEmail = await post(`${path}/details`, details({ email: 'not an address', attendee_name: ['Sam Member', 'Kim Member'] }));
+    expect(badEmail.status).toBe(400);
+    expect(badEmail.html).toContain('<details class="change" id="change-contact" open>');
+    expect(badEmail.html).toContain('<details class="change" id="change-attendees">');
+    expect(badEmail.html).toContain('value="not an address"');
+    expect(badEmail.html).toMatch(/<ul class="error" id="field-errors"><li>Email: [^<]+<\/li><\/ul>/);
+
+    const badName = await post(`${path}/details`, details({ attendee_name: ['Sam Member', 'Kim\u0085'] }));
+    expect(badName.status).toBe(400);
+    expect(badName.html).toContain('<details class="change" id="change-attendees" open>');
+    expect(badName.html).toContain('<details class="change" id="change-contact">');
+    expect(badName.html).toMatch(/<ul class="error" id="attendee-errors"><li>Attendee: [^<]*control characters[^<]*<\/li><\/ul>/);
+  });
 });
 
 describe('cancelling on the manage page', () => {

@@ -225,7 +225,7 @@ describe('once the provider confirmed the payment unpaid', () => {
 
       expect(success.status).toBe(200);
       expect(success.html).toContain('Payment not completed');
-      expect(success.html).toContain(`<a href="/registrations/${registration.id}?token=${registrationToken(AUTH_SECRET, registration.id, 1)}">See your registration</a>`);
+      expect(success.html).toContain(`<a class="action" href="/registrations/${registration.id}?token=${registrationToken(AUTH_SECRET, registration.id, 1)}">See your registration</a>`);
       expect(success.html).not.toContain('register again');
       expect(success.html).not.toContain('id="pay-now"');
     });
@@ -238,7 +238,7 @@ describe('once the provider confirmed the payment unpaid', () => {
     const success = await successPage(event.slug, 'cs_test_not_completed_new_1');
 
     expect(success.html).toContain('Payment not completed');
-    expect(success.html).toContain(`<a href="/events/${event.slug}">Back to the event</a> to register again.`);
+    expect(success.html).toContain(`To register again: <a class="action" href="/events/${event.slug}">Back to the event</a>`);
     expect(success.html).not.toContain('See your registration');
   });
 

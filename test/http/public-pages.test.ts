@@ -455,7 +455,7 @@ describe('GET /events/:slug/success', () => {
 
       const expired = await getPage(server, `/events/${event.slug}/success?session_id=cs_test_expired_1`);
       expect(expired.html).toContain('Payment not completed');
-      expect(expired.html).toContain(`<a href="/events/${event.slug}">Back to the event</a>`);
+      expect(expired.html).toContain(`<a class="action" href="/events/${event.slug}">Back to the event</a>`);
       expect(expired.html).not.toContain('id="pay-now"');
     });
   });
@@ -541,7 +541,7 @@ describe('names and titles typed in any script are isolated (<bdi>) from the wor
 
       const success = await getPage(server, `/events/${event.slug}/success?session_id=cs_test_bidi_1`);
       expect(success.status).toBe(200);
-      expect(success.html).toContain(`<bdi>${title}</bdi></a> is confirmed`);
+      expect(success.html).toContain(`Your place at <bdi>${title}</bdi> is confirmed`);
       for (const line of isolatedLines) expect(success.html).toContain(line);
     });
   });

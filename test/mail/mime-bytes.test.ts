@@ -34,7 +34,7 @@ async function bothWays(message: MailMessage): Promise<{ ours: string; nodemaile
 
 describe('message bytes written in one pass', () => {
   it('are exactly what nodemailer streams for an event reminder with its calendar file, non-Latin names and long lines', async () => {
-    const rendered = eventReminderEmail({ name: 'Zoë 김민준 '.repeat(12), event, registrationUrl: `https://example.org/registrations/1?token=${'a'.repeat(120)}` }, branding);
+    const rendered = eventReminderEmail({ name: 'Zoë 김민준 '.repeat(12), event, manageUrl: `https://example.org/manage/${'a'.repeat(120)}` }, branding);
     const { ours, nodemailers } = await bothWays({ to: ['zoe@example.org'], ...rendered, attachments: [calendar] });
     expect(ours).toBe(nodemailers);
     expect(ours).toContain('Content-Type: multipart/mixed');

@@ -789,7 +789,7 @@ describe('receipts and what is stored', () => {
       'Adult — Robin Receipt 1: $120.00',
       'Adult — Robin Receipt 2: $120.00',
       'Total paid: $240.00',
-      'http://127.0.0.1:3000/registrations/',
+      'Manage your registration: http://127.0.0.1:3000/manage/',
     ]) {
       expect(receipt?.text).toContain(expected);
     }

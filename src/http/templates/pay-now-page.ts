@@ -18,6 +18,8 @@ export const payNowPage = definePage<PayNowPageData>(`
   .lines { list-style: none; padding: 0; margin: 8px 0; }
   .lines li { display: flex; justify-content: space-between; gap: 12px; border-bottom: 1px solid #e4e4e7; padding: 6px 0; }
   .lines li.total { font-weight: 700; border-bottom: 0; }
+  button { min-height: 44px; min-width: 44px; }
+  a.back { display: inline-flex; align-items: center; min-height: 44px; min-width: 44px; }
 </style>
 <div class="card">
   <h1>Pay by card</h1>
@@ -30,5 +32,6 @@ export const payNowPage = definePage<PayNowPageData>(`
     <input type="hidden" name="token" value="{{token}}">
     <button type="submit" id="pay">Pay {{total}}</button>
   </form>
-  <p class="muted">You will be taken to our card payment provider's secure page. <a href="{{registrationHref}}">Back to your registration</a></p>
+  <p class="muted">You will be taken to our card payment provider's secure page.</p>
+  <p><a class="back" href="{{registrationHref}}">Back to your registration</a></p>
 </div>`);

@@ -1,4 +1,5 @@
 import { definePage } from '../pages.js';
+import { KEEP_LINK_PRIVATE } from '../../payments/templates/manage-link-lines.js';
 
 export interface LineView {
   label: string;
@@ -44,6 +45,27 @@ export interface RegistrationPageData {
   payNowHref?: string;
 }
 
+/**
+ * The bank details, the amount and the reference of a `bank` (BankInstructionsView), as the registration page and
+ * the manage page give them while a bank transfer is owed.
+ */
+export const BANK_DETAILS = `{{#if bank.configured}}
+  <dl class="bank">
+    {{#if bank.accountName}}<dt>Account name</dt><dd>{{bank.accountName}}</dd>{{/if}}
+    {{#if bank.bsb}}<dt>BSB</dt><dd>{{bank.bsb}}</dd>{{/if}}
+    {{#if bank.accountNumber}}<dt>Account number</dt><dd>{{bank.accountNumber}}</dd>{{/if}}
+    <dt>Amount</dt><dd>{{bank.amount}}</dd>
+    <dt>Reference</dt><dd><strong>{{bank.reference}}</strong></dd>
+  </dl>
+  <p class="muted">Please quote the reference so we can match your payment to this registration.</p>
+  {{else}}
+  <p>The church will email you its bank details. Please transfer {{bank.amount}} with the reference <strong>{{bank.reference}}</strong>.</p>
+  {{/if}}`;
+
+export const BANK_STYLES = `dl.bank { display: grid; grid-template-columns: auto 1fr; gap: 4px 12px; }
+  dl.bank dt { font-weight: 600; }
+  dl.bank dd { margin: 0; }`;
+
 // Names and the event's title are typed by people, in any script: each is isolated (<bdi>) from the words around it.
 export const registrationPage = definePage<RegistrationPageData>(`
 <style>
@@ -51,14 +73,14 @@ export const registrationPage = definePage<RegistrationPageData>(`
   .lines { list-style: none; padding: 0; margin: 8px 0; }
   .lines li { display: flex; justify-content: space-between; gap: 12px; border-bottom: 1px solid #e4e4e7; padding: 6px 0; }
   .lines li.total { font-weight: 700; border-bottom: 0; }
-  dl.bank { display: grid; grid-template-columns: auto 1fr; gap: 4px 12px; }
-  dl.bank dt { font-weight: 600; }
-  dl.bank dd { margin: 0; }
+  ${BANK_STYLES}
+  /* Links standing on their own are full-size targets for a finger on a phone. */
+  a.event-link, #manage-link a { display: inline-flex; align-items: center; min-height: 44px; min-width: 44px; }
 </style>
 <div class="card">
   <h1>Your registration</h1>
   {{#if confirmationHeldNote}}<p id="confirmation-held"><strong>{{confirmationHeldNote}}</strong></p>{{/if}}
-  <p>{{#if eventHref}}<a href="{{eventHref}}"><bdi>{{eventTitle}}</bdi></a>{{else}}<bdi>{{eventTitle}}</bdi>{{/if}}<br><span class="muted">{{when}}</span>{{#if location}}<br><span class="muted" id="location"><bdi>{{location}}</bdi></span>{{/if}}</p>
+  <p>{{#if eventHref}}<a class="event-link" href="{{eventHref}}"><bdi>{{eventTitle}}</bdi></a>{{else}}<bdi>{{eventTitle}}</bdi>{{/if}}<br><span class="muted">{{when}}</span>{{#if location}}<br><span class="muted" id="location"><bdi>{{location}}</bdi></span>{{/if}}</p>
   <p><strong>Status:</strong> <span id="status">{{statusLabel}}</span></p>
   {{#if heldBackReference}}<p><strong>Reference:</strong> <span id="reference">{{heldBackReference}}</span></p>{{/if}}
   <p>{{statusNote}}</p>
@@ -72,7 +94,7 @@ export const registrationPage = definePage<RegistrationPageData>(`
   <h2><bdi>{{heading}}</bdi></h2>
   <ul>{{#each answers}}<li>{{label}}: <bdi>{{value}}</bdi></li>{{/each}}</ul>{{/each}}
   </div>{{/if}}
-  {{#if manageHref}}<p id="manage-link"><a href="{{manageHref}}">Manage your registration</a>: correct your details or answers, or cancel. Keep this link (bookmark it): it is yours alone.</p>{{/if}}
+  {{#if manageHref}}<p id="manage-link"><a href="{{manageHref}}">Manage your registration</a>: correct your details or answers, or cancel. Bookmark it. ${KEEP_LINK_PRIVATE}</p>{{/if}}
 </div>
 {{#if payNowHref}}
 <div class="card">
@@ -84,17 +106,6 @@ export const registrationPage = definePage<RegistrationPageData>(`
 {{#if bank}}
 <div class="card" id="bank-instructions">
   <h2>Pay by bank transfer</h2>
-  {{#if bank.configured}}
-  <dl class="bank">
-    {{#if bank.accountName}}<dt>Account name</dt><dd>{{bank.accountName}}</dd>{{/if}}
-    {{#if bank.bsb}}<dt>BSB</dt><dd>{{bank.bsb}}</dd>{{/if}}
-    {{#if bank.accountNumber}}<dt>Account number</dt><dd>{{bank.accountNumber}}</dd>{{/if}}
-    <dt>Amount</dt><dd>{{bank.amount}}</dd>
-    <dt>Reference</dt><dd><strong>{{bank.reference}}</strong></dd>
-  </dl>
-  <p class="muted">Please quote the reference so we can match your payment to this registration.</p>
-  {{else}}
-  <p>The church will email you its bank details. Please transfer {{bank.amount}} with the reference <strong>{{bank.reference}}</strong>.</p>
-  {{/if}}
+  ${BANK_DETAILS}
 </div>
 {{/if}}`);

@@ -34,6 +34,9 @@ export const successPage = definePage<SuccessPageData>(`
   .lines { list-style: none; padding: 0; margin: 8px 0; }
   .lines li { display: flex; justify-content: space-between; gap: 12px; border-bottom: 1px solid #e4e4e7; padding: 6px 0; }
   .lines li.total { font-weight: 700; border-bottom: 0; }
+  /* Links standing on their own are full-size targets for a finger on a phone. */
+  a.action { display: inline-flex; align-items: center; min-height: 44px; min-width: 44px; }
+  .button { min-height: 44px; min-width: 44px; }
 </style>
 <div class="card" id="outcome">
 {{#if paid}}
@@ -41,7 +44,7 @@ export const successPage = definePage<SuccessPageData>(`
   {{#if eventCancelled}}
   <p>Thank you: your payment for <bdi>{{eventTitle}}</bdi> was received. This event has since been cancelled; the church will contact you.</p>
   {{else}}
-  <p>Thank you. Your place at {{#if eventHref}}<a href="{{eventHref}}"><bdi>{{eventTitle}}</bdi></a>{{else}}<bdi>{{eventTitle}}</bdi>{{/if}} is confirmed and a receipt is on its way by email.</p>
+  <p>Thank you. Your place at <bdi>{{eventTitle}}</bdi> is confirmed and a receipt is on its way by email.</p>
   {{/if}}
   {{#if lines}}
   <ul class="lines">
@@ -49,17 +52,17 @@ export const successPage = definePage<SuccessPageData>(`
     <li class="total"><span>Paid</span><span>{{total}}</span></li>
   </ul>
   {{/if}}
-  {{#if registrationHref}}<p><a href="{{registrationHref}}">View your registration</a></p>{{/if}}
+  {{#if registrationHref}}<p><a class="action" href="{{registrationHref}}">View your registration</a></p>{{/if}}
 {{/if}}
 {{#if cancelled}}
   <h1>Payment refunded: registration cancelled</h1>
-  <p>Your card payment for {{#if eventHref}}<a href="{{eventHref}}"><bdi>{{eventTitle}}</bdi></a>{{else}}<bdi>{{eventTitle}}</bdi>{{/if}} was refunded or disputed, so this registration was cancelled and its places released.</p>
-  {{#if registrationHref}}<p><a href="{{registrationHref}}">View your registration</a></p>{{/if}}
+  <p>Your card payment for <bdi>{{eventTitle}}</bdi> was refunded or disputed, so this registration was cancelled and its places released.</p>
+  {{#if registrationHref}}<p><a class="action" href="{{registrationHref}}">View your registration</a></p>{{/if}}
 {{/if}}
 {{#if registrationCancelled}}
   <h1>Registration cancelled</h1>
-  <p>Your registration for {{#if eventHref}}<a href="{{eventHref}}"><bdi>{{eventTitle}}</bdi></a>{{else}}<bdi>{{eventTitle}}</bdi>{{/if}} was cancelled and its places released. If you have any questions, please contact the church.</p>
-  {{#if registrationHref}}<p><a href="{{registrationHref}}">View your registration</a></p>{{/if}}
+  <p>Your registration for <bdi>{{eventTitle}}</bdi> was cancelled and its places released. If you have any questions, please contact the church.</p>
+  {{#if registrationHref}}<p><a class="action" href="{{registrationHref}}">View your registration</a></p>{{/if}}
 {{/if}}
 {{#if processing}}
   <h1>Processing your payment…</h1>
@@ -84,9 +87,9 @@ export const successPage = definePage<SuccessPageData>(`
   {{#if payNowHref}}
   <a class="button" id="pay-now" href="{{payNowHref}}">Pay now by card</a>
   {{else if registrationHref}}
-  <p><a href="{{registrationHref}}">See your registration</a></p>
+  <p><a class="action" href="{{registrationHref}}">See your registration</a></p>
   {{else if registrationOpen}}
-  <p><a href="{{eventHref}}">Back to the event</a> to register again.</p>
+  <p>To register again: <a class="action" href="{{eventHref}}">Back to the event</a></p>
   {{else}}
   <p>Registration for this event is closed.</p>
   {{/if}}

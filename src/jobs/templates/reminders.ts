@@ -1,4 +1,5 @@
 import { defineEmailTemplate } from '../../mail/render.js';
+import { MANAGE_LINK_HTML, MANAGE_LINK_TEXT } from '../../payments/templates/manage-link-lines.js';
 
 export interface ReminderEvent {
   title: string;
@@ -11,9 +12,7 @@ export interface ReminderEvent {
 export interface EventReminderData {
   name: string;
   event: ReminderEvent;
-  /** The registration's own page; absent when no public URL is configured. */
-  registrationUrl?: string;
-  /** The registrant's own "Manage your registration" link (manage-link.ts); absent when no public URL is configured. */
+  /** The registrant's own "Manage your registration" link (manage-link.ts), the email's one link to the registration; absent when no public URL is configured. */
   manageUrl?: string;
 }
 
@@ -41,8 +40,7 @@ export const eventReminderEmail = defineEmailTemplate<EventReminderData>({
 {{#if event.location}}<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Where</td><td>{{event.location}}</td></tr>{{/if}}
 </table>
 <p>The attached calendar file adds the event to your calendar.</p>
-{{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}
-{{#if manageUrl}}<p><a href="{{manageUrl}}">Manage your registration</a></p>{{/if}}`,
+${MANAGE_LINK_HTML}`,
   text: `Hi {{name}},
 
 This is a reminder that you are registered for {{event.title}}.
@@ -51,12 +49,7 @@ When: {{dateTimeSpan event.startsAt event.endsAt}}
 {{#if event.location}}Where: {{event.location}}
 {{/if}}
 The attached calendar file adds the event to your calendar.
-{{#if registrationUrl}}
-View your registration: {{registrationUrl}}
-{{/if}}
-{{#if manageUrl}}
-Manage your registration: {{manageUrl}}
-{{/if}}`,
+${MANAGE_LINK_TEXT}`,
 });
 
 /** Payment reminder for a PENDING registration with an amount owing. */
@@ -76,8 +69,7 @@ Our records show <strong>{{money amountMinor}}</strong> still owing for your reg
 <tr><td style="padding:2px 12px 2px 0;color:#71717a;">Reference</td><td>{{reference}}</td></tr>
 </table>{{/if}}
 <p>If you have paid in the last few days, thank you, and please ignore this reminder.</p>
-{{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}
-{{#if manageUrl}}<p><a href="{{manageUrl}}">Manage your registration</a></p>{{/if}}`,
+${MANAGE_LINK_HTML}`,
   text: `Hi {{name}},
 
 {{event.title}} is coming up on {{dateTime event.startsAt}}{{#if event.location}} at {{event.location}}{{/if}}.
@@ -94,10 +86,5 @@ Account number: {{bank.accountNumber}}
 Reference: {{reference}}
 {{/if}}
 If you have paid in the last few days, thank you, and please ignore this reminder.
-{{#if registrationUrl}}
-View your registration: {{registrationUrl}}
-{{/if}}
-{{#if manageUrl}}
-Manage your registration: {{manageUrl}}
-{{/if}}`,
+${MANAGE_LINK_TEXT}`,
 });

@@ -1,4 +1,5 @@
 import { defineEmailTemplate } from '../../mail/render.js';
+import { MANAGE_LINK_HTML, MANAGE_LINK_TEXT } from './manage-link-lines.js';
 
 export interface ReceiptEmailData {
   name: string;
@@ -19,9 +20,7 @@ export interface ReceiptEmailData {
   several: boolean;
   /** Short reference of the registration. */
   reference: string;
-  /** The registration's own page; absent when no public URL is configured. */
-  registrationUrl?: string;
-  /** The registrant's own "Manage your registration" link (manage-link.ts); absent when no public URL is configured. */
+  /** The registrant's own "Manage your registration" link (manage-link.ts), the email's one link to the registration; absent when no public URL is configured. */
   manageUrl?: string;
 }
 
@@ -41,8 +40,7 @@ export const receiptEmail = defineEmailTemplate<ReceiptEmailData>({
 Paid by: {{paidByWords}}<br>
 {{#if paymentIntentId}}Payment reference: <span style="font-family:monospace;">{{paymentIntentId}}</span><br>{{/if}}
 Registration reference: <span style="font-family:monospace;">{{reference}}</span></p>
-{{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}
-{{#if manageUrl}}<p><a href="{{manageUrl}}">Manage your registration</a></p>{{/if}}
+${MANAGE_LINK_HTML}
 <p>Please keep this email as your receipt.</p>`,
   text: `Hi {{name}},
 
@@ -60,13 +58,7 @@ Paid to {{church.name}}{{#if church.abn}} (ABN {{church.abn}}){{/if}}{{#if churc
 Paid by: {{paidByWords}}
 {{#if paymentIntentId}}Payment reference: {{paymentIntentId}}
 {{/if}}Registration reference: {{reference}}
-{{#if registrationUrl}}
-
-View your registration: {{registrationUrl}}
-{{/if}}
-{{#if manageUrl}}
-Manage your registration: {{manageUrl}}
-{{/if}}
+${MANAGE_LINK_TEXT}
 
 Please keep this email as your receipt.`,
 });

@@ -1,5 +1,6 @@
 import { defineEmailTemplate } from '../../mail/render.js';
 import type { BankDetails } from '../../settings.js';
+import { MANAGE_LINK_HTML, MANAGE_LINK_TEXT } from '../../payments/templates/manage-link-lines.js';
 
 export interface ConfirmationEmailData {
   name: string;
@@ -22,8 +23,7 @@ export interface ConfirmationEmailData {
   free: boolean;
   reference: string;
   bank?: BankDetails;
-  registrationUrl?: string;
-  /** The registrant's own "Manage your registration" link (manage-link.ts); absent when no public URL is configured. */
+  /** The registrant's own "Manage your registration" link (manage-link.ts), the email's one link to the registration; absent when no public URL is configured. */
   manageUrl?: string;
   payNowUrl?: string;
   /** The event's other live registrations made with this address: perhaps the member registered twice. */
@@ -53,8 +53,7 @@ export const registrationConfirmationEmail = defineEmailTemplate<ConfirmationEma
 Account name: {{bank.accountName}}<br>BSB: {{bank.bsb}}<br>Account number: {{bank.accountNumber}}<br>
 Reference: <strong>{{reference}}</strong></p>{{else}}<p>Please use the reference <strong>{{reference}}</strong> with your payment.</p>{{/if}}
 {{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 16px;border-radius:6px;background:#0f172a;color:#ffffff;text-decoration:none;">Pay now by card</a></p>{{/if}}{{/unless}}{{/unless}}
-{{#if registrationUrl}}<p><a href="{{registrationUrl}}">View your registration</a></p>{{/if}}
-{{#if manageUrl}}<p><a href="{{manageUrl}}">Manage your registration</a></p>{{/if}}`,
+${MANAGE_LINK_HTML}`,
   text: `Hi {{name}},
 
 {{#if free}}{{#if severalPlaces}}Your places at {{eventTitle}} are{{else}}Your place at {{eventTitle}} is{{/if}} confirmed. There is nothing to pay.{{else}}{{#if cardPaymentInFlight}}Thank you for registering for {{eventTitle}}. A card payment for it is being processed; there is nothing more to do for now.{{else}}Thank you for registering for {{eventTitle}}. {{#if heldUntil}}{{#if severalPlaces}}Your places are{{else}}Your place is{{/if}} held until {{dateTime heldUntil}}; please pay {{money balanceMinor}} by then to confirm {{#if severalPlaces}}them{{else}}it{{/if}}. If we have not received it by then, {{#if severalPlaces}}your places are{{else}}your place is{{/if}} released for others.{{else}}{{#if severalPlaces}}Your places are{{else}}Your place is{{/if}} held; please pay {{money balanceMinor}} to confirm {{#if severalPlaces}}them{{else}}it{{/if}}.{{/if}}{{/if}}{{/if}}
@@ -86,11 +85,5 @@ Reference: {{reference}}{{else}}Please use the reference {{reference}} with your
 
 Pay now by card: {{payNowUrl}}
 {{/if}}{{/unless}}{{/unless}}
-{{#if registrationUrl}}
-
-View your registration: {{registrationUrl}}
-{{/if}}
-{{#if manageUrl}}
-Manage your registration: {{manageUrl}}
-{{/if}}`,
+${MANAGE_LINK_TEXT}`,
 });

@@ -1,4 +1,5 @@
 import { defineEmailTemplate } from '../../mail/render.js';
+import { MANAGE_LINK_HTML, MANAGE_LINK_TEXT } from '../../payments/templates/manage-link-lines.js';
 
 export interface CancellationNoticeData {
   name: string;
@@ -54,7 +55,7 @@ export const holdEndingEmail = defineEmailTemplate<HoldEndingData>({
 <p>We are holding your place at <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}), but we have not received your payment of <strong>{{money balanceMinor}}</strong> yet (reference <strong>{{reference}}</strong>).</p>
 <p>If it has not reached us by <strong>{{dateTime releaseAt}}</strong>, the places are released for others.</p>
 {{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 16px;border-radius:6px;background:#0f172a;color:#ffffff;text-decoration:none;">Pay now by card</a></p>{{/if}}
-{{#if manageUrl}}<p><a href="{{manageUrl}}">Manage your registration</a></p>{{/if}}`,
+${MANAGE_LINK_HTML}`,
   text: `Hi {{name}},
 
 We are holding your place at {{eventTitle}} ({{dateTime eventStartsAt}}), but we have not received your payment of {{money balanceMinor}} yet (reference {{reference}}).
@@ -64,8 +65,5 @@ If it has not reached us by {{dateTime releaseAt}}, the places are released for 
 
 Pay now by card: {{payNowUrl}}
 {{/if}}
-{{#if manageUrl}}
-
-Manage your registration: {{manageUrl}}
-{{/if}}`,
+${MANAGE_LINK_TEXT}`,
 });
