@@ -61,6 +61,8 @@ describe('eventops checkin: links for the door', () => {
     expect(listed.code).toBe(0);
     expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+EVENT\s+LABEL\s+PAYMENTS\s+UNTIL\s+STATE$/);
     expect(listed.stdout).toMatch(/Front door\s+yes\s+\S+ \S+\s+live/);
+    // Until when, in the church's zone, said once under the table as `checkin link` says it beside its time.
+    expect(listed.stdout.trimEnd().split('\n').at(-1)).toMatch(/^times in [A-Za-z_]+\/[A-Za-z_]+$/);
     expect(listed.stdout).not.toContain(token);
 
     const revoked = await cli(['checkin', 'revoke', 'front door', '--event', event.slug]);

@@ -455,7 +455,7 @@ describe('"Ask the office to cancel" for a registration nothing was paid for', (
       const asked = await post(`${path}/ask-cancel`);
       expect(asked.status).toBe(409);
       expect(asked.html).toContain('Nothing has been paid for this registration, so the office is not needed');
-      expect(asked.html).toContain(`<a href="${path}/cancel">Cancel this registration</a>`);
+      expect(asked.html).toContain(`<a class="back-link" href="${path}/cancel">Cancel this registration</a>`);
       expect(await historyOf(id)).toEqual([]);
       expect((await get(`${path}/cancel`)).status).toBe(200);
     }

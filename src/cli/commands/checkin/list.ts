@@ -24,7 +24,9 @@ export function registerCheckinListCommand(checkin: Command): void {
         printResult(
           options,
           { links: links.map((link) => ({ ...link, state: linkState(link, now) })) },
-          links.length === 0 ? ['no check-in links; make one with `eventops checkin link SLUG`'] : table(['ID', 'EVENT', 'LABEL', 'PAYMENTS', 'UNTIL', 'STATE'], rows),
+          links.length === 0
+            ? ['no check-in links; make one with `eventops checkin link SLUG`']
+            : [...table(['ID', 'EVENT', 'LABEL', 'PAYMENTS', 'UNTIL', 'STATE'], rows), `times in ${ctx.config.regional.timeZone}`],
         );
       });
     });
