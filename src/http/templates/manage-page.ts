@@ -19,6 +19,8 @@ export interface ManagePageData {
   /** What came in, each payment: "Bank transfer", "$60.00", "12 Nov 2026". */
   payments: Array<{ how: string; amount: string; when: string }>;
   paid: string;
+  /** Help with the cost from named funds standing on the registration: "Help from Camp scholarships". */
+  help: Array<{ fund: string; amount: string }>;
   refunded?: string;
   owing?: string;
   heldUntil?: string;
@@ -77,6 +79,7 @@ export const managePage = definePage<ManagePageData>(`
 <div class="card" id="money">
   <h2>Payments</h2>
   {{#if payments.length}}<ul id="payments">{{#each payments}}<li>{{how}}: {{amount}} <span class="muted">({{when}})</span></li>{{/each}}</ul>{{else}}<p>Nothing has been paid yet.</p>{{/if}}
+  {{#if help.length}}<ul id="help">{{#each help}}<li>Help from <bdi>{{fund}}</bdi>: {{amount}}</li>{{/each}}</ul>{{/if}}
   <p><strong>Paid:</strong> <span id="paid">{{paid}}</span>{{#if refunded}}<br><strong>Paid back:</strong> {{refunded}}{{/if}}{{#if owing}}<br><strong>Still to pay:</strong> <span id="owing">{{owing}}</span>{{/if}}</p>
   {{#if heldUntil}}<p id="held-until">Your places are held until {{heldUntil}}. If your payment has not reached us by then, they are released for others.</p>{{/if}}
   {{#if payNowHref}}<a class="button" id="pay-now" href="{{payNowHref}}">Pay now by card</a>{{/if}}
