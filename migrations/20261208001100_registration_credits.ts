@@ -41,10 +41,11 @@ export async function down(knex: Knex): Promise<void> {
 
 /**
  * Per registration, minor units: what the office received, paid back, and credited (net of reversals);
- * paid = money the church holds for it (a PAID registration's total less its help: a card payment is one
- * payment of the whole total, kept on the registration); outstanding = total − paid − credited, which is
- * total − Σpayments + Σrefunds − Σcredits + Σreversals while no card paid it; balance = outstanding while
- * PENDING, else 0 (nobody owes for a paid or cancelled registration).
+ * paid = money the church holds for it: Σpayments − Σrefunds, except that a card payment (one payment of
+ * the whole total, kept on the registration, never a row) or a registration PAID with no office rows at all
+ * counts its total; nothing once a card refund or dispute took it back. outstanding = total − paid −
+ * credited, which is total − Σpayments + Σrefunds − Σcredits + Σreversals whenever the office's rows made
+ * it; balance = outstanding while PENDING, else 0 (nobody owes for a paid or cancelled registration).
  */
 const CREATE_VIEW = `CREATE VIEW registration_money AS
 SELECT r.id AS registration_id, r.event_id, r.status, r.total_minor,
@@ -54,8 +55,10 @@ SELECT r.id AS registration_id, r.event_id, r.status, r.total_minor,
   FROM registrations r
   CROSS JOIN LATERAL (SELECT COALESCE(SUM(amount_minor), 0)::int AS office_paid_minor FROM registration_payments WHERE registration_id = r.id) p
   CROSS JOIN LATERAL (SELECT COALESCE(SUM(amount_minor), 0)::int AS refunded_minor FROM registration_refunds WHERE registration_id = r.id) f
-  CROSS JOIN LATERAL (SELECT COALESCE(SUM(CASE WHEN kind = 'credit' THEN amount_minor ELSE -amount_minor END), 0)::int AS credited_minor
+  CROSS JOIN LATERAL (SELECT COALESCE(SUM(CASE WHEN kind = 'credit' THEN amount_minor ELSE -amount_minor END), 0)::int AS credited_minor,
+                             COUNT(*) AS credit_rows
                         FROM registration_credits WHERE registration_id = r.id) c
   CROSS JOIN LATERAL (SELECT CASE WHEN r.cancel_reason IN ('refund', 'dispute') THEN 0
-                                  ELSE CASE WHEN r.paid_at IS NOT NULL THEN r.total_minor - c.credited_minor ELSE p.office_paid_minor END - f.refunded_minor
+                                  ELSE CASE WHEN r.paid_at IS NOT NULL AND (r.payment_method = 'card' OR (p.office_paid_minor = 0 AND c.credit_rows = 0))
+                                            THEN r.total_minor ELSE p.office_paid_minor END - f.refunded_minor
                              END AS paid_minor) paid`;

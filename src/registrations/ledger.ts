@@ -79,9 +79,9 @@ export async function listOfficePayments(db: Db, registrationId: string): Promis
 
 /**
  * The SQL for "amount paid" of a registration aliased `r`, from the view registration_money (the
- * ledger's figures): nothing once the card payment was refunded in full or disputed, the total less
- * its help once it is PAID (card, free or in full by the office), else what the office received;
- * less what the office paid back by hand (registration_refunds).
+ * ledger's figures): nothing once the card payment was refunded in full or disputed, the total once
+ * paid by card (or PAID with no office rows), else what the office received; less what the office paid
+ * back by hand (registration_refunds). Help with the cost is never in it.
  */
 export const PAID_MINOR_SQL = `(SELECT m.paid_minor FROM registration_money m WHERE m.registration_id = r.id)`;
 
@@ -143,14 +143,10 @@ export async function officeRefundedSum(db: Db | Knex.Transaction, registrationI
 }
 
 /**
- * What came in for an active registration, minor units: its total less its help once PAID (card, or in
- * full by the office), else what the office received so far. Help with the cost is not money received.
+ * What came in for a registration before anything was paid back by hand, minor units (registration_money):
+ * its total once paid by card, else what the office received. Help with the cost is not money received.
  */
 export async function receivedMinor(db: Db | Knex.Transaction, registrationId: string): Promise<number> {
-  const result = await db.raw<{ rows: Array<{ received: number }> }>(
-    `SELECT CASE WHEN r.paid_at IS NOT NULL THEN r.total_minor - m.credited_minor ELSE m.office_paid_minor END AS received
-       FROM registrations r JOIN registration_money m ON m.registration_id = r.id WHERE r.id = ?`,
-    [registrationId],
-  );
-  return Number(result.rows[0]?.received ?? 0);
+  const money = await registrationMoney(db, registrationId);
+  return money.paidMinor + money.refundedMinor;
 }

@@ -48,6 +48,6 @@ describe('reconcile and help with the cost', () => {
     expect(clean.stderr).not.toMatch(/error/i);
     expect(clean.code).toBe(0);
     expect(clean.stdout).toMatch(/1 matched, 0 repaired, 0 unresolved/);
-    expect(await tdb.db('operations_alerts').count<Array<{ count: string }>>('* as count')).toEqual([{ count: '0' }]);
+    expect(await tdb.db('operations_alerts').pluck('kind')).toEqual([]);
   });
 });

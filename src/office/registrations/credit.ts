@@ -142,7 +142,7 @@ export async function reverseCredit(ctx: OfficeContext, input: ReverseCreditInpu
     const after = await registrationMoney(trx, id);
     const reopened = registration.status === 'PAID' && after.outstandingMinor > 0;
     if (reopened) await trx('registrations').where({ id }).update({ status: 'PENDING', paid_at: null, updated_at: now });
-    const balance = reopened ? after.outstandingMinor : after.balanceMinor;
+    const balance = reopened ? (await registrationMoney(trx, id)).balanceMinor : after.balanceMinor;
     await recordHistory(trx, {
       registrationId: id,
       action: 'credit_reversed',
