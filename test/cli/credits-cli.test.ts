@@ -199,4 +199,22 @@ describe('eventops registrations balances and funds report', () => {
     expect(text.stdout).toContain('($80.00 credited, $30.00 reversed)');
     expect((await funds(['report', '--event', 'nowhere'])).code).toBe(1);
   });
+
+  it('the printed roll, the export and the list carry the balance after help: "Owes" is what is left', async () => {
+    const event = await insertEvent(office.db);
+    const { reference } = await pendingRegistration(event.id, 'roll@example.org', 12000);
+    expect((await registrations(['credit', reference, '--amount', '45', '--fund', 'Camp scholarships'])).code).toBe(0);
+
+    const roll = await registrations(['roll', event.slug]);
+    expect(roll.code).toBe(0);
+    expect(roll.stdout).toContain('Owes $75.00');
+    expect(roll.stdout).not.toContain('Owes $120.00');
+
+    const exported = await registrations(['export', '--event', event.slug]);
+    const [attendee] = parse(exported.stdout, { columns: true, bom: true }) as Array<Record<string, string>>;
+    expect(attendee).toMatchObject({ amount_paid: '0.00', total: '120.00', balance_owing: '75.00' });
+
+    const listed = JSON.parse((await registrations(['list', '--event', event.slug, '--json'])).stdout) as { registrations: Array<Record<string, unknown>> };
+    expect(listed.registrations).toEqual([expect.objectContaining({ reference, paidMinor: 0, creditedMinor: 4500, balanceMinor: 7500 })]);
+  });
 });
