@@ -5,9 +5,9 @@ import { moneyFormatter } from '../../src/office/registrations/money.js';
 import { managePath } from '../../src/payments/manage-link.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
 import { useServerWithSink } from '../support/server-fixture.js';
+import { FIXED_TEST_NOW } from '../support/test-now.js';
 
-const T0 = new Date('2026-11-22T00:00:00Z');
-const web = useServerWithSink({ now: T0, truncate: 'registrations, events, queued_mail, operations_alerts, rate_limits' });
+const web = useServerWithSink({ now: FIXED_TEST_NOW, truncate: 'registrations, events, queued_mail, operations_alerts, rate_limits' });
 const money = moneyFormatter({ locale: 'en-AU', currency: 'AUD' });
 
 async function page(path: string) {
