@@ -363,7 +363,7 @@ class Sweep implements Cmd {
     }
     const releasedButPaid = await real.harness.tdb.db('registrations')
       .where({ cancel_reason: 'unpaid_hold' })
-      .where((q) => q.where('office_paid_minor', '>', 0).orWhereNotNull('paid_at').orWhereNot('payment_method', 'bank'))
+      .where((q) => q.whereExists((sub) => sub.select(1).from('registration_payments as p').whereRaw('p.registration_id = registrations.id')).orWhereNotNull('paid_at').orWhereNot('payment_method', 'bank'))
       .first('id');
     if (releasedButPaid) throw new Error(`the unpaid-hold release cancelled registration ${String(releasedButPaid.id)}, which was paid`);
     await settle(model, real);

@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
 import { moneyFormatter } from '../money-format.js';
-import { officePaidSum } from '../registrations/ledger.js';
+import { registrationMoney } from '../registrations/ledger.js';
 import { markRegistrationPaid, type MarkPaidResult, type OfficeContext } from '../office/registrations/mark-paid.js';
 import type { CheckinLink } from './links.js';
 
@@ -21,7 +21,7 @@ export async function payAtDoor(
     .where({ id: input.registrationId, event_id: link.eventId })
     .first<{ id: string; status: string; total_minor: number } | undefined>('id', 'status', 'total_minor');
   if (!registration) throw new AppError('not_found', 'no such registration for this event', { httpStatus: 404 });
-  const balance = registration.total_minor - (await officePaidSum(ctx.db, registration.id));
+  const balance = (await registrationMoney(ctx.db, registration.id)).balanceMinor;
   const money = moneyFormatter(ctx.config.regional);
   return markRegistrationPaid(
     ctx,

@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { DATE_OF_BIRTH_QUESTION_ID, decryptSensitiveAnswers, mergeAnswers, type AnswerValue, type Question, type RegistrationAnswers } from '../registrations/answers.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../registrations/event-record.js';
-import { PAID_MINOR_SQL } from '../registrations/ledger.js';
+import { BALANCE_MINOR_SQL } from '../registrations/ledger.js';
 import { paymentReference } from '../registrations/reference.js';
 import { foldForSearch } from '../search-fold.js';
 import { isChild } from '../registrations/child.js';
@@ -54,7 +54,7 @@ interface RollSourceRow {
   contact_name: string;
   attendees: Array<{ name: string; tier: string }>;
   total_minor: number;
-  paid_minor: string | number;
+  balance_minor: string | number;
   answers: RegistrationAnswers | null;
   sensitive_answers_enc: string | null;
   created_at: Date;
@@ -105,7 +105,7 @@ export async function loadRoll(ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>
     .where('r.event_id', event.id)
     .whereIn('r.status', ['PENDING', 'PAID'])
     .orderBy([{ column: 'r.created_at' }, { column: 'r.id' }])
-    .select<RollSourceRow[]>('r.id', 'r.status', 'r.contact_name', 'r.attendees', 'r.total_minor', ctx.db.raw(`${PAID_MINOR_SQL} AS paid_minor`), 'r.answers', 'r.sensitive_answers_enc', 'r.created_at');
+    .select<RollSourceRow[]>('r.id', 'r.status', 'r.contact_name', 'r.attendees', 'r.total_minor', ctx.db.raw(`${BALANCE_MINOR_SQL} AS balance_minor`), 'r.answers', 'r.sensitive_answers_enc', 'r.created_at');
   const checkins = await ctx.db('attendee_checkins').where({ event_id: event.id }).select<CheckinRow[]>('*');
   const stateOf = new Map(checkins.map((row) => [`${row.registration_id}:${row.attendee_index}`, row]));
   const tiers = new Map(event.pricing.tiers.map((tier) => [tier.id, tier]));
@@ -115,7 +115,8 @@ export async function loadRoll(ctx: Pick<AppContext, 'db' | 'cipher' | 'config'>
   const attendees = rows.flatMap((row) => {
     const sensitive = wantsSensitive ? decryptSensitiveAnswers(ctx.cipher, row.sensitive_answers_enc) : { registration: {}, attendees: [] };
     const answers = mergeAnswers(row.answers ?? { registration: {}, attendees: [] }, sensitive);
-    const owesMinor = row.status === 'PENDING' ? Math.max(0, Number(row.total_minor) - Number(row.paid_minor)) : 0;
+    // What is still owed after payments and help with the cost (registration_money).
+    const owesMinor = Math.max(0, Number(row.balance_minor));
     return row.attendees.map((attendee, index): RollAttendee => {
       const key = `${row.id}:${index}`;
       const checkin = stateOf.get(key);

@@ -4,7 +4,7 @@ import { loadEmailBranding } from '../mail/render.js';
 import { listUsersByRole } from '../office-users.js';
 import { raiseOperationsAlert } from '../payments/alerts.js';
 import { recordHistory } from '../registrations/history.js';
-import { cardPaymentMayArrive, officePaidSum } from '../registrations/ledger.js';
+import { cardPaymentMayArrive, receivedMinor } from '../registrations/ledger.js';
 import { paymentReference } from '../registrations/reference.js';
 import { cancelLockedRegistration, type SeatsFreed } from '../office/registrations/cancel-locked.js';
 import type { OfficeContext } from '../office/registrations/mark-paid.js';
@@ -26,7 +26,7 @@ export function cancelOption(registration: ManagedRegistration['registration'], 
 
 /** Read under the lock: what has come in, and whether a card payment may still arrive. */
 async function paidSoFar(trx: Knex.Transaction, registration: ManagedRegistration['registration'], now: Date) {
-  const paidMinor = registration.paid_at ? registration.total_minor : await officePaidSum(trx, registration.id);
+  const paidMinor = await receivedMinor(trx, registration.id);
   const cardPaymentInFlight = registration.status === 'PENDING' && (await cardPaymentMayArrive(trx, registration.id, now)) !== undefined;
   return { paidMinor, cardPaymentInFlight };
 }

@@ -7,7 +7,7 @@ import { changesOpen, findManagedRegistration, ManageRefusedError, MAX_MANAGE_TO
 import { clientKey } from '../client-key.js';
 import { contactEmail, contactMobile } from '../contact-rules.js';
 import type { AppContext } from '../context.js';
-import { officePaidSum } from '../registrations/ledger.js';
+import { receivedMinor } from '../registrations/ledger.js';
 import { MANAGE_ROUTE } from '../secret-paths.js';
 import { personName } from './field-rules.js';
 import { readCorrection } from './manage-answers-read.js';
@@ -152,7 +152,7 @@ export function registerManageRoutes(app: FastifyInstance, ctx: AppContext, page
     const link = await found(request.params);
     if (!link) return notFound(reply);
     const { registration, event } = link.managed;
-    const paid = registration.paid_at ? registration.total_minor : await officePaidSum(ctx.db, registration.id);
+    const paid = await receivedMinor(ctx.db, registration.id);
     const open = registration.status !== 'CANCELLED' && changesOpen(event, ctx.clock.now());
     // The card-payment check is made again under the lock when the button is pressed.
     if (!open || cancelOption(registration, paid, false) !== 'self') return reply.code(303).header('location', `/manage/${link.token}`).send();

@@ -4,7 +4,8 @@ import { cancelOption } from '../family/cancel.js';
 import { EMAIL_CONFIRM_HOURS } from '../family/email-change.js';
 import { managePath } from '../payments/manage-link.js';
 import { heldUntil } from '../payments/hold-release.js';
-import { listOfficePayments, officeRefundedSum } from '../registrations/ledger.js';
+import { listOfficePayments, registrationMoney } from '../registrations/ledger.js';
+import { listCredits, standingHelp } from '../registrations/credits.js';
 import { paymentReference } from '../registrations/reference.js';
 import { lineViews, loadPublicRegistration, payNowPath, payNowRefusal, type PublicRegistration } from './registration-view.js';
 import type { ManagePageData } from './templates/manage-page.js';
@@ -65,16 +66,18 @@ export async function managePageData(
   const attendees = registration.attendees.map((attendee) => ({ name: attendee.name, tier: tiers.get(attendee.tier) ?? attendee.tier }));
 
   const officePayments = await listOfficePayments(ctx.db, registration.id);
-  const reversed = registration.cancel_reason === 'refund' || registration.cancel_reason === 'dispute';
-  const byCard = registration.paid_at !== null && (registration.payment_method === 'card' || officePayments.length === 0) && registration.total_minor > 0;
+  const help = standingHelp(await listCredits(ctx.db, registration.id));
+  const ledger = await registrationMoney(ctx.db, registration.id);
+  // Settled without a payment row of the office's and not by help alone: the card payment of the whole total.
+  const byCard =
+    registration.paid_at !== null && (registration.payment_method === 'card' || (officePayments.length === 0 && ledger.creditedMinor === 0)) && registration.total_minor > 0;
   const payments = [
     ...(byCard ? [{ how: METHOD_WORDS[registration.payment_method] ?? 'Payment', amount: format.money(registration.total_minor), when: format.dateTime(registration.paid_at as Date) }] : []),
     ...officePayments.map((p) => ({ how: METHOD_WORDS[p.method] ?? 'Payment', amount: format.money(p.amountMinor), when: format.dateTime(p.recordedAt) })),
   ];
-  const refundedMinor = await officeRefundedSum(ctx.db, registration.id);
-  const officePaid = officePayments.reduce((sum, p) => sum + p.amountMinor, 0);
-  const paidMinor = reversed ? 0 : (registration.paid_at ? registration.total_minor : officePaid) - refundedMinor;
-  const owingMinor = registration.status === 'PENDING' ? registration.total_minor - officePaid : 0;
+  const refundedMinor = ledger.refundedMinor;
+  const paidMinor = ledger.paidMinor;
+  const owingMinor = ledger.balanceMinor;
 
   const live = registration.status !== 'CANCELLED';
   const free = registration.total_minor === 0 && payments.length === 0;
@@ -117,6 +120,7 @@ export async function managePageData(
     free,
     payments,
     paid: format.money(Math.max(0, paidMinor)),
+    help: help.map((h) => ({ fund: h.fund, amount: format.money(h.amountMinor) })),
     refunded: refundedMinor > 0 ? format.money(refundedMinor) : undefined,
     owing: owingMinor > 0 ? format.money(owingMinor) : undefined,
     heldUntil: releasedAt ? format.dateTime(releasedAt) : undefined,

@@ -1,4 +1,3 @@
-import { officePaidSum } from '../registrations/ledger.js';
 import type { AppConfig } from '../config/types.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
@@ -35,7 +34,7 @@ export interface PublicRegistration {
   totalMinor: number;
   surchargeMinor: number;
   cancelReason: string | null;
-  /** What the office has received outside the card provider (registrations.office_paid_minor), minor units. */
+  /** What the office has received outside the card provider, plus help with the cost credited (registration_money), minor units. */
   officePaidMinor: number;
   /** Its pay-now card payments: one may still be in flight, or the latest was confirmed unpaid. */
   cardPayment: CardPaymentState;
@@ -96,7 +95,7 @@ export async function loadPublicRegistration(db: Db, id: string, now: Date): Pro
       'r.total_minor',
       'r.surcharge_minor',
       'r.cancel_reason',
-      'r.office_paid_minor',
+      db.raw('(SELECT m.office_paid_minor + m.credited_minor FROM registration_money m WHERE m.registration_id = r.id) AS office_paid_minor'),
       'e.id as event_id',
       'e.slug',
       'e.title',
@@ -296,7 +295,7 @@ export async function registrationPageData(
       ...details,
       configured: details !== undefined,
       reference: paymentReference(registration.id),
-      amount: format.money(registration.totalMinor - (await officePaidSum(ctx.db, registration.id))),
+      amount: format.money(registration.totalMinor - registration.officePaidMinor),
     };
   }
   const live = registration.event.published && !registration.event.deletedAt;

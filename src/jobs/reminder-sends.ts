@@ -302,7 +302,7 @@ export async function* recipientPages(ctx: AppContext, eventId: string, round: D
           { now: ctx.clock.now() },
         ),
         ctx.db.raw(
-          'total_minor - COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = registrations.id), 0)::int AS balance_minor',
+          'total_minor - (SELECT m.office_paid_minor + m.credited_minor FROM registration_money m WHERE m.registration_id = registrations.id)::int AS balance_minor',
         ),
       );
     if (after !== undefined) query.where('id', '>', after);

@@ -71,7 +71,7 @@ const REMIND_AT = `GREATEST(${daysAfter('r.created_at', 'e.unpaid_hold_days - 1'
 const HELD = `r.event_id = e.id
   AND r.status = 'PENDING' AND r.payment_method = 'bank' AND r.total_minor > 0
   AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL AND e.starts_at > :now
-  AND r.office_paid_minor = 0
+  AND NOT EXISTS (SELECT 1 FROM registration_money m WHERE m.registration_id = r.id AND (m.office_paid_minor > 0 OR m.credited_minor > 0))
   AND NOT EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = r.id AND ${cardPaymentInFlightSql('c', ':now')})
   AND NOT ${keptCardPaymentOpenSql('r.id')}`;
 

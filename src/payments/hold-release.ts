@@ -28,7 +28,8 @@ export async function heldUntil(db: Db | Knex.Transaction, registrationId: strin
     `SELECT ${RELEASE_AT} AS release_at
        FROM registrations r JOIN events e ON e.id = r.event_id
       WHERE r.id = :id AND r.status = 'PENDING' AND r.payment_method = 'bank' AND r.total_minor > 0
-        AND r.office_paid_minor = 0 AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL
+        AND NOT EXISTS (SELECT 1 FROM registration_money m WHERE m.registration_id = r.id AND (m.office_paid_minor > 0 OR m.credited_minor > 0))
+        AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL
         AND ${RELEASE_AT} < e.starts_at`,
     { id: registrationId, tz: timeZone },
   );

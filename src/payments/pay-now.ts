@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { eventFromRow, type EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
-import { officePaidSum } from '../registrations/ledger.js';
+import { registrationMoney } from '../registrations/ledger.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { getCardFeeRate } from '../settings.js';
 import { assertCardMinimum } from './card-minimum.js';
@@ -157,8 +157,9 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
     const eventRow = await trx('events').where({ id: registration.event_id }).first();
     const event = eventFromRow(eventRow);
     assertPayable(ctx, registration, event);
-    // A card payment is always for the whole total; after a part-payment recorded by the office it would overpay.
-    if ((await officePaidSum(trx, registration.id)) > 0) throw new NotPayableError('part_paid');
+    // A card payment is always for the whole total; after a part-payment recorded by the office, or help with the cost, it would overpay.
+    const settled = await registrationMoney(trx, registration.id);
+    if (settled.officePaidMinor > 0 || settled.creditedMinor > 0) throw new NotPayableError('part_paid');
 
     const now = ctx.clock.now();
     const net = registration.total_minor - registration.surcharge_minor;

@@ -23,6 +23,8 @@ export interface ReceiptInput {
   officePaymentKey?: string;
   /** What the office received by each method (officePaidByMethod): a receipt of money that came several ways names each. */
   paidBy?: PaidByMethod[];
+  /** Help with the cost from named funds that settled part of the total (never money received). */
+  help?: Array<{ fund: string; amountMinor: number }>;
 
   /** The registration's manage_link_version; renderReceipt reads it, a registration being created has the first. */
   manageLinkVersion?: number;
@@ -70,6 +72,7 @@ export function renderReceiptWith(branding: EmailBranding, ctx: Pick<AppContext,
       eventStartsAt: input.event.startsAt,
       lines: input.lines.map(({ label, amount }) => ({ label, amount })),
       amountMinor: input.amountMinor,
+      help: input.help && input.help.length > 0 ? input.help : undefined,
       paidAt: input.paidAt,
       paymentIntentId: input.paymentIntentId,
       ...methodsOf(input, ctx.config.regional),

@@ -27,6 +27,9 @@ export type HistoryAction =
   | 'hold_released'
   | 'refunded'
   | 'refund_recorded'
+  /** Help with the cost from a named fund (`registrations credit`), and its reversal. */
+  | 'credit_recorded'
+  | 'credit_reversed'
   | 'refund_failed'
   | 'disputed'
   | 'dispute_won'

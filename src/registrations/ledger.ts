@@ -14,7 +14,7 @@ export interface OfficePayment {
 
 export type OfficePaymentMethod = 'bank' | 'cash' | 'other';
 
-/** Records the payment and adds it to the registration's office_paid_minor, in the caller's transaction. */
+/** Records the payment, in the caller's transaction (what it leaves owing is derived: registration_money). */
 export async function insertOfficePayment(
   trx: Knex.Transaction,
   input: { registrationId: string; amountMinor: number; method: OfficePaymentMethod; note?: string; actor: string; now: Date },
@@ -29,7 +29,6 @@ export async function insertOfficePayment(
       recorded_at: input.now,
     })
     .returning<Array<{ id: number }>>('id');
-  await trx('registrations').where({ id: input.registrationId }).increment('office_paid_minor', input.amountMinor);
   return (row as { id: number }).id;
 }
 
@@ -79,15 +78,47 @@ export async function listOfficePayments(db: Db, registrationId: string): Promis
 }
 
 /**
- * The SQL for "amount paid" of a registration aliased `r`: nothing once the card
- * payment was refunded in full or disputed (the provider or the bank took it back),
- * the total once it is paid (card, free or in full by the office), else what the
- * office received; less what the office paid back by hand (registration_refunds).
+ * The SQL for "amount paid" of a registration aliased `r`, from the view registration_money (the
+ * ledger's figures): nothing once the card payment was refunded in full or disputed, the total once
+ * paid by card (or PAID with no office rows), else what the office received; less what the office paid
+ * back by hand (registration_refunds). Help with the cost is never in it.
  */
-export const PAID_MINOR_SQL = `CASE WHEN r.cancel_reason IN ('refund', 'dispute') THEN 0
-  ELSE CASE WHEN r.paid_at IS NOT NULL THEN r.total_minor
-    ELSE COALESCE((SELECT SUM(p.amount_minor) FROM registration_payments p WHERE p.registration_id = r.id), 0) END
-    - COALESCE((SELECT SUM(f.amount_minor) FROM registration_refunds f WHERE f.registration_id = r.id), 0) END`;
+export const PAID_MINOR_SQL = `(SELECT m.paid_minor FROM registration_money m WHERE m.registration_id = r.id)`;
+
+/** Help with the cost credited to the registration aliased `r`, net of reversals (registration_credits). */
+export const CREDITED_MINOR_SQL = `(SELECT m.credited_minor FROM registration_money m WHERE m.registration_id = r.id)`;
+
+/** What the registration aliased `r` still owes: total − paid − credited while PENDING, else 0. */
+export const BALANCE_MINOR_SQL = `(SELECT m.balance_minor FROM registration_money m WHERE m.registration_id = r.id)`;
+
+/** A registration's figures as the ledger gives them (the view registration_money), minor units. */
+export interface RegistrationMoney {
+  totalMinor: number;
+  officePaidMinor: number;
+  refundedMinor: number;
+  creditedMinor: number;
+  paidMinor: number;
+  /** total − paid − credited, whatever the status. */
+  outstandingMinor: number;
+  /** outstanding while PENDING, else 0. */
+  balanceMinor: number;
+}
+
+export async function registrationMoney(db: Db | Knex.Transaction, registrationId: string): Promise<RegistrationMoney> {
+  const row = await db('registration_money')
+    .where({ registration_id: registrationId })
+    .first<{ total_minor: number; office_paid_minor: number; refunded_minor: number; credited_minor: number; paid_minor: number; outstanding_minor: number; balance_minor: number }>();
+  if (!row) throw new Error(`no registration ${registrationId}`);
+  return {
+    totalMinor: Number(row.total_minor),
+    officePaidMinor: Number(row.office_paid_minor),
+    refundedMinor: Number(row.refunded_minor),
+    creditedMinor: Number(row.credited_minor),
+    paidMinor: Number(row.paid_minor),
+    outstandingMinor: Number(row.outstanding_minor),
+    balanceMinor: Number(row.balance_minor),
+  };
+}
 
 /**
  * Whether a card payment for the registration may still arrive: a checkout OPEN, or EXPIRED with its
@@ -109,4 +140,13 @@ export async function officeRefundedSum(db: Db | Knex.Transaction, registrationI
     .sum<{ refunded: string | number | null }>({ refunded: 'amount_minor' })
     .first();
   return Number(row?.refunded ?? 0);
+}
+
+/**
+ * What came in for a registration before anything was paid back by hand, minor units (registration_money):
+ * its total once paid by card, else what the office received. Help with the cost is not money received.
+ */
+export async function receivedMinor(db: Db | Knex.Transaction, registrationId: string): Promise<number> {
+  const money = await registrationMoney(db, registrationId);
+  return money.paidMinor + money.refundedMinor;
 }

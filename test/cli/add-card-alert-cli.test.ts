@@ -76,7 +76,6 @@ describe('registrations add --resolve-alert of a card payment kept without a reg
       total_minor: staged.amount,
       surcharge_minor: fee,
       payment_intent_id: paymentIntentId,
-      office_paid_minor: 0,
       line_items: [
         { label: 'Adult — Ana Lee', amount: 12000, kind: 'ticket' },
         { label: 'Card processing fee', amount: fee, kind: 'fee' },

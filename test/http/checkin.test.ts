@@ -395,7 +395,8 @@ describe('paying at the door', () => {
     const paid = await post(`${path}/pay`, { registration: lee, method: 'cash' });
     expect(paid.status).toBe(303);
     expect(paid.headers.get('location')).toBe(`${path}?done=paid`);
-    expect(await web.tdb.db('registrations').where({ id: lee }).first()).toMatchObject({ status: 'PAID', payment_method: 'cash', office_paid_minor: 18000 });
+    expect(await web.tdb.db('registrations').where({ id: lee }).first()).toMatchObject({ status: 'PAID', payment_method: 'cash' });
+    expect(await web.tdb.db('registration_money').where({ registration_id: lee }).first()).toMatchObject({ office_paid_minor: 18000, balance_minor: 0 });
     expect(await web.tdb.db('registration_payments').where({ registration_id: lee }).select('amount_minor', 'method', 'recorded_by')).toEqual([
       { amount_minor: 18000, method: 'cash', recorded_by: 'Welcome desk' },
     ]);

@@ -38,7 +38,7 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
       attendees: JSON.stringify([{ name: 'A', tier: 'adult' }, { name: 'B', tier: 'adult' }]), created_at: madeAt,
     });
     const paid = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PAID', paid_at: madeAt, created_at: madeAt });
-    const partlyPaid = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: madeAt, office_paid_minor: 5000 });
+    const partlyPaid = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: madeAt });
     await tdb.db('registration_payments').insert({ registration_id: partlyPaid.id, amount_minor: 5000, method: 'cash', recorded_by: 'office', recorded_at: madeAt });
     const payingByCard = await insertRegistration(tdb.db, ctx.cipher, event.id, { status: 'PENDING', created_at: madeAt });
     const noLimit = await insertRegistration(tdb.db, ctx.cipher, unlimitedHold.id, { status: 'PENDING', created_at: madeAt });
@@ -118,7 +118,8 @@ describe('sweep-checkouts releases unpaid bank-transfer holds after the event’
       await insertOfficePayment(trx, { registrationId: due.id, amountMinor: 5000, method: 'cash', actor: 'office', now: clock.now() });
     });
     expect(await releaseUnpaidHolds(ctx, clock.now())).toBe(0);
-    expect(await tdb.db('registrations').where({ id: due.id }).first()).toMatchObject({ status: 'PENDING', office_paid_minor: 5000 });
+    expect(await tdb.db('registrations').where({ id: due.id }).first()).toMatchObject({ status: 'PENDING' });
+    expect(await tdb.db('registration_money').where({ registration_id: due.id }).first()).toMatchObject({ office_paid_minor: 5000 });
   });
 
   it('a hold whose pay-now checkout is being opened is neither reminded nor released, though pay-now changes no column of the registration', async () => {

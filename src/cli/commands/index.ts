@@ -31,6 +31,7 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['errors'], load: async () => (await import('./errors.js')).registerErrorsCommand },
   { names: ['reconcile'], load: async () => (await import('./reconcile.js')).registerReconcileCommand },
   { names: ['registrations'], load: async () => (await import('./registrations/index.js')).registerRegistrationsCommands },
+  { names: ['funds'], load: async () => (await import('./funds.js')).registerFundsCommands },
   { names: ['waitlist'], load: async () => (await import('./waitlist.js')).registerWaitlistCommands },
   { names: ['checkin'], load: async () => (await import('./checkin/index.js')).registerCheckinCommands },
   { names: ['outbox'], load: async () => (await import('./outbox/index.js')).registerOutboxCommands },

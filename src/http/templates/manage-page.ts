@@ -21,6 +21,8 @@ export interface ManagePageData {
   /** What came in, each payment: "Bank transfer", "$60.00", "12 Nov 2026". */
   payments: Array<{ how: string; amount: string; when: string }>;
   paid: string;
+  /** Help with the cost from named funds standing on the registration: "Help from Camp scholarships". */
+  help: Array<{ fund: string; amount: string }>;
   refunded?: string;
   owing?: string;
   heldUntil?: string;
@@ -118,6 +120,7 @@ export const managePage = definePage<ManagePageData>(`
     {{#each lines}}<li><span>${LINE_LABEL}</span><span>{{amount}}</span></li>{{/each}}
     <li class="total"><span>Total</span><span id="total">{{total}}</span></li>
   </ul>
+  {{#if help.length}}<ul id="help" class="plain">{{#each help}}<li>Help from <bdi>{{fund}}</bdi>: {{amount}}</li>{{/each}}</ul>{{/if}}
   {{#if payments.length}}<ul id="payments" class="plain">{{#each payments}}<li>{{how}}: {{amount}} <span class="muted">({{when}})</span></li>{{/each}}</ul>
   <p><strong>Paid:</strong> <span id="paid">{{paid}}</span>{{#if refunded}}<br><strong>Paid back:</strong> {{refunded}}{{/if}}{{#if owing}}<br><strong>Still to pay:</strong> <span id="owing">{{owing}}</span>{{/if}}</p>
   {{else}}{{#unless free}}<p>Nothing has been paid yet.{{#if owing}}<br><strong>Still to pay:</strong> <span id="owing">{{owing}}</span>{{/if}}</p>{{/unless}}{{/if}}

@@ -4,7 +4,7 @@ import { localDay } from '../../local-time.js';
 import { cancelLockedRegistration } from './cancel-locked.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
-import { cardPaymentMayArrive as inFlightCardPayment, officePaidSum } from '../../registrations/ledger.js';
+import { cardPaymentMayArrive as inFlightCardPayment, receivedMinor } from '../../registrations/ledger.js';
 
 export interface CancelInput {
   registration: string;
@@ -45,7 +45,7 @@ export async function cancelRegistration(ctx: OfficeContext, input: CancelInput)
         { exitCode: 1 },
       );
     }
-    const paidMinor = registration.paid_at ? registration.total_minor : await officePaidSum(trx, id);
+    const paidMinor = await receivedMinor(trx, id);
     const cardPaymentMayArrive = registration.status === 'PENDING' && (await inFlightCardPayment(trx, id, now)) !== undefined;
     await cancelLockedRegistration(trx, ctx, registration, { by: 'office', notify: Boolean(input.notify), paidMinor, actor: input.actor, note: input.note });
     return {

@@ -8,7 +8,7 @@ import { AppError, NotFoundError } from '../../errors.js';
 import { paymentReference } from '../../registrations/reference.js';
 import type { RegistrationStatus } from '../../registrations/registrations.js';
 import { currencyDigits } from './money.js';
-import { PAID_MINOR_SQL } from '../../registrations/ledger.js';
+import { CREDITED_MINOR_SQL, PAID_MINOR_SQL } from '../../registrations/ledger.js';
 import type { AnswerValue, Question, RegistrationAnswers } from '../../registrations/answers.js';
 import { answerCell, answerCells, answerColumnsFor, asksDateOfBirth, readStoredAnswers, recordSensitiveExport, type AnswerColumn } from './export-answers.js';
 import { CHECKIN_EXPORT_COLUMNS, CHECKIN_FLAG_COLUMN, checkinExportFields, type CheckinExportFields } from '../../registrations/checkin/export-columns.js';
@@ -31,7 +31,7 @@ export interface AttendeeExportRow extends CheckinExportFields {
   amountPaid: string | null;
   /** The registration's price. */
   total: string | null;
-  /** What is still owing: total − paid while PENDING; 0 once PAID, and 0 for a cancelled one (nobody owes for it). */
+  /** What is still owing: total − paid − help credited while PENDING; 0 once PAID, and 0 for a cancelled one (nobody owes for it). */
   balanceOwing: string | null;
   /** Answers by column header `q.<question id>` (null: not answered); sensitive ones only with includeSensitive. */
   answers: Record<string, AnswerValue | null>;
@@ -61,6 +61,7 @@ interface ExportSourceRow {
   attendees: Array<{ name: string; tier: string }>;
   total_minor: number;
   paid_minor: string | number;
+  credited_minor: string | number;
   answers: RegistrationAnswers | null;
   sensitive_answers_enc: string | null;
 }
@@ -74,9 +75,9 @@ export function plainAmount(minor: number, digits: number): string {
   return `${sign}${Math.floor(units / scale)}.${String(units % scale).padStart(digits, '0')}`;
 }
 
-/** What a registration owes, minor units: the total less what it paid while PENDING, nothing once PAID or CANCELLED. */
-export function balanceOwingMinor(row: { status: RegistrationStatus; totalMinor: number; paidMinor: number }): number {
-  return row.status === 'PENDING' ? row.totalMinor - row.paidMinor : 0;
+/** What a registration owes, minor units: the total less what it paid and was credited while PENDING, nothing once PAID or CANCELLED. */
+export function balanceOwingMinor(row: { status: RegistrationStatus; totalMinor: number; paidMinor: number; creditedMinor?: number }): number {
+  return row.status === 'PENDING' ? row.totalMinor - row.paidMinor - (row.creditedMinor ?? 0) : 0;
 }
 
 export interface ExportOptions {
@@ -148,6 +149,7 @@ export async function exportEvent(
       'r.answers',
       'r.sensitive_answers_enc',
       ctx.db.raw(`${PAID_MINOR_SQL} AS paid_minor`),
+      ctx.db.raw(`${CREDITED_MINOR_SQL} AS credited_minor`),
     );
   const includeSensitive = Boolean(options.includeSensitive);
   const stored = rows.map((row) => readStoredAnswers(ctx.cipher, row, includeSensitive));
@@ -161,7 +163,7 @@ export async function exportEvent(
     const money = {
       amountPaid: plainAmount(paidMinor, digits),
       total: plainAmount(totalMinor, digits),
-      balanceOwing: plainAmount(balanceOwingMinor({ status: row.status, totalMinor, paidMinor }), digits),
+      balanceOwing: plainAmount(balanceOwingMinor({ status: row.status, totalMinor, paidMinor, creditedMinor: Number(row.credited_minor) }), digits),
     };
     // Once per registration: on every attendee's row, a family of four who paid 270 summed to 1,080.
     const noMoney = { amountPaid: null, total: null, balanceOwing: null };

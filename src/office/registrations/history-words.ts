@@ -48,6 +48,17 @@ function changesInWords(entry: HistoryEntry, money: Money, minute: Minute): stri
         c.again === true ? 'recorded although the same payment was recorded in the last 24 hours' : undefined,
       ]);
     }
+    case 'credit_recorded':
+    case 'credit_reversed': {
+      const amount = num('amountMinor');
+      const balance = num('balanceMinor');
+      return sentence([
+        amount !== undefined ? `${money(amount)} ${entry.action === 'credit_recorded' ? 'help from' : 'help taken back to'} ${str('fund') ?? 'a fund'} (credit #${num('creditId') ?? '?'})` : undefined,
+        balance !== undefined ? `balance ${money(balance)}` : undefined,
+        statusChange,
+        c.again === true ? 'recorded although the same credit was recorded in the last 24 hours' : undefined,
+      ]);
+    }
     case 'cancelled':
     case 'hold_released': {
       const seats = num('seatsFreed');

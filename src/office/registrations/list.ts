@@ -3,7 +3,7 @@ import { withAsciiDomain } from '../../contact-rules.js';
 import { NotFoundError } from '../../errors.js';
 import { paymentReference } from '../../registrations/reference.js';
 import type { PaymentMethod, RegistrationStatus } from '../../registrations/registrations.js';
-import { PAID_MINOR_SQL } from '../../registrations/ledger.js';
+import { BALANCE_MINOR_SQL, CREDITED_MINOR_SQL, PAID_MINOR_SQL } from '../../registrations/ledger.js';
 import { OFFICE_PAID_BY_METHOD_SQL, type PaidByMethod } from '../../registrations/paid-by.js';
 import { foldForSearch } from '../../search-fold.js';
 
@@ -15,6 +15,10 @@ export interface RegistrationListing {
   attendees: number;
   totalMinor: number;
   paidMinor: number;
+  /** Help with the cost from named funds, net of reversals (`registrations credit`). */
+  creditedMinor: number;
+  /** What is still owed: total − paid − credited while PENDING, else 0. */
+  balanceMinor: number;
   method: PaymentMethod;
   /** What the office received by each method, in the order first used: a bank part-payment then the balance in cash names both. */
   officePaidBy: PaidByMethod[];
@@ -46,6 +50,8 @@ interface ListingRow {
   attendee_count: number;
   total_minor: number;
   paid_minor: string | number;
+  credited_minor: string | number;
+  balance_minor: string | number;
   payment_method: PaymentMethod;
   office_paid_by: PaidByMethod[] | null;
   status: RegistrationStatus;
@@ -73,6 +79,8 @@ export async function listRegistrations(ctx: Pick<AppContext, 'db' | 'cipher'>, 
       'r.attendee_count',
       'r.total_minor',
       ctx.db.raw(`${PAID_MINOR_SQL} AS paid_minor`),
+      ctx.db.raw(`${CREDITED_MINOR_SQL} AS credited_minor`),
+      ctx.db.raw(`${BALANCE_MINOR_SQL} AS balance_minor`),
       'r.payment_method',
       ctx.db.raw(`${OFFICE_PAID_BY_METHOD_SQL} AS office_paid_by`),
       'r.status',
@@ -114,6 +122,8 @@ export async function listRegistrations(ctx: Pick<AppContext, 'db' | 'cipher'>, 
     attendees: row.attendee_count,
     totalMinor: row.total_minor,
     paidMinor: Number(row.paid_minor),
+    creditedMinor: Number(row.credited_minor),
+    balanceMinor: Number(row.balance_minor),
     method: row.payment_method,
     officePaidBy: row.office_paid_by ?? [],
     status: row.status,

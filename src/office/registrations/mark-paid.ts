@@ -9,7 +9,8 @@ import { recordHistory } from '../../registrations/history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import { plainAmount } from './money.js';
 import { officePaidByMethod } from '../../registrations/paid-by.js';
-import { SAME_PAYMENT_WINDOW_MS, cardPaymentMayArrive, insertOfficePayment, officePaidSum, recentSamePayment, type OfficePaymentMethod } from '../../registrations/ledger.js';
+import { SAME_PAYMENT_WINDOW_MS, cardPaymentMayArrive, insertOfficePayment, recentSamePayment, registrationMoney, type OfficePaymentMethod } from '../../registrations/ledger.js';
+import { listCredits, standingHelp } from '../../registrations/credits.js';
 
 export type OfficeContext = Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config' | 'logger'>;
 
@@ -76,8 +77,10 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
 
     if (!input.again) await refuseRecordedAlready(trx, ctx, input, id, money);
 
-    const paidBefore = await officePaidSum(trx, id);
-    const balance = registration.total_minor - paidBefore;
+    // Help with the cost (registrations credit) is owed by nobody: the balance is what is left after it.
+    const before = await registrationMoney(trx, id);
+    const paidBefore = before.officePaidMinor;
+    const balance = before.balanceMinor;
     refuseUnlessOwed(input, balance, money, ctx.config.regional);
 
     if (input.amountMinor < balance) await refusePartWhileCardMayPay(trx, ctx, id);
@@ -96,10 +99,11 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
         contact: { name: registration.contact_name, email: ctx.cipher.decrypt(registration.contact_email_enc) },
         event: { title: event.title, startsAt: event.starts_at },
         lines: registration.line_items,
-        amountMinor: registration.total_minor,
+        amountMinor: paidBefore + input.amountMinor,
         paidAt: now,
         method: input.method,
         paidBy: await officePaidByMethod(trx, id),
+        help: standingHelp(await listCredits(trx, id)),
         officePaymentKey: String(paymentId),
       });
       await enqueueMail(trx, ctx.cipher, receipt, now);
@@ -112,7 +116,7 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
         amountMinor: input.amountMinor,
         method: input.method,
         paidMinor: paid,
-        balanceMinor: registration.total_minor - paid,
+        balanceMinor: balance - input.amountMinor,
         ...(full ? { status: { from: 'PENDING', to: 'PAID' } } : {}),
         // Recorded although the same payment was recorded in the last 24 hours: the office said it is another.
         ...(input.again ? { again: true } : {}),
@@ -127,7 +131,7 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
       status: full ? 'PAID' : 'PENDING',
       recordedMinor: input.amountMinor,
       paidMinor: paid,
-      balanceMinor: registration.total_minor - paid,
+      balanceMinor: balance - input.amountMinor,
       receiptQueued: full,
       cardPaymentMayArrive,
     };

@@ -6,7 +6,7 @@ import { paymentReference } from '../../registrations/reference.js';
 import { recordHistory } from '../../registrations/history.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
-import { SAME_PAYMENT_WINDOW_MS, officePaidSum, officeRefundedSum, recentSamePayment, type OfficePaymentMethod } from '../../registrations/ledger.js';
+import { SAME_PAYMENT_WINDOW_MS, officeRefundedSum, receivedMinor, recentSamePayment, type OfficePaymentMethod } from '../../registrations/ledger.js';
 
 export interface RecordRefundInput {
   registration: string;
@@ -48,7 +48,7 @@ export async function recordOfficeRefund(ctx: OfficeContext, input: RecordRefund
     const registration = await lockRegistration(trx, id);
     const reference = paymentReference(id);
     refuseUnlessRefundable(registration);
-    const received = registration.paid_at ? registration.total_minor : await officePaidSum(trx, id);
+    const received = await receivedMinor(trx, id);
     const refundedBefore = await officeRefundedSum(trx, id);
     const held = received - refundedBefore;
     if (input.amountMinor > held) {

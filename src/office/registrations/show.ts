@@ -6,7 +6,8 @@ import { cardPaymentFromAlert, type AnsweredAlertRow, type CardPaymentFromAlert 
 import { listHistory, type HistoryEntry } from '../../registrations/history.js';
 import { resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import { listOfficePayments, type OfficePayment } from '../../registrations/ledger.js';
-import { officeRefundedSum } from '../../registrations/ledger.js';
+import { registrationMoney } from '../../registrations/ledger.js';
+import { listCredits, type CreditEntry } from '../../registrations/credits.js';
 import { officePaidByMethod, type PaidByMethod } from '../../registrations/paid-by.js';
 import { loadAnswersView, type AnswersView } from './answers-view.js';
 import { listCheckinLog, type CheckinLogEntry } from '../../registrations/checkin/records.js';
@@ -25,6 +26,9 @@ export interface RegistrationDetail {
   paidMinor: number;
   /** Paid back by hand by the office (`registrations record-refund`); already taken off paidMinor. */
   refundedMinor: number;
+  /** Help with the cost from named funds, net of reversals; not in paidMinor. */
+  creditedMinor: number;
+  /** total − paid − credited while PENDING, else 0 (registration_money). */
   balanceMinor: number;
   createdAt: Date;
   paidAt: Date | null;
@@ -39,6 +43,8 @@ export interface RegistrationDetail {
    */
   cardPaymentOfRecord: { amountMinor: number; paidAt: Date; paymentIntentId: string | null } | null;
   officePayments: OfficePayment[];
+  /** Credits from named funds and their reversals (`registrations credit`), oldest first. */
+  credits: CreditEntry[];
   /** What the office received by each method, in the order first used. */
   officePaidBy: PaidByMethod[];
   emails: Array<{ id: number; kind: string; subject: string | null; status: string; queuedAt: Date; sentAt: Date | null }>;
@@ -81,11 +87,8 @@ export async function showRegistration(
     .select<Array<AnsweredAlertRow & { reason: string; resolution: string | null }>>('*');
 
   const fromAlert = row.payment_method === 'card' ? cardPaymentFromAlert(id, alerts) : null;
-  const officePaid = officePayments.reduce((sum, p) => sum + p.amountMinor, 0);
-  // A full refund or a dispute took the card payment back (as PAID_MINOR_SQL counts it).
-  const reversed = row.cancel_reason === 'refund' || row.cancel_reason === 'dispute';
-  const refundedMinor = await officeRefundedSum(ctx.db, id);
-  const paidMinor = reversed ? 0 : (row.paid_at ? row.total_minor : officePaid) - refundedMinor;
+  // The ledger's figures: a full refund or a dispute took the card payment back; help is not money paid.
+  const money = await registrationMoney(ctx.db, id);
   return {
     id,
     reference: paymentReference(id),
@@ -101,9 +104,10 @@ export async function showRegistration(
     attendees: row.attendees.map((a) => ({ name: a.name, tier: a.tier, tierLabel: tierLabels.get(a.tier) ?? a.tier })),
     lines: row.line_items.map((line) => ({ label: line.label, amount: line.amount })),
     totalMinor: row.total_minor,
-    paidMinor,
-    refundedMinor,
-    balanceMinor: row.status === 'PENDING' ? row.total_minor - paidMinor : 0,
+    paidMinor: money.paidMinor,
+    refundedMinor: money.refundedMinor,
+    creditedMinor: money.creditedMinor,
+    balanceMinor: money.balanceMinor,
     createdAt: row.created_at,
     paidAt: row.paid_at,
     cancelledAt: row.cancelled_at,
@@ -123,6 +127,7 @@ export async function showRegistration(
         ? { amountMinor: row.total_minor, paidAt: row.paid_at, paymentIntentId: row.payment_intent_id }
         : null,
     officePayments,
+    credits: await listCredits(ctx.db, id),
     officePaidBy: await officePaidByMethod(ctx.db, id),
     emails: [
       ...mails.map((mail) => ({ id: Number(mail.id), kind: mail.kind, subject: subjectOf(ctx, mail.message_enc), status: mail.status, queuedAt: mail.created_at, sentAt: mail.sent_at })),

@@ -7,6 +7,8 @@ export interface ReceiptEmailData {
   eventStartsAt: Date;
   lines: Array<{ label: string; amount: number }>;
   amountMinor: number;
+  /** Help with the cost from named funds, shown above the total paid ("Help from Camp scholarships"). */
+  help?: Array<{ fund: string; amountMinor: number }>;
   paidAt: Date;
   /** The provider's payment reference; card payments only. */
   paymentIntentId?: string;
@@ -32,6 +34,7 @@ export const receiptEmail = defineEmailTemplate<ReceiptEmailData>({
 <p>Thank you: your {{methodWords}} for <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}) {{#if several}}have{{else}}has{{/if}} been received and your registration is confirmed.</p>
 <table role="presentation" cellspacing="0" cellpadding="0" style="width:100%;border-collapse:collapse;margin:0 0 12px;">
 {{#each lines}}<tr><td style="padding:4px 8px 4px 0;border-bottom:1px solid #e4e4e7;">{{label}}</td><td align="right" style="padding:4px 0;border-bottom:1px solid #e4e4e7;">{{money amount}}</td></tr>
+{{/each}}{{#each help}}<tr><td style="padding:4px 8px 4px 0;border-bottom:1px solid #e4e4e7;">Help from {{fund}}</td><td align="right" style="padding:4px 0;border-bottom:1px solid #e4e4e7;">−{{money amountMinor}}</td></tr>
 {{/each}}<tr><td style="padding:6px 8px 4px 0;"><strong>Total paid</strong></td><td align="right" style="padding:6px 0 4px;"><strong>{{money amountMinor}}</strong></td></tr>
 </table>
 {{#each answerGroups}}<p style="margin:12px 0 4px;"><strong>{{heading}}</strong></p>
@@ -48,6 +51,8 @@ Thank you: your {{methodWords}} for {{eventTitle}} ({{dateTime eventStartsAt}}) 
 
 {{#each lines}}
 {{label}}: {{money amount}}
+{{/each}}
+{{#each help}}Help from {{fund}}: −{{money amountMinor}}
 {{/each}}
 Total paid: {{money amountMinor}}
 {{#each answerGroups}}

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { registerAddCommand } from './add.js';
+import { registerBalancesCommand } from './balances.js';
+import { registerCreditCommand } from './credit.js';
 import { registerCancelCommand } from './cancel.js';
 import { registerExportCommand } from './export.js';
 import { registerListCommand } from './list.js';
@@ -14,13 +16,15 @@ import { registerUpdateContactCommand } from './update-contact.js';
 export function registerRegistrationsCommands(program: Command): void {
   const registrations = program
     .command('registrations')
-    .description('who is coming: list, show, export, record bank transfers, cancel, record a refund paid by hand, register by hand, correct a contact, resend');
+    .description('who is coming: list, show, export, record bank transfers, cancel, record a refund paid by hand, help with the cost, balances, register by hand, correct a contact, resend');
   registerListCommand(registrations);
   registerShowCommand(registrations);
   registerExportCommand(registrations);
   registerMarkPaidCommand(registrations);
   registerCancelCommand(registrations);
   registerRecordRefundCommand(registrations);
+  registerCreditCommand(registrations);
+  registerBalancesCommand(registrations);
   registerAddCommand(registrations);
   registerUpdateContactCommand(registrations);
   registerResendCommand(registrations);

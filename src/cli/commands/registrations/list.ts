@@ -42,7 +42,7 @@ export function registerListCommand(registrations: Command): void {
             ? 'no registrations match'
             : [
                 ...table(
-                  ['REFERENCE', 'EVENT', 'CONTACT', 'ATTENDEES', 'TOTAL', 'PAID', 'METHOD', 'STATUS', 'CREATED'],
+                  ['REFERENCE', 'EVENT', 'CONTACT', 'ATTENDEES', 'TOTAL', 'PAID', 'BALANCE', 'METHOD', 'STATUS', 'CREATED'],
                   found.map((r) => [
                     r.sameContactAs.length > 0 ? `${r.reference} *` : r.reference,
                     r.event,
@@ -50,6 +50,7 @@ export function registerListCommand(registrations: Command): void {
                     String(r.attendees),
                     money(r.totalMinor),
                     money(r.paidMinor),
+                    r.balanceMinor > 0 ? money(r.balanceMinor) : '-',
                     methodShown(r.method, r.officePaidBy, ctx.config.regional),
                     r.status,
                     localDay(r.createdAt, ctx.config.regional.timeZone),

@@ -63,7 +63,7 @@ function describe(r: RegistrationDetail, { money, minute, method, history, answe
     ...answers,
     'Price:',
     ...r.lines.map((line) => `  ${line.label}: ${money(line.amount)}`),
-    `  total ${money(r.totalMinor)}, paid ${money(r.paidMinor)}${r.balanceMinor > 0 ? `, balance ${money(r.balanceMinor)}` : ''}`,
+    `  total ${money(r.totalMinor)}, paid ${money(r.paidMinor)}${r.creditedMinor !== 0 ? `, help ${money(r.creditedMinor)}` : ''}${r.balanceMinor > 0 ? `, balance ${money(r.balanceMinor)}` : ''}`,
     'Payments:',
     ...(r.cardPayments.length + r.officePayments.length === 0 && !r.cardPaymentFromAlert && !r.cardPaymentOfRecord ? ['  none'] : []),
     ...r.cardPayments.map(
@@ -74,6 +74,7 @@ function describe(r: RegistrationDetail, { money, minute, method, history, answe
       ? [`  card ${money(r.cardPaymentOfRecord.amountMinor)} paid ${minute(r.cardPaymentOfRecord.paidAt)} ${r.cardPaymentOfRecord.paymentIntentId ?? ''}`.trimEnd()]
       : []),
     ...r.officePayments.map((p) => `  ${p.method} ${money(p.amountMinor)} recorded ${minute(p.recordedAt)} by ${p.recordedBy}${p.note ? `: ${p.note}` : ''}`),
+    ...(r.credits.length > 0 ? ['Help with the cost:', ...r.credits.map((c) => creditLine(c, money, minute))] : []),
     ...(r.refundedMinor > 0 ? [`  paid back by hand: ${money(r.refundedMinor)} (see "refund recorded" in the history)`] : []),
     'Emails:',
     ...(r.emails.length === 0 ? ['  none'] : r.emails.map((m) => `  ${minute(m.queuedAt)} ${m.kind} ${m.status}${m.subject ? `: ${m.subject}` : ''}`)),
@@ -86,6 +87,14 @@ function describe(r: RegistrationDetail, { money, minute, method, history, answe
     ...(r.history.length === 0 ? ['  none'] : r.history.map((h) => `  ${history(h)}`)),
   ];
   return lines;
+}
+
+function creditLine(c: RegistrationDetail['credits'][number], money: (minor: number) => string, minute: (date: Date) => string): string {
+  const what =
+    c.kind === 'credit'
+      ? `  credit #${c.id} ${money(c.amountMinor)} from ${c.fund}${c.reversedBy !== null ? ` (reversed by #${c.reversedBy})` : ''}`
+      : `  reversal #${c.id} of credit #${c.reversesId} −${money(c.amountMinor)} to ${c.fund}`;
+  return `${what} recorded ${minute(c.recordedAt)} by ${c.recordedBy}${c.note ? `: ${c.note}` : ''}`;
 }
 
 function cardPaymentFromAlertLine(c: CardPaymentFromAlert, money: (minor: number) => string, minute: (date: Date) => string): string {
