@@ -41,7 +41,7 @@ export async function queueRegistrationConfirmation(
     /** Set when the office sends the confirmation again, so the mail API does not drop it as a repeat. */
     idempotencySuffix?: string;
     /** An existing registration's payments so far; a new one has none. */
-    payments?: { paidMinor: number; cardPaymentInFlight: boolean };
+    payments?: { paidMinor: number; creditedMinor?: number; cardPaymentInFlight: boolean };
     /** Sent by the office, which is not limited: the hourly limits are for addresses typed into the public form. */
     byOffice?: boolean;
     /** The public form's client (clientKey of its address), counted against its hourly cap. */
@@ -56,6 +56,7 @@ export async function queueRegistrationConfirmation(
   }
   const hasPublicUrl = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
   const { paidMinor, cardPaymentInFlight } = input.payments ?? { paidMinor: 0, cardPaymentInFlight: false };
+  const creditedMinor = input.payments?.creditedMinor ?? 0;
   const owing = !input.priced.free && !cardPaymentInFlight;
   // One query at a time: they share the transaction's connection.
   const others = await otherLiveRegistrations(trx, input.event.id, emailHash, input.registrationId);
@@ -64,6 +65,7 @@ export async function queueRegistrationConfirmation(
   const offerCard =
     owing &&
     paidMinor === 0 &&
+    creditedMinor === 0 &&
     hasPublicUrl &&
     cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment }) &&
     !(await cardTotalBelowMinimum(trx, ctx, input.event, input.priced));
@@ -79,8 +81,10 @@ export async function queueRegistrationConfirmation(
       location: input.event.location,
       lines: input.priced.lines.map(({ label, amount }) => ({ label, amount })),
       totalMinor: input.priced.total,
-      balanceMinor: input.priced.total - paidMinor,
+      balanceMinor: input.priced.total - paidMinor - creditedMinor,
       paidMinor,
+      creditedMinor,
+      showBalance: paidMinor > 0 || creditedMinor > 0,
       cardPaymentInFlight,
       heldUntil: releasedAt,
       severalPlaces: input.priced.attendeeCount > 1,

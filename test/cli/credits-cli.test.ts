@@ -53,6 +53,22 @@ describe('eventops registrations credit: help with the cost from a named fund', 
     expect(receipt?.text).toContain('Total paid: $100.00');
   });
 
+  it('a confirmation resent after help says what was received, the help, and the balance after both, with no pay-now link for the whole total', async () => {
+    const event = await insertEvent(office.db);
+    const { reference } = await pendingRegistration(event.id, 'grace-resend@example.org');
+    expect((await registrations(['mark-paid', reference, '--amount', '100', '--partial', '--json'])).code).toBe(0);
+    expect((await registrations(['credit', reference, '--amount', '50', '--fund', 'Camp scholarships', '--json'])).code).toBe(0);
+
+    const resent = await registrations(['resend', reference]);
+    expect(resent.code, resent.stderr).toBe(0);
+    await deliverQueuedMail(office.context(), { limit: 100 });
+    const confirmation = mail.sink.messages.filter((m) => m.envelope.to.includes('grace-resend@example.org') && m.subject.startsWith('Registration')).at(-1);
+    expect(confirmation?.text).toContain('Received so far: $100.00');
+    expect(confirmation?.text).toContain('Help with the cost: $50.00');
+    expect(confirmation?.text).toContain('Still to pay: $90.00');
+    expect(confirmation?.text).not.toMatch(/\/pay\//);
+  });
+
   it('a credit is never more than the balance, not for a paid or cancelled registration, and not the same one twice in 24 hours without --again', async () => {
     const event = await insertEvent(office.db);
     const { id, reference } = await pendingRegistration(event.id, 'over@example.org', 12000);

@@ -9,7 +9,7 @@ import { recordHistory } from '../../registrations/history.js';
 import { bumpManageLinkVersion } from '../../payments/manage-link.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
-import { cardPaymentMayArrive, officePaidSum } from '../../registrations/ledger.js';
+import { cardPaymentMayArrive, officePaidSum, registrationMoney } from '../../registrations/ledger.js';
 import { officePaidByMethod } from '../../registrations/paid-by.js';
 
 export interface ResendResult {
@@ -68,6 +68,7 @@ export async function resendRegistrationMail(ctx: OfficeContext, input: { regist
       };
       const payments = {
         paidMinor: await officePaidSum(trx, id),
+        creditedMinor: (await registrationMoney(trx, id)).creditedMinor,
         cardPaymentInFlight: (await cardPaymentMayArrive(trx, id, now)) !== undefined,
       };
       await queueRegistrationConfirmation(

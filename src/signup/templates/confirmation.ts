@@ -10,10 +10,14 @@ export interface ConfirmationEmailData {
   location?: string | null;
   lines: Array<{ label: string; amount: number }>;
   totalMinor: number;
-  /** What is still to pay: the total less what the office has recorded. */
+  /** What is still to pay: the total less what the office has recorded and help with the cost. */
   balanceMinor: number;
   /** Recorded by the office so far (a part-payment); 0 for a new registration. */
   paidMinor: number;
+  /** Help with the cost from the church's funds (credits, net of reversals); 0 for a new registration. */
+  creditedMinor?: number;
+  /** Something was received or credited: the email says what and what is still to pay. */
+  showBalance?: boolean;
   /** A card payment for it may still arrive: nothing is asked for meanwhile. */
   cardPaymentInFlight: boolean;
   /** When its places are released unless paid (events with a hold limit; see hold-release.ts). */
@@ -43,8 +47,9 @@ export const registrationConfirmationEmail = defineEmailTemplate<ConfirmationEma
 <table role="presentation" cellspacing="0" cellpadding="0" style="width:100%;border-collapse:collapse;margin:0 0 12px;">
 {{#each lines}}<tr><td style="padding:4px 8px 4px 0;border-bottom:1px solid #e4e4e7;">{{label}}</td><td align="right" style="padding:4px 0;border-bottom:1px solid #e4e4e7;">{{money amount}}</td></tr>
 {{/each}}<tr><td style="padding:6px 8px 4px 0;"><strong>Total</strong></td><td align="right" style="padding:6px 0 4px;"><strong>{{money totalMinor}}</strong></td></tr>
-{{#if paidMinor}}<tr><td style="padding:4px 8px 4px 0;">Received so far</td><td align="right" style="padding:4px 0;">{{money paidMinor}}</td></tr>
-<tr><td style="padding:4px 8px 4px 0;"><strong>Still to pay</strong></td><td align="right" style="padding:4px 0;"><strong>{{money balanceMinor}}</strong></td></tr>
+{{#if showBalance}}{{#if paidMinor}}<tr><td style="padding:4px 8px 4px 0;">Received so far</td><td align="right" style="padding:4px 0;">{{money paidMinor}}</td></tr>
+{{/if}}{{#if creditedMinor}}<tr><td style="padding:4px 8px 4px 0;">Help with the cost</td><td align="right" style="padding:4px 0;">{{money creditedMinor}}</td></tr>
+{{/if}}<tr><td style="padding:4px 8px 4px 0;"><strong>Still to pay</strong></td><td align="right" style="padding:4px 0;"><strong>{{money balanceMinor}}</strong></td></tr>
 {{/if}}</table>
 {{#if answerGroups.length}}{{#each answerGroups}}<p style="margin:12px 0 4px;"><strong>{{heading}}</strong></p>
 <ul style="margin:0 0 8px;padding-left:20px;">{{#each answers}}<li>{{label}}: {{value}}</li>{{/each}}</ul>
@@ -68,8 +73,9 @@ This email address also registered for {{eventTitle}} before: {{#each otherRegis
 {{label}}: {{money amount}}
 {{/each}}
 Total: {{money totalMinor}}
-{{#if paidMinor}}Received so far: {{money paidMinor}}
-Still to pay: {{money balanceMinor}}
+{{#if showBalance}}{{#if paidMinor}}Received so far: {{money paidMinor}}
+{{/if}}{{#if creditedMinor}}Help with the cost: {{money creditedMinor}}
+{{/if}}Still to pay: {{money balanceMinor}}
 {{/if}}{{#each answerGroups}}
 
 {{heading}}
