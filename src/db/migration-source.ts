@@ -28,6 +28,7 @@ import * as unpaidPlacesPerMailbox from '../../migrations/20261207000310_unpaid_
 import * as waitlistConfirmation from '../../migrations/20261207000200_waitlist_confirmation.js';
 import * as checkinScopedTaps from '../../migrations/20261207000400_checkin_scoped_taps.js';
 import * as contactEmailChanges from '../../migrations/20261207000410_contact_email_changes.js';
+import * as priceSchedules from '../../migrations/20261208000500_price_schedules.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -68,6 +69,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261207000310_unpaid_places_per_mailbox', unpaidPlacesPerMailbox],
   ['20261207000400_checkin_scoped_taps', checkinScopedTaps],
   ['20261207000410_contact_email_changes', contactEmailChanges],
+  ['20261208000500_price_schedules', priceSchedules],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -2,7 +2,9 @@ import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import { cardMinimumOf, ticketsBelowCardMinimum } from '../payments/card-minimum.js';
 import { cardPaymentPossible } from '../payments/links.js';
-import { openForRegistration } from '../signup/register.js';
+import { openForRegistration, priceDayOf } from '../signup/register.js';
+import { publicPricing, visibleTiers } from '../registrations/event-pricing.js';
+import { tierView } from './tier-view.js';
 import { publicSeatCount } from '../registrations/registrations.js';
 import type { WaitlistContact } from '../registrations/waitlist/entries.js';
 import { getCardFeeRate } from '../settings.js';
@@ -66,7 +68,7 @@ export async function eventPageData(
   const seats = offer ? offer.places : count.seatsLeft;
   const closed = !openForRegistration(event, ctx.clock.now());
   // Nothing to pay: no payment choice at all, and the server takes a post without one.
-  const free = nothingToPay(pricing);
+  const free = nothingToPay(publicPricing(pricing));
   const card = !free && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
   const values = options.values ?? (offer ? offerValues(offer) : undefined);
 
@@ -101,9 +103,13 @@ export async function eventPageData(
   const namedRows = submittedRows.findLastIndex((row) => row.name.trim() !== '') + 1;
   const rowCount = Math.max(rowLimit, namedRows);
   const questions = formQuestionViews(event, askedQuestions(event), { rowCount, answerFields: options.answerFields, errors });
+  // Today's prices (a schedule's step in force), and the tiers the public sees: hidden ones only through a code.
+  const tierViews = visibleTiers(pricing.tiers).map((tier) =>
+    tierView(tier, priceDayOf(ctx, ctx.clock.now()), { price, locale: ctx.config.regional.locale }),
+  );
   const attendeeRows = Array.from({ length: rowCount }, (_, index) => {
     const row = submittedRows[index];
-    const chosen = pricing.tiers.some((tier) => tier.id === row?.tier) ? row?.tier : pricing.tiers[0]?.id;
+    const chosen = tierViews.some((tier) => tier.id === row?.tier) ? row?.tier : tierViews[0]?.id;
     const nameError = errorOf(`attendees[${index}].name`) ?? errorOf(`attendees[${index}]`);
     const tierError = errorOf(`attendees[${index}].tier`);
     const nameDescribedBy = [index === 0 && attendeesError ? 'attendees-error' : '', nameError ? `attendee-name-${index + 1}-error` : '']
@@ -115,7 +121,7 @@ export async function eventPageData(
       nameError,
       nameDescribedBy: nameDescribedBy || undefined,
       tierError,
-      options: pricing.tiers.map((tier) => ({ id: tier.id, label: `${tier.label} (${price(tier.price)})`, selected: tier.id === chosen })),
+      options: tierViews.map((tier) => ({ id: tier.id, label: `${tier.label} (${tier.priceNow}${tier.full ? ', full' : ''})`, selected: tier.id === chosen })),
       questions: questions.rows[index] ?? [],
     };
   });
@@ -157,7 +163,7 @@ export async function eventPageData(
     when: format.dateTimeSpan(event.startsAt, event.endsAt),
     location: event.location ?? undefined,
     description: event.description ?? undefined,
-    tiers: pricing.tiers.map((tier) => ({ label: tier.label, price: price(tier.price) })),
+    tiers: tierViews,
     // Once registration has closed, the places left are no one's business: "50 places left" beside "closed" misleads.
     seatsLine: closed || seats === null || offer ? undefined : seats === 0 ? 'Sold out' : `${seats} ${seats === 1 ? 'place' : 'places'} left`,
     placesLeftNote: placesLimit && seats > 0 ? placesLeftNote(seats) : undefined,
@@ -197,14 +203,16 @@ export async function eventPageData(
     initialRows: Math.min(ATTENDEE_ROWS, rowLimit),
     captchaSiteKey: ctx.config.captcha?.siteKey,
     captchaScript: Boolean(ctx.config.captcha) && !closed && (seats !== 0 || waitlist !== undefined),
-    livePricing: JSON.stringify(liveTotalConfig(ctx, pricing, rate)),
+    livePricing: JSON.stringify(liveTotalConfig(ctx, publicPricing(pricing), rate)),
     formScript: browserAssetPath(REGISTRATION_FORM_SCRIPT),
   };
 }
 
 /** What the page's script prices the form with: the card fee only when a card payment would add it. */
 function liveTotalConfig(ctx: AppContext, pricing: EventRecord['pricing'], cardFee: LiveTotalConfig['cardFee']): LiveTotalConfig {
-  return { pricing, cardFee, locale: ctx.config.regional.locale, currency: ctx.config.regional.currency };
+  // The day the server prices a registration made now: the script prices the same step, whatever the device's clock says.
+  const day = priceDayOf(ctx, ctx.clock.now());
+  return { pricing, cardFee, day, locale: ctx.config.regional.locale, currency: ctx.config.regional.currency };
 }
 
 function offerValues(offer: OfferView): SubmittedValues {

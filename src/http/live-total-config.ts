@@ -9,6 +9,8 @@ export interface LiveTotalConfig {
   pricing: EventPricing;
   /** The card fee a card payment adds: only when the event passes it on and card payment is offered. */
   cardFee?: CardFeeRate;
+  /** The church-local day (yyyy-MM-dd) the server prices a registration made now on: it picks each schedule's step. */
+  day: string;
   /** APP_LOCALE and APP_CURRENCY, for the amounts the script writes. */
   locale: string;
   currency: string;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { MAX_ATTENDEES_LIMIT } from '../office/event-file.js';
-import type { EventPricing } from '../registrations/event-pricing.js';
-import { priceRegistration } from '../registrations/pricing.js';
+import { priceRegistration, UNKNOWN_TIER_MESSAGE } from '../registrations/pricing.js';
+import { tierPrices, visibleTiers, type EventPricing } from '../registrations/event-pricing.js';
+import { localDay } from '../local-time.js';
 import type { RegistrationSubmission } from '../signup/register.js';
 import { contactEmail, contactMobile } from '../contact-rules.js';
 import { CONTROL_CHARACTERS_MESSAGE, hasControlCharacters, personName, publicString } from './field-rules.js';
@@ -44,18 +45,18 @@ const PAYMENT_MESSAGE = 'choose card or bank transfer';
  */
 export function nothingToPay(pricing: EventPricing): boolean {
   const discount = pricing.discount;
-  return pricing.tiers.every((tier) => tier.price === 0) || (discount !== undefined && 'percent' in discount && discount.percent >= 100);
+  return pricing.tiers.every((tier) => tierPrices(tier).every((price) => price === 0)) || (discount !== undefined && 'percent' in discount && discount.percent >= 100);
 }
 
 /**
  * Whether a post must say how it pays: not when there is nothing to pay, for the event or for these choices
  * (free tickets on an event that also has priced ones). Choices that cannot be priced need it, as before.
  */
-function paymentNeeded(pricing: EventPricing, attendees: RegistrationSubmission['attendees'], family: boolean | undefined): boolean {
+function paymentNeeded(pricing: EventPricing, attendees: RegistrationSubmission['attendees'], family: boolean | undefined, day: string | undefined): boolean {
   if (nothingToPay(pricing)) return false;
   if (attendees.length === 0 || family === undefined) return true;
   try {
-    return !priceRegistration(pricing, { attendees, family }).free;
+    return !priceRegistration(pricing, { attendees, family }, { day }).free;
   } catch {
     return true;
   }
@@ -221,7 +222,8 @@ export function parseRegistrationBody(
   const family = parseFamily(raw.family, format);
   if (family === undefined) problems.push(problem('family', format === 'json' ? 'true or false' : 'tick the box or leave it empty'));
 
-  const tiers = new Set(pricing.tiers.map((tier) => tier.id));
+  // A hidden tier is answered as one the event does not have.
+  const tiers = new Set(visibleTiers(pricing.tiers).map((tier) => tier.id));
   const attendees: RegistrationSubmission['attendees'] = [];
   const answering: AnsweringAttendee[] = [];
   if (raw.rowsProblem) problems.push(problem('attendees', raw.rowsProblem));
@@ -236,7 +238,7 @@ export function parseRegistrationBody(
     const tier = typeof row.tier === 'string' && tiers.has(row.tier) ? row.tier : undefined;
     if (!tier) {
       const controlled = typeof row.tier === 'string' && hasControlCharacters(row.tier);
-      problems.push(problem(`attendees[${index}].tier`, controlled ? CONTROL_CHARACTERS_MESSAGE : 'choose one of the ticket types'));
+      problems.push(problem(`attendees[${index}].tier`, controlled ? CONTROL_CHARACTERS_MESSAGE : UNKNOWN_TIER_MESSAGE));
     }
     if (name.success && tier) {
       attendees.push({ name: name.data, tier });
@@ -248,7 +250,8 @@ export function parseRegistrationBody(
   }
   const cap = Math.min(maxAttendees, MAX_ATTENDEES);
   if (attendees.length > cap) problems.push(problem('attendees', `at most ${cap} attendees per registration`));
-  if (raw.contact.payment === undefined && paymentNeeded(pricing, attendees, family)) problems.splice(paymentAt, 0, problem('payment', PAYMENT_MESSAGE));
+  const day = asking ? localDay(asking.now, asking.timeZone) : undefined;
+  if (raw.contact.payment === undefined && paymentNeeded(pricing, attendees, family, day)) problems.splice(paymentAt, 0, problem('payment', PAYMENT_MESSAGE));
 
   let answers: RegistrationSubmission['answers'];
   if (asking) {

@@ -10,6 +10,7 @@ import { createProviderClient, providerErrorDetails, providerUnavailable } from 
 import type { RegistrationContact } from '../registrations/registrations.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import { setTimeout as delay } from 'node:timers/promises';
+import { localDay } from '../local-time.js';
 import { placesForNewCheckout, type CheckoutHoldCapError } from './checkout-hold.js';
 import { offerCheckoutStep, type OfferCheckoutStep } from './offer-checkout.js';
 import type { SoldOutError } from './registration-errors.js';
@@ -53,7 +54,10 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
   assertCardPaymentPossible(ctx, event);
 
   const cardFee = event.passCardFee ? await getCardFeeRate(ctx.db) : undefined;
-  const priced = priceRegistration(event.pricing, { attendees: input.attendees, family: input.family }, { cardFee });
+  // The price is fixed now, when the checkout is created, and staged with it: a payment after a price step still
+  // pays what the payer was shown, and the webhook checks the charge against these amounts, never the event's.
+  const pricedOn = localDay(ctx.clock.now(), ctx.config.regional.timeZone);
+  const priced = priceRegistration(event.pricing, { attendees: input.attendees, family: input.family }, { cardFee, day: pricedOn });
   if (priced.free) {
     throw new AppError('free_registration', 'this registration costs nothing, so there is no card payment to take', {
       httpStatus: 409,
@@ -69,6 +73,7 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
     attendees: input.attendees,
     family: input.family,
     priced,
+    pricedOn,
     ...(input.waitlistOffer ? { waitlistOffer: input.waitlistOffer } : {}),
     ...(input.answers ? { answers: input.answers } : {}),
   });

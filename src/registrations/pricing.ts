@@ -1,4 +1,4 @@
-import { MAX_REGISTRATION_TOTAL_MINOR, type EventPricing } from './event-pricing.js';
+import { MAX_REGISTRATION_TOTAL_MINOR, tierPriceOn, type EventPricing } from './event-pricing.js';
 import { AppError } from '../errors.js';
 
 /**
@@ -50,6 +50,8 @@ export interface PricedRegistration {
   free: boolean;
 }
 
+/** What the form says of a ticket type it does not offer: a hidden one, not revealed, is answered the same. */
+export const UNKNOWN_TIER_MESSAGE = 'choose one of the ticket types';
 export const FAMILY_WAIVER_SUFFIX = ' (family waiver)';
 /** Between a ticket line's tier and attendee name: "Adult — Ruth". */
 export const TICKET_NAME_SEPARATOR = ' — ';
@@ -106,17 +108,35 @@ export function cardSurcharge(net: number, rate: CardFeeRate): number {
   return Number(surcharge);
 }
 
-export function priceRegistration(
-  pricing: EventPricing,
-  choice: RegistrationChoice,
-  options: { cardFee?: CardFeeRate } = {},
-): PricedRegistration {
+export interface PricingOptions {
+  /**
+   * The church-local day (yyyy-MM-dd, APP_TIMEZONE) the price is fixed on: it picks each tier's price step.
+   * A registration's price is fixed when it is made (or its card checkout created) and never priced again.
+   */
+  day?: string;
+  cardFee?: CardFeeRate;
+  /** The office registers hidden tiers without a code; the public form only with a code that reveals them. */
+  allowHidden?: boolean;
+}
+
+/**
+ * Prices without a schedule are the same on every day, so a caller pricing them may leave the day out; a
+ * schedule priced without its day is a mistake of ours, never a guess at the price.
+ */
+function flatPricesDay(pricing: EventPricing): string {
+  if (pricing.tiers.some((tier) => tier.prices !== undefined)) throw new Error('a price schedule is priced on a day: pass the day the price is fixed on');
+  return '';
+}
+
+export function priceRegistration(pricing: EventPricing, choice: RegistrationChoice, options: PricingOptions = {}): PricedRegistration {
   if (choice.attendees.length === 0) throw new PricingError('add at least one attendee', 'attendees');
+  const day = options.day ?? flatPricesDay(pricing);
   const tiers = new Map(pricing.tiers.map((tier) => [tier.id, tier]));
   const tickets = choice.attendees.map((attendee, index) => {
     const tier = tiers.get(attendee.tier);
-    if (!tier) throw new PricingError(`attendee ${index + 1} has an unknown ticket type`, `attendees[${index}].tier`);
-    return { index, label: `${tier.label}${TICKET_NAME_SEPARATOR}${attendee.name}`, price: tier.price };
+    // A hidden tier is answered as one that does not exist: the form tells nobody it is there.
+    if (!tier || (tier.hidden && !options.allowHidden)) throw new PricingError(`Attendee ${index + 1} ticket: ${UNKNOWN_TIER_MESSAGE}`, `attendees[${index}].tier`);
+    return { index, label: `${tier.label}${TICKET_NAME_SEPARATOR}${attendee.name}`, price: tierPriceOn(tier, day) };
   });
 
   // The family pays for its N most expensive tickets; ties keep attendee order.

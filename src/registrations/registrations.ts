@@ -197,6 +197,8 @@ export interface NewRegistration {
   attendees: AttendeeChoice[];
   family: boolean;
   priced: PricedRegistration;
+  /** The church-local day (yyyy-MM-dd) whose prices it pays: fixed when it is made, never priced again. */
+  pricedOn?: string;
   paymentIntentId?: string;
   /** The public form's client (clientKey), counted by the unpaid-places cap; none for the office and card payments. */
   clientKey?: string;
@@ -242,6 +244,7 @@ export function registrationRow(cipher: FieldCipher, input: NewRegistration): Re
     line_items: JSON.stringify(input.priced.lines),
     total_minor: input.priced.total,
     surcharge_minor: input.priced.surcharge,
+    priced_on: input.pricedOn ?? null,
     payment_intent_id: input.paymentIntentId ?? null,
     client_key: input.clientKey ?? null,
     mailbox_key: input.mailboxKey ?? null,

@@ -15,6 +15,7 @@ import { EventClosedError, SoldOutError } from '../payments/registration-errors.
 import { alertUnpaidSeatCap, heldUnpaidBy, UnpaidSeatCapError, type UnpaidHolder } from '../payments/unpaid-seat-cap.js';
 import { alertUnpaidShareCrossed } from '../payments/unpaid-share-alert.js';
 import { mailboxKey } from '../canonical-mailbox.js';
+import { localDay } from '../local-time.js';
 
 /**
  * A registration submitted on the public event page, already validated. Every
@@ -35,6 +36,8 @@ export interface RegistrationSubmission {
   waitlistOffer?: OfferClaim;
   /** The answers to the event's questions, already read (registrations/questions.ts); the office's add asks none. */
   answers?: RegistrationAnswers;
+  /** The office's `--price-at`: the church-local day (yyyy-MM-dd) whose prices apply; else the day it is made. */
+  priceDay?: string;
 }
 
 export type RegistrationOutcome =
@@ -50,6 +53,11 @@ export type RegistrationOutcome =
   | { kind: 'checkout'; checkoutId: string; redirectUrl: string };
 
 export { EventClosedError, SoldOutError };
+
+/** The church-local day (yyyy-MM-dd, APP_TIMEZONE) of `now`: the day whose prices a registration made now pays. */
+export function priceDayOf(ctx: Pick<AppContext, 'config'>, now: Date): string {
+  return localDay(now, ctx.config.regional.timeZone);
+}
 
 /** The public form closes when the event starts; the office can still register by hand (walk-ins). */
 export class RegistrationClosedError extends AppError {
@@ -77,9 +85,10 @@ export async function registerForEvent(
   event: EventRecord,
   submission: RegistrationSubmission,
 ): Promise<RegistrationOutcome> {
-  if (!openForRegistration(event, ctx.clock.now())) throw new RegistrationClosedError();
+  const now = ctx.clock.now();
+  if (!openForRegistration(event, now)) throw new RegistrationClosedError();
   assertWithinAttendeeCap(event, submission.attendees.length);
-  const priced = priceRegistration(event.pricing, { attendees: submission.attendees, family: submission.family });
+  const priced = priceRegistration(event.pricing, { attendees: submission.attendees, family: submission.family }, { day: priceDayOf(ctx, now) });
   const wantsCard = submission.payment === 'card' && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
   if (!priced.free && wantsCard) {
     // startEventCheckout holds the places (or answers sold_out) under the event's lock, or for a waiting-list
@@ -166,8 +175,14 @@ export async function registerWithoutCard(
     if (offer) assertWithinOffer(offer, wanted);
     const available = placesAvailable(locked, offer, Boolean(office));
     if (available !== null && available < wanted && !office?.overCapacity) throw new SoldOutError(Math.max(0, available));
-    // Priced again from the locked row, so a price change committed meanwhile is the one that counts.
-    const priced = priceRegistration(locked.event.pricing, { attendees: submission.attendees, family: submission.family });
+    // Priced again from the locked row, so a price change committed meanwhile is the one that counts; on the day it
+    // is made (the office may name another), and never again afterwards: the amounts are stored with it.
+    const pricedOn = submission.priceDay ?? priceDayOf(ctx, now);
+    const priced = priceRegistration(
+      locked.event.pricing,
+      { attendees: submission.attendees, family: submission.family },
+      { day: pricedOn, allowHidden: Boolean(office) },
+    );
     const free = priced.free;
     // No payment chosen, and a price set meanwhile: asked, not assumed to be a bank transfer.
     if (!free && !office && submission.payment === undefined) throw new PricingError('Payment: choose card or bank transfer', 'payment');
@@ -199,6 +214,7 @@ export async function registerWithoutCard(
       attendees: submission.attendees,
       family: submission.family,
       priced,
+      pricedOn,
       clientKey: office ? undefined : submission.client,
       mailboxKey: mailbox,
       // Split plain/sensitive by the questions as the locked row has them.

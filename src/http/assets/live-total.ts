@@ -24,7 +24,7 @@ export function basketOf(form: HTMLFormElement): FormBasket {
 export function priceBasket(config: LiveTotalConfig, basket: FormBasket): PricedRegistration | undefined {
   if (basket.attendees.length === 0) return undefined;
   const cardFee = basket.payment === 'card' ? config.cardFee : undefined;
-  return priceRegistration(config.pricing, { attendees: basket.attendees, family: basket.family }, { cardFee });
+  return priceRegistration(config.pricing, { attendees: basket.attendees, family: basket.family }, { cardFee, day: config.day });
 }
 
 /** What the total box says about a priced basket, in the church's locale and currency. */

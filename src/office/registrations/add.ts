@@ -5,9 +5,9 @@ import { queueRegistrationConfirmation } from '../../signup/confirmations.js';
 import { paymentReference } from '../../registrations/reference.js';
 import type { AttendeeChoice } from '../../registrations/pricing.js';
 import { renderReceipt } from '../../payments/receipts.js';
-import { assertWithinAttendeeCap, registerWithoutCard, SoldOutError, type RegisteredWithoutCard } from '../../signup/register.js';
+import { assertWithinAttendeeCap, priceDayOf, registerWithoutCard, SoldOutError, type RegisteredWithoutCard } from '../../signup/register.js';
 import type { RegistrationContact } from '../../registrations/registrations.js';
-import type { EventTier } from '../../registrations/event-pricing.js';
+import { tierPriceOn, type EventTier } from '../../registrations/event-pricing.js';
 import type { EventRecord } from '../../registrations/event-record.js';
 import { getEventBySlug } from '../events.js';
 import { answerAlert, type AddPaid } from './answer-alert.js';
@@ -39,6 +39,8 @@ export interface AddInput {
   actor: string;
   /** A walk-in on the day: every attendee checked in, in the registration's own transaction. */
   atDoor?: boolean;
+  /** `--price-at`: the church-local day (yyyy-MM-dd) whose prices apply (a family promised the early price); else today's. */
+  priceAt?: string;
 }
 
 export interface AddResult {
@@ -63,7 +65,8 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
   if (!event) throw new NotFoundError(`event "${input.eventSlug}"`, 'run `eventops events list` to see the slugs');
   assertWithinAttendeeCap(event, input.attendees.length);
   const money = moneyFormatter(ctx.config.regional);
-  const attendees = input.attendees.map((attendee, index) => ({ ...attendee, tier: tierIdOf(event, attendee, index, money) }));
+  const day = input.priceAt ?? priceDayOf(ctx, ctx.clock.now());
+  const attendees = input.attendees.map((attendee, index) => ({ ...attendee, tier: tierIdOf(event, attendee, index, (tier) => money(tierPriceOn(tier, day))) }));
   const paid = input.paid ?? (input.resolveAlert !== undefined && (await alertIsForCardPayment(ctx.db, input.resolveAlert)) ? 'card' : 'none');
   let resolvedAlert: number | null = null;
   let card: CardSettlement | undefined;
@@ -71,7 +74,7 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
     const registered = await registerWithoutCard(
       ctx,
       event,
-      { contact: input.contact, attendees, family: input.family },
+      { contact: input.contact, attendees, family: input.family, ...(input.priceAt ? { priceDay: input.priceAt } : {}) },
       {
         overCapacity: input.overCapacity,
         paidWith: paid === 'none' ? undefined : paid,
@@ -90,6 +93,7 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
               method: done.method,
               attendees: input.attendees.length,
               totalMinor: card?.amountMinor ?? done.priced.total,
+              ...(input.priceAt ? { pricedAt: input.priceAt } : {}),
               ...(done.seatsLeftAfter !== null && done.seatsLeftAfter < 0 ? { overCapacityBy: -done.seatsLeftAfter } : {}),
               ...(resolvedAlert !== null ? { resolvedAlert } : {}),
             },
@@ -137,12 +141,12 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
  * differing only in case would leave a guess: refused, as is an id the event does not have,
  * naming the event's ticket types.
  */
-function tierIdOf(event: EventRecord, attendee: AttendeeChoice, index: number, money: (minor: number) => string): string {
+function tierIdOf(event: EventRecord, attendee: AttendeeChoice, index: number, price: (tier: EventTier) => string): string {
   const tiers = event.pricing.tiers;
   if (tiers.some((tier) => tier.id === attendee.tier)) return attendee.tier;
   const sameLetters = tiers.filter((tier) => tier.id.toLowerCase() === attendee.tier.toLowerCase());
   if (sameLetters.length === 1) return (sameLetters[0] as EventTier).id;
-  const listed = tiers.map((tier) => `${tier.id} (${tier.label}, ${money(tier.price)})`).join(', ');
+  const listed = tiers.map((tier) => `${tier.id} (${tier.label}, ${price(tier)}${tier.hidden ? ', hidden' : ''})`).join(', ');
   const which = `attendee ${index + 1} (${attendee.name}) has the ticket type "${attendee.tier}"`;
   const example = `e.g. --attendee "${attendee.name}:${(sameLetters[0] ?? (tiers[0] as EventTier)).id}"`;
   if (sameLetters.length > 1) {

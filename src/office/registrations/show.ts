@@ -22,6 +22,8 @@ export interface RegistrationDetail {
   attendees: Array<{ name: string; tier: string; tierLabel: string }>;
   lines: Array<{ label: string; amount: number }>;
   totalMinor: number;
+  /** The church-local day (yyyy-MM-dd) whose prices it was made at: fixed then, never priced again. */
+  pricedOn: string | null;
   paidMinor: number;
   /** Paid back by hand by the office (`registrations record-refund`); already taken off paidMinor. */
   refundedMinor: number;
@@ -101,6 +103,7 @@ export async function showRegistration(
     attendees: row.attendees.map((a) => ({ name: a.name, tier: a.tier, tierLabel: tierLabels.get(a.tier) ?? a.tier })),
     lines: row.line_items.map((line) => ({ label: line.label, amount: line.amount })),
     totalMinor: row.total_minor,
+    pricedOn: row.priced_on ?? null,
     paidMinor,
     refundedMinor,
     balanceMinor: row.status === 'PENDING' ? row.total_minor - paidMinor : 0,

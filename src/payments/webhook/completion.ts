@@ -211,6 +211,7 @@ async function settleClaimedCheckout(
         attendees: staged.attendees,
         family: staged.family,
         priced: staged.priced,
+        pricedOn: staged.pricedOn,
         paymentIntentId: action.paymentIntentId ?? undefined,
         ...(staged.answers ? { answers: { questions: questionsAsked(event), values: staged.answers } } : {}),
         now,

@@ -61,7 +61,7 @@ function describe(r: RegistrationDetail, { money, minute, method, history, answe
     'Attendees:',
     ...r.attendees.map((a) => `  ${a.name} (${a.tierLabel})`),
     ...answers,
-    'Price:',
+    `Price:${r.pricedOn ? ` (the prices of ${r.pricedOn}, fixed when it was made)` : ''}`,
     ...r.lines.map((line) => `  ${line.label}: ${money(line.amount)}`),
     `  total ${money(r.totalMinor)}, paid ${money(r.paidMinor)}${r.balanceMinor > 0 ? `, balance ${money(r.balanceMinor)}` : ''}`,
     'Payments:',
