@@ -29,6 +29,7 @@ import * as waitlistConfirmation from '../../migrations/20261207000200_waitlist_
 import * as checkinScopedTaps from '../../migrations/20261207000400_checkin_scoped_taps.js';
 import * as contactEmailChanges from '../../migrations/20261207000410_contact_email_changes.js';
 import * as priceSchedules from '../../migrations/20261208000500_price_schedules.js';
+import * as tierPlaces from '../../migrations/20261208000510_tier_places.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -70,6 +71,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261207000400_checkin_scoped_taps', checkinScopedTaps],
   ['20261207000410_contact_email_changes', contactEmailChanges],
   ['20261208000500_price_schedules', priceSchedules],
+  ['20261208000510_tier_places', tierPlaces],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -47,6 +47,8 @@ export interface WaitlistValues {
   email: string;
   mobile: string;
   places: string;
+  /** The ticket type waited for; '' for any. */
+  tier?: string;
 }
 
 export function eventPath(slug: string): string {
@@ -104,8 +106,9 @@ export async function eventPageData(
   const rowCount = Math.max(rowLimit, namedRows);
   const questions = formQuestionViews(event, askedQuestions(event), { rowCount, answerFields: options.answerFields, errors });
   // Today's prices (a schedule's step in force), and the tiers the public sees: hidden ones only through a code.
+  // A ticket type with places of its own shows as full once the public can take none of them (an offer's claim aside).
   const tierViews = visibleTiers(pricing.tiers).map((tier) =>
-    tierView(tier, priceDayOf(ctx, ctx.clock.now()), { price, locale: ctx.config.regional.locale }),
+    tierView(tier, priceDayOf(ctx, ctx.clock.now()), { price, locale: ctx.config.regional.locale, full: !offer && count.tierLeft.get(tier.id) === 0 }),
   );
   const attendeeRows = Array.from({ length: rowCount }, (_, index) => {
     const row = submittedRows[index];
@@ -152,8 +155,11 @@ export async function eventPageData(
   ].find((id): id is string => Boolean(id));
 
   // Fewer places than a family may need: the page offers the waiting list beside (or instead of) the form.
-  const joinable = event.waitingList.enabled && !closed && !offer && count.seatsLeft !== null && count.seatsLeft < event.maxAttendeesPerRegistration;
-  const waitlist = joinable ? waitlistView(event, count.seatsLeft ?? 0, count.waiting, options.waitlist) : undefined;
+  // Or a ticket type is full: its families may wait for it while other places are still on sale.
+  const fullTiers = tierViews.filter((tier) => tier.full);
+  const joinable =
+    event.waitingList.enabled && !closed && !offer && ((count.seatsLeft !== null && count.seatsLeft < event.maxAttendeesPerRegistration) || fullTiers.length > 0);
+  const waitlist = joinable ? waitlistView(event, count.seatsLeft, count.waiting, options.waitlist, fullTiers) : undefined;
 
   return {
     title: pageTitle(event.title, errors.length > 0, options.formError !== undefined),
@@ -226,20 +232,28 @@ function offerNote(offer: OfferView, dateTime: (date: Date) => string): string {
 
 function waitlistView(
   event: EventRecord,
-  seats: number,
+  seats: number | null,
   waiting: number,
   given: EventViewOptions['waitlist'],
-): NonNullable<EventPageData['waitlist']> {
+  fullTiers: ReadonlyArray<{ id: string; label: string }>,
+): NonNullable<EventPageData['waitlist']> & { tiers?: Array<{ id: string; label: string; selected: boolean }> } {
+  const fullNames = fullTiers.map((tier) => tier.label).join(', ');
   const intro =
     seats === 0
       ? `Every place is taken${waiting > 0 ? ` and ${waiting} ${waiting === 1 ? 'family is' : 'families are'} waiting` : ''}. Join the waiting list: when places free up we offer them in order, by email.`
-      : `Need more than ${seats} ${seats === 1 ? 'place' : 'places'}? Join the waiting list: when enough places free up we offer them in order, by email.`;
+      : seats !== null && seats < event.maxAttendeesPerRegistration
+        ? `Need more than ${seats} ${seats === 1 ? 'place' : 'places'}? Join the waiting list: when enough places free up we offer them in order, by email.`
+        : `Every ${fullNames} place is taken. Join the waiting list for one: when places free up we offer them in order, by email.`;
+  // The ticket type a family waits for: any, or one of the full ones.
+  const chosenTier = given?.values?.tier ?? '';
+  const tiers = fullTiers.length > 0 ? [{ id: '', label: 'Any ticket', selected: chosenTier === '' }, ...fullTiers.map((tier) => ({ id: tier.id, label: tier.label, selected: tier.id === chosenTier }))] : undefined;
   return {
     action: `${eventPath(event.slug)}/waitlist`,
     intro,
     maxPlaces: event.maxAttendeesPerRegistration,
     error: given?.error,
     values: { name: given?.values?.name ?? '', email: given?.values?.email ?? '', mobile: given?.values?.mobile ?? '', places: given?.values?.places ?? '' },
+    ...(tiers ? { tiers } : {}),
   };
 }
 

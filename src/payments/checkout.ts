@@ -11,9 +11,9 @@ import type { RegistrationContact } from '../registrations/registrations.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { localDay } from '../local-time.js';
-import { placesForNewCheckout, type CheckoutHoldCapError } from './checkout-hold.js';
+import { placesForNewCheckout, type CheckoutHold, type CheckoutHoldCapError } from './checkout-hold.js';
 import { offerCheckoutStep, type OfferCheckoutStep } from './offer-checkout.js';
-import type { SoldOutError } from './registration-errors.js';
+import type { SoldOutError, TierFullError } from './registration-errors.js';
 import { OPENING_LEASE_MS } from '../registrations/card-checkouts.js';
 import { CHECKOUT_EXPIRY_MS, encryptStagedRegistration, type CheckoutMetadata } from './staging.js';
 
@@ -129,13 +129,17 @@ async function stageUntilDecided(
   for (;;) {
     const now = ctx.clock.now();
     const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
-    const step = await ctx.db.transaction(async (trx): Promise<StagingStep | { kind: 'wait' } | SoldOutError | CheckoutHoldCapError> => {
+    const step = await ctx.db.transaction(async (trx): Promise<StagingStep | { kind: 'wait' } | SoldOutError | TierFullError | CheckoutHoldCapError> => {
+      let hold: CheckoutHold | SoldOutError | TierFullError | CheckoutHoldCapError;
       if (input.waitlistOffer) {
-        const offerStep = await offerCheckoutStep(trx, event, input.waitlistOffer, input.attendees.length, now);
+        const offerStep = await offerCheckoutStep(trx, event, input.waitlistOffer, input.attendees, now);
         if (offerStep.kind === 'resume' || offerStep.kind === 'wait') return offerStep;
+        hold = offerStep.hold;
+      } else {
+        hold = await placesForNewCheckout(trx, event, input.attendees, input.client, now);
       }
-      const places = input.waitlistOffer ? 0 : await placesForNewCheckout(trx, event, input.attendees.length, input.client, now);
-      if (typeof places !== 'number') return places;
+      if (hold instanceof Error) return hold;
+      const { places, tierPlaces } = hold;
       const [staged] = await trx('checkout_sessions')
         .insert({
           event_id: event.id,
@@ -145,6 +149,7 @@ async function stageUntilDecided(
           net_minor: row.net,
           surcharge_minor: row.surcharge,
           places,
+          tier_places: JSON.stringify(tierPlaces),
           client_key: places > 0 ? (input.client ?? null) : null,
           waitlist_entry_id: input.waitlistOffer?.entryId ?? null,
           waitlist_offer_seq: input.waitlistOffer?.offerSeq ?? null,

@@ -6,12 +6,22 @@ import { startEventCheckout } from '../payments/checkout.js';
 import { queueRegistrationConfirmation } from './confirmations.js';
 import { cardPaymentPossible } from '../payments/links.js';
 import { PricingError, priceRegistration, type AttendeeChoice, type PricedRegistration } from '../registrations/pricing.js';
-import { insertRegistration, lockEventForSeats, publicSeatsLeft, type LockedEvent, type PaymentMethod, type RegistrationContact } from '../registrations/registrations.js';
+import {
+  insertRegistration,
+  lockEventForSeats,
+  publicSeatsLeft,
+  publicTierPlacesLeft,
+  tierPlacesFree,
+  tierShortOfPlaces,
+  type LockedEvent,
+  type PaymentMethod,
+  type RegistrationContact,
+} from '../registrations/registrations.js';
 import { assertWithinOffer, lockOpenOffer, markOfferClaimed, type OfferClaim } from '../registrations/waitlist/claim.js';
 import type { WaitlistEntryRow } from '../registrations/waitlist/entries.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import { questionsAsked } from '../registrations/questions.js';
-import { EventClosedError, SoldOutError } from '../payments/registration-errors.js';
+import { EventClosedError, SoldOutError, tierFullError, TierFullError } from '../payments/registration-errors.js';
 import { alertUnpaidSeatCap, heldUnpaidBy, UnpaidSeatCapError, type UnpaidHolder } from '../payments/unpaid-seat-cap.js';
 import { alertUnpaidShareCrossed } from '../payments/unpaid-share-alert.js';
 import { mailboxKey } from '../canonical-mailbox.js';
@@ -52,7 +62,7 @@ export type RegistrationOutcome =
     }
   | { kind: 'checkout'; checkoutId: string; redirectUrl: string };
 
-export { EventClosedError, SoldOutError };
+export { EventClosedError, SoldOutError, TierFullError };
 
 /** The church-local day (yyyy-MM-dd, APP_TIMEZONE) of `now`: the day whose prices a registration made now pays. */
 export function priceDayOf(ctx: Pick<AppContext, 'config'>, now: Date): string {
@@ -119,6 +129,20 @@ function placesAvailable(locked: LockedEvent, offer: WaitlistEntryRow | undefine
   return office ? locked.seatsLeft : publicSeatsLeft(locked);
 }
 
+/**
+ * The room of a ticket type with places of its own, as placesAvailable counts the event's: through an offer, the
+ * type's free places plus those the offer holds of it; from the office, every free place of it; from the public
+ * form, none the waiting list takes (publicTierPlacesLeft). null: the type has no places of its own.
+ */
+function tierRoom(locked: LockedEvent, offer: WaitlistEntryRow | undefined, office: boolean): (tier: string) => number | null {
+  const free = tierPlacesFree(locked);
+  return (tier) => {
+    if (!free.has(tier)) return null;
+    if (offer) return (free.get(tier) ?? 0) + (offer.tier === tier ? offer.places : 0);
+    return office ? (free.get(tier) ?? 0) : publicTierPlacesLeft(locked, tier);
+  };
+}
+
 /** The event's maxAttendeesPerRegistration, checked on the server whatever the form allowed. */
 export function assertWithinAttendeeCap(event: Pick<EventRecord, 'maxAttendeesPerRegistration'>, attendees: number): void {
   if (attendees > event.maxAttendeesPerRegistration) {
@@ -175,6 +199,9 @@ export async function registerWithoutCard(
     if (offer) assertWithinOffer(offer, wanted);
     const available = placesAvailable(locked, offer, Boolean(office));
     if (available !== null && available < wanted && !office?.overCapacity) throw new SoldOutError(Math.max(0, available));
+    // A ticket type with places of its own needs room in them too, counted the same way under the same lock.
+    const tierFull = office?.overCapacity ? undefined : tierFullError(tierShortOfPlaces(submission.attendees, tierRoom(locked, offer, Boolean(office))), locked.event.pricing.tiers);
+    if (tierFull) throw tierFull;
     // Priced again from the locked row, so a price change committed meanwhile is the one that counts; on the day it
     // is made (the office may name another), and never again afterwards: the amounts are stored with it.
     const pricedOn = submission.priceDay ?? priceDayOf(ctx, now);

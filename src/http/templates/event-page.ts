@@ -73,7 +73,15 @@ export interface EventPageData {
   /** The page's script (src/http/assets/), when built. */
   formScript?: string;
   /** The join-the-waiting-list form, when fewer places are left than one registration may name (its bot check as the form's). */
-  waitlist?: { action: string; intro: string; maxPlaces: number; error?: string; values: { name: string; email: string; mobile: string; places: string } };
+  waitlist?: {
+    action: string;
+    intro: string;
+    maxPlaces: number;
+    error?: string;
+    values: { name: string; email: string; mobile: string; places: string };
+    /** The ticket type waited for, when a type with places of its own is full: any, or one of those. */
+    tiers?: Array<{ id: string; label: string; selected: boolean }>;
+  };
   /** A waiting-list offer being claimed: its token travels with the form post. */
   offer?: { token: string; note: string };
 }
@@ -92,6 +100,8 @@ const JOIN_WAITLIST = `
     <input id="waitlist-mobile" name="mobile" type="tel" value="{{waitlist.values.mobile}}" autocomplete="tel" maxlength="40">
     <label for="waitlist-places">Places wanted</label>
     <input id="waitlist-places" name="places" type="number" min="1" max="{{waitlist.maxPlaces}}" value="{{waitlist.values.places}}" required>
+    {{#if waitlist.tiers}}<label for="waitlist-tier">Ticket</label>
+    <select id="waitlist-tier" name="tier">{{#each waitlist.tiers}}<option value="{{id}}"{{#if selected}} selected{{/if}}>{{label}}</option>{{/each}}</select>{{/if}}
     {{#if captchaSiteKey}}<div class="cf-turnstile" data-sitekey="{{captchaSiteKey}}"></div>{{/if}}
     <button type="submit" id="join-waitlist">Join the waiting list</button>
   </form>

@@ -5,7 +5,7 @@ import { queueRegistrationConfirmation } from '../../signup/confirmations.js';
 import { paymentReference } from '../../registrations/reference.js';
 import type { AttendeeChoice } from '../../registrations/pricing.js';
 import { renderReceipt } from '../../payments/receipts.js';
-import { assertWithinAttendeeCap, priceDayOf, registerWithoutCard, SoldOutError, type RegisteredWithoutCard } from '../../signup/register.js';
+import { assertWithinAttendeeCap, priceDayOf, registerWithoutCard, SoldOutError, TierFullError, type RegisteredWithoutCard } from '../../signup/register.js';
 import type { RegistrationContact } from '../../registrations/registrations.js';
 import { tierPriceOn, type EventTier } from '../../registrations/event-pricing.js';
 import type { EventRecord } from '../../registrations/event-record.js';
@@ -125,6 +125,12 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
       resolvedAlert,
     };
   } catch (error) {
+    if (error instanceof TierFullError) {
+      throw new AppError('sold_out', `${event.slug} has ${counted(error.placesLeft, `${error.label} place`, `${error.label} places`)} left, fewer than this registration names; nothing was registered`, {
+        exitCode: 1,
+        suggestion: "add --over-capacity to exceed the ticket type's places knowingly",
+      });
+    }
     if (error instanceof SoldOutError) {
       throw new AppError('sold_out', `${event.slug} has ${counted(error.seatsLeft, 'place', 'places')} left, fewer than the ${input.attendees.length} asked for; nothing was registered`, {
         exitCode: 1,

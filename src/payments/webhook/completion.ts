@@ -6,13 +6,13 @@ import { emailBrandingFrom, loadEmailBranding, type EmailBranding } from '../../
 import { raiseOperationsAlert, type AlertKind } from '../alerts.js';
 import { CARD_FEE_LINE_LABEL, type PricedLine } from '../../registrations/pricing.js';
 import { renderReceiptWith } from '../receipts.js';
-import { lockEventForCompletion, registrationRow, type CompletionLock } from '../../registrations/registrations.js';
+import { lockEventForCompletion, registrationRow, tierShortOfPlaces, type CompletionLock } from '../../registrations/registrations.js';
 import { decryptStagedRegistration, type StagedRegistration } from '../staging.js';
 import { questionsAsked } from '../../registrations/questions.js';
 import { hasAnyAnswer } from '../../registrations/answers.js';
 import type { EventRecord } from '../../registrations/event-record.js';
 import { answerGroupsOf } from '../answer-lines.js';
-import type { CompleteAction, RecordedCompletion, SeenEvent } from './claim.js';
+import { SEEN_LIMITED_SQL, type CompleteAction, type RecordedCompletion, type SeenEvent } from './claim.js';
 import { findStagingRow, type StagingRow, type WebhookContext } from './staging-rows.js';
 import { mayStillBePaid } from '../../registrations/card-checkouts.js';
 import { alertDisputeOfCancelled } from './reversal.js';
@@ -109,7 +109,9 @@ export async function completeCheckout(
     .returning<StagingRow[]>('*');
   if (!claimed) return lateCompletion(trx, ctx, staging.id, action);
 
-  const seen = await trx('events').where({ id: claimed.event_id }).first<SeenEvent | undefined>('title', 'starts_at', 'capacity');
+  const seen = await trx('events as e')
+    .where({ 'e.id': claimed.event_id })
+    .first<SeenEvent | undefined>('e.title', 'e.starts_at', 'e.capacity', trx.raw(`${SEEN_LIMITED_SQL} AS limited`));
   const branding = await loadEmailBranding(trx, ctx.config);
   return settleClaimedCheckout(trx, ctx, eventId, action, { claimed, registration, seen, branding });
 }
@@ -162,7 +164,7 @@ async function settleClaimedCheckout(
       : undefined;
   let receipt = seen ? renderFor({ title: seen.title, startsAt: seen.starts_at }) : undefined;
 
-  const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.capacity, action.paymentIntentId, now) : undefined;
+  const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.limited, action.paymentIntentId, now) : undefined;
   // An edit committed while this completion waited for the lock: the receipt names the event as it now is.
   // Answers are listed by the questions as the locked event asks them, so a receipt with answers is rendered here.
   if (seen && locked && (answered || locked.event.title !== seen.title || locked.event.startsAt.getTime() !== seen.starts_at.getTime())) {
@@ -256,10 +258,15 @@ async function openOfferOf(trx: Knex.Transaction, eventId: string, claim: { entr
  * (still live: open and unexpired when claimed), or its offer's; a checkout holding none of its own takes
  * only places nobody else holds, never those of another payer's open checkout (lockEventForCompletion).
  */
-function placesFor(claimed: StagingRow, locked: CompletionLock, offer: Pick<WaitlistEntryRow, 'places'> | undefined, now: Date): CompletionLock {
-  const ownHold = claimed.places > 0 && claimed.expires_at.getTime() > now.getTime();
+function placesFor(claimed: StagingRow, locked: CompletionLock, offer: Pick<WaitlistEntryRow, 'places' | 'tier'> | undefined, now: Date): CompletionLock {
+  const live = claimed.expires_at.getTime() > now.getTime();
+  const ownHold = claimed.places > 0 && live;
   const seatsLeft = ownHold ? locked.seatsLeftForOwnHold : locked.seatsLeft;
-  return { ...locked, seatsLeft: seatsLeft === null ? null : seatsLeft + (offer?.places ?? 0) };
+  // A ticket type's places likewise: into its own live hold of them, else only places nobody holds; plus the offer's.
+  const ownTierHold = live && Object.keys(claimed.tier_places ?? {}).length > 0;
+  const tierFree = new Map(ownTierHold ? locked.tierFreeForOwnHold : locked.tierFree);
+  if (offer?.tier && tierFree.has(offer.tier)) tierFree.set(offer.tier, (tierFree.get(offer.tier) ?? 0) + offer.places);
+  return { ...locked, seatsLeft: seatsLeft === null ? null : seatsLeft + (offer?.places ?? 0), tierFree };
 }
 
 /**
@@ -312,6 +319,14 @@ function checkCompletion(
   const wanted = staged.attendees.length;
   if (locked.seatsLeft !== null && wanted > locked.seatsLeft) {
     return { kind: 'sold_out', reason: `${counted(wanted, 'seat', 'seats')} paid for but only ${locked.seatsLeft} left: the event sold out during checkout` };
+  }
+  const tierShort = tierShortOfPlaces(staged.attendees, (tier) => locked.tierFree.get(tier) ?? null);
+  if (tierShort) {
+    const label = locked.event.pricing.tiers.find((tier) => tier.id === tierShort.tier)?.label ?? tierShort.tier;
+    return {
+      kind: 'sold_out',
+      reason: `${counted(tierShort.wanted, `${label} place`, `${label} places`)} paid for but only ${tierShort.left} left: that ticket type sold out during checkout`,
+    };
   }
   return undefined;
 }
