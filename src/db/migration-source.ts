@@ -30,6 +30,7 @@ import * as checkinScopedTaps from '../../migrations/20261207000400_checkin_scop
 import * as contactEmailChanges from '../../migrations/20261207000410_contact_email_changes.js';
 import * as priceSchedules from '../../migrations/20261208000500_price_schedules.js';
 import * as tierPlaces from '../../migrations/20261208000510_tier_places.js';
+import * as discountCodes from '../../migrations/20261208000520_discount_codes.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -72,6 +73,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261207000410_contact_email_changes', contactEmailChanges],
   ['20261208000500_price_schedules', priceSchedules],
   ['20261208000510_tier_places', tierPlaces],
+  ['20261208000520_discount_codes', discountCodes],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -5,6 +5,8 @@ import { cardPaymentPossible } from '../payments/links.js';
 import { openForRegistration, priceDayOf } from '../signup/register.js';
 import { publicPricing, visibleTiers } from '../registrations/event-pricing.js';
 import { tierView } from './tier-view.js';
+import { judgeCodeFor } from './code-view.js';
+import type { PublicClient } from '../client-key.js';
 import { publicSeatCount } from '../registrations/registrations.js';
 import type { WaitlistContact } from '../registrations/waitlist/entries.js';
 import { getCardFeeRate } from '../settings.js';
@@ -33,6 +35,13 @@ export interface EventViewOptions {
   offer?: OfferView;
   /** The join-the-waiting-list form given back: what was typed and what was wrong. */
   waitlist?: { values?: Partial<WaitlistValues>; error?: string };
+  /** A code typed in "Have a code?" (the page's link), when the form given back carries none. */
+  code?: string;
+  /**
+   * The connection a code is judged for: its refused codes count against its guesses (code-guesses.ts), and past
+   * the limit no code is judged. Without one (a JSON post's own answer, a test), the code is not judged.
+   */
+  codeClient?: PublicClient;
 }
 
 export interface OfferView {
@@ -73,6 +82,12 @@ export async function eventPageData(
   const free = nothingToPay(publicPricing(pricing));
   const card = !free && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
   const values = options.values ?? (offer ? offerValues(offer) : undefined);
+  // A code applied: its hidden tier is offered, and the live total prices with it (judged again when posted). One the
+  // registration refused is not judged again: its message is the form's.
+  const typedCode = (values?.code ?? options.code ?? '').trim();
+  const codeProblem = options.errors?.find((problem) => problem.field === 'code');
+  const applied = typedCode && !codeProblem && options.codeClient ? await judgeCodeFor(ctx, event, typedCode, options.codeClient) : undefined;
+  const revealed = applied?.terms?.reveals ? [applied.terms.reveals] : [];
 
   const rate = card && event.passCardFee ? await getCardFeeRate(ctx.db) : undefined;
   // Said in the card choice's own hint: on a phone a separate note is one more paragraph to scroll past.
@@ -107,7 +122,7 @@ export async function eventPageData(
   const questions = formQuestionViews(event, askedQuestions(event), { rowCount, answerFields: options.answerFields, errors });
   // Today's prices (a schedule's step in force), and the tiers the public sees: hidden ones only through a code.
   // A ticket type with places of its own shows as full once the public can take none of them (an offer's claim aside).
-  const tierViews = visibleTiers(pricing.tiers).map((tier) =>
+  const tierViews = visibleTiers(pricing.tiers, revealed).map((tier) =>
     tierView(tier, priceDayOf(ctx, ctx.clock.now()), { price, locale: ctx.config.regional.locale, full: !offer && count.tierLeft.get(tier.id) === 0 }),
   );
   const attendeeRows = Array.from({ length: rowCount }, (_, index) => {
@@ -209,7 +224,14 @@ export async function eventPageData(
     initialRows: Math.min(ATTENDEE_ROWS, rowLimit),
     captchaSiteKey: ctx.config.captcha?.siteKey,
     captchaScript: Boolean(ctx.config.captcha) && !closed && (seats !== 0 || waitlist !== undefined),
-    livePricing: JSON.stringify(liveTotalConfig(ctx, publicPricing(pricing), rate)),
+    livePricing: JSON.stringify({ ...liveTotalConfig(ctx, publicPricing(pricing, revealed), rate), ...(applied?.terms ? { code: applied.terms } : {}) }),
+    codeForm: {
+      action: eventPath(event.slug),
+      value: typedCode,
+      applied: applied?.terms ? typedCode : undefined,
+      note: applied?.note,
+      error: codeProblem?.message ?? applied?.error,
+    },
     formScript: browserAssetPath(REGISTRATION_FORM_SCRIPT),
   };
 }

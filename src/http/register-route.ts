@@ -56,7 +56,8 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
         return sendError(reply, status, code, message, problems.length > 0 ? { fields: problems } : {});
       }
       const answerFields = typedAnswerFields(request.body);
-      return page(reply.code(status), eventPage, await eventPageData(ctx, shown, { values, answerFields, errors: problems, formError, offer: await offerFor(shown) }));
+      const codeClient = publicClient(request.ip, ctx.config.limits.churchNetworks);
+      return page(reply.code(status), eventPage, await eventPageData(ctx, shown, { values, answerFields, errors: problems, formError, offer: await offerFor(shown), codeClient }));
     };
 
     /**
@@ -70,7 +71,8 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
       if (current) {
         const offer = await offerFor(current);
         const answerFields = typedAnswerFields(request.body);
-        return page(reply.code(error.httpStatus), eventPage, await eventPageData(ctx, current, { values, answerFields, formError: sentence(error.message), offer }));
+        const codeClient = publicClient(request.ip, ctx.config.limits.churchNetworks);
+        return page(reply.code(error.httpStatus), eventPage, await eventPageData(ctx, current, { values, answerFields, formError: sentence(error.message), offer, codeClient }));
       }
       return page(reply.code(error.httpStatus), messagePage, {
         title: 'Registration not possible',

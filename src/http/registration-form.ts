@@ -31,6 +31,8 @@ export interface SubmittedValues {
   family: boolean;
   payment: string;
   attendees: Array<{ name: string; tier: string }>;
+  /** The code typed ('' for none). */
+  code?: string;
 }
 
 export type ParsedRegistration =
@@ -38,6 +40,8 @@ export type ParsedRegistration =
   | { ok: false; problems: FieldProblem[]; values: SubmittedValues };
 
 const PAYMENT_MESSAGE = 'choose card or bank transfer';
+/** Longer than any code (40): what is typed past it is not read. */
+const MAX_CODE_LENGTH = 100;
 
 /**
  * Nothing the form can choose costs anything: every ticket type is free, or the discount takes everything
@@ -99,6 +103,8 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 interface RawRegistration {
   contact: Record<string, unknown>;
+  /** The "Have a code?" field. */
+  code: unknown;
   family: unknown;
   /** Rows in submitted order; a null row is not an object at all. */
   rows: Array<{ name: unknown; tier: unknown } | null>;
@@ -119,6 +125,7 @@ function fromForm(body: Record<string, unknown>): RawRegistration {
       captchaToken: body[CAPTCHA_FORM_FIELD],
     },
     family: body.family,
+    code: body.code,
     rows: [],
     skipEmptyRows: true,
   };
@@ -138,6 +145,7 @@ function fromJson(body: Record<string, unknown>): RawRegistration {
       captchaToken: body.captchaToken ?? body[CAPTCHA_FORM_FIELD],
     },
     family: body.family,
+    code: body.code,
     rows: [],
     skipEmptyRows: false,
   };
@@ -155,7 +163,7 @@ function parseFamily(value: unknown, format: 'form' | 'json'): boolean | undefin
 }
 
 /** The form's own fields, sent again from the error page; the bot check's answer is single-use, so not it. */
-const RESENT_FIELDS = ['name', 'email', 'mobile', 'family', 'payment', 'attendee_name', 'attendee_tier'];
+const RESENT_FIELDS = ['name', 'email', 'mobile', 'family', 'payment', 'attendee_name', 'attendee_tier', 'code'];
 
 /** What a form post typed, for the error page's "Send again" (only strings: a form body has nothing else), answers included. */
 export function resendableFields(body: unknown): Array<{ name: string; value: string }> {
@@ -203,8 +211,11 @@ export function parseRegistrationBody(
     family: raw.family === 'on' || raw.family === true,
     payment: text(raw.contact.payment),
     attendees: raw.rows.map((row) => ({ name: text(row?.name), tier: text(row?.tier) })),
+    code: text(raw.code).slice(0, MAX_CODE_LENGTH),
   };
   const problems: FieldProblem[] = [];
+  // Judged on the server under the event's lock, with one answer for every code it will not take.
+  const code = values.code?.trim() ? values.code.trim() : undefined;
 
   const contact = contactSchema.safeParse(raw.contact);
   if (!contact.success) {
@@ -222,8 +233,8 @@ export function parseRegistrationBody(
   const family = parseFamily(raw.family, format);
   if (family === undefined) problems.push(problem('family', format === 'json' ? 'true or false' : 'tick the box or leave it empty'));
 
-  // A hidden tier is answered as one the event does not have.
-  const tiers = new Set(visibleTiers(pricing.tiers).map((tier) => tier.id));
+  // A hidden tier is answered as one the event does not have, unless a code comes with it (which must reveal it).
+  const tiers = new Set((code ? pricing.tiers : visibleTiers(pricing.tiers)).map((tier) => tier.id));
   const attendees: RegistrationSubmission['attendees'] = [];
   const answering: AnsweringAttendee[] = [];
   if (raw.rowsProblem) problems.push(problem('attendees', raw.rowsProblem));
@@ -276,6 +287,7 @@ export function parseRegistrationBody(
       family,
       payment: contact.data.payment,
       ...(answers ? { answers } : {}),
+      ...(code ? { code } : {}),
     },
   };
 }

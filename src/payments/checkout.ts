@@ -11,6 +11,7 @@ import type { RegistrationContact } from '../registrations/registrations.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { localDay } from '../local-time.js';
+import { CodeRefusedError, codeTerms, findCode, usableCode, type CodeRow } from '../registrations/codes.js';
 import { placesForNewCheckout, type CheckoutHold, type CheckoutHoldCapError } from './checkout-hold.js';
 import { offerCheckoutStep, type OfferCheckoutStep } from './offer-checkout.js';
 import type { SoldOutError, TierFullError } from './registration-errors.js';
@@ -28,6 +29,8 @@ export interface EventCheckoutInput {
   client?: string;
   /** Validated answers to the event's questions, staged with the payload. */
   answers?: RegistrationAnswers;
+  /** A code for this registration: judged, and one use of it held by the checkout, under the event's lock. */
+  code?: string;
 }
 
 export interface StartedCheckout {
@@ -57,7 +60,14 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
   // The price is fixed now, when the checkout is created, and staged with it: a payment after a price step still
   // pays what the payer was shown, and the webhook checks the charge against these amounts, never the event's.
   const pricedOn = localDay(ctx.clock.now(), ctx.config.regional.timeZone);
-  const priced = priceRegistration(event.pricing, { attendees: input.attendees, family: input.family }, { cardFee, day: pricedOn });
+  // The code's terms never change (a code can only be disabled): priced with them here, judged again under the lock.
+  const code = input.code !== undefined ? await findCode(ctx.db, event.id, input.code) : undefined;
+  if (input.code !== undefined && !code) throw new CodeRefusedError('unknown');
+  const priced = priceRegistration(
+    event.pricing,
+    { attendees: input.attendees, family: input.family, ...(code ? { code: codeTerms(code) } : {}) },
+    { cardFee, day: pricedOn },
+  );
   if (priced.free) {
     throw new AppError('free_registration', 'this registration costs nothing, so there is no card payment to take', {
       httpStatus: 409,
@@ -74,10 +84,11 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
     family: input.family,
     priced,
     pricedOn,
+    ...(code ? { codeId: code.id } : {}),
     ...(input.waitlistOffer ? { waitlistOffer: input.waitlistOffer } : {}),
     ...(input.answers ? { answers: input.answers } : {}),
   });
-  const staging = await stageUntilDecided(ctx, input, { payloadEnc, net: priced.net, surcharge: priced.surcharge });
+  const staging = await stageUntilDecided(ctx, input, { payloadEnc, net: priced.net, surcharge: priced.surcharge, pricedOn, code });
   if (staging.kind === 'resume') return { checkoutId: staging.checkoutId, redirectUrl: staging.redirectUrl };
   const { checkoutId, expiresAt } = staging;
 
@@ -122,7 +133,7 @@ const WAIT_STEP_MS = 100;
 async function stageUntilDecided(
   ctx: AppContext,
   input: EventCheckoutInput,
-  row: { payloadEnc: string; net: number; surcharge: number },
+  row: { payloadEnc: string; net: number; surcharge: number; pricedOn: string; code: CodeRow | undefined },
 ): Promise<StagingStep> {
   const { event } = input;
   const deadline = performance.now() + OPENING_LEASE_MS + 10_000;
@@ -140,6 +151,8 @@ async function stageUntilDecided(
       }
       if (hold instanceof Error) return hold;
       const { places, tierPlaces } = hold;
+      // Under the event's lock (taken for the hold): the checkout holds one use of its code while it is open.
+      if (row.code) await usableCode(trx, event, row.code.code, { day: row.pricedOn, attendees: input.attendees, now });
       const [staged] = await trx('checkout_sessions')
         .insert({
           event_id: event.id,
@@ -150,6 +163,7 @@ async function stageUntilDecided(
           surcharge_minor: row.surcharge,
           places,
           tier_places: JSON.stringify(tierPlaces),
+          code_id: row.code?.id ?? null,
           client_key: places > 0 ? (input.client ?? null) : null,
           waitlist_entry_id: input.waitlistOffer?.entryId ?? null,
           waitlist_offer_seq: input.waitlistOffer?.offerSeq ?? null,

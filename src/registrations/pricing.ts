@@ -16,6 +16,27 @@ export interface RegistrationChoice {
   attendees: AttendeeChoice[];
   /** One household: the family waiver applies. */
   family: boolean;
+  /** A code the server has judged usable for this registration: its effect, applied once for the registration. */
+  code?: CodeTerms;
+}
+
+/**
+ * What a code does to a registration's price (its row in discount_codes, judged usable). At most one of percent,
+ * amount and prices; none for a code that only reveals a hidden tier.
+ */
+export interface CodeTerms {
+  /** As the office wrote it, for the order's line. */
+  code: string;
+  /** Percent off the tickets it reaches (after the family waiver), with at most 2 decimals. */
+  percent?: number;
+  /** Minor units off the tickets it reaches, once for the registration. */
+  amount?: number;
+  /** A price per tier id for every ticket of that tier (never above the price in force). */
+  prices?: Record<string, number>;
+  /** The tiers whose tickets its percent or amount reaches; absent: every ticket. */
+  tiers?: string[];
+  /** A hidden tier it lets the registration choose. */
+  reveals?: string;
 }
 
 export interface CardFeeRate {
@@ -37,11 +58,18 @@ export interface PricedLine {
 export interface PricedRegistration {
   /** The order as the payer sees it and as the provider receives it; sums to `total`. */
   lines: PricedLine[];
-  /** Tickets after the family waiver, before the discount. */
+  /** Tickets after the family waiver (at a code's prices), before any discount. */
   subtotal: number;
+  /** A code's percent or amount off (once for the registration); absent or 0 without one (and in payloads staged before codes). */
+  codeOff?: number;
+  /** The event's discount, off what the code left. */
   discount: number;
-  /** What the registration costs: subtotal − discount. */
+  /** What the registration costs: subtotal − codeOff − discount. */
   net: number;
+  /** The code used, as the office wrote it. */
+  code?: string;
+  /** What the code took off in all (its prices, percent or amount, with every step after it): net without it − net. Absent or 0 without a code. */
+  codeDiscount?: number;
   /** Card processing fee passed on (card payments on events that pass the fee on), else 0. */
   surcharge: number;
   /** Amount charged: net + surcharge. */
@@ -128,15 +156,39 @@ function flatPricesDay(pricing: EventPricing): string {
   return '';
 }
 
-export function priceRegistration(pricing: EventPricing, choice: RegistrationChoice, options: PricingOptions = {}): PricedRegistration {
-  if (choice.attendees.length === 0) throw new PricingError('add at least one attendee', 'attendees');
-  const day = options.day ?? flatPricesDay(pricing);
+/** Whether a code's percent or amount reaches a ticket of this tier: its `tiers`, or every ticket without them. */
+export function codeReachesTier(code: CodeTerms, tier: string): boolean {
+  return code.tiers === undefined || code.tiers.includes(tier);
+}
+
+interface PricedCore {
+  ticketLines: PricedLine[];
+  subtotal: number;
+  codeOff: number;
+  discount: number;
+  net: number;
+}
+
+/**
+ * The money of a registration, in this order, each step on what the one before left (decisions.md "Codes"):
+ * 1. each ticket at its tier's price on `day`, or the code's price for that tier when lower;
+ * 2. the family waiver: a family pays for its N most expensive tickets;
+ * 3. the code's percent or amount off the tickets it reaches, once for the registration;
+ * 4. the event's discount off what is left.
+ */
+function priceCore(pricing: EventPricing, choice: RegistrationChoice, day: string, allowHidden: boolean, code: CodeTerms | undefined): PricedCore {
   const tiers = new Map(pricing.tiers.map((tier) => [tier.id, tier]));
   const tickets = choice.attendees.map((attendee, index) => {
     const tier = tiers.get(attendee.tier);
-    // A hidden tier is answered as one that does not exist: the form tells nobody it is there.
-    if (!tier || (tier.hidden && !options.allowHidden)) throw new PricingError(`Attendee ${index + 1} ticket: ${UNKNOWN_TIER_MESSAGE}`, `attendees[${index}].tier`);
-    return { index, label: `${tier.label}${TICKET_NAME_SEPARATOR}${attendee.name}`, price: tierPriceOn(tier, day) };
+    // A hidden tier is answered as one that does not exist, unless a code reveals it: the form tells nobody it is there.
+    if (!tier || (tier.hidden && !allowHidden && choice.code?.reveals !== tier.id)) {
+      throw new PricingError(`Attendee ${index + 1} ticket: ${UNKNOWN_TIER_MESSAGE}`, `attendees[${index}].tier`);
+    }
+    const scheduled = tierPriceOn(tier, day);
+    const coded = code?.prices?.[tier.id];
+    // A code's price never makes a ticket dearer.
+    const price = coded !== undefined ? Math.min(scheduled, coded) : scheduled;
+    return { index, tier: tier.id, label: `${tier.label}${TICKET_NAME_SEPARATOR}${attendee.name}`, price };
   });
 
   // The family pays for its N most expensive tickets; ties keep attendee order.
@@ -153,16 +205,37 @@ export function priceRegistration(pricing: EventPricing, choice: RegistrationCho
   );
   const subtotal = ticketLines.reduce((sum, line) => sum + line.amount, 0);
 
+  // Once for the registration, never per attendee: the percent of, or the amount off, the tickets it reaches.
+  let codeOff = 0;
+  if (code && (code.percent !== undefined || code.amount !== undefined)) {
+    const reached = tickets.filter((ticket) => charged.has(ticket.index) && codeReachesTier(code, ticket.tier)).reduce((sum, ticket) => sum + ticket.price, 0);
+    codeOff = Math.min(code.percent !== undefined ? divideHalfUp(reached * basisPoints(code.percent), 10_000) : (code.amount ?? 0), reached);
+  }
+  const afterCode = subtotal - codeOff;
+
   let discount = 0;
   if (pricing.discount && 'percent' in pricing.discount) {
-    discount = divideHalfUp(subtotal * basisPoints(pricing.discount.percent), 10_000);
+    discount = divideHalfUp(afterCode * basisPoints(pricing.discount.percent), 10_000);
   } else if (pricing.discount && 'amount' in pricing.discount) {
     discount = pricing.discount.amount;
   }
-  discount = Math.min(discount, subtotal);
-  const net = subtotal - discount;
+  discount = Math.min(discount, afterCode);
+  return { ticketLines, subtotal, codeOff, discount, net: afterCode - discount };
+}
 
-  const lines: PricedLine[] = pricing.discount ? [{ label: DISCOUNTED_LINE_LABEL, amount: net, kind: 'registration' }] : ticketLines;
+export function priceRegistration(pricing: EventPricing, choice: RegistrationChoice, options: PricingOptions = {}): PricedRegistration {
+  if (choice.attendees.length === 0) throw new PricingError('add at least one attendee', 'attendees');
+  const day = options.day ?? flatPricesDay(pricing);
+  const allowHidden = Boolean(options.allowHidden);
+  const code = choice.code;
+  const { ticketLines, subtotal, codeOff, discount, net } = priceCore(pricing, choice, day, allowHidden, code);
+  // What the code took off, all steps after it included: the same registration priced without its effect.
+  const codeDiscount = code ? Math.max(0, priceCore(pricing, choice, day, allowHidden, undefined).net - net) : 0;
+
+  // A discount off the whole cannot be a negative line at the provider: the order is one line at what is left.
+  const wholeOff = pricing.discount !== undefined || codeOff > 0;
+  const label = code && codeOff > 0 ? `${DISCOUNTED_LINE_LABEL} (code ${code.code})` : DISCOUNTED_LINE_LABEL;
+  const lines: PricedLine[] = wholeOff ? [{ label, amount: net, kind: 'registration' }] : ticketLines;
   const surcharge = options.cardFee ? cardSurcharge(net, options.cardFee) : 0;
   if (surcharge > 0) lines.push({ label: CARD_FEE_LINE_LABEL, amount: surcharge, kind: 'fee' });
   if (net + surcharge > MAX_REGISTRATION_TOTAL_MINOR) {
@@ -172,11 +245,13 @@ export function priceRegistration(pricing: EventPricing, choice: RegistrationCho
   return {
     lines,
     subtotal,
+    codeOff,
     discount,
     net,
     surcharge,
     total: net + surcharge,
     attendeeCount: choice.attendees.length,
     free: net === 0,
+    ...(code ? { code: code.code, codeDiscount } : { codeDiscount: 0 }),
   };
 }

@@ -334,6 +334,8 @@ export interface NewRegistration {
   priced: PricedRegistration;
   /** The church-local day (yyyy-MM-dd) whose prices it pays: fixed when it is made, never priced again. */
   pricedOn?: string;
+  /** The code it used (discount_codes.id): one use of it while the registration is PENDING or PAID. */
+  codeId?: string;
   paymentIntentId?: string;
   /** The public form's client (clientKey), counted by the unpaid-places cap; none for the office and card payments. */
   clientKey?: string;
@@ -380,6 +382,8 @@ export function registrationRow(cipher: FieldCipher, input: NewRegistration): Re
     total_minor: input.priced.total,
     surcharge_minor: input.priced.surcharge,
     priced_on: input.pricedOn ?? null,
+    code_id: input.codeId ?? null,
+    code_discount_minor: input.priced.codeDiscount ?? 0,
     payment_intent_id: input.paymentIntentId ?? null,
     client_key: input.clientKey ?? null,
     mailbox_key: input.mailboxKey ?? null,

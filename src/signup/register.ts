@@ -26,6 +26,8 @@ import { alertUnpaidSeatCap, heldUnpaidBy, UnpaidSeatCapError, type UnpaidHolder
 import { alertUnpaidShareCrossed } from '../payments/unpaid-share-alert.js';
 import { mailboxKey } from '../canonical-mailbox.js';
 import { localDay } from '../local-time.js';
+import { CodeRefusedError, codeTerms, findCode, usableCode } from '../registrations/codes.js';
+import { assertCodeGuessesLeft, countRefusedCode } from './code-guesses.js';
 
 /**
  * A registration submitted on the public event page, already validated. Every
@@ -48,6 +50,8 @@ export interface RegistrationSubmission {
   answers?: RegistrationAnswers;
   /** The office's `--price-at`: the church-local day (yyyy-MM-dd) whose prices apply; else the day it is made. */
   priceDay?: string;
+  /** A code typed on the form (or given by the office): judged, and its use counted, under the event's lock. */
+  code?: string;
 }
 
 export type RegistrationOutcome =
@@ -98,7 +102,26 @@ export async function registerForEvent(
   const now = ctx.clock.now();
   if (!openForRegistration(event, now)) throw new RegistrationClosedError();
   assertWithinAttendeeCap(event, submission.attendees.length);
-  const priced = priceRegistration(event.pricing, { attendees: submission.attendees, family: submission.family }, { day: priceDayOf(ctx, now) });
+  // A client that has guessed too many codes is refused any code before it is looked at; each refused code counts.
+  const guesser = submission.code !== undefined && !submission.fromChurchNetwork ? submission.client : undefined;
+  if (guesser !== undefined) await assertCodeGuessesLeft(ctx.db, guesser, now);
+  try {
+    return await registerWithCodeJudged(ctx, event, submission, now);
+  } catch (error) {
+    if (error instanceof CodeRefusedError && guesser !== undefined) await countRefusedCode(ctx.db, guesser, ctx.clock.now());
+    throw error;
+  }
+}
+
+async function registerWithCodeJudged(ctx: AppContext, event: EventRecord, submission: RegistrationSubmission, now: Date): Promise<RegistrationOutcome> {
+  // Read here to price the choice of payment; judged, and its use counted, again under the event's lock.
+  const code = submission.code !== undefined ? await findCode(ctx.db, event.id, submission.code) : undefined;
+  if (submission.code !== undefined && !code) throw new CodeRefusedError('unknown');
+  const priced = priceRegistration(
+    event.pricing,
+    { attendees: submission.attendees, family: submission.family, ...(code ? { code: codeTerms(code) } : {}) },
+    { day: priceDayOf(ctx, now) },
+  );
   const wantsCard = submission.payment === 'card' && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
   if (!priced.free && wantsCard) {
     // startEventCheckout holds the places (or answers sold_out) under the event's lock, or for a waiting-list
@@ -112,6 +135,7 @@ export async function registerForEvent(
       answers: submission.answers,
       // The church's network has no per-client cap, on card holds either.
       client: submission.fromChurchNetwork ? undefined : submission.client,
+      code: submission.code,
     });
     return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
   }
@@ -205,9 +229,12 @@ export async function registerWithoutCard(
     // Priced again from the locked row, so a price change committed meanwhile is the one that counts; on the day it
     // is made (the office may name another), and never again afterwards: the amounts are stored with it.
     const pricedOn = submission.priceDay ?? priceDayOf(ctx, now);
+    // A code is judged here, its uses counted live under the event's lock: two families racing for its last use
+    // get one answer each. A use is this registration; it comes back when the registration is cancelled.
+    const code = submission.code !== undefined ? await usableCode(trx, locked.event, submission.code, { day: pricedOn, attendees: submission.attendees, now }) : undefined;
     const priced = priceRegistration(
       locked.event.pricing,
-      { attendees: submission.attendees, family: submission.family },
+      { attendees: submission.attendees, family: submission.family, ...(code ? { code: codeTerms(code) } : {}) },
       { day: pricedOn, allowHidden: Boolean(office) },
     );
     const free = priced.free;
@@ -242,6 +269,7 @@ export async function registerWithoutCard(
       family: submission.family,
       priced,
       pricedOn,
+      codeId: code?.id,
       clientKey: office ? undefined : submission.client,
       mailboxKey: mailbox,
       // Split plain/sensitive by the questions as the locked row has them.

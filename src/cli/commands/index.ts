@@ -32,6 +32,7 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['reconcile'], load: async () => (await import('./reconcile.js')).registerReconcileCommand },
   { names: ['registrations'], load: async () => (await import('./registrations/index.js')).registerRegistrationsCommands },
   { names: ['waitlist'], load: async () => (await import('./waitlist.js')).registerWaitlistCommands },
+  { names: ['codes'], load: async () => (await import('./codes/index.js')).registerCodesCommands },
   { names: ['checkin'], load: async () => (await import('./checkin/index.js')).registerCheckinCommands },
 ];
 

@@ -84,6 +84,8 @@ export interface EventPageData {
   };
   /** A waiting-list offer being claimed: its token travels with the form post. */
   offer?: { token: string; note: string };
+  /** "Have a code?": a small form of its own (GET, so nothing typed above is sent); a code applied travels with the registration. */
+  codeForm?: { action: string; value: string; applied?: string; note?: string; error?: string };
 }
 
 const JOIN_WAITLIST = `
@@ -174,8 +176,19 @@ export const eventPage = definePage<EventPageData>(`
     <ul>{{#each errors}}<li class="error" data-field="{{field}}">{{#if href}}<a class="error" href="{{href}}">{{message}}</a>{{else}}{{message}}{{/if}}</li>{{/each}}</ul>
   </div>
   {{/if}}
+  <details id="code-details"{{#if codeForm.value}} open{{/if}}><summary>Have a code?</summary>
+  <form id="code-form" method="get" action="{{codeForm.action}}">
+    {{#if offer}}<input type="hidden" name="offer" value="{{offer.token}}">{{/if}}
+    <label for="code">Code</label>
+    <input id="code" name="code" value="{{codeForm.value}}" maxlength="40" autocomplete="off" autocapitalize="characters"{{#if codeForm.error}} aria-invalid="true" aria-describedby="code-error"{{/if}}>
+    {{#if codeForm.error}}<p class="error field-error" id="code-error">{{codeForm.error}}</p>{{/if}}
+    {{#if codeForm.note}}<p class="notice" role="status" id="code-note">{{codeForm.note}}</p>{{/if}}
+    <button type="submit" id="apply-code">Apply code</button>
+  </form>
+  </details>
   <form id="registration-form" method="post" action="{{action}}">
     {{#if offer}}<input type="hidden" name="offer" value="{{offer.token}}">{{/if}}
+    {{#if codeForm.applied}}<input type="hidden" name="code" value="{{codeForm.applied}}">{{/if}}
     <label for="name">Your name</label>
     <input id="name" name="name" value="{{values.name}}" autocomplete="name" required maxlength="80"{{#if fields.name.error}} aria-invalid="true" aria-describedby="name-error"{{/if}}{{#if fields.name.focus}} autofocus{{/if}}>
     {{#if fields.name.error}}<p class="error field-error" id="name-error">{{fields.name.error}}</p>{{/if}}

@@ -26,6 +26,9 @@ export interface RegistrationRow {
   hold_reminder_sent_at: Date | null;
   /** The church-local day whose prices it pays (yyyy-MM-dd); null before price schedules. */
   priced_on: string | null;
+  /** The code it used (discount_codes.id), and what the code took off. */
+  code_id: string | null;
+  code_discount_minor: number;
   created_at: Date;
   updated_at: Date;
 }

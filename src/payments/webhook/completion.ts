@@ -19,6 +19,7 @@ import { alertDisputeOfCancelled } from './reversal.js';
 import { counted } from '../../plural.js';
 import { moneyFormatter } from '../../money-format.js';
 import { lockOpenOffer, markOfferClaimed, OfferNotOpenError } from '../../registrations/waitlist/claim.js';
+import { codeUses, type CodeRow } from '../../registrations/codes.js';
 import type { WaitlistEntryRow } from '../../registrations/waitlist/entries.js';
 
 /**
@@ -173,7 +174,9 @@ async function settleClaimedCheckout(
   // A checkout from a waiting-list offer takes the places the offer holds, if it still holds them.
   const offer = locked && !locked.event.deletedAt && staged?.waitlistOffer ? await openOfferOf(trx, claimed.event_id, staged.waitlistOffer, now) : undefined;
   const seats = locked ? placesFor(claimed, locked, offer, now) : undefined;
-  const failure = checkCompletion(ctx, claimed, action, seats, staged, registration);
+  // A live checkout held its code's use; one paid after its expiry takes a use only if one is left (counted under the lock).
+  const codeUsedUp = locked && staged?.codeId && claimed.expires_at.getTime() <= now.getTime() ? await codeWithNoUseLeft(trx, staged.codeId, now) : undefined;
+  const failure = checkCompletion(ctx, claimed, action, seats, staged, registration) ?? codeFailure(codeUsedUp);
   if (failure) {
     await trx('checkout_sessions').where({ id: claimed.id }).update({ status: 'UNFULFILLED', unfulfilled_reason: failure.kind, updated_at: now });
     await raiseOperationsAlert(trx, ctx, {
@@ -214,6 +217,7 @@ async function settleClaimedCheckout(
         family: staged.family,
         priced: staged.priced,
         pricedOn: staged.pricedOn,
+        codeId: staged.codeId,
         paymentIntentId: action.paymentIntentId ?? undefined,
         ...(staged.answers ? { answers: { questions: questionsAsked(event), values: staged.answers } } : {}),
         now,
@@ -329,6 +333,21 @@ function checkCompletion(
     };
   }
   return undefined;
+}
+
+/** The code (as written) when it has no use left for a payment whose checkout no longer held one. */
+async function codeWithNoUseLeft(trx: Knex.Transaction, codeId: string, now: Date): Promise<string | undefined> {
+  const row = await trx('discount_codes').where({ id: codeId }).first<Pick<CodeRow, 'code' | 'max_uses'> | undefined>('code', 'max_uses');
+  if (!row || row.max_uses === null) return undefined;
+  return (await codeUses(trx, codeId, now)) >= row.max_uses ? row.code : undefined;
+}
+
+function codeFailure(code: string | undefined): Failure | undefined {
+  if (code === undefined) return undefined;
+  return {
+    kind: 'sold_out',
+    reason: `the code ${code} had no use left: the payment came after its checkout had expired and others had used the code meanwhile`,
+  };
 }
 
 /** A bank-transfer registration paid by card: its lines plus the card fee passed on, so the lines sum to the amount charged. */

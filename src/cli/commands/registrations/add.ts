@@ -25,6 +25,7 @@ export function registerAddCommand(registrations: Command): void {
     .option('--resolve-alert <id>', 'resolve this open alert (a payment kept without a registration) as answered by this registration, paid by that payment')
     .option('--note <text>', 'kept in the history (and the alert resolution)')
     .option('--at-door', 'a walk-in on the day: checks every attendee in, and `events attendance` lists them as came unregistered')
+    .option('--code <code>', "one of the event's codes (case does not matter): its discount applies once to this registration, which counts as one use")
     .option('--price-at <date>', "price it at the prices of this day (yyyy-mm-dd, the church's time zone), e.g. the early price promised to a family; default: today's")
     .option('--json', 'print JSON')
     .addHelpText(
@@ -72,10 +73,12 @@ arguments, such as a name or address the form would refuse.`,
           actor: operatingSystemUser(),
           atDoor: Boolean(options.atDoor),
           priceAt: options.priceAt,
+          code: options.code,
         });
         const lines = [
           `registered ${result.reference} (${result.status}, ${result.method}, ${money(result.totalMinor)}) for ${options.event}; the ${result.status === 'PAID' && result.method !== 'free' ? 'receipt' : 'confirmation'} is queued`,
         ];
+        if (result.code) lines.push(`code ${result.code.code} took off ${money(result.code.discountMinor)}`);
         if (result.seatsLeft !== null) lines.push(result.overCapacity ? `the event is now ${-result.seatsLeft} over its capacity` : `${counted(result.seatsLeft, 'place', 'places')} left`);
         if (result.resolvedAlert !== null) lines.push(`resolved alert ${result.resolvedAlert}`);
         if (options.atDoor) lines.push(`checked in ${counted(options.attendee.length, 'attendee', 'attendees')} at the door`);

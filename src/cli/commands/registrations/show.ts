@@ -63,6 +63,7 @@ function describe(r: RegistrationDetail, { money, minute, method, history, answe
     ...answers,
     `Price:${r.pricedOn ? ` (the prices of ${r.pricedOn}, fixed when it was made)` : ''}`,
     ...r.lines.map((line) => `  ${line.label}: ${money(line.amount)}`),
+    ...(r.code ? [`  code ${r.code.code}: took off ${money(r.code.discountMinor)}`] : []),
     `  total ${money(r.totalMinor)}, paid ${money(r.paidMinor)}${r.balanceMinor > 0 ? `, balance ${money(r.balanceMinor)}` : ''}`,
     'Payments:',
     ...(r.cardPayments.length + r.officePayments.length === 0 && !r.cardPaymentFromAlert && !r.cardPaymentOfRecord ? ['  none'] : []),
