@@ -106,6 +106,9 @@ export async function eventPageData(
   let discountNote: string | undefined;
   if (pricing.discount && 'percent' in pricing.discount) discountNote = `Every registration gets ${format.percent(pricing.discount.percent)} off the total.`;
   if (pricing.discount && 'amount' in pricing.discount) discountNote = `Every registration gets ${format.money(pricing.discount.amount)} off the total.`;
+  // The automatic discounts, said with the event's own: the sibling rules and the family maximum.
+  const automatic = automaticDiscountNotes(pricing, format.money);
+  if (automatic.length > 0) discountNote = [...automatic, ...(discountNote ? [discountNote] : [])].join(' ');
 
   const errors = options.errors ?? [];
   const errorOf = (field: string) => errors.find((problem) => problem.field === field)?.message;
@@ -234,6 +237,19 @@ export async function eventPageData(
     },
     formScript: browserAssetPath(REGISTRATION_FORM_SCRIPT),
   };
+}
+
+/** "The 3rd Child and later: $50.00 each." and "A family pays at most $500.00 for its tickets." */
+function automaticDiscountNotes(pricing: EventRecord['pricing'], money: (minor: number) => string): string[] {
+  const ordinal = (n: number) => `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
+  const notes = (pricing.siblingDiscounts ?? []).flatMap((rule) => {
+    const tier = pricing.tiers.find((candidate) => candidate.id === rule.tier && !candidate.hidden);
+    if (!tier) return [];
+    const what = rule.price !== undefined ? `${rule.price === 0 ? 'free' : `${money(rule.price)} each`}` : `${money(rule.amountOff ?? 0)} off each`;
+    return [`In one registration, the ${ordinal(rule.from)} ${tier.label} ticket and later: ${what}.`];
+  });
+  if (pricing.familyMaximum !== undefined) notes.push(`A family pays at most ${money(pricing.familyMaximum)} for its tickets.`);
+  return notes;
 }
 
 /** What the page's script prices the form with: the card fee only when a card payment would add it. */

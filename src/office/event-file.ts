@@ -242,6 +242,32 @@ export const eventPricingSchema = z.strictObject({
     .strictObject({ maxChargedTickets: z.int({ error: 'an integer' }).min(1, { error: 'at least 1' }) })
     .optional(),
   discount: discountSchema.optional(),
+  // From the Nth attendee of a tier on, within one registration: a lower price, or an amount off each ticket.
+  siblingDiscounts: z
+    .array(
+      z
+        .strictObject({
+          tier: z.string({ error: 'a tier id' }).trim().min(1, { error: 'a tier id' }),
+          from: z.int({ error: 'a whole number: the first attendee of the tier it reaches, e.g. 3 for the third' }).min(2, { error: 'at least 2 (the first attendee pays the full price)' }).max(MAX_ATTENDEES_LIMIT, { error: `at most ${MAX_ATTENDEES_LIMIT}` }),
+          price: minorUnits.optional(),
+          amountOff: minorUnits.optional(),
+        })
+        .superRefine((rule, ctx) => {
+          if ((rule.price === undefined) === (rule.amountOff === undefined)) ctx.addIssue({ code: 'custom', message: 'exactly one of "price" or "amountOff"' });
+        }),
+    )
+    .max(20, { error: 'at most 20 rules' })
+    .optional(),
+  // The most a family registration pays for its tickets, after a code and before the event's discount.
+  familyMaximum: minorUnits.optional(),
+}).superRefine((pricing, ctx) => {
+  const tierIds = new Set(pricing.tiers.map((tier) => tier.id));
+  const seen = new Set<string>();
+  (pricing.siblingDiscounts ?? []).forEach((rule, index) => {
+    if (!tierIds.has(rule.tier)) ctx.addIssue({ code: 'custom', path: ['siblingDiscounts', index, 'tier'], message: `no tier "${rule.tier}" in pricing.tiers` });
+    else if (seen.has(rule.tier)) ctx.addIssue({ code: 'custom', path: ['siblingDiscounts', index, 'tier'], message: `one rule per tier ("${rule.tier}" has one before this)` });
+    seen.add(rule.tier);
+  });
 });
 
 export const eventFileSchema = z.strictObject({

@@ -40,10 +40,28 @@ export interface FamilyWaiver {
 /** Event-level discount, applied after the family waiver to the registration total. */
 export type EventDiscount = { percent: number } | { amount: number };
 
+/**
+ * The sibling rule of one tier: within one registration, its `from`th attendee of that tier and every later one (in
+ * the order the registration names them) pays `price`, or `amountOff` less than the ticket's price then.
+ */
+export interface SiblingDiscount {
+  tier: string;
+  /** 2 or more: the first attendee of the tier it reaches. */
+  from: number;
+  /** Minor units: the price of each ticket it reaches (never above the ticket's own price). */
+  price?: number;
+  /** Minor units off each ticket it reaches (down to 0). */
+  amountOff?: number;
+}
+
 export interface EventPricing {
   tiers: EventTier[];
   familyWaiver?: FamilyWaiver;
   discount?: EventDiscount;
+  /** Automatic sibling discounts, at most one per tier. */
+  siblingDiscounts?: SiblingDiscount[];
+  /** Minor units: the most a family registration pays for its tickets (after a code, before the event's discount). */
+  familyMaximum?: number;
 }
 
 /**

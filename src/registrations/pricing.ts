@@ -1,4 +1,4 @@
-import { MAX_REGISTRATION_TOTAL_MINOR, tierPriceOn, type EventPricing } from './event-pricing.js';
+import { MAX_REGISTRATION_TOTAL_MINOR, tierPriceOn, type EventPricing, type SiblingDiscount } from './event-pricing.js';
 import { AppError } from '../errors.js';
 
 /**
@@ -58,13 +58,17 @@ export interface PricedLine {
 export interface PricedRegistration {
   /** The order as the payer sees it and as the provider receives it; sums to `total`. */
   lines: PricedLine[];
-  /** Tickets after the family waiver (at a code's prices), before any discount. */
+  /** Tickets after the family waiver (at a code's or the sibling rule's prices), before any discount off the whole. */
   subtotal: number;
+  /** Of the tickets paid for, what the sibling rules took off them (already in `subtotal`); absent or 0 without. */
+  siblingOff?: number;
   /** A code's percent or amount off (once for the registration); absent or 0 without one (and in payloads staged before codes). */
   codeOff?: number;
-  /** The event's discount, off what the code left. */
+  /** What the family maximum took off (a family registration above it); absent or 0 otherwise. */
+  familyMaxOff?: number;
+  /** The event's discount, off what the code and the family maximum left. */
   discount: number;
-  /** What the registration costs: subtotal − codeOff − discount. */
+  /** What the registration costs: subtotal − codeOff − familyMaxOff − discount. */
   net: number;
   /** The code used, as the office wrote it. */
   code?: string;
@@ -164,31 +168,49 @@ export function codeReachesTier(code: CodeTerms, tier: string): boolean {
 interface PricedCore {
   ticketLines: PricedLine[];
   subtotal: number;
+  siblingOff: number;
   codeOff: number;
+  familyMaxOff: number;
   discount: number;
   net: number;
 }
 
 /**
- * The money of a registration, in this order, each step on what the one before left (decisions.md "Codes"):
- * 1. each ticket at its tier's price on `day`, or the code's price for that tier when lower;
+ * A ticket's price: the tier's price on the day, lowered by at most one of the per-ticket discounts, the better
+ * for the family: the code's price for its tier, or the tier's sibling rule from its Nth attendee on. Never both.
+ */
+function ticketPrice(scheduled: number, codePrice: number | undefined, sibling: SiblingDiscount | undefined): { price: number; siblingOff: number } {
+  const siblingPrice = sibling ? (sibling.price !== undefined ? Math.min(scheduled, sibling.price) : Math.max(0, scheduled - (sibling.amountOff ?? 0))) : scheduled;
+  const coded = codePrice !== undefined ? Math.min(scheduled, codePrice) : scheduled;
+  return coded <= siblingPrice ? { price: coded, siblingOff: 0 } : { price: siblingPrice, siblingOff: scheduled - siblingPrice };
+}
+
+/**
+ * The money of a registration, in this order, each step on what the one before left (decisions.md "Codes" and
+ * "Automatic discounts"), and no discount twice:
+ * 1. each ticket at its tier's price on `day`, lowered by the better of the code's price for its tier and the
+ *    tier's sibling rule (from its Nth attendee on, in the order named), never by both;
  * 2. the family waiver: a family pays for its N most expensive tickets;
  * 3. the code's percent or amount off the tickets it reaches, once for the registration;
- * 4. the event's discount off what is left.
+ * 4. the family maximum: a family pays at most that for its tickets;
+ * 5. the event's discount off what is left.
  */
 function priceCore(pricing: EventPricing, choice: RegistrationChoice, day: string, allowHidden: boolean, code: CodeTerms | undefined): PricedCore {
   const tiers = new Map(pricing.tiers.map((tier) => [tier.id, tier]));
+  const siblingRules = new Map((pricing.siblingDiscounts ?? []).map((rule) => [rule.tier, rule]));
+  const ofTier = new Map<string, number>();
   const tickets = choice.attendees.map((attendee, index) => {
     const tier = tiers.get(attendee.tier);
     // A hidden tier is answered as one that does not exist, unless a code reveals it: the form tells nobody it is there.
     if (!tier || (tier.hidden && !allowHidden && choice.code?.reveals !== tier.id)) {
       throw new PricingError(`Attendee ${index + 1} ticket: ${UNKNOWN_TIER_MESSAGE}`, `attendees[${index}].tier`);
     }
-    const scheduled = tierPriceOn(tier, day);
-    const coded = code?.prices?.[tier.id];
-    // A code's price never makes a ticket dearer.
-    const price = coded !== undefined ? Math.min(scheduled, coded) : scheduled;
-    return { index, tier: tier.id, label: `${tier.label}${TICKET_NAME_SEPARATOR}${attendee.name}`, price };
+    const nth = (ofTier.get(tier.id) ?? 0) + 1;
+    ofTier.set(tier.id, nth);
+    const rule = siblingRules.get(tier.id);
+    // A code's price and the sibling rule never make a ticket dearer.
+    const { price, siblingOff } = ticketPrice(tierPriceOn(tier, day), code?.prices?.[tier.id], rule && nth >= rule.from ? rule : undefined);
+    return { index, tier: tier.id, label: `${tier.label}${TICKET_NAME_SEPARATOR}${attendee.name}`, price, siblingOff };
   });
 
   // The family pays for its N most expensive tickets; ties keep attendee order.
@@ -204,6 +226,7 @@ function priceCore(pricing: EventPricing, choice: RegistrationChoice, day: strin
       : { label: `${ticket.label}${FAMILY_WAIVER_SUFFIX}`, amount: 0, kind: 'waived' },
   );
   const subtotal = ticketLines.reduce((sum, line) => sum + line.amount, 0);
+  const siblingOff = tickets.filter((ticket) => charged.has(ticket.index)).reduce((sum, ticket) => sum + ticket.siblingOff, 0);
 
   // Once for the registration, never per attendee: the percent of, or the amount off, the tickets it reaches.
   let codeOff = 0;
@@ -212,15 +235,17 @@ function priceCore(pricing: EventPricing, choice: RegistrationChoice, day: strin
     codeOff = Math.min(code.percent !== undefined ? divideHalfUp(reached * basisPoints(code.percent), 10_000) : (code.amount ?? 0), reached);
   }
   const afterCode = subtotal - codeOff;
+  const familyMaxOff = choice.family && pricing.familyMaximum !== undefined ? Math.max(0, afterCode - pricing.familyMaximum) : 0;
+  const afterMaximum = afterCode - familyMaxOff;
 
   let discount = 0;
   if (pricing.discount && 'percent' in pricing.discount) {
-    discount = divideHalfUp(afterCode * basisPoints(pricing.discount.percent), 10_000);
+    discount = divideHalfUp(afterMaximum * basisPoints(pricing.discount.percent), 10_000);
   } else if (pricing.discount && 'amount' in pricing.discount) {
     discount = pricing.discount.amount;
   }
-  discount = Math.min(discount, afterCode);
-  return { ticketLines, subtotal, codeOff, discount, net: afterCode - discount };
+  discount = Math.min(discount, afterMaximum);
+  return { ticketLines, subtotal, siblingOff, codeOff, familyMaxOff, discount, net: afterMaximum - discount };
 }
 
 export function priceRegistration(pricing: EventPricing, choice: RegistrationChoice, options: PricingOptions = {}): PricedRegistration {
@@ -228,12 +253,12 @@ export function priceRegistration(pricing: EventPricing, choice: RegistrationCho
   const day = options.day ?? flatPricesDay(pricing);
   const allowHidden = Boolean(options.allowHidden);
   const code = choice.code;
-  const { ticketLines, subtotal, codeOff, discount, net } = priceCore(pricing, choice, day, allowHidden, code);
+  const { ticketLines, subtotal, siblingOff, codeOff, familyMaxOff, discount, net } = priceCore(pricing, choice, day, allowHidden, code);
   // What the code took off, all steps after it included: the same registration priced without its effect.
   const codeDiscount = code ? Math.max(0, priceCore(pricing, choice, day, allowHidden, undefined).net - net) : 0;
 
   // A discount off the whole cannot be a negative line at the provider: the order is one line at what is left.
-  const wholeOff = pricing.discount !== undefined || codeOff > 0;
+  const wholeOff = pricing.discount !== undefined || codeOff > 0 || familyMaxOff > 0;
   const label = code && codeOff > 0 ? `${DISCOUNTED_LINE_LABEL} (code ${code.code})` : DISCOUNTED_LINE_LABEL;
   const lines: PricedLine[] = wholeOff ? [{ label, amount: net, kind: 'registration' }] : ticketLines;
   const surcharge = options.cardFee ? cardSurcharge(net, options.cardFee) : 0;
@@ -245,7 +270,9 @@ export function priceRegistration(pricing: EventPricing, choice: RegistrationCho
   return {
     lines,
     subtotal,
+    siblingOff,
     codeOff,
+    familyMaxOff,
     discount,
     net,
     surcharge,

@@ -7,6 +7,7 @@ import type { EventRecord } from '../../src/registrations/event-record.js';
 import { registerForEvent } from '../../src/signup/register.js';
 import { CODE_GUESSES_PER_WINDOW } from '../../src/signup/code-guesses.js';
 import { localDay } from '../../src/local-time.js';
+import { releaseUnpaidHolds } from '../../src/jobs/unpaid-holds.js';
 import { insertEvent } from '../support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { closeGate } from '../support/race-gate.js';
@@ -224,6 +225,17 @@ describe('uses of a code, counted live under the event lock', () => {
     expect(await usesOf(event, 'SINGLE')).toMatchObject({ uses: 1 });
   });
 
+  it('an unpaid registration whose hold is released gives its use back', async () => {
+    const { slug } = await insertEvent(harness.tdb.db, { capacity: 50, unpaid_hold_days: 1, pricing: JSON.stringify({ tiers: TIERS }) });
+    const event = (await getEventBySlug(harness.tdb.db, slug)) as EventRecord;
+    await code(event, 'HELD', { amount: 1000, maxUses: 1 });
+    expect((await registerForEvent(harness.ctx, event, family(40, ['adult'], 'held'))).kind).toBe('registered');
+    expect(await usesOf(event, 'HELD')).toMatchObject({ uses: 1, state: 'used up' });
+    harness.ctx.clock.advance(3 * 24 * 3600_000);
+    expect(await releaseUnpaidHolds(harness.ctx, harness.ctx.clock.now())).toBe(1);
+    expect(await usesOf(event, 'HELD')).toMatchObject({ uses: 0, discountedMinor: 0, state: 'active' });
+  });
+
   it('a card payment with a code charges the discounted amount, which the webhook checks exactly; a refund or a dispute gives the use back', async () => {
     const event = await camp();
     await code(event, 'CARDCODE', { percent: 25, maxUses: 2 });
@@ -257,5 +269,20 @@ describe('uses of a code, counted live under the event lock', () => {
     expect(JSON.parse(done.body)).toMatchObject({ outcome: 'unfulfilled' });
     expect(await harness.tdb.db('operations_alerts').where({ checkout_session_id: checkout.id }).first()).toMatchObject({ kind: 'amount_mismatch' });
     expect(await registrationOf('mismatch@example.org')).toBeUndefined();
+  });
+});
+
+describe('automatic discounts through the form', () => {
+  it('a sibling rule and a family maximum apply to a family registration as the page says them, once', async () => {
+    const event = await camp({ siblingDiscounts: [{ tier: 'child', from: 3, price: 5000 }], familyMaximum: 40000 });
+    const page = await (await fetch(`${harness.server.url}/events/${event.slug}`)).text();
+    expect(page).toContain('In one registration, the 3rd Child ticket and later: $50.00 each. A family pays at most $400.00 for its tickets.');
+
+    // 12000 + 12000 + 6000 + 6000 + 5000 (the third child) = 41000, capped at 40000 for one household.
+    expect((await post(event.slug, { ...form('siblings@example.org', ['adult', 'adult', 'child', 'child', 'child']), family: 'on' })).status).toBe(303);
+    expect(await registrationOf('siblings@example.org')).toMatchObject({ total_minor: 40000 });
+    // Not one household: the third child's price, no maximum.
+    expect((await post(event.slug, form('not-family@example.org', ['adult', 'adult', 'child', 'child', 'child']))).status).toBe(303);
+    expect(await registrationOf('not-family@example.org')).toMatchObject({ total_minor: 41000 });
   });
 });
