@@ -28,6 +28,9 @@ import * as unpaidPlacesPerMailbox from '../../migrations/20261207000310_unpaid_
 import * as waitlistConfirmation from '../../migrations/20261207000200_waitlist_confirmation.js';
 import * as checkinScopedTaps from '../../migrations/20261207000400_checkin_scoped_taps.js';
 import * as contactEmailChanges from '../../migrations/20261207000410_contact_email_changes.js';
+import * as priceSchedules from '../../migrations/20261208000500_price_schedules.js';
+import * as tierPlaces from '../../migrations/20261208000510_tier_places.js';
+import * as discountCodes from '../../migrations/20261208000520_discount_codes.js';
 import * as registrationCredits from '../../migrations/20261208001100_registration_credits.js';
 
 interface Migration {
@@ -69,6 +72,9 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261207000310_unpaid_places_per_mailbox', unpaidPlacesPerMailbox],
   ['20261207000400_checkin_scoped_taps', checkinScopedTaps],
   ['20261207000410_contact_email_changes', contactEmailChanges],
+  ['20261208000500_price_schedules', priceSchedules],
+  ['20261208000510_tier_places', tierPlaces],
+  ['20261208000520_discount_codes', discountCodes],
   ['20261208001100_registration_credits', registrationCredits],
 ];
 

@@ -2,7 +2,11 @@ import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import { cardMinimumOf, ticketsBelowCardMinimum } from '../payments/card-minimum.js';
 import { cardPaymentPossible } from '../payments/links.js';
-import { openForRegistration } from '../signup/register.js';
+import { openForRegistration, priceDayOf } from '../signup/register.js';
+import { publicPricing, visibleTiers } from '../registrations/event-pricing.js';
+import { tierView } from './tier-view.js';
+import { judgeCodeFor } from './code-view.js';
+import type { PublicClient } from '../client-key.js';
 import { publicSeatCount } from '../registrations/registrations.js';
 import type { WaitlistContact } from '../registrations/waitlist/entries.js';
 import { getCardFeeRate } from '../settings.js';
@@ -38,6 +42,13 @@ export interface EventViewOptions {
   waitlist?: { values?: Partial<WaitlistValues>; error?: string };
   /** The registration asked for more places than are left: the waiting list is offered, filled in from the form. */
   overCapacity?: boolean;
+  /** A code typed in "Have a code?" (the page's link), when the form given back carries none. */
+  code?: string;
+  /**
+   * The connection a code is judged for: its refused codes count against its guesses (code-guesses.ts), and past
+   * the limit no code is judged. Without one (a JSON post's own answer, a test), the code is not judged.
+   */
+  codeClient?: PublicClient;
 }
 
 export interface OfferView {
@@ -52,6 +63,8 @@ export interface WaitlistValues {
   email: string;
   mobile: string;
   places: string;
+  /** The ticket type waited for; '' for any. */
+  tier?: string;
 }
 
 export function eventPath(slug: string): string {
@@ -73,9 +86,15 @@ export async function eventPageData(
   const seats = offer ? offer.places : count.seatsLeft;
   const closed = !openForRegistration(event, ctx.clock.now());
   // Nothing to pay: no payment choice at all, and the server takes a post without one.
-  const free = nothingToPay(pricing);
+  const free = nothingToPay(publicPricing(pricing));
   const card = !free && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
   const values = options.values ?? (offer ? offerValues(offer, pricing) : undefined);
+  // A code applied: its hidden tier is offered, and the live total prices with it (judged again when posted). One the
+  // registration refused is not judged again: its message is the form's.
+  const typedCode = (values?.code ?? options.code ?? '').trim();
+  const codeProblem = options.errors?.find((problem) => problem.field === 'code');
+  const applied = typedCode && !codeProblem && options.codeClient ? await judgeCodeFor(ctx, event, typedCode, options.codeClient) : undefined;
+  const revealed = applied?.terms?.reveals ? [applied.terms.reveals] : [];
 
   const rate = card && event.passCardFee ? await getCardFeeRate(ctx.db) : undefined;
   // Said in the card choice's own hint: on a phone a separate note is one more paragraph to scroll past.
@@ -94,6 +113,9 @@ export async function eventPageData(
   let discountNote: string | undefined;
   if (pricing.discount && 'percent' in pricing.discount) discountNote = `Every registration gets ${format.percent(pricing.discount.percent)} off the total.`;
   if (pricing.discount && 'amount' in pricing.discount) discountNote = `Every registration gets ${format.money(pricing.discount.amount)} off the total.`;
+  // The automatic discounts, said with the event's own: the sibling rules and the family maximum.
+  const automatic = automaticDiscountNotes(pricing, format.money);
+  if (automatic.length > 0) discountNote = [...automatic, ...(discountNote ? [discountNote] : [])].join(' ');
 
   const errors = options.errors ?? [];
   const errorOf = (field: string) => errors.find((problem) => problem.field === field)?.message;
@@ -112,9 +134,14 @@ export async function eventPageData(
   const namedRows = submittedRows.findLastIndex((row) => row.name.trim() !== '') + 1;
   const rowCount = Math.max(rowLimit, namedRows);
   const questions = formQuestionViews(event, askedQuestions(event), { rowCount, answerFields: options.answerFields, errors });
+  // Today's prices (a schedule's step in force), and the tiers the public sees: hidden ones only through a code.
+  // A ticket type with places of its own shows as full once the public can take none of them (an offer's claim aside).
+  const tierViews = visibleTiers(pricing.tiers, revealed).map((tier) =>
+    tierView(tier, priceDayOf(ctx, ctx.clock.now()), { price, locale: ctx.config.regional.locale, full: !offer && count.tierLeft.get(tier.id) === 0 }),
+  );
   const attendeeRows = Array.from({ length: rowCount }, (_, index) => {
     const row = submittedRows[index];
-    const chosen = pricing.tiers.some((tier) => tier.id === row?.tier) ? row?.tier : pricing.tiers[0]?.id;
+    const chosen = tierViews.some((tier) => tier.id === row?.tier) ? row?.tier : tierViews[0]?.id;
     const nameError = errorOf(`attendees[${index}].name`) ?? errorOf(`attendees[${index}]`);
     const tierError = errorOf(`attendees[${index}].tier`);
     const nameDescribedBy = [index === 0 && attendeesError ? 'attendees-error' : '', nameError ? `attendee-name-${index + 1}-error` : '']
@@ -126,7 +153,7 @@ export async function eventPageData(
       nameError,
       nameDescribedBy: nameDescribedBy || undefined,
       tierError,
-      options: pricing.tiers.map((tier) => ({ id: tier.id, label: `${tier.label} (${price(tier.price)})`, selected: tier.id === chosen })),
+      options: tierViews.map((tier) => ({ id: tier.id, label: `${tier.label} (${tier.priceNow}${tier.full ? ', full' : ''})`, selected: tier.id === chosen })),
       questions: questions.rows[index] ?? [],
     };
   });
@@ -156,7 +183,10 @@ export async function eventPageData(
     fields.payment.error && `payment-${paymentOptions[0]?.value}`,
   ].find((id): id is string => Boolean(id));
 
-  const waitlist = joinable ? waitlistView(event, count, options, values) : undefined;
+  // A ticket type with places of its own that is full: its families may wait for it while other places are on sale.
+  const fullTiers = tierViews.filter((tier) => tier.full);
+  const waitlistJoinable = joinable || (event.waitingList.enabled && !closed && !offer && fullTiers.length > 0);
+  const waitlist = waitlistJoinable ? waitlistView(event, count, options, values, fullTiers) : undefined;
   const limitNote = offer ? undefined : attendeeLimitNote({ cap: event.maxAttendeesPerRegistration, placesLeft: seats ?? undefined, waitlist: joinable });
 
   return {
@@ -167,7 +197,7 @@ export async function eventPageData(
     when: format.dateTimeSpan(event.startsAt, event.endsAt),
     location: event.location ?? undefined,
     description: event.description ?? undefined,
-    tiers: pricing.tiers.map((tier) => ({ label: tier.label, price: price(tier.price) })),
+    tiers: tierViews,
     // Once registration has closed, the places left are no one's business: "50 places left" beside "closed" misleads.
     seatsLine: closed || seats === null || event.capacity === null || offer ? undefined : seatsLine(seats, event.capacity),
     limitNote,
@@ -209,14 +239,36 @@ export async function eventPageData(
     ageLimits: ageLimitsConfig(ctx, event),
     captchaSiteKey: ctx.config.captcha?.siteKey,
     captchaScript: Boolean(ctx.config.captcha) && !closed && (seats !== 0 || waitlist !== undefined),
-    livePricing: JSON.stringify(liveTotalConfig(ctx, pricing, rate)),
+    livePricing: JSON.stringify({ ...liveTotalConfig(ctx, publicPricing(pricing, revealed), rate), ...(applied?.terms ? { code: applied.terms } : {}) }),
+    codeForm: {
+      action: eventPath(event.slug),
+      value: typedCode,
+      applied: applied?.terms ? typedCode : undefined,
+      note: applied?.note,
+      error: codeProblem?.message ?? applied?.error,
+    },
     formScript: browserAssetPath(REGISTRATION_FORM_SCRIPT),
   };
 }
 
+/** "The 3rd Child and later: $50.00 each." and "A family pays at most $500.00 for its tickets." */
+function automaticDiscountNotes(pricing: EventRecord['pricing'], money: (minor: number) => string): string[] {
+  const ordinal = (n: number) => `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
+  const notes = (pricing.siblingDiscounts ?? []).flatMap((rule) => {
+    const tier = pricing.tiers.find((candidate) => candidate.id === rule.tier && !candidate.hidden);
+    if (!tier) return [];
+    const what = rule.price !== undefined ? `${rule.price === 0 ? 'free' : `${money(rule.price)} each`}` : `${money(rule.amountOff ?? 0)} off each`;
+    return [`In one registration, the ${ordinal(rule.from)} ${tier.label} ticket and later: ${what}.`];
+  });
+  if (pricing.familyMaximum !== undefined) notes.push(`A family pays at most ${money(pricing.familyMaximum)} for its tickets.`);
+  return notes;
+}
+
 /** What the page's script prices the form with: the card fee only when a card payment would add it. */
 function liveTotalConfig(ctx: AppContext, pricing: EventRecord['pricing'], cardFee: LiveTotalConfig['cardFee']): LiveTotalConfig {
-  return { pricing, cardFee, locale: ctx.config.regional.locale, currency: ctx.config.regional.currency };
+  // The day the server prices a registration made now: the script prices the same step, whatever the device's clock says.
+  const day = priceDayOf(ctx, ctx.clock.now());
+  return { pricing, cardFee, day, locale: ctx.config.regional.locale, currency: ctx.config.regional.currency };
 }
 
 /** A claim link's form: the contact as the family gave it on joining, who is most often the first attendee too. */
@@ -280,20 +332,31 @@ function waitlistView(
   count: { seatsLeft: number | null; waiting: number },
   options: EventViewOptions,
   values: SubmittedValues | undefined,
+  fullTiers: ReadonlyArray<{ id: string; label: string }>,
 ): NonNullable<EventPageData['waitlist']> {
-  const seats = count.seatsLeft ?? 0;
+  const seats = count.seatsLeft;
+  // Fewer places left than one registration may name; otherwise the list is open because a ticket type is full.
+  const placesShort = seats !== null && seats < event.maxAttendeesPerRegistration;
   const given = options.waitlist;
   const named = values?.attendees.filter((row) => row.name.trim() !== '').length ?? 0;
   const fromForm = options.overCapacity && values ? { name: values.name, email: values.email, mobile: values.mobile, places: named > 0 ? String(named) : '' } : undefined;
   const typed = given?.values ?? fromForm;
+  const fullNames = fullTiers.map((tier) => tier.label).join(', ');
+  // The ticket type a family waits for: any, or one of the full ones.
+  const chosenTier = given?.values?.tier ?? '';
+  const tiers = fullTiers.length > 0 ? [{ id: '', label: 'Any ticket', selected: chosenTier === '' }, ...fullTiers.map((tier) => ({ id: tier.id, label: tier.label, selected: tier.id === chosenTier }))] : undefined;
   return {
     action: `${eventPath(event.slug)}/waitlist`,
-    intro: waitlistIntro(seats, count.waiting),
+    intro: placesShort
+      ? waitlistIntro(seats, count.waiting)
+      : `Every ${fullNames} place is taken. Join the waiting list for one: when places free up we offer them in order, by email.`,
     maxPlaces: event.maxAttendeesPerRegistration,
-    shown: seats === 0 || given !== undefined || fromForm !== undefined,
-    offered: fromForm !== undefined && seats > 0,
+    // Shown at once when nothing or no place of a full type can be had; else when asked for (given back, or too many named).
+    shown: seats === 0 || !placesShort || given !== undefined || fromForm !== undefined,
+    offered: fromForm !== undefined && (seats === null || seats > 0),
     error: given?.error,
     values: { name: typed?.name ?? '', email: typed?.email ?? '', mobile: typed?.mobile ?? '', places: typed?.places ?? '' },
+    ...(tiers ? { tiers } : {}),
   };
 }
 

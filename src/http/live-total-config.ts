@@ -1,5 +1,5 @@
 import type { EventPricing } from '../registrations/event-pricing.js';
-import type { CardFeeRate } from '../registrations/pricing.js';
+import type { CardFeeRate, CodeTerms } from '../registrations/pricing.js';
 
 /**
  * What the event page's script needs to price the form exactly as the server will, carried in the form's
@@ -9,6 +9,10 @@ export interface LiveTotalConfig {
   pricing: EventPricing;
   /** The card fee a card payment adds: only when the event passes it on and card payment is offered. */
   cardFee?: CardFeeRate;
+  /** The church-local day (yyyy-MM-dd) the server prices a registration made now on: it picks each schedule's step. */
+  day: string;
+  /** A code applied on the page ("Have a code?"): the script prices with it, as the server will once for the registration. */
+  code?: CodeTerms;
   /** APP_LOCALE and APP_CURRENCY, for the amounts the script writes. */
   locale: string;
   currency: string;

@@ -4,7 +4,7 @@ import { getEventBySlug } from '../office/events.js';
 import { type EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { isChurchClientKey } from '../client-key.js';
+import { isChurchClientKey, publicClient } from '../client-key.js';
 import { AppError } from '../errors.js';
 import { verifyRegistrationToken } from '../payments/links.js';
 import { openForRegistration } from '../signup/register.js';
@@ -164,8 +164,11 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
     const offer = offerToken ? await (await import('./waitlist-offer-view.js')).offerViewOf(ctx, event, offerToken) : undefined;
     const offerGone = offerToken !== undefined && !offer ? 'This waiting-list offer is no longer open: it was used, it expired, or it was withdrawn.' : undefined;
     const cancelledNotice = await cancelledCheckoutNotice(ctx, event.id, request.query);
-    const data = await eventPageData(ctx, event, { notice: offerGone ?? cancelledNotice, offer });
-    return page(cancelledNotice || offerToken ? privatePage(reply) : reply, eventPage, data);
+    // "Have a code?": judged for the page, each refused code counted against the connection's guesses.
+    const code = typeof query.code === 'string' && query.code.trim() !== '' ? query.code.slice(0, 100).trim() : undefined;
+    const codeClient = publicClient(request.ip, ctx.config.limits.churchNetworks);
+    const data = await eventPageData(ctx, event, { notice: offerGone ?? cancelledNotice, offer, code, codeClient });
+    return page(cancelledNotice || offerToken || code ? privatePage(reply) : reply, eventPage, data);
   });
 
   app.get('/events/:slug/success', { config: { recordView: true } }, async (request, reply) => {

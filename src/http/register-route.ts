@@ -56,7 +56,8 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
         return sendError(reply, status, code, message, problems.length > 0 ? { fields: problems } : {});
       }
       const answerFields = typedAnswerFields(request.body);
-      return page(reply.code(status), eventPage, await eventPageData(ctx, shown, { values, answerFields, errors: problems, formError, offer: await offerFor(shown) }));
+      const codeClient = publicClient(request.ip, ctx.config.limits.churchNetworks);
+      return page(reply.code(status), eventPage, await eventPageData(ctx, shown, { values, answerFields, errors: problems, formError, offer: await offerFor(shown), codeClient }));
     };
 
     /**
@@ -72,7 +73,12 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
         const answerFields = typedAnswerFields(request.body);
         // More people than places left: the waiting list (when the event has one) is offered, filled in from the form.
         const overCapacity = error instanceof SoldOutError;
-        return page(reply.code(error.httpStatus), eventPage, await eventPageData(ctx, current, { values, answerFields, formError: sentence(error.message), offer, overCapacity }));
+        const codeClient = publicClient(request.ip, ctx.config.limits.churchNetworks);
+        return page(
+          reply.code(error.httpStatus),
+          eventPage,
+          await eventPageData(ctx, current, { values, answerFields, formError: sentence(error.message), offer, overCapacity, codeClient }),
+        );
       }
       return page(reply.code(error.httpStatus), messagePage, {
         title: 'Registration not possible',

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { MAX_ATTENDEES_LIMIT } from '../office/event-file.js';
-import type { EventPricing } from '../registrations/event-pricing.js';
-import { priceRegistration } from '../registrations/pricing.js';
+import { priceRegistration, UNKNOWN_TIER_MESSAGE } from '../registrations/pricing.js';
+import { tierPrices, visibleTiers, type EventPricing } from '../registrations/event-pricing.js';
+import { localDay } from '../local-time.js';
 import type { RegistrationSubmission } from '../signup/register.js';
 import { contactEmail, contactMobile } from '../contact-rules.js';
 import { CONTROL_CHARACTERS_MESSAGE, hasControlCharacters, personName, publicString } from './field-rules.js';
@@ -30,6 +31,8 @@ export interface SubmittedValues {
   family: boolean;
   payment: string;
   attendees: Array<{ name: string; tier: string }>;
+  /** The code typed ('' for none). */
+  code?: string;
 }
 
 export type ParsedRegistration =
@@ -37,6 +40,8 @@ export type ParsedRegistration =
   | { ok: false; problems: FieldProblem[]; values: SubmittedValues };
 
 const PAYMENT_MESSAGE = 'choose card or bank transfer';
+/** Longer than any code (40): what is typed past it is not read. */
+const MAX_CODE_LENGTH = 100;
 
 /**
  * Nothing the form can choose costs anything: every ticket type is free, or the discount takes everything
@@ -44,18 +49,18 @@ const PAYMENT_MESSAGE = 'choose card or bank transfer';
  */
 export function nothingToPay(pricing: EventPricing): boolean {
   const discount = pricing.discount;
-  return pricing.tiers.every((tier) => tier.price === 0) || (discount !== undefined && 'percent' in discount && discount.percent >= 100);
+  return pricing.tiers.every((tier) => tierPrices(tier).every((price) => price === 0)) || (discount !== undefined && 'percent' in discount && discount.percent >= 100);
 }
 
 /**
  * Whether a post must say how it pays: not when there is nothing to pay, for the event or for these choices
  * (free tickets on an event that also has priced ones). Choices that cannot be priced need it, as before.
  */
-function paymentNeeded(pricing: EventPricing, attendees: RegistrationSubmission['attendees'], family: boolean | undefined): boolean {
+function paymentNeeded(pricing: EventPricing, attendees: RegistrationSubmission['attendees'], family: boolean | undefined, day: string | undefined): boolean {
   if (nothingToPay(pricing)) return false;
   if (attendees.length === 0 || family === undefined) return true;
   try {
-    return !priceRegistration(pricing, { attendees, family }).free;
+    return !priceRegistration(pricing, { attendees, family }, { day }).free;
   } catch {
     return true;
   }
@@ -98,6 +103,8 @@ const isRecord = (value: unknown): value is Record<string, unknown> =>
 
 interface RawRegistration {
   contact: Record<string, unknown>;
+  /** The "Have a code?" field. */
+  code: unknown;
   family: unknown;
   /** Rows in submitted order; a null row is not an object at all. */
   rows: Array<{ name: unknown; tier: unknown } | null>;
@@ -118,6 +125,7 @@ function fromForm(body: Record<string, unknown>): RawRegistration {
       captchaToken: body[CAPTCHA_FORM_FIELD],
     },
     family: body.family,
+    code: body.code,
     rows: [],
     skipEmptyRows: true,
   };
@@ -137,6 +145,7 @@ function fromJson(body: Record<string, unknown>): RawRegistration {
       captchaToken: body.captchaToken ?? body[CAPTCHA_FORM_FIELD],
     },
     family: body.family,
+    code: body.code,
     rows: [],
     skipEmptyRows: false,
   };
@@ -154,7 +163,7 @@ function parseFamily(value: unknown, format: 'form' | 'json'): boolean | undefin
 }
 
 /** The form's own fields, sent again from the error page; the bot check's answer is single-use, so not it. */
-const RESENT_FIELDS = ['name', 'email', 'mobile', 'family', 'payment', 'attendee_name', 'attendee_tier'];
+const RESENT_FIELDS = ['name', 'email', 'mobile', 'family', 'payment', 'attendee_name', 'attendee_tier', 'code'];
 
 /** What a form post typed, for the error page's "Send again" (only strings: a form body has nothing else), answers included. */
 export function resendableFields(body: unknown): Array<{ name: string; value: string }> {
@@ -202,8 +211,11 @@ export function parseRegistrationBody(
     family: raw.family === 'on' || raw.family === true,
     payment: text(raw.contact.payment),
     attendees: raw.rows.map((row) => ({ name: text(row?.name), tier: text(row?.tier) })),
+    code: text(raw.code).slice(0, MAX_CODE_LENGTH),
   };
   const problems: FieldProblem[] = [];
+  // Judged on the server under the event's lock, with one answer for every code it will not take.
+  const code = values.code?.trim() ? values.code.trim() : undefined;
 
   const contact = contactSchema.safeParse(raw.contact);
   if (!contact.success) {
@@ -221,7 +233,8 @@ export function parseRegistrationBody(
   const family = parseFamily(raw.family, format);
   if (family === undefined) problems.push(problem('family', format === 'json' ? 'true or false' : 'tick the box or leave it empty'));
 
-  const tiers = new Set(pricing.tiers.map((tier) => tier.id));
+  // A hidden tier is answered as one the event does not have, unless a code comes with it (which must reveal it).
+  const tiers = new Set((code ? pricing.tiers : visibleTiers(pricing.tiers)).map((tier) => tier.id));
   const attendees: RegistrationSubmission['attendees'] = [];
   const answering: AnsweringAttendee[] = [];
   if (raw.rowsProblem) problems.push(problem('attendees', raw.rowsProblem));
@@ -236,7 +249,7 @@ export function parseRegistrationBody(
     const tier = typeof row.tier === 'string' && tiers.has(row.tier) ? row.tier : undefined;
     if (!tier) {
       const controlled = typeof row.tier === 'string' && hasControlCharacters(row.tier);
-      problems.push(problem(`attendees[${index}].tier`, controlled ? CONTROL_CHARACTERS_MESSAGE : 'choose one of the ticket types'));
+      problems.push(problem(`attendees[${index}].tier`, controlled ? CONTROL_CHARACTERS_MESSAGE : UNKNOWN_TIER_MESSAGE));
     }
     if (name.success && tier) {
       attendees.push({ name: name.data, tier });
@@ -248,7 +261,8 @@ export function parseRegistrationBody(
   }
   const cap = Math.min(maxAttendees, MAX_ATTENDEES);
   if (attendees.length > cap) problems.push(problem('attendees', `at most ${cap} attendees per registration`));
-  if (raw.contact.payment === undefined && paymentNeeded(pricing, attendees, family)) problems.splice(paymentAt, 0, problem('payment', PAYMENT_MESSAGE));
+  const day = asking ? localDay(asking.now, asking.timeZone) : undefined;
+  if (raw.contact.payment === undefined && paymentNeeded(pricing, attendees, family, day)) problems.splice(paymentAt, 0, problem('payment', PAYMENT_MESSAGE));
 
   let answers: RegistrationSubmission['answers'];
   if (asking) {
@@ -273,6 +287,7 @@ export function parseRegistrationBody(
       family,
       payment: contact.data.payment,
       ...(answers ? { answers } : {}),
+      ...(code ? { code } : {}),
     },
   };
 }

@@ -19,7 +19,11 @@ export interface FormBasket {
 export function priceBasket(config: LiveTotalConfig, basket: FormBasket): PricedRegistration | undefined {
   if (basket.attendees.length === 0) return undefined;
   const cardFee = basket.payment === 'card' ? config.cardFee : undefined;
-  return priceRegistration(config.pricing, { attendees: basket.attendees, family: basket.family }, { cardFee });
+  return priceRegistration(
+    config.pricing,
+    { attendees: basket.attendees, family: basket.family, ...(config.code ? { code: config.code } : {}) },
+    { cardFee, day: config.day },
+  );
 }
 
 /** "Total for 1 person", "Total for 3 people". */
@@ -36,6 +40,7 @@ export function describeTotal(config: LiveTotalConfig, basket: FormBasket, price
     const most = waiver.maxChargedTickets;
     details.push(`Family waiver: you pay for the ${most === 1 ? 'most expensive ticket' : `${most} most expensive tickets`} only.`);
   }
+  if (priced.code && (priced.codeDiscount ?? 0) > 0) details.push(`Code ${priced.code}: ${money(priced.codeDiscount ?? 0)} off.`);
   if (priced.discount > 0) details.push(`Discount: ${money(priced.discount)} off.`);
   if (priced.surcharge > 0) details.push(`Includes a ${money(priced.surcharge)} card processing fee.`);
   return { amount: priced.total === 0 ? 'Free' : money(priced.total), details };

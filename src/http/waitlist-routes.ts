@@ -28,9 +28,11 @@ const joinSchema = z.object({
     .optional()
     .transform((v) => (v ? v : undefined)),
   places: z.coerce.number({ error: 'the number of places you need' }).int({ error: 'a whole number of places' }).min(1, { error: 'at least 1' }),
+  // The ticket type waited for ('' or absent: any).
+  tier: z.string().max(100).optional().transform((v) => (v ? v : undefined)),
 });
 
-const LABELS: Record<string, string> = { name: 'Your name', email: 'Email', mobile: 'Mobile', places: 'Places wanted' };
+const LABELS: Record<string, string> = { name: 'Your name', email: 'Email', mobile: 'Mobile', places: 'Places wanted', tier: 'Ticket' };
 const text = (value: unknown) => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '');
 
 function wantsJson(request: FastifyRequest): boolean {
@@ -55,7 +57,7 @@ export function registerWaitlistRoutes(app: FastifyInstance, ctx: AppContext, pa
     const event = await loadPublicEvent(ctx.db, slugOf(request.params));
     if (!event) return json ? sendError(reply, 404, 'event_not_found', 'No open event has this address.') : sendPageNotFound(page, reply, 'event');
     const body = (request.body ?? {}) as Record<string, unknown>;
-    const values: WaitlistValues = { name: text(body.name), email: text(body.email), mobile: text(body.mobile), places: text(body.places) };
+    const values: WaitlistValues = { name: text(body.name), email: text(body.email), mobile: text(body.mobile), places: text(body.places), tier: text(body.tier) };
     const refuse = async (status: number, code: string, message: string) => {
       if (json) return sendError(reply, status, code, message);
       const current = (await loadPublicEvent(ctx.db, event.slug)) ?? event;
@@ -75,7 +77,7 @@ export function registerWaitlistRoutes(app: FastifyInstance, ctx: AppContext, pa
       await askToJoinWaitingList(
         ctx,
         event,
-        { contact: { name: parsed.data.name, email: parsed.data.email, mobile: parsed.data.mobile }, places: parsed.data.places },
+        { contact: { name: parsed.data.name, email: parsed.data.email, mobile: parsed.data.mobile }, places: parsed.data.places, tier: parsed.data.tier },
         { actor: 'waiting-list form', client: client.churchNetwork ? undefined : client.key },
       );
     } catch (error) {

@@ -70,16 +70,63 @@ const minorUnits = z
 
 const ageYears = z.int({ error: 'a whole number of years' }).min(0, { error: 'at least 0' }).max(120, { error: 'at most 120' });
 
+/** A church-local calendar date, yyyy-MM-dd, that exists (2027-02-30 does not). */
+export const calendarDate = z
+  .string({ error: 'a date, e.g. 2027-03-01' })
+  .regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'a date written yyyy-mm-dd, e.g. 2027-03-01', abort: true })
+  .refine((value) => {
+    const date = new Date(`${value}T00:00:00Z`);
+    return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+  }, { error: 'a date that exists on the calendar' });
+
+// "until 2027-03-01" is through the end of 1 March in the church's time zone (APP_TIMEZONE).
+const priceStepSchema = z.strictObject({
+  until: calendarDate.optional(),
+  price: minorUnits,
+});
+
+/** Steps in increasing date order, each but the last with its `until`, the last without: each problem named by its key. */
+function checkSchedule(steps: ReadonlyArray<{ until?: string }>, ctx: z.RefinementCtx): void {
+  const issue = (index: number, message: string) => ctx.addIssue({ code: 'custom', path: ['prices', index, 'until'], message });
+  steps.forEach((step, index) => {
+    const last = index === steps.length - 1;
+    if (last && step.until !== undefined) issue(index, 'the last step has no "until": it is the price from the day after the step before it on');
+    if (!last && step.until === undefined) issue(index, `a date: only the last step is open-ended (step ${index + 1} of ${steps.length})`);
+    const before = steps[index - 1]?.until;
+    if (step.until !== undefined && before !== undefined && step.until <= before) issue(index, `after ${before}, the step before it: steps are in increasing date order`);
+  });
+}
+
 const tierSchema = z
   .strictObject({
     id: z.string().trim().min(1, { error: 'a non-empty tier id' }),
     label: z.string().trim().min(1, { error: 'a non-empty label' }),
-    price: minorUnits,
+    price: minorUnits.optional(),
+    // A price that changes by date: [{"until": "2027-03-01", "price": 30000}, {"price": 35000}].
+    prices: z.array(priceStepSchema).min(1, { error: 'at least one step, the last without "until"' }).max(20, { error: 'at most 20 steps' }).optional(),
+    // Places of this ticket type, inside the event's capacity.
+    capacity: z
+      .int({ error: 'a whole number of places' })
+      .min(0, { error: 'at least 0' })
+      .max(MAX_CAPACITY, { error: `at most ${MAX_CAPACITY}` })
+      .optional(),
+    // Neither shown nor accepted on the public form without a code that reveals it (`eventops codes create --reveals`).
+    hidden: z.boolean({ error: 'true (shown only with a code that reveals it) or false' }).optional(),
     // Checked on the attendee's date of birth as of the event's start; the form then asks it.
     minAge: ageYears.optional(),
     maxAge: ageYears.optional(),
     // Every attendee of the tier is a child (a consent is then the contact's as guardian): see registrations/child.ts.
     child: z.boolean({ error: 'true (every attendee of this tier is a child) or false' }).optional(),
+  })
+  .superRefine((tier, ctx) => {
+    if ((tier.price === undefined) === (tier.prices === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [tier.price === undefined ? 'price' : 'prices'],
+        message: tier.price === undefined ? 'required: a price, or "prices" for one that changes by date' : 'give either "price" or "prices", not both',
+      });
+    }
+    if (tier.prices) checkSchedule(tier.prices, ctx);
   })
   .refine((tier) => tier.minAge === undefined || tier.maxAge === undefined || tier.minAge <= tier.maxAge, {
     error: 'at least minAge',
@@ -187,11 +234,40 @@ export const eventPricingSchema = z.strictObject({
         if (seen.has(tier.id)) ctx.addIssue({ code: 'custom', path: [index, 'id'], message: `duplicate tier id "${tier.id}"` });
         seen.add(tier.id);
       });
+      if (tiers.length > 0 && tiers.every((tier) => tier.hidden === true)) {
+        ctx.addIssue({ code: 'custom', path: [0, 'hidden'], message: 'at least one tier the public can see (every tier is hidden)' });
+      }
     }),
   familyWaiver: z
     .strictObject({ maxChargedTickets: z.int({ error: 'an integer' }).min(1, { error: 'at least 1' }) })
     .optional(),
   discount: discountSchema.optional(),
+  // From the Nth attendee of a tier on, within one registration: a lower price, or an amount off each ticket.
+  siblingDiscounts: z
+    .array(
+      z
+        .strictObject({
+          tier: z.string({ error: 'a tier id' }).trim().min(1, { error: 'a tier id' }),
+          from: z.int({ error: 'a whole number: the first attendee of the tier it reaches, e.g. 3 for the third' }).min(2, { error: 'at least 2 (the first attendee pays the full price)' }).max(MAX_ATTENDEES_LIMIT, { error: `at most ${MAX_ATTENDEES_LIMIT}` }),
+          price: minorUnits.optional(),
+          amountOff: minorUnits.optional(),
+        })
+        .superRefine((rule, ctx) => {
+          if ((rule.price === undefined) === (rule.amountOff === undefined)) ctx.addIssue({ code: 'custom', message: 'exactly one of "price" or "amountOff"' });
+        }),
+    )
+    .max(20, { error: 'at most 20 rules' })
+    .optional(),
+  // The most a family registration pays for its tickets, after a code and before the event's discount.
+  familyMaximum: minorUnits.optional(),
+}).superRefine((pricing, ctx) => {
+  const tierIds = new Set(pricing.tiers.map((tier) => tier.id));
+  const seen = new Set<string>();
+  (pricing.siblingDiscounts ?? []).forEach((rule, index) => {
+    if (!tierIds.has(rule.tier)) ctx.addIssue({ code: 'custom', path: ['siblingDiscounts', index, 'tier'], message: `no tier "${rule.tier}" in pricing.tiers` });
+    else if (seen.has(rule.tier)) ctx.addIssue({ code: 'custom', path: ['siblingDiscounts', index, 'tier'], message: `one rule per tier ("${rule.tier}" has one before this)` });
+    seen.add(rule.tier);
+  });
 });
 
 export const eventFileSchema = z.strictObject({

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
 import { errorMessage } from '../errors.js';
 import { recordError } from '../ops/error-log.js';
-import type { EventPricing } from '../registrations/event-pricing.js';
+import { publicPricing, type EventPricing } from '../registrations/event-pricing.js';
 import type { EventRecord } from '../registrations/event-record.js';
 import { publicSeatCount } from '../registrations/registrations.js';
 
@@ -64,7 +64,8 @@ export function websiteEventFields(event: EventRecord): WebsiteEventFields {
     capacity: event.capacity,
     published: event.published,
     onlinePayment: event.onlinePayment,
-    pricing: event.pricing,
+    // Hidden tiers are offered only with a code: the website never hears of them. A schedule goes as the event file gives it.
+    pricing: publicPricing(event.pricing),
     maxAttendeesPerRegistration: event.maxAttendeesPerRegistration,
     unpaidHoldDays: event.unpaidHoldDays,
     waitingList: { ...event.waitingList },

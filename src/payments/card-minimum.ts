@@ -5,6 +5,7 @@ import { AppError } from '../errors.js';
 import { moneyFormatter } from '../money-format.js';
 import { cardPaymentPossible } from './links.js';
 import { PricingError, priceRegistration, type CardFeeRate, type PricedRegistration } from '../registrations/pricing.js';
+import { tierPrices, type EventPricing } from '../registrations/event-pricing.js';
 
 /**
  * A card total (surcharge included) the provider cannot charge because it is below its minimum
@@ -83,18 +84,22 @@ export function ticketsBelowCardMinimum(
 ): Array<{ label: string; totalMinor: number; surchargeMinor: number }> {
   const minimum = cardMinimumOf(config);
   if (minimum === undefined || !cardPaymentPossible(config, { online_payment: event.onlinePayment })) return [];
-  return event.pricing.tiers.flatMap((tier) => {
-    let priced: PricedRegistration;
-    try {
-      priced = priceRegistration(event.pricing, { attendees: [{ name: tier.label, tier: tier.id }], family: false }, { cardFee: event.passCardFee ? cardFee : undefined });
-    } catch (error) {
-      // Too much for one charge (a price near the most one registration may cost, plus the fee): not this check's business.
-      if (error instanceof PricingError) return [];
-      throw error;
-    }
-    if (priced.free || priced.total >= minimum) return [];
-    return [{ label: tier.label, totalMinor: priced.total, surchargeMinor: priced.surcharge }];
-  });
+  // Every price a ticket has on some day (a schedule's steps), each priced alone; hidden tiers too (a code reveals them).
+  return event.pricing.tiers.flatMap((tier) =>
+    [...new Set(tierPrices(tier))].flatMap((price) => {
+      const alone: EventPricing = { ...event.pricing, tiers: [{ ...tier, price, prices: undefined, hidden: undefined }] };
+      let priced: PricedRegistration;
+      try {
+        priced = priceRegistration(alone, { attendees: [{ name: tier.label, tier: tier.id }], family: false }, { cardFee: event.passCardFee ? cardFee : undefined });
+      } catch (error) {
+        // Too much for one charge (a price near the most one registration may cost, plus the fee): not this check's business.
+        if (error instanceof PricingError) return [];
+        throw error;
+      }
+      if (priced.free || priced.total >= minimum) return [];
+      return [{ label: tier.label, totalMinor: priced.total, surchargeMinor: priced.surcharge }];
+    }),
+  );
 }
 
 /**

@@ -1,8 +1,19 @@
 import type { Knex } from 'knex';
 import { AppError } from '../errors.js';
 import type { EventRecord } from '../registrations/event-record.js';
-import { lockEventForSeats, publicSeatsLeft } from '../registrations/registrations.js';
-import { EventClosedError, SoldOutError } from './registration-errors.js';
+import {
+  lockEventForSeats,
+  publicSeatsLeft,
+  publicTierPlacesLeft,
+  tierPlacesFree,
+  tierPlacesOf,
+  tierShortOfPlaces,
+  type LockedEvent,
+  type TierCounts,
+} from '../registrations/registrations.js';
+import type { AttendeeChoice } from '../registrations/pricing.js';
+import type { WaitlistEntryRow } from '../registrations/waitlist/entries.js';
+import { EventClosedError, SoldOutError, tierFullError, type TierFullError } from './registration-errors.js';
 import { holdsPlacesAs } from '../registrations/card-checkouts.js';
 
 /**
@@ -36,26 +47,54 @@ async function placesInCheckoutByClient(trx: Knex.Transaction, eventId: string, 
   return Number(row?.places ?? 0);
 }
 
+/** What a new card checkout holds: places of the event, and of each ticket type with places of its own. */
+export interface CheckoutHold {
+  places: number;
+  tierPlaces: TierCounts;
+}
+
 /**
  * The places a new card checkout holds, decided under the event's lock: the public count must have
- * them, as a bank transfer's would, and the client's open checkouts must stay within the cap.
- * 0 on an event without a capacity, where a hold protects nobody. A refusal is returned, not thrown.
+ * them, as a bank transfer's would (the event's, and each capped ticket type's), and the client's open
+ * checkouts must stay within the cap. No event places on an event without a capacity, where a hold
+ * protects nobody (a capped ticket type's are still held). A refusal is returned, not thrown.
  */
 export async function placesForNewCheckout(
   trx: Knex.Transaction,
   event: Pick<EventRecord, 'id'>,
-  wanted: number,
+  attendees: readonly AttendeeChoice[],
   client: string | undefined,
   now: Date,
-): Promise<number | SoldOutError | CheckoutHoldCapError> {
+): Promise<CheckoutHold | SoldOutError | TierFullError | CheckoutHoldCapError> {
+  const wanted = attendees.length;
   const locked = await lockEventForSeats(trx, event.id, now);
   if (!locked || locked.event.deletedAt) throw new EventClosedError();
-  if (locked.event.capacity === null) return 0;
+  const tierFull = tierFullError(tierShortOfPlaces(attendees, (tier) => publicTierPlacesLeft(locked, tier)), locked.event.pricing.tiers);
+  const tierPlaces = tierPlacesOf(locked.event.pricing, attendees);
+  if (locked.event.capacity === null) return tierFull ?? { places: 0, tierPlaces };
   const left = publicSeatsLeft(locked) ?? wanted;
   if (left < wanted) return new SoldOutError(left);
+  if (tierFull) return tierFull;
   if (client !== undefined) {
     const held = await placesInCheckoutByClient(trx, event.id, client, now);
     if (held + wanted > locked.event.maxUnpaidSeatsPerClient) return new CheckoutHoldCapError(held, locked.event.maxUnpaidSeatsPerClient);
   }
-  return wanted;
+  return { places: wanted, tierPlaces };
+}
+
+/**
+ * A checkout from a waiting-list offer holds no event places (the offer does), and of a capped ticket type only
+ * the attendees beyond what the offer holds of it: those need the type's free places now, under the event's lock.
+ */
+export function tierPlacesForOfferCheckout(
+  locked: LockedEvent,
+  offer: Pick<WaitlistEntryRow, 'tier' | 'places'>,
+  attendees: readonly AttendeeChoice[],
+): CheckoutHold | TierFullError {
+  const tierPlaces = tierPlacesOf(locked.event.pricing, attendees);
+  if (offer.tier && tierPlaces[offer.tier] !== undefined) tierPlaces[offer.tier] = Math.max(0, (tierPlaces[offer.tier] ?? 0) - offer.places);
+  const free = tierPlacesFree(locked);
+  const beyond = Object.entries(tierPlaces).flatMap(([tier, places]) => Array.from({ length: places }, () => ({ name: '', tier })));
+  const tierFull = tierFullError(tierShortOfPlaces(beyond, (tier) => free.get(tier) ?? null), locked.event.pricing.tiers);
+  return tierFull ?? { places: 0, tierPlaces: Object.fromEntries(Object.entries(tierPlaces).filter(([, places]) => places > 0)) };
 }

@@ -10,9 +10,11 @@ import { createProviderClient, providerErrorDetails, providerUnavailable } from 
 import type { RegistrationContact } from '../registrations/registrations.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import { setTimeout as delay } from 'node:timers/promises';
-import { placesForNewCheckout, type CheckoutHoldCapError } from './checkout-hold.js';
+import { localDay } from '../local-time.js';
+import { CodeRefusedError, codeTerms, findCode, usableCode, type CodeRow } from '../registrations/codes.js';
+import { placesForNewCheckout, type CheckoutHold, type CheckoutHoldCapError } from './checkout-hold.js';
 import { offerCheckoutStep, type OfferCheckoutStep } from './offer-checkout.js';
-import type { SoldOutError } from './registration-errors.js';
+import type { SoldOutError, TierFullError } from './registration-errors.js';
 import { OPENING_LEASE_MS } from '../registrations/card-checkouts.js';
 import { CHECKOUT_EXPIRY_MS, encryptStagedRegistration, type CheckoutMetadata } from './staging.js';
 
@@ -27,6 +29,8 @@ export interface EventCheckoutInput {
   client?: string;
   /** Validated answers to the event's questions, staged with the payload. */
   answers?: RegistrationAnswers;
+  /** A code for this registration: judged, and one use of it held by the checkout, under the event's lock. */
+  code?: string;
 }
 
 export interface StartedCheckout {
@@ -53,7 +57,17 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
   assertCardPaymentPossible(ctx, event);
 
   const cardFee = event.passCardFee ? await getCardFeeRate(ctx.db) : undefined;
-  const priced = priceRegistration(event.pricing, { attendees: input.attendees, family: input.family }, { cardFee });
+  // The price is fixed now, when the checkout is created, and staged with it: a payment after a price step still
+  // pays what the payer was shown, and the webhook checks the charge against these amounts, never the event's.
+  const pricedOn = localDay(ctx.clock.now(), ctx.config.regional.timeZone);
+  // The code's terms never change (a code can only be disabled): priced with them here, judged again under the lock.
+  const code = input.code !== undefined ? await findCode(ctx.db, event.id, input.code) : undefined;
+  if (input.code !== undefined && !code) throw new CodeRefusedError('unknown');
+  const priced = priceRegistration(
+    event.pricing,
+    { attendees: input.attendees, family: input.family, ...(code ? { code: codeTerms(code) } : {}) },
+    { cardFee, day: pricedOn },
+  );
   if (priced.free) {
     throw new AppError('free_registration', 'this registration costs nothing, so there is no card payment to take', {
       httpStatus: 409,
@@ -69,10 +83,12 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
     attendees: input.attendees,
     family: input.family,
     priced,
+    pricedOn,
+    ...(code ? { codeId: code.id } : {}),
     ...(input.waitlistOffer ? { waitlistOffer: input.waitlistOffer } : {}),
     ...(input.answers ? { answers: input.answers } : {}),
   });
-  const staging = await stageUntilDecided(ctx, input, { payloadEnc, net: priced.net, surcharge: priced.surcharge });
+  const staging = await stageUntilDecided(ctx, input, { payloadEnc, net: priced.net, surcharge: priced.surcharge, pricedOn, code });
   if (staging.kind === 'resume') return { checkoutId: staging.checkoutId, redirectUrl: staging.redirectUrl };
   const { checkoutId, expiresAt } = staging;
 
@@ -117,20 +133,26 @@ const WAIT_STEP_MS = 100;
 async function stageUntilDecided(
   ctx: AppContext,
   input: EventCheckoutInput,
-  row: { payloadEnc: string; net: number; surcharge: number },
+  row: { payloadEnc: string; net: number; surcharge: number; pricedOn: string; code: CodeRow | undefined },
 ): Promise<StagingStep> {
   const { event } = input;
   const deadline = performance.now() + OPENING_LEASE_MS + 10_000;
   for (;;) {
     const now = ctx.clock.now();
     const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
-    const step = await ctx.db.transaction(async (trx): Promise<StagingStep | { kind: 'wait' } | SoldOutError | CheckoutHoldCapError> => {
+    const step = await ctx.db.transaction(async (trx): Promise<StagingStep | { kind: 'wait' } | SoldOutError | TierFullError | CheckoutHoldCapError> => {
+      let hold: CheckoutHold | SoldOutError | TierFullError | CheckoutHoldCapError;
       if (input.waitlistOffer) {
-        const offerStep = await offerCheckoutStep(trx, event, input.waitlistOffer, input.attendees.length, now);
+        const offerStep = await offerCheckoutStep(trx, event, input.waitlistOffer, input.attendees, now);
         if (offerStep.kind === 'resume' || offerStep.kind === 'wait') return offerStep;
+        hold = offerStep.hold;
+      } else {
+        hold = await placesForNewCheckout(trx, event, input.attendees, input.client, now);
       }
-      const places = input.waitlistOffer ? 0 : await placesForNewCheckout(trx, event, input.attendees.length, input.client, now);
-      if (typeof places !== 'number') return places;
+      if (hold instanceof Error) return hold;
+      const { places, tierPlaces } = hold;
+      // Under the event's lock (taken for the hold): the checkout holds one use of its code while it is open.
+      if (row.code) await usableCode(trx, event, row.code.code, { day: row.pricedOn, attendees: input.attendees, now });
       const [staged] = await trx('checkout_sessions')
         .insert({
           event_id: event.id,
@@ -140,6 +162,8 @@ async function stageUntilDecided(
           net_minor: row.net,
           surcharge_minor: row.surcharge,
           places,
+          tier_places: JSON.stringify(tierPlaces),
+          code_id: row.code?.id ?? null,
           client_key: places > 0 ? (input.client ?? null) : null,
           waitlist_entry_id: input.waitlistOffer?.entryId ?? null,
           waitlist_offer_seq: input.waitlistOffer?.offerSeq ?? null,

@@ -5,6 +5,8 @@ import { lockEventForSeats } from '../registrations/registrations.js';
 import { openCheckoutOfOffer } from '../registrations/card-checkouts.js';
 import { assertWithinOffer, lockOpenOffer, type OfferClaim } from '../registrations/waitlist/claim.js';
 import { EventClosedError } from './registration-errors.js';
+import { tierPlacesForOfferCheckout, type CheckoutHold } from './checkout-hold.js';
+import type { AttendeeChoice } from '../registrations/pricing.js';
 
 /**
  * A card checkout from a waiting-list offer. The offer ends at the time its email stated: a checkout may be
@@ -31,8 +33,8 @@ export type OfferCheckoutStep =
   | { kind: 'resume'; checkoutId: string; redirectUrl: string }
   /** Another request is opening the offer's checkout (its row staged, the provider not yet answered): wait and decide again. */
   | { kind: 'wait' }
-  /** No open checkout: the caller stages one in this transaction (under the locks taken here). */
-  | { kind: 'stage' };
+  /** No open checkout: the caller stages one in this transaction (under the locks taken here), with what it holds. */
+  | { kind: 'stage'; hold: CheckoutHold };
 
 /**
  * Under the event's lock and the offer's entry lock: the offer must be open now (not past its stated
@@ -42,15 +44,19 @@ export async function offerCheckoutStep(
   trx: Knex.Transaction,
   event: Pick<EventRecord, 'id'>,
   claim: OfferClaim,
-  wanted: number,
+  attendees: readonly AttendeeChoice[],
   now: Date,
 ): Promise<OfferCheckoutStep> {
   const locked = await lockEventForSeats(trx, event.id, now);
   if (!locked || locked.event.deletedAt) throw new EventClosedError();
   const entry = await lockOpenOffer(trx, event.id, claim, now);
-  assertWithinOffer(entry, wanted);
+  assertWithinOffer(entry, attendees.length);
   const open = await openCheckoutOfOffer(trx, claim, now);
-  if (!open) return { kind: 'stage' };
+  if (!open) {
+    const hold = tierPlacesForOfferCheckout(locked, entry, attendees);
+    if (hold instanceof Error) throw hold;
+    return { kind: 'stage', hold };
+  }
   if (open.provider_session_id === null) return { kind: 'wait' };
   if (open.payment_intent_id !== null || open.provider_url === null) throw new OfferPaymentInProgressError();
   return { kind: 'resume', checkoutId: open.id, redirectUrl: open.provider_url };

@@ -20,3 +20,30 @@ export class EventClosedError extends AppError {
     this.name = 'EventClosedError';
   }
 }
+
+/** A ticket type with places of its own has fewer left than the registration names of it. */
+export class TierFullError extends AppError {
+  constructor(
+    readonly tier: string,
+    readonly label: string,
+    readonly placesLeft: number,
+  ) {
+    super(
+      'tier_full',
+      placesLeft === 0
+        ? `Sorry, every ${label} place is taken.`
+        : `Sorry, only ${placesLeft} ${label} ${placesLeft === 1 ? 'place is' : 'places are'} left.`,
+      { httpStatus: 409 },
+    );
+    this.name = 'TierFullError';
+  }
+}
+
+/** The TierFullError for the first capped ticket type short of places, if any (labels from the event's tiers). */
+export function tierFullError(
+  short: { tier: string; left: number } | undefined,
+  tiers: ReadonlyArray<{ id: string; label: string }>,
+): TierFullError | undefined {
+  if (!short) return undefined;
+  return new TierFullError(short.tier, tiers.find((tier) => tier.id === short.tier)?.label ?? short.tier, short.left);
+}

@@ -14,6 +14,10 @@ export interface StagedRegistration {
   attendees: AttendeeChoice[];
   family: boolean;
   priced: PricedRegistration;
+  /** The church-local day (yyyy-MM-dd) whose prices it was priced at, when the checkout was created (absent in older payloads). */
+  pricedOn?: string;
+  /** The code it uses (discount_codes.id); its effect is in `priced`. */
+  codeId?: string;
   /** The waiting-list offer this checkout claims when it is paid. */
   waitlistOffer?: { entryId: string; offerSeq: number };
   /** Validated answers to the event's questions (absent in payloads staged before questions existed). */

@@ -1,10 +1,27 @@
 /** An event's prices, as the event file gives them and pricing reads them. */
 
+/**
+ * One step of a tier's price schedule: `price` until the end of the church-local day `until`
+ * (yyyy-MM-dd, inclusive: "until 2027-03-01" is through the last minute of 1 March in APP_TIMEZONE);
+ * the last step has no `until` and lasts for ever. Steps are in increasing date order.
+ */
+export interface PriceStep {
+  until?: string;
+  /** Minor units of APP_CURRENCY. */
+  price: number;
+}
+
 export interface EventTier {
   id: string;
   label: string;
-  /** Minor units of APP_CURRENCY. */
-  price: number;
+  /** Minor units of APP_CURRENCY: the one price, when the tier has no schedule (exactly one of price or prices). */
+  price?: number;
+  /** The price schedule, when the price changes by date (exactly one of price or prices). */
+  prices?: PriceStep[];
+  /** Places of this ticket type, inside the event's capacity; absent: only the event's capacity limits it. */
+  capacity?: number;
+  /** Not shown on the page, and not accepted from the public form, without a code that reveals it. */
+  hidden?: boolean;
   /** Age limits in whole years, checked on the attendee's date of birth as of the event's start. */
   minAge?: number;
   maxAge?: number;
@@ -23,10 +40,28 @@ export interface FamilyWaiver {
 /** Event-level discount, applied after the family waiver to the registration total. */
 export type EventDiscount = { percent: number } | { amount: number };
 
+/**
+ * The sibling rule of one tier: within one registration, its `from`th attendee of that tier and every later one (in
+ * the order the registration names them) pays `price`, or `amountOff` less than the ticket's price then.
+ */
+export interface SiblingDiscount {
+  tier: string;
+  /** 2 or more: the first attendee of the tier it reaches. */
+  from: number;
+  /** Minor units: the price of each ticket it reaches (never above the ticket's own price). */
+  price?: number;
+  /** Minor units off each ticket it reaches (down to 0). */
+  amountOff?: number;
+}
+
 export interface EventPricing {
   tiers: EventTier[];
   familyWaiver?: FamilyWaiver;
   discount?: EventDiscount;
+  /** Automatic sibling discounts, at most one per tier. */
+  siblingDiscounts?: SiblingDiscount[];
+  /** Minor units: the most a family registration pays for its tickets (after a code, before the event's discount). */
+  familyMaximum?: number;
 }
 
 /**
@@ -35,3 +70,40 @@ export interface EventPricing {
  * Pricing refuses a total above it; an event file, a price or discount above it.
  */
 export const MAX_REGISTRATION_TOTAL_MINOR = 99_999_999;
+
+/** A tier's schedule as steps: a single price is one open-ended step. */
+export function priceSteps(tier: Pick<EventTier, 'price' | 'prices'>): PriceStep[] {
+  if (tier.prices && tier.prices.length > 0) return tier.prices;
+  return [{ price: tier.price ?? 0 }];
+}
+
+/**
+ * The step in force on the church-local day `day` (yyyy-MM-dd): the first whose `until` is that day or
+ * later, else the open-ended last one. Dates in this form compare as strings.
+ */
+export function priceStepOn(tier: Pick<EventTier, 'price' | 'prices'>, day: string): { step: PriceStep; next?: PriceStep } {
+  const steps = priceSteps(tier);
+  const index = steps.findIndex((step) => step.until === undefined || day <= step.until);
+  const at = index === -1 ? steps.length - 1 : index;
+  return { step: steps[at] as PriceStep, next: steps[at + 1] };
+}
+
+/** The tier's price on the church-local day `day` (yyyy-MM-dd). */
+export function tierPriceOn(tier: Pick<EventTier, 'price' | 'prices'>, day: string): number {
+  return priceStepOn(tier, day).step.price;
+}
+
+/** Every price the tier has on any day, in schedule order. */
+export function tierPrices(tier: Pick<EventTier, 'price' | 'prices'>): number[] {
+  return priceSteps(tier).map((step) => step.price);
+}
+
+/** The tiers the public sees without a code: every tier not hidden, and the hidden ones `revealed` names. */
+export function visibleTiers<T extends Pick<EventTier, 'id' | 'hidden'>>(tiers: readonly T[], revealed: readonly string[] = []): T[] {
+  return tiers.filter((tier) => !tier.hidden || revealed.includes(tier.id));
+}
+
+/** The pricing as the public may see it: hidden tiers left out unless `revealed` names them. */
+export function publicPricing(pricing: EventPricing, revealed: readonly string[] = []): EventPricing {
+  return { ...pricing, tiers: visibleTiers(pricing.tiers, revealed) };
+}

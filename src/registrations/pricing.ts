@@ -1,4 +1,4 @@
-import { MAX_REGISTRATION_TOTAL_MINOR, type EventPricing } from './event-pricing.js';
+import { MAX_REGISTRATION_TOTAL_MINOR, tierPriceOn, type EventPricing, type SiblingDiscount } from './event-pricing.js';
 import { AppError } from '../errors.js';
 
 /**
@@ -16,6 +16,27 @@ export interface RegistrationChoice {
   attendees: AttendeeChoice[];
   /** One household: the family waiver applies. */
   family: boolean;
+  /** A code the server has judged usable for this registration: its effect, applied once for the registration. */
+  code?: CodeTerms;
+}
+
+/**
+ * What a code does to a registration's price (its row in discount_codes, judged usable). At most one of percent,
+ * amount and prices; none for a code that only reveals a hidden tier.
+ */
+export interface CodeTerms {
+  /** As the office wrote it, for the order's line. */
+  code: string;
+  /** Percent off the tickets it reaches (after the family waiver), with at most 2 decimals. */
+  percent?: number;
+  /** Minor units off the tickets it reaches, once for the registration. */
+  amount?: number;
+  /** A price per tier id for every ticket of that tier (never above the price in force). */
+  prices?: Record<string, number>;
+  /** The tiers whose tickets its percent or amount reaches; absent: every ticket. */
+  tiers?: string[];
+  /** A hidden tier it lets the registration choose. */
+  reveals?: string;
 }
 
 export interface CardFeeRate {
@@ -37,11 +58,22 @@ export interface PricedLine {
 export interface PricedRegistration {
   /** The order as the payer sees it and as the provider receives it; sums to `total`. */
   lines: PricedLine[];
-  /** Tickets after the family waiver, before the discount. */
+  /** Tickets after the family waiver (at a code's or the sibling rule's prices), before any discount off the whole. */
   subtotal: number;
+  /** Of the tickets paid for, what the sibling rules took off them (already in `subtotal`); absent or 0 without. */
+  siblingOff?: number;
+  /** A code's percent or amount off (once for the registration); absent or 0 without one (and in payloads staged before codes). */
+  codeOff?: number;
+  /** What the family maximum took off (a family registration above it); absent or 0 otherwise. */
+  familyMaxOff?: number;
+  /** The event's discount, off what the code and the family maximum left. */
   discount: number;
-  /** What the registration costs: subtotal − discount. */
+  /** What the registration costs: subtotal − codeOff − familyMaxOff − discount. */
   net: number;
+  /** The code used, as the office wrote it. */
+  code?: string;
+  /** What the code took off in all (its prices, percent or amount, with every step after it): net without it − net. Absent or 0 without a code. */
+  codeDiscount?: number;
   /** Card processing fee passed on (card payments on events that pass the fee on), else 0. */
   surcharge: number;
   /** Amount charged: net + surcharge. */
@@ -50,6 +82,8 @@ export interface PricedRegistration {
   free: boolean;
 }
 
+/** What the form says of a ticket type it does not offer: a hidden one, not revealed, is answered the same. */
+export const UNKNOWN_TIER_MESSAGE = 'choose one of the ticket types';
 export const FAMILY_WAIVER_SUFFIX = ' (family waiver)';
 /** Between a ticket line's tier and attendee name: "Adult — Ruth". */
 export const TICKET_NAME_SEPARATOR = ' — ';
@@ -106,17 +140,77 @@ export function cardSurcharge(net: number, rate: CardFeeRate): number {
   return Number(surcharge);
 }
 
-export function priceRegistration(
-  pricing: EventPricing,
-  choice: RegistrationChoice,
-  options: { cardFee?: CardFeeRate } = {},
-): PricedRegistration {
-  if (choice.attendees.length === 0) throw new PricingError('add at least one attendee', 'attendees');
+export interface PricingOptions {
+  /**
+   * The church-local day (yyyy-MM-dd, APP_TIMEZONE) the price is fixed on: it picks each tier's price step.
+   * A registration's price is fixed when it is made (or its card checkout created) and never priced again.
+   */
+  day?: string;
+  cardFee?: CardFeeRate;
+  /** The office registers hidden tiers without a code; the public form only with a code that reveals them. */
+  allowHidden?: boolean;
+}
+
+/**
+ * Prices without a schedule are the same on every day, so a caller pricing them may leave the day out; a
+ * schedule priced without its day is a mistake of ours, never a guess at the price.
+ */
+function flatPricesDay(pricing: EventPricing): string {
+  if (pricing.tiers.some((tier) => tier.prices !== undefined)) throw new Error('a price schedule is priced on a day: pass the day the price is fixed on');
+  return '';
+}
+
+/** Whether a code's percent or amount reaches a ticket of this tier: its `tiers`, or every ticket without them. */
+export function codeReachesTier(code: CodeTerms, tier: string): boolean {
+  return code.tiers === undefined || code.tiers.includes(tier);
+}
+
+interface PricedCore {
+  ticketLines: PricedLine[];
+  subtotal: number;
+  siblingOff: number;
+  codeOff: number;
+  familyMaxOff: number;
+  discount: number;
+  net: number;
+}
+
+/**
+ * A ticket's price: the tier's price on the day, lowered by at most one of the per-ticket discounts, the better
+ * for the family: the code's price for its tier, or the tier's sibling rule from its Nth attendee on. Never both.
+ */
+function ticketPrice(scheduled: number, codePrice: number | undefined, sibling: SiblingDiscount | undefined): { price: number; siblingOff: number } {
+  const siblingPrice = sibling ? (sibling.price !== undefined ? Math.min(scheduled, sibling.price) : Math.max(0, scheduled - (sibling.amountOff ?? 0))) : scheduled;
+  const coded = codePrice !== undefined ? Math.min(scheduled, codePrice) : scheduled;
+  return coded <= siblingPrice ? { price: coded, siblingOff: 0 } : { price: siblingPrice, siblingOff: scheduled - siblingPrice };
+}
+
+/**
+ * The money of a registration, in this order, each step on what the one before left (decisions.md "Codes" and
+ * "Automatic discounts"), and no discount twice:
+ * 1. each ticket at its tier's price on `day`, lowered by the better of the code's price for its tier and the
+ *    tier's sibling rule (from its Nth attendee on, in the order named), never by both;
+ * 2. the family waiver: a family pays for its N most expensive tickets;
+ * 3. the code's percent or amount off the tickets it reaches, once for the registration;
+ * 4. the family maximum: a family pays at most that for its tickets;
+ * 5. the event's discount off what is left.
+ */
+function priceCore(pricing: EventPricing, choice: RegistrationChoice, day: string, allowHidden: boolean, code: CodeTerms | undefined): PricedCore {
   const tiers = new Map(pricing.tiers.map((tier) => [tier.id, tier]));
+  const siblingRules = new Map((pricing.siblingDiscounts ?? []).map((rule) => [rule.tier, rule]));
+  const ofTier = new Map<string, number>();
   const tickets = choice.attendees.map((attendee, index) => {
     const tier = tiers.get(attendee.tier);
-    if (!tier) throw new PricingError(`attendee ${index + 1} has an unknown ticket type`, `attendees[${index}].tier`);
-    return { index, label: `${tier.label}${TICKET_NAME_SEPARATOR}${attendee.name}`, price: tier.price };
+    // A hidden tier is answered as one that does not exist, unless a code reveals it: the form tells nobody it is there.
+    if (!tier || (tier.hidden && !allowHidden && choice.code?.reveals !== tier.id)) {
+      throw new PricingError(`Attendee ${index + 1} ticket: ${UNKNOWN_TIER_MESSAGE}`, `attendees[${index}].tier`);
+    }
+    const nth = (ofTier.get(tier.id) ?? 0) + 1;
+    ofTier.set(tier.id, nth);
+    const rule = siblingRules.get(tier.id);
+    // A code's price and the sibling rule never make a ticket dearer.
+    const { price, siblingOff } = ticketPrice(tierPriceOn(tier, day), code?.prices?.[tier.id], rule && nth >= rule.from ? rule : undefined);
+    return { index, tier: tier.id, label: `${tier.label}${TICKET_NAME_SEPARATOR}${attendee.name}`, price, siblingOff };
   });
 
   // The family pays for its N most expensive tickets; ties keep attendee order.
@@ -132,17 +226,41 @@ export function priceRegistration(
       : { label: `${ticket.label}${FAMILY_WAIVER_SUFFIX}`, amount: 0, kind: 'waived' },
   );
   const subtotal = ticketLines.reduce((sum, line) => sum + line.amount, 0);
+  const siblingOff = tickets.filter((ticket) => charged.has(ticket.index)).reduce((sum, ticket) => sum + ticket.siblingOff, 0);
+
+  // Once for the registration, never per attendee: the percent of, or the amount off, the tickets it reaches.
+  let codeOff = 0;
+  if (code && (code.percent !== undefined || code.amount !== undefined)) {
+    const reached = tickets.filter((ticket) => charged.has(ticket.index) && codeReachesTier(code, ticket.tier)).reduce((sum, ticket) => sum + ticket.price, 0);
+    codeOff = Math.min(code.percent !== undefined ? divideHalfUp(reached * basisPoints(code.percent), 10_000) : (code.amount ?? 0), reached);
+  }
+  const afterCode = subtotal - codeOff;
+  const familyMaxOff = choice.family && pricing.familyMaximum !== undefined ? Math.max(0, afterCode - pricing.familyMaximum) : 0;
+  const afterMaximum = afterCode - familyMaxOff;
 
   let discount = 0;
   if (pricing.discount && 'percent' in pricing.discount) {
-    discount = divideHalfUp(subtotal * basisPoints(pricing.discount.percent), 10_000);
+    discount = divideHalfUp(afterMaximum * basisPoints(pricing.discount.percent), 10_000);
   } else if (pricing.discount && 'amount' in pricing.discount) {
     discount = pricing.discount.amount;
   }
-  discount = Math.min(discount, subtotal);
-  const net = subtotal - discount;
+  discount = Math.min(discount, afterMaximum);
+  return { ticketLines, subtotal, siblingOff, codeOff, familyMaxOff, discount, net: afterMaximum - discount };
+}
 
-  const lines: PricedLine[] = pricing.discount ? [{ label: DISCOUNTED_LINE_LABEL, amount: net, kind: 'registration' }] : ticketLines;
+export function priceRegistration(pricing: EventPricing, choice: RegistrationChoice, options: PricingOptions = {}): PricedRegistration {
+  if (choice.attendees.length === 0) throw new PricingError('add at least one attendee', 'attendees');
+  const day = options.day ?? flatPricesDay(pricing);
+  const allowHidden = Boolean(options.allowHidden);
+  const code = choice.code;
+  const { ticketLines, subtotal, siblingOff, codeOff, familyMaxOff, discount, net } = priceCore(pricing, choice, day, allowHidden, code);
+  // What the code took off, all steps after it included: the same registration priced without its effect.
+  const codeDiscount = code ? Math.max(0, priceCore(pricing, choice, day, allowHidden, undefined).net - net) : 0;
+
+  // A discount off the whole cannot be a negative line at the provider: the order is one line at what is left.
+  const wholeOff = pricing.discount !== undefined || codeOff > 0 || familyMaxOff > 0;
+  const label = code && codeOff > 0 ? `${DISCOUNTED_LINE_LABEL} (code ${code.code})` : DISCOUNTED_LINE_LABEL;
+  const lines: PricedLine[] = wholeOff ? [{ label, amount: net, kind: 'registration' }] : ticketLines;
   const surcharge = options.cardFee ? cardSurcharge(net, options.cardFee) : 0;
   if (surcharge > 0) lines.push({ label: CARD_FEE_LINE_LABEL, amount: surcharge, kind: 'fee' });
   if (net + surcharge > MAX_REGISTRATION_TOTAL_MINOR) {
@@ -152,11 +270,15 @@ export function priceRegistration(
   return {
     lines,
     subtotal,
+    siblingOff,
+    codeOff,
+    familyMaxOff,
     discount,
     net,
     surcharge,
     total: net + surcharge,
     attendeeCount: choice.attendees.length,
     free: net === 0,
+    ...(code ? { code: code.code, codeDiscount } : { codeDiscount: 0 }),
   };
 }

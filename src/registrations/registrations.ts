@@ -4,7 +4,8 @@ import type { FieldCipher } from '../crypto/field-cipher.js';
 import type { PricedRegistration, AttendeeChoice } from './pricing.js';
 import { answerColumns, type Question, type RegistrationAnswers } from './answers.js';
 import { holdsPlacesSql } from './card-checkouts.js';
-import { placesForList, planOffers, type QueuedEntry } from './waitlist/plan.js';
+import { placesForList, planOffers, tierPlacesForList, type OfferPlan, type QueuedEntry } from './waitlist/plan.js';
+import type { EventPricing } from './event-pricing.js';
 
 export type RegistrationStatus = 'PENDING' | 'PAID' | 'CANCELLED';
 export type PaymentMethod = 'free' | 'bank' | 'card' | 'cash' | 'other';
@@ -29,7 +30,17 @@ export interface LockedEvent {
   waiting: number;
   /** Those entries in queue order, as the order rule needs them (unconfirmed entries are not on the list). */
   queue: QueuedEntry[];
+  /**
+   * Places taken of each ticket type with a capacity of its own, counted as the event's are: attendees of PENDING
+   * and PAID registrations, the places open card checkouts hold of it, and open offers to entries waiting for it.
+   */
+  tierTaken: TierCounts;
+  /** Of tierTaken, the places open, unexpired card checkouts hold. */
+  tierInCheckout: TierCounts;
 }
+
+/** Places per ticket type id. */
+export type TierCounts = Record<string, number>;
 
 /**
  * Locks the event row (FOR UPDATE) for the rest of the transaction and counts
@@ -49,19 +60,53 @@ interface SeatCounts {
   inCheckout: number;
   waiting: number;
   queue: QueuedEntry[];
+  tierTaken: TierCounts;
+  tierInCheckout: TierCounts;
+}
+
+/** The ticket types of an event with a capacity of their own. */
+export function cappedTiers(pricing: Pick<EventPricing, 'tiers'> | undefined): Array<{ id: string; capacity: number }> {
+  return (pricing?.tiers ?? []).flatMap((tier) => (tier.capacity === undefined ? [] : [{ id: tier.id, capacity: tier.capacity }]));
+}
+
+/**
+ * Places taken per ticket type (see LockedEvent.tierTaken), and of them those card checkouts hold: one statement.
+ * Only for events with a type of limited places: every other event skips reading the attendees.
+ */
+async function countTierPlaces(db: Knex | Knex.Transaction, eventId: string, now: Date): Promise<Pick<SeatCounts, 'tierTaken' | 'tierInCheckout'>> {
+  const result = await db.raw<{ rows: Array<{ source: string; tier: string; places: number }> }>(
+    `SELECT 'registered' AS source, a->>'tier' AS tier, count(*)::int AS places
+       FROM registrations r CROSS JOIN jsonb_array_elements(r.attendees) a
+      WHERE r.event_id = :id AND r.status IN ('PENDING','PAID') GROUP BY 2
+     UNION ALL
+     SELECT 'checkout', t.key, sum(t.value::int)::int
+       FROM checkout_sessions c CROSS JOIN jsonb_each_text(c.tier_places) t
+      WHERE c.event_id = :id AND ${holdsPlacesSql('c', ':now')} GROUP BY 2
+     UNION ALL
+     SELECT 'offered', w.tier, sum(w.places)::int
+       FROM waitlist_entries w WHERE w.event_id = :id AND w.state = 'OFFERED' AND w.tier IS NOT NULL GROUP BY 2`,
+    { id: eventId, now },
+  );
+  const tierTaken: TierCounts = {};
+  const tierInCheckout: TierCounts = {};
+  for (const row of result.rows) {
+    tierTaken[row.tier] = (tierTaken[row.tier] ?? 0) + Number(row.places);
+    if (row.source === 'checkout') tierInCheckout[row.tier] = (tierInCheckout[row.tier] ?? 0) + Number(row.places);
+  }
+  return { tierTaken, tierInCheckout };
 }
 
 /**
  * Places registrations hold, places open waiting-list offers and card checkouts hold (holdsPlacesSql: open
  * and unexpired at `now`), and the confirmed entries waiting, in order: one statement.
  */
-async function countSeats(db: Knex | Knex.Transaction, eventId: string, now: Date): Promise<SeatCounts> {
+async function countSeats(db: Knex | Knex.Transaction, eventId: string, now: Date, tiered = false): Promise<SeatCounts> {
   const result = await db.raw<{ rows: Array<Record<Exclude<keyof SeatCounts, 'waiting' | 'queue'>, string | number> & { queue: QueuedEntry[] }> }>(
     `SELECT (SELECT COALESCE(sum(attendee_count), 0) FROM registrations WHERE event_id = :id AND status IN ('PENDING','PAID')) AS registered,
             (SELECT COALESCE(sum(places), 0) FROM waitlist_entries WHERE event_id = :id AND state = 'OFFERED') AS offered,
             (SELECT COALESCE(sum(c.places), 0) FROM checkout_sessions c
               WHERE c.event_id = :id AND c.places > 0 AND ${holdsPlacesSql('c', ':now')}) AS "inCheckout",
-            (SELECT COALESCE(json_agg(json_build_object('id', id, 'places', places, 'skips', skips) ORDER BY position), '[]'::json)
+            (SELECT COALESCE(json_agg(json_build_object('id', id, 'places', places, 'skips', skips, 'tier', tier) ORDER BY position), '[]'::json)
                FROM waitlist_entries WHERE event_id = :id AND state = 'WAITING') AS queue`,
     { id: eventId, now },
   );
@@ -73,12 +118,13 @@ async function countSeats(db: Knex | Knex.Transaction, eventId: string, now: Dat
     inCheckout: Number(row?.inCheckout ?? 0),
     waiting: queue.length,
     queue,
+    ...(tiered ? await countTierPlaces(db, eventId, now) : { tierTaken: {}, tierInCheckout: {} }),
   };
 }
 
 /** The seats count is its own statement, after the lock: one statement's snapshot would predate the wait for it. */
 async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, now: Date): Promise<LockedEvent> {
-  const counts = await countSeats(trx, event.id, now);
+  const counts = await countSeats(trx, event.id, now, cappedTiers(event.pricing).length > 0);
   const seatsTaken = counts.registered + counts.offered + counts.inCheckout;
   return {
     event,
@@ -88,7 +134,64 @@ async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, now: Da
     seatsInCheckout: counts.inCheckout,
     waiting: counts.waiting,
     queue: counts.queue,
+    tierTaken: counts.tierTaken,
+    tierInCheckout: counts.tierInCheckout,
   };
+}
+
+/** What the seat rules read of a locked (or counted) event. */
+type Standing = {
+  event: Partial<Pick<EventRecord, 'waitingList' | 'pricing'>>;
+  seatsLeft: number | null;
+  queue: readonly QueuedEntry[];
+  tierTaken?: TierCounts;
+};
+
+/** The free places of each ticket type with a capacity of its own (never below 0), leaving out `except` (checkout holds, say). */
+export function tierPlacesFree(locked: Pick<Standing, 'event' | 'tierTaken'>, except: TierCounts = {}): Map<string, number> {
+  return new Map(
+    cappedTiers(locked.event.pricing).map((tier) => [tier.id, Math.max(0, tier.capacity - ((locked.tierTaken?.[tier.id] ?? 0) - (except[tier.id] ?? 0)))]),
+  );
+}
+
+/** The order rule's plan over the free places the public count starts from (event's and each capped type's). */
+function listPlan(locked: Standing): OfferPlan | undefined {
+  if (locked.seatsLeft === null || !locked.event.waitingList?.enabled || locked.queue.length === 0) return undefined;
+  return planOffers(locked.seatsLeft, locked.queue, tierPlacesFree(locked));
+}
+
+/**
+ * The places of ticket type `tier` the public may take: the type's free places, less those the waiting list takes
+ * under the order rule (offered to entries waiting for that type); null when the type has no capacity of its own.
+ */
+export function publicTierPlacesLeft(locked: Standing, tier: string): number | null {
+  const free = tierPlacesFree(locked).get(tier);
+  if (free === undefined) return null;
+  const plan = listPlan(locked);
+  return Math.max(0, free - (plan ? tierPlacesForList(plan, tier) : 0));
+}
+
+/**
+ * The attendees of each capped ticket type a registration names, against the room each has: the first type
+ * short of places, with its places left, or undefined when every one fits. `left(tier)` gives a type's room
+ * (null: no capacity of its own).
+ */
+export function tierShortOfPlaces(attendees: readonly AttendeeChoice[], left: (tier: string) => number | null): { tier: string; left: number; wanted: number } | undefined {
+  const wanted = new Map<string, number>();
+  for (const attendee of attendees) wanted.set(attendee.tier, (wanted.get(attendee.tier) ?? 0) + 1);
+  for (const [tier, count] of wanted) {
+    const room = left(tier);
+    if (room !== null && room < count) return { tier, left: Math.max(0, room), wanted: count };
+  }
+  return undefined;
+}
+
+/** Attendees per ticket type, for the types with a capacity of their own: what a checkout holds of each (checkout_sessions.tier_places). */
+export function tierPlacesOf(pricing: Pick<EventPricing, 'tiers'>, attendees: readonly AttendeeChoice[]): TierCounts {
+  const capped = new Set(cappedTiers(pricing).map((tier) => tier.id));
+  const places: TierCounts = {};
+  for (const attendee of attendees) if (capped.has(attendee.tier)) places[attendee.tier] = (places[attendee.tier] ?? 0) + 1;
+  return places;
 }
 
 /**
@@ -97,10 +200,11 @@ async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, now: Da
  * (planOffers) are the list's. The rest (only larger families wait, say) no one on the list can take,
  * so they stay on public sale rather than stranded. null = unlimited.
  */
-export function publicSeatsLeft(locked: { event: Partial<Pick<EventRecord, 'waitingList'>>; seatsLeft: number | null; queue: readonly QueuedEntry[] }): number | null {
+export function publicSeatsLeft(locked: Standing): number | null {
   if (locked.seatsLeft === null) return null;
-  if (!locked.event.waitingList?.enabled || locked.queue.length === 0) return locked.seatsLeft;
-  return Math.max(0, locked.seatsLeft - placesForList(planOffers(locked.seatsLeft, locked.queue)));
+  const plan = listPlan(locked);
+  if (!plan) return locked.seatsLeft;
+  return Math.max(0, locked.seatsLeft - placesForList(plan));
 }
 
 /**
@@ -110,6 +214,10 @@ export function publicSeatsLeft(locked: { event: Partial<Pick<EventRecord, 'wait
  */
 export type CompletionLock = Pick<LockedEvent, 'event' | 'seatsLeft'> & {
   seatsLeftForOwnHold: number | null;
+  /** The free places of each capped ticket type, counted as seatsLeft is (other checkouts' holds taken). */
+  tierFree: Map<string, number>;
+  /** As tierFree, leaving the checkouts' holds out, as seatsLeftForOwnHold does. */
+  tierFreeForOwnHold: Map<string, number>;
   /** A refund or dispute of this payment that arrived before it (pending_reversals), read under the locks. */
   pendingReversal: boolean;
 };
@@ -127,8 +235,8 @@ export class CapacityChangedError extends Error {
  * lockEventForSeats (exclusive, seats counted). Without one there are no seats
  * to count, so a shared lock is enough: completions for the same event then run
  * side by side, while an edit or deletion of the event still waits for them
- * (and they for it). `seenCapacity` is the capacity read before locking; if it
- * was unlimited but is limited under the lock, the caller must start again
+ * (and they for it). `seenLimited` is whether the event had a capacity (or a ticket type with a
+ * capacity of its own) when read before locking; if it was unlimited but is limited under the lock, the caller must start again
  * (CapacityChangedError), because other shared holders may be taking seats.
  * The same statement reads whether a reversal of `paymentIntentId` is waiting:
  * the caller holds the payment's advisory lock, so that answer is stable.
@@ -144,7 +252,7 @@ export class CapacityChangedError extends Error {
 export async function lockEventForCompletion(
   trx: Knex.Transaction,
   eventId: string,
-  seenCapacity: number | null,
+  seenLimited: boolean,
   paymentIntentId: string | null,
   now: Date,
 ): Promise<CompletionLock | undefined> {
@@ -152,18 +260,22 @@ export async function lockEventForCompletion(
     ? trx.raw('EXISTS (SELECT 1 FROM pending_reversals WHERE payment_intent_id = ?) AS pending_reversal', [paymentIntentId])
     : trx.raw('false AS pending_reversal');
   const query = trx('events').where({ id: eventId }).first<(EventRow & { pending_reversal: boolean }) | undefined>('events.*', pendingReversal);
-  if (seenCapacity !== null) {
+  if (seenLimited) {
     const row = await query.forUpdate();
     if (!row) return undefined;
-    const { event, seatsLeft, seatsTaken, seatsInCheckout } = await withSeatsTaken(trx, eventFromRow(row), now);
+    const locked = await withSeatsTaken(trx, eventFromRow(row), now);
+    const { event, seatsLeft, seatsTaken, seatsInCheckout } = locked;
     const seatsLeftForOwnHold = event.capacity === null ? null : Math.max(0, event.capacity - (seatsTaken - seatsInCheckout));
-    return { event, seatsLeft, seatsLeftForOwnHold, pendingReversal: row.pending_reversal };
+    const tierFree = tierPlacesFree(locked);
+    const tierFreeForOwnHold = tierPlacesFree(locked, locked.tierInCheckout);
+    return { event, seatsLeft, seatsLeftForOwnHold, tierFree, tierFreeForOwnHold, pendingReversal: row.pending_reversal };
   }
   const row = await query.forShare();
   if (!row) return undefined;
   const event = eventFromRow(row);
-  if (event.capacity !== null) throw new CapacityChangedError(eventId);
-  return { event, seatsLeft: null, seatsLeftForOwnHold: null, pendingReversal: row.pending_reversal };
+  // A ticket type's own places are counted under the event's exclusive lock as the event's are.
+  if (event.capacity !== null || cappedTiers(event.pricing).length > 0) throw new CapacityChangedError(eventId);
+  return { event, seatsLeft: null, seatsLeftForOwnHold: null, tierFree: new Map(), tierFreeForOwnHold: new Map(), pendingReversal: row.pending_reversal };
 }
 
 /** Seats left without locking, for showing on the public page: as publicSeatsLeft counts them, at the app clock's `now`. */
@@ -176,16 +288,39 @@ export async function publicSeatCount(
   db: Knex,
   event: SeatEvent,
   now: Date,
-): Promise<{ seatsLeft: number | null; waiting: number; free: number | null; queue: QueuedEntry[] }> {
-  const counts = await countSeats(db, event.id, now);
-  if (event.capacity === null) return { seatsLeft: null, waiting: counts.waiting, free: null, queue: counts.queue };
+): Promise<{
+  seatsLeft: number | null;
+  waiting: number;
+  free: number | null;
+  queue: QueuedEntry[];
+  /** Places taken of each ticket type with places of its own (as LockedEvent.tierTaken). */
+  tierTaken: TierCounts;
+  /** The places of such a type the public may take (publicTierPlacesLeft), by type id. */
+  tierLeft: Map<string, number>;
+}> {
+  const counts = await countSeats(db, event.id, now, cappedTiers(event.pricing).length > 0);
+  const tierOf = (seatsLeftNow: number | null) => {
+    const standing = { event, seatsLeft: seatsLeftNow, queue: counts.queue, tierTaken: counts.tierTaken };
+    return new Map(cappedTiers(event.pricing).map((tier) => [tier.id, publicTierPlacesLeft(standing, tier.id) ?? 0]));
+  };
+  if (event.capacity === null) {
+    return { seatsLeft: null, waiting: counts.waiting, free: null, queue: counts.queue, tierTaken: counts.tierTaken, tierLeft: tierOf(null) };
+  }
   // Below 0 when the office registered over the capacity: the places others must free before any is free.
   const free = event.capacity - counts.registered - counts.offered - counts.inCheckout;
-  return { seatsLeft: publicSeatsLeft({ event, seatsLeft: Math.max(0, free), queue: counts.queue }), waiting: counts.waiting, free, queue: counts.queue };
+  const standing = { event, seatsLeft: Math.max(0, free), queue: counts.queue, tierTaken: counts.tierTaken };
+  return {
+    seatsLeft: publicSeatsLeft(standing),
+    waiting: counts.waiting,
+    free,
+    queue: counts.queue,
+    tierTaken: counts.tierTaken,
+    tierLeft: tierOf(Math.max(0, free)),
+  };
 }
 
-/** An event as the seat counts need it (a test's row may leave out its waiting list: off). */
-type SeatEvent = Pick<EventRecord, 'id' | 'capacity'> & Partial<Pick<EventRecord, 'waitingList'>>;
+/** An event as the seat counts need it (a test's row may leave out its waiting list: off; its pricing: no capped types). */
+type SeatEvent = Pick<EventRecord, 'id' | 'capacity'> & Partial<Pick<EventRecord, 'waitingList' | 'pricing'>>;
 
 export interface NewRegistration {
   /** Chosen by the caller when it must know the id before the insert; else the database's. */
@@ -197,6 +332,10 @@ export interface NewRegistration {
   attendees: AttendeeChoice[];
   family: boolean;
   priced: PricedRegistration;
+  /** The church-local day (yyyy-MM-dd) whose prices it pays: fixed when it is made, never priced again. */
+  pricedOn?: string;
+  /** The code it used (discount_codes.id): one use of it while the registration is PENDING or PAID. */
+  codeId?: string;
   paymentIntentId?: string;
   /** The public form's client (clientKey), counted by the unpaid-places cap; none for the office and card payments. */
   clientKey?: string;
@@ -242,6 +381,9 @@ export function registrationRow(cipher: FieldCipher, input: NewRegistration): Re
     line_items: JSON.stringify(input.priced.lines),
     total_minor: input.priced.total,
     surcharge_minor: input.priced.surcharge,
+    priced_on: input.pricedOn ?? null,
+    code_id: input.codeId ?? null,
+    code_discount_minor: input.priced.codeDiscount ?? 0,
     payment_intent_id: input.paymentIntentId ?? null,
     client_key: input.clientKey ?? null,
     mailbox_key: input.mailboxKey ?? null,

@@ -6,15 +6,28 @@ import { startEventCheckout } from '../payments/checkout.js';
 import { queueRegistrationConfirmation } from './confirmations.js';
 import { cardPaymentPossible } from '../payments/links.js';
 import { PricingError, priceRegistration, type AttendeeChoice, type PricedRegistration } from '../registrations/pricing.js';
-import { insertRegistration, lockEventForSeats, publicSeatsLeft, type LockedEvent, type PaymentMethod, type RegistrationContact } from '../registrations/registrations.js';
+import {
+  insertRegistration,
+  lockEventForSeats,
+  publicSeatsLeft,
+  publicTierPlacesLeft,
+  tierPlacesFree,
+  tierShortOfPlaces,
+  type LockedEvent,
+  type PaymentMethod,
+  type RegistrationContact,
+} from '../registrations/registrations.js';
 import { assertWithinOffer, lockOpenOffer, markOfferClaimed, type OfferClaim } from '../registrations/waitlist/claim.js';
 import type { WaitlistEntryRow } from '../registrations/waitlist/entries.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import { questionsAsked } from '../registrations/questions.js';
-import { EventClosedError, SoldOutError } from '../payments/registration-errors.js';
+import { EventClosedError, SoldOutError, tierFullError, TierFullError } from '../payments/registration-errors.js';
 import { alertUnpaidSeatCap, heldUnpaidBy, UnpaidSeatCapError, type UnpaidHolder } from '../payments/unpaid-seat-cap.js';
 import { alertUnpaidShareCrossed } from '../payments/unpaid-share-alert.js';
 import { mailboxKey } from '../canonical-mailbox.js';
+import { localDay } from '../local-time.js';
+import { CodeRefusedError, codeTerms, findCode, usableCode } from '../registrations/codes.js';
+import { assertCodeGuessesLeft, countRefusedCode } from './code-guesses.js';
 
 /**
  * A registration submitted on the public event page, already validated. Every
@@ -35,6 +48,10 @@ export interface RegistrationSubmission {
   waitlistOffer?: OfferClaim;
   /** The answers to the event's questions, already read (registrations/questions.ts); the office's add asks none. */
   answers?: RegistrationAnswers;
+  /** The office's `--price-at`: the church-local day (yyyy-MM-dd) whose prices apply; else the day it is made. */
+  priceDay?: string;
+  /** A code typed on the form (or given by the office): judged, and its use counted, under the event's lock. */
+  code?: string;
 }
 
 export type RegistrationOutcome =
@@ -49,7 +66,12 @@ export type RegistrationOutcome =
     }
   | { kind: 'checkout'; checkoutId: string; redirectUrl: string };
 
-export { EventClosedError, SoldOutError };
+export { EventClosedError, SoldOutError, TierFullError };
+
+/** The church-local day (yyyy-MM-dd, APP_TIMEZONE) of `now`: the day whose prices a registration made now pays. */
+export function priceDayOf(ctx: Pick<AppContext, 'config'>, now: Date): string {
+  return localDay(now, ctx.config.regional.timeZone);
+}
 
 /** The public form closes when the event starts; the office can still register by hand (walk-ins). */
 export class RegistrationClosedError extends AppError {
@@ -77,9 +99,29 @@ export async function registerForEvent(
   event: EventRecord,
   submission: RegistrationSubmission,
 ): Promise<RegistrationOutcome> {
-  if (!openForRegistration(event, ctx.clock.now())) throw new RegistrationClosedError();
+  const now = ctx.clock.now();
+  if (!openForRegistration(event, now)) throw new RegistrationClosedError();
   assertWithinAttendeeCap(event, submission.attendees.length);
-  const priced = priceRegistration(event.pricing, { attendees: submission.attendees, family: submission.family });
+  // A client that has guessed too many codes is refused any code before it is looked at; each refused code counts.
+  const guesser = submission.code !== undefined && !submission.fromChurchNetwork ? submission.client : undefined;
+  if (guesser !== undefined) await assertCodeGuessesLeft(ctx.db, guesser, now);
+  try {
+    return await registerWithCodeJudged(ctx, event, submission, now);
+  } catch (error) {
+    if (error instanceof CodeRefusedError && guesser !== undefined) await countRefusedCode(ctx.db, guesser, ctx.clock.now());
+    throw error;
+  }
+}
+
+async function registerWithCodeJudged(ctx: AppContext, event: EventRecord, submission: RegistrationSubmission, now: Date): Promise<RegistrationOutcome> {
+  // Read here to price the choice of payment; judged, and its use counted, again under the event's lock.
+  const code = submission.code !== undefined ? await findCode(ctx.db, event.id, submission.code) : undefined;
+  if (submission.code !== undefined && !code) throw new CodeRefusedError('unknown');
+  const priced = priceRegistration(
+    event.pricing,
+    { attendees: submission.attendees, family: submission.family, ...(code ? { code: codeTerms(code) } : {}) },
+    { day: priceDayOf(ctx, now) },
+  );
   const wantsCard = submission.payment === 'card' && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
   if (!priced.free && wantsCard) {
     // startEventCheckout holds the places (or answers sold_out) under the event's lock, or for a waiting-list
@@ -93,6 +135,7 @@ export async function registerForEvent(
       answers: submission.answers,
       // The church's network has no per-client cap, on card holds either.
       client: submission.fromChurchNetwork ? undefined : submission.client,
+      code: submission.code,
     });
     return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
   }
@@ -108,6 +151,20 @@ function placesAvailable(locked: LockedEvent, offer: WaitlistEntryRow | undefine
   if (locked.event.capacity === null) return null;
   if (offer) return locked.event.capacity - locked.seatsTaken + offer.places;
   return office ? locked.seatsLeft : publicSeatsLeft(locked);
+}
+
+/**
+ * The room of a ticket type with places of its own, as placesAvailable counts the event's: through an offer, the
+ * type's free places plus those the offer holds of it; from the office, every free place of it; from the public
+ * form, none the waiting list takes (publicTierPlacesLeft). null: the type has no places of its own.
+ */
+function tierRoom(locked: LockedEvent, offer: WaitlistEntryRow | undefined, office: boolean): (tier: string) => number | null {
+  const free = tierPlacesFree(locked);
+  return (tier) => {
+    if (!free.has(tier)) return null;
+    if (offer) return (free.get(tier) ?? 0) + (offer.tier === tier ? offer.places : 0);
+    return office ? (free.get(tier) ?? 0) : publicTierPlacesLeft(locked, tier);
+  };
 }
 
 /** The event's maxAttendeesPerRegistration, checked on the server whatever the form allowed. */
@@ -166,8 +223,20 @@ export async function registerWithoutCard(
     if (offer) assertWithinOffer(offer, wanted);
     const available = placesAvailable(locked, offer, Boolean(office));
     if (available !== null && available < wanted && !office?.overCapacity) throw new SoldOutError(Math.max(0, available));
-    // Priced again from the locked row, so a price change committed meanwhile is the one that counts.
-    const priced = priceRegistration(locked.event.pricing, { attendees: submission.attendees, family: submission.family });
+    // A ticket type with places of its own needs room in them too, counted the same way under the same lock.
+    const tierFull = office?.overCapacity ? undefined : tierFullError(tierShortOfPlaces(submission.attendees, tierRoom(locked, offer, Boolean(office))), locked.event.pricing.tiers);
+    if (tierFull) throw tierFull;
+    // Priced again from the locked row, so a price change committed meanwhile is the one that counts; on the day it
+    // is made (the office may name another), and never again afterwards: the amounts are stored with it.
+    const pricedOn = submission.priceDay ?? priceDayOf(ctx, now);
+    // A code is judged here, its uses counted live under the event's lock: two families racing for its last use
+    // get one answer each. A use is this registration; it comes back when the registration is cancelled.
+    const code = submission.code !== undefined ? await usableCode(trx, locked.event, submission.code, { day: pricedOn, attendees: submission.attendees, now }) : undefined;
+    const priced = priceRegistration(
+      locked.event.pricing,
+      { attendees: submission.attendees, family: submission.family, ...(code ? { code: codeTerms(code) } : {}) },
+      { day: pricedOn, allowHidden: Boolean(office) },
+    );
     const free = priced.free;
     // No payment chosen, and a price set meanwhile: asked, not assumed to be a bank transfer.
     if (!free && !office && submission.payment === undefined) throw new PricingError('Payment: choose card or bank transfer', 'payment');
@@ -199,6 +268,8 @@ export async function registerWithoutCard(
       attendees: submission.attendees,
       family: submission.family,
       priced,
+      pricedOn,
+      codeId: code?.id,
       clientKey: office ? undefined : submission.client,
       mailboxKey: mailbox,
       // Split plain/sensitive by the questions as the locked row has them.

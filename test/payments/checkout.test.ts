@@ -1,3 +1,4 @@
+import { localDay } from '../../src/local-time.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getEventBySlug } from '../../src/office/events.js';
 import { type EventRecord } from '../../src/registrations/event-record.js';
@@ -155,6 +156,8 @@ describe('startEventCheckout', () => {
       attendees: FAMILY,
       family: false,
       priced: priceRegistration(event.pricing, { attendees: FAMILY, family: false }),
+      // The day its price was fixed on: the church-local day the checkout was created.
+      pricedOn: localDay(ctx.clock.now(), ctx.config.regional.timeZone),
     });
     expect(await tdb.db('registrations').where({ event_id: event.id }).first()).toBeUndefined();
   });

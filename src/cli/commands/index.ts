@@ -33,6 +33,7 @@ export const COMMAND_MODULES: readonly CommandModule[] = [
   { names: ['registrations'], load: async () => (await import('./registrations/index.js')).registerRegistrationsCommands },
   { names: ['funds'], load: async () => (await import('./funds.js')).registerFundsCommands },
   { names: ['waitlist'], load: async () => (await import('./waitlist.js')).registerWaitlistCommands },
+  { names: ['codes'], load: async () => (await import('./codes/index.js')).registerCodesCommands },
   { names: ['checkin'], load: async () => (await import('./checkin/index.js')).registerCheckinCommands },
   { names: ['outbox'], load: async () => (await import('./outbox/index.js')).registerOutboxCommands },
 ];

@@ -19,6 +19,7 @@ const addSchema = z.object({
     .optional()
     .transform((value) => (value ? value : undefined)),
   places: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(1, { error: 'must be at least 1' }),
+  tier: z.string().trim().min(1, { error: 'must not be empty' }).optional(),
   json: z.boolean().optional(),
 });
 const offerSchema = z.object({ note: noteSchema, json: z.boolean().optional() });
@@ -41,19 +42,22 @@ export function registerWaitlistCommands(program: Command): void {
         const { memberDateTime } = await import('../../time-format.js');
         const when = memberDateTime(ctx.config.regional);
         const { event, entries, lapsed, standing } = await listWaitlist(ctx, options.event, { all: options.all });
+        // The ticket column only when some entry waits for a particular ticket type.
+        const byTier = entries.some((entry) => entry.tier !== null);
         const rows = entries.map((entry) => [
           entry.position === null ? '-' : String(entry.position),
           entry.entry,
           entry.name,
           entry.email,
           String(entry.places),
+          ...(byTier ? [entry.tier ?? 'any'] : []),
           entry.state,
           entry.offerExpiresAt ? when(new Date(entry.offerExpiresAt)) : '',
         ]);
         const lines =
           entries.length === 0
             ? [`nobody is on the waiting list for "${event.slug}"${event.waitingList.enabled ? '' : ' (its waiting list is off)'}`]
-            : table(['#', 'ENTRY', 'NAME', 'EMAIL', 'PLACES', 'STATE', 'OFFER EXPIRES'], rows);
+            : table(['#', 'ENTRY', 'NAME', 'EMAIL', 'PLACES', ...(byTier ? ['TICKET'] : []), 'STATE', 'OFFER EXPIRES'], rows);
         if (lapsed > 0 && !options.all) lines.push(`${counted(lapsed, 'join', 'joins')} lapsed unconfirmed (--all lists them)`);
         if (standing.toOffer > 0) lines.push(`${counted(standing.toOffer, 'place is', 'places are')} free for the next entries: the offer pass (every 30 seconds under serve, or sweep-checkouts) offers them`);
         if (standing.stranded) lines.push(`${counted(standing.stranded.places, 'place', 'places')} free, not offered: ${standing.stranded.reason}`);
@@ -78,7 +82,7 @@ export function registerWaitlistCommands(program: Command): void {
         const lines = [
           `${entry.entry} on the waiting list for "${shown.event.slug}"`,
           `  family:  ${entry.name} <${entry.email}>${entry.mobile ? `, ${entry.mobile}` : ''}`,
-          `  places:  ${entry.places}`,
+          `  places:  ${entry.places}${entry.tier ? ` of "${entry.tier}"` : ''}`,
           `  state:   ${entry.state}${entry.position !== null ? ` (number ${entry.position} in the queue)` : ''}${entry.offerExpiresAt ? `, offer held until ${when(new Date(entry.offerExpiresAt))}` : ''}`,
           `  skips:   ${entry.skips}`,
           ...(entry.registrationId ? [`  registration: ${entry.registrationId}`] : []),
@@ -100,8 +104,15 @@ export function registerWaitlistCommands(program: Command): void {
     .requiredOption('--email <email>', 'contact email')
     .option('--mobile <mobile>', 'contact mobile')
     .requiredOption('--places <n>', 'places wanted (at most the event\'s maxAttendeesPerRegistration)')
+    .option('--tier <id>', 'the ticket type they wait for (one with places of its own that is full, say); default: any')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nExample:\n  $ eventops waitlist add --event family-camp --name "Lee Family" --email lee@example.org --places 4')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ eventops waitlist add --event family-camp --name "Lee Family" --email lee@example.org --places 4\n' +
+        '  $ eventops waitlist add --event family-camp --name "Ng Family" --email ng@example.org --places 1 --tier infant\n\n' +
+        "An entry waiting for a ticket type with places of its own is offered only when that type has room too; an entry\n" +
+        'waiting for any type is offered the event\'s places and chooses its tickets when it registers.',
+    )
     .action(async (raw: Record<string, unknown>) => {
       const options = parseOrUsage(addSchema, raw, 'waitlist add');
       await withContext(async (ctx) => {
@@ -114,7 +125,7 @@ export function registerWaitlistCommands(program: Command): void {
         const joined = await addToWaitingList(
           ctx,
           event,
-          { contact: { name: options.name, email: options.email, mobile: options.mobile }, places: options.places },
+          { contact: { name: options.name, email: options.email, mobile: options.mobile }, places: options.places, tier: options.tier },
           { actor: operatingSystemUser() },
         );
         const entry = entryReference(joined.entryId);

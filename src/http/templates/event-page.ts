@@ -90,9 +90,13 @@ export interface EventPageData {
     offered: boolean;
     error?: string;
     values: { name: string; email: string; mobile: string; places: string };
+    /** The ticket type waited for, when a type with places of its own is full: any, or one of those. */
+    tiers?: Array<{ id: string; label: string; selected: boolean }>;
   };
   /** A waiting-list offer being claimed: its token travels with the form post. */
   offer?: { token: string; note: string };
+  /** "Have a code?": a small form of its own (GET, so nothing typed above is sent); a code applied travels with the registration. */
+  codeForm?: { action: string; value: string; applied?: string; note?: string; error?: string };
 }
 
 const JOIN_WAITLIST = `
@@ -109,6 +113,8 @@ const JOIN_WAITLIST = `
     <input id="waitlist-mobile" name="mobile" type="tel" value="{{waitlist.values.mobile}}" autocomplete="tel" maxlength="40">
     <label for="waitlist-places">Places wanted</label>
     <input id="waitlist-places" name="places" type="number" min="1" max="{{waitlist.maxPlaces}}" value="{{waitlist.values.places}}" required>
+    {{#if waitlist.tiers}}<label for="waitlist-tier">Ticket</label>
+    <select id="waitlist-tier" name="tier">{{#each waitlist.tiers}}<option value="{{id}}"{{#if selected}} selected{{/if}}>{{label}}</option>{{/each}}</select>{{/if}}
     {{#if captchaSiteKey}}<div class="cf-turnstile" data-sitekey="{{captchaSiteKey}}"></div>{{/if}}
     <button type="submit" id="join-waitlist">Join the waiting list</button>
   </form>
@@ -116,6 +122,8 @@ const JOIN_WAITLIST = `
 
 export const eventPage = definePage<EventPageData>(`
 <style>
+  /* "Have a code?" is a control a finger taps: as tall as a button. */
+  #code-details > summary { display: flex; align-items: center; min-height: 44px; cursor: pointer; }
   h2 { font-size: 1.15rem; margin: 0 0 8px; }
   /* Tighter than the browser's 1em around each paragraph: on a phone every line of margin is scrolling. */
   .card p { margin: 6px 0; }
@@ -190,8 +198,19 @@ export const eventPage = definePage<EventPageData>(`
   </div>
   {{/if}}
   {{#if waitlist.offered}}<p><a class="button outline" id="to-waitlist" href="#waitlist-heading">Join the waiting list instead</a></p>{{/if}}
+  <details id="code-details"{{#if codeForm.value}} open{{/if}}><summary>Have a code?</summary>
+  <form id="code-form" method="get" action="{{codeForm.action}}">
+    {{#if offer}}<input type="hidden" name="offer" value="{{offer.token}}">{{/if}}
+    <label for="code">Code</label>
+    <input id="code" name="code" value="{{codeForm.value}}" maxlength="40" autocomplete="off" autocapitalize="characters"{{#if codeForm.error}} aria-invalid="true" aria-describedby="code-error"{{/if}}>
+    {{#if codeForm.error}}<p class="error field-error" id="code-error">{{codeForm.error}}</p>{{/if}}
+    {{#if codeForm.note}}<p class="notice" role="status" id="code-note">{{codeForm.note}}</p>{{/if}}
+    <button type="submit" id="apply-code">Apply code</button>
+  </form>
+  </details>
   <form id="registration-form" method="post" action="{{action}}"{{#if ageLimits}} data-age-limits="{{ageLimits}}"{{/if}}>
     {{#if offer}}<input type="hidden" name="offer" value="{{offer.token}}">{{/if}}
+    {{#if codeForm.applied}}<input type="hidden" name="code" value="{{codeForm.applied}}">{{/if}}
     <label for="name">Your name</label>
     <input id="name" name="name" value="{{values.name}}" autocomplete="name" required maxlength="80"{{#if fields.name.error}} aria-invalid="true" aria-describedby="name-error"{{/if}}{{#if fields.name.focus}} autofocus{{/if}}>
     {{#if fields.name.error}}<p class="error field-error" id="name-error">{{fields.name.error}}</p>{{/if}}

@@ -5,9 +5,10 @@ import { queueRegistrationConfirmation } from '../../signup/confirmations.js';
 import { paymentReference } from '../../registrations/reference.js';
 import type { AttendeeChoice } from '../../registrations/pricing.js';
 import { renderReceipt } from '../../payments/receipts.js';
-import { assertWithinAttendeeCap, registerWithoutCard, SoldOutError, type RegisteredWithoutCard } from '../../signup/register.js';
+import { assertWithinAttendeeCap, priceDayOf, registerWithoutCard, SoldOutError, TierFullError, type RegisteredWithoutCard } from '../../signup/register.js';
 import type { RegistrationContact } from '../../registrations/registrations.js';
-import type { EventTier } from '../../registrations/event-pricing.js';
+import { tierPriceOn, type EventTier } from '../../registrations/event-pricing.js';
+import { codeUses, CodeRefusedError, findCode, type CodeRefusal } from '../../registrations/codes.js';
 import type { EventRecord } from '../../registrations/event-record.js';
 import { getEventBySlug } from '../events.js';
 import { answerAlert, type AddPaid } from './answer-alert.js';
@@ -39,6 +40,10 @@ export interface AddInput {
   actor: string;
   /** A walk-in on the day: every attendee checked in, in the registration's own transaction. */
   atDoor?: boolean;
+  /** `--price-at`: the church-local day (yyyy-MM-dd) whose prices apply (a family promised the early price); else today's. */
+  priceAt?: string;
+  /** `--code`: a code of the event, judged and its use counted as on the form (the office is told why one is refused). */
+  code?: string;
 }
 
 export interface AddResult {
@@ -50,6 +55,8 @@ export interface AddResult {
   seatsLeft: number | null;
   overCapacity: boolean;
   resolvedAlert: number | null;
+  /** The code used and what it took off (minor units); null without one. */
+  code: { code: string; discountMinor: number } | null;
 }
 
 /**
@@ -63,7 +70,8 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
   if (!event) throw new NotFoundError(`event "${input.eventSlug}"`, 'run `eventops events list` to see the slugs');
   assertWithinAttendeeCap(event, input.attendees.length);
   const money = moneyFormatter(ctx.config.regional);
-  const attendees = input.attendees.map((attendee, index) => ({ ...attendee, tier: tierIdOf(event, attendee, index, money) }));
+  const day = input.priceAt ?? priceDayOf(ctx, ctx.clock.now());
+  const attendees = input.attendees.map((attendee, index) => ({ ...attendee, tier: tierIdOf(event, attendee, index, (tier) => money(tierPriceOn(tier, day))) }));
   const paid = input.paid ?? (input.resolveAlert !== undefined && (await alertIsForCardPayment(ctx.db, input.resolveAlert)) ? 'card' : 'none');
   let resolvedAlert: number | null = null;
   let card: CardSettlement | undefined;
@@ -71,7 +79,7 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
     const registered = await registerWithoutCard(
       ctx,
       event,
-      { contact: input.contact, attendees, family: input.family },
+      { contact: input.contact, attendees, family: input.family, ...(input.priceAt ? { priceDay: input.priceAt } : {}), ...(input.code ? { code: input.code } : {}) },
       {
         overCapacity: input.overCapacity,
         paidWith: paid === 'none' ? undefined : paid,
@@ -90,6 +98,8 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
               method: done.method,
               attendees: input.attendees.length,
               totalMinor: card?.amountMinor ?? done.priced.total,
+              ...(input.priceAt ? { pricedAt: input.priceAt } : {}),
+              ...(done.priced.code ? { code: done.priced.code, codeDiscountMinor: done.priced.codeDiscount ?? 0 } : {}),
               ...(done.seatsLeftAfter !== null && done.seatsLeftAfter < 0 ? { overCapacityBy: -done.seatsLeftAfter } : {}),
               ...(resolvedAlert !== null ? { resolvedAlert } : {}),
             },
@@ -119,8 +129,16 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
       seatsLeft: registered.seatsLeftAfter,
       overCapacity: registered.seatsLeftAfter !== null && registered.seatsLeftAfter < 0,
       resolvedAlert,
+      code: registered.priced.code ? { code: registered.priced.code, discountMinor: registered.priced.codeDiscount ?? 0 } : null,
     };
   } catch (error) {
+    if (error instanceof CodeRefusedError) throw await officeCodeRefusal(ctx, event, input.code ?? '', error.reason, day);
+    if (error instanceof TierFullError) {
+      throw new AppError('sold_out', `${event.slug} has ${counted(error.placesLeft, `${error.label} place`, `${error.label} places`)} left, fewer than this registration names; nothing was registered`, {
+        exitCode: 1,
+        suggestion: "add --over-capacity to exceed the ticket type's places knowingly",
+      });
+    }
     if (error instanceof SoldOutError) {
       throw new AppError('sold_out', `${event.slug} has ${counted(error.seatsLeft, 'place', 'places')} left, fewer than the ${input.attendees.length} asked for; nothing was registered`, {
         exitCode: 1,
@@ -137,12 +155,12 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
  * differing only in case would leave a guess: refused, as is an id the event does not have,
  * naming the event's ticket types.
  */
-function tierIdOf(event: EventRecord, attendee: AttendeeChoice, index: number, money: (minor: number) => string): string {
+function tierIdOf(event: EventRecord, attendee: AttendeeChoice, index: number, price: (tier: EventTier) => string): string {
   const tiers = event.pricing.tiers;
   if (tiers.some((tier) => tier.id === attendee.tier)) return attendee.tier;
   const sameLetters = tiers.filter((tier) => tier.id.toLowerCase() === attendee.tier.toLowerCase());
   if (sameLetters.length === 1) return (sameLetters[0] as EventTier).id;
-  const listed = tiers.map((tier) => `${tier.id} (${tier.label}, ${money(tier.price)})`).join(', ');
+  const listed = tiers.map((tier) => `${tier.id} (${tier.label}, ${price(tier)}${tier.hidden ? ', hidden' : ''})`).join(', ');
   const which = `attendee ${index + 1} (${attendee.name}) has the ticket type "${attendee.tier}"`;
   const example = `e.g. --attendee "${attendee.name}:${(sameLetters[0] ?? (tiers[0] as EventTier)).id}"`;
   if (sameLetters.length > 1) {
@@ -155,6 +173,30 @@ function tierIdOf(event: EventRecord, attendee: AttendeeChoice, index: number, m
     `${which}, which ${event.slug} does not have; its ticket types are ${listed}; nothing was registered`,
     `give one of those ids after the colon (case does not matter), ${example}`,
   );
+}
+
+/** Why the office's code was refused, in full: the office may know what the public form never says. */
+async function officeCodeRefusal(
+  ctx: OfficeContext,
+  event: EventRecord,
+  given: string,
+  reason: CodeRefusal,
+  day: string,
+): Promise<AppError> {
+  const row = await findCode(ctx.db, event.id, given);
+  const name = row?.code ?? given;
+  const uses = row ? await codeUses(ctx.db, row.id, ctx.clock.now()) : 0;
+  const why: Record<CodeRefusal, string> = {
+    unknown: `${event.slug} has no code "${given}"`,
+    disabled: `the code ${name} was disabled`,
+    expired: `the code ${name} could be used until the end of ${row?.valid_until ?? '?'}, and this registration is priced on ${day}`,
+    used_up: `the code ${name} has been used ${uses} of ${row?.max_uses ?? uses} ${row?.max_uses === 1 ? 'time' : 'times'} (registrations awaiting payment or paid, and card payments in progress)`,
+    not_for_these_tiers: `the code ${name} is only for ${(row?.tiers ?? Object.keys(row?.tier_prices ?? {})).concat(row?.reveals && !row.tiers && !row.tier_prices ? [row.reveals] : []).join(', ')} tickets, and this registration names none`,
+  };
+  return new AppError('code_refused', `${why[reason]}; nothing was registered`, {
+    exitCode: 1,
+    suggestion: `see the event's codes with \`eventops codes list --event ${event.slug}\``,
+  });
 }
 
 /** The form's confirmation, or, when the money is already here, the receipt naming how it came. */

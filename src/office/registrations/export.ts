@@ -35,7 +35,17 @@ export interface AttendeeExportRow extends CheckinExportFields {
   balanceOwing: string | null;
   /** Answers by column header `q.<question id>` (null: not answered); sensitive ones only with includeSensitive. */
   answers: Record<string, AnswerValue | null>;
+  /** The code the registration used (as written), on its first attendee's row; '' without one. Absent when no exported registration used a code. */
+  code?: string | null;
+  /** What the code took off, like the money (first row only). */
+  codeDiscount?: string | null;
 }
+
+/** Said after the money columns, and only when some registration of the export used a code. */
+export const CODE_EXPORT_COLUMNS: Array<{ key: 'code' | 'codeDiscount'; header: string }> = [
+  { key: 'code', header: 'code' },
+  { key: 'codeDiscount', header: 'code_discount' },
+];
 
 export const EXPORT_COLUMNS: Array<{ key: Exclude<keyof AttendeeExportRow, 'answers' | 'checkinFlag'>; header: string }> = [
   { key: 'attendeeName', header: 'attendee_name' },
@@ -64,6 +74,8 @@ interface ExportSourceRow {
   credited_minor: string | number;
   answers: RegistrationAnswers | null;
   sensitive_answers_enc: string | null;
+  code: string | null;
+  code_discount_minor: number;
 }
 
 /** Integer minor units as a plain decimal with the currency's digits (24000 → "240.00"; JPY 240 → "240"), without floating point. */
@@ -137,8 +149,11 @@ export async function exportEvent(
       // Name tags, the kitchen and the roll are for who is coming: a cancelled row (an unpaid hold released, too) would be printed.
       if (!options.includeCancelled) q.whereNot('r.status', 'CANCELLED');
     })
+    .leftJoin('discount_codes as d', 'd.id', 'r.code_id')
     .orderBy([{ column: 'r.created_at' }, { column: 'r.id' }])
     .select<ExportSourceRow[]>(
+      'd.code',
+      'r.code_discount_minor',
       'r.id',
       'r.status',
       'r.contact_name',
@@ -155,6 +170,7 @@ export async function exportEvent(
   const stored = rows.map((row) => readStoredAnswers(ctx.cipher, row, includeSensitive));
   const answerColumns = answerColumnsFor(event.questions ?? [], { includeSensitive, dateOfBirthAsked: asksDateOfBirth(event.pricing.tiers, stored) });
   const checkin = await checkinExportFields(ctx.db, event.id, ctx.config.regional.timeZone);
+  const withCodes = rows.some((row) => row.code !== null);
   const exported = rows.flatMap((row, rowIndex) => {
     const email = ctx.cipher.decrypt(row.contact_email_enc);
     const mobile = row.contact_mobile_enc ? ctx.cipher.decrypt(row.contact_mobile_enc) : '';
@@ -167,6 +183,8 @@ export async function exportEvent(
     };
     // Once per registration: on every attendee's row, a family of four who paid 270 summed to 1,080.
     const noMoney = { amountPaid: null, total: null, balanceOwing: null };
+    const code = withCodes ? { code: row.code ?? '', codeDiscount: plainAmount(Number(row.code_discount_minor ?? 0), digits) } : {};
+    const noCode = withCodes ? { code: null, codeDiscount: null } : {};
     return row.attendees.map((attendee, index) => ({
       attendeeName: attendee.name,
       ticket: labels.get(attendee.tier) ?? attendee.tier,
@@ -176,6 +194,7 @@ export async function exportEvent(
       mobile,
       status: row.status,
       ...(index === 0 ? money : noMoney),
+      ...(index === 0 ? code : noCode),
       answers: answerCells(answerColumns, stored[rowIndex] as (typeof stored)[number], index),
       registrationId: row.id,
       ...checkin(row.id, index),
@@ -191,13 +210,21 @@ export async function exportEvent(
  * without one, Excel opens the file in the legacy code page ("José" as "JosÃ©").
  */
 export function attendeesCsv(rows: AttendeeExportRow[], answerHeaders: readonly string[] = Object.keys(rows[0]?.answers ?? {}), minute: (date: Date) => string = isoMinute): string {
+  // The code columns only for an event where some registration used a code: every other export keeps its columns.
+  const codeColumns = rows.some((row) => row.code !== undefined) ? CODE_EXPORT_COLUMNS : [];
   return stringify(
     rows.map((row) => [
       ...EXPORT_COLUMNS.map((column) => row[column.key] as string | null),
+      ...codeColumns.map((column) => row[column.key] ?? null),
       ...answerHeaders.map((header) => answerCell(row.answers[header] ?? null, minute)),
       row[CHECKIN_FLAG_COLUMN.key],
     ]),
-    { header: true, columns: [...EXPORT_COLUMNS.map((column) => column.header), ...answerHeaders, CHECKIN_FLAG_COLUMN.header], escape_formulas: true, bom: true },
+    {
+      header: true,
+      columns: [...EXPORT_COLUMNS.map((column) => column.header), ...codeColumns.map((column) => column.header), ...answerHeaders, CHECKIN_FLAG_COLUMN.header],
+      escape_formulas: true,
+      bom: true,
+    },
   );
 }
 

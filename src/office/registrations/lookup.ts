@@ -24,6 +24,11 @@ export interface RegistrationRow {
   cancelled_at: Date | null;
   cancel_reason: string | null;
   hold_reminder_sent_at: Date | null;
+  /** The church-local day whose prices it pays (yyyy-MM-dd); null before price schedules. */
+  priced_on: string | null;
+  /** The code it used (discount_codes.id), and what the code took off. */
+  code_id: string | null;
+  code_discount_minor: number;
   created_at: Date;
   updated_at: Date;
 }

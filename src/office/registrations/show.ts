@@ -23,6 +23,10 @@ export interface RegistrationDetail {
   attendees: Array<{ name: string; tier: string; tierLabel: string }>;
   lines: Array<{ label: string; amount: number }>;
   totalMinor: number;
+  /** The church-local day (yyyy-MM-dd) whose prices it was made at: fixed then, never priced again. */
+  pricedOn: string | null;
+  /** The code it used, as written, and what it took off (minor units); null without one. */
+  code: { code: string; discountMinor: number } | null;
   paidMinor: number;
   /** Paid back by hand by the office (`registrations record-refund`); already taken off paidMinor. */
   refundedMinor: number;
@@ -104,6 +108,8 @@ export async function showRegistration(
     attendees: row.attendees.map((a) => ({ name: a.name, tier: a.tier, tierLabel: tierLabels.get(a.tier) ?? a.tier })),
     lines: row.line_items.map((line) => ({ label: line.label, amount: line.amount })),
     totalMinor: row.total_minor,
+    pricedOn: row.priced_on ?? null,
+    code: row.code_id ? { code: await codeText(ctx, row.code_id), discountMinor: row.code_discount_minor } : null,
     paidMinor: money.paidMinor,
     refundedMinor: money.refundedMinor,
     creditedMinor: money.creditedMinor,
@@ -139,6 +145,11 @@ export async function showRegistration(
     answers: await loadAnswersView(ctx, id, { showSensitive: Boolean(options.sensitive) }),
     checkins: await listCheckinLog(ctx.db, id),
   };
+}
+
+async function codeText(ctx: Pick<AppContext, 'db'>, codeId: string): Promise<string> {
+  const code = await ctx.db('discount_codes').where({ id: codeId }).first<{ code: string } | undefined>('code');
+  return code?.code ?? codeId;
 }
 
 function subjectOf(ctx: Pick<AppContext, 'cipher'>, messageEnc: string): string | null {

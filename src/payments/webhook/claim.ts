@@ -13,11 +13,16 @@ export interface DeliveredEvent {
   type: string;
 }
 
+/** SQL on events aliased `e`: a capacity, or a ticket type with one of its own (SeenEvent.limited). */
+export const SEEN_LIMITED_SQL = `(e.capacity IS NOT NULL OR jsonb_path_exists(e.pricing, '$.tiers[*].capacity'))`;
+
 /** The event a checkout is for, as read before any lock on it. */
 export interface SeenEvent {
   title: string;
   starts_at: Date;
   capacity: number | null;
+  /** It has a capacity, or a ticket type with a capacity of its own: its places are counted under its exclusive lock. */
+  limited: boolean;
 }
 
 export interface RecordedCompletion {
@@ -75,6 +80,7 @@ export async function recordAndClaimCompletion(
      SELECT (SELECT count(*) FROM payment_locked)::int AS recorded_count,
             claimed.*,
             e.title AS seen_title, e.starts_at AS seen_starts_at, e.capacity AS seen_capacity, e.id IS NOT NULL AS seen_found,
+            ${SEEN_LIMITED_SQL} AS seen_limited,
             (SELECT json_object_agg(key, value) FROM app_settings WHERE key IN (${settingPlaceholders})) AS identity_settings
        FROM (SELECT 1) AS one
        LEFT JOIN claimed ON true
@@ -95,11 +101,11 @@ export async function recordAndClaimCompletion(
   );
   const row = result.rows[0];
   if (!row) throw new Error('the completion claim returned no row');
-  const { recorded_count, seen_title, seen_starts_at, seen_capacity, seen_found, identity_settings, ...claimed } = row;
+  const { recorded_count, seen_title, seen_starts_at, seen_capacity, seen_found, seen_limited, identity_settings, ...claimed } = row;
   return {
     recorded: recorded_count === 1,
     claimed: claimed.id ? (claimed as StagingRow) : undefined,
-    seen: seen_found ? { title: seen_title as string, starts_at: seen_starts_at as Date, capacity: seen_capacity } : undefined,
+    seen: seen_found ? { title: seen_title as string, starts_at: seen_starts_at as Date, capacity: seen_capacity, limited: Boolean(seen_limited) } : undefined,
     identitySettings: parseSettings(identity_settings ?? {}),
   };
 }
@@ -110,5 +116,6 @@ type ClaimRow = Partial<StagingRow> & {
   seen_starts_at: Date | null;
   seen_capacity: number | null;
   seen_found: boolean;
+  seen_limited: boolean | null;
   identity_settings: Record<string, unknown> | null;
 };

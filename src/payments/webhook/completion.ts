@@ -6,19 +6,20 @@ import { emailBrandingFrom, loadEmailBranding, type EmailBranding } from '../../
 import { raiseOperationsAlert, type AlertKind } from '../alerts.js';
 import { CARD_FEE_LINE_LABEL, type PricedLine } from '../../registrations/pricing.js';
 import { renderReceiptWith } from '../receipts.js';
-import { lockEventForCompletion, registrationRow, type CompletionLock } from '../../registrations/registrations.js';
+import { lockEventForCompletion, registrationRow, tierShortOfPlaces, type CompletionLock } from '../../registrations/registrations.js';
 import { decryptStagedRegistration, type StagedRegistration } from '../staging.js';
 import { questionsAsked } from '../../registrations/questions.js';
 import { hasAnyAnswer } from '../../registrations/answers.js';
 import type { EventRecord } from '../../registrations/event-record.js';
 import { answerGroupsOf } from '../answer-lines.js';
-import type { CompleteAction, RecordedCompletion, SeenEvent } from './claim.js';
+import { SEEN_LIMITED_SQL, type CompleteAction, type RecordedCompletion, type SeenEvent } from './claim.js';
 import { findStagingRow, type StagingRow, type WebhookContext } from './staging-rows.js';
 import { mayStillBePaid } from '../../registrations/card-checkouts.js';
 import { alertDisputeOfCancelled } from './reversal.js';
 import { counted } from '../../plural.js';
 import { moneyFormatter } from '../../money-format.js';
 import { lockOpenOffer, markOfferClaimed, OfferNotOpenError } from '../../registrations/waitlist/claim.js';
+import { codeUses, type CodeRow } from '../../registrations/codes.js';
 import type { WaitlistEntryRow } from '../../registrations/waitlist/entries.js';
 
 /**
@@ -109,7 +110,9 @@ export async function completeCheckout(
     .returning<StagingRow[]>('*');
   if (!claimed) return lateCompletion(trx, ctx, staging.id, action);
 
-  const seen = await trx('events').where({ id: claimed.event_id }).first<SeenEvent | undefined>('title', 'starts_at', 'capacity');
+  const seen = await trx('events as e')
+    .where({ 'e.id': claimed.event_id })
+    .first<SeenEvent | undefined>('e.title', 'e.starts_at', 'e.capacity', trx.raw(`${SEEN_LIMITED_SQL} AS limited`));
   const branding = await loadEmailBranding(trx, ctx.config);
   return settleClaimedCheckout(trx, ctx, eventId, action, { claimed, registration, seen, branding });
 }
@@ -162,7 +165,7 @@ async function settleClaimedCheckout(
       : undefined;
   let receipt = seen ? renderFor({ title: seen.title, startsAt: seen.starts_at }) : undefined;
 
-  const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.capacity, action.paymentIntentId, now) : undefined;
+  const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.limited, action.paymentIntentId, now) : undefined;
   // An edit committed while this completion waited for the lock: the receipt names the event as it now is.
   // Answers are listed by the questions as the locked event asks them, so a receipt with answers is rendered here.
   if (seen && locked && (answered || locked.event.title !== seen.title || locked.event.startsAt.getTime() !== seen.starts_at.getTime())) {
@@ -171,7 +174,9 @@ async function settleClaimedCheckout(
   // A checkout from a waiting-list offer takes the places the offer holds, if it still holds them.
   const offer = locked && !locked.event.deletedAt && staged?.waitlistOffer ? await openOfferOf(trx, claimed.event_id, staged.waitlistOffer, now) : undefined;
   const seats = locked ? placesFor(claimed, locked, offer, now) : undefined;
-  const failure = checkCompletion(ctx, claimed, action, seats, staged, registration);
+  // A live checkout held its code's use; one paid after its expiry takes a use only if one is left (counted under the lock).
+  const codeUsedUp = locked && staged?.codeId && claimed.expires_at.getTime() <= now.getTime() ? await codeWithNoUseLeft(trx, staged.codeId, now) : undefined;
+  const failure = checkCompletion(ctx, claimed, action, seats, staged, registration) ?? codeFailure(codeUsedUp);
   if (failure) {
     await trx('checkout_sessions').where({ id: claimed.id }).update({ status: 'UNFULFILLED', unfulfilled_reason: failure.kind, updated_at: now });
     await raiseOperationsAlert(trx, ctx, {
@@ -211,6 +216,8 @@ async function settleClaimedCheckout(
         attendees: staged.attendees,
         family: staged.family,
         priced: staged.priced,
+        pricedOn: staged.pricedOn,
+        codeId: staged.codeId,
         paymentIntentId: action.paymentIntentId ?? undefined,
         ...(staged.answers ? { answers: { questions: questionsAsked(event), values: staged.answers } } : {}),
         now,
@@ -255,10 +262,15 @@ async function openOfferOf(trx: Knex.Transaction, eventId: string, claim: { entr
  * (still live: open and unexpired when claimed), or its offer's; a checkout holding none of its own takes
  * only places nobody else holds, never those of another payer's open checkout (lockEventForCompletion).
  */
-function placesFor(claimed: StagingRow, locked: CompletionLock, offer: Pick<WaitlistEntryRow, 'places'> | undefined, now: Date): CompletionLock {
-  const ownHold = claimed.places > 0 && claimed.expires_at.getTime() > now.getTime();
+function placesFor(claimed: StagingRow, locked: CompletionLock, offer: Pick<WaitlistEntryRow, 'places' | 'tier'> | undefined, now: Date): CompletionLock {
+  const live = claimed.expires_at.getTime() > now.getTime();
+  const ownHold = claimed.places > 0 && live;
   const seatsLeft = ownHold ? locked.seatsLeftForOwnHold : locked.seatsLeft;
-  return { ...locked, seatsLeft: seatsLeft === null ? null : seatsLeft + (offer?.places ?? 0) };
+  // A ticket type's places likewise: into its own live hold of them, else only places nobody holds; plus the offer's.
+  const ownTierHold = live && Object.keys(claimed.tier_places ?? {}).length > 0;
+  const tierFree = new Map(ownTierHold ? locked.tierFreeForOwnHold : locked.tierFree);
+  if (offer?.tier && tierFree.has(offer.tier)) tierFree.set(offer.tier, (tierFree.get(offer.tier) ?? 0) + offer.places);
+  return { ...locked, seatsLeft: seatsLeft === null ? null : seatsLeft + (offer?.places ?? 0), tierFree };
 }
 
 /**
@@ -312,7 +324,30 @@ function checkCompletion(
   if (locked.seatsLeft !== null && wanted > locked.seatsLeft) {
     return { kind: 'sold_out', reason: `${counted(wanted, 'seat', 'seats')} paid for but only ${locked.seatsLeft} left: the event sold out during checkout` };
   }
+  const tierShort = tierShortOfPlaces(staged.attendees, (tier) => locked.tierFree.get(tier) ?? null);
+  if (tierShort) {
+    const label = locked.event.pricing.tiers.find((tier) => tier.id === tierShort.tier)?.label ?? tierShort.tier;
+    return {
+      kind: 'sold_out',
+      reason: `${counted(tierShort.wanted, `${label} place`, `${label} places`)} paid for but only ${tierShort.left} left: that ticket type sold out during checkout`,
+    };
+  }
   return undefined;
+}
+
+/** The code (as written) when it has no use left for a payment whose checkout no longer held one. */
+async function codeWithNoUseLeft(trx: Knex.Transaction, codeId: string, now: Date): Promise<string | undefined> {
+  const row = await trx('discount_codes').where({ id: codeId }).first<Pick<CodeRow, 'code' | 'max_uses'> | undefined>('code', 'max_uses');
+  if (!row || row.max_uses === null) return undefined;
+  return (await codeUses(trx, codeId, now)) >= row.max_uses ? row.code : undefined;
+}
+
+function codeFailure(code: string | undefined): Failure | undefined {
+  if (code === undefined) return undefined;
+  return {
+    kind: 'sold_out',
+    reason: `the code ${code} had no use left: the payment came after its checkout had expired and others had used the code meanwhile`,
+  };
 }
 
 /** A bank-transfer registration paid by card: its lines plus the card fee passed on, so the lines sum to the amount charged. */

@@ -15,6 +15,8 @@ export interface StagingRow {
   expires_at: Date;
   /** The places this checkout holds while it is open and unexpired (0: none of its own). */
   places: number;
+  /** The places of each capped ticket type it holds while open and unexpired ({} for none). */
+  tier_places: Record<string, number>;
   payload_enc: string | null;
   registration_id: string | null;
   net_minor: number;

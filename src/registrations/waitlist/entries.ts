@@ -21,6 +21,8 @@ export interface WaitlistEntryRow {
   email_hash: string;
   mobile_enc: string | null;
   places: number;
+  /** The ticket type it waits for; null: any. */
+  tier: string | null;
   state: WaitlistState;
   skips: number;
   offer_seq: number;

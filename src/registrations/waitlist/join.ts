@@ -5,7 +5,8 @@ import type { AppContext } from '../../context.js';
 import { AppError, NotFoundError } from '../../errors.js';
 import { overHourlyEmailCaps } from '../email-caps.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../event-record.js';
-import { lockEventForSeats, publicSeatCount, publicSeatsLeft } from '../registrations.js';
+import { lockEventForSeats, publicSeatCount, publicSeatsLeft, publicTierPlacesLeft } from '../registrations.js';
+import type { EventTier } from '../event-pricing.js';
 import { entryContact, entryReference, lockEntry, queuePosition, recordWaitlistHistory, type WaitlistContact, type WaitlistEntryRow } from './entries.js';
 import { queueAlreadyOnListEmail, queueConfirmEmail, queueJoinedEmail } from './mail.js';
 import { UNCONFIRMED_LAPSE_MS } from './offers.js';
@@ -16,6 +17,8 @@ type AskContext = JoinContext & Pick<AppContext, 'logger'>;
 export interface JoinInput {
   contact: WaitlistContact;
   places: number;
+  /** The ticket type the family waits for (one with places of its own, say); absent: any. */
+  tier?: string;
 }
 
 export interface Joined {
@@ -35,7 +38,7 @@ export function mailboxHash(cipher: AppContext['cipher'], email: string): string
  * and the places wanted are within the event's maxAttendeesPerRegistration and more than the public
  * may still take. They depend on the event alone, never on who is on the list.
  */
-function assertJoinable(event: EventRecord, places: number, publicLeft: number | null, now: Date): void {
+function assertJoinable(event: EventRecord, places: number, publicLeft: number | null, now: Date, tier?: { id: string; left: number | null }): void {
   if (!event.waitingList.enabled) {
     throw new AppError('waitlist_off', 'This event has no waiting list.', {
       httpStatus: 409,
@@ -49,12 +52,28 @@ function assertJoinable(event: EventRecord, places: number, publicLeft: number |
   if (!Number.isInteger(places) || places < 1 || places > max) {
     throw new AppError('invalid_places', `Places: a whole number from 1 to ${max}.`, { httpStatus: 400, exitCode: 2 });
   }
-  if (publicLeft !== null && publicLeft >= places) {
-    throw new AppError('places_available', `${publicLeft} ${publicLeft === 1 ? 'place is' : 'places are'} still free: please register instead.`, {
+  // Waiting for a ticket type: its own places count too (the fewer of the two is what the family can take now).
+  const left = tier?.left != null ? (publicLeft === null ? tier.left : Math.min(publicLeft, tier.left)) : publicLeft;
+  if (left !== null && left >= places) {
+    throw new AppError('places_available', `${left} ${left === 1 ? 'place is' : 'places are'} still free: please register instead.`, {
       httpStatus: 409,
       suggestion: 'register with `eventops registrations add`',
     });
   }
+}
+
+/** The ticket type an entry names, checked against the event's: unknown (or hidden, on the public form) is refused. */
+function tierToWaitFor(event: EventRecord, tier: string | undefined, options: { public: boolean }): EventTier | undefined {
+  if (tier === undefined) return undefined;
+  const found = event.pricing.tiers.find((candidate) => candidate.id === tier && !(options.public && candidate.hidden));
+  if (!found) {
+    const known = event.pricing.tiers.filter((candidate) => !(options.public && candidate.hidden)).map((candidate) => candidate.id);
+    throw new AppError('invalid_tier', `Ticket: choose one of the ticket types${options.public ? '' : ` (${known.join(', ')})`}, or none for any.`, {
+      httpStatus: 400,
+      exitCode: 2,
+    });
+  }
+  return found;
 }
 
 /** The mailbox's entry on the event's list (WAITING or OFFERED), if it has one. */
@@ -71,6 +90,7 @@ async function insertEntry(trx: Knex.Transaction, ctx: JoinContext, eventId: str
       email_hash: mailboxHash(ctx.cipher, input.contact.email),
       mobile_enc: input.contact.mobile ? ctx.cipher.encrypt(input.contact.mobile) : null,
       places: input.places,
+      tier: input.tier ?? null,
       state,
       confirmed_at: state === 'WAITING' ? now : null,
       created_at: now,
@@ -92,7 +112,8 @@ export async function addToWaitingList(ctx: JoinContext, event: Pick<EventRecord
     const locked = await lockEventForSeats(trx, event.id, now);
     if (!locked || locked.event.deletedAt) throw new NotFoundError('event');
     const current = locked.event;
-    assertJoinable(current, input.places, publicSeatsLeft(locked), now);
+    const tier = tierToWaitFor(current, input.tier, { public: false });
+    assertJoinable(current, input.places, publicSeatsLeft(locked), now, tier && { id: tier.id, left: publicTierPlacesLeft(locked, tier.id) });
     if (await liveEntryOf(trx, current.id, mailboxHash(ctx.cipher, input.contact.email))) {
       throw new AppError('already_waiting', 'This email address is already on the waiting list for this event.', {
         httpStatus: 409,
@@ -101,7 +122,13 @@ export async function addToWaitingList(ctx: JoinContext, event: Pick<EventRecord
     }
     const entry = await insertEntry(trx, ctx, current.id, input, 'WAITING', now);
     const position = await queuePosition(trx, entry);
-    await recordWaitlistHistory(trx, { entryId: entry.id, action: 'joined', changes: { places: input.places, position, byOffice: true }, actor: options.actor, now });
+    await recordWaitlistHistory(trx, {
+      entryId: entry.id,
+      action: 'joined',
+      changes: { places: input.places, position, byOffice: true, ...(input.tier ? { tier: input.tier } : {}) },
+      actor: options.actor,
+      now,
+    });
     await queueJoinedEmail(trx, ctx, { entryId: entry.id, contact: input.contact, event: current, position, places: input.places }, now);
     return { entryId: entry.id, position, places: input.places, event: current };
   });
@@ -137,7 +164,9 @@ export async function askToJoinWaitingList(
     const row = await trx('events').where({ id: event.id }).first<EventRow | undefined>();
     const current = row ? eventFromRow(row) : undefined;
     if (!current || current.deletedAt || !current.published) throw new NotFoundError('event');
-    assertJoinable(current, input.places, (await publicSeatCount(trx, current, now)).seatsLeft, now);
+    const tier = tierToWaitFor(current, input.tier, { public: true });
+    const count = await publicSeatCount(trx, current, now);
+    assertJoinable(current, input.places, count.seatsLeft, now, tier && { id: tier.id, left: count.tierLeft.get(tier.id) ?? null });
     if (await overHourlyEmailCaps(trx, ctx, { mailbox: input.contact.email, client: options.client }, now)) {
       ctx.logger.warn({ eventId: current.id }, 'waiting-list join email not sent: its mailbox or client had its emails for the hour');
       return { kind: 'held-back' };
@@ -160,7 +189,13 @@ export async function askToJoinWaitingList(
       return { kind: 'already', entryId: live.id };
     }
     const entry = await insertEntry(trx, ctx, current.id, input, 'UNCONFIRMED', now);
-    await recordWaitlistHistory(trx, { entryId: entry.id, action: 'joined', changes: { places: input.places, confirmed: false }, actor: options.actor, now });
+    await recordWaitlistHistory(trx, {
+      entryId: entry.id,
+      action: 'joined',
+      changes: { places: input.places, confirmed: false, ...(input.tier ? { tier: input.tier } : {}) },
+      actor: options.actor,
+      now,
+    });
     await queueConfirmEmail(trx, ctx, { entryId: entry.id, contact: input.contact, event: current, places: input.places }, now);
     return { kind: 'asked', entryId: entry.id };
   });

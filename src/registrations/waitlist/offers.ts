@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { AppContext } from '../../context.js';
 import { offerCheckoutOf } from '../card-checkouts.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../event-record.js';
-import { lockEventForSeats, publicSeatCount, type LockedEvent } from '../registrations.js';
+import { lockEventForSeats, publicSeatCount, tierPlacesFree, type LockedEvent } from '../registrations.js';
 import { entryContact, entryReference, recordWaitlistHistory, type WaitlistEntryRow } from './entries.js';
 import { queueOfferEmail, queueOfferExpiredEmail } from './mail.js';
 import { planOffers, type QueuedEntry } from './plan.js';
@@ -43,7 +43,7 @@ export async function settleWaitlist(
   const free = freePlaces(locked, expired);
   if (free <= 0) return counts;
 
-  const plan = planOffers(free, locked.queue);
+  const plan = planOffers(free, locked.queue, freeTierPlaces(locked, expired));
   for (const step of plan.steps) {
     await offerEntry(trx, ctx, event, step.offer, { actor, now });
     counts.offered += 1;
@@ -58,9 +58,16 @@ function freePlaces(locked: LockedEvent, expired: ReadonlyArray<Pick<WaitlistEnt
   return locked.event.capacity - (locked.seatsTaken - expired.reduce((sum, entry) => sum + entry.places, 0));
 }
 
+/** The free places of each ticket type with places of its own, once the offers just expired let theirs go. */
+function freeTierPlaces(locked: Pick<LockedEvent, 'event' | 'tierTaken'>, expired: ReadonlyArray<Pick<WaitlistEntryRow, 'places' | 'tier'>>): Map<string, number> {
+  const freed: Record<string, number> = {};
+  for (const entry of expired) if (entry.tier) freed[entry.tier] = (freed[entry.tier] ?? 0) + entry.places;
+  return tierPlacesFree(locked, freed);
+}
+
 /** The confirmed entries still waiting, in queue order. */
 export async function queueOf(db: Knex | Knex.Transaction, eventId: string): Promise<QueuedEntry[]> {
-  return db('waitlist_entries').where({ event_id: eventId, state: 'WAITING' }).orderBy('position').select<QueuedEntry[]>('id', 'places', 'skips');
+  return db('waitlist_entries').where({ event_id: eventId, state: 'WAITING' }).orderBy('position').select<QueuedEntry[]>('id', 'places', 'skips', 'tier');
 }
 
 /** One more skip for an entry passed over so that `servedInstead`, behind it, could be offered places. */
@@ -226,7 +233,7 @@ export async function previewWaitlistPass(
       .andWhere('offer_expires_at', '<=', now)
       .whereNotExists(offerCheckoutOf('waitlist_entries', now))
       .orderBy('position')
-      .select<Array<Pick<WaitlistEntryRow, 'id' | 'places' | 'offer_expires_at'>>>('id', 'places', 'offer_expires_at');
+      .select<Array<Pick<WaitlistEntryRow, 'id' | 'places' | 'tier' | 'offer_expires_at'>>>('id', 'places', 'tier', 'offer_expires_at');
     for (const entry of due) {
       lines.push(`expire the waiting-list offer of ${entryReference(entry.id)} on ${event.slug} (${entry.places} place(s), held until ${local(entry.offer_expires_at as Date)}) and email the family`);
     }
@@ -235,7 +242,8 @@ export async function previewWaitlistPass(
     const seats = await publicSeatCount(ctx.db, event, now);
     const free = seats.free === null ? Number.POSITIVE_INFINITY : seats.free + due.reduce((sum, entry) => sum + entry.places, 0);
     if (free <= 0) continue;
-    for (const step of planOffers(free, seats.queue).steps) {
+    const tierFree = freeTierPlaces({ event, tierTaken: seats.tierTaken }, due);
+    for (const step of planOffers(free, seats.queue, tierFree).steps) {
       lines.push(`offer ${step.offer.places} place(s) on ${event.slug} to ${entryReference(step.offer.id)}${step.passedOver.length > 0 ? `, passing over ${step.passedOver.map((entry) => entryReference(entry.id)).join(', ')}` : ''}`);
       counts.offered += 1;
     }

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js';
 import { AppError, NotFoundError } from '../../errors.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../event-record.js';
-import { lockEventForSeats } from '../registrations.js';
+import { lockEventForSeats, tierPlacesFree } from '../registrations.js';
 import { entryContact, entryReference, lockEntry, queuePosition, resolveEntryId, type WaitlistAction, type WaitlistEntryRow, type WaitlistState } from './entries.js';
 import { takeOffList } from './join.js';
 import { queueRemovedEmail } from './mail.js';
@@ -19,6 +19,8 @@ export interface WaitlistLine {
   email: string;
   mobile: string | null;
   places: number;
+  /** The ticket type it waits for; null: any. */
+  tier: string | null;
   state: WaitlistState;
   skips: number;
   joinedAt: string;
@@ -59,6 +61,7 @@ export async function listWaitlist(
       email: contact.email,
       mobile: contact.mobile ?? null,
       places: row.places,
+      tier: row.tier ?? null,
       state: row.state,
       skips: row.skips,
       joinedAt: row.created_at.toISOString(),
@@ -103,6 +106,7 @@ export async function showEntry(
       email: contact.email,
       mobile: contact.mobile ?? null,
       places: row.places,
+      tier: row.tier ?? null,
       state: row.state,
       skips: row.skips,
       joinedAt: row.created_at.toISOString(),
@@ -139,6 +143,14 @@ export async function offerNow(ctx: OfficeContext, given: string, input: { note?
         'not_enough_places',
         `entry ${entryReference(id)} wants ${entry.places} place${entry.places === 1 ? '' : 's'} but only ${locked.seatsLeft} ${locked.seatsLeft === 1 ? 'is' : 'are'} free (open offers hold places too)`,
         { exitCode: 1, suggestion: 'raise the capacity with `eventops events update`, or register them with `eventops registrations add --over-capacity`' },
+      );
+    }
+    const tierFree = entry.tier ? tierPlacesFree(locked).get(entry.tier) : undefined;
+    if (tierFree !== undefined && tierFree < entry.places) {
+      throw new AppError(
+        'not_enough_places',
+        `entry ${entryReference(id)} waits for ${entry.places} "${entry.tier}" place${entry.places === 1 ? '' : 's'} but only ${tierFree} ${tierFree === 1 ? 'is' : 'are'} free (open offers hold places too)`,
+        { exitCode: 1, suggestion: "raise that ticket type's capacity with `eventops events update`, or register them with `eventops registrations add --over-capacity`" },
       );
     }
     const offered = await offerEntry(trx, ctx, locked.event, entry, { actor: input.actor, now, note: input.note, outOfOrder: true });

@@ -14,6 +14,8 @@ export interface QueuedEntry {
   id: string;
   places: number;
   skips: number;
+  /** The ticket type it waits for; null or absent: any. */
+  tier?: string | null;
 }
 
 export interface OfferStep {
@@ -36,16 +38,31 @@ export interface OfferPlan {
   heldForBlocked: number;
 }
 
-/** What the pass would offer from `free` places (Infinity = no capacity), without changing anything. */
-export function planOffers(free: number, queue: readonly QueuedEntry[]): OfferPlan {
+/**
+ * What the pass would offer from `free` places (Infinity = no capacity), without changing anything.
+ * `tierFree`: the free places of each ticket type with a capacity of its own. An entry waiting for such a
+ * type is offered only when its places fit that type's too; while they do not, it waits for its type's
+ * places, in order among the entries waiting for that type (none behind it takes them first), without a
+ * skip and without blocking anyone else: nobody waiting for another type (or any) could take what it
+ * waits for. An entry waiting for any type is offered event places and chooses its tickets when it
+ * registers, within each type's room then.
+ */
+export function planOffers(free: number, queue: readonly QueuedEntry[], tierFree: ReadonlyMap<string, number> = new Map()): OfferPlan {
   const skips = new Map(queue.map((entry) => [entry.id, entry.skips]));
   const steps: OfferStep[] = [];
   const offered = new Set<string>();
   const passed: QueuedEntry[] = [];
+  const tierLeft = new Map(tierFree);
+  const tiersWaiting = new Set<string>();
   let left = free;
   let blockedBy: QueuedEntry | undefined;
   for (const entry of queue) {
     if (left <= 0) break;
+    const tier = entry.tier ?? undefined;
+    if (tier !== undefined && tierLeft.has(tier) && (tiersWaiting.has(tier) || entry.places > (tierLeft.get(tier) ?? 0))) {
+      tiersWaiting.add(tier);
+      continue;
+    }
     if (entry.places > left) {
       if ((skips.get(entry.id) ?? 0) >= WAITLIST_SKIP_LIMIT) {
         blockedBy = entry;
@@ -57,6 +74,7 @@ export function planOffers(free: number, queue: readonly QueuedEntry[]): OfferPl
     steps.push({ offer: entry, passedOver: [...passed] });
     offered.add(entry.id);
     left -= entry.places;
+    if (tier !== undefined && tierLeft.has(tier)) tierLeft.set(tier, (tierLeft.get(tier) ?? 0) - entry.places);
     for (const skipped of passed) skips.set(skipped.id, (skips.get(skipped.id) ?? 0) + 1);
     blockedBy = passed.find((skipped) => (skips.get(skipped.id) ?? 0) >= WAITLIST_SKIP_LIMIT);
     if (blockedBy) break;
@@ -67,6 +85,11 @@ export function planOffers(free: number, queue: readonly QueuedEntry[]): OfferPl
     if (behind.some((entry) => !offered.has(entry.id) && entry.places <= left)) heldForBlocked = left;
   }
   return { steps, left, blockedBy, heldForBlocked };
+}
+
+/** The free places of ticket type `tier` the list takes under the order rule: offered now to entries waiting for it. */
+export function tierPlacesForList(plan: OfferPlan, tier: string): number {
+  return plan.steps.filter((step) => step.offer.tier === tier).reduce((sum, step) => sum + step.offer.places, 0);
 }
 
 /** The free places the list may take under the order rule: offered now, or held for a blocking family. */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { counted } from '../../plural.js';
 import type { EventRecord } from '../event-record.js';
-import { publicSeatCount } from '../registrations.js';
+import { publicSeatCount, tierPlacesFree } from '../registrations.js';
 import { entryReference } from './entries.js';
 import { offersOpen } from './offers.js';
 import { planOffers, WAITLIST_SKIP_LIMIT, type QueuedEntry } from './plan.js';
@@ -26,10 +26,16 @@ export interface ListStanding {
 }
 
 /** How the event's free places stand against its queue (as planOffers and the public count see them). */
-export function listStanding(event: EventRecord, free: number | null, queue: readonly QueuedEntry[], now: Date): ListStanding {
+export function listStanding(
+  event: EventRecord,
+  free: number | null,
+  queue: readonly QueuedEntry[],
+  now: Date,
+  tierFree: ReadonlyMap<string, number> = new Map(),
+): ListStanding {
   if (free === null || free <= 0 || queue.length === 0) return { free, toOffer: 0 };
   if (!offersOpen(event, now)) return { free, toOffer: 0, stranded: pausedPlaces(event, free, now) };
-  const plan = planOffers(free, queue);
+  const plan = planOffers(free, queue, tierFree);
   const toOffer = plan.steps.reduce((sum, step) => sum + step.offer.places, 0);
   if (plan.left <= 0) return { free, toOffer };
   if (plan.heldForBlocked > 0 && plan.blockedBy) {
@@ -66,5 +72,5 @@ function pausedPlaces(event: EventRecord, free: number, now: Date): StrandedPlac
 /** The standing of one event's list, read without locking. */
 export async function readListStanding(db: Knex, event: EventRecord, now: Date): Promise<ListStanding> {
   const count = await publicSeatCount(db, event, now);
-  return listStanding(event, count.free, count.queue, now);
+  return listStanding(event, count.free, count.queue, now, tierPlacesFree({ event, tierTaken: count.tierTaken }));
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { contactEmail, contactMobile } from '../../../contact-rules.js';
 import { personName } from '../../../name-rules.js';
 import { noteSchema } from './shared.js';
+import { calendarDate } from '../../../office/event-file.js';
 
 /**
  * The options of `registrations add`. The contact and every attendee are held to the public form's
@@ -42,5 +43,7 @@ export const addOptionsSchema = z.object({
   resolveAlert: z.coerce.number({ error: 'must be an alert id' }).int().positive().optional(),
   note: noteSchema,
   atDoor: z.boolean().optional(),
+  priceAt: calendarDate.optional(),
+  code: z.string().trim().min(1, { error: 'must not be empty' }).max(40, { error: 'at most 40 characters' }).optional(),
   json: z.boolean().optional(),
 });

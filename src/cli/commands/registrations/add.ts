@@ -25,6 +25,8 @@ export function registerAddCommand(registrations: Command): void {
     .option('--resolve-alert <id>', 'resolve this open alert (a payment kept without a registration) as answered by this registration, paid by that payment')
     .option('--note <text>', 'kept in the history (and the alert resolution)')
     .option('--at-door', 'a walk-in on the day: checks every attendee in, and `events attendance` lists them as came unregistered')
+    .option('--code <code>', "one of the event's codes (case does not matter): its discount applies once to this registration, which counts as one use")
+    .option('--price-at <date>', "price it at the prices of this day (yyyy-mm-dd, the church's time zone), e.g. the early price promised to a family; default: today's")
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
@@ -34,6 +36,9 @@ Examples:
       --attendee "Sam Smith:adult" --attendee "Kim Smith:child" --family
   $ eventops registrations add --event family-camp --name "Ana Lee" --email ana@example.org \\
       --attendee "Ana Lee:adult" --over-capacity --resolve-alert 12 --note "paid by card, event was full"
+
+A ticket type whose price changes by date costs today's price, or that of the day --price-at
+names. Once made, a registration keeps its price: later price changes never reprice it.
 
 With --resolve-alert of a card payment kept without a registration, the registration is PAID by
 that card payment (its amount, the card fee as its own line, the provider's payment linked) and
@@ -67,10 +72,13 @@ arguments, such as a name or address the form would refuse.`,
           note: options.note,
           actor: operatingSystemUser(),
           atDoor: Boolean(options.atDoor),
+          priceAt: options.priceAt,
+          code: options.code,
         });
         const lines = [
           `registered ${result.reference} (${result.status}, ${result.method}, ${money(result.totalMinor)}) for ${options.event}; the ${result.status === 'PAID' && result.method !== 'free' ? 'receipt' : 'confirmation'} is queued`,
         ];
+        if (result.code) lines.push(`code ${result.code.code} took off ${money(result.code.discountMinor)}`);
         if (result.seatsLeft !== null) lines.push(result.overCapacity ? `the event is now ${-result.seatsLeft} over its capacity` : `${counted(result.seatsLeft, 'place', 'places')} left`);
         if (result.resolvedAlert !== null) lines.push(`resolved alert ${result.resolvedAlert}`);
         if (options.atDoor) lines.push(`checked in ${counted(options.attendee.length, 'attendee', 'attendees')} at the door`);
