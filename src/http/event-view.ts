@@ -6,6 +6,7 @@ import { openForRegistration, priceDayOf } from '../signup/register.js';
 import { publicPricing, visibleTiers } from '../registrations/event-pricing.js';
 import { tierView } from './tier-view.js';
 import { judgeCodeFor } from './code-view.js';
+import { eventHasLiveCodes } from '../registrations/codes.js';
 import type { PublicClient } from '../client-key.js';
 import { publicSeatCount } from '../registrations/registrations.js';
 import type { WaitlistContact } from '../registrations/waitlist/entries.js';
@@ -240,13 +241,16 @@ export async function eventPageData(
     captchaSiteKey: ctx.config.captcha?.siteKey,
     captchaScript: Boolean(ctx.config.captcha) && !closed && (seats !== 0 || waitlist !== undefined),
     livePricing: JSON.stringify({ ...liveTotalConfig(ctx, publicPricing(pricing, revealed), rate), ...(applied?.terms ? { code: applied.terms } : {}) }),
-    codeForm: {
-      action: eventPath(event.slug),
-      value: typedCode,
-      applied: applied?.terms ? typedCode : undefined,
-      note: applied?.note,
-      error: codeProblem?.message ?? applied?.error,
-    },
+    codeForm:
+      typedCode || (await eventHasLiveCodes(ctx.db, event.id, priceDayOf(ctx, ctx.clock.now())))
+        ? {
+            action: eventPath(event.slug),
+            value: typedCode,
+            applied: applied?.terms ? typedCode : undefined,
+            note: applied?.note,
+            error: codeProblem?.message ?? applied?.error,
+          }
+        : undefined,
     formScript: browserAssetPath(REGISTRATION_FORM_SCRIPT),
   };
 }

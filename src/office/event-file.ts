@@ -36,7 +36,7 @@ export interface EventFile {
   changesCloseAt?: Date | null;
   /** Off when absent; an offer holds its places offerHours (1–168, default 24). */
   waitingList?: { enabled: boolean; offerHours?: number };
-  /** What the form asks, in order (see "Questions" in the README); absent on update: kept as stored. */
+  /** What the form asks, in order (see "Questions" in docs/office.md); absent on update: kept as stored. */
   questions?: Question[];
   /** Days after the event ends that its sensitive answers are purged (0–3650; create: 30 when absent). */
   sensitiveRetentionDays?: number;
@@ -356,7 +356,7 @@ export class EventFileError extends AppError {
     super('event_invalid', `the event file is invalid:\n${problems.map((p) => `  - ${p}`).join('\n')}`, {
       exitCode: EXIT.usage,
       httpStatus: 400,
-      suggestion: 'see "Event file" in the README for every key and its format',
+      suggestion: 'see "The event file" in docs/office.md for every key and its format',
     });
     this.name = 'EventFileError';
   }

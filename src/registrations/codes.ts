@@ -43,6 +43,19 @@ export function codeTerms(row: CodeRow): CodeTerms {
 }
 
 /** The event's code written `text`, whatever its case; undefined when it has none (or `text` cannot be a code). */
+/**
+ * Whether the event has a code a family could still type (not disabled, not past its day): the page asks "Have a
+ * code?" only then. It says only that some code exists, as a printed flyer would; never which, nor how many.
+ */
+export async function eventHasLiveCodes(db: Knex | Knex.Transaction, eventId: string, day: string): Promise<boolean> {
+  const row = await db('discount_codes')
+    .where({ event_id: eventId })
+    .whereNull('disabled_at')
+    .where((q) => q.whereNull('valid_until').orWhere('valid_until', '>=', day))
+    .first<{ id: string } | undefined>('id');
+  return row !== undefined;
+}
+
 export async function findCode(db: Knex | Knex.Transaction, eventId: string, text: string): Promise<CodeRow | undefined> {
   const given = text.trim();
   if (!CODE_PATTERN.test(given)) return undefined;

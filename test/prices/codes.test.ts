@@ -142,6 +142,18 @@ describe('codes on the registration form', () => {
     expect(await registrationOf('leader@example.org')).toMatchObject({ total_minor: 0, status: 'PAID', payment_method: 'free' });
   });
 
+  it('the page asks "Have a code?" only while the event has a code a family could use: none made, or all disabled, and the field is not there', async () => {
+    const event = await camp();
+    const page = async () => (await fetch(`${harness.server.url}/events/${event.slug}`)).text();
+    expect(await page()).not.toContain('id="code-details"');
+    await code(event, 'SPRING', { percent: 10 });
+    expect(await page()).toContain('id="code-details"');
+    await disableCode(harness.ctx, { eventSlug: event.slug, code: 'spring', actor: 'office' });
+    expect(await page()).not.toContain('id="code-details"');
+    // A link that carries a code still shows what became of it.
+    expect(await (await fetch(`${harness.server.url}/events/${event.slug}?code=SPRING`)).text()).toContain(CODE_REFUSED_MESSAGE);
+  });
+
   it('"Have a code?" applies a code on the page: its hidden tier is offered, its note said, the live total priced with it, and the form carries it', async () => {
     const event = await camp();
     await code(event, 'LEADERS', { reveals: 'leader', prices: { leader: 4500 } });

@@ -96,6 +96,7 @@ export interface EventPageData {
   /** A waiting-list offer being claimed: its token travels with the form post. */
   offer?: { token: string; note: string };
   /** "Have a code?": a small form of its own (GET, so nothing typed above is sent); a code applied travels with the registration. */
+  /** "Have a code?": only for an event with a code a family could still use, or a code already typed. */
   codeForm?: { action: string; value: string; applied?: string; note?: string; error?: string };
 }
 
@@ -198,6 +199,7 @@ export const eventPage = definePage<EventPageData>(`
   </div>
   {{/if}}
   {{#if waitlist.offered}}<p><a class="button outline" id="to-waitlist" href="#waitlist-heading">Join the waiting list instead</a></p>{{/if}}
+  {{#if codeForm}}
   <details id="code-details"{{#if codeForm.value}} open{{/if}}><summary>Have a code?</summary>
   <form id="code-form" method="get" action="{{codeForm.action}}">
     {{#if offer}}<input type="hidden" name="offer" value="{{offer.token}}">{{/if}}
@@ -208,6 +210,7 @@ export const eventPage = definePage<EventPageData>(`
     <button type="submit" id="apply-code">Apply code</button>
   </form>
   </details>
+  {{/if}}
   <form id="registration-form" method="post" action="{{action}}"{{#if ageLimits}} data-age-limits="{{ageLimits}}"{{/if}}>
     {{#if offer}}<input type="hidden" name="offer" value="{{offer.token}}">{{/if}}
     {{#if codeForm.applied}}<input type="hidden" name="code" value="{{codeForm.applied}}">{{/if}}
