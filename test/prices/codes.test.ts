@@ -9,6 +9,7 @@ import { CODE_GUESSES_PER_WINDOW } from '../../src/signup/code-guesses.js';
 import { localDay } from '../../src/local-time.js';
 import { releaseUnpaidHolds } from '../../src/jobs/unpaid-holds.js';
 import { insertEvent } from '../support/factories.js';
+import { postRegistrationForm } from '../support/form-post.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { closeGate } from '../support/race-gate.js';
 import { fromReferenceNow, referenceNow } from '../support/test-now.js';
@@ -39,16 +40,7 @@ async function camp(pricing: Record<string, unknown> = {}): Promise<EventRecord>
 const code = (event: EventRecord, text: string, terms: Partial<Parameters<typeof createCode>[1]> = {}) =>
   createCode(harness.ctx, { eventSlug: event.slug, code: text, actor: 'office', ...terms });
 
-function post(slug: string, fields: Record<string, string | string[]>) {
-  const body = new URLSearchParams();
-  for (const [key, value] of Object.entries(fields)) for (const v of [value].flat()) body.append(key, v);
-  return fetch(`${harness.server.url}/events/${slug}/register`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: body.toString(),
-  });
-}
+const post = (slug: string, fields: Record<string, string | string[]>) => postRegistrationForm(harness.server.url, slug, fields);
 
 const form = (email: string, tiers: string[], extra: Record<string, string> = {}) => ({
   name: 'Code Parent',

@@ -5,6 +5,7 @@ import { payNowPath } from '../../src/http/registration-view.js';
 import { localDay } from '../../src/local-time.js';
 import type { EventRecord } from '../../src/registrations/event-record.js';
 import { insertEvent } from '../support/factories.js';
+import { postRegistrationForm } from '../support/form-post.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { fromReferenceNow } from '../support/test-now.js';
 
@@ -40,16 +41,7 @@ async function scheduledEvent(overrides: Record<string, unknown> = {}): Promise<
   return (await getEventBySlug(harness.tdb.db, slug)) as EventRecord;
 }
 
-function post(slug: string, fields: Record<string, string | string[]>) {
-  const body = new URLSearchParams();
-  for (const [key, value] of Object.entries(fields)) for (const v of [value].flat()) body.append(key, v);
-  return fetch(`${harness.server.url}/events/${slug}/register`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: body.toString(),
-  });
-}
+const post = (slug: string, fields: Record<string, string | string[]>) => postRegistrationForm(harness.server.url, slug, fields);
 
 const family = (email: string, payment: 'bank' | 'card') => ({
   name: 'Ruth Early',

@@ -6,6 +6,7 @@ import { addToWaitingList } from '../../src/registrations/waitlist/join.js';
 import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
 import { registerForEvent, TierFullError } from '../../src/signup/register.js';
 import { insertEvent } from '../support/factories.js';
+import { postRegistrationForm } from '../support/form-post.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { closeGate } from '../support/race-gate.js';
 import { fromReferenceNow, referenceNow } from '../support/test-now.js';
@@ -36,16 +37,7 @@ const family = (n: number, tiers: string[]) => ({
   payment: 'bank' as const,
 });
 
-function post(slug: string, fields: Record<string, string | string[]>) {
-  const body = new URLSearchParams();
-  for (const [key, value] of Object.entries(fields)) for (const v of [value].flat()) body.append(key, v);
-  return fetch(`${harness.server.url}/events/${slug}/register`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: body.toString(),
-  });
-}
+const post = (slug: string, fields: Record<string, string | string[]>) => postRegistrationForm(harness.server.url, slug, fields);
 
 const formFamily = (email: string, tiers: string[], payment: 'bank' | 'card' = 'bank') => ({
   name: 'Form Parent',
