@@ -261,7 +261,7 @@ async function drive(env: BenchEnv, port: number, side: string, load: Plan, prov
     }
     if (answer.status === 409) {
       const joined = await post(family, `/events/${SLUG}/waitlist`, new URLSearchParams({ name: `Family ${family.index}`, email, places: String(family.size) }).toString());
-      if (joined.status === 201) run.waitlisted++;
+      if (joined.status === 201 || joined.status === 202) run.waitlisted++;
       else run.errors.push(`waitlist ${joined.status}`);
       return;
     }

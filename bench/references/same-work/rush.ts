@@ -391,7 +391,7 @@ async function startCardCheckout(ctx: FloorContext, slug: string, body: URLSearc
  * The waiting list's join, as ours asks it (no event lock: an unconfirmed entry takes nothing): the form's
  * rate limit; the event and its places read (a join while places are free is refused); then one statement
  * counts the confirmation caps, checks the mailbox is not on the list already, stores the UNCONFIRMED entry
- * and queues its confirm-link email; 201 with the message page.
+ * and queues its confirm-link email; 202 with the message page (ours answers 202: nobody is on the list until they confirm).
  */
 export async function joinWaitlist(ctx: FloorContext, slug: string, rawBody: Buffer, remoteAddress: string): Promise<Reply> {
   const now = new Date();
@@ -428,5 +428,5 @@ export async function joinWaitlist(ctx: FloorContext, slug: string, rawBody: Buf
   );
   if (written.rows[0]) ctx.sendQueued(Number(written.rows[0].id), message);
   const data = { title: 'Check your email', heading: 'Check your email', message: `We sent a link to confirm your place on the waiting list for ${places} places.` };
-  return { status: 201, body: renderPage(ctx, row, messagePage, data as Parameters<typeof messagePage>[0]) };
+  return { status: 202, body: renderPage(ctx, row, messagePage, data as Parameters<typeof messagePage>[0]) };
 }
