@@ -32,14 +32,17 @@ import { inTransaction, insertSql, type FloorContext } from './floor-context.js'
 
 /**
  * Case 9's same-work floor: the public event page, the registration form's post and the waiting list's
- * join, in raw `pg` beside the same templates. Per request: one statement reads the event, its places and
- * the settings the page shows; a bank transfer locks the event, counts places, inserts the registration
- * with its attendees and answers (sensitive ones encrypted, as the questions contract stores them) and
- * queues its confirmation rendered with the product's template, in one transaction, then sends it; a card
- * payment stages the encrypted registration and opens the provider's checkout with the `stripe` client;
- * "sold out" gives the page back with the reason. Not done here, though ours does them: rate limits,
- * the unpaid-places cap, hourly confirmation caps, page-view counts, request logs, history rows and the
- * waiting list's own email.
+ * join, in raw `pg` beside the same templates. Per request: one statement reads the event, its places
+ * (registrations, open offers, card holds), its waiting queue, the settings and whether it has a live code.
+ * A post first counts the form's limit per address (PostgreSQL, the church's network its own) and looks up a
+ * typed code. A bank transfer then locks the event, counts places (the list's share by the product's
+ * planOffers), ticket-type places, the code's uses and the unpaid places per client and per mailbox, and in
+ * one statement inserts the registration (attendees, answers, sensitive ones encrypted), counts the hourly
+ * confirmation caps and queues the rendered confirmation within them; sends it after the commit. A card
+ * payment holds its places under the same lock (with the per-client hold cap) before the provider's checkout
+ * is opened. "Sold out" gives the page back with the reason. The offer pass runs every 30 s (offer-pass.ts).
+ * Not done here, though ours does them: page-view counts, request logs, history rows, the unpaid-share
+ * alert, security headers and fastify's hooks: what our layers add.
  */
 
 const SETTING_KEYS = ['church.name', 'church.address', 'church.abn', 'church.website', 'cardFee.percent', 'cardFee.fixed', 'bank.accountName', 'bank.bsb', 'bank.accountNumber'];
