@@ -261,7 +261,7 @@ async function drive(env: BenchEnv, port: number, side: string, load: Plan, prov
     }
     if (answer.status === 409) {
       const joined = await post(family, `/events/${SLUG}/waitlist`, new URLSearchParams({ name: `Family ${family.index}`, email, places: String(family.size) }).toString());
-      if (joined.status === 201) run.waitlisted++;
+      if (joined.status === 201 || joined.status === 202) run.waitlisted++;
       else run.errors.push(`waitlist ${joined.status}`);
       return;
     }
@@ -310,6 +310,16 @@ async function placesOf(env: BenchEnv, database: string): Promise<Places> {
   }
 }
 
+/** Both sides offer freed places every 30 s: the places once that pass has run (or 40 s have gone by). */
+async function afterOfferPass(env: BenchEnv, database: string, capacity: number): Promise<Places> {
+  let places = await placesOf(env, database);
+  for (let waited = 0; places.registered + places.offered < capacity && places.waiting > 0 && waited < 40_000; waited += 1_000) {
+    await pause(1_000);
+    places = await placesOf(env, database);
+  }
+  return places;
+}
+
 export async function rush(env: BenchEnv): Promise<CaseReport> {
   const scale = Number(process.env.BENCH_RUSH_SCALE ?? 1);
   if (!Number.isFinite(scale) || scale <= 0) throw new Error(`BENCH_RUSH_SCALE must be a positive number, got ${process.env.BENCH_RUSH_SCALE}`);
@@ -327,13 +337,14 @@ export async function rush(env: BenchEnv): Promise<CaseReport> {
   const servers: ServerProcess[] = [];
   try {
     const ourPort = await freePort();
-    const ourEnv = env.appEnv(env.database.urlFor(DATABASE), {
+    const sideEnv = {
       ...provider.configEnv(),
       TRUST_PROXY: 'false',
       // The church Wi-Fi (docs/operations.md, "Sign-ups on the church's Wi-Fi"): its families get the church's form limit and no
       // per-connection cap of confirmations or unpaid places; everyone else, and every mailbox, keeps the spec's.
       CHURCH_NETWORKS: `${SHARED_ADDRESS}/32`,
-    });
+    };
+    const ourEnv = env.appEnv(env.database.urlFor(DATABASE), sideEnv);
     const ours = startNode([BIN, 'serve', '--port', String(ourPort), '--host', '127.0.0.1'], { ...base, env: ourEnv, logFile: path.join(env.tmpDir, 'serve-rush.log') });
     servers.push(ours);
     await waitForHttp(`http://127.0.0.1:${ourPort}/healthz`);
@@ -342,17 +353,13 @@ export async function rush(env: BenchEnv): Promise<CaseReport> {
     env.log('case 9: ours');
     const oursRun = await drive(env, ourPort, 'ours', load, provider);
     // serve offers freed places every 30 s: wait for the pass before counting places.
-    let places = await placesOf(env, DATABASE);
-    for (let waited = 0; places.registered + places.offered < load.capacity && places.waiting > 0 && waited < 40_000; waited += 1_000) {
-      await pause(1_000);
-      places = await placesOf(env, DATABASE);
-    }
+    const places = await afterOfferPass(env, DATABASE, load.capacity);
     const ourExit = await ours.stop();
 
     const floorPort = await freePort();
     const floor = startNode([reference('same-work/server')], {
       ...base,
-      env: { ...env.appEnv(env.database.urlFor(FLOOR_DATABASE), provider.configEnv()), BENCH_PORT: String(floorPort) },
+      env: { ...env.appEnv(env.database.urlFor(FLOOR_DATABASE), sideEnv), BENCH_PORT: String(floorPort) },
       logFile: path.join(env.tmpDir, 'same-work-rush.log'),
     });
     servers.push(floor);
@@ -360,7 +367,7 @@ export async function rush(env: BenchEnv): Promise<CaseReport> {
     provider.setWebhookUrl(`http://127.0.0.1:${floorPort}/api/stripe/webhook`);
     env.log('case 9: the same-work floor');
     const floorRun = await drive(env, floorPort, 'floor', load, provider);
-    const floorPlaces = await placesOf(env, FLOOR_DATABASE);
+    const floorPlaces = await afterOfferPass(env, FLOOR_DATABASE, load.capacity);
     const floorExit = await floor.stop();
 
     const taken = places.registered + places.offered;
@@ -403,7 +410,7 @@ export async function rush(env: BenchEnv): Promise<CaseReport> {
         `  ours: places taken ${taken} of ${load.capacity} (registrations ${places.registered}, open offers ${places.offered}), waiting list ${places.waiting}, ` +
           `card payments kept without a place (UNFULFILLED, alerted) ${places.unfulfilled}; serve peak RSS ${Math.round(rssMb ?? 0)} MB, CPU ${round((ourExit.cpuMs ?? 0) / 1000, 1)} s`,
         `  same-work floor: ${describe(floorRun)}`,
-        `  same-work floor: registrations hold ${floorPlaces.registered} places (no offer pass), waiting list ${floorPlaces.waiting}, UNFULFILLED ${floorPlaces.unfulfilled}; ` +
+        `  same-work floor: places taken ${floorPlaces.registered + floorPlaces.offered} (registrations ${floorPlaces.registered}, open offers ${floorPlaces.offered}), waiting list ${floorPlaces.waiting}, UNFULFILLED ${floorPlaces.unfulfilled}; ` +
           `peak RSS ${Math.round(floorExit.rssMb ?? 0)} MB, CPU ${round((floorExit.cpuMs ?? 0) / 1000, 1)} s`,
       ],
       rush: summary,

@@ -2,6 +2,7 @@ import { MIGRATED, settle } from '../support/database.js';
 import { alternate, processRow, type BenchEnv, type CaseResult } from '../support/harness.js';
 import { BIN, reference } from '../support/paths.js';
 import { runNodeOk, type ProcessRun } from '../support/processes.js';
+import { startFakeProvider } from '../../test/support/fake-provider.js';
 
 export const SWEEP_ROWS = 1_000_000;
 const EVENTS = 20;
@@ -63,7 +64,12 @@ async function buildTemplate(env: BenchEnv, name: string, rows: number): Promise
   }
 }
 
-/** Case 3 at `scale`: ours is the whole `eventops sweep-checkouts` process, the reference the one UPDATE over pg. */
+/**
+ * Case 3 at `scale`: ours is the whole `eventops sweep-checkouts` process, the reference its same-work floor
+ * (sweep-same-work: the one UPDATE over pg, then a provider look-up per expired checkout awaiting its word).
+ * Both ask the same local provider fake (the provider's wire format), which knows none of the generated
+ * sessions (404, "missing"), so both leave them as they are: the look-ups are the work compared.
+ */
 export async function measureSweep(
   env: BenchEnv,
   options: { scale: number; name: string; warmup: number; reps: number; target?: number },
@@ -75,7 +81,8 @@ export async function measureSweep(
   const due = await buildTemplate(env, template, rows);
   env.log(`case 3: sweeping ${due.toLocaleString('en')} expired checkouts`);
   const url = env.database.urlFor(run);
-  const processOptions = { env: env.appEnv(url), cwd: env.cwd, tmpDir: env.tmpDir };
+  const provider = await startFakeProvider({ webhookSecret: env.appEnv(url).PSP_WEBHOOK_SECRET as string });
+  const processOptions = { env: env.appEnv(url, provider.configEnv()), cwd: env.cwd, tmpDir: env.tmpDir };
   const expect = (expired: number, run: ProcessRun) => {
     if (expired !== due) throw new Error(`expected ${due} checkouts expired, got ${expired}`);
     return run;
@@ -93,7 +100,7 @@ export async function measureSweep(
         return expect((JSON.parse(result.stdout) as { expired: number }).expired, result);
       },
       reference: async () => {
-        const result = await runNodeOk([reference('sweep-pg')], processOptions);
+        const result = await runNodeOk([reference('sweep-same-work')], processOptions);
         return expect(Number(result.stdout.trim()), result);
       },
       log: env.log,
@@ -104,6 +111,7 @@ export async function measureSweep(
       tableRows: rows,
     };
   } finally {
+    await provider.close();
     await env.database.drop(run);
     await env.database.drop(template);
   }

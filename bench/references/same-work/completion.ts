@@ -18,7 +18,8 @@ import { inTransaction, insertSql, type FloorContext } from './floor-context.js'
  *    event and the church's identity settings (one statement, as ours);
  * 3. decrypt the staged registration (the product's field cipher);
  * 4. render the receipt with the product's template, before the event lock (as ours);
- * 5. lock the event and count its places (exclusive with a capacity; shared without, as ours) and read
+ * 5. lock the event and count its places (registrations, open offers and the other checkouts' card holds;
+ *    exclusive with a capacity; shared without, as ours) and read
  *    whether a reversal waits for this payment (same statement);
  * 6. check the amount and the places; insert the registration with its attendees and answers, scrub the
  *    payload and queue the receipt (one statement); commit; then send the receipt and mark it SENT.
@@ -108,8 +109,10 @@ export async function completeDelivery(ctx: FloorContext, rawBody: Buffer, signa
       // Counted after the lock, in its own statement: one statement's snapshot would predate the wait.
       const seats = await client.query<{ taken: string }>(
         `SELECT (SELECT COALESCE(sum(attendee_count), 0) FROM registrations WHERE event_id = $1 AND status IN ('PENDING','PAID'))
-              + (SELECT COALESCE(sum(places), 0) FROM waitlist_entries WHERE event_id = $1 AND state = 'OFFERED') AS taken`,
-        [claimed.event_id],
+              + (SELECT COALESCE(sum(places), 0) FROM waitlist_entries WHERE event_id = $1 AND state = 'OFFERED')
+              + (SELECT COALESCE(sum(c.places), 0) FROM checkout_sessions c
+                  WHERE c.event_id = $1 AND c.places > 0 AND c.status = 'OPEN' AND c.expires_at > $2) AS taken`,
+        [claimed.event_id, now],
       );
       left = (locked.capacity ?? 0) - Number(seats.rows[0]?.taken ?? 0);
     }

@@ -3,14 +3,17 @@ import type Stripe from 'stripe';
 import { createProviderClient } from '../../../src/payments/provider.js';
 import { completeDelivery } from './completion.js';
 import { startFloorContext } from './floor-context.js';
+import { startOfferPass } from './offer-pass.js';
 import { joinWaitlist, register, showEvent } from './rush.js';
 
 /**
  * The same-work floor server (bare node:http): the webhook's completion (case 2, completion.ts), and the
- * event page, the registration post and the waiting list's join (case 9, rush.ts).
+ * event page, the registration post and the waiting list's join (case 9, rush.ts), and serve's offer pass
+ * every 30 s (offer-pass.ts).
  * BENCH_PORT: where it listens.
  */
 const ctx = startFloorContext(process.env);
+const offers = startOfferPass(ctx);
 const WEBHOOK_PATH = '/api/stripe/webhook';
 let provider: Stripe | undefined;
 const EVENT_ROUTE = /^\/events\/([^/]+)(\/register|\/waitlist)?$/;
@@ -42,9 +45,9 @@ async function route(request: http.IncomingMessage, response: http.ServerRespons
     if (request.method === 'GET' && !event[2]) return send(response, await showEvent(ctx, slug));
     if (request.method === 'POST' && event[2] === '/register') {
       provider ??= await createProviderClient(ctx.config);
-      return send(response, await register(ctx, slug, await readBody(request), provider));
+      return send(response, await register(ctx, slug, await readBody(request), provider, request.socket.remoteAddress ?? ""));
     }
-    if (request.method === 'POST' && event[2] === '/waitlist') return send(response, await joinWaitlist(ctx, slug, await readBody(request)));
+    if (request.method === 'POST' && event[2] === '/waitlist') return send(response, await joinWaitlist(ctx, slug, await readBody(request), request.socket.remoteAddress ?? ""));
   }
   response.writeHead(404).end();
 }
@@ -58,6 +61,6 @@ const server = http.createServer((request, response) => {
 server.keepAliveTimeout = 72_000;
 server.listen(Number(process.env.BENCH_PORT), '127.0.0.1');
 process.once('SIGTERM', () => {
-  server.close(() => void ctx.close());
+  server.close(() => void offers.stop().then(() => ctx.close()));
   server.closeIdleConnections();
 });

@@ -51,7 +51,7 @@ interface OfferData {
   leaveUrl?: string;
 }
 
-const offerEmail = defineEmailTemplate<OfferData>({
+export const offerEmail = defineEmailTemplate<OfferData>({
   subject: 'Places are free for you: {{eventTitle}}',
   html: `<p>Hi {{name}},</p>
 <p>{{places}} {{#if severalPlaces}}places have{{else}}place has{{/if}} come free at <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}), and we are holding {{#if severalPlaces}}them{{else}}it{{/if}} for you until <strong>{{dateTime expiresAt}}</strong>.</p>
@@ -101,7 +101,7 @@ interface ConfirmData {
 }
 
 /** The public form's join: the mailbox confirms it, or nothing more happens. */
-const confirmEmail = defineEmailTemplate<ConfirmData>({
+export const confirmEmail = defineEmailTemplate<ConfirmData>({
   subject: 'Confirm your place on the waiting list: {{eventTitle}}',
   html: `<p>Hi {{name}},</p>
 <p>We were asked to put this email address on the waiting list for <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}), for {{places}} {{#if severalPlaces}}places{{else}}place{{/if}}.</p>
