@@ -226,6 +226,7 @@ export async function eventPageData(
       family: values?.family ?? false,
     },
     familyWaiver: Boolean(waiver),
+    household: Boolean(waiver) || pricing.familyMaximum !== undefined,
     registrationQuestions: questions.registration,
     paymentOptions: paymentOptions.map((option) => ({ ...option, focus: firstProblem === `payment-${option.value}` })),
     attendeeRows: attendeeRows.map((row) => ({
