@@ -54,7 +54,9 @@ export interface EventPageData {
   /** Each field's message, shown under it and tied to it (aria-describedby); focus: the first one with a problem. */
   fields?: Record<'name' | 'email' | 'mobile' | 'family', FieldErrorView> & Record<'attendees' | 'payment', { error?: string }>;
   action: string;
-  values: { name: string; email: string; mobile: string; family: boolean };
+  values: { name: string; email: string; mobile: string; family: boolean; help?: boolean };
+  /** The event offers "We would like to talk about help with the cost" (its file's helpWithCost). */
+  helpWithCost: boolean;
   familyWaiver: boolean;
   /** The household box is offered: the event has a family waiver or a family maximum (each applies only to one household). */
   household: boolean;
@@ -272,6 +274,9 @@ export const eventPage = definePage<EventPageData>(`
       <label class="choice hinted-choice" for="payment-{{value}}"><input id="payment-{{value}}" name="payment" type="radio" value="{{value}}"{{#if checked}} checked{{/if}} required{{#if ../fields.payment.error}} aria-invalid="true" aria-describedby="payment-error"{{/if}}{{#if focus}} autofocus{{/if}}> <span>{{label}}<br><span class="muted">{{hint}}</span></span></label>
       {{/each}}
     </fieldset>
+    {{#if helpWithCost}}
+    <label class="choice hinted-choice" for="help-with-cost"><input id="help-with-cost" name="help_with_cost" type="checkbox" value="on"{{#if values.help}} checked{{/if}}> <span>We would like to talk about help with the cost<br><span class="muted">Nothing is charged now, whichever payment you chose: the office will be in touch, and your places are held until then.</span></span></label>
+    {{/if}}
     {{/if}}
 
     {{#if captchaSiteKey}}
