@@ -18,7 +18,11 @@ import { manageToken } from '../../src/payments/manage-link.js';
 import { askToJoinWaitingList, confirmWaitlistEntry } from '../../src/registrations/waitlist/join.js';
 import { runWaitlistPass } from '../../src/registrations/waitlist/offers.js';
 import { claimToken, readClaimToken } from '../../src/registrations/waitlist/tokens.js';
+import { creditRegistration, NotCreditableError, reverseCredit } from '../../src/office/registrations/credit.js';
+import { CodeRefusedError, codeUses } from '../../src/registrations/codes.js';
+import { cardPaymentMayArrive } from '../../src/registrations/ledger.js';
 import { insertEvent } from '../../test/support/factories.js';
+import { CODE_MAX_USES, checkCodesAndCredits, createModelCodes, type CodesCreditsModel } from '../support/codes-credits-model.js';
 import { assertInvariants } from '../../test/support/invariants.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../../test/support/payments-harness.js';
 import type { ProviderObject } from '../../test/support/provider-fixtures.js';
@@ -50,7 +54,7 @@ interface ModelSession {
   provider: ProviderState;
 }
 
-export interface InterleavingModel {
+export interface InterleavingModel extends CodesCreditsModel {
   sessions: ModelSession[];
   /** Bank-transfer registrations pay-now may be used on. */
   bankRegistrations: string[];
@@ -67,6 +71,8 @@ export interface InterleavingModel {
 export interface InterleavingReal {
   harness: PaymentsHarness;
   events: EventRecord[];
+  /** The codes with few uses created for this run, handed to the model. */
+  codes: CodesCreditsModel['codes'];
   counters: InterleavingCounters;
 }
 
@@ -92,6 +98,7 @@ async function settle(model: InterleavingModel, real: InterleavingReal): Promise
     waitlist: { now: real.harness.ctx.clock.now() },
     pages: { baseUrl: real.harness.server.url, authSecret: real.harness.ctx.config.authSecret, now: real.harness.ctx.clock.now() },
   });
+  await checkCodesAndCredits(real.harness.tdb.db, model, real.harness.ctx.clock.now());
 }
 
 async function deliver(model: InterleavingModel, real: InterleavingReal, event: ProviderObject): Promise<{ outcome?: string }> {
@@ -773,6 +780,129 @@ class ClaimOffer implements Cmd {
   toString = () => `claimOffer(entry #${this.entry}${this.fewer ? ', fewer attendees' : ''})`;
 }
 
+type CodePath = 'card' | 'bank' | 'office';
+
+/**
+ * A family registers with an event's code of few uses: by card (the open checkout holds the use), by bank transfer,
+ * or the office by hand. Refused as used up exactly when its live uses already reach the limit; taken otherwise.
+ * The uses come back through the other steps: cancels, self-cancels, refunds, disputes, the checkout's expiry and
+ * the release of unpaid holds (the event with room for 2 releases them after a day).
+ */
+class CodeRegister implements Cmd {
+  constructor(
+    readonly code: number,
+    readonly path: CodePath,
+    readonly attendees: number,
+  ) {}
+  check = () => true;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const { ctx, tdb } = real.harness;
+    const code = pick(model.codes, this.code);
+    const event = real.events.find((e) => e.id === code.eventId) as EventRecord;
+    const n = model.sessions.length + model.bankRegistrations.length;
+    const contact = { name: `Code Payer ${n}`, email: `code-${n}@example.org` };
+    const attendees = Array.from({ length: this.attendees }, (_, i) => ({ name: `Code Guest ${n}.${i}`, tier: 'adult' }));
+    // Typed in another case: codes are compared without regard to it.
+    const typed = code.text.toLowerCase();
+    const usesBefore = await codeUses(tdb.db, code.id, ctx.clock.now());
+    count(real, `codeRegister.${this.path}`);
+    try {
+      if (this.path === 'card') {
+        const started = await startEventCheckout(ctx, { event, contact, attendees, family: false, code: typed });
+        model.sessions.push({ ...(await providerIdsOf(real, started.checkoutId)), provider: 'open' });
+        code.checkouts.push(started.checkoutId);
+      } else if (this.path === 'bank') {
+        const registered = await registerForEvent(ctx, event, { contact, attendees, family: false, payment: 'bank', code: typed });
+        if (registered.kind !== 'registered') throw new Error(`a bank registration with code ${code.text} answered ${registered.kind}`);
+        model.bankRegistrations.push(registered.registrationId);
+        code.registrations.push(registered.registrationId);
+      } else {
+        const added = await addRegistration(ctx, { eventSlug: event.slug, contact, attendees, family: false, paid: 'none', overCapacity: false, code: typed, ...OFFICE });
+        model.bankRegistrations.push(added.registrationId);
+        code.registrations.push(added.registrationId);
+      }
+      if (usesBefore >= CODE_MAX_USES) throw new Error(`code ${code.text} was used with ${usesBefore} live uses of ${CODE_MAX_USES}`);
+      count(real, `codeRegister.${this.path}.taken`);
+    } catch (error) {
+      // The form's and the checkout's one refusal (its reason kept), or the office's message naming the uses.
+      const usedUp = (error instanceof CodeRefusedError && error.reason === 'used_up') || (error instanceof AppError && error.code === 'code_refused' && error.message.includes('has been used'));
+      if (usedUp) {
+        if (usesBefore < CODE_MAX_USES) throw new Error(`code ${code.text} was refused (${String(error)}) with ${usesBefore} live uses of ${CODE_MAX_USES}`);
+        count(real, 'codeRegister.usedUp');
+      } else if (!isRefusal(error)) {
+        throw error;
+      }
+    }
+    await settle(model, real);
+  }
+  toString = () => `codeRegister(code #${this.code}, ${this.path}, ${this.attendees} seat(s))`;
+}
+
+/**
+ * The office records help with the cost on a registration: part of the balance, or all of it (which makes it
+ * PAID). Never money received: what the ledger counts as paid does not move. Refused for what owes nothing.
+ */
+class OfficeCredit implements Cmd {
+  constructor(
+    readonly registration: number,
+    readonly share: number,
+  ) {}
+  check = () => true;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const ids = await registrationIds(real);
+    if (ids.length > 0) {
+      const { db } = real.harness.tdb;
+      const id = pick(ids, this.registration);
+      const before = await db('registration_money').where({ registration_id: id }).first<{ paid_minor: number; balance_minor: number }>();
+      // A share of the balance, at least one cent: 4 is all of it.
+      const amount = Math.max(1, Math.floor((Number(before.balance_minor) * this.share) / 4));
+      count(real, 'officeCredit');
+      try {
+        const credited = await creditRegistration(real.harness.ctx, { registration: id, amountMinor: amount, fund: 'Camp scholarships', again: true, ...OFFICE }, money);
+        model.credits.push({ registrationId: id, creditId: credited.creditId, amountMinor: amount, reversed: false });
+        count(real, credited.status === 'PAID' ? 'officeCredit.settled' : 'officeCredit.part');
+        if (Number(before.balance_minor) < amount) throw new Error(`a credit of ${amount} was recorded on registration ${id} owing ${before.balance_minor}`);
+      } catch (error) {
+        if (!(error instanceof NotCreditableError)) throw error;
+        if (Number(before.balance_minor) >= amount && (await statusOf(real, id)).status === 'PENDING' && !(await cardMayArrive(real, id))) {
+          throw new Error(`a credit of ${amount} on registration ${id} owing ${before.balance_minor} was refused: ${error.message}`);
+        }
+      }
+      const after = await db('registration_money').where({ registration_id: id }).first<{ paid_minor: number }>();
+      if (Number(after.paid_minor) !== Number(before.paid_minor)) throw new Error(`help with the cost moved what registration ${id} paid from ${before.paid_minor} to ${after.paid_minor}`);
+    }
+    await settle(model, real);
+  }
+  toString = () => `officeCredit(registration #${this.registration}, ${this.share}/4 of the balance)`;
+}
+
+/** The office reverses a credit; reversing it again is refused, so help is given back once. */
+class ReverseCredit implements Cmd {
+  constructor(readonly credit: number) {}
+  check = (model: InterleavingModel) => model.credits.length > 0;
+  async run(model: InterleavingModel, real: InterleavingReal) {
+    const credit = pick(model.credits, this.credit);
+    count(real, 'reverseCredit');
+    try {
+      await reverseCredit(real.harness.ctx, { registration: credit.registrationId, creditId: credit.creditId, ...OFFICE });
+      if (credit.reversed) throw new Error(`credit #${credit.creditId} was reversed twice`);
+      credit.reversed = true;
+      count(real, 'reverseCredit.reversed');
+    } catch (error) {
+      if (!(error instanceof NotCreditableError)) throw error;
+      if (!credit.reversed) throw new Error(`the reversal of standing credit #${credit.creditId} was refused: ${error.message}`);
+    }
+    await settle(model, real);
+  }
+  toString = () => `reverseCredit(#${this.credit})`;
+}
+
+/** A card payment for the registration may still arrive (the credit command refuses then, by its own rule). */
+async function cardMayArrive(real: InterleavingReal, registrationId: string): Promise<boolean> {
+  const now = real.harness.ctx.clock.now();
+  return (await real.harness.tdb.db.transaction((trx) => cardPaymentMayArrive(trx, registrationId, now))) !== undefined;
+}
+
 async function providerIdsOf(real: InterleavingReal, checkoutId: string): Promise<{ checkoutId: string; providerSessionId: string }> {
   const row = await real.harness.tdb.db('checkout_sessions').where({ id: checkoutId }).first<{ provider_session_id: string }>();
   return { checkoutId, providerSessionId: row.provider_session_id };
@@ -803,6 +933,12 @@ const joinWaitlist = fc
   .map(([event, mailbox, places]) => new JoinWaitlist(event, mailbox, places));
 const waitlistPass = fc.constantFrom(0, 30, 25 * 60).map((minutes) => new WaitlistPass(minutes));
 const claimOffer = fc.tuple(fc.nat(), fc.boolean()).map(([entry, fewer]) => new ClaimOffer(entry, fewer));
+
+const codeRegister = fc
+  .tuple(fc.nat(1), fc.constantFrom<CodePath>('card', 'bank', 'office'), fc.integer({ min: 1, max: 2 }))
+  .map(([code, path, attendees]) => new CodeRegister(code, path, attendees));
+const officeCredit = fc.tuple(fc.nat(), fc.integer({ min: 1, max: 4 })).map(([r, share]) => new OfficeCredit(r, share));
+const reverseCreditCmd = fc.nat().map((c) => new ReverseCredit(c));
 
 /** Starting and paying are listed more than once so generated runs build up enough checkouts to interleave. */
 export const interleavingCommands = [
@@ -846,6 +982,11 @@ export const interleavingCommands = [
   claimOffer,
   claimOffer,
   claimOffer,
+  // Codes with few uses and help with the cost, among everything above.
+  codeRegister,
+  codeRegister,
+  officeCredit,
+  reverseCreditCmd,
 ];
 
 /** A mix weighted to the waiting list: places filled, freed, offered, claimed and let expire, beside payments and the office. */
@@ -864,12 +1005,32 @@ export const waitlistCommands = [
   claimOffer,
 ];
 
+/** A mix weighted to codes with few uses and to help with the cost: uses taken, refused at the limit and given back, credits recorded and reversed. */
+export const codesCreditsCommands = [
+  codeRegister,
+  codeRegister,
+  codeRegister,
+  completePaid,
+  fc.nat().map((s) => new CompleteUnpaid(s)),
+  fc.nat().map((s) => new ExpireAtProvider(s)),
+  fc.constantFrom(0, 32, 24 * 60 + 1).map((minutes) => new Sweep(minutes)),
+  fc.nat().map((s) => new Reverse('refund_full', s)),
+  fc.nat().map((s) => new Reverse('dispute', s)),
+  fc.tuple(fc.nat(), fc.option(fc.nat(), { nil: null })).map(([r, race]) => new MarkPaid(r, race)),
+  fc.nat().map((r) => new OfficeCancel(r)),
+  selfCancel,
+  officeCredit,
+  officeCredit,
+  reverseCreditCmd,
+  reverseCreditCmd,
+];
+
 /** The issue asks for at least 200 generated runs in the soak: one round is that many. */
 const RUNS_PER_ROUND = 200;
 
 // rate_limits too: the clock starts each run at the same instant, so a count of an earlier run (the hourly email
 // caps a waiting-list join is counted under) would still be in its window.
-const TABLES = ['rate_limits', 'waitlist_history', 'waitlist_entries', 'registration_history', 'registration_payments', 'processed_webhook_events', 'operations_alerts', 'pending_reversals', 'queued_mail', 'job_runs', 'checkout_sessions', 'registrations', 'events'];
+const TABLES = ['registration_credits', 'discount_codes', 'rate_limits', 'waitlist_history', 'waitlist_entries', 'registration_history', 'registration_payments', 'processed_webhook_events', 'operations_alerts', 'pending_reversals', 'queued_mail', 'job_runs', 'checkout_sessions', 'registrations', 'events'];
 
 /** TRUNCATE takes every table's lock at once; a server request still finishing its reads may deadlock it, so it is retried. */
 async function truncateRetryingDeadlock(db: PaymentsHarness['tdb']['db']): Promise<void> {
@@ -912,13 +1073,13 @@ async function freshReal(harness: PaymentsHarness, counters: InterleavingCounter
     events.push((await getEventBySlug(db, slug)) as EventRecord);
   }
   counters.runs += 1;
-  return { harness, events, counters };
+  return { harness, events, counters, codes: await createModelCodes(harness, events) };
 }
 
 export function interleavingProperty(harness: PaymentsHarness, counters: InterleavingCounters, maxCommands: number, commandMix = interleavingCommands) {
   return fc.asyncProperty(fc.commands(commandMix, { maxCommands, size: 'max' }), async (commands) => {
     const real = await freshReal(harness, counters);
-    const model: InterleavingModel = { sessions: [], bankRegistrations: [], delivered: [], charged: new Set(), withheld: [], lostReversals: [] };
+    const model: InterleavingModel = { sessions: [], bankRegistrations: [], delivered: [], charged: new Set(), withheld: [], lostReversals: [], codes: real.codes, credits: [] };
     await fc.asyncModelRun(() => ({ model, real }), commands);
   });
 }

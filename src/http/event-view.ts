@@ -224,8 +224,11 @@ export async function eventPageData(
       email: values?.email ?? '',
       mobile: values?.mobile ?? '',
       family: values?.family ?? false,
+      help: values?.help ?? false,
     },
+    helpWithCost: event.helpWithCost,
     familyWaiver: Boolean(waiver),
+    household: Boolean(waiver) || pricing.familyMaximum !== undefined,
     registrationQuestions: questions.registration,
     paymentOptions: paymentOptions.map((option) => ({ ...option, focus: firstProblem === `payment-${option.value}` })),
     attendeeRows: attendeeRows.map((row) => ({

@@ -33,6 +33,8 @@ export interface SubmittedValues {
   attendees: Array<{ name: string; tier: string }>;
   /** The code typed ('' for none). */
   code?: string;
+  /** "We would like to talk about help with the cost" ticked. */
+  help?: boolean;
 }
 
 export type ParsedRegistration =
@@ -106,6 +108,8 @@ interface RawRegistration {
   /** The "Have a code?" field. */
   code: unknown;
   family: unknown;
+  /** "We would like to talk about help with the cost": the form's help_with_cost, a JSON post's helpWithCost. */
+  help: unknown;
   /** Rows in submitted order; a null row is not an object at all. */
   rows: Array<{ name: unknown; tier: unknown } | null>;
   /** Empty form rows are skipped; JSON rows all count. */
@@ -125,6 +129,7 @@ function fromForm(body: Record<string, unknown>): RawRegistration {
       captchaToken: body[CAPTCHA_FORM_FIELD],
     },
     family: body.family,
+    help: body.help_with_cost,
     code: body.code,
     rows: [],
     skipEmptyRows: true,
@@ -145,6 +150,7 @@ function fromJson(body: Record<string, unknown>): RawRegistration {
       captchaToken: body.captchaToken ?? body[CAPTCHA_FORM_FIELD],
     },
     family: body.family,
+    help: body.helpWithCost,
     code: body.code,
     rows: [],
     skipEmptyRows: false,
@@ -163,7 +169,7 @@ function parseFamily(value: unknown, format: 'form' | 'json'): boolean | undefin
 }
 
 /** The form's own fields, sent again from the error page; the bot check's answer is single-use, so not it. */
-const RESENT_FIELDS = ['name', 'email', 'mobile', 'family', 'payment', 'attendee_name', 'attendee_tier', 'code'];
+const RESENT_FIELDS = ['name', 'email', 'mobile', 'family', 'payment', 'attendee_name', 'attendee_tier', 'code', 'help_with_cost'];
 
 /** What a form post typed, for the error page's "Send again" (only strings: a form body has nothing else), answers included. */
 export function resendableFields(body: unknown): Array<{ name: string; value: string }> {
@@ -212,6 +218,7 @@ export function parseRegistrationBody(
     payment: text(raw.contact.payment),
     attendees: raw.rows.map((row) => ({ name: text(row?.name), tier: text(row?.tier) })),
     code: text(raw.code).slice(0, MAX_CODE_LENGTH),
+    help: raw.help === 'on' || raw.help === true,
   };
   const problems: FieldProblem[] = [];
   // Judged on the server under the event's lock, with one answer for every code it will not take.
@@ -288,6 +295,7 @@ export function parseRegistrationBody(
       payment: contact.data.payment,
       ...(answers ? { answers } : {}),
       ...(code ? { code } : {}),
+      ...(values.help ? { helpRequested: true } : {}),
     },
   };
 }

@@ -40,6 +40,8 @@ export function describeTotal(config: LiveTotalConfig, basket: FormBasket, price
     const most = waiver.maxChargedTickets;
     details.push(`Family waiver: you pay for the ${most === 1 ? 'most expensive ticket' : `${most} most expensive tickets`} only.`);
   }
+  if ((priced.siblingOff ?? 0) > 0) details.push(`Sibling discount: ${money(priced.siblingOff ?? 0)} off.`);
+  if ((priced.familyMaxOff ?? 0) > 0) details.push(`Family maximum: ${money(priced.familyMaxOff ?? 0)} off.`);
   if (priced.code && (priced.codeDiscount ?? 0) > 0) details.push(`Code ${priced.code}: ${money(priced.codeDiscount ?? 0)} off.`);
   if (priced.discount > 0) details.push(`Discount: ${money(priced.discount)} off.`);
   if (priced.surcharge > 0) details.push(`Includes a ${money(priced.surcharge)} card processing fee.`);

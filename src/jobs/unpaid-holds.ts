@@ -7,6 +7,7 @@ import { manageUrl } from '../payments/manage-link.js';
 import { paymentReference } from '../registrations/reference.js';
 import { cardPaymentInFlightSql, keptCardPaymentOpenSql } from '../registrations/card-checkouts.js';
 import { counted } from '../plural.js';
+import { helpOpenSql } from '../registrations/help-requests.js';
 
 /**
  * Seat holds that end: an event with `unpaidHoldDays` N lets an unpaid
@@ -65,7 +66,7 @@ interface HeldRow {
  * One day before the end; for a one-day hold, halfway through it: the registrant has only just
  * been sent the bank details, and "we have not received your payment" minutes later is noise.
  */
-const REMIND_AT = `GREATEST(${daysAfter('r.created_at', 'e.unpaid_hold_days - 1')}, e.unpaid_hold_since, r.created_at + interval '12 hours')`;
+const REMIND_AT = `GREATEST(${daysAfter('r.created_at', 'e.unpaid_hold_days - 1')}, ${daysAfter('r.help_decided_at', 'e.unpaid_hold_days - 1')}, e.unpaid_hold_since, r.created_at + interval '12 hours', r.help_decided_at + interval '12 hours')`;
 
 /** Unpaid bank-transfer holds on live events with a hold limit, that nothing else is settling. */
 const HELD = `r.event_id = e.id
@@ -73,7 +74,8 @@ const HELD = `r.event_id = e.id
   AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL AND e.starts_at > :now
   AND NOT EXISTS (SELECT 1 FROM registration_money m WHERE m.registration_id = r.id AND (m.office_paid_minor > 0 OR m.credited_minor > 0))
   AND NOT EXISTS (SELECT 1 FROM checkout_sessions c WHERE c.registration_id = r.id AND ${cardPaymentInFlightSql('c', ':now')})
-  AND NOT ${keptCardPaymentOpenSql('r.id')}`;
+  AND NOT ${keptCardPaymentOpenSql('r.id')}
+  AND NOT ${helpOpenSql('r')}`;
 
 const RETURNED = `r.id, r.contact_name, r.contact_email_enc, r.attendee_count, r.total_minor, r.surcharge_minor, r.manage_link_version, e.online_payment, e.pass_card_fee, e.title, e.starts_at, ${RELEASE_AT} AS release_at`;
 

@@ -23,6 +23,8 @@ export interface EventFile {
   published?: boolean;
   onlinePayment?: boolean;
   passCardFee?: boolean;
+  /** The form offers "We would like to talk about help with the cost" (default false). */
+  helpWithCost?: boolean;
   reminderAt?: Date | null;
   /** Attendees one registration may name (default 10). */
   maxAttendeesPerRegistration?: number;
@@ -287,6 +289,7 @@ export const eventFileSchema = z.strictObject({
   published: z.boolean().optional(),
   onlinePayment: z.boolean().optional(),
   passCardFee: z.boolean().optional(),
+  helpWithCost: z.boolean({ error: 'true or false' }).optional(),
   reminderAt: isoWithOffset.nullable().optional(),
   maxAttendeesPerRegistration: z
     .int({ error: 'a whole number of attendees' })

@@ -15,7 +15,7 @@ const REGISTER_OR_REFUND = (alertId: number) =>
  * this file); `reference` names the registration when there is one.
  */
 /** Alerts about no card payment: their email does not open with "Payment needs manual attention". */
-const NOT_ABOUT_A_PAYMENT = new Set(['unpaid_seat_cap', 'unpaid_share', 'cancellation_requested']);
+const NOT_ABOUT_A_PAYMENT = new Set(['unpaid_seat_cap', 'unpaid_share', 'cancellation_requested', 'help_requested']);
 
 export function alertGuidance(kind: string, alertId: number, reference: string | undefined): AlertGuidance {
   const headline = NOT_ABOUT_A_PAYMENT.has(kind) ? 'Needs attention' : 'Payment needs manual attention';
@@ -131,6 +131,11 @@ function alertSentences(kind: string, alertId: number, reference: string | undef
       return {
         happened: `The registrant of ${registration} asked, on their manage page, for it to be cancelled. It has money paid on it, so it was not cancelled, and nothing was refunded.`,
         toDo: `Reply to the registrant. To cancel, run \`eventops registrations cancel${reference ? ` ${reference}` : ''} --notify\`; any refund is a person's decision under the no-refund policy. Then resolve the alert.`,
+      };
+    case 'help_requested':
+      return {
+        happened: `The family of ${registration} ticked "We would like to talk about help with the cost". It is registered awaiting payment, nothing was charged, and its places are held without the unpaid-hold release until you decide.`,
+        toDo: `Talk to the family. Then record help with \`eventops registrations credit${reference ? ` ${reference}` : ''} --amount MINOR --fund NAME\`, a payment with \`registrations mark-paid\`, or no help with \`registrations help${reference ? ` ${reference}` : ''} --decided\`; each closes the request and this alert.`,
       };
     default:
       return {

@@ -57,6 +57,8 @@ export const ALERT_KINDS = [
 
   /** The registrant of a paid (or part-paid) registration asks, on the manage page, for it to be cancelled: the office decides and replies. */
   'cancellation_requested',
+  /** The family ticked "We would like to talk about help with the cost": held without the unpaid-hold release until the office decides. */
+  'help_requested',
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
@@ -83,6 +85,7 @@ const KIND_LABELS: Record<AlertKind, string> = {
   unpaid_share: 'Many places held unpaid',
 
   cancellation_requested: 'Registrant asks the office to cancel',
+  help_requested: 'Family asks about help with the cost',
 };
 
 export interface OperationsAlertInput {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/connect.js';
+import { helpOpenSql } from '../registrations/help-requests.js';
 
 /**
  * When an unpaid bank-transfer registration's seats are released (events with `unpaidHoldDays`): the SQL
@@ -14,9 +15,10 @@ export const daysAfter = (from: string, days: string) => `((${from} AT TIME ZONE
 /**
  * N days after the registration was made, and never sooner than a day after the office set or
  * shortened the limit (`unpaid_hold_since`; GREATEST ignores its NULL): a registration made under
- * a longer limit, or none, is reminded before its seats are freed.
+ * a longer limit, or none, is reminded before its seats are freed. A family that asked to talk about help with
+ * the cost is held until the office decides (help-requests.ts), and then N days from the decision.
  */
-export const RELEASE_AT = `GREATEST(${daysAfter('r.created_at', 'e.unpaid_hold_days')}, ${daysAfter('e.unpaid_hold_since', '1')})`;
+export const RELEASE_AT = `GREATEST(${daysAfter('r.created_at', 'e.unpaid_hold_days')}, ${daysAfter('e.unpaid_hold_since', '1')}, ${daysAfter('r.help_decided_at', 'e.unpaid_hold_days')})`;
 
 /**
  * When this registration's places are released unless paid, or undefined when they are not: paid, free,
@@ -30,6 +32,7 @@ export async function heldUntil(db: Db | Knex.Transaction, registrationId: strin
       WHERE r.id = :id AND r.status = 'PENDING' AND r.payment_method = 'bank' AND r.total_minor > 0
         AND NOT EXISTS (SELECT 1 FROM registration_money m WHERE m.registration_id = r.id AND (m.office_paid_minor > 0 OR m.credited_minor > 0))
         AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL
+        AND NOT ${helpOpenSql('r')}
         AND ${RELEASE_AT} < e.starts_at`,
     { id: registrationId, tz: timeZone },
   );

@@ -22,6 +22,8 @@ export interface EventRecord {
   reminderClaimedAt: Date | null;
   reminderSentAt: Date | null;
   maxAttendeesPerRegistration: number;
+  /** The form offers "We would like to talk about help with the cost". */
+  helpWithCost: boolean;
   /** null = an unpaid bank-transfer registration holds its seats until the event. */
   unpaidHoldDays: number | null;
   /** The most unpaid places the public registrations from one client (clientKey) may hold on the event. */
@@ -58,6 +60,7 @@ export interface EventRow {
   reminder_claimed_at: Date | null;
   reminder_sent_at: Date | null;
   max_attendees_per_registration: number;
+  help_with_cost?: boolean;
   unpaid_hold_days: number | null;
   /** When the hold limit was last set or shortened: no hold ends sooner than a day after it. */
   unpaid_hold_since: Date | null;
@@ -93,6 +96,7 @@ export function eventFromRow(row: EventRow): EventRecord {
     reminderClaimedAt: row.reminder_claimed_at,
     reminderSentAt: row.reminder_sent_at,
     maxAttendeesPerRegistration: row.max_attendees_per_registration,
+    helpWithCost: row.help_with_cost ?? false,
     unpaidHoldDays: row.unpaid_hold_days,
     maxUnpaidSeatsPerClient: row.max_unpaid_seats_per_client,
     // A row read before the column existed (a test's hand-built row) has the default.

@@ -30,6 +30,8 @@ export type HistoryAction =
   /** Help with the cost from a named fund (`registrations credit`), and its reversal. */
   | 'credit_recorded'
   | 'credit_reversed'
+  /** The office decided a family's request to talk about help with the cost: a credit, a payment, or `registrations help --decided`. */
+  | 'help_decided'
   | 'refund_failed'
   | 'disputed'
   | 'dispute_won'

@@ -336,6 +336,8 @@ export interface NewRegistration {
   pricedOn?: string;
   /** The code it used (discount_codes.id): one use of it while the registration is PENDING or PAID. */
   codeId?: string;
+  /** The family asked to talk about help with the cost: open until the office decides (help-requests.ts). */
+  helpRequested?: boolean;
   paymentIntentId?: string;
   /** The public form's client (clientKey), counted by the unpaid-places cap; none for the office and card payments. */
   clientKey?: string;
@@ -384,6 +386,7 @@ export function registrationRow(cipher: FieldCipher, input: NewRegistration): Re
     priced_on: input.pricedOn ?? null,
     code_id: input.codeId ?? null,
     code_discount_minor: input.priced.codeDiscount ?? 0,
+    ...(input.helpRequested ? { help_requested_at: input.now } : {}),
     payment_intent_id: input.paymentIntentId ?? null,
     client_key: input.clientKey ?? null,
     mailbox_key: input.mailboxKey ?? null,

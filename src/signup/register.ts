@@ -24,6 +24,7 @@ import { questionsAsked } from '../registrations/questions.js';
 import { EventClosedError, SoldOutError, tierFullError, TierFullError } from '../payments/registration-errors.js';
 import { alertUnpaidSeatCap, heldUnpaidBy, UnpaidSeatCapError, type UnpaidHolder } from '../payments/unpaid-seat-cap.js';
 import { alertUnpaidShareCrossed } from '../payments/unpaid-share-alert.js';
+import { alertHelpRequested } from '../payments/help-request-alert.js';
 import { mailboxKey } from '../canonical-mailbox.js';
 import { localDay } from '../local-time.js';
 import { CodeRefusedError, codeTerms, findCode, usableCode } from '../registrations/codes.js';
@@ -52,6 +53,11 @@ export interface RegistrationSubmission {
   priceDay?: string;
   /** A code typed on the form (or given by the office): judged, and its use counted, under the event's lock. */
   code?: string;
+  /**
+   * "We would like to talk about help with the cost" (only on an event that offers it): registered PENDING without a
+   * card payment whatever payment was chosen, held without the unpaid-hold release until the office decides.
+   */
+  helpRequested?: boolean;
 }
 
 export type RegistrationOutcome =
@@ -79,6 +85,11 @@ export class RegistrationClosedError extends AppError {
     super('registration_closed', 'Registration for this event closed when it started.', { httpStatus: 409 });
     this.name = 'RegistrationClosedError';
   }
+}
+
+/** The family asked to talk about help with the cost on an event whose form offers it (elsewhere the field is ignored). */
+function helpAsked(event: Pick<EventRecord, 'helpWithCost'>, submission: Pick<RegistrationSubmission, 'helpRequested'>): boolean {
+  return event.helpWithCost && submission.helpRequested === true;
 }
 
 /** Whether the public may still register: until the event starts. */
@@ -122,7 +133,8 @@ async function registerWithCodeJudged(ctx: AppContext, event: EventRecord, submi
     { attendees: submission.attendees, family: submission.family, ...(code ? { code: codeTerms(code) } : {}) },
     { day: priceDayOf(ctx, now) },
   );
-  const wantsCard = submission.payment === 'card' && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
+  // A family asking to talk about help pays nothing now, even if it chose card: the office decides first.
+  const wantsCard = submission.payment === 'card' && !helpAsked(event, submission) && cardPaymentPossible(ctx.config, { online_payment: event.onlinePayment });
   if (!priced.free && wantsCard) {
     // startEventCheckout holds the places (or answers sold_out) under the event's lock, or for a waiting-list
     // offer checks it open and resumes its open checkout; the webhook re-checks under the lock.
@@ -270,6 +282,7 @@ export async function registerWithoutCard(
       priced,
       pricedOn,
       codeId: code?.id,
+      helpRequested: !office && !free && helpAsked(locked.event, submission),
       clientKey: office ? undefined : submission.client,
       mailboxKey: mailbox,
       // Split plain/sensitive by the questions as the locked row has them.
@@ -289,6 +302,7 @@ export async function registerWithoutCard(
       await office.within(trx, registered);
       return { kind: 'registered' as const, ...registered };
     }
+    if (!free && helpAsked(locked.event, submission)) await alertHelpRequested(trx, ctx, locked.event, id, submission.contact);
     // Only a registration that keeps its client key is counted among the public form's unpaid places.
     if (submission.client !== undefined && (status === 'PENDING' || method === 'free')) await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
     // The church's own network has no per-client cap of confirmations; the mailbox's still applies.

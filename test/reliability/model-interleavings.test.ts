@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { interleavingProperty, waitlistCommands, type InterleavingCounters } from '../../soak/cases/model-interleavings.js';
+import { codesCreditsCommands, interleavingProperty, waitlistCommands, type InterleavingCounters } from '../../soak/cases/model-interleavings.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 
 let harness: PaymentsHarness;
@@ -36,4 +36,20 @@ describe('model-based interleavings of checkout, payment, sweep, reversal events
     });
     expect(harness.provider.refundCalls).toEqual([]);
   }, 60_000);
+
+  it('with codes of few uses and help with the cost: uses never above the limit and given back once, every cent of help in the ledger once', async () => {
+    const counters: InterleavingCounters = { runs: 0, commands: 0 };
+    await fc.assert(interleavingProperty(harness, counters, 30, codesCreditsCommands), { numRuns: 20, seed: 7 });
+    console.log(`codes and credits steps: ${JSON.stringify(counters.waitlist)}`);
+    // The runs reach the last use and its refusal, each way of registering with a code, and credits recorded and reversed.
+    expect(counters.waitlist).toMatchObject({
+      'codeRegister.card.taken': expect.any(Number),
+      'codeRegister.bank.taken': expect.any(Number),
+      'codeRegister.office.taken': expect.any(Number),
+      'codeRegister.usedUp': expect.any(Number),
+      'officeCredit.part': expect.any(Number),
+      'officeCredit.settled': expect.any(Number),
+      'reverseCredit.reversed': expect.any(Number),
+    });
+  }, 90_000);
 });

@@ -54,8 +54,12 @@ export interface EventPageData {
   /** Each field's message, shown under it and tied to it (aria-describedby); focus: the first one with a problem. */
   fields?: Record<'name' | 'email' | 'mobile' | 'family', FieldErrorView> & Record<'attendees' | 'payment', { error?: string }>;
   action: string;
-  values: { name: string; email: string; mobile: string; family: boolean };
+  values: { name: string; email: string; mobile: string; family: boolean; help?: boolean };
+  /** The event offers "We would like to talk about help with the cost" (its file's helpWithCost). */
+  helpWithCost: boolean;
   familyWaiver: boolean;
+  /** The household box is offered: the event has a family waiver or a family maximum (each applies only to one household). */
+  household: boolean;
   /** The event's questions asked once per registration. */
   registrationQuestions: QuestionFieldView[];
   paymentOptions: Array<{ value: 'card' | 'bank'; label: string; hint: string; checked: boolean; focus?: boolean }>;
@@ -146,7 +150,10 @@ export const eventPage = definePage<EventPageData>(`
   /* Under the registration form, the waiting list is a section of its own. */
   #registration-form ~ #waitlist { margin-top: 24px; padding-top: 16px; border-top: 2px solid #e4e4e7; }
   .tiers { list-style: none; padding: 0; margin: 4px 0 8px; }
-  .tiers li { display: flex; justify-content: space-between; border-bottom: 1px solid #e4e4e7; padding: 4px 0; }
+  .tiers li { display: flex; justify-content: space-between; gap: 12px; border-bottom: 1px solid #e4e4e7; padding: 4px 0; }
+  /* A ticket's name is never broken inside a word by a long price beside it ("$300.00 until 1 March, then $350.00"). */
+  .tiers li > span:first-child { flex: 0 0 auto; max-width: 50%; overflow-wrap: normal; }
+  .tiers li > span:last-child { text-align: right; }
   .description { white-space: pre-line; }
   .notice { background: #fef9c3; border-radius: 6px; padding: 10px 12px; }
   .errors { border: 2px solid #b91c1c; border-radius: 6px; padding: 10px 12px; }
@@ -252,8 +259,8 @@ export const eventPage = definePage<EventPageData>(`
     <button type="button" id="add-attendee" class="outline" data-max="{{maxAttendees}}" data-initial="{{initialRows}}"{{#if placesLeft}} data-places-left="{{placesLeft}}"{{/if}} hidden>Add another person</button>
     {{#if registrationQuestions.length}}<div id="registration-questions">{{#each registrationQuestions}}${QUESTION_FIELD}{{/each}}</div>{{/if}}
 
-    {{#if familyWaiver}}
-    <label class="choice hinted-choice" for="family"><input id="family" name="family" type="checkbox" value="on"{{#if values.family}} checked{{/if}}{{#if fields.family.error}} aria-invalid="true" aria-describedby="family-error"{{/if}}{{#if fields.family.focus}} autofocus{{/if}}> <span>We are one household (family waiver){{#if familyNote}}<br><span class="muted">{{familyNote}}</span>{{/if}}</span></label>
+    {{#if household}}
+    <label class="choice hinted-choice" for="family"><input id="family" name="family" type="checkbox" value="on"{{#if values.family}} checked{{/if}}{{#if fields.family.error}} aria-invalid="true" aria-describedby="family-error"{{/if}}{{#if fields.family.focus}} autofocus{{/if}}> <span>We are one household{{#if familyWaiver}} (family waiver){{/if}}{{#if familyNote}}<br><span class="muted">{{familyNote}}</span>{{/if}}</span></label>
     {{#if fields.family.error}}<p class="error field-error" id="family-error">{{fields.family.error}}</p>{{/if}}
     {{/if}}
 
@@ -267,6 +274,9 @@ export const eventPage = definePage<EventPageData>(`
       <label class="choice hinted-choice" for="payment-{{value}}"><input id="payment-{{value}}" name="payment" type="radio" value="{{value}}"{{#if checked}} checked{{/if}} required{{#if ../fields.payment.error}} aria-invalid="true" aria-describedby="payment-error"{{/if}}{{#if focus}} autofocus{{/if}}> <span>{{label}}<br><span class="muted">{{hint}}</span></span></label>
       {{/each}}
     </fieldset>
+    {{#if helpWithCost}}
+    <label class="choice hinted-choice" for="help-with-cost"><input id="help-with-cost" name="help_with_cost" type="checkbox" value="on"{{#if values.help}} checked{{/if}}> <span>We would like to talk about help with the cost<br><span class="muted">Nothing is charged now, whichever payment you chose: the office will be in touch, and your places are held until then.</span></span></label>
+    {{/if}}
     {{/if}}
 
     {{#if captchaSiteKey}}

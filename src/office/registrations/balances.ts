@@ -4,6 +4,7 @@ import { NotFoundError } from '../../errors.js';
 import { heldUntil } from '../../payments/hold-release.js';
 import { paymentReference } from '../../registrations/reference.js';
 import type { RegistrationStatus } from '../../registrations/registrations.js';
+import { helpOpenSql } from '../../registrations/help-requests.js';
 
 /** One registration's money, as `registrations balances` lists it (minor units). */
 export interface BalanceRow {
@@ -22,6 +23,8 @@ export interface BalanceRow {
   dueBecause: 'unpaid_hold' | 'event_start' | null;
   /** Whole days since dueAt, when it is past and something is still owed. */
   overdueDays: number | null;
+  /** The family asked to talk about help with the cost and the office has not decided: held, not due until then. */
+  helpOpen: boolean;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -39,7 +42,7 @@ export async function listBalances(ctx: Pick<AppContext, 'db' | 'config' | 'cloc
     .whereIn('r.status', ['PENDING', 'PAID'])
     .where('r.total_minor', '>', 0)
     .orderBy([{ column: 'r.created_at' }, { column: 'r.id' }])
-    .select<Array<{ id: string; contact_name: string; status: RegistrationStatus; total_minor: number; paid_minor: number; credited_minor: number; balance_minor: number }>>(
+    .select<Array<{ id: string; contact_name: string; status: RegistrationStatus; total_minor: number; paid_minor: number; credited_minor: number; balance_minor: number; help_open: boolean }>>(
       'r.id',
       'r.contact_name',
       'r.status',
@@ -47,6 +50,7 @@ export async function listBalances(ctx: Pick<AppContext, 'db' | 'config' | 'cloc
       'm.paid_minor',
       'm.credited_minor',
       'm.balance_minor',
+      ctx.db.raw(`${helpOpenSql('r')} AS help_open`),
     );
   const now = ctx.clock.now();
   const listed: BalanceRow[] = [];
@@ -66,6 +70,7 @@ export async function listBalances(ctx: Pick<AppContext, 'db' | 'config' | 'cloc
       dueAt,
       dueBecause: dueAt === null ? null : hold ? 'unpaid_hold' : 'event_start',
       overdueDays,
+      helpOpen: row.help_open,
     });
   }
   return options.overdue ? listed.filter((row) => row.overdueDays !== null) : listed;

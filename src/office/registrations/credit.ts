@@ -5,6 +5,7 @@ import { localDay, localMinute } from '../../local-time.js';
 import { renderReceipt } from '../../payments/receipts.js';
 import { paymentReference } from '../../registrations/reference.js';
 import { recordHistory } from '../../registrations/history.js';
+import { closeHelpRequest } from '../../registrations/help-requests.js';
 import { officePaidByMethod } from '../../registrations/paid-by.js';
 import { SAME_PAYMENT_WINDOW_MS, cardPaymentMayArrive, registrationMoney } from '../../registrations/ledger.js';
 import { insertCredit, insertReversal, listCredits, recentSameCredit, standingHelp } from '../../registrations/credits.js';
@@ -88,6 +89,8 @@ export async function creditRegistration(ctx: OfficeContext, input: CreditInput,
       );
     }
     const creditId = await insertCredit(trx, { registrationId: id, fund: input.fund, amountMinor: input.amountMinor, note: input.note, actor: input.actor, now });
+    // Help recorded is the office's decision on the family's request for it.
+    await closeHelpRequest(trx, id, { actor: input.actor, now, how: `credit #${creditId} of ${money(input.amountMinor)} from ${input.fund}` });
     const balance = before.balanceMinor - input.amountMinor;
     const full = balance === 0;
     let receiptQueued = false;

@@ -6,6 +6,7 @@ import type { PaymentMethod, RegistrationStatus } from '../../registrations/regi
 import { BALANCE_MINOR_SQL, CREDITED_MINOR_SQL, PAID_MINOR_SQL } from '../../registrations/ledger.js';
 import { OFFICE_PAID_BY_METHOD_SQL, type PaidByMethod } from '../../registrations/paid-by.js';
 import { foldForSearch } from '../../search-fold.js';
+import { helpOpenSql } from '../../registrations/help-requests.js';
 
 export interface RegistrationListing {
   id: string;
@@ -23,6 +24,8 @@ export interface RegistrationListing {
   /** What the office received by each method, in the order first used: a bank part-payment then the balance in cash names both. */
   officePaidBy: PaidByMethod[];
   status: RegistrationStatus;
+  /** The family asked to talk about help with the cost and the office has not decided yet (registrations/help-requests.ts). */
+  helpOpen: boolean;
   createdAt: Date;
   /**
    * References of the event's other live registrations made with the same contact email: perhaps one
@@ -55,6 +58,7 @@ interface ListingRow {
   payment_method: PaymentMethod;
   office_paid_by: PaidByMethod[] | null;
   status: RegistrationStatus;
+  help_open: boolean;
   created_at: Date;
 }
 
@@ -84,6 +88,7 @@ export async function listRegistrations(ctx: Pick<AppContext, 'db' | 'cipher'>, 
       'r.payment_method',
       ctx.db.raw(`${OFFICE_PAID_BY_METHOD_SQL} AS office_paid_by`),
       'r.status',
+      ctx.db.raw(`${helpOpenSql('r')} AS help_open`),
       'r.created_at',
     );
   if (filter.eventSlug) {
@@ -127,6 +132,7 @@ export async function listRegistrations(ctx: Pick<AppContext, 'db' | 'cipher'>, 
     method: row.payment_method,
     officePaidBy: row.office_paid_by ?? [],
     status: row.status,
+    helpOpen: row.help_open,
     createdAt: row.created_at,
     sameContactAs:
       row.status === 'CANCELLED'

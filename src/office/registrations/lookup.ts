@@ -29,6 +29,10 @@ export interface RegistrationRow {
   /** The code it used (discount_codes.id), and what the code took off. */
   code_id: string | null;
   code_discount_minor: number;
+  /** Help with the cost asked for on the form, and when the office decided it (registrations/help-requests.ts). */
+  help_requested_at?: Date | null;
+  help_decided_at?: Date | null;
+  help_decided_by?: string | null;
   created_at: Date;
   updated_at: Date;
 }

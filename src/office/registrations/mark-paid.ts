@@ -6,6 +6,7 @@ import { paymentReference } from '../../registrations/reference.js';
 import { renderReceipt } from '../../payments/receipts.js';
 import { localDay, localMinute } from '../../local-time.js';
 import { recordHistory } from '../../registrations/history.js';
+import { closeHelpRequest } from '../../registrations/help-requests.js';
 import { lockRegistration, resolveRegistrationId, type RegistrationRow } from './lookup.js';
 import { plainAmount } from './money.js';
 import { officePaidByMethod } from '../../registrations/paid-by.js';
@@ -87,6 +88,8 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
     const cardPaymentMayArrive = input.amountMinor === balance && (await refuseFullWhileCardMayPay(trx, ctx, id, input.yes));
 
     const paymentId = await insertOfficePayment(trx, { registrationId: id, ...input, now });
+    // A payment recorded is the office's decision on a request for help with the cost.
+    await closeHelpRequest(trx, id, { actor: input.actor, now, how: `payment #${paymentId} of ${money(input.amountMinor)} recorded` });
     // --partial with the whole balance pays it in full.
     const full = input.amountMinor === balance;
     if (full) {

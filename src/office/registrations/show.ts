@@ -11,6 +11,7 @@ import { listCredits, type CreditEntry } from '../../registrations/credits.js';
 import { officePaidByMethod, type PaidByMethod } from '../../registrations/paid-by.js';
 import { loadAnswersView, type AnswersView } from './answers-view.js';
 import { listCheckinLog, type CheckinLogEntry } from '../../registrations/checkin/records.js';
+import { helpRequestWord } from '../../registrations/help-requests.js';
 
 export interface RegistrationDetail {
   id: string;
@@ -34,6 +35,8 @@ export interface RegistrationDetail {
   creditedMinor: number;
   /** total − paid − credited while PENDING, else 0 (registration_money). */
   balanceMinor: number;
+  /** The family asked to talk about help with the cost: open until the office decides (registrations/help-requests.ts); null when never asked. */
+  helpRequest: { state: 'open' | 'decided'; requestedAt: Date; decidedAt: Date | null; decidedBy: string | null } | null;
   createdAt: Date;
   paidAt: Date | null;
   cancelledAt: Date | null;
@@ -114,6 +117,9 @@ export async function showRegistration(
     refundedMinor: money.refundedMinor,
     creditedMinor: money.creditedMinor,
     balanceMinor: money.balanceMinor,
+    helpRequest: row.help_requested_at
+      ? { state: helpRequestWord(row) ?? 'decided', requestedAt: row.help_requested_at, decidedAt: row.help_decided_at ?? null, decidedBy: row.help_decided_by ?? null }
+      : null,
     createdAt: row.created_at,
     paidAt: row.paid_at,
     cancelledAt: row.cancelled_at,

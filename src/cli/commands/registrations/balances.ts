@@ -61,7 +61,7 @@ whole days past that while something is still owed.`,
                   rows.map((row) => [
                     row.reference,
                     row.contactName,
-                    row.status,
+                    row.helpOpen ? `${row.status} (help asked)` : row.status,
                     money(row.totalMinor),
                     money(row.paidMinor),
                     money(row.creditedMinor),

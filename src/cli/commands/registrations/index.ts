@@ -4,6 +4,7 @@ import { registerBalancesCommand } from './balances.js';
 import { registerCreditCommand } from './credit.js';
 import { registerCancelCommand } from './cancel.js';
 import { registerExportCommand } from './export.js';
+import { registerHelpCommand } from './help.js';
 import { registerListCommand } from './list.js';
 import { registerMarkPaidCommand } from './mark-paid.js';
 import { registerRecordRefundCommand } from './record-refund.js';
@@ -24,6 +25,7 @@ export function registerRegistrationsCommands(program: Command): void {
   registerCancelCommand(registrations);
   registerRecordRefundCommand(registrations);
   registerCreditCommand(registrations);
+  registerHelpCommand(registrations);
   registerBalancesCommand(registrations);
   registerAddCommand(registrations);
   registerUpdateContactCommand(registrations);

@@ -52,7 +52,7 @@ export function registerListCommand(registrations: Command): void {
                     money(r.paidMinor),
                     r.balanceMinor > 0 ? money(r.balanceMinor) : '-',
                     methodShown(r.method, r.officePaidBy, ctx.config.regional),
-                    r.status,
+                    r.helpOpen ? `${r.status} (help asked)` : r.status,
                     localDay(r.createdAt, ctx.config.regional.timeZone),
                   ]),
                 ),

@@ -75,6 +75,13 @@ function describe(r: RegistrationDetail, { money, minute, method, history, answe
       ? [`  card ${money(r.cardPaymentOfRecord.amountMinor)} paid ${minute(r.cardPaymentOfRecord.paidAt)} ${r.cardPaymentOfRecord.paymentIntentId ?? ''}`.trimEnd()]
       : []),
     ...r.officePayments.map((p) => `  ${p.method} ${money(p.amountMinor)} recorded ${minute(p.recordedAt)} by ${p.recordedBy}${p.note ? `: ${p.note}` : ''}`),
+    ...(r.helpRequest
+      ? [
+          r.helpRequest.state === 'open'
+            ? `Help with the cost: asked on the form ${minute(r.helpRequest.requestedAt)}; OPEN: held without the unpaid-hold release until the office decides (credit, mark-paid, or registrations help --decided)`
+            : `Help with the cost: asked on the form ${minute(r.helpRequest.requestedAt)}; decided${r.helpRequest.decidedAt ? ` ${minute(r.helpRequest.decidedAt)} by ${r.helpRequest.decidedBy ?? '?'}` : ''}`,
+        ]
+      : []),
     ...(r.credits.length > 0 ? ['Help with the cost:', ...r.credits.map((c) => creditLine(c, money, minute))] : []),
     ...(r.refundedMinor > 0 ? [`  paid back by hand: ${money(r.refundedMinor)} (see "refund recorded" in the history)`] : []),
     'Emails:',
