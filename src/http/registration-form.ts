@@ -10,6 +10,7 @@ import type { FieldProblem } from './templates/event-page.js';
 import type { EventRecord } from '../registrations/event-record.js';
 import { answerFieldsFromJson, readAnswers, type AnswerFields, type AnsweringAttendee } from '../registrations/questions.js';
 import { typedAnswerFields } from './question-view.js';
+import { addonFieldNames, addonFieldsOfForm, addonFieldsOfJson } from './addon-fields.js';
 
 /**
  * The registration form of decisions.md "Admin interface", as posted by the
@@ -49,6 +50,8 @@ const MAX_CODE_LENGTH = 100;
  */
 export function nothingToPay(pricing: EventPricing): boolean {
   const discount = pricing.discount;
+  // No discount reaches an add-on: one with a price is something to pay.
+  if ((pricing.addons ?? []).some((addon) => addon.price > 0)) return false;
   return pricing.tiers.every((tier) => tierPrices(tier).every((price) => price === 0)) || (discount !== undefined && 'percent' in discount && discount.percent >= 100);
 }
 
@@ -56,11 +59,11 @@ export function nothingToPay(pricing: EventPricing): boolean {
  * Whether a post must say how it pays: not when there is nothing to pay, for the event or for these choices
  * (free tickets on an event that also has priced ones). Choices that cannot be priced need it, as before.
  */
-function paymentNeeded(pricing: EventPricing, attendees: RegistrationSubmission['attendees'], family: boolean | undefined, day: string | undefined): boolean {
+function paymentNeeded(pricing: EventPricing, attendees: RegistrationSubmission['attendees'], family: boolean | undefined, day: string | undefined, addons?: RegistrationSubmission['addons']): boolean {
   if (nothingToPay(pricing)) return false;
   if (attendees.length === 0 || family === undefined) return true;
   try {
-    return !priceRegistration(pricing, { attendees, family }, { day }).free;
+    return !priceRegistration(pricing, { attendees, family, addons }, { day }).free;
   } catch {
     return true;
   }
@@ -169,7 +172,7 @@ const RESENT_FIELDS = ['name', 'email', 'mobile', 'family', 'payment', 'attendee
 export function resendableFields(body: unknown): Array<{ name: string; value: string }> {
   if (!isRecord(body)) return [];
   const answerNames = Object.keys(typedAnswerFields(body));
-  return [...RESENT_FIELDS, ...answerNames].flatMap((name) =>
+  return [...RESENT_FIELDS, ...answerNames, ...addonFieldNames(body)].flatMap((name) =>
     list(body[name])
       .slice(0, MAX_SUBMITTED_ROWS)
       .filter((value): value is string => typeof value === 'string')
@@ -238,6 +241,8 @@ export function parseRegistrationBody(
   const attendees: RegistrationSubmission['attendees'] = [];
   const answering: AnsweringAttendee[] = [];
   if (raw.rowsProblem) problems.push(problem('attendees', raw.rowsProblem));
+  const extras = format === 'form' ? addonFieldsOfForm(record) : addonFieldsOfJson(record);
+  if (extras.problem) problems.push({ field: 'addons', message: `Extras: ${extras.problem}` });
   raw.rows.forEach((row, index) => {
     if (row === null) {
       problems.push(problem(`attendees[${index}]`, 'each attendee needs a name and a ticket'));
@@ -252,7 +257,8 @@ export function parseRegistrationBody(
       problems.push(problem(`attendees[${index}].tier`, controlled ? CONTROL_CHARACTERS_MESSAGE : UNKNOWN_TIER_MESSAGE));
     }
     if (name.success && tier) {
-      attendees.push({ name: name.data, tier });
+      const addons = extras.rows.get(index);
+      attendees.push({ name: name.data, tier, ...(addons && addons.length > 0 ? { addons } : {}) });
       answering.push({ name: name.data, tier, row: index });
     }
   });
@@ -262,7 +268,7 @@ export function parseRegistrationBody(
   const cap = Math.min(maxAttendees, MAX_ATTENDEES);
   if (attendees.length > cap) problems.push(problem('attendees', `at most ${cap} attendees per registration`));
   const day = asking ? localDay(asking.now, asking.timeZone) : undefined;
-  if (raw.contact.payment === undefined && paymentNeeded(pricing, attendees, family, day)) problems.splice(paymentAt, 0, problem('payment', PAYMENT_MESSAGE));
+  if (raw.contact.payment === undefined && paymentNeeded(pricing, attendees, family, day, extras.registration)) problems.splice(paymentAt, 0, problem('payment', PAYMENT_MESSAGE));
 
   let answers: RegistrationSubmission['answers'];
   if (asking) {
@@ -288,6 +294,7 @@ export function parseRegistrationBody(
       payment: contact.data.payment,
       ...(answers ? { answers } : {}),
       ...(code ? { code } : {}),
+      ...(extras.registration.length > 0 ? { addons: extras.registration } : {}),
     },
   };
 }
