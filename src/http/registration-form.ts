@@ -262,6 +262,10 @@ export function parseRegistrationBody(
       answering.push({ name: name.data, tier, row: index });
     }
   });
+  // An extra is never bought without a ticket: one chosen on a row that names nobody is refused, not dropped.
+  const named = new Set(answering.map((attendee) => attendee.row));
+  const orphan = [...extras.rows.keys()].find((row) => !named.has(row) && !problems.some((p) => p.field.startsWith(`attendees[${row}]`)));
+  if (orphan !== undefined) problems.push({ field: `attendees[${orphan}].addons`, message: `Attendee ${orphan + 1} extras: an extra needs an attendee with a name and a ticket` });
   if (!raw.rowsProblem && attendees.length === 0 && !problems.some((p) => p.field.startsWith('attendees['))) {
     problems.push(problem('attendees', 'add at least one attendee'));
   }
