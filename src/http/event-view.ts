@@ -1,4 +1,6 @@
 import type { EventRecord } from '../registrations/event-record.js';
+import { addonFormViews } from './addon-view.js';
+import { addonStockLeftNow } from './addon-stock-view.js';
 import type { AppContext } from '../context.js';
 import { cardMinimumOf, ticketsBelowCardMinimum } from '../payments/card-minimum.js';
 import { cardPaymentPossible } from '../payments/links.js';
@@ -140,6 +142,7 @@ export async function eventPageData(
   const tierViews = visibleTiers(pricing.tiers, revealed).map((tier) =>
     tierView(tier, priceDayOf(ctx, ctx.clock.now()), { price, locale: ctx.config.regional.locale, full: !offer && count.tierLeft.get(tier.id) === 0 }),
   );
+  const addonViews = addonFormViews(pricing, rowCount, values?.addonFields ?? {}, errorOf, format.money, await addonStockLeftNow(ctx, event));
   const attendeeRows = Array.from({ length: rowCount }, (_, index) => {
     const row = submittedRows[index];
     const chosen = tierViews.some((tier) => tier.id === row?.tier) ? row?.tier : tierViews[0]?.id;
@@ -156,6 +159,7 @@ export async function eventPageData(
       tierError,
       options: tierViews.map((tier) => ({ id: tier.id, label: `${tier.label} (${tier.priceNow}${tier.full ? ', full' : ''})`, selected: tier.id === chosen })),
       questions: questions.rows[index] ?? [],
+      addons: addonViews.rows[index],
     };
   });
 
@@ -227,6 +231,8 @@ export async function eventPageData(
     },
     familyWaiver: Boolean(waiver),
     registrationQuestions: questions.registration,
+    registrationAddons: addonViews.registration,
+    registrationAddonsError: addonViews.registrationError,
     paymentOptions: paymentOptions.map((option) => ({ ...option, focus: firstProblem === `payment-${option.value}` })),
     attendeeRows: attendeeRows.map((row) => ({
       ...row,

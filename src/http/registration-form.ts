@@ -11,6 +11,7 @@ import type { EventRecord } from '../registrations/event-record.js';
 import { answerFieldsFromJson, readAnswers, type AnswerFields, type AnsweringAttendee } from '../registrations/questions.js';
 import { typedAnswerFields } from './question-view.js';
 import { addonFieldNames, addonFieldsOfForm, addonFieldsOfJson } from './addon-fields.js';
+import { typedAddonFields } from './addon-view.js';
 
 /**
  * The registration form of decisions.md "Admin interface", as posted by the
@@ -34,6 +35,8 @@ export interface SubmittedValues {
   attendees: Array<{ name: string; tier: string }>;
   /** The code typed ('' for none). */
   code?: string;
+  /** The add-on fields as typed, by name (addon-view.ts gives them back on a refused form). */
+  addonFields?: Record<string, string[]>;
 }
 
 export type ParsedRegistration =
@@ -215,6 +218,7 @@ export function parseRegistrationBody(
     payment: text(raw.contact.payment),
     attendees: raw.rows.map((row) => ({ name: text(row?.name), tier: text(row?.tier) })),
     code: text(raw.code).slice(0, MAX_CODE_LENGTH),
+    addonFields: format === 'form' ? typedAddonFields(record) : {},
   };
   const problems: FieldProblem[] = [];
   // Judged on the server under the event's lock, with one answer for every code it will not take.
