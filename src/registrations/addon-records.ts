@@ -42,3 +42,27 @@ export function addonSummaryLines(entries: readonly AddonEntry[]): string[] {
   }
   return [...byWhom].map(([whom, labels]) => `${whom}: ${labels.join(', ')}`);
 }
+
+/**
+ * The add-ons of every registration of an event, by `<registration id>:<attendee index>` (a per-registration one on
+ * the first attendee), as labels: the printed roll's "Extras" flag (who gets on the bus, whose T-shirt is which size).
+ */
+export async function eventAddonLabels(
+  db: Knex | Knex.Transaction,
+  eventId: string,
+  pricing: { addons?: ReadonlyArray<Pick<EventAddon, 'id' | 'label'>> },
+): Promise<Map<string, string[]>> {
+  if ((pricing.addons ?? []).length === 0) return new Map();
+  const labels = new Map((pricing.addons ?? []).map((addon) => [addon.id, addon.label]));
+  const rows = await db('registration_addons as a')
+    .join('registrations as r', 'r.id', 'a.registration_id')
+    .where('r.event_id', eventId)
+    .orderBy(['a.registration_id', 'a.attendee_index', 'a.addon_id', 'a.option'])
+    .select<Array<{ registration_id: string; attendee_index: number | null; addon_id: string; option: string | null }>>('a.registration_id', 'a.attendee_index', 'a.addon_id', 'a.option');
+  const byKey = new Map<string, string[]>();
+  for (const row of rows) {
+    const key = `${row.registration_id}:${row.attendee_index ?? 0}`;
+    byKey.set(key, [...(byKey.get(key) ?? []), addonLabel({ label: labels.get(row.addon_id) ?? row.addon_id }, row.option ?? undefined)]);
+  }
+  return byKey;
+}

@@ -64,6 +64,10 @@ describe('eventops registrations add --addon, show, export and events addons', (
     expect(text.stdout).toContain('Bus seat (bus, $20.00 per attendee): 2 taken (0 paid, 2 pending); 0 of 2 left');
     expect(text.stdout).toContain('  M: 1');
 
+    const roll = await cli(['registrations', 'roll', event.slug]);
+    expect(roll.stdout).toContain('Extras: Bus seat, Lodge room');
+    expect(roll.stdout).toContain('Extras: Bus seat, T-shirt (M)');
+
     // A cancellation gives the seats back.
     expect((await cli(['registrations', 'cancel', registration.registrationId])).code).toBe(0);
     expect(JSON.parse((await cli(['events', 'addons', event.slug, '--json'])).stdout).addons[0]).toMatchObject({ pending: 0, left: 2 });

@@ -11,6 +11,7 @@ import { insertEvent } from '../support/factories.js';
 import { postRegistrationForm } from '../support/form-post.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { closeGate } from '../support/race-gate.js';
+import { queuedMessages } from '../support/webhook-events.js';
 import { fromReferenceNow, referenceNow } from '../support/test-now.js';
 
 let harness: PaymentsHarness;
@@ -125,6 +126,11 @@ describe('add-ons on the registration form', () => {
       [1, 'tshirt', 'S', 1500],
       [null, 'lodge', null, 9000],
     ]);
+    // The confirmation lists them as the order does.
+    const confirmation = (await queuedMessages(harness.ctx)).find((message) => message.to.includes('ruth@example.org'));
+    expect(confirmation?.text).toContain('Bus seat — Ruth');
+    expect(confirmation?.text).toContain('T-shirt (S) — Baby');
+    expect(confirmation?.text).toContain('Lodge room');
   });
 
   it('refuses an extra without a ticket, one not offered with the ticket, a missing option, and more than maxPerAttendee; nothing is registered', async () => {
@@ -227,6 +233,8 @@ describe('add-on stock', () => {
     expect(JSON.parse(done.body)).toMatchObject({ outcome: 'completed' });
     const registration = await harness.tdb.db('registrations').where({ event_id: other.id }).first();
     expect(registration.total_minor).toBe(14000);
+    const receipt = (await queuedMessages(harness.ctx)).find((message) => message.to.includes('ontime@example.org'));
+    expect(receipt?.text).toContain('Bus seat — Rider');
     expect(await harness.tdb.db('registration_addons').where({ registration_id: registration.id }).select('attendee_index', 'addon_id', 'price_minor')).toEqual([
       { attendee_index: 0, addon_id: 'bus', price_minor: 2000 },
     ]);
