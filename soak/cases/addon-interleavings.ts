@@ -18,7 +18,7 @@ import { startPaymentsHarness, type PaymentsHarness } from '../../test/support/p
  * After every step: the bus seats held (rows of PENDING and PAID registrations plus open card checkouts' holds)
  * never exceed the stock; every registration's add-on rows are exactly what it chose, once (a completion that
  * wrote them twice, or a cancelled registration still counted, would show); and a paid checkout that found the bus
- * full is UNFULFILLED with one alert.
+ * full is UNFULFILLED with one alert of that reason.
  */
 
 const BUS_STOCK = 3;
@@ -75,7 +75,7 @@ async function settle(model: Model, real: Real): Promise<void> {
   }
   const unfulfilled = await db('checkout_sessions as c')
     .where({ 'c.event_id': real.event.id, 'c.status': 'UNFULFILLED' })
-    .select<Array<{ id: string; alerts: number }>>('c.id', db.raw('(SELECT count(*)::int FROM operations_alerts o WHERE o.checkout_session_id = c.id) AS alerts'));
+    .select<Array<{ id: string; alerts: number }>>('c.id', db.raw('(SELECT count(*)::int FROM operations_alerts o WHERE o.checkout_session_id = c.id::text AND o.kind = c.unfulfilled_reason) AS alerts'));
   for (const row of unfulfilled) if (row.alerts !== 1) throw new Error(`UNFULFILLED checkout ${row.id} has ${row.alerts} alerts`);
 }
 
@@ -227,7 +227,7 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
         passed = false;
         const report = fc.defaultReportMessage(details) ?? 'failed';
         duplicates = report.includes('written twice') || report.includes('counted past') ? 1 : 0;
-        process.stderr.write(`addon-interleavings: ${report}\n`);
+        process.stderr.write(`addon-interleavings: ${report}\n${details.errorInstance instanceof Error ? (details.errorInstance.stack ?? details.errorInstance.message) : ''}\n`);
         break;
       }
     } while (rounds < maxRounds && Date.now() < deadline);

@@ -114,8 +114,10 @@ export async function eventPageData(
     ? `You pay for the ${waiver.maxChargedTickets === 1 ? 'most expensive ticket' : `${waiver.maxChargedTickets} most expensive tickets`}; the rest of the household comes free.`
     : undefined;
   let discountNote: string | undefined;
-  if (pricing.discount && 'percent' in pricing.discount) discountNote = `Every registration gets ${format.percent(pricing.discount.percent)} off the total.`;
-  if (pricing.discount && 'amount' in pricing.discount) discountNote = `Every registration gets ${format.money(pricing.discount.amount)} off the total.`;
+  // No discount reaches an add-on: with add-ons the note says what it is off.
+  const offWhat = (pricing.addons ?? []).length > 0 ? 'its tickets' : 'the total';
+  if (pricing.discount && 'percent' in pricing.discount) discountNote = `Every registration gets ${format.percent(pricing.discount.percent)} off ${offWhat}.`;
+  if (pricing.discount && 'amount' in pricing.discount) discountNote = `Every registration gets ${format.money(pricing.discount.amount)} off ${offWhat}.`;
   // The automatic discounts, said with the event's own: the sibling rules and the family maximum.
   const automatic = automaticDiscountNotes(pricing, format.money);
   if (automatic.length > 0) discountNote = [...automatic, ...(discountNote ? [discountNote] : [])].join(' ');
