@@ -5,6 +5,7 @@ import { memberDateTime, memberDateTimeSpan } from '../time-format.js';
 import { counted } from '../plural.js';
 import { groupByFamily } from './family-order.js';
 import { loadEventForRoll, loadRoll } from './roll.js';
+import { eventAddonLabels } from '../registrations/addon-records.js';
 
 /**
  * The roll on paper: one self-contained HTML page (no script, its styles inline, print CSS for A4 or Letter), one
@@ -88,6 +89,7 @@ interface PrintedRollData {
 export async function printedRoll(ctx: Pick<AppContext, 'db' | 'cipher' | 'config' | 'clock'>, eventSlug: string): Promise<{ html: string; attendees: number }> {
   const roll = await loadRoll(ctx, await loadEventForRoll(ctx, { slug: eventSlug }));
   const money = moneyFormatter(ctx.config.regional);
+  const extras = await eventAddonLabels(ctx.db, roll.event.id, roll.event.pricing);
   const html = template({
     lang: ctx.config.regional.locale,
     title: roll.event.title,
@@ -101,7 +103,7 @@ export async function printedRoll(ctx: Pick<AppContext, 'db' | 'cipher' | 'confi
       tierLabel: a.tierLabel,
       owes: a.owesMinor > 0 ? money(a.owesMinor) : null,
       guardian: a.guardian,
-      flags: a.flags,
+      flags: [...a.flags, ...(extras.has(a.key) ? [{ label: 'Extras', value: (extras.get(a.key) ?? []).join(', ') }] : [])],
       contactName: a.contactName,
       reference: a.reference,
     }))),

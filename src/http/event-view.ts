@@ -1,4 +1,6 @@
 import type { EventRecord } from '../registrations/event-record.js';
+import { addonFormViews } from './addon-view.js';
+import { addonStockLeftNow } from './addon-stock-view.js';
 import type { AppContext } from '../context.js';
 import { cardMinimumOf, ticketsBelowCardMinimum } from '../payments/card-minimum.js';
 import { cardPaymentPossible } from '../payments/links.js';
@@ -112,8 +114,10 @@ export async function eventPageData(
     ? `You pay for the ${waiver.maxChargedTickets === 1 ? 'most expensive ticket' : `${waiver.maxChargedTickets} most expensive tickets`}; the rest of the household comes free.`
     : undefined;
   let discountNote: string | undefined;
-  if (pricing.discount && 'percent' in pricing.discount) discountNote = `Every registration gets ${format.percent(pricing.discount.percent)} off the total.`;
-  if (pricing.discount && 'amount' in pricing.discount) discountNote = `Every registration gets ${format.money(pricing.discount.amount)} off the total.`;
+  // No discount reaches an add-on: with add-ons the note says what it is off.
+  const offWhat = (pricing.addons ?? []).length > 0 ? 'its tickets' : 'the total';
+  if (pricing.discount && 'percent' in pricing.discount) discountNote = `Every registration gets ${format.percent(pricing.discount.percent)} off ${offWhat}.`;
+  if (pricing.discount && 'amount' in pricing.discount) discountNote = `Every registration gets ${format.money(pricing.discount.amount)} off ${offWhat}.`;
   // The automatic discounts, said with the event's own: the sibling rules and the family maximum.
   const automatic = automaticDiscountNotes(pricing, format.money);
   if (automatic.length > 0) discountNote = [...automatic, ...(discountNote ? [discountNote] : [])].join(' ');
@@ -140,6 +144,7 @@ export async function eventPageData(
   const tierViews = visibleTiers(pricing.tiers, revealed).map((tier) =>
     tierView(tier, priceDayOf(ctx, ctx.clock.now()), { price, locale: ctx.config.regional.locale, full: !offer && count.tierLeft.get(tier.id) === 0 }),
   );
+  const addonViews = addonFormViews(pricing, rowCount, values?.addonFields ?? {}, errorOf, format.money, await addonStockLeftNow(ctx, event));
   const attendeeRows = Array.from({ length: rowCount }, (_, index) => {
     const row = submittedRows[index];
     const chosen = tierViews.some((tier) => tier.id === row?.tier) ? row?.tier : tierViews[0]?.id;
@@ -156,6 +161,7 @@ export async function eventPageData(
       tierError,
       options: tierViews.map((tier) => ({ id: tier.id, label: `${tier.label} (${tier.priceNow}${tier.full ? ', full' : ''})`, selected: tier.id === chosen })),
       questions: questions.rows[index] ?? [],
+      addons: addonViews.rows[index],
     };
   });
 
@@ -230,6 +236,8 @@ export async function eventPageData(
     familyWaiver: Boolean(waiver),
     household: Boolean(waiver) || pricing.familyMaximum !== undefined,
     registrationQuestions: questions.registration,
+    registrationAddons: addonViews.registration,
+    registrationAddonsError: addonViews.registrationError,
     paymentOptions: paymentOptions.map((option) => ({ ...option, focus: firstProblem === `payment-${option.value}` })),
     attendeeRows: attendeeRows.map((row) => ({
       ...row,

@@ -10,6 +10,8 @@ import type { FieldProblem } from './templates/event-page.js';
 import type { EventRecord } from '../registrations/event-record.js';
 import { answerFieldsFromJson, readAnswers, type AnswerFields, type AnsweringAttendee } from '../registrations/questions.js';
 import { typedAnswerFields } from './question-view.js';
+import { addonFieldNames, addonFieldsOfForm, addonFieldsOfJson } from './addon-fields.js';
+import { typedAddonFields } from './addon-view.js';
 
 /**
  * The registration form of decisions.md "Admin interface", as posted by the
@@ -35,6 +37,8 @@ export interface SubmittedValues {
   code?: string;
   /** "We would like to talk about help with the cost" ticked. */
   help?: boolean;
+  /** The add-on fields as typed, by name (addon-view.ts gives them back on a refused form). */
+  addonFields?: Record<string, string[]>;
 }
 
 export type ParsedRegistration =
@@ -51,6 +55,8 @@ const MAX_CODE_LENGTH = 100;
  */
 export function nothingToPay(pricing: EventPricing): boolean {
   const discount = pricing.discount;
+  // No discount reaches an add-on: one with a price is something to pay.
+  if ((pricing.addons ?? []).some((addon) => addon.price > 0)) return false;
   return pricing.tiers.every((tier) => tierPrices(tier).every((price) => price === 0)) || (discount !== undefined && 'percent' in discount && discount.percent >= 100);
 }
 
@@ -58,11 +64,11 @@ export function nothingToPay(pricing: EventPricing): boolean {
  * Whether a post must say how it pays: not when there is nothing to pay, for the event or for these choices
  * (free tickets on an event that also has priced ones). Choices that cannot be priced need it, as before.
  */
-function paymentNeeded(pricing: EventPricing, attendees: RegistrationSubmission['attendees'], family: boolean | undefined, day: string | undefined): boolean {
+function paymentNeeded(pricing: EventPricing, attendees: RegistrationSubmission['attendees'], family: boolean | undefined, day: string | undefined, addons?: RegistrationSubmission['addons']): boolean {
   if (nothingToPay(pricing)) return false;
   if (attendees.length === 0 || family === undefined) return true;
   try {
-    return !priceRegistration(pricing, { attendees, family }, { day }).free;
+    return !priceRegistration(pricing, { attendees, family, addons }, { day }).free;
   } catch {
     return true;
   }
@@ -175,7 +181,7 @@ const RESENT_FIELDS = ['name', 'email', 'mobile', 'family', 'payment', 'attendee
 export function resendableFields(body: unknown): Array<{ name: string; value: string }> {
   if (!isRecord(body)) return [];
   const answerNames = Object.keys(typedAnswerFields(body));
-  return [...RESENT_FIELDS, ...answerNames].flatMap((name) =>
+  return [...RESENT_FIELDS, ...answerNames, ...addonFieldNames(body)].flatMap((name) =>
     list(body[name])
       .slice(0, MAX_SUBMITTED_ROWS)
       .filter((value): value is string => typeof value === 'string')
@@ -219,6 +225,7 @@ export function parseRegistrationBody(
     attendees: raw.rows.map((row) => ({ name: text(row?.name), tier: text(row?.tier) })),
     code: text(raw.code).slice(0, MAX_CODE_LENGTH),
     help: raw.help === 'on' || raw.help === true,
+    addonFields: format === 'form' ? typedAddonFields(record) : {},
   };
   const problems: FieldProblem[] = [];
   // Judged on the server under the event's lock, with one answer for every code it will not take.
@@ -245,6 +252,8 @@ export function parseRegistrationBody(
   const attendees: RegistrationSubmission['attendees'] = [];
   const answering: AnsweringAttendee[] = [];
   if (raw.rowsProblem) problems.push(problem('attendees', raw.rowsProblem));
+  const extras = format === 'form' ? addonFieldsOfForm(record) : addonFieldsOfJson(record);
+  if (extras.problem) problems.push({ field: 'addons', message: `Extras: ${extras.problem}` });
   raw.rows.forEach((row, index) => {
     if (row === null) {
       problems.push(problem(`attendees[${index}]`, 'each attendee needs a name and a ticket'));
@@ -259,17 +268,22 @@ export function parseRegistrationBody(
       problems.push(problem(`attendees[${index}].tier`, controlled ? CONTROL_CHARACTERS_MESSAGE : UNKNOWN_TIER_MESSAGE));
     }
     if (name.success && tier) {
-      attendees.push({ name: name.data, tier });
+      const addons = extras.rows.get(index);
+      attendees.push({ name: name.data, tier, ...(addons && addons.length > 0 ? { addons } : {}) });
       answering.push({ name: name.data, tier, row: index });
     }
   });
+  // An extra is never bought without a ticket: one chosen on a row that names nobody is refused, not dropped.
+  const named = new Set(answering.map((attendee) => attendee.row));
+  const orphan = [...extras.rows.keys()].find((row) => !named.has(row) && !problems.some((p) => p.field.startsWith(`attendees[${row}]`)));
+  if (orphan !== undefined) problems.push({ field: `attendees[${orphan}].addons`, message: `Attendee ${orphan + 1} extras: an extra needs an attendee with a name and a ticket` });
   if (!raw.rowsProblem && attendees.length === 0 && !problems.some((p) => p.field.startsWith('attendees['))) {
     problems.push(problem('attendees', 'add at least one attendee'));
   }
   const cap = Math.min(maxAttendees, MAX_ATTENDEES);
   if (attendees.length > cap) problems.push(problem('attendees', `at most ${cap} attendees per registration`));
   const day = asking ? localDay(asking.now, asking.timeZone) : undefined;
-  if (raw.contact.payment === undefined && paymentNeeded(pricing, attendees, family, day)) problems.splice(paymentAt, 0, problem('payment', PAYMENT_MESSAGE));
+  if (raw.contact.payment === undefined && paymentNeeded(pricing, attendees, family, day, extras.registration)) problems.splice(paymentAt, 0, problem('payment', PAYMENT_MESSAGE));
 
   let answers: RegistrationSubmission['answers'];
   if (asking) {
@@ -296,6 +310,7 @@ export function parseRegistrationBody(
       ...(answers ? { answers } : {}),
       ...(code ? { code } : {}),
       ...(values.help ? { helpRequested: true } : {}),
+      ...(extras.registration.length > 0 ? { addons: extras.registration } : {}),
     },
   };
 }

@@ -1,6 +1,7 @@
 import { moneyFormatter } from '../money-format.js';
 import { priceRegistration, type AttendeeChoice, type PricedRegistration } from '../registrations/pricing.js';
 import type { LiveTotalConfig } from './live-total-config.js';
+import type { AddonPick } from '../registrations/addons.js';
 
 /**
  * What the total box under the event page's form says, in the church's locale and currency: written by the
@@ -11,6 +12,8 @@ import type { LiveTotalConfig } from './live-total-config.js';
 /** The choices on the form, read as the server reads a form post (registration-form.ts). */
 export interface FormBasket {
   attendees: AttendeeChoice[];
+  /** Per-registration add-ons (each attendee's are on the attendee). */
+  addons?: AddonPick[];
   family: boolean;
   payment: string;
 }
@@ -21,7 +24,7 @@ export function priceBasket(config: LiveTotalConfig, basket: FormBasket): Priced
   const cardFee = basket.payment === 'card' ? config.cardFee : undefined;
   return priceRegistration(
     config.pricing,
-    { attendees: basket.attendees, family: basket.family, ...(config.code ? { code: config.code } : {}) },
+    { attendees: basket.attendees, family: basket.family, addons: basket.addons, ...(config.code ? { code: config.code } : {}) },
     { cardFee, day: config.day },
   );
 }

@@ -226,6 +226,51 @@ const discountSchema = z
     discount.percent !== undefined ? { percent: discount.percent } : { amount: discount.amount ?? 0 },
   );
 
+/** An add-on's id: a letter, then letters, digits, - or _ (no ":" or "=", which `--addon 1:tshirt=M` separates by). */
+export const ADDON_ID_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,39}$/;
+const MAX_ADDONS = 50;
+
+const addonSchema = z.strictObject({
+  id: z.string({ error: 'an add-on id' }).regex(ADDON_ID_PATTERN, { error: 'a letter, then letters, digits, - or _, at most 40 in all, e.g. "bus"' }),
+  label: z.string({ error: 'the add-on as the form shows it' }).trim().min(1, { error: 'a non-empty label' }).max(200, { error: 'at most 200 characters' }),
+  price: minorUnits,
+  per: z.enum(['attendee', 'registration'], { error: '"attendee" (chosen for each attendee) or "registration" (chosen once)' }),
+  stock: z.int({ error: 'a whole number: how many may be sold in all' }).min(0, { error: 'at least 0' }).max(MAX_CAPACITY, { error: `at most ${MAX_CAPACITY}` }).optional(),
+  required: z.boolean({ error: 'true (must be chosen, or one of its group) or false' }).optional(),
+  group: z.string({ error: 'a group name' }).trim().min(1, { error: 'a non-empty group name' }).max(40, { error: 'at most 40 characters' }).optional(),
+  tiers: z.array(z.string({ error: 'a tier id' })).min(1, { error: 'at least one tier id, or leave tiers out for every tier' }).optional(),
+  maxPerAttendee: z.int({ error: 'a whole number' }).min(1, { error: 'at least 1' }).max(20, { error: 'at most 20' }).optional(),
+  options: z
+    .array(z.string({ error: 'an option' }).trim().min(1, { error: 'a non-empty option' }).max(60, { error: 'at most 60 characters' }))
+    .min(1, { error: 'at least one option, or leave options out' })
+    .max(30, { error: 'at most 30 options' })
+    .optional(),
+});
+
+/** The rules between add-ons, and between add-ons and tiers: each problem named by its key. */
+function checkAddons(addons: ReadonlyArray<z.output<typeof addonSchema>>, tierIds: ReadonlySet<string>, ctx: z.RefinementCtx): void {
+  const issue = (index: number, key: string, message: string) => ctx.addIssue({ code: 'custom', path: ['addons', index, key], message });
+  const ids = new Set<string>();
+  const groups = new Map<string, { per: string; required: boolean; id: string }>();
+  addons.forEach((addon, index) => {
+    if (ids.has(addon.id)) issue(index, 'id', `duplicate add-on id "${addon.id}"`);
+    ids.add(addon.id);
+    if (addon.tiers !== undefined) {
+      if (addon.per !== 'attendee') issue(index, 'tiers', 'only per-attendee add-ons are offered per tier');
+      const unknown = addon.tiers.filter((tier) => !tierIds.has(tier));
+      if (unknown.length > 0) issue(index, 'tiers', `no tier ${unknown.map((t) => `"${t}"`).join(', ')} in pricing.tiers`);
+    }
+    if (addon.options && new Set(addon.options).size !== addon.options.length) issue(index, 'options', 'each option once');
+    if (addon.group !== undefined) {
+      const first = groups.get(addon.group);
+      const required = addon.required === true;
+      if (!first) groups.set(addon.group, { per: addon.per, required, id: addon.id });
+      else if (first.per !== addon.per) issue(index, 'per', `the same as "${first.id}", the first add-on of group "${addon.group}"`);
+      else if (first.required !== required) issue(index, 'required', `the same as "${first.id}", the first add-on of group "${addon.group}" (a group is required or not as a whole)`);
+    }
+  });
+}
+
 export const eventPricingSchema = z.strictObject({
   tiers: z
     .array(tierSchema)
@@ -262,7 +307,10 @@ export const eventPricingSchema = z.strictObject({
     .optional(),
   // The most a family registration pays for its tickets, after a code and before the event's discount.
   familyMaximum: minorUnits.optional(),
+  // Extras with their own price and stock: registrations/addons.ts.
+  addons: z.array(addonSchema).max(MAX_ADDONS, { error: `at most ${MAX_ADDONS} add-ons` }).optional(),
 }).superRefine((pricing, ctx) => {
+  checkAddons(pricing.addons ?? [], new Set(pricing.tiers.map((tier) => tier.id)), ctx);
   const tierIds = new Set(pricing.tiers.map((tier) => tier.id));
   const seen = new Set<string>();
   (pricing.siblingDiscounts ?? []).forEach((rule, index) => {

@@ -87,7 +87,9 @@ export function ticketsBelowCardMinimum(
   // Every price a ticket has on some day (a schedule's steps), each priced alone; hidden tiers too (a code reveals them).
   return event.pricing.tiers.flatMap((tier) =>
     [...new Set(tierPrices(tier))].flatMap((price) => {
-      const alone: EventPricing = { ...event.pricing, tiers: [{ ...tier, price, prices: undefined, hidden: undefined }] };
+      // The ticket alone: its add-ons (a required one, say) are not part of what this check asks.
+      const { addons: _addons, ...ticketPricing } = event.pricing;
+      const alone: EventPricing = { ...ticketPricing, tiers: [{ ...tier, price, prices: undefined, hidden: undefined }] };
       let priced: PricedRegistration;
       try {
         priced = priceRegistration(alone, { attendees: [{ name: tier.label, tier: tier.id }], family: false }, { cardFee: event.passCardFee ? cardFee : undefined });

@@ -17,6 +17,8 @@ import { offerCheckoutStep, type OfferCheckoutStep } from './offer-checkout.js';
 import type { SoldOutError, TierFullError } from './registration-errors.js';
 import { OPENING_LEASE_MS } from '../registrations/card-checkouts.js';
 import { CHECKOUT_EXPIRY_MS, encryptStagedRegistration, type CheckoutMetadata } from './staging.js';
+import { takeAddonStock, type AddonSoldOutError } from '../registrations/addon-stock.js';
+import type { AddonPick } from '../registrations/addons.js';
 
 export interface EventCheckoutInput {
   event: EventRecord;
@@ -31,6 +33,8 @@ export interface EventCheckoutInput {
   answers?: RegistrationAnswers;
   /** A code for this registration: judged, and one use of it held by the checkout, under the event's lock. */
   code?: string;
+  /** Per-registration add-ons; the checkout holds the units of stocked ones (each attendee's too) under the event's lock. */
+  addons?: AddonPick[];
 }
 
 export interface StartedCheckout {
@@ -65,7 +69,7 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
   if (input.code !== undefined && !code) throw new CodeRefusedError('unknown');
   const priced = priceRegistration(
     event.pricing,
-    { attendees: input.attendees, family: input.family, ...(code ? { code: codeTerms(code) } : {}) },
+    { attendees: input.attendees, family: input.family, addons: input.addons, ...(code ? { code: codeTerms(code) } : {}) },
     { cardFee, day: pricedOn },
   );
   if (priced.free) {
@@ -85,6 +89,7 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
     priced,
     pricedOn,
     ...(code ? { codeId: code.id } : {}),
+    ...(input.addons?.length ? { addons: input.addons } : {}),
     ...(input.waitlistOffer ? { waitlistOffer: input.waitlistOffer } : {}),
     ...(input.answers ? { answers: input.answers } : {}),
   });
@@ -140,7 +145,7 @@ async function stageUntilDecided(
   for (;;) {
     const now = ctx.clock.now();
     const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
-    const step = await ctx.db.transaction(async (trx): Promise<StagingStep | { kind: 'wait' } | SoldOutError | TierFullError | CheckoutHoldCapError> => {
+    const step = await ctx.db.transaction(async (trx): Promise<StagingStep | { kind: 'wait' } | SoldOutError | TierFullError | CheckoutHoldCapError | AddonSoldOutError> => {
       let hold: CheckoutHold | SoldOutError | TierFullError | CheckoutHoldCapError;
       if (input.waitlistOffer) {
         const offerStep = await offerCheckoutStep(trx, event, input.waitlistOffer, input.attendees, now);
@@ -153,6 +158,9 @@ async function stageUntilDecided(
       const { places, tierPlaces } = hold;
       // Under the event's lock (taken for the hold): the checkout holds one use of its code while it is open.
       if (row.code) await usableCode(trx, event, row.code.code, { day: row.pricedOn, attendees: input.attendees, now });
+      // And the units of its stocked add-ons, counted as places are (the event's lock is held).
+      const addonUnits = await takeAddonStock(trx, event, input.attendees, input.addons, now);
+      if (addonUnits instanceof Error) return addonUnits;
       const [staged] = await trx('checkout_sessions')
         .insert({
           event_id: event.id,
@@ -163,6 +171,7 @@ async function stageUntilDecided(
           surcharge_minor: row.surcharge,
           places,
           tier_places: JSON.stringify(tierPlaces),
+          addon_units: JSON.stringify(addonUnits),
           code_id: row.code?.id ?? null,
           client_key: places > 0 ? (input.client ?? null) : null,
           waitlist_entry_id: input.waitlistOffer?.entryId ?? null,

@@ -2,6 +2,7 @@ import type { FieldCipher } from '../crypto/field-cipher.js';
 import type { AttendeeChoice, PricedRegistration } from '../registrations/pricing.js';
 import type { RegistrationContact } from '../registrations/registrations.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
+import type { AddonPick } from '../registrations/addons.js';
 
 /**
  * What a new-registration checkout stages (encrypted in checkout_sessions.payload_enc)
@@ -18,6 +19,8 @@ export interface StagedRegistration {
   pricedOn?: string;
   /** The code it uses (discount_codes.id); its effect is in `priced`. */
   codeId?: string;
+  /** Per-registration add-ons (each attendee's are on the attendee); their prices are in `priced`. */
+  addons?: AddonPick[];
   /** The waiting-list offer this checkout claims when it is paid. */
   waitlistOffer?: { entryId: string; offerSeq: number };
   /** Validated answers to the event's questions (absent in payloads staged before questions existed). */

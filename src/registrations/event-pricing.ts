@@ -54,8 +54,39 @@ export interface SiblingDiscount {
   amountOff?: number;
 }
 
+/**
+ * An extra a family may buy with a ticket (a T-shirt, a bus seat) or once with the registration (lodging): priced at
+ * its own `price`, never reached by a discount, and never sold on its own (it belongs to an attendee or a
+ * registration). See registrations/addons.ts and decisions.md "Add-ons".
+ */
+export interface EventAddon {
+  id: string;
+  label: string;
+  /** Minor units of APP_CURRENCY, for each one chosen. */
+  price: number;
+  /** Chosen for each attendee, or once for the registration. */
+  per: 'attendee' | 'registration';
+  /** How many may be sold in all (paid, pending and open card checkouts); absent: no limit. */
+  stock?: number;
+  /**
+   * Without a group: every attendee it reaches (per attendee), or the registration, must choose it. With a group:
+   * must choose one add-on of the group (every add-on of a group says the same).
+   */
+  required?: boolean;
+  /** Add-ons of one group are alternatives: an attendee (or the registration) chooses at most one of them. */
+  group?: string;
+  /** Only for attendees of these ticket types (per-attendee add-ons); absent: every ticket type. */
+  tiers?: string[];
+  /** How many one attendee (or the registration) may choose; absent: 1. */
+  maxPerAttendee?: number;
+  /** A choice the family makes with it (a T-shirt's size): one of these is named with each one chosen. */
+  options?: string[];
+}
+
 export interface EventPricing {
   tiers: EventTier[];
+  /** Extras with their own price and stock (absent: none). */
+  addons?: EventAddon[];
   familyWaiver?: FamilyWaiver;
   discount?: EventDiscount;
   /** Automatic sibling discounts, at most one per tier. */

@@ -1,5 +1,6 @@
 import { MAX_REGISTRATION_TOTAL_MINOR, tierPriceOn, type EventPricing, type SiblingDiscount } from './event-pricing.js';
 import { AppError } from '../errors.js';
+import { addonLines, addonProblem, type AddonPick } from './addons.js';
 
 /**
  * The one pricing function of every path (free, bank transfer, card checkout,
@@ -10,6 +11,8 @@ import { AppError } from '../errors.js';
 export interface AttendeeChoice {
   name: string;
   tier: string;
+  /** The per-attendee add-ons chosen for this attendee (registrations/addons.ts); absent: none. */
+  addons?: AddonPick[];
 }
 
 export interface RegistrationChoice {
@@ -18,6 +21,8 @@ export interface RegistrationChoice {
   family: boolean;
   /** A code the server has judged usable for this registration: its effect, applied once for the registration. */
   code?: CodeTerms;
+  /** The per-registration add-ons chosen (lodging); absent: none. */
+  addons?: AddonPick[];
 }
 
 /**
@@ -46,7 +51,7 @@ export interface CardFeeRate {
   fixed: number;
 }
 
-export type PricedLineKind = 'ticket' | 'waived' | 'registration' | 'fee';
+export type PricedLineKind = 'ticket' | 'waived' | 'registration' | 'addon' | 'fee';
 
 export interface PricedLine {
   label: string;
@@ -68,7 +73,9 @@ export interface PricedRegistration {
   familyMaxOff?: number;
   /** The event's discount, off what the code and the family maximum left. */
   discount: number;
-  /** What the registration costs: subtotal − codeOff − familyMaxOff − discount. */
+  /** The add-ons chosen, each at its own price (no discount reaches them); absent or 0 without. */
+  addonsTotal?: number;
+  /** What the registration costs: subtotal − codeOff − familyMaxOff − discount + addonsTotal. */
   net: number;
   /** The code used, as the office wrote it. */
   code?: string;
@@ -253,14 +260,20 @@ export function priceRegistration(pricing: EventPricing, choice: RegistrationCho
   const day = options.day ?? flatPricesDay(pricing);
   const allowHidden = Boolean(options.allowHidden);
   const code = choice.code;
-  const { ticketLines, subtotal, siblingOff, codeOff, familyMaxOff, discount, net } = priceCore(pricing, choice, day, allowHidden, code);
+  const { ticketLines, subtotal, siblingOff, codeOff, familyMaxOff, discount, net: ticketsNet } = priceCore(pricing, choice, day, allowHidden, code);
+  // Add-ons come last, each at its own price: no code, sibling rule, waiver, family maximum or event discount reaches them.
+  const addonTrouble = addonProblem(pricing, choice.attendees, choice.addons);
+  if (addonTrouble) throw new PricingError(addonTrouble.message, addonTrouble.field);
+  const extras: PricedLine[] = addonLines(pricing, choice.attendees, choice.addons).map((line) => ({ label: line.label, amount: line.amount, kind: 'addon' }));
+  const addonsTotal = extras.reduce((sum, line) => sum + line.amount, 0);
+  const net = ticketsNet + addonsTotal;
   // What the code took off, all steps after it included: the same registration priced without its effect.
-  const codeDiscount = code ? Math.max(0, priceCore(pricing, choice, day, allowHidden, undefined).net - net) : 0;
+  const codeDiscount = code ? Math.max(0, priceCore(pricing, choice, day, allowHidden, undefined).net - ticketsNet) : 0;
 
   // A discount off the whole cannot be a negative line at the provider: the order is one line at what is left.
   const wholeOff = pricing.discount !== undefined || codeOff > 0 || familyMaxOff > 0;
   const label = code && codeOff > 0 ? `${DISCOUNTED_LINE_LABEL} (code ${code.code})` : DISCOUNTED_LINE_LABEL;
-  const lines: PricedLine[] = wholeOff ? [{ label, amount: net, kind: 'registration' }] : ticketLines;
+  const lines: PricedLine[] = [...(wholeOff ? [{ label, amount: ticketsNet, kind: 'registration' as const }] : ticketLines), ...extras];
   const surcharge = options.cardFee ? cardSurcharge(net, options.cardFee) : 0;
   if (surcharge > 0) lines.push({ label: CARD_FEE_LINE_LABEL, amount: surcharge, kind: 'fee' });
   if (net + surcharge > MAX_REGISTRATION_TOTAL_MINOR) {
@@ -274,6 +287,7 @@ export function priceRegistration(pricing: EventPricing, choice: RegistrationCho
     codeOff,
     familyMaxOff,
     discount,
+    ...(addonsTotal > 0 || extras.length > 0 ? { addonsTotal } : {}),
     net,
     surcharge,
     total: net + surcharge,

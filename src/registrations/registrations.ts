@@ -6,6 +6,9 @@ import { answerColumns, type Question, type RegistrationAnswers } from './answer
 import { holdsPlacesSql } from './card-checkouts.js';
 import { placesForList, planOffers, tierPlacesForList, type OfferPlan, type QueuedEntry } from './waitlist/plan.js';
 import type { EventPricing } from './event-pricing.js';
+import type { AddonPick } from './addons.js';
+import { addonRowsOf, insertAddonRows, withoutAddons } from './addon-stock.js';
+import { stockedAddons } from './addons.js';
 
 export type RegistrationStatus = 'PENDING' | 'PAID' | 'CANCELLED';
 export type PaymentMethod = 'free' | 'bank' | 'card' | 'cash' | 'other';
@@ -274,7 +277,7 @@ export async function lockEventForCompletion(
   if (!row) return undefined;
   const event = eventFromRow(row);
   // A ticket type's own places are counted under the event's exclusive lock as the event's are.
-  if (event.capacity !== null || cappedTiers(event.pricing).length > 0) throw new CapacityChangedError(eventId);
+  if (event.capacity !== null || cappedTiers(event.pricing).length > 0 || stockedAddons(event.pricing).length > 0) throw new CapacityChangedError(eventId);
   return { event, seatsLeft: null, seatsLeftForOwnHold: null, tierFree: new Map(), tierFreeForOwnHold: new Map(), pendingReversal: row.pending_reversal };
 }
 
@@ -338,6 +341,8 @@ export interface NewRegistration {
   codeId?: string;
   /** The family asked to talk about help with the cost: open until the office decides (help-requests.ts). */
   helpRequested?: boolean;
+  /** Its per-registration add-ons (each attendee's are on the attendee): stored as registration_addons rows. */
+  addons?: AddonPick[];
   paymentIntentId?: string;
   /** The public form's client (clientKey), counted by the unpaid-places cap; none for the office and card payments. */
   clientKey?: string;
@@ -364,7 +369,9 @@ export function contactMobileColumn(cipher: FieldCipher, mobile: string | undefi
 /** Inserts a registration (contact encrypted, lookup hash from key v1) inside the caller's transaction. */
 export async function insertRegistration(trx: Knex.Transaction, cipher: FieldCipher, input: NewRegistration): Promise<{ id: string }> {
   const [row] = await trx('registrations').insert(registrationRow(cipher, input)).returning<Array<{ id: string }>>('id');
-  return row as { id: string };
+  const { id } = row as { id: string };
+  await insertAddonRows(trx, addonRowsOf(id, input.attendees, input.addons, input.priced, input.now));
+  return { id };
 }
 
 /** The registrations row for a new registration, for an insert of the caller's (e.g. one statement with other writes). */
@@ -376,7 +383,8 @@ export function registrationRow(cipher: FieldCipher, input: NewRegistration): Re
     contact_name: input.contact.name,
     ...contactEmailColumns(cipher, input.contact.email),
     ...contactMobileColumn(cipher, input.contact.mobile),
-    attendees: JSON.stringify(input.attendees),
+    // Add-ons are rows of their own (registration_addons), written beside it.
+    attendees: JSON.stringify(withoutAddons(input.attendees)),
     attendee_count: input.attendees.length,
     family: input.family,
     payment_method: input.method,

@@ -29,6 +29,8 @@ import { mailboxKey } from '../canonical-mailbox.js';
 import { localDay } from '../local-time.js';
 import { CodeRefusedError, codeTerms, findCode, usableCode } from '../registrations/codes.js';
 import { assertCodeGuessesLeft, countRefusedCode } from './code-guesses.js';
+import { takeAddonStock } from '../registrations/addon-stock.js';
+import type { AddonPick } from '../registrations/addons.js';
 
 /**
  * A registration submitted on the public event page, already validated. Every
@@ -58,6 +60,8 @@ export interface RegistrationSubmission {
    * card payment whatever payment was chosen, held without the unpaid-hold release until the office decides.
    */
   helpRequested?: boolean;
+  /** The per-registration add-ons chosen (each attendee's are on the attendee); their stock is counted under the event's lock. */
+  addons?: AddonPick[];
 }
 
 export type RegistrationOutcome =
@@ -130,7 +134,7 @@ async function registerWithCodeJudged(ctx: AppContext, event: EventRecord, submi
   if (submission.code !== undefined && !code) throw new CodeRefusedError('unknown');
   const priced = priceRegistration(
     event.pricing,
-    { attendees: submission.attendees, family: submission.family, ...(code ? { code: codeTerms(code) } : {}) },
+    { attendees: submission.attendees, family: submission.family, addons: submission.addons, ...(code ? { code: codeTerms(code) } : {}) },
     { day: priceDayOf(ctx, now) },
   );
   // A family asking to talk about help pays nothing now, even if it chose card: the office decides first.
@@ -148,6 +152,7 @@ async function registerWithCodeJudged(ctx: AppContext, event: EventRecord, submi
       // The church's network has no per-client cap, on card holds either.
       client: submission.fromChurchNetwork ? undefined : submission.client,
       code: submission.code,
+      addons: submission.addons,
     });
     return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
   }
@@ -238,6 +243,9 @@ export async function registerWithoutCard(
     // A ticket type with places of its own needs room in them too, counted the same way under the same lock.
     const tierFull = office?.overCapacity ? undefined : tierFullError(tierShortOfPlaces(submission.attendees, tierRoom(locked, offer, Boolean(office))), locked.event.pricing.tiers);
     if (tierFull) throw tierFull;
+    // An add-on's stock likewise, the office's too: the bus has its seats whatever the office knows.
+    const addonStock = await takeAddonStock(trx, locked.event, submission.attendees, submission.addons, now);
+    if (addonStock instanceof Error) throw addonStock;
     // Priced again from the locked row, so a price change committed meanwhile is the one that counts; on the day it
     // is made (the office may name another), and never again afterwards: the amounts are stored with it.
     const pricedOn = submission.priceDay ?? priceDayOf(ctx, now);
@@ -246,7 +254,7 @@ export async function registerWithoutCard(
     const code = submission.code !== undefined ? await usableCode(trx, locked.event, submission.code, { day: pricedOn, attendees: submission.attendees, now }) : undefined;
     const priced = priceRegistration(
       locked.event.pricing,
-      { attendees: submission.attendees, family: submission.family, ...(code ? { code: codeTerms(code) } : {}) },
+      { attendees: submission.attendees, family: submission.family, addons: submission.addons, ...(code ? { code: codeTerms(code) } : {}) },
       { day: pricedOn, allowHidden: Boolean(office) },
     );
     const free = priced.free;
@@ -283,6 +291,7 @@ export async function registerWithoutCard(
       pricedOn,
       codeId: code?.id,
       helpRequested: !office && !free && helpAsked(locked.event, submission),
+      addons: submission.addons,
       clientKey: office ? undefined : submission.client,
       mailboxKey: mailbox,
       // Split plain/sensitive by the questions as the locked row has them.

@@ -9,6 +9,7 @@ import type { AppContext } from '../../context.js';
 import { UsageError, errorMessage } from '../../errors.js';
 import { printResult, withContext } from '../io.js';
 import { registerEventsAttendanceCommand } from './events-attendance.js';
+import { registerEventsAddonsCommand } from './events-addons.js';
 
 interface JsonOption {
   json?: boolean;
@@ -166,6 +167,7 @@ export function registerEventsCommands(program: Command): void {
     });
 
   registerEventsAttendanceCommand(events);
+  registerEventsAddonsCommand(events);
 }
 
 async function readEventFileText(file: string): Promise<string> {

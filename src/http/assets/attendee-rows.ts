@@ -12,7 +12,11 @@ const ROW_ID = /^attendee-(name|tier)-\d+/;
 const QUESTION_ID = /^q-\d+-/;
 const QUESTION_NAME = /^q\.\d+\./;
 
-const renamed = (id: string, n: number) => id.replace(ROW_ID, `attendee-$1-${n}`).replace(QUESTION_ID, `q-${n}-`);
+/** An add-on's control in row n: id `addon-<n>-<addon>`, name `addon.<n - 1>.<addon>` (addon-view.ts). */
+const ADDON_ID = /^addon-\d+-/;
+const ADDON_NAME = /^addon\.\d+\./;
+
+const renamed = (id: string, n: number) => id.replace(ROW_ID, `attendee-$1-${n}`).replace(QUESTION_ID, `q-${n}-`).replace(ADDON_ID, `addon-${n}-`);
 const retitled = (text: string, n: number) => text.replace(/^Attendee \d+/, `Attendee ${n}`);
 
 export function enhanceAttendeeRows(form: HTMLFormElement, changed: () => void): void {
@@ -38,14 +42,17 @@ export function enhanceAttendeeRows(form: HTMLFormElement, changed: () => void):
     row.querySelectorAll<HTMLElement>('.row-label').forEach((label) => {
       label.textContent = `Attendee ${n}: `;
     });
-    row.querySelectorAll<HTMLElement>('.question-help, fieldset').forEach((element) => {
+    row.querySelectorAll<HTMLElement>('.addon-legend').forEach((legend) => {
+      legend.textContent = retitled(legend.textContent ?? '', n);
+    });
+    row.querySelectorAll<HTMLElement>('.question-help, .addon-hint, fieldset').forEach((element) => {
       if (element.id) element.id = renamed(element.id, n);
       const described = element.getAttribute('aria-describedby');
       if (described) element.setAttribute('aria-describedby', described.split(' ').map((id) => renamed(id, n)).join(' '));
     });
     row.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>('input, select, textarea').forEach((field) => {
       field.id = renamed(field.id, n);
-      field.name = field.name.replace(QUESTION_NAME, `q.${n - 1}.`);
+      field.name = field.name.replace(QUESTION_NAME, `q.${n - 1}.`).replace(ADDON_NAME, `addon.${n - 1}.`);
       const described = field.getAttribute('aria-describedby');
       if (described) field.setAttribute('aria-describedby', described.split(' ').map((id) => renamed(id, n)).join(' '));
     });
@@ -107,8 +114,8 @@ export function enhanceAttendeeRows(form: HTMLFormElement, changed: () => void):
     row.querySelectorAll('input, select, textarea, fieldset').forEach((field) => {
       field.removeAttribute('aria-invalid');
       field.removeAttribute('autofocus');
-      // A question keeps its help text; nothing else describes a new row's field.
-      const help = (field.getAttribute('aria-describedby') ?? '').split(' ').filter((id) => id.endsWith('-help'));
+      // A question keeps its help text, an add-on its price; nothing else describes a new row's field.
+      const help = (field.getAttribute('aria-describedby') ?? '').split(' ').filter((id) => id.endsWith('-help') || id.endsWith('-hint'));
       if (help.length > 0) field.setAttribute('aria-describedby', help.join(' '));
       else field.removeAttribute('aria-describedby');
     });
@@ -169,9 +176,9 @@ function prefillFirstRow(
   });
 }
 
-/** A new row's questions start unanswered (the row it was copied from may have answers). */
+/** A new row's questions start unanswered and its add-ons unchosen (the row it was copied from may have them). */
 function clearAnswers(row: HTMLElement): void {
-  row.querySelectorAll<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>('.question input, .question textarea, .question select').forEach((field) => {
+  row.querySelectorAll<HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement>('.question input, .question textarea, .question select, .attendee-addons input, .attendee-addons select').forEach((field) => {
     if (field instanceof HTMLInputElement && (field.type === 'radio' || field.type === 'checkbox')) field.checked = false;
     else if (field instanceof HTMLSelectElement) field.selectedIndex = 0;
     else field.value = '';

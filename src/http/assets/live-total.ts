@@ -1,16 +1,27 @@
 import { PricingError } from '../../registrations/pricing.js';
 import type { LiveTotalConfig } from '../live-total-config.js';
 import { describeTotal, priceBasket, totalHeading, type FormBasket } from '../total-words.js';
+import { addonFieldsOfForm } from '../addon-fields.js';
 
 /** Named rows only: the server ignores a row whose name is blank, whatever ticket it shows. */
 export function basketOf(form: HTMLFormElement): FormBasket {
   const data = new FormData(form);
   const names = data.getAll('attendee_name').map(String);
   const tiers = data.getAll('attendee_tier').map(String);
+  // Add-ons read as the server reads the post (addon-fields.ts), by the row they were chosen on.
+  const fields: Record<string, string[]> = {};
+  data.forEach((value, key) => {
+    if (key.startsWith('addon.')) fields[key] = [...(fields[key] ?? []), String(value)];
+  });
+  const extras = addonFieldsOfForm(fields);
   const attendees = names
-    .map((name, index) => ({ name: name.trim(), tier: tiers[index] ?? '' }))
+    .map((name, index) => {
+      const addons = extras.rows.get(index);
+      return { name: name.trim(), tier: tiers[index] ?? '', ...(addons && addons.length > 0 ? { addons } : {}) };
+    })
     .filter((row) => row.name !== '');
-  return { attendees, family: data.get('family') === 'on', payment: String(data.get('payment') ?? '') };
+  const addons = extras.registration.length > 0 ? { addons: extras.registration } : {};
+  return { attendees, family: data.get('family') === 'on', payment: String(data.get('payment') ?? ''), ...addons };
 }
 
 export interface LiveTotal {

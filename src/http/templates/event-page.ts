@@ -1,5 +1,6 @@
 import { definePage } from '../pages.js';
 import { QUESTION_FIELD, QUESTION_STYLES, type QuestionFieldView } from './question-fields.js';
+import { ADDON_CONTROL, type AddonControlView, type AddonFormViews } from '../addon-view.js';
 
 export interface FieldProblem {
   /** The form field, e.g. "email" or "attendees[2].tier". */
@@ -20,6 +21,8 @@ export interface AttendeeRowView {
   options: Array<{ id: string; label: string; selected: boolean }>;
   /** The event's attendee questions for this row (the script shows only those for the row's ticket). */
   questions: QuestionFieldView[];
+  /** The per-attendee add-ons of this row. */
+  addons?: AddonFormViews['rows'][number];
 }
 
 export interface FieldErrorView {
@@ -62,6 +65,9 @@ export interface EventPageData {
   household: boolean;
   /** The event's questions asked once per registration. */
   registrationQuestions: QuestionFieldView[];
+  /** The per-registration add-ons, and their problem. */
+  registrationAddons?: AddonControlView[];
+  registrationAddonsError?: string;
   paymentOptions: Array<{ value: 'card' | 'bank'; label: string; hint: string; checked: boolean; focus?: boolean }>;
   attendeeRows: AttendeeRowView[];
   /** The most rows the form offers: the event's maxAttendeesPerRegistration, or the places left when fewer and there is no waiting list. */
@@ -171,6 +177,7 @@ export const eventPage = definePage<EventPageData>(`
   .live-total p { margin: 0; }
   #live-total-amount { display: block; font-size: 1.25rem; }
   .attendee-questions { grid-column: 1 / -1; }
+  .attendee-addons { grid-column: 1 / -1; margin-top: 10px; }
   ${QUESTION_STYLES}
   .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 </style>
@@ -250,6 +257,7 @@ export const eventPage = definePage<EventPageData>(`
           {{#if tierError}}<p class="error field-error" id="attendee-tier-{{number}}-error">{{tierError}}</p>{{/if}}
         </div>
         {{#if questions.length}}<div class="attendee-questions">{{#each questions}}${QUESTION_FIELD}{{/each}}</div>{{/if}}
+        {{#if addons.controls.length}}<fieldset class="attendee-addons"><legend class="addon-legend">{{addons.legend}}</legend>{{#if addons.error}}<p class="error field-error">{{addons.error}}</p>{{/if}}{{#each addons.controls}}${ADDON_CONTROL}{{/each}}</fieldset>{{/if}}
         <button type="button" class="remove-attendee" aria-label="Remove attendee {{number}}" hidden>Remove</button>
       </div>
       {{/each}}
@@ -258,6 +266,7 @@ export const eventPage = definePage<EventPageData>(`
     </fieldset>
     <button type="button" id="add-attendee" class="outline" data-max="{{maxAttendees}}" data-initial="{{initialRows}}"{{#if placesLeft}} data-places-left="{{placesLeft}}"{{/if}} hidden>Add another person</button>
     {{#if registrationQuestions.length}}<div id="registration-questions">{{#each registrationQuestions}}${QUESTION_FIELD}{{/each}}</div>{{/if}}
+    {{#if registrationAddons.length}}<fieldset id="registration-addons"><legend>Extras for the registration</legend>{{#if registrationAddonsError}}<p class="error field-error">{{registrationAddonsError}}</p>{{/if}}{{#each registrationAddons}}${ADDON_CONTROL}{{/each}}</fieldset>{{/if}}
 
     {{#if household}}
     <label class="choice hinted-choice" for="family"><input id="family" name="family" type="checkbox" value="on"{{#if values.family}} checked{{/if}}{{#if fields.family.error}} aria-invalid="true" aria-describedby="family-error"{{/if}}{{#if fields.family.focus}} autofocus{{/if}}> <span>We are one household{{#if familyWaiver}} (family waiver){{/if}}{{#if familyNote}}<br><span class="muted">{{familyNote}}</span>{{/if}}</span></label>

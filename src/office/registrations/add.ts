@@ -21,6 +21,8 @@ import { counted } from '../../plural.js';
 import { atDoorLabel } from '../../registrations/checkin/walk-in.js';
 import { outsideEventDays } from '../../registrations/checkin/event-days.js';
 import { checkInWalkIn } from '../../registrations/checkin/records.js';
+import { AddonSoldOutError } from '../../registrations/addon-stock.js';
+import { withOfficeAddons } from './addon-choice.js';
 
 export interface AddInput {
   eventSlug: string;
@@ -44,6 +46,8 @@ export interface AddInput {
   priceAt?: string;
   /** `--code`: a code of the event, judged and its use counted as on the form (the office is told why one is refused). */
   code?: string;
+  /** `--addon ATTENDEE:ADDON[=OPTION]`, each one unit (addon-choice.ts); priced and stock-checked as on the form. */
+  addons?: string[];
 }
 
 export interface AddResult {
@@ -71,7 +75,8 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
   assertWithinAttendeeCap(event, input.attendees.length);
   const money = moneyFormatter(ctx.config.regional);
   const day = input.priceAt ?? priceDayOf(ctx, ctx.clock.now());
-  const attendees = input.attendees.map((attendee, index) => ({ ...attendee, tier: tierIdOf(event, attendee, index, (tier) => money(tierPriceOn(tier, day))) }));
+  const tiered = input.attendees.map((attendee, index) => ({ ...attendee, tier: tierIdOf(event, attendee, index, (tier) => money(tierPriceOn(tier, day))) }));
+  const { attendees, addons } = withOfficeAddons(event.pricing, tiered, input.addons ?? []);
   const paid = input.paid ?? (input.resolveAlert !== undefined && (await alertIsForCardPayment(ctx.db, input.resolveAlert)) ? 'card' : 'none');
   let resolvedAlert: number | null = null;
   let card: CardSettlement | undefined;
@@ -79,7 +84,7 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
     const registered = await registerWithoutCard(
       ctx,
       event,
-      { contact: input.contact, attendees, family: input.family, ...(input.priceAt ? { priceDay: input.priceAt } : {}), ...(input.code ? { code: input.code } : {}) },
+      { contact: input.contact, attendees, family: input.family, ...(input.priceAt ? { priceDay: input.priceAt } : {}), ...(input.code ? { code: input.code } : {}), ...(addons.length > 0 ? { addons } : {}) },
       {
         overCapacity: input.overCapacity,
         paidWith: paid === 'none' ? undefined : paid,
@@ -137,6 +142,12 @@ export async function addRegistration(ctx: OfficeContext, input: AddInput): Prom
       throw new AppError('sold_out', `${event.slug} has ${counted(error.placesLeft, `${error.label} place`, `${error.label} places`)} left, fewer than this registration names; nothing was registered`, {
         exitCode: 1,
         suggestion: "add --over-capacity to exceed the ticket type's places knowingly",
+      });
+    }
+    if (error instanceof AddonSoldOutError) {
+      throw new AppError('sold_out', `${event.slug} has ${error.left} ${error.label} left, fewer than the ${error.wanted} asked for; nothing was registered`, {
+        exitCode: 1,
+        suggestion: `see the stock with \`eventops events addons ${event.slug}\``,
       });
     }
     if (error instanceof SoldOutError) {

@@ -12,6 +12,8 @@ import { CREDITED_MINOR_SQL, PAID_MINOR_SQL } from '../../registrations/ledger.j
 import type { AnswerValue, Question, RegistrationAnswers } from '../../registrations/answers.js';
 import { answerCell, answerCells, answerColumnsFor, asksDateOfBirth, readStoredAnswers, recordSensitiveExport, type AnswerColumn } from './export-answers.js';
 import { CHECKIN_EXPORT_COLUMNS, CHECKIN_FLAG_COLUMN, checkinExportFields, type CheckinExportFields } from '../../registrations/checkin/export-columns.js';
+import { addonExportCells } from './export-addons.js';
+import type { EventAddon } from '../../registrations/event-pricing.js';
 
 /**
  * One row per attendee: for name tags, the kitchen and the roll. The money is the registration's, so it
@@ -39,6 +41,8 @@ export interface AttendeeExportRow extends CheckinExportFields {
   code?: string | null;
   /** What the code took off, like the money (first row only). */
   codeDiscount?: string | null;
+  /** The add-ons chosen, by column header `addon.<id>` (export-addons.ts); absent when the event has none. */
+  addons?: Record<string, string>;
 }
 
 /** Said after the money columns, and only when some registration of the export used a code. */
@@ -139,7 +143,7 @@ export async function exportEvent(
 ): Promise<{ rows: Array<AttendeeExportRow & { registrationId: string }>; answerColumns: AnswerColumn[] }> {
   const event = await ctx.db('events')
     .where({ slug: eventSlug })
-    .first<{ id: string; pricing: { tiers: Array<{ id: string; label: string; minAge?: number; maxAge?: number }> }; questions: Question[] | null } | undefined>('id', 'pricing', 'questions');
+    .first<{ id: string; pricing: { tiers: Array<{ id: string; label: string; minAge?: number; maxAge?: number }>; addons?: EventAddon[] }; questions: Question[] | null } | undefined>('id', 'pricing', 'questions');
   if (!event) throw new NotFoundError(`event "${eventSlug}"`, 'run `eventops events list --all` to see the slugs');
   const labels = new Map(event.pricing.tiers.map((tier) => [tier.id, tier.label]));
   const digits = currencyDigits(ctx.config.regional.currency);
@@ -171,6 +175,7 @@ export async function exportEvent(
   const answerColumns = answerColumnsFor(event.questions ?? [], { includeSensitive, dateOfBirthAsked: asksDateOfBirth(event.pricing.tiers, stored) });
   const checkin = await checkinExportFields(ctx.db, event.id, ctx.config.regional.timeZone);
   const withCodes = rows.some((row) => row.code !== null);
+  const addonColumns = await addonExportCells(ctx.db, event.id, event.pricing.addons ?? []);
   const exported = rows.flatMap((row, rowIndex) => {
     const email = ctx.cipher.decrypt(row.contact_email_enc);
     const mobile = row.contact_mobile_enc ? ctx.cipher.decrypt(row.contact_mobile_enc) : '';
@@ -198,6 +203,7 @@ export async function exportEvent(
       answers: answerCells(answerColumns, stored[rowIndex] as (typeof stored)[number], index),
       registrationId: row.id,
       ...checkin(row.id, index),
+      ...(addonColumns ? { addons: addonColumns.cells(row.id, index) } : {}),
     }));
   });
   return { rows: exported, answerColumns };
@@ -212,16 +218,19 @@ export async function exportEvent(
 export function attendeesCsv(rows: AttendeeExportRow[], answerHeaders: readonly string[] = Object.keys(rows[0]?.answers ?? {}), minute: (date: Date) => string = isoMinute): string {
   // The code columns only for an event where some registration used a code: every other export keeps its columns.
   const codeColumns = rows.some((row) => row.code !== undefined) ? CODE_EXPORT_COLUMNS : [];
+  // One column per add-on, only for an event with add-ons.
+  const addonHeaders = Object.keys(rows[0]?.addons ?? {});
   return stringify(
     rows.map((row) => [
       ...EXPORT_COLUMNS.map((column) => row[column.key] as string | null),
       ...codeColumns.map((column) => row[column.key] ?? null),
       ...answerHeaders.map((header) => answerCell(row.answers[header] ?? null, minute)),
+      ...addonHeaders.map((header) => row.addons?.[header] ?? ''),
       row[CHECKIN_FLAG_COLUMN.key],
     ]),
     {
       header: true,
-      columns: [...EXPORT_COLUMNS.map((column) => column.header), ...codeColumns.map((column) => column.header), ...answerHeaders, CHECKIN_FLAG_COLUMN.header],
+      columns: [...EXPORT_COLUMNS.map((column) => column.header), ...codeColumns.map((column) => column.header), ...answerHeaders, ...addonHeaders, CHECKIN_FLAG_COLUMN.header],
       escape_formulas: true,
       bom: true,
     },

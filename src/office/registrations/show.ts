@@ -12,6 +12,7 @@ import { officePaidByMethod, type PaidByMethod } from '../../registrations/paid-
 import { loadAnswersView, type AnswersView } from './answers-view.js';
 import { listCheckinLog, type CheckinLogEntry } from '../../registrations/checkin/records.js';
 import { helpRequestWord } from '../../registrations/help-requests.js';
+import { registrationAddonEntries, type AddonEntry } from '../../registrations/addon-records.js';
 
 export interface RegistrationDetail {
   id: string;
@@ -22,6 +23,8 @@ export interface RegistrationDetail {
   contact: { name: string; email: string; mobile: string | null };
   family: boolean;
   attendees: Array<{ name: string; tier: string; tierLabel: string }>;
+  /** Its add-ons, each at the price it was made at. */
+  addons: AddonEntry[];
   lines: Array<{ label: string; amount: number }>;
   totalMinor: number;
   /** The church-local day (yyyy-MM-dd) whose prices it was made at: fixed then, never priced again. */
@@ -71,7 +74,7 @@ export async function showRegistration(
 ): Promise<RegistrationDetail> {
   const id = await resolveRegistrationId(ctx.db, given);
   const row = await ctx.db('registrations').where({ id }).first<RegistrationRow>();
-  const event = await ctx.db('events').where({ id: row.event_id }).first<{ slug: string; title: string; starts_at: Date; pricing: { tiers: Array<{ id: string; label: string }> } }>();
+  const event = await ctx.db('events').where({ id: row.event_id }).first<{ slug: string; title: string; starts_at: Date; pricing: { tiers: Array<{ id: string; label: string }>; addons?: Array<{ id: string; label: string }> } }>();
   const tierLabels = new Map(event.pricing.tiers.map((tier) => [tier.id, tier.label]));
 
   const checkouts = await ctx.db('checkout_sessions')
@@ -109,6 +112,7 @@ export async function showRegistration(
     },
     family: row.family,
     attendees: row.attendees.map((a) => ({ name: a.name, tier: a.tier, tierLabel: tierLabels.get(a.tier) ?? a.tier })),
+    addons: await registrationAddonEntries(ctx.db, id, event.pricing, row.attendees),
     lines: row.line_items.map((line) => ({ label: line.label, amount: line.amount })),
     totalMinor: row.total_minor,
     pricedOn: row.priced_on ?? null,

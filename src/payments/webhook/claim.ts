@@ -13,8 +13,8 @@ export interface DeliveredEvent {
   type: string;
 }
 
-/** SQL on events aliased `e`: a capacity, or a ticket type with one of its own (SeenEvent.limited). */
-export const SEEN_LIMITED_SQL = `(e.capacity IS NOT NULL OR jsonb_path_exists(e.pricing, '$.tiers[*].capacity'))`;
+/** SQL on events aliased `e`: a capacity, a ticket type with one of its own, or an add-on with stock (SeenEvent.limited). */
+export const SEEN_LIMITED_SQL = `(e.capacity IS NOT NULL OR jsonb_path_exists(e.pricing, '$.tiers[*].capacity') OR jsonb_path_exists(e.pricing, '$.addons[*].stock'))`;
 
 /** The event a checkout is for, as read before any lock on it. */
 export interface SeenEvent {

@@ -21,6 +21,8 @@ import { moneyFormatter } from '../../money-format.js';
 import { lockOpenOffer, markOfferClaimed, OfferNotOpenError } from '../../registrations/waitlist/claim.js';
 import { codeUses, type CodeRow } from '../../registrations/codes.js';
 import type { WaitlistEntryRow } from '../../registrations/waitlist/entries.js';
+import { addonRowsOf, insertAddonRows } from '../../registrations/addon-stock.js';
+import { addonStockFailure } from './addon-completion.js';
 
 /**
  * A paid checkout (checkout.session.completed with payment settled, or
@@ -176,7 +178,8 @@ async function settleClaimedCheckout(
   const seats = locked ? placesFor(claimed, locked, offer, now) : undefined;
   // A live checkout held its code's use; one paid after its expiry takes a use only if one is left (counted under the lock).
   const codeUsedUp = locked && staged?.codeId && claimed.expires_at.getTime() <= now.getTime() ? await codeWithNoUseLeft(trx, staged.codeId, now) : undefined;
-  const failure = checkCompletion(ctx, claimed, action, seats, staged, registration) ?? codeFailure(codeUsedUp);
+  const failure =
+    checkCompletion(ctx, claimed, action, seats, staged, registration) ?? codeFailure(codeUsedUp) ?? (await addonStockFailure(trx, locked?.event, staged, claimed, now));
   if (failure) {
     await trx('checkout_sessions').where({ id: claimed.id }).update({ status: 'UNFULFILLED', unfulfilled_reason: failure.kind, updated_at: now });
     await raiseOperationsAlert(trx, ctx, {
@@ -226,6 +229,7 @@ async function settleClaimedCheckout(
     // The payload has served its purpose: keep only the link to the registration it became.
     const scrub = trx('checkout_sessions').where({ id: claimed.id }).update({ payload_enc: null, registration_id: paidId });
     await writeTogether(trx, [registrationInsert, scrub], receiptRow);
+    await insertAddonRows(trx, addonRowsOf(paidId, staged.attendees, staged.addons, staged.priced, now));
     if (offer) await markOfferClaimed(trx, offer, { registrationId: paidId, attendees: staged.attendees.length, actor: 'card provider', now });
   } else {
     const paid = trx('registrations').where({ id: paidId }).update({

@@ -45,5 +45,6 @@ export const addOptionsSchema = z.object({
   atDoor: z.boolean().optional(),
   priceAt: calendarDate.optional(),
   code: z.string().trim().min(1, { error: 'must not be empty' }).max(40, { error: 'at most 40 characters' }).optional(),
+  addon: z.array(z.string()).optional(),
   json: z.boolean().optional(),
 });

@@ -25,6 +25,7 @@ export function registerAddCommand(registrations: Command): void {
     .option('--resolve-alert <id>', 'resolve this open alert (a payment kept without a registration) as answered by this registration, paid by that payment')
     .option('--note <text>', 'kept in the history (and the alert resolution)')
     .option('--at-door', 'a walk-in on the day: checks every attendee in, and `events attendance` lists them as came unregistered')
+    .option('--addon <attendee:addon>', 'an add-on for the attendee numbered (1 for the first --attendee) or named so, e.g. 1:bus, "Sam Smith:tshirt=M"; :lodge for one per registration; repeat for each', collect)
     .option('--code <code>', "one of the event's codes (case does not matter): its discount applies once to this registration, which counts as one use")
     .option('--price-at <date>', "price it at the prices of this day (yyyy-mm-dd, the church's time zone), e.g. the early price promised to a family; default: today's")
     .option('--json', 'print JSON')
@@ -74,6 +75,7 @@ arguments, such as a name or address the form would refuse.`,
           atDoor: Boolean(options.atDoor),
           priceAt: options.priceAt,
           code: options.code,
+          addons: options.addon,
         });
         const lines = [
           `registered ${result.reference} (${result.status}, ${result.method}, ${money(result.totalMinor)}) for ${options.event}; the ${result.status === 'PAID' && result.method !== 'free' ? 'receipt' : 'confirmation'} is queued`,

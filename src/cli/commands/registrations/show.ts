@@ -60,6 +60,7 @@ function describe(r: RegistrationDetail, { money, minute, method, history, answe
     `  created:  ${minute(r.createdAt)}${r.family ? ', one household' : ''}`,
     'Attendees:',
     ...r.attendees.map((a) => `  ${a.name} (${a.tierLabel})`),
+    ...(r.addons.length > 0 ? ['Add-ons:', ...r.addons.map((a) => `  ${a.attendee ?? 'registration'}: ${a.label} ${money(a.priceMinor)}`)] : []),
     ...answers,
     `Price:${r.pricedOn ? ` (the prices of ${r.pricedOn}, fixed when it was made)` : ''}`,
     ...r.lines.map((line) => `  ${line.label}: ${money(line.amount)}`),
