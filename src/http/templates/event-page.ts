@@ -157,7 +157,7 @@ export const eventPage = definePage<EventPageData>(`
   #registration-form ~ #waitlist { margin-top: 24px; padding-top: 16px; border-top: 2px solid #e4e4e7; }
   .tiers { list-style: none; padding: 0; margin: 4px 0 8px; }
   .tiers li { display: flex; justify-content: space-between; gap: 12px; border-bottom: 1px solid #e4e4e7; padding: 4px 0; }
-  /* A ticket's name is never broken inside a word by a long price beside it ("$300.00 until 1 March, then $350.00"). */
+  /* A ticket's name is never broken inside a word by a long price schedule beside it. */
   .tiers li > span:first-child { flex: 0 0 auto; max-width: 50%; overflow-wrap: normal; }
   .tiers li > span:last-child { text-align: right; }
   .description { white-space: pre-line; }
