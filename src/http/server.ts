@@ -98,8 +98,8 @@ export async function buildServer(
 
   const renderer =
     (identity: () => Promise<ChurchIdentity>): PageRenderer =>
-    async (reply, render, data) => {
-      const { name } = await identity();
+    async (reply, render, data, known) => {
+      const { name } = known ?? (await identity());
       const html = render(data, { churchName: name, theme: ctx.config.theme, lang: ctx.config.regional.locale, cspNonce: reply.cspNonce });
       return reply.type('text/html; charset=utf-8').send(html);
     };
