@@ -20,7 +20,10 @@ export const CHURCH_CLIENT_PREFIX = 'church:';
  * (`203.0.113.5:40000`, `[2001:db8::1]:443`), new on every connection, so it is dropped first.
  */
 export function clientKey(ip: string): string {
-  const address = parsedAddress(ip);
+  return keyOf(parsedAddress(ip));
+}
+
+function keyOf(address: ipaddr.IPv4 | ipaddr.IPv6 | undefined): string {
   if (!address) return UNPARSEABLE_CLIENT;
   if (address.kind() === 'ipv4') return address.toString();
   const network = ipaddr.IPv6.networkAddressFromCIDR(`${address.toString()}/${IPV6_CLIENT_PREFIX}`);
@@ -39,9 +42,10 @@ export interface PublicClient {
  * shared with a neighbour in the same /48, and the limits that apply to it can tell it apart.
  */
 export function publicClient(ip: string, churchNetworks: readonly string[]): PublicClient {
-  const key = clientKey(ip);
+  // Asked on every public request (the rate limit's key): the address is parsed once, the ranges once per list.
   const address = parsedAddress(ip);
-  const churchNetwork = address !== undefined && churchNetworks.some((range) => inRange(address, range));
+  const key = keyOf(address);
+  const churchNetwork = address !== undefined && churchNetworks.length > 0 && parsedRanges(churchNetworks).some((range) => inRange(address, range));
   return churchNetwork ? { key: `${CHURCH_CLIENT_PREFIX}${key}`, churchNetwork } : { key, churchNetwork };
 }
 
@@ -50,8 +54,20 @@ export function isChurchClientKey(key: string): boolean {
   return key.startsWith(CHURCH_CLIENT_PREFIX);
 }
 
-function inRange(address: ipaddr.IPv4 | ipaddr.IPv6, range: string): boolean {
-  const [network, bits] = ipaddr.parseCIDR(range);
+type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
+const rangesOfList = new WeakMap<readonly string[], Range[]>();
+
+/** The CIDR ranges of a list (the configuration's CHURCH_NETWORKS), parsed on first use. */
+function parsedRanges(list: readonly string[]): Range[] {
+  let ranges = rangesOfList.get(list);
+  if (!ranges) {
+    ranges = list.map((range) => ipaddr.parseCIDR(range));
+    rangesOfList.set(list, ranges);
+  }
+  return ranges;
+}
+
+function inRange(address: ipaddr.IPv4 | ipaddr.IPv6, [network, bits]: Range): boolean {
   return address.kind() === network.kind() && address.match([network, bits]);
 }
 

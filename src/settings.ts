@@ -89,7 +89,13 @@ export async function setSetting<K extends SettingKey>(db: Db, key: K, value: Se
 
 /** The card fee rate from Settings, default 1.7% + 30 minor units. */
 export async function getCardFeeRate(db: Db): Promise<{ percent: number; fixed: number }> {
-  const s = await getSettings(db, ['cardFee.percent', 'cardFee.fixed']);
+  return cardFeeRateFrom(await getSettings(db, [...CARD_FEE_KEYS]));
+}
+
+export const CARD_FEE_KEYS = ['cardFee.percent', 'cardFee.fixed'] as const satisfies SettingKey[];
+
+/** The card fee rate from settings already read (getCardFeeRate's rule). */
+export function cardFeeRateFrom(s: Partial<{ [K in (typeof CARD_FEE_KEYS)[number]]: SettingValue<K> }>): { percent: number; fixed: number } {
   return { percent: s['cardFee.percent'] ?? DEFAULT_CARD_FEE.percent, fixed: s['cardFee.fixed'] ?? DEFAULT_CARD_FEE.fixed };
 }
 

@@ -10,6 +10,7 @@ import { ratioRow, type BenchEnv, type CaseReport, type CaseResult, type RushSum
 import { BENCH_BUILD, BIN, ROOT, reference } from '../support/paths.js';
 import { startNode, waitForHttp, waitForPort, type ServerProcess } from '../support/processes.js';
 import { seededName, seededUuid } from '../support/seeded.js';
+import { measurePageCpu, type PageCpu } from '../support/page-cpu.js';
 import { round } from '../support/stats.js';
 
 /**
@@ -320,6 +321,24 @@ async function afterOfferPass(env: BenchEnv, database: string, capacity: number)
   return places;
 }
 
+/** The page's own cost, measured after each side's rush on its own server: views and connections at a time. */
+const PAGE_CPU_VIEWS = 300;
+const PAGE_CPU_CONCURRENCY = 10;
+
+function pageCpu(env: BenchEnv, port: number, server: ServerProcess): Promise<PageCpu | undefined> {
+  return measurePageCpu({
+    port,
+    target: `/events/${SLUG}`,
+    pid: server.child.pid,
+    dataDir: path.join(env.tmpDir, 'pg', 'data'),
+    views: PAGE_CPU_VIEWS,
+    concurrency: PAGE_CPU_CONCURRENCY,
+  });
+}
+
+const describeCpu = (cpu: PageCpu | undefined) =>
+  cpu ? `server ${round(cpu.serverMs, 2)} ms + database ${round(cpu.databaseMs, 2)} ms` : 'not measured (no /proc)';
+
 export async function rush(env: BenchEnv): Promise<CaseReport> {
   const scale = Number(process.env.BENCH_RUSH_SCALE ?? 1);
   if (!Number.isFinite(scale) || scale <= 0) throw new Error(`BENCH_RUSH_SCALE must be a positive number, got ${process.env.BENCH_RUSH_SCALE}`);
@@ -354,6 +373,7 @@ export async function rush(env: BenchEnv): Promise<CaseReport> {
     const oursRun = await drive(env, ourPort, 'ours', load, provider);
     // serve offers freed places every 30 s: wait for the pass before counting places.
     const places = await afterOfferPass(env, DATABASE, load.capacity);
+    const ourPageCpu = await pageCpu(env, ourPort, ours);
     const ourExit = await ours.stop();
 
     const floorPort = await freePort();
@@ -368,6 +388,7 @@ export async function rush(env: BenchEnv): Promise<CaseReport> {
     env.log('case 9: the same-work floor');
     const floorRun = await drive(env, floorPort, 'floor', load, provider);
     const floorPlaces = await afterOfferPass(env, FLOOR_DATABASE, load.capacity);
+    const floorPageCpu = await pageCpu(env, floorPort, floor);
     const floorExit = await floor.stop();
 
     const taken = places.registered + places.offered;
@@ -412,6 +433,9 @@ export async function rush(env: BenchEnv): Promise<CaseReport> {
         `  same-work floor: ${describe(floorRun)}`,
         `  same-work floor: places taken ${floorPlaces.registered + floorPlaces.offered} (registrations ${floorPlaces.registered}, open offers ${floorPlaces.offered}), waiting list ${floorPlaces.waiting}, UNFULFILLED ${floorPlaces.unfulfilled}; ` +
           `peak RSS ${Math.round(floorExit.rssMb ?? 0)} MB, CPU ${round((floorExit.cpuMs ?? 0) / 1000, 1)} s`,
+        `  CPU per page view after the rush (${PAGE_CPU_VIEWS} views of the sold-out page, ${PAGE_CPU_CONCURRENCY} at a time; the wall clock left out): ` +
+          `ours ${describeCpu(ourPageCpu)}; same-work floor ${describeCpu(floorPageCpu)}` +
+          (ourPageCpu && floorPageCpu ? `; ratio ${round((ourPageCpu.serverMs + ourPageCpu.databaseMs) / (floorPageCpu.serverMs + floorPageCpu.databaseMs), 2)}×` : ''),
       ],
       rush: summary,
     };

@@ -10,7 +10,7 @@ import { tierView } from './tier-view.js';
 import { judgeCodeFor } from './code-view.js';
 import { eventHasLiveCodes } from '../registrations/codes.js';
 import type { PublicClient } from '../client-key.js';
-import { publicSeatCount } from '../registrations/registrations.js';
+import { publicSeatCount, type PublicSeatCount } from '../registrations/registrations.js';
 import type { WaitlistContact } from '../registrations/waitlist/entries.js';
 import { getCardFeeRate } from '../settings.js';
 import { DATE_OF_BIRTH_QUESTION_ID } from '../registrations/answers.js';
@@ -52,6 +52,14 @@ export interface EventViewOptions {
    * the limit no code is judged. Without one (a JSON post's own answer, a test), the code is not judged.
    */
   codeClient?: PublicClient;
+  /** What the page's own read (readPublicEvent) already has: the seat count, the card fee rate, live codes. */
+  preloaded?: PreloadedPageReads;
+}
+
+export interface PreloadedPageReads {
+  count: PublicSeatCount;
+  cardFeeRate: { percent: number; fixed: number };
+  liveCodes: boolean;
 }
 
 export interface OfferView {
@@ -84,7 +92,8 @@ export async function eventPageData(
   const price = (minor: number) => (minor === 0 ? 'Free' : format.money(minor));
   const { pricing } = event;
   const offer = options.offer;
-  const count = await publicSeatCount(ctx.db, event, ctx.clock.now());
+  const { preloaded } = options;
+  const count = preloaded?.count ?? (await publicSeatCount(ctx.db, event, ctx.clock.now()));
   // Claiming an offer: the places it holds are this registration's, whatever the public count says.
   const seats = offer ? offer.places : count.seatsLeft;
   const closed = !openForRegistration(event, ctx.clock.now());
@@ -99,7 +108,7 @@ export async function eventPageData(
   const applied = typedCode && !codeProblem && options.codeClient ? await judgeCodeFor(ctx, event, typedCode, options.codeClient) : undefined;
   const revealed = applied?.terms?.reveals ? [applied.terms.reveals] : [];
 
-  const rate = card && event.passCardFee ? await getCardFeeRate(ctx.db) : undefined;
+  const rate = card && event.passCardFee ? (preloaded?.cardFeeRate ?? (await getCardFeeRate(ctx.db))) : undefined;
   // Said in the card choice's own hint: on a phone a separate note is one more paragraph to scroll past.
   const cardFeeHint = rate ? ` Adds a card processing fee (about ${format.percent(rate.percent)} + ${format.money(rate.fixed)}).` : '';
   // Said beside the card choice only when a ticket bought alone would be refused for it.
@@ -253,7 +262,7 @@ export async function eventPageData(
     captchaScript: Boolean(ctx.config.captcha) && !closed && (seats !== 0 || waitlist !== undefined),
     livePricing: JSON.stringify({ ...liveTotalConfig(ctx, publicPricing(pricing, revealed), rate), ...(applied?.terms ? { code: applied.terms } : {}) }),
     codeForm:
-      typedCode || (await eventHasLiveCodes(ctx.db, event.id, priceDayOf(ctx, ctx.clock.now())))
+      typedCode || (preloaded?.liveCodes ?? (await eventHasLiveCodes(ctx.db, event.id, priceDayOf(ctx, ctx.clock.now()))))
         ? {
             action: eventPath(event.slug),
             value: typedCode,

@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import Handlebars from 'handlebars';
 import type { Theme } from '../config/types.js';
+import type { ChurchIdentity } from '../mail/identity.js';
 
 const handlebars = Handlebars.create();
 
@@ -75,4 +76,6 @@ export type PageRenderer = <D extends object>(
   reply: FastifyReply,
   render: (data: D & { title: string; refreshSeconds?: number }, shell: PageShell) => string,
   data: D & { title: string; refreshSeconds?: number },
+  /** The church's identity when the route has read it already (the event page reads it with the event): no second read. */
+  identity?: ChurchIdentity,
 ) => Promise<FastifyReply>;

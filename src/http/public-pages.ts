@@ -7,7 +7,10 @@ import type { Db } from '../db/connect.js';
 import { isChurchClientKey, publicClient } from '../client-key.js';
 import { AppError } from '../errors.js';
 import { verifyRegistrationToken } from '../payments/links.js';
-import { openForRegistration } from '../signup/register.js';
+import { openForRegistration, priceDayOf } from '../signup/register.js';
+import { readPublicEvent } from '../registrations/public-event-read.js';
+import { CARD_FEE_KEYS, cardFeeRateFrom } from '../settings.js';
+import { CHURCH_IDENTITY_KEYS, churchIdentityFrom } from '../mail/identity.js';
 import { confirmEarlierCardAttempts, startExistingRegistrationCheckout } from '../payments/pay-now.js';
 import { CANCELLED_RETURN_RATE_LIMIT, cancelledCheckoutNotice } from './cancelled-checkout.js';
 import { eventPageData, eventPath } from './event-view.js';
@@ -59,6 +62,9 @@ export const PUBLIC_FORM_RATE_LIMIT = {
   errorResponseBuilder: (_request: FastifyRequest, context: { ttl: number }) =>
     new AppError('rate_limited', `Too many requests; try again in ${Math.ceil(context.ttl / 1000)} seconds.`, { httpStatus: 429 }),
 };
+
+/** The settings the event page shows: the church's identity (its header) and the card fee (the card choice's hint). */
+const EVENT_PAGE_SETTING_KEYS = [...CHURCH_IDENTITY_KEYS, ...CARD_FEE_KEYS];
 
 /** How often the success page reloads itself while the provider's confirmation is on its way. */
 export const PROCESSING_REFRESH_SECONDS = 3;
@@ -156,8 +162,11 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
 
   app.get('/events/:slug', { config: { recordView: true, rateLimit: CANCELLED_RETURN_RATE_LIMIT } }, async (request, reply) => {
     const slug = slugOf(request.params);
-    const event = await loadPublicEvent(ctx.db, slug);
-    if (!event) return notFound(reply, 'event');
+    const now = ctx.clock.now();
+    // The event, its places, the church's identity, the card fee and whether it has codes: one statement.
+    const read = await readPublicEvent(ctx.db, slug, { now, day: priceDayOf(ctx, now), settingKeys: EVENT_PAGE_SETTING_KEYS });
+    if (!read) return notFound(reply, 'event');
+    const { event } = read;
     const query = request.query as Record<string, unknown>;
     // A waiting-list offer's claim link: the form with its places reserved and its contact filled in.
     const offerToken = typeof query.offer === 'string' && query.offer.length <= 200 ? query.offer : undefined;
@@ -166,9 +175,11 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
     const cancelledNotice = await cancelledCheckoutNotice(ctx, event.id, request.query);
     // "Have a code?": judged for the page, each refused code counted against the connection's guesses.
     const code = typeof query.code === 'string' && query.code.trim() !== '' ? query.code.slice(0, 100).trim() : undefined;
-    const codeClient = publicClient(request.ip, ctx.config.limits.churchNetworks);
-    const data = await eventPageData(ctx, event, { notice: offerGone ?? cancelledNotice, offer, code, codeClient });
-    return page(cancelledNotice || offerToken || code ? privatePage(reply) : reply, eventPage, data);
+    const codeClient = code ? publicClient(request.ip, ctx.config.limits.churchNetworks) : undefined;
+    const preloaded = { count: read.count, cardFeeRate: cardFeeRateFrom(read.settings), liveCodes: read.liveCodes };
+    const data = await eventPageData(ctx, event, { notice: offerGone ?? cancelledNotice, offer, code, codeClient, preloaded });
+    const identity = churchIdentityFrom(read.settings, ctx.config);
+    return page(cancelledNotice || offerToken || code ? privatePage(reply) : reply, eventPage, data, identity);
   });
 
   app.get('/events/:slug/success', { config: { recordView: true } }, async (request, reply) => {

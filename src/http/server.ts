@@ -22,7 +22,7 @@ import { registerCheckinRoutes } from './checkin-routes.js';
 import { registerWebhookRoute } from './webhook-route.js';
 import { captchaMissingInProduction, NO_CAPTCHA_WARNING } from '../payments/captcha.js';
 import type { Telemetry, TelemetrySpan } from '../telemetry.js';
-import { countRouteView } from '../ops/route-views.js';
+import { routeViewCounter } from '../ops/route-views.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -98,8 +98,8 @@ export async function buildServer(
 
   const renderer =
     (identity: () => Promise<ChurchIdentity>): PageRenderer =>
-    async (reply, render, data) => {
-      const { name } = await identity();
+    async (reply, render, data, known) => {
+      const { name } = known ?? (await identity());
       const html = render(data, { churchName: name, theme: ctx.config.theme, lang: ctx.config.regional.locale, cspNonce: reply.cspNonce });
       return reply.type('text/html; charset=utf-8').send(html);
     };
@@ -120,11 +120,12 @@ export async function buildServer(
     });
   }
 
+  const countView = routeViewCounter(ctx.db);
   app.addHook('onResponse', async (request, reply) => {
     // HEAD is a monitor or a link checker, not a reader.
     if (!request.routeOptions.config.recordView || request.method !== 'GET' || reply.statusCode >= 400) return;
     const path = request.routeOptions.url ?? request.url.split('?')[0] ?? request.url;
-    await countRouteView(ctx.db, path, ctx.clock.now()).catch((error: unknown) => {
+    await countView(path, ctx.clock.now()).catch((error: unknown) => {
       request.log.warn({ err: error }, 'could not record a page view');
     });
   });

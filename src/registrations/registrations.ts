@@ -104,24 +104,35 @@ async function countTierPlaces(db: Knex | Knex.Transaction, eventId: string, now
  * and unexpired at `now`), and the confirmed entries waiting, in order: one statement.
  */
 async function countSeats(db: Knex | Knex.Transaction, eventId: string, now: Date, tiered = false): Promise<SeatCounts> {
-  const result = await db.raw<{ rows: Array<Record<Exclude<keyof SeatCounts, 'waiting' | 'queue'>, string | number> & { queue: QueuedEntry[] }> }>(
-    `SELECT (SELECT COALESCE(sum(attendee_count), 0) FROM registrations WHERE event_id = :id AND status IN ('PENDING','PAID')) AS registered,
-            (SELECT COALESCE(sum(places), 0) FROM waitlist_entries WHERE event_id = :id AND state = 'OFFERED') AS offered,
+  const result = await db.raw<{ rows: SeatCountRow[] }>(`SELECT ${seatCountColumns(':id', ':now')}`, { id: eventId, now });
+  return seatCountsOf(result.rows[0], tiered ? await countTierPlaces(db, eventId, now) : undefined);
+}
+
+/** The seat counts as seatCountColumns selects them. */
+export type SeatCountRow = Record<'seats_registered' | 'seats_offered' | 'seats_in_checkout', string | number> & { seats_queue: QueuedEntry[] };
+
+/**
+ * The select-list of countSeats, for the event whose id is the SQL expression `eventId` and the app clock's time
+ * `now` (a placeholder): so a statement that reads the event can count its seats too (the public page's one read).
+ */
+export function seatCountColumns(eventId: string, now: string): string {
+  return `(SELECT COALESCE(sum(attendee_count), 0) FROM registrations WHERE event_id = ${eventId} AND status IN ('PENDING','PAID')) AS seats_registered,
+            (SELECT COALESCE(sum(places), 0) FROM waitlist_entries WHERE event_id = ${eventId} AND state = 'OFFERED') AS seats_offered,
             (SELECT COALESCE(sum(c.places), 0) FROM checkout_sessions c
-              WHERE c.event_id = :id AND c.places > 0 AND ${holdsPlacesSql('c', ':now')}) AS "inCheckout",
+              WHERE c.event_id = ${eventId} AND c.places > 0 AND ${holdsPlacesSql('c', now)}) AS seats_in_checkout,
             (SELECT COALESCE(json_agg(json_build_object('id', id, 'places', places, 'skips', skips, 'tier', tier) ORDER BY position), '[]'::json)
-               FROM waitlist_entries WHERE event_id = :id AND state = 'WAITING') AS queue`,
-    { id: eventId, now },
-  );
-  const row = result.rows[0];
-  const queue = row?.queue ?? [];
+               FROM waitlist_entries WHERE event_id = ${eventId} AND state = 'WAITING') AS seats_queue`;
+}
+
+function seatCountsOf(row: SeatCountRow | undefined, tiers: Pick<SeatCounts, 'tierTaken' | 'tierInCheckout'> | undefined): SeatCounts {
+  const queue = row?.seats_queue ?? [];
   return {
-    registered: Number(row?.registered ?? 0),
-    offered: Number(row?.offered ?? 0),
-    inCheckout: Number(row?.inCheckout ?? 0),
+    registered: Number(row?.seats_registered ?? 0),
+    offered: Number(row?.seats_offered ?? 0),
+    inCheckout: Number(row?.seats_in_checkout ?? 0),
     waiting: queue.length,
     queue,
-    ...(tiered ? await countTierPlaces(db, eventId, now) : { tierTaken: {}, tierInCheckout: {} }),
+    ...(tiers ?? { tierTaken: {}, tierInCheckout: {} }),
   };
 }
 
@@ -287,11 +298,20 @@ export async function seatsLeft(db: Knex, event: SeatEvent, now: Date): Promise<
 }
 
 /** The public count without locking, how many wait on the list (and in what order), and the places free to anyone at all, at the app clock's `now`. */
-export async function publicSeatCount(
-  db: Knex,
-  event: SeatEvent,
-  now: Date,
-): Promise<{
+export async function publicSeatCount(db: Knex, event: SeatEvent, now: Date): Promise<PublicSeatCount> {
+  return publicSeatCountOf(event, await countSeats(db, event.id, now, cappedTiers(event.pricing).length > 0));
+}
+
+/**
+ * publicSeatCount from counts a statement already read (seatCountColumns), with the places per ticket type read for
+ * an event that has types with places of their own.
+ */
+export async function publicSeatCountFromRow(db: Knex, event: SeatEvent, row: SeatCountRow, now: Date): Promise<PublicSeatCount> {
+  const tiers = cappedTiers(event.pricing).length > 0 ? await countTierPlaces(db, event.id, now) : undefined;
+  return publicSeatCountOf(event, seatCountsOf(row, tiers));
+}
+
+export interface PublicSeatCount {
   seatsLeft: number | null;
   waiting: number;
   free: number | null;
@@ -300,8 +320,9 @@ export async function publicSeatCount(
   tierTaken: TierCounts;
   /** The places of such a type the public may take (publicTierPlacesLeft), by type id. */
   tierLeft: Map<string, number>;
-}> {
-  const counts = await countSeats(db, event.id, now, cappedTiers(event.pricing).length > 0);
+}
+
+function publicSeatCountOf(event: SeatEvent, counts: SeatCounts): PublicSeatCount {
   const tierOf = (seatsLeftNow: number | null) => {
     const standing = { event, seatsLeft: seatsLeftNow, queue: counts.queue, tierTaken: counts.tierTaken };
     return new Map(cappedTiers(event.pricing).map((tier) => [tier.id, publicTierPlacesLeft(standing, tier.id) ?? 0]));

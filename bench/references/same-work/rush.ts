@@ -162,7 +162,7 @@ function preloadedDb(row: EventWithCounts): Db {
     for (const method of ['where', 'whereIn', 'whereNull', 'orWhere']) chain[method] = () => chain;
     return chain;
   };
-  const counts = { registered: row.registered, offered: row.offered, inCheckout: row.in_checkout, queue: row.queue };
+  const counts = { seats_registered: row.registered, seats_offered: row.offered, seats_in_checkout: row.in_checkout, seats_queue: row.queue };
   return Object.assign(table, { raw: async () => ({ rows: [counts] }) }) as unknown as Db;
 }
 
