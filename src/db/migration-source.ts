@@ -32,6 +32,7 @@ import * as priceSchedules from '../../migrations/20261208000500_price_schedules
 import * as tierPlaces from '../../migrations/20261208000510_tier_places.js';
 import * as discountCodes from '../../migrations/20261208000520_discount_codes.js';
 import * as registrationCredits from '../../migrations/20261208001100_registration_credits.js';
+import * as depositsAndBalances from '../../migrations/20261209100100_deposits_and_balances.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -76,6 +77,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261208000510_tier_places', tierPlaces],
   ['20261208000520_discount_codes', discountCodes],
   ['20261208001100_registration_credits', registrationCredits],
+  ['20261209100100_deposits_and_balances', depositsAndBalances],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {
