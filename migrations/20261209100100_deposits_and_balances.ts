@@ -21,6 +21,8 @@ export async function up(knex: Knex): Promise<void> {
     t.check(`(method = 'card') = (checkout_session_id IS NOT NULL)`, [], 'registration_payments_card_check');
     t.check('surcharge_minor >= 0', [], 'registration_payments_surcharge_check');
   });
+  // A pay-now checkout for part of a balance (or the rest of one paid in parts): its completion records a ledger row.
+  await knex.schema.alterTable('checkout_sessions', (t) => t.boolean('balance_part').notNullable().defaultTo(false));
   await knex.schema.createTable('registration_schedules', (t) => {
     t.uuid('registration_id').notNullable().references('registrations.id');
     // 0: the deposit (due the day it was registered); 1..n: the balance, or each instalment.
@@ -51,6 +53,7 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw(createView(false));
   await knex.schema.dropTable('balance_reminders');
   await knex.schema.dropTable('registration_schedules');
+  await knex.schema.alterTable('checkout_sessions', (t) => t.dropColumn('balance_part'));
   // Card rows have no place in the older ledger: their registrations keep the card payment on the row.
   await knex('registration_payments').where({ method: 'card' }).delete();
   await knex.schema.alterTable('registration_payments', (t) => {

@@ -96,7 +96,9 @@ export const slugOf = (params: unknown) => {
 const idParams = z.object({ id: z.string().max(64) });
 const tokenQuery = z.object({ token: z.string().max(128).optional() });
 const confirmationHeldQuery = z.object({ [CONFIRMATION_HELD_QUERY]: z.string().max(MAX_HELD_TOKEN_LENGTH).optional() });
-const tokenBody = z.object({ token: z.string().max(128).optional() }).optional();
+const tokenBody = z.object({ token: z.string().max(128).optional(), amount: z.string().max(12).optional() }).optional();
+/** A part of the balance, in minor units, as the instalment reminder's link (or the pay page's form) names it. */
+const amountField = z.object({ amount: z.string().regex(/^[1-9][0-9]{0,9}$/).transform(Number).optional() });
 const successQuery = z.object({ session_id: addressText(255).optional() });
 
 interface SuccessRow {
@@ -307,7 +309,10 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
       const blocker = await payNowRefusal(ctx, found.registration, { inFlightDecidedUnderLock: true });
       if (blocker) return notPayable(reply, found.registration, blocker);
       try {
-        const started = await startExistingRegistrationCheckout(ctx, { registrationId: found.registration.id });
+        const amount = amountField.safeParse({ amount: (body.success ? body.data?.amount : undefined) ?? (request.query as { amount?: string }).amount });
+        if (!amount.success) return notPayable(reply, found.registration, 'That amount is not a whole number of the smallest currency unit; nothing was charged.');
+        const amountMinor = amount.data.amount;
+        const started = await startExistingRegistrationCheckout(ctx, { registrationId: found.registration.id, ...(amountMinor ? { amountMinor } : {}) });
         return reply.code(303).header('location', started.redirectUrl).send();
       } catch (error) {
         if (error instanceof AppError && error.code === 'provider_unavailable') {

@@ -74,6 +74,8 @@ const contactSchema = z.object({
     .transform((v) => (v ? v : undefined)),
   // Left out, it is refused below unless there is nothing to pay (paymentNeeded).
   payment: z.enum(['card', 'bank'], { error: PAYMENT_MESSAGE }).optional(),
+  // On an event with a deposit: the whole amount, the deposit, or the deposit and instalments (absent: the whole amount).
+  payPlan: z.enum(['full', 'deposit', 'instalments'], { error: 'choose the whole amount, the deposit, or instalments' }).optional(),
   captchaToken: publicString('the bot check answer is not valid').max(4096).optional(),
 });
 
@@ -122,6 +124,7 @@ function fromForm(body: Record<string, unknown>): RawRegistration {
       email: body.email,
       mobile: body.mobile,
       payment: body.payment === '' ? undefined : body.payment,
+      payPlan: body.pay_plan === '' ? undefined : body.pay_plan,
       captchaToken: body[CAPTCHA_FORM_FIELD],
     },
     family: body.family,
@@ -142,6 +145,7 @@ function fromJson(body: Record<string, unknown>): RawRegistration {
       email: body.email,
       mobile: body.mobile ?? undefined,
       payment: body.payment ?? undefined,
+      payPlan: body.payPlan ?? undefined,
       captchaToken: body.captchaToken ?? body[CAPTCHA_FORM_FIELD],
     },
     family: body.family,
@@ -286,6 +290,7 @@ export function parseRegistrationBody(
       attendees,
       family,
       payment: contact.data.payment,
+      ...(contact.data.payPlan ? { choice: contact.data.payPlan } : {}),
       ...(answers ? { answers } : {}),
       ...(code ? { code } : {}),
     },

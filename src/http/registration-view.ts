@@ -191,8 +191,6 @@ export function payNowBlocker(
   if (registration.status === 'CANCELLED') return 'This registration was cancelled, so there is nothing to pay.';
   if (registration.totalMinor === 0) return 'This registration is free; there is nothing to pay.';
   if (registration.event.deletedAt) return EVENT_CANCELLED_NOTE;
-  // A card checkout is always for the whole total: after a part-payment the POST refuses it (part_paid), so the pages do too.
-  if (registration.officePaidMinor > 0) return NOT_PAYABLE_MESSAGES.part_paid;
   if (registration.cardPayment === 'in_flight' && !options.inFlightDecidedUnderLock) return CARD_PAYMENT_PROCESSING_NOTE;
   if (!cardPaymentPossible(config, { online_payment: registration.event.onlinePayment })) {
     return 'Card payments are not available for this event. Please pay by bank transfer using the details on your registration page.';

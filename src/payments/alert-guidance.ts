@@ -15,7 +15,7 @@ const REGISTER_OR_REFUND = (alertId: number) =>
  * this file); `reference` names the registration when there is one.
  */
 /** Alerts about no card payment: their email does not open with "Payment needs manual attention". */
-const NOT_ABOUT_A_PAYMENT = new Set(['unpaid_seat_cap', 'unpaid_share', 'cancellation_requested']);
+const NOT_ABOUT_A_PAYMENT = new Set(['unpaid_seat_cap', 'unpaid_share', 'cancellation_requested', 'balance_overdue', 'balance_overdue_cancelled']);
 
 export function alertGuidance(kind: string, alertId: number, reference: string | undefined): AlertGuidance {
   const headline = NOT_ABOUT_A_PAYMENT.has(kind) ? 'Needs attention' : 'Payment needs manual attention';
@@ -131,6 +131,26 @@ function alertSentences(kind: string, alertId: number, reference: string | undef
       return {
         happened: `The registrant of ${registration} asked, on their manage page, for it to be cancelled. It has money paid on it, so it was not cancelled, and nothing was refunded.`,
         toDo: `Reply to the registrant. To cancel, run \`eventops registrations cancel${reference ? ` ${reference}` : ''} --notify\`; any refund is a person's decision under the no-refund policy. Then resolve the alert.`,
+      };
+    case 'balance_already_settled':
+      return {
+        happened: `A card payment towards ${registration}'s balance arrived after the balance was already settled (by another payment or help with the cost). It was not applied to the registration and the money was kept; nothing was refunded.`,
+        toDo: "Decide with the family: refund it in the card provider's dashboard, or keep it as a gift under the no-refund policy; then resolve the alert.",
+      };
+    case 'balance_overpaid':
+      return {
+        happened: `A card payment towards ${registration}'s balance came to more than was still owed, because part of it was paid another way meanwhile. It was recorded and the registration is paid; the excess was kept.`,
+        toDo: "Decide with the family whether to refund the excess in the card provider's dashboard; then resolve the alert.",
+      };
+    case 'balance_overdue':
+      return {
+        happened: `The balance of ${registration} is still owed after its due date. The family was sent one reminder.`,
+        toDo: `Contact the family, record what they pay with \`eventops registrations mark-paid${reference ? ` ${reference}` : ''}\` or help with \`registrations credit\`; then resolve the alert.`,
+      };
+    case 'balance_overdue_cancelled':
+      return {
+        happened: `The registration ${reference ?? ''} was cancelled because its balance stayed overdue, as the event's "overdue" setting says. What was paid was kept (no refund).`,
+        toDo: 'Let the family know if they ask, then resolve the alert.',
       };
     default:
       return {

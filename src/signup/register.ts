@@ -28,6 +28,8 @@ import { mailboxKey } from '../canonical-mailbox.js';
 import { localDay } from '../local-time.js';
 import { CodeRefusedError, codeTerms, findCode, usableCode } from '../registrations/codes.js';
 import { assertCodeGuessesLeft, countRefusedCode } from './code-guesses.js';
+import { scheduleBankRegistration } from './deposit-choice.js';
+import type { PaymentChoice } from '../registrations/balance-terms.js';
 
 /**
  * A registration submitted on the public event page, already validated. Every
@@ -52,6 +54,8 @@ export interface RegistrationSubmission {
   priceDay?: string;
   /** A code typed on the form (or given by the office): judged, and its use counted, under the event's lock. */
   code?: string;
+  /** On an event with a deposit (balance terms): pay the whole amount, the deposit, or the deposit and instalments. */
+  choice?: PaymentChoice;
 }
 
 export type RegistrationOutcome =
@@ -136,10 +140,13 @@ async function registerWithCodeJudged(ctx: AppContext, event: EventRecord, submi
       // The church's network has no per-client cap, on card holds either.
       client: submission.fromChurchNetwork ? undefined : submission.client,
       code: submission.code,
+      choice: submission.choice,
     });
     return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
   }
-  return registerWithoutCard(ctx, event, submission);
+  const outcome = await registerWithoutCard(ctx, event, submission);
+  await scheduleBankRegistration(ctx, event, submission.choice, outcome, priceDayOf(ctx, now));
+  return outcome;
 }
 
 /**
