@@ -3,7 +3,6 @@ import { scheduleChosen } from '../payments/deposit-checkout.js';
 import type { PaymentChoice } from '../registrations/balance-terms.js';
 import { insertSchedule } from '../registrations/deposits.js';
 import type { EventRecord } from '../registrations/event-record.js';
-import type { RegistrationOutcome } from './register.js';
 
 /**
  * A bank-transfer registration choosing the deposit (or instalments): its schedule, fixed now. It is held
@@ -13,7 +12,7 @@ export async function scheduleBankRegistration(
   ctx: Pick<AppContext, 'db'>,
   event: EventRecord,
   choice: PaymentChoice | undefined,
-  outcome: RegistrationOutcome,
+  outcome: { kind: 'registered'; registrationId: string; status: string; priced: { lines: unknown[]; total: number } } | { kind: 'checkout' },
   today: string,
 ): Promise<void> {
   if (outcome.kind !== 'registered' || outcome.status !== 'PENDING') return;

@@ -98,6 +98,6 @@ describe('deposits and balances paid by card', () => {
     expect(await db()('checkout_sessions').where({ id: late.id }).first()).toMatchObject({ status: 'UNFULFILLED', unfulfilled_reason: 'balance_already_settled' });
     expect(await db()('operations_alerts').where({ kind: 'balance_already_settled', provider_session_id: late.provider_session_id }).first()).toBeTruthy();
     expect(await registrationMoney(db(), id)).toMatchObject({ paidMinor: 12000, outstandingMinor: 0 });
-    expect(await db()('registration_payments').where({ registration_id: id, method: 'card' }).count<{ n: string }>({ n: '*' }).first()).toEqual({ n: '1' });
+    expect(await db()('registration_payments').where({ registration_id: id, method: 'card' }).count<{ n: string }>({ n: '*' }).first()).toEqual({ n: 1 });
   });
 });

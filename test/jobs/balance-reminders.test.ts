@@ -1,0 +1,70 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { payAtDoor } from '../../src/door/pay-at-door.js';
+import type { CheckinLink } from '../../src/door/links.js';
+import { sendBalanceReminders } from '../../src/jobs/send-balance-reminders.js';
+import { getEventBySlug } from '../../src/office/events.js';
+import { creditRegistration } from '../../src/office/registrations/credit.js';
+import { markRegistrationPaid } from '../../src/office/registrations/mark-paid.js';
+import { moneyFormatter } from '../../src/office/registrations/money.js';
+import type { EventRecord } from '../../src/registrations/event-record.js';
+import { registrationMoney } from '../../src/registrations/ledger.js';
+import { registerForEvent } from '../../src/signup/register.js';
+import { insertEvent } from '../support/factories.js';
+import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
+import { fromReferenceNow, referenceNow } from '../support/test-now.js';
+
+let harness: PaymentsHarness;
+let event: EventRecord;
+const balanceDue = fromReferenceNow({ days: 20 });
+
+beforeAll(async () => {
+  harness = await startPaymentsHarness({ now: referenceNow() });
+  const { slug } = await insertEvent(harness.tdb.db, {
+    online_payment: true,
+    starts_at: fromReferenceNow({ days: 40 }),
+    balance_terms: JSON.stringify({ deposit: { perRegistration: 5000 }, balanceDueAt: balanceDue.toISOString().slice(0, 10), minimumPayment: null, instalments: null, overdue: 'alert' }),
+  });
+  event = (await getEventBySlug(harness.tdb.db, slug)) as EventRecord;
+});
+afterAll(() => harness.close());
+
+const money = () => moneyFormatter(harness.ctx.config.regional);
+
+/** A bank registration (12000) choosing the deposit, whose deposit the office records: PENDING, owing 7000. */
+async function bankDepositPaid(email: string): Promise<string> {
+  harness.ctx.clock.set(referenceNow());
+  const outcome = await registerForEvent(harness.ctx, event, { contact: { name: 'Bank Family', email }, attendees: [{ name: 'Kid', tier: 'adult' }], family: false, payment: 'bank', choice: 'deposit' });
+  if (outcome.kind !== 'registered') throw new Error('expected a bank registration');
+  await markRegistrationPaid(harness.ctx, { registration: outcome.registrationId, amountMinor: 5000, method: 'bank', partial: true, actor: 'office' }, money());
+  expect((await registrationMoney(harness.tdb.db, outcome.registrationId)).balanceMinor).toBe(7000);
+  return outcome.registrationId;
+}
+
+describe('balances after a deposit', () => {
+  it('a bank deposit, then the balance in cash at the door: PAID with both payments in the ledger', async () => {
+    const id = await bankDepositPaid('door@example.org');
+    const link = { eventId: event.id, canTakePayment: true, label: 'Front door' } as CheckinLink;
+    await payAtDoor(harness.ctx, link, { registrationId: id, method: 'cash' });
+    expect(await harness.tdb.db('registrations').where({ id }).first()).toMatchObject({ status: 'PAID', total_minor: 12000 });
+    expect(await harness.tdb.db('registration_payments').where({ registration_id: id }).orderBy('id').select('method', 'amount_minor')).toEqual([
+      { method: 'bank', amount_minor: 5000 },
+      { method: 'cash', amount_minor: 7000 },
+    ]);
+  });
+
+  it('help that takes the balance to 0 stops its reminders; an overdue balance alerts the office and reminds the family once', async () => {
+    const helped = await bankDepositPaid('helped@example.org');
+    const owing = await bankDepositPaid('owing@example.org');
+    await creditRegistration(harness.ctx, { registration: helped, amountMinor: 7000, fund: 'Camp scholarships', actor: 'office' }, money());
+
+    harness.ctx.clock.set(new Date(balanceDue.getTime() + 2 * 24 * 60 * 60_000));
+    const first = await sendBalanceReminders(harness.ctx);
+    expect(first).toMatchObject({ sent: 1, overdue: 1 });
+    expect(await harness.tdb.db('balance_reminders').pluck('registration_id')).toEqual([owing]);
+    const alert = await harness.tdb.db('operations_alerts').where({ kind: 'balance_overdue' }).first();
+    expect(alert.details).toMatchObject({ registrationId: owing, balanceMinor: 7000 });
+    expect(await harness.tdb.db('queued_mail').where({ kind: 'balance-reminder', registration_id: owing }).count<{ n: string }>({ n: '*' }).first()).toEqual({ n: 1 });
+
+    expect(await sendBalanceReminders(harness.ctx)).toMatchObject({ sent: 0, overdue: 0 });
+  });
+});
