@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { moneyFormatter } from '../money-format.js';
 import { raiseOperationsAlert } from './alerts.js';
 import { DEPOSIT_LINE_LABEL, PART_PAYMENT_LINE_LABEL, partPaymentLines } from './deposit-checkout.js';
 import type { StagedRegistration } from './staging.js';
@@ -61,7 +62,7 @@ export async function recordPartPayment(
   if (left < 0) {
     await raiseOperationsAlert(trx, ctx, {
       kind: 'balance_overpaid',
-      reason: `a card payment of part of the balance came to ${-left} minor units more than was still owed (part of it was paid another way meanwhile); recorded whole, the excess kept`,
+      reason: `a card payment of part of the balance came to ${moneyFormatter(ctx.config.regional)(-left)} more than was still owed (part of it was paid another way meanwhile); recorded whole, the excess kept`,
       checkoutId: claimed.id,
       providerSessionId: claimed.provider_session_id ?? undefined,
       paymentIntentId: input.paymentIntentId ?? undefined,

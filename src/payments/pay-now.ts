@@ -15,6 +15,7 @@ import { confirmUnpaid } from './webhook/handle.js';
 import { abandonedClaim, mayStillBePaid, OPENING_LEASE_MS } from '../registrations/card-checkouts.js';
 import { heldUntil } from './hold-release.js';
 import { balancePaymentDue } from './balance-checkout.js';
+import { moneyFormatter } from '../money-format.js';
 import { PART_PAYMENT_LINE_LABEL, partPaymentLines } from './deposit-checkout.js';
 
 export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing' | 'part_paid' | 'hold_ended' | 'event_started';
@@ -162,7 +163,7 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
     assertPayable(ctx, registration, event);
     const now = ctx.clock.now();
     // Paying in parts (a schedule, an earlier payment or help, or a part asked for): what is due now, from the ledger, never repriced.
-    const part = await balancePaymentDue(trx, { registrationId: registration.id, event, amountMinor, now, timeZone: ctx.config.regional.timeZone });
+    const part = await balancePaymentDue(trx, { registrationId: registration.id, event, amountMinor, now, money: moneyFormatter(ctx.config.regional) });
     const net = part?.netMinor ?? registration.total_minor - registration.surcharge_minor;
     const surcharge = event.passCardFee ? cardSurcharge(net, await getCardFeeRate(trx)) : 0;
     // The hold ends at the time the registrant was told: a checkout opened before then may still be paid
