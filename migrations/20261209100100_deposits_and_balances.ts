@@ -40,7 +40,6 @@ export async function up(knex: Knex): Promise<void> {
     t.integer('seq').notNullable();
     t.text('kind').notNullable();
     t.timestamp('sent_at', { useTz: true }).notNullable();
-    t.uuid('run_id');
     t.primary(['registration_id', 'seq', 'kind']);
     t.check(`kind IN ('before','on','overdue','cancelled')`, [], 'balance_reminders_kind_check');
   });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payAtDoor } from '../../src/door/pay-at-door.js';
 import type { CheckinLink } from '../../src/door/links.js';
-import { sendBalanceReminders } from '../../src/jobs/send-balance-reminders.js';
+import { sendEventReminders } from '../../src/jobs/send-reminders.js';
+import { queuedMessages } from '../support/webhook-events.js';
 import { getEventBySlug } from '../../src/office/events.js';
 import { creditRegistration } from '../../src/office/registrations/credit.js';
 import { markRegistrationPaid } from '../../src/office/registrations/mark-paid.js';
@@ -58,13 +59,26 @@ describe('balances after a deposit', () => {
     await creditRegistration(harness.ctx, { registration: helped, amountMinor: 7000, fund: 'Camp scholarships', actor: 'office' }, money());
 
     harness.ctx.clock.set(new Date(balanceDue.getTime() + 2 * 24 * 60 * 60_000));
-    const first = await sendBalanceReminders(harness.ctx);
-    expect(first).toMatchObject({ sent: 1, overdue: 1 });
+    // A dry run of the reminders job says what it would send and records nothing.
+    const dry = await sendEventReminders(harness.ctx, { trigger: 'cli', dryRun: true });
+    expect(dry.balances).toEqual({ sent: 1, overdue: 1, cancelled: 0 });
+    expect(await harness.tdb.db('balance_reminders').pluck('registration_id')).toEqual([]);
+
+    const first = await sendEventReminders(harness.ctx, { trigger: 'cli' });
+    expect(first.balances).toEqual({ sent: 1, overdue: 1, cancelled: 0 });
+    expect(await harness.tdb.db('job_runs').where({ id: first.runId }).first()).toMatchObject({ job: 'send-reminders', outcome: 'ok', summary: { balances: { sent: 1, overdue: 1 } } });
     expect(await harness.tdb.db('balance_reminders').pluck('registration_id')).toEqual([owing]);
     const alert = await harness.tdb.db('operations_alerts').where({ kind: 'balance_overdue' }).first();
     expect(alert.details).toMatchObject({ registrationId: owing, balanceMinor: 7000 });
-    expect(await harness.tdb.db('queued_mail').where({ kind: 'balance-reminder', registration_id: owing }).count<{ n: string }>({ n: '*' }).first()).toEqual({ n: 1 });
+    const [mail, ...more] = await queuedMessages(harness.ctx, 'balance-reminder');
+    expect(more).toEqual([]);
+    expect(mail?.to).toEqual(['owing@example.org']);
+    expect(mail?.subject).toContain('Overdue payment');
+    // Money as the family reads it, and a pay-now link for exactly what that date asked.
+    expect(mail?.text).toContain(`${money()(7000)} was due on`);
+    expect(mail?.text).toMatch(new RegExp(`/registrations/${owing}/pay\\?token=[0-9a-f]+&amount=7000`));
+    expect(mail?.text).not.toContain('minor units');
 
-    expect(await sendBalanceReminders(harness.ctx)).toMatchObject({ sent: 0, overdue: 0 });
+    expect((await sendEventReminders(harness.ctx, { trigger: 'cli' })).balances).toBeUndefined();
   });
 });
