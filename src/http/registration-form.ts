@@ -30,6 +30,8 @@ export interface SubmittedValues {
   mobile: string;
   family: boolean;
   payment: string;
+  /** The pay plan chosen on an event with a deposit ('' for none). */
+  payPlan?: string;
   attendees: Array<{ name: string; tier: string }>;
   /** The code typed ('' for none). */
   code?: string;
@@ -214,6 +216,7 @@ export function parseRegistrationBody(
     mobile: text(raw.contact.mobile),
     family: raw.family === 'on' || raw.family === true,
     payment: text(raw.contact.payment),
+    payPlan: text(raw.contact.payPlan),
     attendees: raw.rows.map((row) => ({ name: text(row?.name), tier: text(row?.tier) })),
     code: text(raw.code).slice(0, MAX_CODE_LENGTH),
   };

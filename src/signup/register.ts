@@ -144,9 +144,7 @@ async function registerWithCodeJudged(ctx: AppContext, event: EventRecord, submi
     });
     return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
   }
-  const outcome = await registerWithoutCard(ctx, event, submission);
-  await scheduleBankRegistration(ctx, event, submission.choice, outcome, priceDayOf(ctx, now));
-  return outcome;
+  return registerWithoutCard(ctx, event, submission);
 }
 
 /**
@@ -283,6 +281,8 @@ export async function registerWithoutCard(
       ...(submission.answers ? { answers: { questions: questionsAsked(locked.event), values: submission.answers } } : {}),
       now,
     });
+    // A deposit or instalments chosen: the schedule is written with the registration.
+    if (status === 'PENDING') await scheduleBankRegistration(trx, locked.event, submission.choice, { registrationId: id, netMinor: priced.total, attendees: wanted, today: pricedOn });
     const registered: RegisteredWithoutCard = {
       registrationId: id,
       status,

@@ -10,7 +10,7 @@ export function basketOf(form: HTMLFormElement): FormBasket {
   const attendees = names
     .map((name, index) => ({ name: name.trim(), tier: tiers[index] ?? '' }))
     .filter((row) => row.name !== '');
-  return { attendees, family: data.get('family') === 'on', payment: String(data.get('payment') ?? '') };
+  return { attendees, family: data.get('family') === 'on', payment: String(data.get('payment') ?? ''), payPlan: String(data.get('pay_plan') ?? '') };
 }
 
 export interface LiveTotal {

@@ -1,3 +1,4 @@
+import type { PayPlanOption } from '../pay-plan-view.js';
 import { definePage } from '../pages.js';
 import { QUESTION_FIELD, QUESTION_STYLES, type QuestionFieldView } from './question-fields.js';
 
@@ -59,6 +60,8 @@ export interface EventPageData {
   /** The event's questions asked once per registration. */
   registrationQuestions: QuestionFieldView[];
   paymentOptions: Array<{ value: 'card' | 'bank'; label: string; hint: string; checked: boolean; focus?: boolean }>;
+  /** On an event with a deposit: the whole amount, the deposit, or the deposit and instalments (pay-plan-view.ts). */
+  payPlanOptions?: PayPlanOption[];
   attendeeRows: AttendeeRowView[];
   /** The most rows the form offers: the event's maxAttendeesPerRegistration, or the places left when fewer and there is no waiting list. */
   maxAttendees: number;
@@ -267,6 +270,14 @@ export const eventPage = definePage<EventPageData>(`
       <label class="choice hinted-choice" for="payment-{{value}}"><input id="payment-{{value}}" name="payment" type="radio" value="{{value}}"{{#if checked}} checked{{/if}} required{{#if ../fields.payment.error}} aria-invalid="true" aria-describedby="payment-error"{{/if}}{{#if focus}} autofocus{{/if}}> <span>{{label}}<br><span class="muted">{{hint}}</span></span></label>
       {{/each}}
     </fieldset>
+    {{#if payPlanOptions}}
+    <fieldset id="pay-plan">
+      <legend>How much to pay now</legend>
+      {{#each payPlanOptions}}
+      <label class="choice hinted-choice" for="pay-plan-{{value}}"><input id="pay-plan-{{value}}" name="pay_plan" type="radio" value="{{value}}"{{#if checked}} checked{{/if}}> <span>{{label}}<br><span class="muted">{{hint}}</span></span></label>
+      {{/each}}
+    </fieldset>
+    {{/if}}
     {{/if}}
 
     {{#if captchaSiteKey}}
