@@ -2,6 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payAtDoor } from '../../src/door/pay-at-door.js';
 import type { CheckinLink } from '../../src/door/links.js';
 import { sendEventReminders } from '../../src/jobs/send-reminders.js';
+import { sendClearanceDigest } from '../../src/jobs/send-clearance-digest.js';
+import { listBalances } from '../../src/office/registrations/balances.js';
+import { paymentReference } from '../../src/registrations/reference.js';
+import { useSinkAndMailer } from '../support/mail-fixture.js';
 import { queuedMessages } from '../support/webhook-events.js';
 import { getEventBySlug } from '../../src/office/events.js';
 import { creditRegistration } from '../../src/office/registrations/credit.js';
@@ -15,6 +19,7 @@ import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-
 import { fromReferenceNow, referenceNow } from '../support/test-now.js';
 
 let harness: PaymentsHarness;
+const smtp = useSinkAndMailer();
 let event: EventRecord;
 const balanceDue = fromReferenceNow({ days: 20 });
 
@@ -80,5 +85,19 @@ describe('balances after a deposit', () => {
     expect(mail?.text).not.toContain('minor units');
 
     expect((await sendEventReminders(harness.ctx, { trigger: 'cli' })).balances).toBeUndefined();
+
+    // The office's balances list reads the schedule: the unmet date, what it asks, and the days since.
+    const rows = await listBalances(harness.ctx, event.slug, { overdue: true });
+    expect(rows.find((row) => row.reference === paymentReference(owing))).toMatchObject({
+      balanceMinor: 7000, dueBecause: 'schedule', nextDueOn: balanceDue.toISOString().slice(0, 10), nextDueMinor: 7000, overdueDays: 1,
+    });
+    expect(rows.find((row) => row.reference === paymentReference(helped))).toBeUndefined();
+
+    // The monthly digest to the office lists the overdue balance beside the clearances.
+    harness.ctx.mailer = async () => smtp.mailer;
+    await sendClearanceDigest(harness.ctx, { trigger: 'cli', force: true });
+    const digest = smtp.sink.messages.find((message) => message.subject.startsWith('Clearance digest'));
+    expect(digest?.subject).toContain('1 balance overdue');
+    expect(digest?.text).toContain(`${paymentReference(owing)} Bank Family, ${event.title}: ${money()(7000)}, was due`);
   });
 });
