@@ -16,12 +16,24 @@ import type { PricedLine } from '../registrations/pricing.js';
 
 export interface PartPayment {
   lines: PricedLine[];
+  /** What the receipt says was paid in all and is left, counting this payment (read from the ledger before it is recorded). */
+  receipt: { paidSoFarMinor: number; balanceLeftMinor: number };
 }
 
 /** A pay-now checkout opened for part of a balance (balance_part), with its receipt's lines; else undefined (the whole-total payment). */
-export async function partPaymentOf(trx: Knex.Transaction, _registrationId: string, claimed: StagingRow): Promise<PartPayment | undefined> {
+export async function partPaymentOf(trx: Knex.Transaction, registrationId: string, claimed: StagingRow): Promise<PartPayment | undefined> {
   if (!claimed.balance_part) return undefined;
-  return { lines: partPaymentLines(PART_PAYMENT_LINE_LABEL, claimed.net_minor, claimed.surcharge_minor) };
+  const money = await registrationMoney(trx, registrationId);
+  return {
+    lines: partPaymentLines(PART_PAYMENT_LINE_LABEL, claimed.net_minor, claimed.surcharge_minor),
+    receipt: { paidSoFarMinor: money.paidMinor + claimed.net_minor, balanceLeftMinor: Math.max(0, money.outstandingMinor - claimed.net_minor) },
+  };
+}
+
+/** A new registration's deposit, as its receipt says it: the deposit paid, and the rest of its fixed total left. */
+export function depositReceipt(staged: StagedRegistration, claimed: Pick<StagingRow, 'net_minor'>): PartPayment['receipt'] | undefined {
+  if (!staged.schedule) return undefined;
+  return { paidSoFarMinor: claimed.net_minor, balanceLeftMinor: Math.max(0, staged.priced.net - claimed.net_minor) };
 }
 
 /** A deposit's receipt lines: the deposit and its card fee. */

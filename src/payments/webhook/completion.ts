@@ -21,7 +21,7 @@ import { moneyFormatter } from '../../money-format.js';
 import { lockOpenOffer, markOfferClaimed, OfferNotOpenError } from '../../registrations/waitlist/claim.js';
 import { codeUses, type CodeRow } from '../../registrations/codes.js';
 import type { WaitlistEntryRow } from '../../registrations/waitlist/entries.js';
-import { depositLines, partPaymentOf, recordPartPayment, stagedFirstPaymentMinor, type PartPayment } from '../part-payments.js';
+import { depositLines, depositReceipt, partPaymentOf, recordPartPayment, stagedFirstPaymentMinor, type PartPayment } from '../part-payments.js';
 
 /**
  * A paid checkout (checkout.session.completed with payment settled, or
@@ -148,6 +148,7 @@ async function settleClaimedCheckout(
   const reference = action.paymentIntentId ?? action.providerSessionId;
   const lines = part?.lines ?? (staged?.schedule ? depositLines(claimed) : staged ? staged.priced.lines : registration ? withCardFee(registration.line_items, claimed.surcharge_minor) : []);
   const answered = staged?.answers && hasAnyAnswer(staged.answers) ? staged.answers : undefined;
+  const partReceipt = part?.receipt ?? (staged ? depositReceipt(staged, claimed) : undefined);
   const renderFor = (event: { title: string; startsAt: Date } & Partial<Pick<EventRecord, 'questions' | 'pricing'>>) =>
     payer && registrationId && charged !== null
       ? renderReceiptWith(branding, ctx, {
@@ -160,6 +161,7 @@ async function settleClaimedCheckout(
               ? answerGroupsOf({ questions: event.questions, pricing: event.pricing }, answered, staged.attendees.map((a) => a.name), ctx.config.regional)
               : undefined,
           amountMinor: charged,
+          ...(partReceipt ? { part: partReceipt } : {}),
           paymentIntentId: reference,
           paidAt: now,
           // A new registration starts at the first version.
