@@ -18,7 +18,11 @@ export async function up(knex: Knex): Promise<void> {
     t.text('payment_intent_id');
     // The card fee charged with this payment: money received, never part of the registration's total.
     t.integer('surcharge_minor').notNullable().defaultTo(0);
+    // A card payment refunded or disputed at the provider: kept as a row, no longer counted as paid.
+    t.text('reversal');
+    t.timestamp('reversed_at', { useTz: true });
     t.check(`(method = 'card') = (checkout_session_id IS NOT NULL)`, [], 'registration_payments_card_check');
+    t.check(`reversal IS NULL OR (method = 'card' AND reversal IN ('refund','dispute') AND reversed_at IS NOT NULL)`, [], 'registration_payments_reversal_check');
     t.check('surcharge_minor >= 0', [], 'registration_payments_surcharge_check');
   });
   // A pay-now checkout for part of a balance (or the rest of one paid in parts): its completion records a ledger row.
@@ -56,7 +60,9 @@ export async function down(knex: Knex): Promise<void> {
   // Card rows have no place in the older ledger: their registrations keep the card payment on the row.
   await knex('registration_payments').where({ method: 'card' }).delete();
   await knex.schema.alterTable('registration_payments', (t) => {
-    t.dropChecks(['registration_payments_card_check', 'registration_payments_surcharge_check']);
+    t.dropChecks(['registration_payments_card_check', 'registration_payments_surcharge_check', 'registration_payments_reversal_check']);
+    t.dropColumn('reversal');
+    t.dropColumn('reversed_at');
     t.dropColumn('checkout_session_id');
     t.dropColumn('payment_intent_id');
     t.dropColumn('surcharge_minor');
@@ -76,7 +82,7 @@ SELECT r.id AS registration_id, r.event_id, r.status, r.total_minor,
        r.total_minor - paid.paid_minor - c.credited_minor AS outstanding_minor,
        CASE WHEN r.status = 'PENDING' THEN r.total_minor - paid.paid_minor - c.credited_minor ELSE 0 END AS balance_minor
   FROM registrations r
-  CROSS JOIN LATERAL (SELECT COALESCE(SUM(amount_minor), 0)::int AS office_paid_minor${cardRows} FROM registration_payments WHERE registration_id = r.id) p
+  CROSS JOIN LATERAL (SELECT COALESCE(SUM(amount_minor)${withCardRows ? ' FILTER (WHERE reversal IS NULL)' : ''}, 0)::int AS office_paid_minor${cardRows} FROM registration_payments WHERE registration_id = r.id) p
   CROSS JOIN LATERAL (SELECT COALESCE(SUM(amount_minor), 0)::int AS refunded_minor FROM registration_refunds WHERE registration_id = r.id) f
   CROSS JOIN LATERAL (SELECT COALESCE(SUM(CASE WHEN kind = 'credit' THEN amount_minor ELSE -amount_minor END), 0)::int AS credited_minor,
                              COUNT(*) AS credit_rows

@@ -142,6 +142,11 @@ function alertSentences(kind: string, alertId: number, reference: string | undef
         happened: `A card payment towards ${registration}'s balance came to more than was still owed, because part of it was paid another way meanwhile. It was recorded and the registration is paid; the excess was kept.`,
         toDo: "Decide with the family whether to refund the excess in the card provider's dashboard; then resolve the alert.",
       };
+    case 'part_payment_reversed':
+      return {
+        happened: `One card payment of ${registration}, which pays in parts, was refunded or disputed at the card provider. That payment no longer counts as paid; the registration was not cancelled, and it owes that amount again.`,
+        toDo: `Decide with the family: they pay the balance again (its page and reminders ask for it), or cancel with \`eventops registrations cancel${reference ? ` ${reference}` : ''}\`; any refund of the other payments is a person's decision under the no-refund policy. Then resolve the alert.`,
+      };
     case 'balance_overdue':
       return {
         happened: `The balance of ${registration} is still owed after its due date. The family was sent one reminder.`,

@@ -60,6 +60,8 @@ export const ALERT_KINDS = [
   'balance_overpaid',
   /** A registration's balance is past its due date. */
   'balance_overdue',
+  /** One of several card payments of a registration paying in parts was refunded or disputed: that payment no longer counts. */
+  'part_payment_reversed',
   /** A registration cancelled for its overdue balance (the event's overdue cancel): what was paid is kept. */
   'balance_overdue_cancelled',
 
@@ -92,6 +94,7 @@ const KIND_LABELS: Record<AlertKind, string> = {
   balance_already_settled: 'Instalment paid after the balance was settled',
   balance_overpaid: 'Part payment more than the balance left',
   balance_overdue: 'Balance overdue',
+  part_payment_reversed: 'One card payment of several refunded or disputed',
   balance_overdue_cancelled: 'Cancelled for an overdue balance',
 
   cancellation_requested: 'Registrant asks the office to cancel',

@@ -58,6 +58,27 @@ describe('balances after a deposit', () => {
     ]);
   });
 
+  it('the confirmation of a bank deposit states the deposit and the due dates; each part the office records gets a receipt with the help and the balance left', async () => {
+    harness.ctx.clock.set(referenceNow());
+    const outcome = await registerForEvent(harness.ctx, event, { contact: { name: 'Receipt Family', email: 'receipts@example.org' }, attendees: [{ name: 'Kid', tier: 'adult' }], family: false, payment: 'bank', choice: 'deposit' });
+    if (outcome.kind !== 'registered') throw new Error('expected a bank registration');
+    const id = outcome.registrationId;
+    const mine = async (kind: string) => (await queuedMessages(harness.ctx, kind)).filter((message) => message.to.includes('receipts@example.org'));
+    const [confirmation] = await mine('registration-confirmation');
+    expect(confirmation?.text).toContain(`${money()(5000)} deposit, due now to keep your place`);
+    expect(confirmation?.text).toMatch(new RegExp(`${money()(7000).replace('$', '\\$')} by \\d+ \\w+ \\d{4}`));
+
+    await creditRegistration(harness.ctx, { registration: id, amountMinor: 1000, fund: 'Camp scholarships', actor: 'office' }, money());
+    await markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 5000, method: 'bank', partial: true, actor: 'office' }, money());
+    const [receipt, ...others] = await mine('receipt');
+    expect(others).toEqual([]);
+    expect(receipt?.text).toContain(`This payment: ${money()(5000)}`);
+    expect(receipt?.text).toContain(`Help from Camp scholarships: −${money()(1000)}`);
+    expect(receipt?.text).toContain(`Balance left: ${money()(6000)}`);
+    expect(receipt?.text).not.toContain('your registration is confirmed');
+    await markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 6000, method: 'bank', actor: 'office' }, money());
+  });
+
   it('help that takes the balance to 0 stops its reminders; an overdue balance alerts the office and reminds the family once', async () => {
     const helped = await bankDepositPaid('helped@example.org');
     const owing = await bankDepositPaid('owing@example.org');

@@ -100,4 +100,24 @@ describe('deposits and balances paid by card', () => {
     expect(await registrationMoney(db(), id)).toMatchObject({ paidMinor: 12000, outstandingMinor: 0 });
     expect(await db()('registration_payments').where({ registration_id: id, method: 'card' }).count<{ n: string }>({ n: '*' }).first()).toEqual({ n: 1 });
   });
+
+  it('a refund at the provider of one instalment of several finds its registration through that payment: that payment alone stops counting, the registration owes it again and is not cancelled, the office is alerted once', async () => {
+    const id = await depositByCard('refunded-part@example.org');
+    const part = await payPart(id, 3500);
+    await harness.provider.deliver('checkout.session.completed', part.provider_session_id);
+    expect((await registrationMoney(db(), id)).balanceMinor).toBe(3500);
+
+    const refunded = await harness.provider.deliver('charge.refunded', part.provider_session_id);
+    expect(refunded.body).toMatchObject({ outcome: 'alerted' });
+    expect(await db()('registrations').where({ id }).first()).toMatchObject({ status: 'PENDING', cancel_reason: null });
+    expect(await registrationMoney(db(), id)).toMatchObject({ paidMinor: 5000, balanceMinor: 7000 });
+    expect(await db()('registration_payments').where({ registration_id: id }).orderBy('id').select('amount_minor', 'reversal')).toEqual([
+      { amount_minor: 5000, reversal: null },
+      { amount_minor: 3500, reversal: 'refund' },
+    ]);
+    // The same refund delivered again changes nothing and alerts nothing more.
+    expect((await harness.provider.deliver('charge.refunded', part.provider_session_id)).body).toMatchObject({ outcome: 'already_alerted' });
+    expect(await db()('operations_alerts').where({ kind: 'part_payment_reversed' }).whereRaw(`details->>'registrationId' = ?`, [id]).count<{ n: string }>({ n: '*' }).first()).toEqual({ n: 1 });
+    expect(await registrationMoney(db(), id)).toMatchObject({ paidMinor: 5000, balanceMinor: 7000 });
+  });
 });
