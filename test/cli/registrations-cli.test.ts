@@ -128,7 +128,7 @@ describe('eventops registrations: the office records a bank transfer, cancels an
       paidMinor: 18000,
       officePayments: [{ amountMinor: 10000, method: 'cash', note: 'cash at the door', recordedBy: osUser }, { amountMinor: 8000, method: 'bank', recordedBy: osUser }],
     });
-    expect(detail.emails.map((m: { kind: string }) => m.kind)).toEqual(['registration-confirmation', 'receipt', 'receipt', 'cancellation']);
+    expect(detail.emails.map((m: { kind: string }) => m.kind)).toEqual(['registration-confirmation', 'receipt', 'receipt', 'receipt', 'cancellation']);
     expect(detail.history.map((h: { action: string; actor: string }) => [h.action, h.actor])).toEqual([
       ['registered', osUser],
       ['payment_recorded', osUser],

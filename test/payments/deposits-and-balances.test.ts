@@ -108,7 +108,7 @@ describe('deposits and balances paid by card', () => {
     expect((await registrationMoney(db(), id)).balanceMinor).toBe(3500);
 
     const refunded = await harness.provider.deliver('charge.refunded', part.provider_session_id);
-    expect(refunded.body).toMatchObject({ outcome: 'alerted' });
+    expect(JSON.parse(String(refunded.body))).toMatchObject({ outcome: 'alerted' });
     expect(await db()('registrations').where({ id }).first()).toMatchObject({ status: 'PENDING', cancel_reason: null });
     expect(await registrationMoney(db(), id)).toMatchObject({ paidMinor: 5000, balanceMinor: 7000 });
     expect(await db()('registration_payments').where({ registration_id: id }).orderBy('id').select('amount_minor', 'reversal')).toEqual([
@@ -116,7 +116,7 @@ describe('deposits and balances paid by card', () => {
       { amount_minor: 3500, reversal: 'refund' },
     ]);
     // The same refund delivered again changes nothing and alerts nothing more.
-    expect((await harness.provider.deliver('charge.refunded', part.provider_session_id)).body).toMatchObject({ outcome: 'already_alerted' });
+    expect(JSON.parse(String((await harness.provider.deliver('charge.refunded', part.provider_session_id)).body))).toMatchObject({ outcome: 'already_alerted' });
     expect(await db()('operations_alerts').where({ kind: 'part_payment_reversed' }).whereRaw(`details->>'registrationId' = ?`, [id]).count<{ n: string }>({ n: '*' }).first()).toEqual({ n: 1 });
     expect(await registrationMoney(db(), id)).toMatchObject({ paidMinor: 5000, balanceMinor: 7000 });
   });
