@@ -25,6 +25,7 @@ const CASES = [
   'hostile-input',
   'secrets-at-rest',
   'rate-limit',
+  'deposit-ledger',
 ] as const;
 
 /** A case that overruns its budget by this much is abandoned and fails. */
