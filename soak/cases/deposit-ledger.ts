@@ -181,7 +181,7 @@ async function playRun(
         case 'credit': {
           if (owed <= 0) break;
           const amount = Math.max(1, Math.round(owed * step.share));
-          await creditRegistration(harness.ctx, { registration: id, amountMinor: amount, fund: 'Camp scholarships', actor: 'soak' }, money);
+          await creditRegistration(harness.ctx, { registration: id, amountMinor: amount, fund: 'Camp scholarships', again: true, actor: 'soak' }, money);
           model.credited += amount;
           break;
         }
