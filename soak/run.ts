@@ -26,6 +26,7 @@ const CASES = [
   'secrets-at-rest',
   'rate-limit',
   'addon-interleavings',
+  'deposit-ledger',
 ] as const;
 
 /** A case that overruns its budget by this much is abandoned and fails. */

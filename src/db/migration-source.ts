@@ -33,6 +33,7 @@ import * as tierPlaces from '../../migrations/20261208000510_tier_places.js';
 import * as discountCodes from '../../migrations/20261208000520_discount_codes.js';
 import * as registrationCredits from '../../migrations/20261208001100_registration_credits.js';
 import * as registrationAddons from '../../migrations/20261209000100_registration_addons.js';
+import * as depositsAndBalances from '../../migrations/20261209100100_deposits_and_balances.js';
 import * as helpWithCost from '../../migrations/20261209300100_help_with_cost.js';
 
 interface Migration {
@@ -79,6 +80,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261208000520_discount_codes', discountCodes],
   ['20261208001100_registration_credits', registrationCredits],
   ['20261209000100_registration_addons', registrationAddons],
+  ['20261209100100_deposits_and_balances', depositsAndBalances],
   ['20261209300100_help_with_cost', helpWithCost],
 ];
 

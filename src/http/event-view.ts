@@ -23,6 +23,8 @@ import { describeTotal, priceBasket, totalHeading } from './total-words.js';
 import { nothingToPay, type SubmittedValues } from './registration-form.js';
 import type { EventPageData, FieldProblem } from './templates/event-page.js';
 import { pageFormat } from './templates/format.js';
+import { depositConfig, payPlanOptions } from './pay-plan-view.js';
+import { calendarDay } from './balance-view.js';
 import { askedQuestions, formQuestionViews, questionFieldHref, type AnswerFields } from './question-view.js';
 
 /**
@@ -248,6 +250,7 @@ export async function eventPageData(
     registrationAddons: addonViews.registration,
     registrationAddonsError: addonViews.registrationError,
     paymentOptions: paymentOptions.map((option) => ({ ...option, focus: firstProblem === `payment-${option.value}` })),
+    payPlanOptions: free ? undefined : payPlanOptions(event.balanceTerms, values?.payPlan, calendarDay(ctx.config.regional.locale), format.money),
     attendeeRows: attendeeRows.map((row) => ({
       ...row,
       nameFocus: firstProblem === `attendee-name-${row.number}`,
@@ -260,7 +263,11 @@ export async function eventPageData(
     ageLimits: ageLimitsConfig(ctx, event),
     captchaSiteKey: ctx.config.captcha?.siteKey,
     captchaScript: Boolean(ctx.config.captcha) && !closed && (seats !== 0 || waitlist !== undefined),
-    livePricing: JSON.stringify({ ...liveTotalConfig(ctx, publicPricing(pricing, revealed), rate), ...(applied?.terms ? { code: applied.terms } : {}) }),
+    livePricing: JSON.stringify({
+      ...liveTotalConfig(ctx, publicPricing(pricing, revealed), rate),
+      ...(applied?.terms ? { code: applied.terms } : {}),
+      ...(event.balanceTerms ? { deposit: depositConfig(event.balanceTerms) } : {}),
+    }),
     codeForm:
       typedCode || (preloaded?.liveCodes ?? (await eventHasLiveCodes(ctx.db, event.id, priceDayOf(ctx, ctx.clock.now()))))
         ? {

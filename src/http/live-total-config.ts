@@ -13,6 +13,8 @@ export interface LiveTotalConfig {
   day: string;
   /** A code applied on the page ("Have a code?"): the script prices with it, as the server will once for the registration. */
   code?: CodeTerms;
+  /** The event's deposit (its balance terms): the box says what a deposit or instalment plan pays now. */
+  deposit?: { perAttendee?: number; perRegistration?: number; balanceDueAt: string; instalments?: number };
   /** APP_LOCALE and APP_CURRENCY, for the amounts the script writes. */
   locale: string;
   currency: string;

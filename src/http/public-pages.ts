@@ -12,6 +12,8 @@ import { readPublicEvent } from '../registrations/public-event-read.js';
 import { CARD_FEE_KEYS, cardFeeRateFrom } from '../settings.js';
 import { CHURCH_IDENTITY_KEYS, churchIdentityFrom } from '../mail/identity.js';
 import { confirmEarlierCardAttempts, startExistingRegistrationCheckout } from '../payments/pay-now.js';
+import { BalancePaymentError } from '../payments/balance-checkout.js';
+import { minorFromTyped } from './balance-view.js';
 import { CANCELLED_RETURN_RATE_LIMIT, cancelledCheckoutNotice } from './cancelled-checkout.js';
 import { eventPageData, eventPath } from './event-view.js';
 import { hasControlCharacters } from './field-rules.js';
@@ -102,7 +104,9 @@ export const slugOf = (params: unknown) => {
 const idParams = z.object({ id: z.string().max(64) });
 const tokenQuery = z.object({ token: z.string().max(128).optional() });
 const confirmationHeldQuery = z.object({ [CONFIRMATION_HELD_QUERY]: z.string().max(MAX_HELD_TOKEN_LENGTH).optional() });
-const tokenBody = z.object({ token: z.string().max(128).optional() }).optional();
+const tokenBody = z.object({ token: z.string().max(128).optional(), amount: z.string().max(12).optional(), pay_amount: z.string().max(16).optional() }).optional();
+/** A part of the balance, in minor units, as the instalment reminder's link (or the pay page's form) names it. */
+const amountField = z.object({ amount: z.string().regex(/^[1-9][0-9]{0,9}$/).transform(Number).optional() });
 const successQuery = z.object({ session_id: addressText(255).optional() });
 
 interface SuccessRow {
@@ -303,7 +307,12 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
     }
     const blocker = await payNowRefusal(ctx, found.registration);
     if (blocker) return notPayable(reply, found.registration, blocker);
-    return page(privatePage(reply), payNowPage, await payNowPageData(ctx, found.registration, found.token));
+    const amount = amountField.safeParse(request.query);
+    if (!amount.success) return notPayable(reply, found.registration, 'That amount could not be read; nothing was charged.');
+    const data = await payNowPageData(ctx, found.registration, found.token, amount.data.amount).catch((error: unknown) => error);
+    if (data instanceof BalancePaymentError) return notPayable(reply, found.registration, data.message);
+    if (data instanceof Error) throw data;
+    return page(privatePage(reply), payNowPage, data as Awaited<ReturnType<typeof payNowPageData>>);
   });
 
   app.post(
@@ -318,7 +327,12 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
       const blocker = await payNowRefusal(ctx, found.registration, { inFlightDecidedUnderLock: true });
       if (blocker) return notPayable(reply, found.registration, blocker);
       try {
-        const started = await startExistingRegistrationCheckout(ctx, { registrationId: found.registration.id });
+        // The registration page's form types the amount in dollars (pay_amount); the pay page and the reminders' links name it in minor units.
+        const typed = body.success ? body.data?.pay_amount : undefined;
+        const amount = amountField.safeParse({ amount: (body.success ? body.data?.amount : undefined) ?? (request.query as { amount?: string }).amount });
+        const amountMinor = typed !== undefined ? minorFromTyped(ctx.config.regional, typed) : amount.success ? amount.data.amount : undefined;
+        if ((typed !== undefined || !amount.success) && !amountMinor) return notPayable(reply, found.registration, 'That amount could not be read; nothing was charged.');
+        const started = await startExistingRegistrationCheckout(ctx, { registrationId: found.registration.id, ...(amountMinor ? { amountMinor } : {}) });
         return reply.code(303).header('location', started.redirectUrl).send();
       } catch (error) {
         if (error instanceof AppError && error.code === 'provider_unavailable') {

@@ -32,6 +32,8 @@ export interface SubmittedValues {
   mobile: string;
   family: boolean;
   payment: string;
+  /** The pay plan chosen on an event with a deposit ('' for none). */
+  payPlan?: string;
   attendees: Array<{ name: string; tier: string }>;
   /** The code typed ('' for none). */
   code?: string;
@@ -82,6 +84,8 @@ const contactSchema = z.object({
     .transform((v) => (v ? v : undefined)),
   // Left out, it is refused below unless there is nothing to pay (paymentNeeded).
   payment: z.enum(['card', 'bank'], { error: PAYMENT_MESSAGE }).optional(),
+  // On an event with a deposit: the whole amount, the deposit, or the deposit and instalments (absent: the whole amount).
+  payPlan: z.enum(['full', 'deposit', 'instalments'], { error: 'choose the whole amount, the deposit, or instalments' }).optional(),
   captchaToken: publicString('the bot check answer is not valid').max(4096).optional(),
 });
 
@@ -132,6 +136,7 @@ function fromForm(body: Record<string, unknown>): RawRegistration {
       email: body.email,
       mobile: body.mobile,
       payment: body.payment === '' ? undefined : body.payment,
+      payPlan: body.pay_plan === '' ? undefined : body.pay_plan,
       captchaToken: body[CAPTCHA_FORM_FIELD],
     },
     family: body.family,
@@ -153,6 +158,7 @@ function fromJson(body: Record<string, unknown>): RawRegistration {
       email: body.email,
       mobile: body.mobile ?? undefined,
       payment: body.payment ?? undefined,
+      payPlan: body.payPlan ?? undefined,
       captchaToken: body.captchaToken ?? body[CAPTCHA_FORM_FIELD],
     },
     family: body.family,
@@ -222,6 +228,7 @@ export function parseRegistrationBody(
     mobile: text(raw.contact.mobile),
     family: raw.family === 'on' || raw.family === true,
     payment: text(raw.contact.payment),
+    payPlan: text(raw.contact.payPlan),
     attendees: raw.rows.map((row) => ({ name: text(row?.name), tier: text(row?.tier) })),
     code: text(raw.code).slice(0, MAX_CODE_LENGTH),
     help: raw.help === 'on' || raw.help === true,
@@ -307,6 +314,7 @@ export function parseRegistrationBody(
       attendees,
       family,
       payment: contact.data.payment,
+      ...(contact.data.payPlan ? { choice: contact.data.payPlan } : {}),
       ...(answers ? { answers } : {}),
       ...(code ? { code } : {}),
       ...(values.help ? { helpRequested: true } : {}),

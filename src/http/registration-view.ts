@@ -19,6 +19,9 @@ import { managePath } from '../payments/manage-link.js';
 import { answerGroupsOf, type AnswerGroup } from '../payments/answer-lines.js';
 import { eventFromRow, type EventRow } from '../registrations/event-record.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
+import { balancePaymentDue } from '../payments/balance-checkout.js';
+import { PART_PAYMENT_LINE_LABEL, partPaymentLines } from '../payments/deposit-checkout.js';
+import { balanceSection, eventRecordOf } from './balance-view.js';
 
 /** A registration with the event fields its public pages need. */
 export interface PublicRegistration {
@@ -191,8 +194,6 @@ export function payNowBlocker(
   if (registration.status === 'CANCELLED') return 'This registration was cancelled, so there is nothing to pay.';
   if (registration.totalMinor === 0) return 'This registration is free; there is nothing to pay.';
   if (registration.event.deletedAt) return EVENT_CANCELLED_NOTE;
-  // A card checkout is always for the whole total: after a part-payment the POST refuses it (part_paid), so the pages do too.
-  if (registration.officePaidMinor > 0) return NOT_PAYABLE_MESSAGES.part_paid;
   if (registration.cardPayment === 'in_flight' && !options.inFlightDecidedUnderLock) return CARD_PAYMENT_PROCESSING_NOTE;
   if (!cardPaymentPossible(config, { online_payment: registration.event.onlinePayment })) {
     return 'Card payments are not available for this event. Please pay by bank transfer using the details on your registration page.';
@@ -298,6 +299,18 @@ export async function registrationPageData(
       amount: format.money(registration.totalMinor - registration.officePaidMinor),
     };
   }
+  const payNowHref = (await payNowRefusal(ctx, registration)) ? undefined : payNowPath(ctx.config.authSecret, registration.id, registration.linkVersion);
+  const balance = await balanceSection(ctx.db, ctx.config.regional, {
+    registrationId: registration.id,
+    event: await eventRecordOf(ctx.db, registration.event.id),
+    pending: registration.status === 'PENDING',
+    ...(payNowHref ? { payForm: { action: `/registrations/${registration.id}/pay`, token: registrationToken(ctx.config.authSecret, registration.id, registration.linkVersion) } } : {}),
+  });
+  // Paying in parts, by card or by bank, the bank details stay on the page for the balance.
+  if (owing && balance && !bank) {
+    const details = await getBankDetails(ctx.db);
+    bank = { ...details, configured: details !== undefined, reference: paymentReference(registration.id), amount: balance.balance };
+  } else if (bank && balance) bank.amount = balance.balance;
   const live = registration.event.published && !registration.event.deletedAt;
   // Awaiting payment (never paid, or a card attempt that charged nothing): until when, on an event that releases
   // unpaid places, as the sweep will.
@@ -328,7 +341,12 @@ export async function registrationPageData(
     lines,
     total: format.money(registration.totalMinor),
     bank,
-    payNowHref: (await payNowRefusal(ctx, registration)) ? undefined : payNowPath(ctx.config.authSecret, registration.id, registration.linkVersion),
+    // Paying in parts, the balance section's form (with its amount) stands for the pay-now button.
+    payNowHref: balance ? undefined : payNowHref,
+    balance,
+    ...(balance?.depositPaid && registration.status === 'PENDING' && status === STATUS_TEXT.PENDING
+      ? { statusLabel: 'Deposit paid', statusNote: 'Your places are kept. Please pay the balance by the dates below.' }
+      : {}),
   };
 }
 
@@ -343,10 +361,31 @@ async function heldBackExtras(ctx: AppContext, registration: PublicRegistration)
 }
 
 /** The pay-now page: exactly the lines pay-now will charge (payNowLines), fee included when the event passes it on. */
-export async function payNowPageData(ctx: AppContext, registration: PublicRegistration, token: string): Promise<PayNowPageData & { title: string }> {
+export async function payNowPageData(
+  ctx: AppContext,
+  registration: PublicRegistration,
+  token: string,
+  amountMinor?: number,
+): Promise<PayNowPageData & { title: string }> {
   const format = pageFormat(ctx.config.regional);
-  const net = registration.totalMinor - registration.surchargeMinor;
+  // Paying in parts: the part asked for (a reminder's link names it) or the balance, judged as pay-now will judge it.
+  const event = await eventRecordOf(ctx.db, registration.event.id);
+  const part = await balancePaymentDue(ctx.db, { registrationId: registration.id, event, amountMinor, now: ctx.clock.now(), money: format.money });
+  const net = part?.netMinor ?? registration.totalMinor - registration.surchargeMinor;
   const surcharge = registration.event.passCardFee ? cardSurcharge(net, await getCardFeeRate(ctx.db)) : 0;
+  if (part) {
+    return {
+      title: 'Pay by card',
+      eventTitle: registration.event.title,
+      when: format.dateTimeSpan(registration.event.startsAt, registration.event.endsAt),
+      lines: lineViews(partPaymentLines(PART_PAYMENT_LINE_LABEL, net, surcharge), [], format.money),
+      total: format.money(net + surcharge),
+      action: `/registrations/${registration.id}/pay`,
+      token,
+      amountMinor: String(net),
+      registrationHref: registrationPath(ctx.config.authSecret, registration.id, registration.linkVersion),
+    };
+  }
   return {
     title: 'Pay by card',
     eventTitle: registration.event.title,

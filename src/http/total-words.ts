@@ -1,5 +1,5 @@
 import { moneyFormatter } from '../money-format.js';
-import { priceRegistration, type AttendeeChoice, type PricedRegistration } from '../registrations/pricing.js';
+import { cardSurcharge, priceRegistration, type AttendeeChoice, type PricedRegistration } from '../registrations/pricing.js';
 import type { LiveTotalConfig } from './live-total-config.js';
 import type { AddonPick } from '../registrations/addons.js';
 
@@ -16,6 +16,8 @@ export interface FormBasket {
   addons?: AddonPick[];
   family: boolean;
   payment: string;
+  /** On an event with a deposit: 'full', 'deposit' or 'instalments'. */
+  payPlan?: string;
 }
 
 /** The server's own pricing of these choices: the card fee only on a card payment of an event that passes it on. */
@@ -47,6 +49,31 @@ export function describeTotal(config: LiveTotalConfig, basket: FormBasket, price
   if ((priced.familyMaxOff ?? 0) > 0) details.push(`Family maximum: ${money(priced.familyMaxOff ?? 0)} off.`);
   if (priced.code && (priced.codeDiscount ?? 0) > 0) details.push(`Code ${priced.code}: ${money(priced.codeDiscount ?? 0)} off.`);
   if (priced.discount > 0) details.push(`Discount: ${money(priced.discount)} off.`);
+  const dueNow = depositDueNow(config, basket, priced);
+  if (dueNow) {
+    // Paying in parts, each card payment carries its own fee: the total is what the places cost.
+    details.push(...dueNow.details);
+    return { amount: money(priced.total - priced.surcharge), details };
+  }
   if (priced.surcharge > 0) details.push(`Includes a ${money(priced.surcharge)} card processing fee.`);
   return { amount: priced.total === 0 ? 'Free' : money(priced.total), details };
+}
+
+/** A deposit or instalment plan chosen: what is paid now (its card fee on the deposit alone) and when the rest is due. */
+function depositDueNow(config: LiveTotalConfig, basket: FormBasket, priced: PricedRegistration): { details: string[] } | undefined {
+  const plan = config.deposit;
+  if (!plan || (basket.payPlan !== 'deposit' && basket.payPlan !== 'instalments')) return undefined;
+  const net = priced.total - priced.surcharge;
+  const deposit = Math.min(plan.perAttendee !== undefined ? plan.perAttendee * priced.attendeeCount : (plan.perRegistration ?? net), net);
+  if (deposit >= net || config.day >= plan.balanceDueAt) return undefined;
+  const money = moneyFormatter(config);
+  const fee = basket.payment === 'card' && config.cardFee ? cardSurcharge(deposit, config.cardFee) : 0;
+  const by = new Intl.DateTimeFormat(config.locale, { dateStyle: 'long', timeZone: 'UTC' }).format(new Date(`${plan.balanceDueAt}T00:00:00Z`));
+  const rest = net - deposit;
+  return {
+    details: [
+      `Due now: ${money(deposit + fee)}${fee > 0 ? ` (the deposit and a ${money(fee)} card processing fee)` : ' (the deposit)'}.`,
+      basket.payPlan === 'instalments' && plan.instalments ? `Then ${money(rest)} in ${plan.instalments} payments, the last by ${by}.` : `Then ${money(rest)} by ${by}.`,
+    ],
+  };
 }

@@ -17,6 +17,7 @@ import {
   type ClearanceStatus,
 } from './templates/clearance-digest.js';
 import type { JobOptions, JobSummary } from './types.js';
+import { overdueBalances, type OverdueBalanceEntry } from './overdue-balances.js';
 
 /**
  * `sent`: the month is done. `already-sent`: it was done before this run (no force).
@@ -68,6 +69,8 @@ interface ReportRow {
 interface DigestReport {
   groups: ClearanceDigestGroup[];
   people: number;
+  /** Balances past a due date of their schedule (deposits and instalments): the office's money to follow up too. */
+  overdueBalances: OverdueBalanceEntry[];
 }
 
 /**
@@ -103,7 +106,7 @@ export async function sendClearanceDigest(ctx: AppContext, options: JobOptions):
       // Again under the lease: a run that finished between the first check and taking the lease has done the month.
       if (!force && (await monthDone(ctx, month))) return result('already-sent');
       const report = await loadReport(ctx, today);
-      if (report.people === 0) {
+      if (report.people === 0 && report.overdueBalances.length === 0) {
         // Rule 9: nothing goes out. Marking the month done stops hourly or scheduled retries re-checking all month;
         // a clearance that lapses later in the month is in next month's digest (or send one with --force).
         await setSetting(ctx.db, 'clearanceDigestLastMonth', month, ctx.clock.now());
@@ -247,7 +250,7 @@ async function loadReport(ctx: AppContext, today: string): Promise<DigestReport>
   const groups = [...byStatus]
     .filter(([, entries]) => entries.length > 0)
     .map(([status, entries]) => ({ status, title: GROUP_TITLES[status], entries }));
-  return { groups, people: people.size };
+  return { groups, people: people.size, overdueBalances: await overdueBalances(ctx, today) };
 }
 
 interface SendPlan {
@@ -295,7 +298,11 @@ async function sendToRecipients(
     return saving;
   };
 
-  const attention = `${peopleCount(plan.report.people)} ${plan.report.people === 1 ? 'needs' : 'need'} attention`;
+  const overdue = plan.report.overdueBalances.length;
+  const attention = [
+    ...(plan.report.people > 0 || overdue === 0 ? [`${peopleCount(plan.report.people)} ${plan.report.people === 1 ? 'needs' : 'need'} attention`] : []),
+    ...(overdue > 0 ? [`${overdue} ${overdue === 1 ? 'balance' : 'balances'} overdue`] : []),
+  ].join(', ');
   const monthLabel = new Intl.DateTimeFormat(ctx.config.regional.locale, { month: 'long', year: 'numeric', timeZone: 'UTC' }).format(
     new Date(`${plan.month}-01T00:00:00Z`),
   );
@@ -303,7 +310,7 @@ async function sendToRecipients(
   const results = await eachLimited(recipients, SEND_CONCURRENCY, async (user) => {
     await keepLease(ctx, plan.holder);
     const rendered = clearanceDigestEmail(
-      { name: user.name, monthLabel, attention, groups: plan.report.groups, windowDays: EXPIRING_WITHIN_DAYS },
+      { name: user.name, monthLabel, attention, groups: plan.report.groups, windowDays: EXPIRING_WITHIN_DAYS, overdueBalances: plan.report.overdueBalances },
       plan.branding,
     );
     try {
@@ -360,7 +367,7 @@ async function planDigest(
   >,
 ): Promise<Omit<ClearanceDigestSummary, 'runId'>> {
   const report = await loadReport(ctx, run.today);
-  if (report.people === 0) {
+  if (report.people === 0 && report.overdueBalances.length === 0) {
     return { ...result('nothing-to-report'), wouldDo: [`send nothing: every clearance is in order for ${run.month}`] };
   }
   const delivered = run.force ? new Set<string>() : (await roundThisMonth(ctx, run.month)).delivered;

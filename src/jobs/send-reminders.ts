@@ -13,6 +13,7 @@ import {
   type RunMaterials,
 } from './reminder-sends.js';
 import { runRecordedJob } from './run-recorded.js';
+import { sendBalanceReminders } from './send-balance-reminders.js';
 import type { JobOptions, JobSummary } from './types.js';
 
 export interface ReminderSummary extends JobSummary {
@@ -30,6 +31,8 @@ export interface ReminderSummary extends JobSummary {
   alreadyReminded: number;
   /** Asked to stop (the server is stopping) before every due reminder went out: the next run sends the rest. */
   stopped?: true;
+  /** Balances paid in parts (send-balance-reminders.ts): reminders queued, overdue alerts, cancellations; absent when none. */
+  balances?: { sent: number; overdue: number; cancelled: number };
 }
 
 /** A claim older than this was left by a crashed run and may be taken over. */
@@ -45,92 +48,101 @@ export const REMINDER_CLAIM_STALE_MS = 15 * 60_000;
  */
 export async function sendEventReminders(ctx: AppContext, options: JobOptions): Promise<ReminderSummary> {
   return runRecordedJob<ReminderSummary>(ctx, 'send-reminders', options, async () => {
-    const now = ctx.clock.now();
-    const staleBefore = new Date(now.getTime() - REMINDER_CLAIM_STALE_MS);
-    const due = await ctx.db('events')
-      .where('reminder_at', '<=', now)
-      .whereNull('reminder_sent_at')
-      .whereNull('deleted_at')
-      .where('starts_at', '>', now)
-      .orderBy([{ column: 'reminder_at' }, { column: 'id' }])
-      .select<DueEvent[]>(...DUE_EVENT_COLUMNS);
+    const events = await sendDueEventReminders(ctx, options);
+    // The due dates of balances paid in parts, in the same run: recorded in its run history.
+    const balances = await sendBalanceReminders(ctx, { dryRun: options.dryRun });
+    if (balances.sent + balances.overdue + balances.cancelled === 0) return events;
+    const wouldDo = events.wouldDo || balances.wouldDo ? [...(events.wouldDo ?? []), ...(balances.wouldDo ?? [])] : undefined;
+    return { ...events, balances: { sent: balances.sent, overdue: balances.overdue, cancelled: balances.cancelled }, ...(wouldDo ? { wouldDo } : {}) };
+  });
+}
 
-    const summary: Omit<ReminderSummary, 'runId'> = {
-      job: 'send-reminders',
-      outcome: 'ok',
-      dryRun: Boolean(options.dryRun),
-      events: 0,
-      sent: 0,
-      failed: 0,
-      skipped: 0,
-      paymentReminders: 0,
-      alreadyReminded: 0,
-    };
-    if (due.length === 0) return summary;
-    // Loading the mail transport overlaps the reads and the claim below.
-    const mailerReady = options.dryRun ? undefined : ctx.mailer();
-    mailerReady?.catch(() => undefined);
-    const materials = await loadRunMaterials(ctx);
+async function sendDueEventReminders(ctx: AppContext, options: JobOptions): Promise<Omit<ReminderSummary, 'runId'>> {
+  const now = ctx.clock.now();
+  const staleBefore = new Date(now.getTime() - REMINDER_CLAIM_STALE_MS);
+  const due = await ctx.db('events')
+    .where('reminder_at', '<=', now)
+    .whereNull('reminder_sent_at')
+    .whereNull('deleted_at')
+    .where('starts_at', '>', now)
+    .orderBy([{ column: 'reminder_at' }, { column: 'id' }])
+    .select<DueEvent[]>(...DUE_EVENT_COLUMNS);
 
-    if (options.dryRun) {
-      const wouldDo: string[] = [];
-      for (const event of due) {
-        if (event.reminder_claimed_at && event.reminder_claimed_at >= staleBefore) {
-          summary.skipped++;
-          wouldDo.push(`skip "${event.title}" (${event.id}): another run is sending its reminder`);
-          continue;
-        }
-        summary.events++;
-        summary.alreadyReminded += await countRemindedInRound(ctx.db, event.id, event.reminder_at);
-        for await (const batch of recipientPages(ctx, event.id, event.reminder_at)) {
-          for (const row of batch) {
-            const payment = isPaymentReminder(row);
-            const address = safeDecrypt(ctx, row.contact_email_enc) ?? '<unreadable address>';
-            wouldDo.push(
-              `email ${row.contact_name} ${address} (${payment ? 'payment reminder' : 'reminder'} for "${event.title}")`,
-            );
-            summary.sent++;
-            if (payment) summary.paymentReminders++;
-          }
-        }
-      }
-      return { ...summary, wouldDo };
-    }
+  const summary: Omit<ReminderSummary, 'runId'> = {
+    job: 'send-reminders',
+    outcome: 'ok',
+    dryRun: Boolean(options.dryRun),
+    events: 0,
+    sent: 0,
+    failed: 0,
+    skipped: 0,
+    paymentReminders: 0,
+    alreadyReminded: 0,
+  };
+  if (due.length === 0) return summary;
+  // Loading the mail transport overlaps the reads and the claim below.
+  const mailerReady = options.dryRun ? undefined : ctx.mailer();
+  mailerReady?.catch(() => undefined);
+  const materials = await loadRunMaterials(ctx);
 
-    const mailer = await (mailerReady ?? ctx.mailer());
-    for (const candidate of due) {
-      if (options.signal?.aborted) {
-        summary.stopped = true;
-        break;
-      }
-      const claim = { at: ctx.clock.now() };
-      const event = await claimEvent(ctx, candidate.id, claim.at);
-      if (!event) {
+  if (options.dryRun) {
+    const wouldDo: string[] = [];
+    for (const event of due) {
+      if (event.reminder_claimed_at && event.reminder_claimed_at >= staleBefore) {
         summary.skipped++;
+        wouldDo.push(`skip "${event.title}" (${event.id}): another run is sending its reminder`);
         continue;
       }
       summary.events++;
-      const result = await sendForEvent(
-        ctx,
-        mailer,
-        event,
-        claim,
-        materials,
-        (counts) => options.onProgress?.({ sent: summary.sent + counts.sent, failed: summary.failed + counts.failed }),
-        options.signal,
-      );
-      summary.sent += result.sent;
-      summary.failed += result.failed;
-      summary.paymentReminders += result.paymentReminders;
-      summary.alreadyReminded += result.alreadyReminded;
-      if (result.stopped) summary.stopped = true;
-      await settleClaim(ctx, event, claim.at, result);
-      if (result.stopped) break;
+      summary.alreadyReminded += await countRemindedInRound(ctx.db, event.id, event.reminder_at);
+      for await (const batch of recipientPages(ctx, event.id, event.reminder_at)) {
+        for (const row of batch) {
+          const payment = isPaymentReminder(row);
+          const address = safeDecrypt(ctx, row.contact_email_enc) ?? '<unreadable address>';
+          wouldDo.push(
+            `email ${row.contact_name} ${address} (${payment ? 'payment reminder' : 'reminder'} for "${event.title}")`,
+          );
+          summary.sent++;
+          if (payment) summary.paymentReminders++;
+        }
+      }
     }
-    // A stopped run left work for the next one: not a full success, whatever it sent.
-    summary.outcome = summary.failed === 0 && !summary.stopped ? 'ok' : summary.sent > 0 ? 'partial' : 'failed';
-    return summary;
-  });
+    return { ...summary, wouldDo };
+  }
+
+  const mailer = await (mailerReady ?? ctx.mailer());
+  for (const candidate of due) {
+    if (options.signal?.aborted) {
+      summary.stopped = true;
+      break;
+    }
+    const claim = { at: ctx.clock.now() };
+    const event = await claimEvent(ctx, candidate.id, claim.at);
+    if (!event) {
+      summary.skipped++;
+      continue;
+    }
+    summary.events++;
+    const result = await sendForEvent(
+      ctx,
+      mailer,
+      event,
+      claim,
+      materials,
+      (counts) => options.onProgress?.({ sent: summary.sent + counts.sent, failed: summary.failed + counts.failed }),
+      options.signal,
+    );
+    summary.sent += result.sent;
+    summary.failed += result.failed;
+    summary.paymentReminders += result.paymentReminders;
+    summary.alreadyReminded += result.alreadyReminded;
+    if (result.stopped) summary.stopped = true;
+    await settleClaim(ctx, event, claim.at, result);
+    if (result.stopped) break;
+  }
+  // A stopped run left work for the next one: not a full success, whatever it sent.
+  summary.outcome = summary.failed === 0 && !summary.stopped ? 'ok' : summary.sent > 0 ? 'partial' : 'failed';
+  return summary;
 }
 
 /** One statement: only one of several overlapping runs gets a row back. */

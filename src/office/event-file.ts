@@ -4,6 +4,7 @@ import { AppError, EXIT } from '../errors.js';
 import { MAX_REGISTRATION_TOTAL_MINOR, type EventDiscount, type EventPricing } from '../registrations/event-pricing.js';
 import { DATE_OF_BIRTH_QUESTION_ID, QUESTION_TYPES, type Question } from '../registrations/answers.js';
 import { ADULT_AGE, tierMayBeChild } from '../registrations/child.js';
+import { balanceTermsKeys, balanceTermsOf, type BalanceTermsInFile } from '../registrations/balance-terms.js';
 
 /**
  * The event file of `eventops events create|update FILE.json` (a public
@@ -11,7 +12,8 @@ import { ADULT_AGE, tierMayBeChild } from '../registrations/child.js';
  * so a misspelt key is rejected by name instead of silently ignored.
  */
 
-export interface EventFile {
+/** With the balance terms (deposit, balanceDueAt, minimumPayment, instalments, overdue): registrations/balance-terms.ts. */
+export interface EventFile extends BalanceTermsInFile {
   slug: string;
   title: string;
   description?: string | null;
@@ -366,9 +368,11 @@ export const eventFileSchema = z.strictObject({
   questions: z.array(questionSchema).max(100, { error: 'at most 100 questions' }).optional(),
   sensitiveRetentionDays: z.int({ error: 'a whole number of days' }).min(0, { error: 'at least 0' }).max(3650, { error: 'at most 3650' }).optional(),
   pricing: eventPricingSchema,
+  ...balanceTermsKeys,
 })
   .superRefine((file, ctx) => {
     if (file.questions) checkQuestions(file.questions, new Set(file.pricing.tiers.map((tier) => tier.id)), ctx);
+    for (const problem of balanceTermsOf(file, file.startsAt).problems) ctx.addIssue({ code: 'custom', path: [problem.path], message: problem.message });
   })
   // The reminder job sends only for events that have not started: a later reminder would never go out.
   .refine((file) => !file.reminderAt || file.reminderAt < file.startsAt, { error: 'before startsAt', path: ['reminderAt'] })

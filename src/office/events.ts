@@ -16,6 +16,7 @@ import {
   type EventFile,
 } from './event-file.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../registrations/event-record.js';
+import { balanceTermsOf } from '../registrations/balance-terms.js';
 import { enqueueWebsiteSync, type WebsiteSyncType } from './website-sync.js';
 import { refuseRemovingAnswered } from './removed-questions.js';
 
@@ -111,6 +112,7 @@ export async function createEvent(ctx: WriteContext, file: EventFile): Promise<E
         waitlist_offer_hours: file.waitingList?.offerHours ?? 24,
         questions: JSON.stringify(file.questions ?? []),
         sensitive_retention_days: file.sensitiveRetentionDays ?? DEFAULT_SENSITIVE_RETENTION_DAYS,
+        balance_terms: balanceTermsColumn(file) ?? null,
         created_at: now,
         updated_at: now,
       })
@@ -153,7 +155,7 @@ export async function updateEvent(ctx: WriteContext & Pick<AppContext, 'cipher'>
   return ctx.db.transaction(async (trx) => {
     const current = await lockLiveEvent(trx, file.slug);
     if (file.questions !== undefined) await refuseRemovingAnswered(trx, ctx, current, file.questions, Boolean(options.force));
-    const changes: Omit<Partial<EventRow>, 'pricing' | 'questions'> & { pricing: string; questions?: string } = {
+    const changes: Omit<Partial<EventRow>, 'pricing' | 'questions' | 'balance_terms'> & { pricing: string; questions?: string; balance_terms?: string | null } = {
       title: file.title,
       starts_at: file.startsAt,
       capacity: file.capacity,
@@ -174,6 +176,8 @@ export async function updateEvent(ctx: WriteContext & Pick<AppContext, 'cipher'>
       ...optional('waitlist_offer_hours', file.waitingList?.offerHours),
       ...optional('questions', file.questions === undefined ? undefined : JSON.stringify(file.questions)),
       ...optional('sensitive_retention_days', file.sensitiveRetentionDays),
+      // Any of the five keys replaces the terms whole; none keeps them (registrations already made keep their schedules).
+      ...optional('balance_terms', balanceTermsColumn(file)),
     };
     if (file.reminderAt !== undefined) {
       changes.reminder_at = file.reminderAt;
@@ -391,6 +395,12 @@ async function capacityBelowTaken(trx: Db, eventId: string, capacity: number): P
       'nobody was cancelled, and the event shows as full' +
       (capacity > 0 ? ` until fewer than ${capacity} seat${capacity === 1 ? ' is' : 's are'} taken` : ''),
   ];
+}
+
+/** The terms as the column stores them: undefined when the file gives none of their keys. */
+function balanceTermsColumn(file: EventFile): string | null | undefined {
+  const { terms } = balanceTermsOf(file, file.startsAt);
+  return terms === undefined ? undefined : terms === null ? null : JSON.stringify(terms);
 }
 
 function optional<K extends keyof EventRow, V>(column: K, value: V | undefined): Partial<Record<K, V>> {

@@ -15,7 +15,7 @@ const REGISTER_OR_REFUND = (alertId: number) =>
  * this file); `reference` names the registration when there is one.
  */
 /** Alerts about no card payment: their email does not open with "Payment needs manual attention". */
-const NOT_ABOUT_A_PAYMENT = new Set(['unpaid_seat_cap', 'unpaid_share', 'cancellation_requested', 'help_requested']);
+const NOT_ABOUT_A_PAYMENT = new Set(['unpaid_seat_cap', 'unpaid_share', 'cancellation_requested', 'help_requested', 'balance_overdue', 'balance_overdue_cancelled']);
 
 export function alertGuidance(kind: string, alertId: number, reference: string | undefined): AlertGuidance {
   const headline = NOT_ABOUT_A_PAYMENT.has(kind) ? 'Needs attention' : 'Payment needs manual attention';
@@ -136,6 +136,31 @@ function alertSentences(kind: string, alertId: number, reference: string | undef
       return {
         happened: `The family of ${registration} ticked "We would like to talk about help with the cost". It is registered awaiting payment, nothing was charged, and its places are held without the unpaid-hold release until you decide.`,
         toDo: `Talk to the family. Then record help with \`eventops registrations credit${reference ? ` ${reference}` : ''} --amount MINOR --fund NAME\`, a payment with \`registrations mark-paid\`, or no help with \`registrations help${reference ? ` ${reference}` : ''} --decided\`; each closes the request and this alert.`,
+      };
+    case 'balance_already_settled':
+      return {
+        happened: `A card payment towards ${registration}'s balance arrived after the balance was already settled (by another payment or help with the cost). It was not applied to the registration and the money was kept; nothing was refunded.`,
+        toDo: "Decide with the family: refund it in the card provider's dashboard, or keep it as a gift under the no-refund policy; then resolve the alert.",
+      };
+    case 'balance_overpaid':
+      return {
+        happened: `A card payment towards ${registration}'s balance came to more than was still owed, because part of it was paid another way meanwhile. It was recorded and the registration is paid; the excess was kept.`,
+        toDo: "Decide with the family whether to refund the excess in the card provider's dashboard; then resolve the alert.",
+      };
+    case 'part_payment_reversed':
+      return {
+        happened: `One card payment of ${registration}, which pays in parts, was refunded or disputed at the card provider. That payment no longer counts as paid; the registration was not cancelled, and it owes that amount again.`,
+        toDo: `Decide with the family: they pay the balance again (its page and reminders ask for it), or cancel with \`eventops registrations cancel${reference ? ` ${reference}` : ''}\`; any refund of the other payments is a person's decision under the no-refund policy. Then resolve the alert.`,
+      };
+    case 'balance_overdue':
+      return {
+        happened: `The balance of ${registration} is still owed after its due date. The family was sent one reminder.`,
+        toDo: `Contact the family, record what they pay with \`eventops registrations mark-paid${reference ? ` ${reference}` : ''}\` or help with \`registrations credit\`; then resolve the alert.`,
+      };
+    case 'balance_overdue_cancelled':
+      return {
+        happened: `The registration ${reference ?? ''} was cancelled because its balance stayed overdue, as the event's "overdue" setting says. What was paid was kept (no refund).`,
+        toDo: 'Let the family know if they ask, then resolve the alert.',
       };
     default:
       return {

@@ -54,6 +54,16 @@ export const ALERT_KINDS = [
   'unpaid_seat_cap',
   /** The public form's unpaid places on an event passed its unpaidAlertShare of the capacity: once per crossing while open. */
   'unpaid_share',
+  /** A part payment (an instalment, or any part of a balance) paid by card after the balance was already settled: kept, not applied. */
+  'balance_already_settled',
+  /** A part payment by card that came to more than was still owed (the balance was partly paid another way meanwhile): recorded, the excess kept. */
+  'balance_overpaid',
+  /** A registration's balance is past its due date. */
+  'balance_overdue',
+  /** One of several card payments of a registration paying in parts was refunded or disputed: that payment no longer counts. */
+  'part_payment_reversed',
+  /** A registration cancelled for its overdue balance (the event's overdue cancel): what was paid is kept. */
+  'balance_overdue_cancelled',
 
   /** The registrant of a paid (or part-paid) registration asks, on the manage page, for it to be cancelled: the office decides and replies. */
   'cancellation_requested',
@@ -83,6 +93,11 @@ const KIND_LABELS: Record<AlertKind, string> = {
   refunded_twice: 'Refunded at the provider after a refund paid by hand',
   unpaid_seat_cap: 'Unpaid places held from one connection',
   unpaid_share: 'Many places held unpaid',
+  balance_already_settled: 'Instalment paid after the balance was settled',
+  balance_overpaid: 'Part payment more than the balance left',
+  balance_overdue: 'Balance overdue',
+  part_payment_reversed: 'One card payment of several refunded or disputed',
+  balance_overdue_cancelled: 'Cancelled for an overdue balance',
 
   cancellation_requested: 'Registrant asks the office to cancel',
   help_requested: 'Family asks about help with the cost',

@@ -19,6 +19,8 @@ import { OPENING_LEASE_MS } from '../registrations/card-checkouts.js';
 import { CHECKOUT_EXPIRY_MS, encryptStagedRegistration, type CheckoutMetadata } from './staging.js';
 import { takeAddonStock, type AddonSoldOutError } from '../registrations/addon-stock.js';
 import type { AddonPick } from '../registrations/addons.js';
+import { firstCardPayment } from './deposit-checkout.js';
+import type { PaymentChoice } from '../registrations/balance-terms.js';
 
 export interface EventCheckoutInput {
   event: EventRecord;
@@ -35,6 +37,8 @@ export interface EventCheckoutInput {
   code?: string;
   /** Per-registration add-ons; the checkout holds the units of stocked ones (each attendee's too) under the event's lock. */
   addons?: AddonPick[];
+  /** Deposit or instalments (the event's balance terms): the checkout charges the deposit; absent or 'full': the whole total. */
+  choice?: PaymentChoice;
 }
 
 export interface StartedCheckout {
@@ -77,23 +81,31 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
       httpStatus: 409,
     });
   }
+  const first = firstCardPayment(event, input.choice, priced, { attendees: input.attendees.length, today: pricedOn, cardFee });
   // Below the provider's minimum (the card fee included) the provider would refuse the session: say so now,
   // before anything is staged or sent, and let the member choose bank transfer.
-  assertCardMinimum(ctx.config, 'registration', priced.total);
+  assertCardMinimum(ctx.config, 'registration', first ? first.netMinor + first.surchargeMinor : priced.total);
 
   const payloadEnc = encryptStagedRegistration(ctx.cipher, {
     version: 1,
     contact: input.contact,
     attendees: input.attendees,
     family: input.family,
-    priced,
+    priced: first?.priced ?? priced,
     pricedOn,
+    ...(first ? { schedule: first.schedule } : {}),
     ...(code ? { codeId: code.id } : {}),
     ...(input.addons?.length ? { addons: input.addons } : {}),
     ...(input.waitlistOffer ? { waitlistOffer: input.waitlistOffer } : {}),
     ...(input.answers ? { answers: input.answers } : {}),
   });
-  const staging = await stageUntilDecided(ctx, input, { payloadEnc, net: priced.net, surcharge: priced.surcharge, pricedOn, code });
+  const staging = await stageUntilDecided(ctx, input, {
+    payloadEnc,
+    net: first?.netMinor ?? priced.net,
+    surcharge: first?.surchargeMinor ?? priced.surcharge,
+    pricedOn,
+    code,
+  });
   if (staging.kind === 'resume') return { checkoutId: staging.checkoutId, redirectUrl: staging.redirectUrl };
   const { checkoutId, expiresAt } = staging;
 
@@ -102,7 +114,7 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
     session = await openProviderSession(ctx, {
       checkoutId,
       event,
-      lines: priced.lines,
+      lines: first?.lines ?? priced.lines,
       customerEmail: input.contact.email,
       expiresAt,
       cancelUrl: cancelledCheckoutUrl(ctx.config, event.slug, checkoutId),

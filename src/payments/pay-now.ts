@@ -2,7 +2,6 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { eventFromRow, type EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
-import { registrationMoney } from '../registrations/ledger.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { getCardFeeRate } from '../settings.js';
 import { assertCardMinimum } from './card-minimum.js';
@@ -15,8 +14,11 @@ import { confirmCheckoutsWithProvider } from './reconcile/confirm.js';
 import { confirmUnpaid } from './webhook/handle.js';
 import { abandonedClaim, mayStillBePaid, OPENING_LEASE_MS } from '../registrations/card-checkouts.js';
 import { heldUntil } from './hold-release.js';
+import { balancePaymentDue } from './balance-checkout.js';
+import { moneyFormatter } from '../money-format.js';
+import { PART_PAYMENT_LINE_LABEL, partPaymentLines } from './deposit-checkout.js';
 
-export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing' | 'part_paid' | 'hold_ended';
+export type NotPayableReason = 'paid' | 'cancelled' | 'free' | 'card_unavailable' | 'event_deleted' | 'processing' | 'part_paid' | 'hold_ended' | 'event_started';
 
 export const NOT_PAYABLE_MESSAGES: Record<NotPayableReason, string> = {
   paid: 'This registration is already paid.',
@@ -27,6 +29,7 @@ export const NOT_PAYABLE_MESSAGES: Record<NotPayableReason, string> = {
   processing:
     'A card payment for this registration may still be on its way. We will email you as soon as it is confirmed; if you were charged you do not need to pay again.',
   part_paid: 'Part of this registration has already been paid to the church; please pay the balance by bank transfer.',
+  event_started: 'The event has started, so the balance can no longer be paid online; please pay it at the door.',
   hold_ended:
     'The time to pay for this registration has ended, so its places are being released for others and it can no longer be paid. If places are still free, you are welcome to register again.',
 };
@@ -72,6 +75,7 @@ export interface InFlightCheckoutRow {
   payment_intent_id: string | null;
   net_minor: number;
   surcharge_minor: number;
+  balance_part?: boolean;
 }
 
 /** A registration's pay-now turn, decided under its row lock; every provider call happens after the lock is gone. */
@@ -111,13 +115,13 @@ const WAIT_STEP_MS = 100;
  */
 export async function startExistingRegistrationCheckout(
   ctx: AppContext,
-  input: { registrationId: string },
+  input: { registrationId: string; /** Part of the balance (at least the event's minimumPayment, or the instalment due); absent: all of it. */ amountMinor?: number },
 ): Promise<PayNowCheckout> {
   const deadline = performance.now() + OPENING_LEASE_MS;
   // Each earlier checkout is asked about once per request: one the provider leaves uncertain stays "processing".
   const asked = new Set<string>();
   for (;;) {
-    const step = await decidePayNow(ctx, input.registrationId, asked);
+    const step = await decidePayNow(ctx, input.registrationId, asked, input.amountMinor);
     if (step.kind === 'reuse') return step.checkout;
     if (step.kind === 'open') return openAndRecord(ctx, step.request);
     if (step.kind === 'confirm') {
@@ -147,7 +151,7 @@ export async function confirmEarlierCardAttempts(ctx: AppContext, registrationId
 }
 
 /** The decision and, to open a session, the claimed staging row: one short transaction under the registration lock. */
-async function decidePayNow(ctx: AppContext, registrationId: string, asked: ReadonlySet<string>): Promise<PayNowStep> {
+async function decidePayNow(ctx: AppContext, registrationId: string, asked: ReadonlySet<string>, amountMinor: number | undefined): Promise<PayNowStep> {
   return ctx.db.transaction(async (trx) => {
     const registration = await trx('registrations')
       .where({ id: registrationId })
@@ -157,12 +161,10 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
     const eventRow = await trx('events').where({ id: registration.event_id }).first();
     const event = eventFromRow(eventRow);
     assertPayable(ctx, registration, event);
-    // A card payment is always for the whole total; after a part-payment recorded by the office, or help with the cost, it would overpay.
-    const settled = await registrationMoney(trx, registration.id);
-    if (settled.officePaidMinor > 0 || settled.creditedMinor > 0) throw new NotPayableError('part_paid');
-
     const now = ctx.clock.now();
-    const net = registration.total_minor - registration.surcharge_minor;
+    // Paying in parts (a schedule, an earlier payment or help, or a part asked for): what is due now, from the ledger, never repriced.
+    const part = await balancePaymentDue(trx, { registrationId: registration.id, event, amountMinor, now, money: moneyFormatter(ctx.config.regional) });
+    const net = part?.netMinor ?? registration.total_minor - registration.surcharge_minor;
     const surcharge = event.passCardFee ? cardSurcharge(net, await getCardFeeRate(trx)) : 0;
     // The hold ends at the time the registrant was told: a checkout opened before then may still be paid
     // within its own lifetime (the sweep waits for it), but none is opened, or opened anew, from then on.
@@ -172,7 +174,7 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
     const live = resumableCheckout(inFlight, now);
     if (live) {
       // The pay-now page shows today's fee: a session opened before the rate (or the event's fee setting) changed would charge another amount.
-      const chargesWhatIsShown = live.net_minor === net && live.surcharge_minor === surcharge;
+      const chargesWhatIsShown = live.net_minor === net && live.surcharge_minor === surcharge && Boolean(live.balance_part) === (part !== undefined);
       const timeToPay = live.expires_at.getTime() - now.getTime() >= MIN_TIME_LEFT_TO_REUSE_MS;
       // Past the hold's end the open session is the last chance to pay: handed out with whatever time it has left.
       if (chargesWhatIsShown && (timeToPay || holdEnded)) return { kind: 'reuse', checkout: { checkoutId: live.id, redirectUrl: live.provider_url, reused: true } };
@@ -201,6 +203,7 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
         expires_at: expiresAt,
         net_minor: net,
         surcharge_minor: surcharge,
+        balance_part: part !== undefined,
         created_at: now,
         updated_at: now,
       })
@@ -212,7 +215,7 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
         checkoutId,
         event,
         registrationId: registration.id,
-        lines: payNowLines(registration.line_items, net, surcharge),
+        lines: part ? partPaymentLines(PART_PAYMENT_LINE_LABEL, net, surcharge) : payNowLines(registration.line_items, net, surcharge),
         customerEmail: ctx.cipher.decrypt(registration.contact_email_enc),
         expiresAt,
         cancelUrl: registrationUrl(ctx.config, registration.id, registration.manage_link_version),
@@ -310,7 +313,7 @@ export async function inFlightCheckoutsOf(db: Knex, registrationId: string): Pro
     .where({ registration_id: registrationId })
     .where(mayStillBePaid)
     .orderBy('expires_at', 'desc')
-    .select<InFlightCheckoutRow[]>('id', 'status', 'created_at', 'expires_at', 'provider_session_id', 'provider_url', 'payment_intent_id', 'net_minor', 'surcharge_minor');
+    .select<InFlightCheckoutRow[]>('id', 'status', 'created_at', 'expires_at', 'provider_session_id', 'provider_url', 'payment_intent_id', 'net_minor', 'surcharge_minor', 'balance_part');
 }
 
 /**

@@ -25,6 +25,8 @@ export interface ReceiptInput {
   paidBy?: PaidByMethod[];
   /** Help with the cost from named funds that settled part of the total (never money received). */
   help?: Array<{ fund: string; amountMinor: number }>;
+  /** A payment of part of the total (a deposit, an instalment, a part the office received): what was paid in all so far, and what is left. */
+  part?: { paidSoFarMinor: number; balanceLeftMinor: number };
 
   /** The registration's manage_link_version; renderReceipt reads it, a registration being created has the first. */
   manageLinkVersion?: number;
@@ -73,6 +75,7 @@ export function renderReceiptWith(branding: EmailBranding, ctx: Pick<AppContext,
       lines: input.lines.map(({ label, amount }) => ({ label, amount })),
       amountMinor: input.amountMinor,
       help: input.help && input.help.length > 0 ? input.help : undefined,
+      ...(input.part ? { part: { ...input.part, owing: input.part.balanceLeftMinor > 0 } } : {}),
       paidAt: input.paidAt,
       paymentIntentId: input.paymentIntentId,
       ...methodsOf(input, ctx.config.regional),

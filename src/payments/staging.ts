@@ -3,6 +3,7 @@ import type { AttendeeChoice, PricedRegistration } from '../registrations/pricin
 import type { RegistrationContact } from '../registrations/registrations.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import type { AddonPick } from '../registrations/addons.js';
+import type { Schedule } from '../registrations/deposits.js';
 
 /**
  * What a new-registration checkout stages (encrypted in checkout_sessions.payload_enc)
@@ -25,6 +26,8 @@ export interface StagedRegistration {
   waitlistOffer?: { entryId: string; offerSeq: number };
   /** Validated answers to the event's questions (absent in payloads staged before questions existed). */
   answers?: RegistrationAnswers;
+  /** Paid in parts: the schedule fixed now; the checkout charges its deposit (net_minor) and the card fee on it, `priced` has no fee. */
+  schedule?: Schedule;
 }
 
 export function encryptStagedRegistration(cipher: FieldCipher, staged: StagedRegistration): string {

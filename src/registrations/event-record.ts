@@ -1,5 +1,6 @@
 import type { EventPricing } from './event-pricing.js';
 import type { Question } from './answers.js';
+import type { BalanceTerms } from './balance-terms.js';
 
 /** An event as the services see it, mapped from its table row by eventFromRow. */
 export interface EventRecord {
@@ -38,6 +39,8 @@ export interface EventRecord {
   questions: Question[];
   /** Days after the event ends (or starts, without an end) that sensitive answers are purged. */
   sensitiveRetentionDays: number;
+  /** Deposits, instalments and what follows an overdue balance; null: each registration pays its whole total. */
+  balanceTerms: BalanceTerms | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -73,6 +76,7 @@ export interface EventRow {
   sensitive_retention_days: number;
   /** Raised by one with every change: the SEQUENCE of the event's calendar entry. */
   calendar_sequence: number;
+  balance_terms?: BalanceTerms | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -105,6 +109,7 @@ export function eventFromRow(row: EventRow): EventRecord {
     waitingList: { enabled: row.waitlist_enabled ?? false, offerHours: row.waitlist_offer_hours ?? 24 },
     questions: row.questions ?? [],
     sensitiveRetentionDays: row.sensitive_retention_days ?? 30,
+    balanceTerms: row.balance_terms ?? null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import type { ScheduleStep } from '../registrations/balance-terms.js';
+import { scheduleOf } from '../registrations/deposits.js';
 import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import { overHourlyEmailCaps } from '../registrations/email-caps.js';
@@ -72,6 +74,7 @@ export async function queueRegistrationConfirmation(
   const linkVersion = await currentLinkVersion(trx, input.registrationId);
   const manageUrl = hasPublicUrl ? manageUrlOf(ctx.config, { registrationId: input.registrationId, version: linkVersion }) : undefined;
   const answerGroups = await plainAnswerGroups(trx, input.registrationId, input.event, ctx.config.regional);
+  const schedule = owing ? await scheduleOf(trx, input.registrationId) : undefined;
   const rendered = registrationConfirmationEmail(
     {
       name: input.contact.name,
@@ -94,9 +97,11 @@ export async function queueRegistrationConfirmation(
       manageUrl,
       // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
       // (Nor is a card link offered for a total below the card provider's minimum: pay-now would refuse it.)
-      payNowUrl: offerCard ? payNowUrl(ctx.config, input.registrationId, linkVersion) : undefined,
+      // Paying in parts, the card link pays the deposit (what the schedule asks first).
+      payNowUrl: offerCard ? `${payNowUrl(ctx.config, input.registrationId, linkVersion)}${schedule?.steps[0] ? `&amount=${schedule.steps[0].settledTargetMinor}` : ''}` : undefined,
       otherRegistrations: others.map((other) => ({ reference: paymentReference(other.id), paid: other.status === 'PAID' })),
       answerGroups,
+      ...(schedule ? { schedule: scheduleLines(schedule.steps) } : {}),
     },
     branding,
   );
@@ -142,4 +147,9 @@ async function cardTotalBelowMinimum(
   if (minimum === undefined || priced.net >= minimum) return false;
   const surcharge = event.passCardFee ? cardSurcharge(priced.net, await getCardFeeRate(trx)) : 0;
   return belowCardMinimum(ctx.config, priced.net + surcharge);
+}
+
+/** Each payment of a schedule (its targets are cumulative): the deposit, then what each later date adds. */
+function scheduleLines(steps: ScheduleStep[]): Array<{ amountMinor: number; dueOn: string; deposit: boolean }> {
+  return steps.map((step, index) => ({ amountMinor: step.settledTargetMinor - (steps[index - 1]?.settledTargetMinor ?? 0), dueOn: step.dueOn, deposit: step.seq === 0 }));
 }

@@ -31,6 +31,8 @@ import { CodeRefusedError, codeTerms, findCode, usableCode } from '../registrati
 import { assertCodeGuessesLeft, countRefusedCode } from './code-guesses.js';
 import { takeAddonStock } from '../registrations/addon-stock.js';
 import type { AddonPick } from '../registrations/addons.js';
+import { scheduleBankRegistration } from './deposit-choice.js';
+import type { PaymentChoice } from '../registrations/balance-terms.js';
 
 /**
  * A registration submitted on the public event page, already validated. Every
@@ -62,6 +64,8 @@ export interface RegistrationSubmission {
   helpRequested?: boolean;
   /** The per-registration add-ons chosen (each attendee's are on the attendee); their stock is counted under the event's lock. */
   addons?: AddonPick[];
+  /** On an event with a deposit (balance terms): pay the whole amount, the deposit, or the deposit and instalments. */
+  choice?: PaymentChoice;
 }
 
 export type RegistrationOutcome =
@@ -153,6 +157,7 @@ async function registerWithCodeJudged(ctx: AppContext, event: EventRecord, submi
       client: submission.fromChurchNetwork ? undefined : submission.client,
       code: submission.code,
       addons: submission.addons,
+      choice: submission.choice,
     });
     return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
   }
@@ -298,6 +303,8 @@ export async function registerWithoutCard(
       ...(submission.answers ? { answers: { questions: questionsAsked(locked.event), values: submission.answers } } : {}),
       now,
     });
+    // A deposit or instalments chosen: the schedule is written with the registration.
+    if (status === 'PENDING') await scheduleBankRegistration(trx, locked.event, submission.choice, { registrationId: id, netMinor: priced.total, attendees: wanted, today: pricedOn });
     const registered: RegisteredWithoutCard = {
       registrationId: id,
       status,

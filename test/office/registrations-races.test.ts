@@ -9,7 +9,7 @@ import { markRegistrationPaid } from '../../src/office/registrations/mark-paid.j
 import { moneyFormatter } from '../../src/office/registrations/money.js';
 import { AppError } from '../../src/errors.js';
 import { startEventCheckout } from '../../src/payments/checkout.js';
-import { NotPayableError, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
+import { startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
 import { payNowPath, registrationPath } from '../../src/http/registration-view.js';
 import { paymentReference } from '../../src/registrations/reference.js';
 import { setSetting } from '../../src/settings.js';
@@ -181,26 +181,26 @@ describe('office commands racing each other, pay-now and the webhook on one regi
     expect(await cancelRegistration(harness.ctx, { registration: without, ...office })).toMatchObject({ cardPaymentMayArrive: false });
   });
 
-  it('after a part-payment recorded by the office, pay-now is refused (it would charge the whole total) and the page shows the balance', async () => {
+  it('after a part-payment recorded by the office, pay-now opens a checkout for the balance only (never the whole total) and the pages show the balance', async () => {
     await setSetting(harness.tdb.db, 'bank.accountName', 'Grace Community Church', harness.ctx.clock.now());
     await setSetting(harness.tdb.db, 'bank.bsb', '062-000', harness.ctx.clock.now());
     await setSetting(harness.tdb.db, 'bank.accountNumber', '1234 5678', harness.ctx.clock.now());
     const event = await liveEvent();
     const id = await bankRegistration(event, 30);
     await markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 5000, method: 'cash', partial: true, ...office }, money);
-    const refused = await startExistingRegistrationCheckout(harness.ctx, { registrationId: id }).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(NotPayableError);
-    expect((refused as NotPayableError).reason).toBe('part_paid');
     const page = await (await fetch(`${harness.server.url}${registrationPath(harness.ctx.config.authSecret, id, 1)}`)).text();
-    expect(page).toContain('$70.00');
-    // The pages agree with the POST: no pay-now button, and the pay-now page explains instead of offering the whole total.
+    expect(page).toContain('id="balance-left">$70.00<');
+    // The balance's own form (its amount the balance) stands for the whole-total button.
     expect(page).not.toContain('id="pay-now"');
+    expect(page).toContain('id="pay-part"');
     const payPage = await fetch(`${harness.server.url}${payNowPath(harness.ctx.config.authSecret, id, 1)}`);
-    expect(payPage.status).toBe(409);
+    expect(payPage.status).toBe(200);
     const payHtml = await payPage.text();
-    expect(payHtml).toContain((refused as NotPayableError).message);
+    expect(payHtml).toContain('id="amount">$70.00<');
     expect(payHtml).not.toContain('$120.00');
-    expect(await harness.tdb.db('checkout_sessions').where({ registration_id: id }).count<{ n: number }>({ n: '*' }).first()).toEqual({ n: 0 });
+
+    await startExistingRegistrationCheckout(harness.ctx, { registrationId: id });
+    expect(await harness.tdb.db('checkout_sessions').where({ registration_id: id }).select('net_minor', 'balance_part')).toEqual([{ net_minor: 7000, balance_part: true }]);
   });
 
   it('a part-payment is refused while a pay-now checkout for the whole total may still be paid, so the payer is never charged twice over', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { creditRegistration, NotCreditableError } from '../../src/office/registrations/credit.js';
 import { moneyFormatter } from '../../src/office/registrations/money.js';
 import { payNowPath, registrationPath } from '../../src/http/registration-view.js';
-import { NotPayableError, startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
+import { startExistingRegistrationCheckout } from '../../src/payments/pay-now.js';
 import { setSetting } from '../../src/settings.js';
 import { addCardEvent, registerByBank } from '../support/card-event-harness.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
@@ -19,7 +19,7 @@ const money = moneyFormatter({ locale: 'en-AU', currency: 'AUD' });
 const office = { actor: 'office' };
 
 describe('pay-now and help with the cost', () => {
-  it('after help, pay-now is refused (it would charge the whole total) and the registration page asks for the balance after the help', async () => {
+  it('after help, pay-now opens a checkout for the balance after the help only, and the registration page shows the help and that balance', async () => {
     const now = harness.ctx.clock.now();
     await setSetting(harness.tdb.db, 'bank.accountName', 'Grace Community Church', now);
     await setSetting(harness.tdb.db, 'bank.bsb', '062-000', now);
@@ -29,14 +29,16 @@ describe('pay-now and help with the cost', () => {
     const { totalMinor } = { totalMinor: (await harness.tdb.db('registrations').where({ id }).first<{ total_minor: number }>()).total_minor };
     await creditRegistration(harness.ctx, { registration: id, amountMinor: 2000, fund: 'Camp scholarships', ...office }, money);
 
-    const refused = await startExistingRegistrationCheckout(harness.ctx, { registrationId: id }).catch((error: unknown) => error);
-    expect(refused).toBeInstanceOf(NotPayableError);
-    expect((refused as NotPayableError).reason).toBe('part_paid');
     const page = await (await fetch(`${harness.server.url}${registrationPath(harness.ctx.config.authSecret, id, 1)}`)).text();
-    expect(page).toContain(money(totalMinor - 2000));
+    expect(page).toContain(`id="credited">${money(2000)}<`);
+    expect(page).toContain(`id="balance-left">${money(totalMinor - 2000)}<`);
     expect(page).not.toContain('id="pay-now"');
-    expect((await fetch(`${harness.server.url}${payNowPath(harness.ctx.config.authSecret, id, 1)}`)).status).toBe(409);
-    expect(await harness.tdb.db('checkout_sessions').where({ registration_id: id }).pluck('id')).toEqual([]);
+    const payPage = await fetch(`${harness.server.url}${payNowPath(harness.ctx.config.authSecret, id, 1)}`);
+    expect(payPage.status).toBe(200);
+    expect(await payPage.text()).toContain(`id="amount">${money(totalMinor - 2000)}<`);
+
+    await startExistingRegistrationCheckout(harness.ctx, { registrationId: id });
+    expect(await harness.tdb.db('checkout_sessions').where({ registration_id: id }).select('net_minor', 'balance_part')).toEqual([{ net_minor: totalMinor - 2000, balance_part: true }]);
   });
 
   it('help is refused while a pay-now checkout for the whole total may still be paid', async () => {

@@ -21,7 +21,7 @@ export function basketOf(form: HTMLFormElement): FormBasket {
     })
     .filter((row) => row.name !== '');
   const addons = extras.registration.length > 0 ? { addons: extras.registration } : {};
-  return { attendees, family: data.get('family') === 'on', payment: String(data.get('payment') ?? ''), ...addons };
+  return { attendees, family: data.get('family') === 'on', payment: String(data.get('payment') ?? ''), payPlan: String(data.get('pay_plan') ?? ''), ...addons };
 }
 
 export interface LiveTotal {

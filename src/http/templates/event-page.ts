@@ -1,3 +1,4 @@
+import type { PayPlanOption } from '../pay-plan-view.js';
 import { definePage } from '../pages.js';
 import { QUESTION_FIELD, QUESTION_STYLES, type QuestionFieldView } from './question-fields.js';
 import { ADDON_CONTROL, type AddonControlView, type AddonFormViews } from '../addon-view.js';
@@ -69,6 +70,8 @@ export interface EventPageData {
   registrationAddons?: AddonControlView[];
   registrationAddonsError?: string;
   paymentOptions: Array<{ value: 'card' | 'bank'; label: string; hint: string; checked: boolean; focus?: boolean }>;
+  /** On an event with a deposit: the whole amount, the deposit, or the deposit and instalments (pay-plan-view.ts). */
+  payPlanOptions?: PayPlanOption[];
   attendeeRows: AttendeeRowView[];
   /** The most rows the form offers: the event's maxAttendeesPerRegistration, or the places left when fewer and there is no waiting list. */
   maxAttendees: number;
@@ -285,6 +288,14 @@ export const eventPage = definePage<EventPageData>(`
     </fieldset>
     {{#if helpWithCost}}
     <label class="choice hinted-choice" for="help-with-cost"><input id="help-with-cost" name="help_with_cost" type="checkbox" value="on"{{#if values.help}} checked{{/if}}> <span>We would like to talk about help with the cost<br><span class="muted">Nothing is charged now, whichever payment you chose: the office will be in touch, and your places are held until then.</span></span></label>
+    {{/if}}
+    {{#if payPlanOptions}}
+    <fieldset id="pay-plan">
+      <legend>How much to pay now</legend>
+      {{#each payPlanOptions}}
+      <label class="choice hinted-choice" for="pay-plan-{{value}}"><input id="pay-plan-{{value}}" name="pay_plan" type="radio" value="{{value}}"{{#if checked}} checked{{/if}}> <span>{{label}}<br><span class="muted">{{hint}}</span></span></label>
+      {{/each}}
+    </fieldset>
     {{/if}}
     {{/if}}
 

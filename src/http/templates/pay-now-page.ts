@@ -9,6 +9,8 @@ export interface PayNowPageData {
   total: string;
   action: string;
   token: string;
+  /** A part of a balance: exactly what was shown, in minor units, posted back so pay-now charges it. */
+  amountMinor?: string;
   registrationHref: string;
 }
 
@@ -30,6 +32,7 @@ export const payNowPage = definePage<PayNowPageData>(`
   </ul>
   <form method="post" action="{{action}}">
     <input type="hidden" name="token" value="{{token}}">
+    {{#if amountMinor}}<input type="hidden" name="amount" value="{{amountMinor}}">{{/if}}
     <button type="submit" id="pay">Pay {{total}}</button>
   </form>
   <p class="muted">You will be taken to our card payment provider's secure page.</p>

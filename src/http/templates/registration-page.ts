@@ -1,5 +1,6 @@
 import { definePage } from '../pages.js';
 import { KEEP_LINK_PRIVATE } from '../../payments/templates/manage-link-lines.js';
+import type { BalanceSectionView } from '../balance-view.js';
 
 export interface LineView {
   label: string;
@@ -43,7 +44,33 @@ export interface RegistrationPageData {
   total: string;
   bank?: BankInstructionsView;
   payNowHref?: string;
+  /** Paying in parts: what was paid, the help, the balance, its dates and the pay form (balance-view.ts). */
+  balance?: BalanceSectionView;
 }
+
+/** Paid, help with the cost, the balance and its schedule, with a form for any part of it by card. */
+const BALANCE_SECTION = `{{#if balance}}
+<div class="card" id="balance">
+  <h2>Your balance</h2>
+  {{#if balance.depositPaid}}<p id="deposit-paid"><strong>Deposit paid</strong></p>{{/if}}
+  <dl class="bank">
+    <dt>Paid</dt><dd id="paid">{{balance.paid}}</dd>
+    {{#if balance.credited}}<dt>Help with the cost</dt><dd id="credited">{{balance.credited}}</dd>{{/if}}
+    <dt>Balance</dt><dd id="balance-left">{{balance.balance}}</dd>
+  </dl>
+  {{#if balance.nextDue}}<p id="next-due">Next payment: <strong>{{balance.nextDue.amount}}</strong> by {{balance.nextDue.on}}</p>{{/if}}
+  {{#if balance.schedule}}<ul class="lines" id="schedule">{{#each balance.schedule}}<li><span>{{on}}{{#if met}} (paid){{/if}}</span><span>{{amount}}</span></li>{{/each}}</ul>{{/if}}
+  {{#if balance.payForm}}
+  <form method="post" action="{{balance.payForm.action}}">
+    <input type="hidden" name="token" value="{{balance.payForm.token}}">
+    <label for="pay-amount">Amount to pay by card</label>
+    <input id="pay-amount" name="pay_amount" type="number" inputmode="decimal" value="{{balance.payForm.value}}" min="{{balance.payForm.min}}" max="{{balance.payForm.max}}" step="{{balance.payForm.step}}" required>
+    <button type="submit" id="pay-part">Pay by card</button>
+  </form>
+  <p class="muted">You will be taken to our card payment provider's secure page.</p>
+  {{/if}}
+</div>
+{{/if}}`;
 
 /**
  * The bank details, the amount and the reference of a `bank` (BankInstructionsView), as the registration page and
@@ -96,6 +123,7 @@ export const registrationPage = definePage<RegistrationPageData>(`
   </div>{{/if}}
   {{#if manageHref}}<p id="manage-link"><a href="{{manageHref}}">Manage your registration</a>: correct your details or answers, or cancel. Bookmark it. ${KEEP_LINK_PRIVATE}</p>{{/if}}
 </div>
+${BALANCE_SECTION}
 {{#if payNowHref}}
 <div class="card">
   <h2>Pay by card</h2>

@@ -1,4 +1,7 @@
 import { stringify } from 'csv-stringify/sync';
+import { fromZonedTime } from 'date-fns-tz';
+import { addDays, amountDueFor, nextUnmetStep } from '../../registrations/balance-terms.js';
+import { scheduleOf } from '../../registrations/deposits.js';
 import type { AppContext } from '../../context.js';
 import { NotFoundError } from '../../errors.js';
 import { heldUntil } from '../../payments/hold-release.js';
@@ -20,7 +23,10 @@ export interface BalanceRow {
   balanceMinor: number;
   /** When what is owed is due: the unpaid hold's end where one applies, else the event's start; none when nothing is owed. */
   dueAt: Date | null;
-  dueBecause: 'unpaid_hold' | 'event_start' | null;
+  dueBecause: 'unpaid_hold' | 'event_start' | 'schedule' | null;
+  /** Paying in parts (a schedule): the next unmet due date (church-local, YYYY-MM-DD; dueAt is the end of that day) and what it asks. */
+  nextDueOn: string | null;
+  nextDueMinor: number | null;
   /** Whole days since dueAt, when it is past and something is still owed. */
   overdueDays: number | null;
   /** The family asked to talk about help with the cost and the office has not decided: held, not due until then. */
@@ -57,7 +63,8 @@ export async function listBalances(ctx: Pick<AppContext, 'db' | 'config' | 'cloc
   for (const row of rows) {
     const balanceMinor = Number(row.balance_minor);
     const hold = balanceMinor > 0 ? await heldUntil(ctx.db, row.id, ctx.config.regional.timeZone) : undefined;
-    const dueAt = balanceMinor > 0 ? (hold ?? event.starts_at) : null;
+    const next = balanceMinor > 0 && !hold ? await nextScheduledDue(ctx, row.id, balanceMinor, Number(row.paid_minor) + Number(row.credited_minor)) : undefined;
+    const dueAt = balanceMinor > 0 ? (hold ?? next?.dueAt ?? event.starts_at) : null;
     const overdueDays = dueAt && dueAt < now ? Math.floor((now.getTime() - dueAt.getTime()) / DAY_MS) : null;
     listed.push({
       reference: paymentReference(row.id),
@@ -68,12 +75,31 @@ export async function listBalances(ctx: Pick<AppContext, 'db' | 'config' | 'cloc
       creditedMinor: Number(row.credited_minor),
       balanceMinor,
       dueAt,
-      dueBecause: dueAt === null ? null : hold ? 'unpaid_hold' : 'event_start',
+      dueBecause: dueAt === null ? null : hold ? 'unpaid_hold' : next ? 'schedule' : 'event_start',
+      nextDueOn: next?.dueOn ?? null,
+      nextDueMinor: next?.dueMinor ?? null,
       overdueDays,
       helpOpen: row.help_open,
     });
   }
   return options.overdue ? listed.filter((row) => row.overdueDays !== null) : listed;
+}
+
+/** The first unmet step of a registration's schedule: its day, the end of that day (church-local), and what it asks. */
+async function nextScheduledDue(
+  ctx: Pick<AppContext, 'db' | 'config'>,
+  registrationId: string,
+  balanceMinor: number,
+  settledMinor: number,
+): Promise<{ dueOn: string; dueAt: Date; dueMinor: number } | undefined> {
+  const schedule = await scheduleOf(ctx.db, registrationId);
+  const step = schedule && nextUnmetStep(schedule.steps, settledMinor);
+  if (!step) return undefined;
+  return {
+    dueOn: step.dueOn,
+    dueAt: fromZonedTime(`${addDays(step.dueOn, 1)}T00:00:00`, ctx.config.regional.timeZone),
+    dueMinor: amountDueFor(step, settledMinor, balanceMinor),
+  };
 }
 
 /** CSV of the balances (amounts as plain numbers in the currency's units), through the export's CSV library, formulas escaped. */
@@ -89,8 +115,10 @@ export function balancesCsv(rows: BalanceRow[], plain: (minor: number) => string
       plain(row.balanceMinor),
       row.dueAt ? minute(row.dueAt) : '',
       row.dueBecause ?? '',
+      row.nextDueOn ?? '',
+      row.nextDueMinor === null ? '' : plain(row.nextDueMinor),
       row.overdueDays === null ? '' : String(row.overdueDays),
     ]),
-    { header: true, columns: ['reference', 'contact', 'status', 'total', 'paid', 'credited', 'balance', 'due', 'due_because', 'overdue_days'], escape_formulas: true, bom: true },
+    { header: true, columns: ['reference', 'contact', 'status', 'total', 'paid', 'credited', 'balance', 'due', 'due_because', 'next_due_on', 'next_due', 'overdue_days'], escape_formulas: true, bom: true },
   );
 }

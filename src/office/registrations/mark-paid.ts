@@ -4,6 +4,7 @@ import { AppError } from '../../errors.js';
 import { enqueueMail } from '../../mail/queue.js';
 import { paymentReference } from '../../registrations/reference.js';
 import { renderReceipt } from '../../payments/receipts.js';
+import { PART_PAYMENT_LINE_LABEL } from '../../payments/deposit-checkout.js';
 import { localDay, localMinute } from '../../local-time.js';
 import { recordHistory } from '../../registrations/history.js';
 import { closeHelpRequest } from '../../registrations/help-requests.js';
@@ -110,6 +111,22 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
         officePaymentKey: String(paymentId),
       });
       await enqueueMail(trx, ctx.cipher, receipt, now);
+    } else {
+      // A part of the balance gets its receipt too: what came, the help, what was paid in all and what is left.
+      const event = await trx('events').where({ id: registration.event_id }).first<{ title: string; starts_at: Date }>('title', 'starts_at');
+      const receipt = await renderReceipt(trx, ctx, {
+        registrationId: id,
+        contact: { name: registration.contact_name, email: ctx.cipher.decrypt(registration.contact_email_enc) },
+        event: { title: event.title, startsAt: event.starts_at },
+        lines: [{ label: PART_PAYMENT_LINE_LABEL, amount: input.amountMinor }],
+        amountMinor: input.amountMinor,
+        paidAt: now,
+        method: input.method,
+        help: standingHelp(await listCredits(trx, id)),
+        part: { paidSoFarMinor: before.paidMinor + input.amountMinor, balanceLeftMinor: balance - input.amountMinor },
+        officePaymentKey: String(paymentId),
+      });
+      await enqueueMail(trx, ctx.cipher, receipt, now);
     }
     const paid = paidBefore + input.amountMinor;
     await recordHistory(trx, {
@@ -135,7 +152,7 @@ export async function markRegistrationPaid(ctx: OfficeContext, input: MarkPaidIn
       recordedMinor: input.amountMinor,
       paidMinor: paid,
       balanceMinor: balance - input.amountMinor,
-      receiptQueued: full,
+      receiptQueued: true,
       cardPaymentMayArrive,
     };
   });

@@ -23,6 +23,7 @@ import { codeUses, type CodeRow } from '../../registrations/codes.js';
 import type { WaitlistEntryRow } from '../../registrations/waitlist/entries.js';
 import { addonRowsOf, insertAddonRows } from '../../registrations/addon-stock.js';
 import { addonStockFailure } from './addon-completion.js';
+import { depositLines, depositReceipt, partPaymentOf, recordPartPayment, stagedFirstPaymentMinor, type PartPayment } from '../part-payments.js';
 
 /**
  * A paid checkout (checkout.session.completed with payment settled, or
@@ -48,7 +49,7 @@ interface RegistrationRow {
 }
 
 interface Failure {
-  kind: Extract<AlertKind, 'sold_out' | 'event_deleted' | 'amount_mismatch' | 'paid_twice' | 'registration_cancelled'>;
+  kind: Extract<AlertKind, 'sold_out' | 'event_deleted' | 'amount_mismatch' | 'paid_twice' | 'registration_cancelled' | 'balance_already_settled'>;
   reason: string;
 }
 
@@ -134,6 +135,8 @@ async function settleClaimedCheckout(
   const now = ctx.clock.now();
   const charged = action.amountTotal;
   const staged = claimed.payload_enc ? decryptStagedRegistration(ctx.cipher, claimed.payload_enc) : undefined;
+  // A payment of part of a balance (a deposit's registration, an instalment, any part): a ledger row, the total kept.
+  const part = registration ? await partPaymentOf(trx, registration.id, claimed) : undefined;
   const payer = staged
     ? { name: staged.contact.name, email: staged.contact.email }
     : registration
@@ -145,8 +148,9 @@ async function settleClaimedCheckout(
   const newRegistrationId = staged ? crypto.randomUUID() : undefined;
   const registrationId = newRegistrationId ?? registration?.id;
   const reference = action.paymentIntentId ?? action.providerSessionId;
-  const lines = staged ? staged.priced.lines : registration ? withCardFee(registration.line_items, claimed.surcharge_minor) : [];
+  const lines = part?.lines ?? (staged?.schedule ? depositLines(claimed) : staged ? staged.priced.lines : registration ? withCardFee(registration.line_items, claimed.surcharge_minor) : []);
   const answered = staged?.answers && hasAnyAnswer(staged.answers) ? staged.answers : undefined;
+  const partReceipt = part?.receipt ?? (staged ? depositReceipt(staged, claimed) : undefined);
   const renderFor = (event: { title: string; startsAt: Date } & Partial<Pick<EventRecord, 'questions' | 'pricing'>>) =>
     payer && registrationId && charged !== null
       ? renderReceiptWith(branding, ctx, {
@@ -159,6 +163,7 @@ async function settleClaimedCheckout(
               ? answerGroupsOf({ questions: event.questions, pricing: event.pricing }, answered, staged.attendees.map((a) => a.name), ctx.config.regional)
               : undefined,
           amountMinor: charged,
+          ...(partReceipt ? { part: partReceipt } : {}),
           paymentIntentId: reference,
           paidAt: now,
           // A new registration starts at the first version.
@@ -179,7 +184,9 @@ async function settleClaimedCheckout(
   // A live checkout held its code's use; one paid after its expiry takes a use only if one is left (counted under the lock).
   const codeUsedUp = locked && staged?.codeId && claimed.expires_at.getTime() <= now.getTime() ? await codeWithNoUseLeft(trx, staged.codeId, now) : undefined;
   const failure =
-    checkCompletion(ctx, claimed, action, seats, staged, registration) ?? codeFailure(codeUsedUp) ?? (await addonStockFailure(trx, locked?.event, staged, claimed, now));
+    settledAlready(checkCompletion(ctx, claimed, action, seats, staged, registration), part) ??
+    codeFailure(codeUsedUp) ??
+    (await addonStockFailure(trx, locked?.event, staged, claimed, now));
   if (failure) {
     await trx('checkout_sessions').where({ id: claimed.id }).update({ status: 'UNFULFILLED', unfulfilled_reason: failure.kind, updated_at: now });
     await raiseOperationsAlert(trx, ctx, {
@@ -213,7 +220,8 @@ async function settleClaimedCheckout(
       registrationRow(ctx.cipher, {
         id: paidId,
         eventId: event.id,
-        status: 'PAID',
+        // A deposit leaves the rest owing: PENDING, its place kept by the payment (unpaid holds skip it).
+        status: staged.schedule ? 'PENDING' : 'PAID',
         method: 'card',
         contact: staged.contact,
         attendees: staged.attendees,
@@ -230,7 +238,11 @@ async function settleClaimedCheckout(
     const scrub = trx('checkout_sessions').where({ id: claimed.id }).update({ payload_enc: null, registration_id: paidId });
     await writeTogether(trx, [registrationInsert, scrub], receiptRow);
     await insertAddonRows(trx, addonRowsOf(paidId, staged.attendees, staged.addons, staged.priced, now));
+    if (staged.schedule) await recordPartPayment(trx, ctx, { registrationId: paidId, claimed, schedule: staged.schedule, paymentIntentId: action.paymentIntentId, now });
     if (offer) await markOfferClaimed(trx, offer, { registrationId: paidId, attendees: staged.attendees.length, actor: 'card provider', now });
+  } else if (part) {
+    await writeTogether(trx, [], receiptRow);
+    await recordPartPayment(trx, ctx, { registrationId: paidId, claimed, paymentIntentId: action.paymentIntentId, now, part });
   } else {
     const paid = trx('registrations').where({ id: paidId }).update({
       status: 'PAID',
@@ -305,8 +317,9 @@ function checkCompletion(
         : moneyFormatter({ locale: ctx.config.regional.locale, currency: (action.currency ?? currency).toUpperCase() })(action.amountTotal);
     return { kind: 'amount_mismatch', reason: `charged ${charged} but the registration was priced at ${money(expected)}` };
   }
-  if (staged && staged.priced.total !== expected) {
-    return { kind: 'amount_mismatch', reason: `the price staged with the checkout (${money(staged.priced.total)}) differs from the checkout amount (${money(expected)})` };
+  if (staged && stagedFirstPaymentMinor(staged, claimed) !== expected) {
+    const stagedMinor = stagedFirstPaymentMinor(staged, claimed);
+    return { kind: 'amount_mismatch', reason: `the price staged with the checkout (${money(stagedMinor)}) differs from the checkout amount (${money(expected)})` };
   }
   if (!locked || locked.event.deletedAt) {
     return { kind: 'event_deleted', reason: 'the event was deleted while the payer was at the checkout' };
@@ -337,6 +350,15 @@ function checkCompletion(
     };
   }
   return undefined;
+}
+
+/** A payment towards a balance settled meanwhile (another payment, or help) is told as such: kept, never applied twice. */
+function settledAlready(failure: Failure | undefined, part: PartPayment | undefined): Failure | undefined {
+  if (failure?.kind !== 'paid_twice' || !part) return failure;
+  return {
+    kind: 'balance_already_settled',
+    reason: 'paid with pay-now towards a balance that was already settled: the payment was kept and not applied (no refund was made)',
+  };
 }
 
 /** The code (as written) when it has no use left for a payment whose checkout no longer held one. */

@@ -28,6 +28,9 @@ export async function reversePayment(
 ): Promise<ReversalOutcome> {
   const now = ctx.clock.now();
   await lockPaymentIntent(trx, action.paymentIntentId);
+  // One card payment of a registration paying in parts (while it has others): that payment only.
+  const partReversed = await reverseCardPart(trx, ctx, eventId, action);
+  if (partReversed) return partReversed;
   const registration = await trx('registrations')
     .where({ payment_intent_id: action.paymentIntentId })
     .forUpdate()
@@ -373,4 +376,46 @@ async function stagingForPaymentIntent(trx: Knex.Transaction, action: Pick<Rever
     .first<StagingRow | undefined>();
   if (byPaymentIntent || !action.ids.checkoutId) return byPaymentIntent;
   return trx('checkout_sessions').where({ id: action.ids.checkoutId }).first<StagingRow | undefined>();
+}
+
+/**
+ * A refund or dispute of one card payment (a ledger row of registration_payments) of a registration that has
+ * other payments or help: that row stops counting as paid (reversal), the registration is not cancelled, a PAID
+ * one owes again (PENDING), and the office is alerted once per payment and kind. Nothing is refunded here.
+ * undefined: not such a payment (the registration's only payment follows the whole-registration policy).
+ */
+async function reverseCardPart(trx: Knex.Transaction, ctx: WebhookContext, eventId: string, action: ReverseAction): Promise<ReversalOutcome | undefined> {
+  const row = await trx('registration_payments')
+    .where({ method: 'card', payment_intent_id: action.paymentIntentId })
+    .first<{ id: number; registration_id: string; amount_minor: number; reversal: string | null } | undefined>('id', 'registration_id', 'amount_minor', 'reversal');
+  if (!row) return undefined;
+  const registration = await trx('registrations').where({ id: row.registration_id }).forUpdate().first<{ id: string; status: string; event_id: string }>('id', 'status', 'event_id');
+  const others = await trx('registration_payments').where({ registration_id: row.registration_id }).whereNot({ id: row.id }).whereNull('reversal').first('id');
+  const credits = await trx('registration_credits').where({ registration_id: row.registration_id }).first('id');
+  if (!others && !credits && row.reversal === null) return undefined;
+  const now = ctx.clock.now();
+  if (row.reversal === null) {
+    await trx('registration_payments').where({ id: row.id }).update({ reversal: action.reversal, reversed_at: now });
+    if (registration.status === 'PAID') await trx('registrations').where({ id: registration.id }).update({ status: 'PENDING', paid_at: null, updated_at: now });
+    await recordHistory(trx, {
+      registrationId: registration.id,
+      action: action.reversal === 'refund' ? 'refunded' : 'disputed',
+      changes: { amountMinor: row.amount_minor, reversal: action.reversal, paymentIntentId: action.paymentIntentId, ...(registration.status === 'PAID' ? { status: { from: 'PAID', to: 'PENDING' } } : {}) },
+      actor: 'card provider',
+      now,
+    });
+  }
+  const alerted = await trx('operations_alerts')
+    .where({ kind: 'part_payment_reversed', payment_intent_id: action.paymentIntentId })
+    .whereRaw(`details->>'reversal' = ?`, [action.reversal])
+    .first('id');
+  if (alerted) return 'already_alerted';
+  await raiseOperationsAlert(trx, ctx, {
+    kind: 'part_payment_reversed',
+    reason: `a ${action.reversal} of one card payment (${moneyFormatter(ctx.config.regional)(row.amount_minor)}) of a registration paying in parts; that payment no longer counts as paid and the registration owes it again`,
+    paymentIntentId: action.paymentIntentId,
+    amountMinor: action.amountMinor,
+    details: { registrationId: registration.id, eventId: registration.event_id, reversal: action.reversal, providerObjectId: action.providerObjectId, providerEventId: eventId },
+  });
+  return 'alerted';
 }

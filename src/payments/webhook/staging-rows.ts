@@ -24,6 +24,8 @@ export interface StagingRow {
   provider_session_id: string | null;
   payment_intent_id: string | null;
   unfulfilled_reason: string | null;
+  /** A pay-now checkout for part of a balance (or the rest of one paid in parts): recorded as a ledger row. */
+  balance_part?: boolean;
 }
 
 /**

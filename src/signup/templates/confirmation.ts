@@ -34,6 +34,8 @@ export interface ConfirmationEmailData {
   otherRegistrations: Array<{ reference: string; paid: boolean }>;
   /** The non-sensitive answers, labelled, per attendee where they apply (answer-lines.ts); never a sensitive one. */
   answerGroups?: Array<{ heading: string; answers: Array<{ label: string; value: string }> }>;
+  /** Paying in parts (a deposit, or a deposit and instalments): each payment by its date (YYYY-MM-DD), the deposit first. */
+  schedule?: Array<{ amountMinor: number; dueOn: string; deposit: boolean }>;
 }
 
 /** Sent when a free registration is confirmed or a bank-transfer registration is received. */
@@ -51,6 +53,9 @@ export const registrationConfirmationEmail = defineEmailTemplate<ConfirmationEma
 {{/if}}{{#if creditedMinor}}<tr><td style="padding:4px 8px 4px 0;">Help with the cost</td><td align="right" style="padding:4px 0;">{{money creditedMinor}}</td></tr>
 {{/if}}<tr><td style="padding:4px 8px 4px 0;"><strong>Still to pay</strong></td><td align="right" style="padding:4px 0;"><strong>{{money balanceMinor}}</strong></td></tr>
 {{/if}}</table>
+{{#if schedule}}<p><strong>Paying in parts</strong></p>
+<ul style="margin:0 0 8px;padding-left:20px;">{{#each schedule}}<li>{{money amountMinor}} {{#if deposit}}deposit, due now to keep your place{{else}}by {{date dueOn}}{{/if}}</li>{{/each}}</ul>
+{{/if}}
 {{#if answerGroups.length}}{{#each answerGroups}}<p style="margin:12px 0 4px;"><strong>{{heading}}</strong></p>
 <ul style="margin:0 0 8px;padding-left:20px;">{{#each answers}}<li>{{label}}: {{value}}</li>{{/each}}</ul>
 {{/each}}{{/if}}
@@ -76,7 +81,10 @@ Total: {{money totalMinor}}
 {{#if showBalance}}{{#if paidMinor}}Received so far: {{money paidMinor}}
 {{/if}}{{#if creditedMinor}}Help with the cost: {{money creditedMinor}}
 {{/if}}Still to pay: {{money balanceMinor}}
-{{/if}}{{#each answerGroups}}
+{{/if}}{{#if schedule}}
+Paying in parts:
+{{#each schedule}}- {{money amountMinor}} {{#if deposit}}deposit, due now to keep your place{{else}}by {{date dueOn}}{{/if}}
+{{/each}}{{/if}}{{#each answerGroups}}
 
 {{heading}}
 {{#each answers}}- {{label}}: {{value}}

@@ -28,7 +28,8 @@ Examples:
   $ eventops registrations balances --event family-camp --overdue --out owing.csv
 
 Lists PENDING and PAID registrations that have something to pay. Due: the end of the unpaid
-hold where one applies (the places are released then), else the event's start. Overdue:
+hold where one applies (the places are released then); for a registration paying a deposit or
+instalments, its next unmet due date (the end of that day) and what it asks; else the event's start. Overdue:
 whole days past that while something is still owed.`,
     )
     .action(async (raw: Record<string, unknown>) => {
@@ -66,7 +67,9 @@ whole days past that while something is still owed.`,
                     money(row.paidMinor),
                     money(row.creditedMinor),
                     money(row.balanceMinor),
-                    row.dueAt ? `${localDay(row.dueAt, ctx.config.regional.timeZone)}${row.dueBecause === 'unpaid_hold' ? ' (hold ends)' : ' (event starts)'}` : '-',
+                    row.nextDueOn && row.nextDueMinor !== null
+                      ? `${row.nextDueOn} (${money(row.nextDueMinor)} due)`
+                      : row.dueAt ? `${localDay(row.dueAt, ctx.config.regional.timeZone)}${row.dueBecause === 'unpaid_hold' ? ' (hold ends)' : ' (event starts)'}` : '-',
                     row.overdueDays === null ? '-' : `${row.overdueDays} ${row.overdueDays === 1 ? 'day' : 'days'}`,
                   ]),
                 ),
