@@ -27,8 +27,8 @@ import type { WaitlistEntryRow } from '../registrations/waitlist/entries.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import { questionsAsked } from '../registrations/questions.js';
 import { EventClosedError, SoldOutError, tierFullError, TierFullError } from '../payments/registration-errors.js';
-import { alertUnpaidSeatCap, heldUnpaidBy, UnpaidSeatCapError, type HeldByClient, type UnpaidHolder } from '../payments/unpaid-seat-cap.js';
-import { alertUnpaidShareCrossed } from '../payments/unpaid-share-alert.js';
+import { alertUnpaidSeatCap, unpaidStandingOf, UnpaidSeatCapError, type HeldByClient, type UnpaidHolder } from '../payments/unpaid-seat-cap.js';
+import { alertUnpaidShareCrossed, unpaidShareCrossed } from '../payments/unpaid-share-alert.js';
 import { alertHelpRequested } from '../payments/help-request-alert.js';
 import { mailboxKey } from '../canonical-mailbox.js';
 import { localDay } from '../local-time.js';
@@ -276,6 +276,8 @@ export async function registerWithoutCard(
       // No payment chosen, and a price set meanwhile: asked, not assumed to be a bank transfer.
       if (!free && !office && submission.payment === undefined) throw new PricingError('Payment: choose card or bank transfer', 'payment');
       const mailbox = !office && submission.client !== undefined ? mailboxKey(ctx.cipher, submission.contact.email) : undefined;
+      // The public form's unpaid places before this registration (what the unpaid_share alert counts), read with the caps'.
+      let publicUnpaid: number | undefined;
       if (!office && submission.client !== undefined && mailbox !== undefined) {
         // Counted under the event's lock: two posts from one client racing for the last places under the cap get one answer each.
         // The church's own network has no per-client cap; the mailbox's applies to everyone.
@@ -283,8 +285,10 @@ export async function registerWithoutCard(
           ...(submission.fromChurchNetwork ? [] : [{ kind: 'connection' as const, client: submission.client }]),
           { kind: 'mailbox', mailbox },
         ];
-        for (const holder of holders) {
-          const held = await heldUnpaidBy(trx, event.id, holder);
+        const standing = await unpaidStandingOf(trx, event.id, holders);
+        publicUnpaid = standing.publicUnpaid;
+        for (const [index, holder] of holders.entries()) {
+          const held = standing.held[index] as HeldByClient;
           if (held.seats + wanted > locked.event.maxUnpaidSeatsPerClient) {
             const cardOffered = !free && cardPaymentPossible(ctx.config, { online_payment: locked.event.onlinePayment });
             // Thrown, so that nothing of this post is kept (the confirmation caps counted before the lock included);
@@ -337,7 +341,11 @@ export async function registerWithoutCard(
       }
       if (helpRequested) await alertHelpRequested(trx, ctx, locked.event, registrationId, submission.contact);
       // Only a registration that keeps its client key is counted among the public form's unpaid places.
-      if (submission.client !== undefined && (status === 'PENDING' || method === 'free')) await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
+      // Read again (with its holders) only when this registration takes them past the share: rarely.
+      const unpaidAfter = (publicUnpaid ?? 0) + (status === 'PENDING' ? wanted : 0);
+      if (publicUnpaid !== undefined && (status === 'PENDING' || method === 'free') && unpaidShareCrossed(locked.event, unpaidAfter, wanted)) {
+        await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
+      }
       return { kind: 'registered' as const, ...registered, confirmationHeldBack: confirmation === undefined };
     });
   } catch (error) {
