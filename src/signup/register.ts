@@ -243,133 +243,115 @@ export async function registerWithoutCard(
   const pricedOn = submission.priceDay ?? priceDayOf(ctx, now);
   // The church's own network has no per-client cap of confirmations; the mailbox's still applies.
   const confirmationClient = submission.fromChurchNetwork ? undefined : submission.client;
-  try {
-    return await ctx.db.transaction(async (trx) => {
-      const early = office ? undefined : await confirmationBeforeLock(trx, ctx, event, submission, { registrationId, pricedOn, client: confirmationClient }, now);
-      const locked = await lockEventForSeats(trx, event.id, now);
-      if (!locked || locked.event.deletedAt || (!office && !locked.event.published)) throw new EventClosedError();
-      // Checked again on the locked row: the start may have been moved meanwhile.
-      if (!office && !openForRegistration(locked.event, now)) throw new RegistrationClosedError();
-      const wanted = submission.attendees.length;
-      // The offer is judged under the same lock: a claimed, expired or withdrawn one is refused here.
-      const offer = submission.waitlistOffer ? await lockOpenOffer(trx, event.id, submission.waitlistOffer, now) : undefined;
-      if (offer) assertWithinOffer(offer, wanted);
-      const available = placesAvailable(locked, offer, Boolean(office));
-      if (available !== null && available < wanted && !office?.overCapacity) throw new SoldOutError(Math.max(0, available));
-      // A ticket type with places of its own needs room in them too, counted the same way under the same lock.
-      const tierFull = office?.overCapacity ? undefined : tierFullError(tierShortOfPlaces(submission.attendees, tierRoom(locked, offer, Boolean(office))), locked.event.pricing.tiers);
-      if (tierFull) throw tierFull;
-      // An add-on's stock likewise, the office's too: the bus has its seats whatever the office knows.
-      const addonStock = await takeAddonStock(trx, locked.event, submission.attendees, submission.addons, now);
-      if (addonStock instanceof Error) throw addonStock;
-      // Priced again from the locked row, so a price change committed meanwhile is the one that counts; on the day it
-      // is made (the office may name another), and never again afterwards: the amounts are stored with it.
-      // A code is judged here, its uses counted live under the event's lock: two families racing for its last use
-      // get one answer each. A use is this registration; it comes back when the registration is cancelled.
-      const code = submission.code !== undefined ? await usableCode(trx, locked.event, submission.code, { day: pricedOn, attendees: submission.attendees, now }) : undefined;
-      const priced = priceRegistration(
-        locked.event.pricing,
-        { attendees: submission.attendees, family: submission.family, addons: submission.addons, ...(code ? { code: codeTerms(code) } : {}) },
-        { day: pricedOn, allowHidden: Boolean(office) },
-      );
-      const free = priced.free;
-      // No payment chosen, and a price set meanwhile: asked, not assumed to be a bank transfer.
-      if (!free && !office && submission.payment === undefined) throw new PricingError('Payment: choose card or bank transfer', 'payment');
-      const mailbox = !office && submission.client !== undefined ? mailboxKey(ctx.cipher, submission.contact.email) : undefined;
-      // The public form's unpaid places before this registration (what the unpaid_share alert counts), read with the caps'.
-      let publicUnpaid: number | undefined;
-      if (!office && submission.client !== undefined && mailbox !== undefined) {
-        // Counted under the event's lock: two posts from one client racing for the last places under the cap get one answer each.
-        // The church's own network has no per-client cap; the mailbox's applies to everyone.
-        const holders: UnpaidHolder[] = [
-          ...(submission.fromChurchNetwork ? [] : [{ kind: 'connection' as const, client: submission.client }]),
-          { kind: 'mailbox', mailbox },
-        ];
-        const standing = await unpaidStandingOf(trx, event.id, holders);
-        publicUnpaid = standing.publicUnpaid;
-        for (const [index, holder] of holders.entries()) {
-          const held = standing.held[index] as HeldByClient;
-          if (held.seats + wanted > locked.event.maxUnpaidSeatsPerClient) {
-            const cardOffered = !free && cardPaymentPossible(ctx.config, { online_payment: locked.event.onlinePayment });
-            // Thrown, so that nothing of this post is kept (the confirmation caps counted before the lock included);
-            // the office's alert is then raised in a transaction of its own.
-            throw new UnpaidSeatCapRefusal(locked.event, holder, held, new UnpaidSeatCapError(held.seats, locked.event.maxUnpaidSeatsPerClient, cardOffered, free, holder.kind));
-          }
+  const outcome = await ctx.db.transaction(async (trx) => {
+    const early = office ? undefined : await confirmationBeforeLock(trx, ctx, event, submission, { registrationId, pricedOn, client: confirmationClient }, now);
+    const locked = await lockEventForSeats(trx, event.id, now);
+    if (!locked || locked.event.deletedAt || (!office && !locked.event.published)) throw new EventClosedError();
+    // Checked again on the locked row: the start may have been moved meanwhile.
+    if (!office && !openForRegistration(locked.event, now)) throw new RegistrationClosedError();
+    const wanted = submission.attendees.length;
+    // The offer is judged under the same lock: a claimed, expired or withdrawn one is refused here.
+    const offer = submission.waitlistOffer ? await lockOpenOffer(trx, event.id, submission.waitlistOffer, now) : undefined;
+    if (offer) assertWithinOffer(offer, wanted);
+    const available = placesAvailable(locked, offer, Boolean(office));
+    if (available !== null && available < wanted && !office?.overCapacity) throw new SoldOutError(Math.max(0, available));
+    // A ticket type with places of its own needs room in them too, counted the same way under the same lock.
+    const tierFull = office?.overCapacity ? undefined : tierFullError(tierShortOfPlaces(submission.attendees, tierRoom(locked, offer, Boolean(office))), locked.event.pricing.tiers);
+    if (tierFull) throw tierFull;
+    // An add-on's stock likewise, the office's too: the bus has its seats whatever the office knows.
+    const addonStock = await takeAddonStock(trx, locked.event, submission.attendees, submission.addons, now);
+    if (addonStock instanceof Error) throw addonStock;
+    // Priced again from the locked row, so a price change committed meanwhile is the one that counts; on the day it
+    // is made (the office may name another), and never again afterwards: the amounts are stored with it.
+    // A code is judged here, its uses counted live under the event's lock: two families racing for its last use
+    // get one answer each. A use is this registration; it comes back when the registration is cancelled.
+    const code = submission.code !== undefined ? await usableCode(trx, locked.event, submission.code, { day: pricedOn, attendees: submission.attendees, now }) : undefined;
+    const priced = priceRegistration(
+      locked.event.pricing,
+      { attendees: submission.attendees, family: submission.family, addons: submission.addons, ...(code ? { code: codeTerms(code) } : {}) },
+      { day: pricedOn, allowHidden: Boolean(office) },
+    );
+    const free = priced.free;
+    // No payment chosen, and a price set meanwhile: asked, not assumed to be a bank transfer.
+    if (!free && !office && submission.payment === undefined) throw new PricingError('Payment: choose card or bank transfer', 'payment');
+    const mailbox = !office && submission.client !== undefined ? mailboxKey(ctx.cipher, submission.contact.email) : undefined;
+    // The public form's unpaid places before this registration (what the unpaid_share alert counts), read with the caps'.
+    let publicUnpaid: number | undefined;
+    if (!office && submission.client !== undefined && mailbox !== undefined) {
+      // Counted under the event's lock: two posts from one client racing for the last places under the cap get one answer each.
+      // The church's own network has no per-client cap; the mailbox's applies to everyone.
+      const holders: UnpaidHolder[] = [
+        ...(submission.fromChurchNetwork ? [] : [{ kind: 'connection' as const, client: submission.client }]),
+        { kind: 'mailbox', mailbox },
+      ];
+      const standing = await unpaidStandingOf(trx, event.id, holders);
+      publicUnpaid = standing.publicUnpaid;
+      for (const [index, holder] of holders.entries()) {
+        const held = standing.held[index] as HeldByClient;
+        if (held.seats + wanted > locked.event.maxUnpaidSeatsPerClient) {
+          const cardOffered = !free && cardPaymentPossible(ctx.config, { online_payment: locked.event.onlinePayment });
+          // Returned, not thrown: the alert is committed with this transaction although nothing is registered.
+          await alertUnpaidSeatCap(trx, ctx, locked.event, holder, held);
+          return new UnpaidSeatCapError(held.seats, locked.event.maxUnpaidSeatsPerClient, cardOffered, free, holder.kind);
         }
       }
-      const status = free || office?.paidWith ? 'PAID' : 'PENDING';
-      const method: PaymentMethod = free ? 'free' : (office?.paidWith ?? 'bank');
-      const helpRequested = !office && !free && helpAsked(locked.event, submission);
-      const registration: NewRegistration & { id: string } = {
-        id: registrationId,
-        eventId: event.id,
-        status,
-        method,
-        contact: submission.contact,
-        attendees: submission.attendees,
-        family: submission.family,
-        priced,
-        pricedOn,
-        codeId: code?.id,
-        helpRequested,
-        addons: submission.addons,
-        clientKey: office ? undefined : submission.client,
-        mailboxKey: mailbox,
-        // Split plain/sensitive by the questions as the locked row has them.
-        ...(submission.answers ? { answers: { questions: questionsAsked(locked.event), values: submission.answers } } : {}),
-        now,
-      };
-      // Rendered before the lock unless the event or the price moved meanwhile (rarely): then here, from the locked row.
-      const confirmation =
-        early && !early.heldBack
-          ? early.renderedFor(locked.event, priced, helpRequested) ??
-            (await renderNewRegistrationConfirmation(trx, ctx, confirmationInput(registrationId, submission, locked.event, priced, confirmationClient, helpRequested), now))
-          : undefined;
-      await writeRegistration(trx, ctx.cipher, registration, confirmation);
-      const registered: RegisteredWithoutCard = {
-        registrationId,
-        status,
-        method,
-        priced,
-        event: locked.event,
-        seatsLeftAfter: locked.event.capacity === null ? null : locked.event.capacity - locked.seatsTaken - wanted + (offer?.places ?? 0),
-      };
-      if (offer) await markOfferClaimed(trx, offer, { registrationId, attendees: wanted, actor: office ? 'office' : 'registration form', now });
-      if (office) {
-        await office.within(trx, registered);
-        return { kind: 'registered' as const, ...registered };
-      }
-      if (helpRequested) await alertHelpRequested(trx, ctx, locked.event, registrationId, submission.contact);
-      // Only a registration that keeps its client key is counted among the public form's unpaid places.
-      // Read again (with its holders) only when this registration takes them past the share: rarely.
-      const unpaidAfter = (publicUnpaid ?? 0) + (status === 'PENDING' ? wanted : 0);
-      if (publicUnpaid !== undefined && (status === 'PENDING' || method === 'free') && unpaidShareCrossed(locked.event, unpaidAfter, wanted)) {
-        await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
-      }
-      return { kind: 'registered' as const, ...registered, confirmationHeldBack: confirmation === undefined };
-    });
-  } catch (error) {
-    if (!(error instanceof UnpaidSeatCapRefusal)) throw error;
-    await ctx.db.transaction(async (trx) => {
-      // Under the event's lock, as every refusal's alert is raised, so two refusals racing cannot both raise it.
-      await trx('events').where({ id: event.id }).forUpdate().first('id');
-      await alertUnpaidSeatCap(trx, ctx, error.event, error.holder, error.held);
-    });
-    throw error.refusal;
-  }
-}
-
-/** An unpaid-places refusal on its way out of the registration's transaction, with what its alert names. */
-class UnpaidSeatCapRefusal extends Error {
-  constructor(
-    readonly event: EventRecord,
-    readonly holder: UnpaidHolder,
-    readonly held: HeldByClient,
-    readonly refusal: UnpaidSeatCapError,
-  ) {
-    super(refusal.message);
-    this.name = 'UnpaidSeatCapRefusal';
-  }
+    }
+    const status = free || office?.paidWith ? 'PAID' : 'PENDING';
+    const method: PaymentMethod = free ? 'free' : (office?.paidWith ?? 'bank');
+    const helpRequested = !office && !free && helpAsked(locked.event, submission);
+    const registration: NewRegistration & { id: string } = {
+      id: registrationId,
+      eventId: event.id,
+      status,
+      method,
+      contact: submission.contact,
+      attendees: submission.attendees,
+      family: submission.family,
+      priced,
+      pricedOn,
+      codeId: code?.id,
+      helpRequested,
+      addons: submission.addons,
+      clientKey: office ? undefined : submission.client,
+      mailboxKey: mailbox,
+      // Split plain/sensitive by the questions as the locked row has them.
+      ...(submission.answers ? { answers: { questions: questionsAsked(locked.event), values: submission.answers } } : {}),
+      now,
+    };
+    // Rendered before the lock unless the event or the price moved meanwhile (rarely): then here, from the locked row.
+    // Counted under the lock, after every refusal: kept only with the registration. (Before the lock, the counters'
+    // row locks would queue a client's posts behind each other and hide a missing event lock from the races' tests.)
+    const heldBack = early !== undefined && (await confirmationHeldBack(trx, ctx, submission.contact.email, confirmationClient, registrationId, now));
+    const confirmation =
+      early && !heldBack
+        ? early.renderedFor(locked.event, priced, helpRequested) ??
+          (await renderNewRegistrationConfirmation(trx, ctx, confirmationInput(registrationId, submission, locked.event, priced, confirmationClient, helpRequested), now))
+        : undefined;
+    await writeRegistration(trx, ctx.cipher, registration, confirmation);
+    const registered: RegisteredWithoutCard = {
+      registrationId,
+      status,
+      method,
+      priced,
+      event: locked.event,
+      seatsLeftAfter: locked.event.capacity === null ? null : locked.event.capacity - locked.seatsTaken - wanted + (offer?.places ?? 0),
+    };
+    if (offer) await markOfferClaimed(trx, offer, { registrationId, attendees: wanted, actor: office ? 'office' : 'registration form', now });
+    if (office) {
+      await office.within(trx, registered);
+      return { kind: 'registered' as const, ...registered };
+    }
+    if (helpRequested) await alertHelpRequested(trx, ctx, locked.event, registrationId, submission.contact);
+    // Only a registration that keeps its client key is counted among the public form's unpaid places.
+    // Read again (with its holders) only when this registration takes them past the share: rarely.
+    const unpaidAfter = (publicUnpaid ?? 0) + (status === 'PENDING' ? wanted : 0);
+    if (publicUnpaid !== undefined && (status === 'PENDING' || method === 'free') && unpaidShareCrossed(locked.event, unpaidAfter, wanted)) {
+      await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
+    }
+    return { kind: 'registered' as const, ...registered, confirmationHeldBack: confirmation === undefined };
+  });
+  if (outcome instanceof UnpaidSeatCapError) throw outcome;
+  return outcome;
 }
 
 function confirmationInput(
@@ -392,16 +374,28 @@ function confirmationInput(
   };
 }
 
+/** Counts the confirmation against the hourly caps (in the caller's transaction): whether its mailbox or client had its confirmations for the hour. */
+async function confirmationHeldBack(
+  trx: Knex.Transaction,
+  ctx: Pick<AppContext, 'config' | 'cipher' | 'logger'>,
+  mailbox: string,
+  client: string | undefined,
+  registrationId: string,
+  now: Date,
+): Promise<boolean> {
+  if (!(await overHourlyEmailCaps(trx, ctx, { mailbox, client }, now))) return false;
+  ctx.logger.warn({ registrationId }, 'confirmation email not sent: its mailbox or client had its confirmations for the hour');
+  return true;
+}
+
 interface EarlyConfirmation {
-  /** The mailbox or the client had its confirmations for the hour (counted in this transaction: kept only if it commits). */
-  heldBack: boolean;
   /** The confirmation rendered before the lock, if the locked event and the price are the ones it was rendered from. */
   renderedFor: (locked: EventRecord, priced: PricedRegistration, helpRequested: boolean) => QueuedMailInput | undefined;
 }
 
 /**
- * Before the event's lock: counts the confirmation against the hourly caps and renders it from the event as read
- * and the price it would have, so that under the lock it is only written.
+ * Before the event's lock: renders the confirmation from the event as read and the price it would have, so that
+ * under the lock it is only counted against the hourly caps and written.
  */
 async function confirmationBeforeLock(
   trx: Knex.Transaction,
@@ -411,10 +405,6 @@ async function confirmationBeforeLock(
   made: { registrationId: string; pricedOn: string; client: string | undefined },
   now: Date,
 ): Promise<EarlyConfirmation> {
-  if (await overHourlyEmailCaps(trx, ctx, { mailbox: submission.contact.email, client: made.client }, now)) {
-    ctx.logger.warn({ registrationId: made.registrationId }, 'confirmation email not sent: its mailbox or client had its confirmations for the hour');
-    return { heldBack: true, renderedFor: () => undefined };
-  }
   const code = submission.code !== undefined ? await findCode(trx, event.id, submission.code) : undefined;
   let priced: PricedRegistration;
   try {
@@ -425,14 +415,13 @@ async function confirmationBeforeLock(
     );
   } catch {
     // Refused again under the lock, or priced there from the locked row.
-    return { heldBack: false, renderedFor: () => undefined };
+    return { renderedFor: () => undefined };
   }
   const helpRequested = !priced.free && helpAsked(event, submission);
   const mail = await renderNewRegistrationConfirmation(trx, ctx, confirmationInput(made.registrationId, submission, event, priced, made.client, helpRequested), now);
   const seen = JSON.stringify(event);
   const pricedAs = JSON.stringify(priced);
   return {
-    heldBack: false,
     renderedFor: (locked, lockedPrice, lockedHelp) =>
       JSON.stringify(locked) === seen && JSON.stringify(lockedPrice) === pricedAs && lockedHelp === helpRequested ? mail : undefined,
   };
