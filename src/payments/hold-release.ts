@@ -38,3 +38,17 @@ export async function heldUntil(db: Db | Knex.Transaction, registrationId: strin
   );
   return result.rows[0]?.release_at;
 }
+
+/**
+ * heldUntil for an unpaid bank-transfer registration of the event not yet written, to be made at `now` (no money
+ * received, no help asked, owing more than 0: the caller knows): so its confirmation is rendered before it exists.
+ */
+export async function heldUntilIfMadeAt(db: Db | Knex.Transaction, eventId: string, now: Date, timeZone: string): Promise<Date | undefined> {
+  const releaseAt = `GREATEST(${daysAfter('CAST(:now AS timestamptz)', 'e.unpaid_hold_days')}, ${daysAfter('e.unpaid_hold_since', '1')})`;
+  const result = await db.raw<{ rows: Array<{ release_at: Date }> }>(
+    `SELECT ${releaseAt} AS release_at FROM events e
+      WHERE e.id = :id AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL AND ${releaseAt} < e.starts_at`,
+    { id: eventId, now, tz: timeZone },
+  );
+  return result.rows[0]?.release_at;
+}

@@ -6,6 +6,7 @@ import { AppError } from '../errors.js';
 import type { EventRecord } from '../registrations/event-record.js';
 import { paymentReference } from '../registrations/reference.js';
 import { raiseOperationsAlert } from './alerts.js';
+import { unpaidPublicPlacesSql } from './unpaid-share-alert.js';
 
 /**
  * The cap on unpaid places per client and per mailbox (an event's maxUnpaidSeatsPerClient): the
@@ -34,15 +35,26 @@ export interface HeldByClient {
   registrationIds: string[];
 }
 
-/** The holder's live unpaid registrations on the event, oldest first. Run after lockEventForSeats. */
-export async function heldUnpaidBy(trx: Knex.Transaction, eventId: string, holder: UnpaidHolder): Promise<HeldByClient> {
-  const match = holder.kind === 'connection' ? { client_key: holder.client } : { mailbox_key: holder.mailbox };
-  const rows = await trx('registrations')
-    .where({ event_id: eventId, ...match })
-    .whereRaw(HELD_UNPAID)
-    .orderBy([{ column: 'created_at' }, { column: 'id' }])
-    .select<Array<{ id: string; attendee_count: number }>>('id', 'attendee_count');
-  return { seats: rows.reduce((sum, row) => sum + row.attendee_count, 0), registrationIds: rows.map((row) => row.id) };
+/**
+ * The unpaid places each holder holds on the event (its live unpaid registrations, oldest first; holders in the order given), and the places the public
+ * form's registrations hold unpaid (what the unpaid_share alert counts), in one statement. Run after lockEventForSeats.
+ */
+export async function unpaidStandingOf(trx: Knex.Transaction, eventId: string, holders: readonly UnpaidHolder[]): Promise<{ held: HeldByClient[]; publicUnpaid: number }> {
+  const bindings: string[] = [];
+  const heldColumns = holders.map((holder, index) => {
+    bindings.push(eventId, holder.kind === 'connection' ? holder.client : holder.mailbox);
+    const column = holder.kind === 'connection' ? 'client_key' : 'mailbox_key';
+    return `(SELECT COALESCE(json_agg(json_build_object('id', id, 'places', attendee_count) ORDER BY created_at, id), '[]'::json)
+               FROM registrations WHERE event_id = ? AND ${column} = ? AND ${HELD_UNPAID}) AS held_${index}`;
+  });
+  bindings.push(eventId);
+  const { rows } = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT ${[...heldColumns, `${unpaidPublicPlacesSql('?')} AS public_unpaid`].join(', ')}`, bindings);
+  const row = rows[0] ?? {};
+  const held = holders.map((_, index) => {
+    const registrations = (row[`held_${index}`] ?? []) as Array<{ id: string; places: number }>;
+    return { seats: registrations.reduce((sum, r) => sum + Number(r.places), 0), registrationIds: registrations.map((r) => r.id) };
+  });
+  return { held, publicUnpaid: Number(row.public_unpaid ?? 0) };
 }
 
 /** How the refusal and the alert name a holder. */

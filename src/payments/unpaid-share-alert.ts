@@ -28,6 +28,18 @@ const REFERENCES_LISTED = 8;
 type ShareEvent = Pick<EventRecord, 'id' | 'slug' | 'title' | 'capacity' | 'unpaidAlertShare'>;
 type AlertContext = Pick<AppContext, 'config' | 'clock' | 'logger' | 'cipher'>;
 
+/** The places the public form's registrations (those that keep a client key) hold unpaid on event `eventId` (an SQL expression). */
+export function unpaidPublicPlacesSql(eventId: string): string {
+  return `(SELECT COALESCE(sum(attendee_count), 0) FROM registrations WHERE event_id = ${eventId} AND client_key IS NOT NULL AND ${OWING})`;
+}
+
+/** Whether `unpaid` places held unpaid by the public form, `added` of them just now, took the event past its share. */
+export function unpaidShareCrossed(event: Pick<ShareEvent, 'capacity' | 'unpaidAlertShare'>, unpaid: number, added: number): boolean {
+  if (event.capacity === null || event.capacity === 0 || event.unpaidAlertShare === null) return false;
+  const threshold = event.unpaidAlertShare * event.capacity;
+  return unpaid > threshold && unpaid - added <= threshold;
+}
+
 /** The places the public form's registrations (those that keep a client key) hold unpaid on the event. */
 async function unpaidPublicPlaces(trx: Knex.Transaction, eventId: string): Promise<number> {
   const row = await trx('registrations')
@@ -84,9 +96,8 @@ async function holdersText(trx: Knex.Transaction, eventId: string): Promise<stri
  */
 export async function alertUnpaidShareCrossed(trx: Knex.Transaction, ctx: AlertContext, event: ShareEvent, added: number): Promise<boolean> {
   if (event.capacity === null || event.capacity === 0 || event.unpaidAlertShare === null) return false;
-  const threshold = event.unpaidAlertShare * event.capacity;
   const unpaid = await unpaidPublicPlaces(trx, event.id);
-  if (unpaid <= threshold || unpaid - added > threshold) return false;
+  if (!unpaidShareCrossed(event, unpaid, added)) return false;
   const open = await trx('operations_alerts')
     .where({ kind: 'unpaid_share' })
     .whereNull('resolved_at')

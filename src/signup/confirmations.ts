@@ -1,21 +1,22 @@
 import type { Knex } from 'knex';
 import type { ScheduleStep } from '../registrations/balance-terms.js';
-import { scheduleOf } from '../registrations/deposits.js';
+import { scheduleOf, type Schedule } from '../registrations/deposits.js';
 import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import { overHourlyEmailCaps } from '../registrations/email-caps.js';
-import { enqueueMail } from '../mail/queue.js';
+import { enqueueMail, type QueuedMailInput } from '../mail/queue.js';
 import { loadEmailBranding } from '../mail/render.js';
 import { getBankDetails, getCardFeeRate } from '../settings.js';
 import { belowCardMinimum, cardMinimumOf } from '../payments/card-minimum.js';
-import { heldUntil } from '../payments/hold-release.js';
+import { heldUntil, heldUntilIfMadeAt } from '../payments/hold-release.js';
 import { cardPaymentPossible, payNowUrl } from '../payments/links.js';
-import { currentLinkVersion, manageUrl as manageUrlOf } from '../payments/manage-link.js';
+import { currentLinkVersion, FIRST_MANAGE_LINK_VERSION, manageUrl as manageUrlOf } from '../payments/manage-link.js';
 import { paymentReference } from '../registrations/reference.js';
 import { cardSurcharge, type PricedRegistration } from '../registrations/pricing.js';
 import type { RegistrationContact } from '../registrations/registrations.js';
 import { registrationConfirmationEmail } from './templates/confirmation.js';
-import { plainAnswerGroups } from '../payments/answer-lines.js';
+import { answerGroupsOf, plainAnswerGroups, type AnswerGroup } from '../payments/answer-lines.js';
+import type { RegistrationAnswers } from '../registrations/answers.js';
 
 /**
  * Confirmation emails go to whatever address is typed into the public form, so
@@ -51,11 +52,36 @@ export async function queueRegistrationConfirmation(
   },
   now: Date,
 ): Promise<number | null> {
-  const emailHash = ctx.cipher.lookupHash('email', input.contact.email);
   if (!input.byOffice && (await overHourlyEmailCaps(trx, ctx, { mailbox: input.contact.email, client: input.client }, now))) {
     ctx.logger.warn({ registrationId: input.registrationId }, 'confirmation email not sent: its mailbox or client had its confirmations for the hour');
     return null;
   }
+  const linkVersion = await currentLinkVersion(trx, input.registrationId);
+  const answerGroups = await plainAnswerGroups(trx, input.registrationId, input.event, ctx.config.regional);
+  const mail = await renderConfirmation(trx, ctx, input, { linkVersion, answerGroups, heldUntil: (db) => heldUntil(db, input.registrationId, ctx.config.regional.timeZone), schedule: (db) => scheduleOf(db, input.registrationId) });
+  return enqueueMail(trx, ctx.cipher, mail, now);
+}
+
+/** What the confirmation of an existing registration reads of it, and of a new one is known before it is written. */
+interface ConfirmationFacts {
+  linkVersion: number;
+  answerGroups: AnswerGroup[];
+  /** When its places are released unless paid (read only when something is owed and the event has a limit). */
+  heldUntil: (db: Knex.Transaction) => Promise<Date | undefined>;
+  /** Its deposit and due dates, when it pays in parts (read only when something is owed). */
+  schedule: (db: Knex.Transaction) => Promise<Schedule | undefined>;
+}
+
+type ConfirmationInput = Parameters<typeof queueRegistrationConfirmation>[2];
+
+/** The confirmation of a registration, rendered: what queueRegistrationConfirmation queues. */
+async function renderConfirmation(
+  trx: Knex.Transaction,
+  ctx: Pick<AppContext, 'config' | 'cipher'>,
+  input: ConfirmationInput,
+  facts: ConfirmationFacts,
+): Promise<QueuedMailInput> {
+  const emailHash = ctx.cipher.lookupHash('email', input.contact.email);
   const hasPublicUrl = Boolean(ctx.config.authUrl ?? ctx.config.appUrl);
   const { paidMinor, cardPaymentInFlight } = input.payments ?? { paidMinor: 0, cardPaymentInFlight: false };
   const creditedMinor = input.payments?.creditedMinor ?? 0;
@@ -63,7 +89,7 @@ export async function queueRegistrationConfirmation(
   // One query at a time: they share the transaction's connection.
   const others = await otherLiveRegistrations(trx, input.event.id, emailHash, input.registrationId);
   const [branding, bank] = await Promise.all([loadEmailBranding(trx, ctx.config), owing ? getBankDetails(trx) : undefined]);
-  const releasedAt = owing && input.event.unpaidHoldDays !== null ? await heldUntil(trx, input.registrationId, ctx.config.regional.timeZone) : undefined;
+  const releasedAt = owing && input.event.unpaidHoldDays !== null ? await facts.heldUntil(trx) : undefined;
   const offerCard =
     owing &&
     paidMinor === 0 &&
@@ -71,10 +97,9 @@ export async function queueRegistrationConfirmation(
     hasPublicUrl &&
     cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment }) &&
     !(await cardTotalBelowMinimum(trx, ctx, input.event, input.priced));
-  const linkVersion = await currentLinkVersion(trx, input.registrationId);
+  const { linkVersion, answerGroups } = facts;
   const manageUrl = hasPublicUrl ? manageUrlOf(ctx.config, { registrationId: input.registrationId, version: linkVersion }) : undefined;
-  const answerGroups = await plainAnswerGroups(trx, input.registrationId, input.event, ctx.config.regional);
-  const schedule = owing ? await scheduleOf(trx, input.registrationId) : undefined;
+  const schedule = owing ? await facts.schedule(trx) : undefined;
   const rendered = registrationConfirmationEmail(
     {
       name: input.contact.name,
@@ -105,16 +130,40 @@ export async function queueRegistrationConfirmation(
     },
     branding,
   );
-  return enqueueMail(
-    trx,
-    ctx.cipher,
-    {
-      kind: 'registration-confirmation',
-      registrationId: input.registrationId,
-      message: { to: [input.contact.email], ...rendered, idempotencyKey: `confirmation-${input.registrationId}${input.idempotencySuffix ?? ''}` },
-    },
-    now,
-  );
+  return {
+    kind: 'registration-confirmation',
+    registrationId: input.registrationId,
+    message: { to: [input.contact.email], ...rendered, idempotencyKey: `confirmation-${input.registrationId}${input.idempotencySuffix ?? ''}` },
+  };
+}
+
+/**
+ * The confirmation of a registration about to be written (its id chosen, its answers as given), rendered before
+ * the event's lock so that under the lock only the seats are counted and the writes made; not counted against the
+ * hourly caps (the caller counts them, see overHourlyEmailCaps).
+ */
+export async function renderNewRegistrationConfirmation(
+  trx: Knex.Transaction,
+  ctx: Pick<AppContext, 'config' | 'cipher'>,
+  input: Omit<ConfirmationInput, 'payments' | 'byOffice' | 'idempotencySuffix'> & {
+    attendeeNames: readonly string[];
+    answers?: RegistrationAnswers;
+    /** Held without the unpaid-hold release (help with the cost asked): no release date. */
+    helpRequested: boolean;
+    /** The deposit and due dates it will be written with, when it pays in parts. */
+    schedule?: Schedule;
+  },
+  now: Date,
+): Promise<QueuedMailInput> {
+  const answerGroups =
+    input.answers && input.event.questions.length > 0 ? answerGroupsOf(input.event, input.answers, input.attendeeNames, ctx.config.regional) : [];
+  return renderConfirmation(trx, ctx, input, {
+    linkVersion: FIRST_MANAGE_LINK_VERSION,
+    answerGroups,
+    heldUntil: (db) =>
+      input.helpRequested || input.priced.total <= 0 ? Promise.resolve(undefined) : heldUntilIfMadeAt(db, input.event.id, now, ctx.config.regional.timeZone),
+    schedule: () => Promise.resolve(input.schedule),
+  });
 }
 
 /**

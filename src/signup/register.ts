@@ -1,19 +1,24 @@
+import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { startEventCheckout } from '../payments/checkout.js';
-import { queueRegistrationConfirmation } from './confirmations.js';
+import { renderNewRegistrationConfirmation } from './confirmations.js';
+import { overHourlyEmailCaps } from '../registrations/email-caps.js';
+import { queuedMailRow, type QueuedMailInput } from '../mail/queue.js';
+import type { FieldCipher } from '../crypto/field-cipher.js';
 import { cardPaymentPossible } from '../payments/links.js';
 import { PricingError, priceRegistration, type AttendeeChoice, type PricedRegistration } from '../registrations/pricing.js';
 import {
-  insertRegistration,
   lockEventForSeats,
+  registrationRow,
   publicSeatsLeft,
   publicTierPlacesLeft,
   tierPlacesFree,
   tierShortOfPlaces,
   type LockedEvent,
+  type NewRegistration,
   type PaymentMethod,
   type RegistrationContact,
 } from '../registrations/registrations.js';
@@ -22,16 +27,17 @@ import type { WaitlistEntryRow } from '../registrations/waitlist/entries.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import { questionsAsked } from '../registrations/questions.js';
 import { EventClosedError, SoldOutError, tierFullError, TierFullError } from '../payments/registration-errors.js';
-import { alertUnpaidSeatCap, heldUnpaidBy, UnpaidSeatCapError, type UnpaidHolder } from '../payments/unpaid-seat-cap.js';
-import { alertUnpaidShareCrossed } from '../payments/unpaid-share-alert.js';
+import { alertUnpaidSeatCap, unpaidStandingOf, UnpaidSeatCapError, type HeldByClient, type UnpaidHolder } from '../payments/unpaid-seat-cap.js';
+import { alertUnpaidShareCrossed, unpaidShareCrossed } from '../payments/unpaid-share-alert.js';
 import { alertHelpRequested } from '../payments/help-request-alert.js';
 import { mailboxKey } from '../canonical-mailbox.js';
 import { localDay } from '../local-time.js';
 import { CodeRefusedError, codeTerms, findCode, usableCode } from '../registrations/codes.js';
 import { assertCodeGuessesLeft, countRefusedCode } from './code-guesses.js';
-import { takeAddonStock } from '../registrations/addon-stock.js';
+import { addonRowsOf, takeAddonStock } from '../registrations/addon-stock.js';
 import type { AddonPick } from '../registrations/addons.js';
-import { scheduleBankRegistration } from './deposit-choice.js';
+import { scheduleChosen } from '../payments/deposit-checkout.js';
+import { insertSchedule, type Schedule } from '../registrations/deposits.js';
 import type { PaymentChoice } from '../registrations/balance-terms.js';
 
 /**
@@ -226,6 +232,10 @@ export interface RegisteredWithoutCard {
  * form and the office's `registrations add` both come through here. A public
  * registration (with its client) is also held to the event's unpaid places per
  * client under that lock (unpaid-seat-cap.ts); the office's is not.
+ * Every registration of the event queues behind that lock, so what does not depend on the seats (the hourly
+ * confirmation caps, the confirmation rendered) is done before it; under it only what can change is read (the
+ * seats, the offer, the code's uses, the add-on stock, the unpaid places) and the registration, its add-ons
+ * and its confirmation are written in one statement.
  */
 export async function registerWithoutCard(
   ctx: Pick<AppContext, 'db' | 'clock' | 'cipher' | 'config' | 'logger'>,
@@ -234,7 +244,13 @@ export async function registerWithoutCard(
   office?: OfficeRegistrationOptions,
 ): Promise<Extract<RegistrationOutcome, { kind: 'registered' }> & RegisteredWithoutCard> {
   const now = ctx.clock.now();
+  // Chosen here so that the confirmation naming it is rendered before the lock.
+  const registrationId = crypto.randomUUID();
+  const pricedOn = submission.priceDay ?? priceDayOf(ctx, now);
+  // The church's own network has no per-client cap of confirmations; the mailbox's still applies.
+  const confirmationClient = submission.fromChurchNetwork ? undefined : submission.client;
   const outcome = await ctx.db.transaction(async (trx) => {
+    const early = office ? undefined : await confirmationBeforeLock(trx, ctx, event, submission, { registrationId, pricedOn, client: confirmationClient }, now);
     const locked = await lockEventForSeats(trx, event.id, now);
     if (!locked || locked.event.deletedAt || (!office && !locked.event.published)) throw new EventClosedError();
     // Checked again on the locked row: the start may have been moved meanwhile.
@@ -253,7 +269,6 @@ export async function registerWithoutCard(
     if (addonStock instanceof Error) throw addonStock;
     // Priced again from the locked row, so a price change committed meanwhile is the one that counts; on the day it
     // is made (the office may name another), and never again afterwards: the amounts are stored with it.
-    const pricedOn = submission.priceDay ?? priceDayOf(ctx, now);
     // A code is judged here, its uses counted live under the event's lock: two families racing for its last use
     // get one answer each. A use is this registration; it comes back when the registration is cancelled.
     const code = submission.code !== undefined ? await usableCode(trx, locked.event, submission.code, { day: pricedOn, attendees: submission.attendees, now }) : undefined;
@@ -266,6 +281,8 @@ export async function registerWithoutCard(
     // No payment chosen, and a price set meanwhile: asked, not assumed to be a bank transfer.
     if (!free && !office && submission.payment === undefined) throw new PricingError('Payment: choose card or bank transfer', 'payment');
     const mailbox = !office && submission.client !== undefined ? mailboxKey(ctx.cipher, submission.contact.email) : undefined;
+    // The public form's unpaid places before this registration (what the unpaid_share alert counts), read with the caps'.
+    let publicUnpaid: number | undefined;
     if (!office && submission.client !== undefined && mailbox !== undefined) {
       // Counted under the event's lock: two posts from one client racing for the last places under the cap get one answer each.
       // The church's own network has no per-client cap; the mailbox's applies to everyone.
@@ -273,19 +290,24 @@ export async function registerWithoutCard(
         ...(submission.fromChurchNetwork ? [] : [{ kind: 'connection' as const, client: submission.client }]),
         { kind: 'mailbox', mailbox },
       ];
-      for (const holder of holders) {
-        const held = await heldUnpaidBy(trx, event.id, holder);
+      const standing = await unpaidStandingOf(trx, event.id, holders);
+      publicUnpaid = standing.publicUnpaid;
+      for (const [index, holder] of holders.entries()) {
+        const held = standing.held[index] as HeldByClient;
         if (held.seats + wanted > locked.event.maxUnpaidSeatsPerClient) {
+          const cardOffered = !free && cardPaymentPossible(ctx.config, { online_payment: locked.event.onlinePayment });
           // Returned, not thrown: the alert is committed with this transaction although nothing is registered.
           await alertUnpaidSeatCap(trx, ctx, locked.event, holder, held);
-          const cardOffered = !free && cardPaymentPossible(ctx.config, { online_payment: locked.event.onlinePayment });
           return new UnpaidSeatCapError(held.seats, locked.event.maxUnpaidSeatsPerClient, cardOffered, free, holder.kind);
         }
       }
     }
     const status = free || office?.paidWith ? 'PAID' : 'PENDING';
     const method: PaymentMethod = free ? 'free' : (office?.paidWith ?? 'bank');
-    const { id } = await insertRegistration(trx, ctx.cipher, {
+    const helpRequested = !office && !free && helpAsked(locked.event, submission);
+    const schedule = status === 'PENDING' ? scheduleChosen(locked.event, submission.choice, priced.total, { attendees: wanted, today: pricedOn }) : undefined;
+    const registration: NewRegistration & { id: string } = {
+      id: registrationId,
       eventId: event.id,
       status,
       method,
@@ -295,38 +317,140 @@ export async function registerWithoutCard(
       priced,
       pricedOn,
       codeId: code?.id,
-      helpRequested: !office && !free && helpAsked(locked.event, submission),
+      helpRequested,
       addons: submission.addons,
       clientKey: office ? undefined : submission.client,
       mailboxKey: mailbox,
       // Split plain/sensitive by the questions as the locked row has them.
       ...(submission.answers ? { answers: { questions: questionsAsked(locked.event), values: submission.answers } } : {}),
       now,
-    });
+    };
+    // Rendered before the lock unless the event or the price moved meanwhile (rarely): then here, from the locked row.
+    // Counted under the lock, after every refusal: kept only with the registration. (Before the lock, the counters'
+    // row locks would queue a client's posts behind each other and hide a missing event lock from the races' tests.)
+    const heldBack = early !== undefined && (await confirmationHeldBack(trx, ctx, submission.contact.email, confirmationClient, registrationId, now));
+    const confirmation =
+      early && !heldBack
+        ? early.renderedFor(locked.event, priced, helpRequested) ??
+          (await renderNewRegistrationConfirmation(trx, ctx, confirmationInput(registrationId, submission, locked.event, priced, confirmationClient, helpRequested, schedule), now))
+        : undefined;
+    await writeRegistration(trx, ctx.cipher, registration, confirmation);
     // A deposit or instalments chosen: the schedule is written with the registration.
-    if (status === 'PENDING') await scheduleBankRegistration(trx, locked.event, submission.choice, { registrationId: id, netMinor: priced.total, attendees: wanted, today: pricedOn });
+    if (schedule) await insertSchedule(trx, registrationId, schedule);
     const registered: RegisteredWithoutCard = {
-      registrationId: id,
+      registrationId,
       status,
       method,
       priced,
       event: locked.event,
       seatsLeftAfter: locked.event.capacity === null ? null : locked.event.capacity - locked.seatsTaken - wanted + (offer?.places ?? 0),
     };
-    if (offer) await markOfferClaimed(trx, offer, { registrationId: id, attendees: wanted, actor: office ? 'office' : 'registration form', now });
+    if (offer) await markOfferClaimed(trx, offer, { registrationId, attendees: wanted, actor: office ? 'office' : 'registration form', now });
     if (office) {
       await office.within(trx, registered);
       return { kind: 'registered' as const, ...registered };
     }
-    if (!free && helpAsked(locked.event, submission)) await alertHelpRequested(trx, ctx, locked.event, id, submission.contact);
+    if (helpRequested) await alertHelpRequested(trx, ctx, locked.event, registrationId, submission.contact);
     // Only a registration that keeps its client key is counted among the public form's unpaid places.
-    if (submission.client !== undefined && (status === 'PENDING' || method === 'free')) await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
-    // The church's own network has no per-client cap of confirmations; the mailbox's still applies.
-    const client = submission.fromChurchNetwork ? undefined : submission.client;
-    const confirmation = { registrationId: id, contact: submission.contact, event: locked.event, priced, client };
-    const queued = await queueRegistrationConfirmation(trx, ctx, confirmation, now);
-    return { kind: 'registered' as const, ...registered, confirmationHeldBack: queued === null };
+    // Read again (with its holders) only when this registration takes them past the share: rarely.
+    const unpaidAfter = (publicUnpaid ?? 0) + (status === 'PENDING' ? wanted : 0);
+    if (publicUnpaid !== undefined && (status === 'PENDING' || method === 'free') && unpaidShareCrossed(locked.event, unpaidAfter, wanted)) {
+      await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
+    }
+    return { kind: 'registered' as const, ...registered, confirmationHeldBack: confirmation === undefined };
   });
   if (outcome instanceof UnpaidSeatCapError) throw outcome;
   return outcome;
+}
+
+function confirmationInput(
+  registrationId: string,
+  submission: Pick<RegistrationSubmission, 'contact' | 'attendees' | 'answers'>,
+  event: EventRecord,
+  priced: PricedRegistration,
+  client: string | undefined,
+  helpRequested: boolean,
+  schedule: Schedule | undefined,
+): Parameters<typeof renderNewRegistrationConfirmation>[2] {
+  return {
+    registrationId,
+    contact: submission.contact,
+    event,
+    priced,
+    client,
+    attendeeNames: submission.attendees.map((attendee) => attendee.name),
+    answers: submission.answers,
+    helpRequested,
+    ...(schedule ? { schedule } : {}),
+  };
+}
+
+/** Counts the confirmation against the hourly caps (in the caller's transaction): whether its mailbox or client had its confirmations for the hour. */
+async function confirmationHeldBack(
+  trx: Knex.Transaction,
+  ctx: Pick<AppContext, 'config' | 'cipher' | 'logger'>,
+  mailbox: string,
+  client: string | undefined,
+  registrationId: string,
+  now: Date,
+): Promise<boolean> {
+  if (!(await overHourlyEmailCaps(trx, ctx, { mailbox, client }, now))) return false;
+  ctx.logger.warn({ registrationId }, 'confirmation email not sent: its mailbox or client had its confirmations for the hour');
+  return true;
+}
+
+interface EarlyConfirmation {
+  /** The confirmation rendered before the lock, if the locked event and the price are the ones it was rendered from. */
+  renderedFor: (locked: EventRecord, priced: PricedRegistration, helpRequested: boolean) => QueuedMailInput | undefined;
+}
+
+/**
+ * Before the event's lock: renders the confirmation from the event as read and the price it would have, so that
+ * under the lock it is only counted against the hourly caps and written.
+ */
+async function confirmationBeforeLock(
+  trx: Knex.Transaction,
+  ctx: Pick<AppContext, 'config' | 'cipher' | 'logger'>,
+  event: EventRecord,
+  submission: Omit<RegistrationSubmission, 'payment'>,
+  made: { registrationId: string; pricedOn: string; client: string | undefined },
+  now: Date,
+): Promise<EarlyConfirmation> {
+  const code = submission.code !== undefined ? await findCode(trx, event.id, submission.code) : undefined;
+  let priced: PricedRegistration;
+  try {
+    priced = priceRegistration(
+      event.pricing,
+      { attendees: submission.attendees, family: submission.family, addons: submission.addons, ...(code ? { code: codeTerms(code) } : {}) },
+      { day: made.pricedOn },
+    );
+  } catch {
+    // Refused again under the lock, or priced there from the locked row.
+    return { renderedFor: () => undefined };
+  }
+  const helpRequested = !priced.free && helpAsked(event, submission);
+  const schedule = priced.free ? undefined : scheduleChosen(event, submission.choice, priced.total, { attendees: submission.attendees.length, today: made.pricedOn });
+  const mail = await renderNewRegistrationConfirmation(trx, ctx, confirmationInput(made.registrationId, submission, event, priced, made.client, helpRequested, schedule), now);
+  const seen = JSON.stringify(event);
+  const pricedAs = JSON.stringify(priced);
+  return {
+    renderedFor: (locked, lockedPrice, lockedHelp) =>
+      JSON.stringify(locked) === seen && JSON.stringify(lockedPrice) === pricedAs && lockedHelp === helpRequested ? mail : undefined,
+  };
+}
+
+/**
+ * The registration, its add-ons and its confirmation (if any) as one statement (data-modifying CTEs, which all run
+ * whether or not they are read), as a paid checkout's completion writes them.
+ */
+async function writeRegistration(trx: Knex.Transaction, cipher: FieldCipher, registration: NewRegistration & { id: string }, confirmation: QueuedMailInput | undefined): Promise<void> {
+  const addonRows = addonRowsOf(registration.id, registration.attendees, registration.addons, registration.priced, registration.now);
+  const writes = [trx('registrations').insert(registrationRow(cipher, registration)), ...(addonRows.length > 0 ? [trx('registration_addons').insert(addonRows)] : [])];
+  if (!confirmation && writes.length === 1) {
+    await writes[0];
+    return;
+  }
+  const together = writes.reduce((query, write, index) => query.with(`write_${index}`, write), trx.queryBuilder());
+  if (confirmation) await together.insert(queuedMailRow(cipher, confirmation, registration.now)).into('queued_mail');
+  else await together.select(trx.raw('1'));
 }
