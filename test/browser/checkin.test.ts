@@ -269,6 +269,8 @@ describe('a reload while the phone is offline', () => {
       expect(await page.content()).not.toContain('Ruth Lee');
       await page.goBack();
       await page.locator('#here-text').waitFor();
+      // The page reads its queued taps back asynchronously after it renders: wait for the status it then shows.
+      await page.locator('#queue-status', { hasText: 'waiting to upload' }).waitFor({ timeout: 10_000 });
       expect(await page.locator('#queue-status').textContent()).toBe('1 check-in waiting to upload (offline)');
 
       await page.context().setOffline(false);

@@ -47,9 +47,11 @@ describe('model-based interleavings of checkout, payment, sweep, reversal events
       'codeRegister.bank.taken': expect.any(Number),
       'codeRegister.office.taken': expect.any(Number),
       'codeRegister.usedUp': expect.any(Number),
-      'officeCredit.part': expect.any(Number),
-      'officeCredit.settled': expect.any(Number),
       'reverseCredit.reversed': expect.any(Number),
     });
+    // Credits are recorded, for part of a balance or all of it: which of the two a seed reaches depends on the
+    // balances the earlier steps left (a credit settling a balance is its own test in credits-cli).
+    const credited = (counters.waitlist?.['officeCredit.part'] ?? 0) + (counters.waitlist?.['officeCredit.settled'] ?? 0);
+    expect(credited).toBeGreaterThan(0);
   }, 90_000);
 });
