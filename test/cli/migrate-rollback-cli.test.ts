@@ -69,6 +69,13 @@ describe('migrate rollback --all on the data the product writes (the demo church
     await ok(['registrations', 'mark-paid', registration.reference, '--amount', String(registration.totalMinor / 100)]);
     await ok(['registrations', 'cancel', registration.reference]);
     await ok(['registrations', 'record-refund', registration.reference, '--amount', String(registration.totalMinor / 100), '--method', 'cash']);
+    // Help with the cost from a fund, and a bus seat bought with a ticket: rows of the newest migrations.
+    await ok(['registrations', 'credit', paymentReference(ruth.id), '--amount', '5', '--fund', 'Camp scholarships']);
+    const demo = await tdb.db('events').where({ slug: DEMO_EVENT_SLUG }).first<{ pricing: string | Record<string, unknown> }>('pricing');
+    const pricing = typeof demo?.pricing === 'string' ? (JSON.parse(demo.pricing) as Record<string, unknown>) : (demo?.pricing ?? {});
+    await tdb.db('events').where({ slug: DEMO_EVENT_SLUG }).update({ pricing: JSON.stringify({ ...pricing, addons: [{ id: 'bus', label: 'Bus seat', price: 2000, per: 'attendee', stock: 40 }] }) });
+    await ok(['registrations', 'add', '--event', DEMO_EVENT_SLUG, '--name', 'Bo Bus', '--email', 'bo@example.org', '--attendee', 'Bo Bus:adult', '--addon', '1:bus']);
+    expect(await tdb.db('registration_addons').count({ n: '*' }).first()).toEqual({ n: 1 });
     expect(await tdb.db('registrations').where({ payment_method: 'cash' }).count({ n: '*' }).first()).toEqual({ n: 1 });
     expect(await tdb.db('registration_payments').whereIn('method', ['cash', 'other']).count({ n: '*' }).first()).toEqual({ n: 2 });
     expect(await tdb.db('registration_refunds').where({ method: 'cash' }).count({ n: '*' }).first()).toEqual({ n: 1 });
