@@ -187,6 +187,8 @@ function formBody(family: Family, email: string): string {
 interface SideRun {
   pages: number[];
   posts: number[];
+  /** The same posts by what they were: a bank registration, a card checkout, one refused as sold out (409), a waiting-list join. */
+  postsByKind: Record<PostKind, number[]>;
   confirmations: number[];
   missingConfirmations: number;
   registered: number;
@@ -196,6 +198,8 @@ interface SideRun {
   errors: string[];
 }
 
+type PostKind = 'bank' | 'card' | 'refused' | 'join' | 'other';
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -204,7 +208,7 @@ const percentile = (values: number[], p: number): number => {
 
 /** Drives one side with the plan; card payments are completed by the provider fake at their delay. */
 async function drive(env: BenchEnv, port: number, side: string, load: Plan, provider: FakeProvider): Promise<SideRun> {
-  const run: SideRun = { pages: [], posts: [], confirmations: [], missingConfirmations: 0, registered: 0, cardStarted: 0, waitlisted: 0, rateLimited: 0, errors: [] };
+  const run: SideRun = { pages: [], posts: [], postsByKind: { bank: [], card: [], refused: [], join: [], other: [] }, confirmations: [], missingConfirmations: 0, registered: 0, cardStarted: 0, waitlisted: 0, rateLimited: 0, errors: [] };
   const agents = new Map<string, http.Agent>();
   const agentFor = (family: Family) => {
     // One connection pool per family (a phone), bound to its address; the Wi-Fi families share the address, not the phone.
@@ -229,11 +233,14 @@ async function drive(env: BenchEnv, port: number, side: string, load: Plan, prov
     for (;;) {
       const answer = await request(port, agentFor(family), 'POST', target, body);
       run.posts.push(answer.ms);
+      run.postsByKind[postKind(target, family, answer.status)].push(answer.ms);
       if (answer.status !== 429 || performance.now() > deadline) return answer;
       run.rateLimited++;
       await pause((answer.retryAfter ?? 5) * 1000);
     }
   };
+  const postKind = (target: string, family: Family, status: number): PostKind =>
+    target.endsWith('/waitlist') ? 'join' : status === 409 ? 'refused' : status !== 303 ? 'other' : family.card ? 'card' : 'bank';
   const familyRun = async (family: Family) => {
     await at(family.arrive);
     await page(family);
@@ -408,6 +415,7 @@ export async function rush(env: BenchEnv): Promise<CaseReport> {
     const describe = (run: SideRun) =>
       `pages p50 ${round(percentile(run.pages, 50), 1)} / p99 ${round(percentile(run.pages, 99), 1)} ms (${run.pages.length}), ` +
       `posts p50 ${round(percentile(run.posts, 50), 1)} / p99 ${round(percentile(run.posts, 99), 1)} ms (${run.posts.length}, ${run.rateLimited} refused 429 and sent again), ` +
+      `by kind p50/p99 ms ${Object.entries(run.postsByKind).filter(([, ms]) => ms.length > 0).map(([kind, ms]) => `${kind} ${round(percentile(ms, 50), 1)}/${round(percentile(ms, 99), 1)} (${ms.length})`).join(', ')}, ` +
       `bank registered ${run.registered}, card checkouts ${run.cardStarted}, joined the waiting list ${run.waitlisted}, ` +
       `confirmations p50 ${round(percentile(run.confirmations, 50), 1)} / p95 ${round(percentile(run.confirmations, 95), 1)} ms (${run.confirmations.length}, ${run.missingConfirmations} never sent), ` +
       `errors ${run.errors.length}${run.errors.length > 0 ? ` (${[...new Set(run.errors)].slice(0, 5).join('; ')})` : ''}`;

@@ -1,4 +1,5 @@
 import type { Db } from './connect.js';
+import type { Knex } from 'knex';
 
 /**
  * Fixed-window hit counters in PostgreSQL (table rate_limits), so a limit
@@ -25,17 +26,26 @@ export async function countRateLimitHit(
   hit: { bucket: string; key: string; windowMs: number; now: Date },
 ): Promise<RateLimitHit> {
   const windowEndsAt = new Date(hit.now.getTime() + hit.windowMs);
-  const result = await db.raw<{ rows: Array<{ hits: number; window_ends_at: Date }> }>(
-    `INSERT INTO rate_limits AS r (bucket, client_key, hits, window_ends_at) VALUES (?, ?, 1, ?)
-     ON CONFLICT (bucket, client_key) DO UPDATE SET
-       hits = CASE WHEN r.window_ends_at <= ? THEN 1 ELSE r.hits + 1 END,
-       window_ends_at = CASE WHEN r.window_ends_at <= ? THEN EXCLUDED.window_ends_at ELSE r.window_ends_at END
-     RETURNING hits, window_ends_at`,
-    [hit.bucket, hit.key, windowEndsAt, hit.now, hit.now],
-  );
+  const counted = rateLimitHitSql({ bucket: hit.bucket, key: hit.key, windowEndsAt, now: hit.now });
+  const result = await db.raw<{ rows: Array<{ hits: number; window_ends_at: Date }> }>(counted.sql, counted.bindings);
   const row = result.rows[0];
   if (!row) throw new Error('rate limit counter returned no row');
   return { hits: row.hits, ttlMs: Math.max(0, row.window_ends_at.getTime() - hit.now.getTime()) };
+}
+
+/**
+ * countRateLimitHit's upsert as SQL with `?` placeholders, for a statement that counts a hit on its way (a CTE).
+ * `onlyIf`, an SQL condition without placeholders, leaves the hit uncounted (and the statement returns no row) when false.
+ */
+export function rateLimitHitSql(hit: { bucket: string; key: string; windowEndsAt: Date; now: Date; onlyIf?: string }): { sql: string; bindings: Knex.RawBinding[] } {
+  return {
+    sql: `INSERT INTO rate_limits AS r (bucket, client_key, hits, window_ends_at) SELECT ?::text, ?::text, 1, ?::timestamptz${hit.onlyIf ? ` WHERE ${hit.onlyIf}` : ''}
+     ON CONFLICT (bucket, client_key) DO UPDATE SET
+       hits = CASE WHEN r.window_ends_at <= ?::timestamptz THEN 1 ELSE r.hits + 1 END,
+       window_ends_at = CASE WHEN r.window_ends_at <= ?::timestamptz THEN EXCLUDED.window_ends_at ELSE r.window_ends_at END
+     RETURNING hits, window_ends_at`,
+    bindings: [hit.bucket, hit.key, hit.windowEndsAt, hit.now, hit.now],
+  };
 }
 
 /** Deletes counters whose window ended before `before`; they would restart at 1 anyway. */

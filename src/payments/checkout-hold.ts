@@ -8,13 +8,14 @@ import {
   tierPlacesFree,
   tierPlacesOf,
   tierShortOfPlaces,
+  type CountedAlong,
   type LockedEvent,
   type TierCounts,
 } from '../registrations/registrations.js';
 import type { AttendeeChoice } from '../registrations/pricing.js';
 import type { WaitlistEntryRow } from '../registrations/waitlist/entries.js';
 import { EventClosedError, SoldOutError, tierFullError, type TierFullError } from './registration-errors.js';
-import { holdsPlacesAs } from '../registrations/card-checkouts.js';
+import { holdsPlacesSql } from '../registrations/card-checkouts.js';
 
 /**
  * A new card checkout holds its places from the moment the payer is sent to the provider until it is
@@ -37,14 +38,15 @@ export class CheckoutHoldCapError extends AppError {
   }
 }
 
-/** The places the client's card checkouts hold on the event (open and unexpired at `now`). Run after lockEventForSeats. */
-async function placesInCheckoutByClient(trx: Knex.Transaction, eventId: string, client: string, now: Date): Promise<number> {
-  const row = await trx('checkout_sessions as c')
-    .where({ 'c.event_id': eventId, 'c.client_key': client })
-    .where(holdsPlacesAs('c', now))
-    .sum<{ places: string | number | null }>({ places: 'c.places' })
-    .first();
-  return Number(row?.places ?? 0);
+/** The places the client's card checkouts hold on the event (open and unexpired), counted with the seats under the event's lock. */
+function placesInCheckoutByClientAlong(client: string): CountedAlong {
+  return {
+    columns: [
+      `(SELECT COALESCE(sum(c.places), 0) FROM checkout_sessions c
+         WHERE c.event_id = :id AND c.client_key = :client AND ${holdsPlacesSql('c', ':now')}) AS card_held_by_client`,
+    ],
+    bindings: { client },
+  };
 }
 
 /** What a new card checkout holds: places of the event, and of each ticket type with places of its own. */
@@ -67,7 +69,7 @@ export async function placesForNewCheckout(
   now: Date,
 ): Promise<CheckoutHold | SoldOutError | TierFullError | CheckoutHoldCapError> {
   const wanted = attendees.length;
-  const locked = await lockEventForSeats(trx, event.id, now);
+  const locked = await lockEventForSeats(trx, event.id, now, client === undefined ? undefined : placesInCheckoutByClientAlong(client));
   if (!locked || locked.event.deletedAt) throw new EventClosedError();
   const tierFull = tierFullError(tierShortOfPlaces(attendees, (tier) => publicTierPlacesLeft(locked, tier)), locked.event.pricing.tiers);
   const tierPlaces = tierPlacesOf(locked.event.pricing, attendees);
@@ -76,7 +78,7 @@ export async function placesForNewCheckout(
   if (left < wanted) return new SoldOutError(left);
   if (tierFull) return tierFull;
   if (client !== undefined) {
-    const held = await placesInCheckoutByClient(trx, event.id, client, now);
+    const held = Number(locked.along?.card_held_by_client ?? 0);
     if (held + wanted > locked.event.maxUnpaidSeatsPerClient) return new CheckoutHoldCapError(held, locked.event.maxUnpaidSeatsPerClient);
   }
   return { places: wanted, tierPlaces };

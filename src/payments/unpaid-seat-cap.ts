@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import { purposeKey } from '../crypto/signed-tokens.js';
 import { AppError } from '../errors.js';
 import type { EventRecord } from '../registrations/event-record.js';
+import type { CountedAlong } from '../registrations/registrations.js';
 import { paymentReference } from '../registrations/reference.js';
 import { raiseOperationsAlert } from './alerts.js';
 import { unpaidPublicPlacesSql } from './unpaid-share-alert.js';
@@ -37,19 +38,22 @@ export interface HeldByClient {
 
 /**
  * The unpaid places each holder holds on the event (its live unpaid registrations, oldest first; holders in the order given), and the places the public
- * form's registrations hold unpaid (what the unpaid_share alert counts), in one statement. Run after lockEventForSeats.
+ * form's registrations hold unpaid (what the unpaid_share alert counts): columns counted with the seats under the event's lock (lockEventForSeats).
  */
-export async function unpaidStandingOf(trx: Knex.Transaction, eventId: string, holders: readonly UnpaidHolder[]): Promise<{ held: HeldByClient[]; publicUnpaid: number }> {
-  const bindings: string[] = [];
-  const heldColumns = holders.map((holder, index) => {
-    bindings.push(eventId, holder.kind === 'connection' ? holder.client : holder.mailbox);
+export function unpaidStandingAlong(holders: readonly UnpaidHolder[]): CountedAlong {
+  const bindings: Record<string, unknown> = {};
+  const columns = holders.map((holder, index) => {
+    bindings[`holder_${index}`] = holder.kind === 'connection' ? holder.client : holder.mailbox;
     const column = holder.kind === 'connection' ? 'client_key' : 'mailbox_key';
     return `(SELECT COALESCE(json_agg(json_build_object('id', id, 'places', attendee_count) ORDER BY created_at, id), '[]'::json)
-               FROM registrations WHERE event_id = ? AND ${column} = ? AND ${HELD_UNPAID}) AS held_${index}`;
+               FROM registrations WHERE event_id = :id AND ${column} = :holder_${index} AND ${HELD_UNPAID}) AS held_${index}`;
   });
-  bindings.push(eventId);
-  const { rows } = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT ${[...heldColumns, `${unpaidPublicPlacesSql('?')} AS public_unpaid`].join(', ')}`, bindings);
-  const row = rows[0] ?? {};
+  return { columns: [...columns, `${unpaidPublicPlacesSql(':id')} AS public_unpaid`], bindings };
+}
+
+/** What unpaidStandingAlong counted, read back from the locked event's columns. */
+export function unpaidStandingFrom(along: Record<string, unknown> | undefined, holders: readonly UnpaidHolder[]): { held: HeldByClient[]; publicUnpaid: number } {
+  const row = along ?? {};
   const held = holders.map((_, index) => {
     const registrations = (row[`held_${index}`] ?? []) as Array<{ id: string; places: number }>;
     return { seats: registrations.reduce((sum, r) => sum + Number(r.places), 0), registrationIds: registrations.map((r) => r.id) };

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context.js';
 import { mailboxKey } from '../canonical-mailbox.js';
-import { countRateLimitHit } from '../db/rate-limits.js';
+import { countRateLimitHit, rateLimitHitSql } from '../db/rate-limits.js';
 
 /**
  * Emails the public forms send go to whatever address is typed, so each mailbox gets at most this many
@@ -29,4 +29,29 @@ export async function overHourlyEmailCaps(
   }
   const toMailbox = await countRateLimitHit(trx, { bucket: 'confirmation-email', key: mailboxKey(ctx.cipher, counted.mailbox), windowMs: HOUR_MS, now });
   return toMailbox.hits > CONFIRMATIONS_PER_ADDRESS_PER_HOUR;
+}
+
+/**
+ * overHourlyEmailCaps as CTEs of the statement that queues the email (`client_hit`, then `mailbox_hit`, counted only
+ * when the client is within its cap, as above), and the condition under which the email is queued: one statement
+ * instead of two while the event's lock is held. SQL with `?` placeholders; the bindings in order.
+ */
+export function hourlyEmailCapsSql(
+  ctx: Pick<AppContext, 'config' | 'cipher'>,
+  counted: { mailbox: string; client?: string },
+  now: Date,
+): { ctes: string; bindings: Knex.RawBinding[]; within: string } {
+  const windowEndsAt = new Date(now.getTime() + HOUR_MS);
+  const clientWithin = `(SELECT hits FROM client_hit) <= ${Number(ctx.config.limits.confirmationEmailsPerClientPerHour)}`;
+  const client = counted.client === undefined ? undefined : rateLimitHitSql({ bucket: 'confirmation-email-client', key: counted.client, windowEndsAt, now });
+  const mailbox = rateLimitHitSql({
+    bucket: 'confirmation-email',
+    key: mailboxKey(ctx.cipher, counted.mailbox),
+    windowEndsAt,
+    now,
+    ...(client ? { onlyIf: clientWithin } : {}),
+  });
+  const ctes = [...(client ? [`client_hit AS (${client.sql})`] : []), `mailbox_hit AS (${mailbox.sql})`];
+  const within = [...(client ? [clientWithin] : []), `(SELECT hits FROM mailbox_hit) <= ${CONFIRMATIONS_PER_ADDRESS_PER_HOUR}`];
+  return { ctes: ctes.join(',\n'), bindings: [...(client?.bindings ?? []), ...mailbox.bindings], within: within.join(' AND ') };
 }

@@ -40,6 +40,8 @@ export interface LockedEvent {
   tierTaken: TierCounts;
   /** Of tierTaken, the places open, unexpired card checkouts hold. */
   tierInCheckout: TierCounts;
+  /** The columns a caller counted along with the seats (CountedAlong), by name. */
+  along?: Record<string, unknown>;
 }
 
 /** Places per ticket type id. */
@@ -51,9 +53,19 @@ export type TierCounts = Record<string, number>;
  * Every path that takes places, offers them or claims an offer holds this lock.
  * `now` is the app clock's: a card checkout's hold counts only until its expiry.
  */
-export async function lockEventForSeats(trx: Knex.Transaction, eventId: string, now: Date): Promise<LockedEvent | undefined> {
+export async function lockEventForSeats(trx: Knex.Transaction, eventId: string, now: Date, along?: CountedAlong): Promise<LockedEvent | undefined> {
   const row = await trx('events').where({ id: eventId }).forUpdate().first();
-  return row ? withSeatsTaken(trx, eventFromRow(row), now) : undefined;
+  return row ? withSeatsTaken(trx, eventFromRow(row), now, along) : undefined;
+}
+
+/**
+ * More columns for the seat count's statement, counted after the lock like the seats (a caller's holdings, say),
+ * so that each costs no statement of its own while the lock is held. Named bindings (`:name`); `:id` is the
+ * event's id and `:now` the clock's time. Read back from LockedEvent.along.
+ */
+export interface CountedAlong {
+  columns: string[];
+  bindings: Record<string, unknown>;
 }
 
 interface SeatCounts {
@@ -103,9 +115,10 @@ async function countTierPlaces(db: Knex | Knex.Transaction, eventId: string, now
  * Places registrations hold, places open waiting-list offers and card checkouts hold (holdsPlacesSql: open
  * and unexpired at `now`), and the confirmed entries waiting, in order: one statement.
  */
-async function countSeats(db: Knex | Knex.Transaction, eventId: string, now: Date, tiered = false): Promise<SeatCounts> {
-  const result = await db.raw<{ rows: SeatCountRow[] }>(`SELECT ${seatCountColumns(':id', ':now')}`, { id: eventId, now });
-  return seatCountsOf(result.rows[0], tiered ? await countTierPlaces(db, eventId, now) : undefined);
+async function countSeats(db: Knex | Knex.Transaction, eventId: string, now: Date, tiered = false, along?: CountedAlong): Promise<SeatCounts & { along: Record<string, unknown> }> {
+  const columns = [seatCountColumns(':id', ':now'), ...(along?.columns ?? [])].join(', ');
+  const result = await db.raw<{ rows: Array<SeatCountRow & Record<string, unknown>> }>(`SELECT ${columns}`, { ...along?.bindings, id: eventId, now });
+  return { ...seatCountsOf(result.rows[0], tiered ? await countTierPlaces(db, eventId, now) : undefined), along: result.rows[0] ?? {} };
 }
 
 /** The seat counts as seatCountColumns selects them. */
@@ -137,8 +150,8 @@ function seatCountsOf(row: SeatCountRow | undefined, tiers: Pick<SeatCounts, 'ti
 }
 
 /** The seats count is its own statement, after the lock: one statement's snapshot would predate the wait for it. */
-async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, now: Date): Promise<LockedEvent> {
-  const counts = await countSeats(trx, event.id, now, cappedTiers(event.pricing).length > 0);
+async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, now: Date, along?: CountedAlong): Promise<LockedEvent> {
+  const counts = await countSeats(trx, event.id, now, cappedTiers(event.pricing).length > 0, along);
   const seatsTaken = counts.registered + counts.offered + counts.inCheckout;
   return {
     event,
@@ -150,6 +163,7 @@ async function withSeatsTaken(trx: Knex.Transaction, event: EventRecord, now: Da
     queue: counts.queue,
     tierTaken: counts.tierTaken,
     tierInCheckout: counts.tierInCheckout,
+    along: counts.along,
   };
 }
 

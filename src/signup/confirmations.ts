@@ -67,16 +67,16 @@ interface ConfirmationFacts {
   linkVersion: number;
   answerGroups: AnswerGroup[];
   /** When its places are released unless paid (read only when something is owed and the event has a limit). */
-  heldUntil: (db: Knex.Transaction) => Promise<Date | undefined>;
+  heldUntil: (db: Knex) => Promise<Date | undefined>;
   /** Its deposit and due dates, when it pays in parts (read only when something is owed). */
-  schedule: (db: Knex.Transaction) => Promise<Schedule | undefined>;
+  schedule: (db: Knex) => Promise<Schedule | undefined>;
 }
 
 type ConfirmationInput = Parameters<typeof queueRegistrationConfirmation>[2];
 
 /** The confirmation of a registration, rendered: what queueRegistrationConfirmation queues. */
 async function renderConfirmation(
-  trx: Knex.Transaction,
+  trx: Knex,
   ctx: Pick<AppContext, 'config' | 'cipher'>,
   input: ConfirmationInput,
   facts: ConfirmationFacts,
@@ -143,7 +143,7 @@ async function renderConfirmation(
  * hourly caps (the caller counts them, see overHourlyEmailCaps).
  */
 export async function renderNewRegistrationConfirmation(
-  trx: Knex.Transaction,
+  trx: Knex,
   ctx: Pick<AppContext, 'config' | 'cipher'>,
   input: Omit<ConfirmationInput, 'payments' | 'byOffice' | 'idempotencySuffix'> & {
     attendeeNames: readonly string[];
@@ -171,7 +171,7 @@ export async function renderNewRegistrationConfirmation(
  * address, in its own confirmation: the form cannot say it without telling anyone who typed the address.
  */
 async function otherLiveRegistrations(
-  trx: Knex.Transaction,
+  trx: Knex,
   eventId: string,
   emailHash: string,
   registrationId: string,
@@ -186,7 +186,7 @@ async function otherLiveRegistrations(
 
 /** Whether pay-now's card total (today's fee included when the event passes it on) is below the provider's minimum. */
 async function cardTotalBelowMinimum(
-  trx: Knex.Transaction,
+  trx: Knex,
   ctx: Pick<AppContext, 'config'>,
   event: Pick<EventRecord, 'passCardFee'>,
   priced: Pick<PricedRegistration, 'net'>,

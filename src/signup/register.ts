@@ -5,7 +5,7 @@ import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { startEventCheckout } from '../payments/checkout.js';
 import { renderNewRegistrationConfirmation } from './confirmations.js';
-import { overHourlyEmailCaps } from '../registrations/email-caps.js';
+import { hourlyEmailCapsSql } from '../registrations/email-caps.js';
 import { queuedMailRow, type QueuedMailInput } from '../mail/queue.js';
 import type { FieldCipher } from '../crypto/field-cipher.js';
 import { cardPaymentPossible } from '../payments/links.js';
@@ -27,7 +27,7 @@ import type { WaitlistEntryRow } from '../registrations/waitlist/entries.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
 import { questionsAsked } from '../registrations/questions.js';
 import { EventClosedError, SoldOutError, tierFullError, TierFullError } from '../payments/registration-errors.js';
-import { alertUnpaidSeatCap, unpaidStandingOf, UnpaidSeatCapError, type HeldByClient, type UnpaidHolder } from '../payments/unpaid-seat-cap.js';
+import { alertUnpaidSeatCap, unpaidStandingAlong, unpaidStandingFrom, UnpaidSeatCapError, type HeldByClient, type UnpaidHolder } from '../payments/unpaid-seat-cap.js';
 import { alertUnpaidShareCrossed, unpaidShareCrossed } from '../payments/unpaid-share-alert.js';
 import { alertHelpRequested } from '../payments/help-request-alert.js';
 import { mailboxKey } from '../canonical-mailbox.js';
@@ -249,9 +249,18 @@ export async function registerWithoutCard(
   const pricedOn = submission.priceDay ?? priceDayOf(ctx, now);
   // The church's own network has no per-client cap of confirmations; the mailbox's still applies.
   const confirmationClient = submission.fromChurchNetwork ? undefined : submission.client;
+  // Before the transaction: rendering reads, and holds no connection while others take places.
+  const early = office ? undefined : await confirmationBeforeLock(ctx.db, ctx, event, submission, { registrationId, pricedOn, client: confirmationClient }, now);
+  const mailbox = !office && submission.client !== undefined ? mailboxKey(ctx.cipher, submission.contact.email) : undefined;
+  // The public form's unpaid places per connection and per mailbox: counted with the seats under the event's lock, so two
+  // posts from one client racing for the last places under the cap get one answer each. The church's own network has no
+  // per-client cap; the mailbox's applies to everyone.
+  const holders: UnpaidHolder[] | undefined =
+    mailbox === undefined || submission.client === undefined
+      ? undefined
+      : [...(submission.fromChurchNetwork ? [] : [{ kind: 'connection' as const, client: submission.client }]), { kind: 'mailbox', mailbox }];
   const outcome = await ctx.db.transaction(async (trx) => {
-    const early = office ? undefined : await confirmationBeforeLock(trx, ctx, event, submission, { registrationId, pricedOn, client: confirmationClient }, now);
-    const locked = await lockEventForSeats(trx, event.id, now);
+    const locked = await lockEventForSeats(trx, event.id, now, holders && unpaidStandingAlong(holders));
     if (!locked || locked.event.deletedAt || (!office && !locked.event.published)) throw new EventClosedError();
     // Checked again on the locked row: the start may have been moved meanwhile.
     if (!office && !openForRegistration(locked.event, now)) throw new RegistrationClosedError();
@@ -280,17 +289,10 @@ export async function registerWithoutCard(
     const free = priced.free;
     // No payment chosen, and a price set meanwhile: asked, not assumed to be a bank transfer.
     if (!free && !office && submission.payment === undefined) throw new PricingError('Payment: choose card or bank transfer', 'payment');
-    const mailbox = !office && submission.client !== undefined ? mailboxKey(ctx.cipher, submission.contact.email) : undefined;
     // The public form's unpaid places before this registration (what the unpaid_share alert counts), read with the caps'.
     let publicUnpaid: number | undefined;
-    if (!office && submission.client !== undefined && mailbox !== undefined) {
-      // Counted under the event's lock: two posts from one client racing for the last places under the cap get one answer each.
-      // The church's own network has no per-client cap; the mailbox's applies to everyone.
-      const holders: UnpaidHolder[] = [
-        ...(submission.fromChurchNetwork ? [] : [{ kind: 'connection' as const, client: submission.client }]),
-        { kind: 'mailbox', mailbox },
-      ];
-      const standing = await unpaidStandingOf(trx, event.id, holders);
+    if (holders) {
+      const standing = unpaidStandingFrom(locked.along, holders);
       publicUnpaid = standing.publicUnpaid;
       for (const [index, holder] of holders.entries()) {
         const held = standing.held[index] as HeldByClient;
@@ -328,13 +330,18 @@ export async function registerWithoutCard(
     // Rendered before the lock unless the event or the price moved meanwhile (rarely): then here, from the locked row.
     // Counted under the lock, after every refusal: kept only with the registration. (Before the lock, the counters'
     // row locks would queue a client's posts behind each other and hide a missing event lock from the races' tests.)
-    const heldBack = early !== undefined && (await confirmationHeldBack(trx, ctx, submission.contact.email, confirmationClient, registrationId, now));
-    const confirmation =
-      early && !heldBack
-        ? early.renderedFor(locked.event, priced, helpRequested) ??
-          (await renderNewRegistrationConfirmation(trx, ctx, confirmationInput(registrationId, submission, locked.event, priced, confirmationClient, helpRequested, schedule), now))
-        : undefined;
-    await writeRegistration(trx, ctx.cipher, registration, confirmation);
+    const confirmation = early
+      ? (early.renderedFor(locked.event, priced, helpRequested) ??
+        (await renderNewRegistrationConfirmation(trx, ctx, confirmationInput(registrationId, submission, locked.event, priced, confirmationClient, helpRequested, schedule), now)))
+      : undefined;
+    // Counted against the hourly caps in the write itself, after every refusal: kept only with the registration.
+    const queued = await writeRegistration(
+      trx,
+      ctx.cipher,
+      registration,
+      confirmation && { mail: confirmation, caps: hourlyEmailCapsSql(ctx, { mailbox: submission.contact.email, client: confirmationClient }, now) },
+    );
+    if (confirmation && !queued) ctx.logger.warn({ registrationId }, 'confirmation email not sent: its mailbox or client had its confirmations for the hour');
     // A deposit or instalments chosen: the schedule is written with the registration.
     if (schedule) await insertSchedule(trx, registrationId, schedule);
     const registered: RegisteredWithoutCard = {
@@ -357,7 +364,7 @@ export async function registerWithoutCard(
     if (publicUnpaid !== undefined && (status === 'PENDING' || method === 'free') && unpaidShareCrossed(locked.event, unpaidAfter, wanted)) {
       await alertUnpaidShareCrossed(trx, ctx, locked.event, wanted);
     }
-    return { kind: 'registered' as const, ...registered, confirmationHeldBack: confirmation === undefined };
+    return { kind: 'registered' as const, ...registered, confirmationHeldBack: !queued };
   });
   if (outcome instanceof UnpaidSeatCapError) throw outcome;
   return outcome;
@@ -385,20 +392,6 @@ function confirmationInput(
   };
 }
 
-/** Counts the confirmation against the hourly caps (in the caller's transaction): whether its mailbox or client had its confirmations for the hour. */
-async function confirmationHeldBack(
-  trx: Knex.Transaction,
-  ctx: Pick<AppContext, 'config' | 'cipher' | 'logger'>,
-  mailbox: string,
-  client: string | undefined,
-  registrationId: string,
-  now: Date,
-): Promise<boolean> {
-  if (!(await overHourlyEmailCaps(trx, ctx, { mailbox, client }, now))) return false;
-  ctx.logger.warn({ registrationId }, 'confirmation email not sent: its mailbox or client had its confirmations for the hour');
-  return true;
-}
-
 interface EarlyConfirmation {
   /** The confirmation rendered before the lock, if the locked event and the price are the ones it was rendered from. */
   renderedFor: (locked: EventRecord, priced: PricedRegistration, helpRequested: boolean) => QueuedMailInput | undefined;
@@ -409,14 +402,14 @@ interface EarlyConfirmation {
  * under the lock it is only counted against the hourly caps and written.
  */
 async function confirmationBeforeLock(
-  trx: Knex.Transaction,
+  db: Knex,
   ctx: Pick<AppContext, 'config' | 'cipher' | 'logger'>,
   event: EventRecord,
   submission: Omit<RegistrationSubmission, 'payment'>,
   made: { registrationId: string; pricedOn: string; client: string | undefined },
   now: Date,
 ): Promise<EarlyConfirmation> {
-  const code = submission.code !== undefined ? await findCode(trx, event.id, submission.code) : undefined;
+  const code = submission.code !== undefined ? await findCode(db, event.id, submission.code) : undefined;
   let priced: PricedRegistration;
   try {
     priced = priceRegistration(
@@ -430,7 +423,7 @@ async function confirmationBeforeLock(
   }
   const helpRequested = !priced.free && helpAsked(event, submission);
   const schedule = priced.free ? undefined : scheduleChosen(event, submission.choice, priced.total, { attendees: submission.attendees.length, today: made.pricedOn });
-  const mail = await renderNewRegistrationConfirmation(trx, ctx, confirmationInput(made.registrationId, submission, event, priced, made.client, helpRequested, schedule), now);
+  const mail = await renderNewRegistrationConfirmation(db, ctx, confirmationInput(made.registrationId, submission, event, priced, made.client, helpRequested, schedule), now);
   const seen = JSON.stringify(event);
   const pricedAs = JSON.stringify(priced);
   return {
@@ -441,16 +434,29 @@ async function confirmationBeforeLock(
 
 /**
  * The registration, its add-ons and its confirmation (if any) as one statement (data-modifying CTEs, which all run
- * whether or not they are read), as a paid checkout's completion writes them.
+ * whether or not they are read), as a paid checkout's completion writes them. The confirmation is counted against
+ * the hourly caps in the same statement and queued only within them: whether it was queued.
  */
-async function writeRegistration(trx: Knex.Transaction, cipher: FieldCipher, registration: NewRegistration & { id: string }, confirmation: QueuedMailInput | undefined): Promise<void> {
+async function writeRegistration(
+  trx: Knex.Transaction,
+  cipher: FieldCipher,
+  registration: NewRegistration & { id: string },
+  confirmation: { mail: QueuedMailInput; caps: ReturnType<typeof hourlyEmailCapsSql> } | undefined,
+): Promise<boolean> {
   const addonRows = addonRowsOf(registration.id, registration.attendees, registration.addons, registration.priced, registration.now);
   const writes = [trx('registrations').insert(registrationRow(cipher, registration)), ...(addonRows.length > 0 ? [trx('registration_addons').insert(addonRows)] : [])];
-  if (!confirmation && writes.length === 1) {
-    await writes[0];
-    return;
+  if (!confirmation) {
+    await (writes.length === 1 ? writes[0] : writes.reduce((query, write, index) => query.with(`write_${index}`, write), trx.queryBuilder()).select(trx.raw('1')));
+    return false;
   }
-  const together = writes.reduce((query, write, index) => query.with(`write_${index}`, write), trx.queryBuilder());
-  if (confirmation) await together.insert(queuedMailRow(cipher, confirmation, registration.now)).into('queued_mail');
-  else await together.select(trx.raw('1'));
+  const parts = writes.map((write) => write.toSQL());
+  const mail = queuedMailRow(cipher, confirmation.mail, registration.now);
+  const columns = Object.keys(mail);
+  const { rows } = await trx.raw<{ rows: Array<{ id: string }> }>(
+    `WITH ${parts.map((part, index) => `write_${index} AS (${part.sql})`).join(',\n')},
+     ${confirmation.caps.ctes}
+     INSERT INTO queued_mail (${columns.map(() => '??').join(', ')}) SELECT ${columns.map(() => '?').join(', ')} WHERE ${confirmation.caps.within} RETURNING id`,
+    [...parts.flatMap((part) => part.bindings), ...confirmation.caps.bindings, ...columns, ...(Object.values(mail) as Knex.RawBinding[])],
+  );
+  return rows.length > 0;
 }
