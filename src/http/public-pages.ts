@@ -77,6 +77,21 @@ export async function loadPublicEvent(db: Db, slug: string): Promise<EventRecord
   return event?.published ? event : undefined;
 }
 
+/**
+ * The event page's reads (the event, its places, the church's identity, the card fee and whether it has codes) in
+ * one statement, for the page and for a form given back on it (a refusal as a camp fills).
+ */
+export async function readEventPage(ctx: AppContext, slug: string) {
+  const now = ctx.clock.now();
+  const read = await readPublicEvent(ctx.db, slug, { now, day: priceDayOf(ctx, now), settingKeys: EVENT_PAGE_SETTING_KEYS });
+  if (!read) return undefined;
+  return {
+    event: read.event,
+    preloaded: { count: read.count, cardFeeRate: cardFeeRateFrom(read.settings), liveCodes: read.liveCodes },
+    identity: churchIdentityFrom(read.settings, ctx.config),
+  };
+}
+
 export function sendPageNotFound(page: PageRenderer, reply: FastifyReply, what = 'page') {
   return page(reply.code(404), messagePage, {
     title: 'Not found',
@@ -166,11 +181,9 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
 
   app.get('/events/:slug', { config: { recordView: true, rateLimit: CANCELLED_RETURN_RATE_LIMIT } }, async (request, reply) => {
     const slug = slugOf(request.params);
-    const now = ctx.clock.now();
-    // The event, its places, the church's identity, the card fee and whether it has codes: one statement.
-    const read = await readPublicEvent(ctx.db, slug, { now, day: priceDayOf(ctx, now), settingKeys: EVENT_PAGE_SETTING_KEYS });
+    const read = await readEventPage(ctx, slug);
     if (!read) return notFound(reply, 'event');
-    const { event } = read;
+    const { event, preloaded, identity } = read;
     const query = request.query as Record<string, unknown>;
     // A waiting-list offer's claim link: the form with its places reserved and its contact filled in.
     const offerToken = typeof query.offer === 'string' && query.offer.length <= 200 ? query.offer : undefined;
@@ -180,9 +193,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
     // "Have a code?": judged for the page, each refused code counted against the connection's guesses.
     const code = typeof query.code === 'string' && query.code.trim() !== '' ? query.code.slice(0, 100).trim() : undefined;
     const codeClient = code ? publicClient(request.ip, ctx.config.limits.churchNetworks) : undefined;
-    const preloaded = { count: read.count, cardFeeRate: cardFeeRateFrom(read.settings), liveCodes: read.liveCodes };
     const data = await eventPageData(ctx, event, { notice: offerGone ?? cancelledNotice, offer, code, codeClient, preloaded });
-    const identity = churchIdentityFrom(read.settings, ctx.config);
     return page(cancelledNotice || offerToken || code ? privatePage(reply) : reply, eventPage, data, identity);
   });
 

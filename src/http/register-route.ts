@@ -11,7 +11,7 @@ import { registerForEvent, SoldOutError } from '../signup/register.js';
 import { UnpaidSeatCapError } from '../payments/unpaid-seat-cap.js';
 import { sendError } from './errors.js';
 import { eventPageData, eventPath } from './event-view.js';
-import { loadPublicEvent, PUBLIC_FORM_RATE_LIMIT, sendPageNotFound, slugOf } from './public-pages.js';
+import { loadPublicEvent, PUBLIC_FORM_RATE_LIMIT, readEventPage, sendPageNotFound, slugOf } from './public-pages.js';
 import { parseRegistrationBody, resendableFields, type SubmittedValues } from './registration-form.js';
 import { registrationPath } from './registration-view.js';
 import { typedAnswerFields } from './question-view.js';
@@ -67,8 +67,10 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
      */
     const refuse = async (error: AppError, values: SubmittedValues) => {
       if (json) return sendError(reply, error.httpStatus, error.code, error.message);
-      const current = await loadPublicEvent(ctx.db, event.slug);
-      if (current) {
+      // Read as the event page reads (one statement): when a camp fills, most posts end here.
+      const read = await readEventPage(ctx, event.slug);
+      if (read) {
+        const { event: current, preloaded, identity } = read;
         const offer = await offerFor(current);
         const answerFields = typedAnswerFields(request.body);
         // More people than places left: the waiting list (when the event has one) is offered, filled in from the form.
@@ -77,7 +79,8 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
         return page(
           reply.code(error.httpStatus),
           eventPage,
-          await eventPageData(ctx, current, { values, answerFields, formError: sentence(error.message), offer, overCapacity, codeClient }),
+          await eventPageData(ctx, current, { values, answerFields, formError: sentence(error.message), offer, overCapacity, codeClient, preloaded }),
+          identity,
         );
       }
       return page(reply.code(error.httpStatus), messagePage, {

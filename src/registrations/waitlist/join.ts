@@ -3,12 +3,13 @@ import type { Knex } from 'knex';
 import { canonicalMailbox } from '../../canonical-mailbox.js';
 import type { AppContext } from '../../context.js';
 import { AppError, NotFoundError } from '../../errors.js';
-import { overHourlyEmailCaps } from '../email-caps.js';
+import { hourlyEmailCapsSql, overHourlyEmailCaps } from '../email-caps.js';
+import { queuedMailRow } from '../../mail/queue.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../event-record.js';
 import { lockEventForSeats, publicSeatCount, publicSeatsLeft, publicTierPlacesLeft } from '../registrations.js';
 import type { EventTier } from '../event-pricing.js';
 import { entryContact, entryReference, lockEntry, queuePosition, recordWaitlistHistory, type WaitlistContact, type WaitlistEntryRow } from './entries.js';
-import { queueAlreadyOnListEmail, queueConfirmEmail, queueJoinedEmail } from './mail.js';
+import { confirmEmailMessage, queueAlreadyOnListEmail, queueJoinedEmail } from './mail.js';
 import { UNCONFIRMED_LAPSE_MS } from './offers.js';
 
 type JoinContext = Pick<AppContext, 'db' | 'config' | 'cipher' | 'clock'>;
@@ -77,26 +78,28 @@ function tierToWaitFor(event: EventRecord, tier: string | undefined, options: { 
 }
 
 /** The mailbox's entry on the event's list (WAITING or OFFERED), if it has one. */
-async function liveEntryOf(trx: Knex.Transaction, eventId: string, hash: string): Promise<WaitlistEntryRow | undefined> {
+async function liveEntryOf(trx: Knex, eventId: string, hash: string): Promise<WaitlistEntryRow | undefined> {
   return trx('waitlist_entries').where({ event_id: eventId, email_hash: hash }).whereIn('state', ['WAITING', 'OFFERED']).first<WaitlistEntryRow | undefined>();
 }
 
+function entryRow(ctx: JoinContext, eventId: string, input: JoinInput, state: 'UNCONFIRMED' | 'WAITING', now: Date): Record<string, unknown> {
+  return {
+    event_id: eventId,
+    name_enc: ctx.cipher.encrypt(input.contact.name),
+    email_enc: ctx.cipher.encrypt(input.contact.email),
+    email_hash: mailboxHash(ctx.cipher, input.contact.email),
+    mobile_enc: input.contact.mobile ? ctx.cipher.encrypt(input.contact.mobile) : null,
+    places: input.places,
+    tier: input.tier ?? null,
+    state,
+    confirmed_at: state === 'WAITING' ? now : null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 async function insertEntry(trx: Knex.Transaction, ctx: JoinContext, eventId: string, input: JoinInput, state: 'UNCONFIRMED' | 'WAITING', now: Date): Promise<WaitlistEntryRow> {
-  const [entry] = await trx('waitlist_entries')
-    .insert({
-      event_id: eventId,
-      name_enc: ctx.cipher.encrypt(input.contact.name),
-      email_enc: ctx.cipher.encrypt(input.contact.email),
-      email_hash: mailboxHash(ctx.cipher, input.contact.email),
-      mobile_enc: input.contact.mobile ? ctx.cipher.encrypt(input.contact.mobile) : null,
-      places: input.places,
-      tier: input.tier ?? null,
-      state,
-      confirmed_at: state === 'WAITING' ? now : null,
-      created_at: now,
-      updated_at: now,
-    })
-    .returning<WaitlistEntryRow[]>('*');
+  const [entry] = await trx('waitlist_entries').insert(entryRow(ctx, eventId, input, state, now)).returning<WaitlistEntryRow[]>('*');
   if (!entry) throw new Error('the waiting-list insert returned no row');
   return entry;
 }
@@ -160,44 +163,71 @@ export async function askToJoinWaitingList(
   options: { actor: string; client?: string },
 ): Promise<AskOutcome> {
   const now = ctx.clock.now();
+  // Read without a transaction: an unconfirmed entry takes nothing, so nothing here needs a lock or a held connection.
+  const row = await ctx.db('events').where({ id: event.id }).first<EventRow | undefined>();
+  const current = row ? eventFromRow(row) : undefined;
+  if (!current || current.deletedAt || !current.published) throw new NotFoundError('event');
+  const tier = tierToWaitFor(current, input.tier, { public: true });
+  const count = await publicSeatCount(ctx.db, current, now);
+  assertJoinable(current, input.places, count.seatsLeft, now, tier && { id: tier.id, left: count.tierLeft.get(tier.id) ?? null });
+  const hash = mailboxHash(ctx.cipher, input.contact.email);
+  if (await liveEntryOf(ctx.db, current.id, hash)) return tellAlreadyOnList(ctx, current, input, options, now);
+  // A new entry, its history and its confirm-link email, within the hourly caps (or none of them): one statement.
+  const entryId = crypto.randomUUID();
+  const mail = await confirmEmailMessage(ctx.db, ctx, { entryId, contact: input.contact, event: current, places: input.places });
+  const caps = hourlyEmailCapsSql(ctx, { mailbox: input.contact.email, client: options.client }, now);
+  const entry = entryRow(ctx, current.id, input, 'UNCONFIRMED', now);
+  const history = { action: 'joined', changes: JSON.stringify({ places: input.places, confirmed: false, ...(input.tier ? { tier: input.tier } : {}) }), actor: options.actor, created_at: now };
+  const queued = queuedMailRow(ctx.cipher, mail, now);
+  const names = (row: Record<string, unknown>) => Object.keys(row);
+  const columns = (row: Record<string, unknown>) => names(row).map(() => '??').join(', ');
+  const values = (row: Record<string, unknown>) => names(row).map(() => '?').join(', ');
+  const written = await ctx.db.raw<{ rows: Array<{ id: string }> }>(
+    `WITH ${caps.ctes},
+     entry AS (INSERT INTO waitlist_entries (id, ${columns(entry)}) SELECT ?::uuid, ${values(entry)} WHERE ${caps.within} RETURNING id),
+     history AS (INSERT INTO waitlist_history (entry_id, ${columns(history)}) SELECT id, ${values(history)} FROM entry)
+     INSERT INTO queued_mail (${columns(queued)}) SELECT ${values(queued)} FROM entry RETURNING id`,
+    [
+      ...caps.bindings,
+      ...names(entry),
+      entryId,
+      ...(Object.values(entry) as Knex.RawBinding[]),
+      ...names(history),
+      ...(Object.values(history) as Knex.RawBinding[]),
+      ...names(queued),
+      ...(Object.values(queued) as Knex.RawBinding[]),
+    ],
+  );
+  if (written.rows.length === 0) {
+    ctx.logger.warn({ eventId: current.id }, 'waiting-list join email not sent: its mailbox or client had its emails for the hour');
+    return { kind: 'held-back' };
+  }
+  return { kind: 'asked', entryId };
+}
+
+/** A join from a mailbox already on the list: nothing changes, and the mailbox is told (within the hourly caps). */
+async function tellAlreadyOnList(ctx: AskContext, current: EventRecord, input: JoinInput, options: { client?: string }, now: Date): Promise<AskOutcome> {
   return ctx.db.transaction(async (trx) => {
-    const row = await trx('events').where({ id: event.id }).first<EventRow | undefined>();
-    const current = row ? eventFromRow(row) : undefined;
-    if (!current || current.deletedAt || !current.published) throw new NotFoundError('event');
-    const tier = tierToWaitFor(current, input.tier, { public: true });
-    const count = await publicSeatCount(trx, current, now);
-    assertJoinable(current, input.places, count.seatsLeft, now, tier && { id: tier.id, left: count.tierLeft.get(tier.id) ?? null });
     if (await overHourlyEmailCaps(trx, ctx, { mailbox: input.contact.email, client: options.client }, now)) {
       ctx.logger.warn({ eventId: current.id }, 'waiting-list join email not sent: its mailbox or client had its emails for the hour');
       return { kind: 'held-back' };
     }
     const live = await liveEntryOf(trx, current.id, mailboxHash(ctx.cipher, input.contact.email));
-    if (live) {
-      const contact = entryContact(ctx.cipher, live);
-      const position = live.state === 'WAITING' ? await queuePosition(trx, live) : undefined;
-      await queueAlreadyOnListEmail(
-        trx,
-        ctx,
-        {
-          to: contact.email,
-          entry: { id: live.id, name: contact.name, places: live.places, offerSeq: live.offer_seq, position, offerExpiresAt: live.state === 'OFFERED' ? (live.offer_expires_at ?? undefined) : undefined },
-          event: current,
-          askId: crypto.randomUUID(),
-        },
-        now,
-      );
-      return { kind: 'already', entryId: live.id };
-    }
-    const entry = await insertEntry(trx, ctx, current.id, input, 'UNCONFIRMED', now);
-    await recordWaitlistHistory(trx, {
-      entryId: entry.id,
-      action: 'joined',
-      changes: { places: input.places, confirmed: false, ...(input.tier ? { tier: input.tier } : {}) },
-      actor: options.actor,
+    if (!live) return { kind: 'held-back' };
+    const contact = entryContact(ctx.cipher, live);
+    const position = live.state === 'WAITING' ? await queuePosition(trx, live) : undefined;
+    await queueAlreadyOnListEmail(
+      trx,
+      ctx,
+      {
+        to: contact.email,
+        entry: { id: live.id, name: contact.name, places: live.places, offerSeq: live.offer_seq, position, offerExpiresAt: live.state === 'OFFERED' ? (live.offer_expires_at ?? undefined) : undefined },
+        event: current,
+        askId: crypto.randomUUID(),
+      },
       now,
-    });
-    await queueConfirmEmail(trx, ctx, { entryId: entry.id, contact: input.contact, event: current, places: input.places }, now);
-    return { kind: 'asked', entryId: entry.id };
+    );
+    return { kind: 'already', entryId: live.id };
   });
 }
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../../context.js';
-import { enqueueMail } from '../../mail/queue.js';
+import { enqueueMail, type QueuedMailInput } from '../../mail/queue.js';
 import { defineEmailTemplate, loadEmailBranding } from '../../mail/render.js';
 import type { WaitlistContact } from './entries.js';
 import { claimUrl, confirmUrl, eventUrl, leaveUrl } from './links.js';
@@ -236,12 +236,11 @@ export async function queueRemovedEmail(
   return enqueueMail(trx, ctx.cipher, { kind: 'waitlist-removed', message: { to: [input.contact.email], ...rendered, idempotencyKey: `waitlist-removed-${input.entryId}` } }, now);
 }
 
-export async function queueConfirmEmail(
-  trx: Knex.Transaction,
+export async function confirmEmailMessage(
+  db: Knex,
   ctx: MailContext,
   input: { entryId: string; contact: WaitlistContact; event: EventNamed; places: number },
-  now: Date,
-): Promise<number> {
+): Promise<QueuedMailInput> {
   const rendered = confirmEmail(
     {
       name: input.contact.name,
@@ -251,9 +250,9 @@ export async function queueConfirmEmail(
       severalPlaces: input.places > 1,
       confirmUrl: confirmUrl(ctx.config, input.entryId),
     },
-    await loadEmailBranding(trx, ctx.config),
+    await loadEmailBranding(db, ctx.config),
   );
-  return enqueueMail(trx, ctx.cipher, { kind: 'waitlist-confirm', message: { to: [input.contact.email], ...rendered, idempotencyKey: `waitlist-confirm-${input.entryId}` } }, now);
+  return { kind: 'waitlist-confirm', message: { to: [input.contact.email], ...rendered, idempotencyKey: `waitlist-confirm-${input.entryId}` } };
 }
 
 /** To the address the join typed (the mailbox the live entry shares), with the live entry's own name and state. */
