@@ -14,7 +14,7 @@ import { sendError } from './errors.js';
 import { eventPageData, eventPath, type WaitlistValues } from './event-view.js';
 import { personName } from './field-rules.js';
 import type { PageRenderer } from './pages.js';
-import { loadPublicEvent, privatePage, PUBLIC_FORM_RATE_LIMIT, sendPageNotFound, slugOf } from './public-pages.js';
+import { privatePage, PUBLIC_FORM_RATE_LIMIT, readEventPage, sendPageNotFound, slugOf } from './public-pages.js';
 import { CAPTCHA_FORM_FIELD } from './registration-form.js';
 import { eventPage } from './templates/event-page.js';
 import { messagePage } from './templates/message-page.js';
@@ -54,14 +54,15 @@ const CHECK_EMAIL = {
 export function registerWaitlistRoutes(app: FastifyInstance, ctx: AppContext, page: PageRenderer): void {
   app.post('/events/:slug/waitlist', { config: { rateLimit: PUBLIC_FORM_RATE_LIMIT } }, async (request, reply) => {
     const json = wantsJson(request);
-    const event = await loadPublicEvent(ctx.db, slugOf(request.params));
-    if (!event) return json ? sendError(reply, 404, 'event_not_found', 'No open event has this address.') : sendPageNotFound(page, reply, 'event');
+    // As the event page reads (one statement): the event, its places and the church's identity for the email and the answer.
+    const read = await readEventPage(ctx, slugOf(request.params));
+    if (!read) return json ? sendError(reply, 404, 'event_not_found', 'No open event has this address.') : sendPageNotFound(page, reply, 'event');
+    const { event, preloaded, identity } = read;
     const body = (request.body ?? {}) as Record<string, unknown>;
     const values: WaitlistValues = { name: text(body.name), email: text(body.email), mobile: text(body.mobile), places: text(body.places), tier: text(body.tier) };
     const refuse = async (status: number, code: string, message: string) => {
       if (json) return sendError(reply, status, code, message);
-      const current = (await loadPublicEvent(ctx.db, event.slug)) ?? event;
-      return page(reply.code(status), eventPage, await eventPageData(ctx, current, { waitlist: { values, error: message } }));
+      return page(reply.code(status), eventPage, await eventPageData(ctx, event, { waitlist: { values, error: message }, preloaded }), identity);
     };
     const parsed = joinSchema.safeParse(body);
     if (!parsed.success) {
@@ -79,6 +80,7 @@ export function registerWaitlistRoutes(app: FastifyInstance, ctx: AppContext, pa
         event,
         { contact: { name: parsed.data.name, email: parsed.data.email, mobile: parsed.data.mobile }, places: parsed.data.places, tier: parsed.data.tier },
         { actor: 'waiting-list form', client: client.churchNetwork ? undefined : client.key },
+        { event, count: preloaded.count, identity },
       );
     } catch (error) {
       if (error instanceof AppError && error.httpStatus < 500) return refuse(error.httpStatus, error.code, error.message);
@@ -91,7 +93,7 @@ export function registerWaitlistRoutes(app: FastifyInstance, ctx: AppContext, pa
       message: CHECK_EMAIL.message,
       linkHref: eventPath(event.slug),
       linkLabel: 'Back to the event',
-    });
+    }, identity);
   });
 
   const tokenParams = z.object({ token: z.string().max(200) });

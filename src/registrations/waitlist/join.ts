@@ -6,7 +6,8 @@ import { AppError, NotFoundError } from '../../errors.js';
 import { hourlyEmailCapsSql, overHourlyEmailCaps } from '../email-caps.js';
 import { queuedMailRow } from '../../mail/queue.js';
 import { eventFromRow, type EventRecord, type EventRow } from '../event-record.js';
-import { lockEventForSeats, publicSeatCount, publicSeatsLeft, publicTierPlacesLeft } from '../registrations.js';
+import { lockEventForSeats, publicSeatCount, publicSeatsLeft, publicTierPlacesLeft, type PublicSeatCount } from '../registrations.js';
+import type { ChurchIdentity } from '../../mail/identity.js';
 import type { EventTier } from '../event-pricing.js';
 import { entryContact, entryReference, lockEntry, queuePosition, recordWaitlistHistory, type WaitlistContact, type WaitlistEntryRow } from './entries.js';
 import { confirmEmailMessage, queueAlreadyOnListEmail, queueJoinedEmail } from './mail.js';
@@ -161,20 +162,22 @@ export async function askToJoinWaitingList(
   event: Pick<EventRecord, 'id'>,
   input: JoinInput,
   options: { actor: string; client?: string },
+  /** The event as the form's page read it just now (with its places and the church's identity): not read again. */
+  read?: EventAsRead,
 ): Promise<AskOutcome> {
   const now = ctx.clock.now();
   // Read without a transaction: an unconfirmed entry takes nothing, so nothing here needs a lock or a held connection.
-  const row = await ctx.db('events').where({ id: event.id }).first<EventRow | undefined>();
-  const current = row ? eventFromRow(row) : undefined;
+  const row = read ? undefined : await ctx.db('events').where({ id: event.id }).first<EventRow | undefined>();
+  const current = read?.event ?? (row ? eventFromRow(row) : undefined);
   if (!current || current.deletedAt || !current.published) throw new NotFoundError('event');
   const tier = tierToWaitFor(current, input.tier, { public: true });
-  const count = await publicSeatCount(ctx.db, current, now);
+  const count = read?.count ?? (await publicSeatCount(ctx.db, current, now));
   assertJoinable(current, input.places, count.seatsLeft, now, tier && { id: tier.id, left: count.tierLeft.get(tier.id) ?? null });
   const hash = mailboxHash(ctx.cipher, input.contact.email);
   if (await liveEntryOf(ctx.db, current.id, hash)) return tellAlreadyOnList(ctx, current, input, options, now);
   // A new entry, its history and its confirm-link email, within the hourly caps (or none of them): one statement.
   const entryId = crypto.randomUUID();
-  const mail = await confirmEmailMessage(ctx.db, ctx, { entryId, contact: input.contact, event: current, places: input.places });
+  const mail = await confirmEmailMessage(ctx.db, ctx, { entryId, contact: input.contact, event: current, places: input.places }, read?.identity);
   const caps = hourlyEmailCapsSql(ctx, { mailbox: input.contact.email, client: options.client }, now);
   const entry = entryRow(ctx, current.id, input, 'UNCONFIRMED', now);
   const history = { action: 'joined', changes: JSON.stringify({ places: input.places, confirmed: false, ...(input.tier ? { tier: input.tier } : {}) }), actor: options.actor, created_at: now };
@@ -229,6 +232,13 @@ async function tellAlreadyOnList(ctx: AskContext, current: EventRecord, input: J
     );
     return { kind: 'already', entryId: live.id };
   });
+}
+
+/** An event as a page read it: the record, its public places, and the church's identity when read with them. */
+export interface EventAsRead {
+  event: EventRecord;
+  count: PublicSeatCount;
+  identity?: ChurchIdentity;
 }
 
 export type ConfirmOutcome =

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../../context.js';
 import { enqueueMail, type QueuedMailInput } from '../../mail/queue.js';
-import { defineEmailTemplate, loadEmailBranding } from '../../mail/render.js';
+import { defineEmailTemplate, emailBrandingFrom, loadEmailBranding } from '../../mail/render.js';
+import type { ChurchIdentity } from '../../mail/identity.js';
 import type { WaitlistContact } from './entries.js';
 import { claimUrl, confirmUrl, eventUrl, leaveUrl } from './links.js';
 
@@ -240,6 +241,7 @@ export async function confirmEmailMessage(
   db: Knex,
   ctx: MailContext,
   input: { entryId: string; contact: WaitlistContact; event: EventNamed; places: number },
+  identity?: ChurchIdentity,
 ): Promise<QueuedMailInput> {
   const rendered = confirmEmail(
     {
@@ -250,7 +252,7 @@ export async function confirmEmailMessage(
       severalPlaces: input.places > 1,
       confirmUrl: confirmUrl(ctx.config, input.entryId),
     },
-    await loadEmailBranding(db, ctx.config),
+    identity ? emailBrandingFrom(identity, ctx.config) : await loadEmailBranding(db, ctx.config),
   );
   return { kind: 'waitlist-confirm', message: { to: [input.contact.email], ...rendered, idempotencyKey: `waitlist-confirm-${input.entryId}` } };
 }
