@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
+import { listBalances } from '../../src/office/registrations/balances.js';
+import { cancelRegistration } from '../../src/office/registrations/cancel.js';
 import { describeHistoryEntry } from '../../src/office/registrations/history-words.js';
 import { moneyFormatter } from '../../src/office/registrations/money.js';
 import { showRegistration } from '../../src/office/registrations/show.js';
@@ -7,6 +9,7 @@ import { managePath } from '../../src/payments/manage-link.js';
 import { reconcileWithProvider } from '../../src/payments/reconcile/run.js';
 import type { EventPricing } from '../../src/registrations/event-pricing.js';
 import { registrationMoney } from '../../src/registrations/ledger.js';
+import { paymentReference } from '../../src/registrations/reference.js';
 import { cardSurcharge } from '../../src/registrations/pricing.js';
 import { getCardFeeRate } from '../../src/settings.js';
 import { insertEvent, insertRegistration } from '../support/factories.js';
@@ -123,6 +126,9 @@ describe('extras added from the manage page after registering', () => {
     expect(await db()('registration_addons').where({ registration_id: paid.id }).select('addon_id', 'attendee_index', 'price_minor')).toEqual([
       { addon_id: 'bus', attendee_index: 0, price_minor: 2000 },
     ]);
+    // Until it is paid it is owed like any balance, due before the event: the office's balances list shows it.
+    const owed = (await listBalances(harness.ctx, event.slug)).find((row) => row.reference === paymentReference(paid.id));
+    expect(owed).toMatchObject({ status: 'PENDING', balanceMinor: 2000, dueBecause: 'event_start' });
 
     // The pay page shows the $20 and its card fee; its post opens a checkout for exactly that.
     const fee = cardSurcharge(2000, await getCardFeeRate(db()));
@@ -161,7 +167,9 @@ describe('extras added from the manage page after registering', () => {
     expect(shown.addons.map((a) => `${a.attendee}: ${a.label} ${money(a.priceMinor)}`)).toEqual(['Ruth Parent: Bus seat $20.00']);
     const entry = shown.history.find((h) => h.action === 'extras_added');
     expect(entry?.actor).toBe('registrant');
-    expect(describeHistoryEntry(entry as NonNullable<typeof entry>, money, (d) => d.toISOString())).toContain('Bus seat — Ruth Parent');
+    expect(describeHistoryEntry(entry as NonNullable<typeof entry>, money, () => 'then')).toBe(
+      `then extras added by registrant: Bus seat — Ruth Parent ($20.00), total ${money(before.total_minor)} → ${money(before.total_minor + 2000)}, PAID → PENDING, the card payment of ${money(before.total_minor)} kept as a ledger row, balance $20.00`,
+    );
   });
 
   it('a bank registration adds a T-shirt of a size: no card page, the manage page shows the new amount owed and the bank details', async () => {
@@ -188,6 +196,17 @@ describe('extras added from the manage page after registering', () => {
     expect(refused.status).toBe(409);
     expect(await refused.text()).toContain('Sorry, Bus seat is sold out.');
     expect(await snapshot(id)).toEqual(before);
+  });
+
+  it('a registration cancelled after adding the last bus seat gives it back: another family can then add it', async () => {
+    const event = await campEvent({ busStock: 1 });
+    const first = await bankRegistration(event.id);
+    expect((await postExtras(first, { 'addon.0.bus': 'yes' })).status).toBe(303);
+    const second = await bankRegistration(event.id);
+    expect((await postExtras(second, { 'addon.0.bus': 'yes' })).status).toBe(409);
+    await cancelRegistration(harness.ctx, { registration: first, actor: 'office', notify: false });
+    expect((await postExtras(second, { 'addon.0.bus': 'yes' })).status).toBe(303);
+    expect(await db()('registration_addons').where({ registration_id: second, addon_id: 'bus' }).count<{ n: string }>({ n: '*' }).first()).toEqual({ n: 1 });
   });
 
   it('refuses a per-attendee add-on not offered to that attendee\'s ticket type', async () => {
