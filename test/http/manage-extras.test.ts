@@ -241,6 +241,23 @@ describe('extras added from the manage page after registering', () => {
     expect(page).not.toContain('id="extra-1-bus"');
   });
 
+  it('answers 404 and adds nothing for a link that opens nothing (revoked, or not ours)', async () => {
+    const event = await campEvent();
+    const id = await bankRegistration(event.id);
+    const before = await snapshot(id);
+    const revoked = managePath(harness.ctx.config.authSecret, { registrationId: id, version: 2 });
+    for (const path of [revoked, `${manageOf(id).slice(0, -4)}AAAA`]) {
+      const response = await fetch(`${harness.server.url}${path}/extras`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'addon.0.tshirt=M',
+      });
+      expect(response.status).toBe(404);
+    }
+    expect(await snapshot(id)).toEqual(before);
+  });
+
   it('refuses once the event has started', async () => {
     const event = await campEvent();
     const id = await bankRegistration(event.id);
