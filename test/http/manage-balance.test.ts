@@ -54,6 +54,11 @@ function payForm(html: string): { action: string; fields: Record<string, string>
   return form ? { action: (form[1] as string).replace(/&amp;/g, '&'), fields: { token: form[2] as string, pay_amount: form[3] as string } } : undefined;
 }
 
+/** The payments listed on the page, without their dates. */
+function paymentsOf(html: string): string[] {
+  return [...(/id="payments"[^>]*>([\s\S]*?)<\/ul>/.exec(html)?.[1] ?? '').matchAll(/<li>([\s\S]*?)<\/li>/g)].map((m) => (m[1] ?? '').replace(/<[^>]+>/g, '').replace(/ \(.*\)$/, ''));
+}
+
 describe('the manage page carries the balance of a registration paying in parts', () => {
   it('shows what the deposit paid, the balance and the next payment, and its form opens a card checkout for exactly the part typed', async () => {
     const id = await depositByCard('manage-balance@example.org');
@@ -85,8 +90,25 @@ describe('the manage page carries the balance of a registration paying in parts'
     expect(textOf(after, 'paid')).toBe('$80.00');
     expect(textOf(after, 'balance-left')).toBe('$40.00');
     // Each card payment is listed once: the deposit and the part, never the total as well.
-    const payments = [...(/id="payments"[^>]*>([\s\S]*?)<\/ul>/.exec(after)?.[1] ?? '').matchAll(/<li>([\s\S]*?)<\/li>/g)].map((m) => (m[1] ?? '').replace(/<[^>]+>/g, '').replace(/ \(.*\)$/, ''));
-    expect(payments).toEqual(['Card payment: $50.00', 'Card payment: $30.00']);
+    expect(paymentsOf(after)).toEqual(['Card payment: $50.00', 'Card payment: $30.00']);
+
+    // The rest from the same form: PAID, and still each card payment once, never the whole total as one besides.
+    const rest = payForm(after);
+    expect(rest?.fields.pay_amount).toBe('40.00');
+    const last = await fetch(`${harness.server.url}${rest?.action}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(rest?.fields).toString(),
+    });
+    const lastCheckout = await db()('checkout_sessions').where({ provider_url: last.headers.get('location') }).first();
+    expect(lastCheckout).toMatchObject({ net_minor: 4000, balance_part: true });
+    await harness.provider.deliver('checkout.session.completed', lastCheckout.provider_session_id);
+    expect(await db()('registrations').where({ id }).first()).toMatchObject({ status: 'PAID' });
+    const settled = await managePage(id);
+    expect(paymentsOf(settled)).toEqual(['Card payment: $50.00', 'Card payment: $30.00', 'Card payment: $40.00']);
+    expect(textOf(settled, 'balance-left')).toBe('$0.00');
+    expect(payForm(settled)).toBeUndefined();
   });
 
   it('has no pay form once help with the cost takes the balance to 0', async () => {
