@@ -215,7 +215,14 @@ describe('extras added from the manage page after registering', () => {
     const before = await snapshot(id);
     const refused = await postExtras(id, { 'addon.0.bus': 'yes' });
     expect(refused.status).toBe(400);
-    expect(await refused.text()).toContain('Kim Member: choose one of the extras offered with this ticket');
+    const html = await refused.text();
+    expect(html).toContain('Kim Member: choose one of the extras offered with this ticket');
+    // The page again, with only the extras form open and its problem beside it.
+    expect(html).toContain('<details class="change" id="add-extras" open>');
+    expect(html).not.toContain('id="change-contact" open');
+    const nothing = await postExtras(id, {});
+    expect(nothing.status).toBe(400);
+    expect(await nothing.text()).toContain('Choose at least one extra to add.');
     expect(await snapshot(id)).toEqual(before);
     // Nor is it offered on the page.
     const page = await (await fetch(`${harness.server.url}${manageOf(id)}`)).text();
