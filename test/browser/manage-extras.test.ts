@@ -5,6 +5,7 @@ import { axeViolations } from '../support/axe.js';
 import { cspViolations, inAMonth, useBrowserStack, withPhonePage } from '../support/browser.js';
 import { insertCheckoutSession, insertEvent, insertRegistration } from '../support/factories.js';
 import { keepScreenshot } from '../support/screenshots.js';
+import { smallTapTargets } from '../support/tap-targets.js';
 
 const pages = useBrowserStack();
 
@@ -76,6 +77,7 @@ describe('money on the manage page, on a phone', () => {
       expect(await page.locator('#next-due').textContent()).toContain('$70.00');
       expect(await page.locator('#pay-amount').inputValue()).toBe('70.00');
       expect(await axeViolations(page)).toEqual([]);
+      expect(await smallTapTargets(page)).toEqual([]);
       expect(violations).toEqual([]);
       await keepScreenshot(page, 'manage-page-balance');
     });
@@ -93,6 +95,7 @@ describe('money on the manage page, on a phone', () => {
       await page.locator('#extra-1-tshirt').selectOption('M');
       await page.getByLabel('Bus seat').check();
       expect(await axeViolations(page)).toEqual([]);
+      expect(await smallTapTargets(page)).toEqual([]);
       await keepScreenshot(page, 'manage-page-add-extras');
 
       await page.locator('#add-extras-submit').click();
