@@ -12,7 +12,7 @@ import { registrationMoney } from '../../src/registrations/ledger.js';
 import { paymentReference } from '../../src/registrations/reference.js';
 import { cardSurcharge } from '../../src/registrations/pricing.js';
 import { getCardFeeRate } from '../../src/settings.js';
-import { insertEvent, insertRegistration } from '../support/factories.js';
+import { insertCheckoutSession, insertEvent, insertRegistration } from '../support/factories.js';
 import { postRegistrationForm } from '../support/form-post.js';
 import { useSmtpSink } from '../support/mail-fixture.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
@@ -263,6 +263,18 @@ describe('extras added from the manage page after registering', () => {
       expect(response.status).toBe(404);
     }
     expect(await snapshot(id)).toEqual(before);
+  });
+
+  it('refuses while a card payment for the registration may still arrive, and offers no form then', async () => {
+    const event = await campEvent();
+    const id = await bankRegistration(event.id);
+    await insertCheckoutSession(db(), harness.ctx.cipher, event.id, { registration_id: id, payload_enc: null, balance_part: false });
+    const before = await snapshot(id);
+    const refused = await postExtras(id, { 'addon.0.tshirt': 'S' });
+    expect(refused.status).toBe(409);
+    expect(await refused.text()).toContain('A card payment for this registration is on its way.');
+    expect(await snapshot(id)).toEqual(before);
+    expect(await (await fetch(`${harness.server.url}${manageOf(id)}`)).text()).not.toContain('id="extras-section"');
   });
 
   it('refuses once the event has started', async () => {
