@@ -172,6 +172,29 @@ describe('extras added from the manage page after registering', () => {
     );
   });
 
+  it('a registration paying a deposit adds a bus seat: it is taken to pay its whole balance; its schedule is unchanged and asks for what it asked', async () => {
+    const balanceDueAt = fromReferenceNow({ days: 20 }).toISOString().slice(0, 10);
+    const event = await insertEvent(db(), {
+      online_payment: true,
+      starts_at: fromReferenceNow({ days: 40 }),
+      pricing: JSON.stringify(camp()),
+      balance_terms: JSON.stringify({ deposit: { perAttendee: 5000 }, balanceDueAt, minimumPayment: 2000, instalments: null, overdue: 'alert' }),
+    });
+    const posted = await postRegistrationForm(harness.server.url, event.slug, { name: 'Pat Parent', email: 'extras-deposit@example.org', attendee_name: 'Ruth Parent', attendee_tier: 'adult', payment: 'card', pay_plan: 'deposit' });
+    const checkout = await db()('checkout_sessions').where({ provider_url: posted.headers.get('location') }).first();
+    await harness.provider.deliver('checkout.session.completed', checkout.provider_session_id);
+    const id = (await db()('checkout_sessions').where({ id: checkout.id }).first()).registration_id as string;
+
+    const added = await postExtras(id, { 'addon.0.bus': 'yes' });
+    expect(added.status).toBe(303);
+    expect(added.headers.get('location')).toMatch(/&amount=9000$/);
+    expect(await registrationMoney(db(), id)).toMatchObject({ totalMinor: 14000, paidMinor: 5000, balanceMinor: 9000 });
+    expect(await db()('registration_schedules').where({ registration_id: id }).orderBy('seq').pluck('settled_target_minor')).toEqual([5000, 12000]);
+    const page = await (await fetch(`${harness.server.url}${manageOf(id)}`)).text();
+    expect(page).toContain('<dd id="balance-left">$90.00</dd>');
+    expect(page).toMatch(/id="next-due">Next payment: <strong>\$70\.00<\/strong>/);
+  });
+
   it('a bank registration adds a T-shirt of a size: no card page, the manage page shows the new amount owed and the bank details', async () => {
     const event = await campEvent();
     const id = await bankRegistration(event.id);
