@@ -300,6 +300,38 @@ describe('extras added from the manage page after registering', () => {
     expect(await (await fetch(`${harness.server.url}${manageOf(id)}`)).text()).not.toContain('id="extras-section"');
   });
 
+  it('a registration with nothing to pay adds only free extras here; one with a price is the office\'s to add', async () => {
+    const event = await insertEvent(db(), {
+      starts_at: fromReferenceNow({ days: 40 }),
+      pricing: JSON.stringify({
+        tiers: [{ id: 'adult', label: 'Adult', price: 0 }],
+        addons: [
+          { id: 'bus', label: 'Bus seat', price: 2000, per: 'attendee' },
+          { id: 'lanyard', label: 'Name lanyard', price: 0, per: 'attendee' },
+        ],
+      }),
+    });
+    const { id } = await insertRegistration(db(), harness.ctx.cipher, event.id, {
+      status: 'PAID',
+      payment_method: 'free',
+      paid_at: referenceNow(),
+      attendees: JSON.stringify([{ name: 'Kim Member', tier: 'adult' }]),
+      line_items: JSON.stringify([{ label: 'Adult — Kim Member', amount: 0, kind: 'ticket' }]),
+      total_minor: 0,
+    });
+    const page = await (await fetch(`${harness.server.url}${manageOf(id)}`)).text();
+    expect(page).toContain('id="extra-1-lanyard"');
+    expect(page).not.toContain('id="extra-1-bus"');
+    const before = await snapshot(id);
+    const refused = await postExtras(id, { 'addon.0.bus': 'yes' });
+    expect(refused.status).toBe(409);
+    expect(await refused.text()).toContain('Extras for this registration are added by the church office');
+    expect(await snapshot(id)).toEqual(before);
+    const lanyard = await postExtras(id, { 'addon.0.lanyard': 'yes' });
+    expect(lanyard.headers.get('location')).toBe(`${manageOf(id)}?done=extras-free`);
+    expect(await db()('registrations').where({ id }).first('status', 'total_minor')).toEqual({ status: 'PAID', total_minor: 0 });
+  });
+
   it('refuses once the event has started', async () => {
     const event = await campEvent();
     const id = await bankRegistration(event.id);
