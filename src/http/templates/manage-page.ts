@@ -131,7 +131,7 @@ export const managePage = definePage<ManagePageData>(`
   </ul>
   {{#if help.length}}<ul id="help" class="plain">{{#each help}}<li>Help from <bdi>{{fund}}</bdi>: {{amount}}</li>{{/each}}</ul>{{/if}}
   {{#if payments.length}}<ul id="payments" class="plain">{{#each payments}}<li>{{how}}: {{amount}} <span class="muted">({{when}})</span></li>{{/each}}</ul>
-  {{#unless balance}}<p><strong>Paid:</strong> <span id="paid">{{paid}}</span>{{#if refunded}}<br><strong>Paid back:</strong> {{refunded}}{{/if}}{{#if owing}}<br><strong>Still to pay:</strong> <span id="owing">{{owing}}</span>{{/if}}</p>{{/unless}}
+  {{#if balance}}{{#if refunded}}<p><strong>Paid back:</strong> {{refunded}}</p>{{/if}}{{else}}<p><strong>Paid:</strong> <span id="paid">{{paid}}</span>{{#if refunded}}<br><strong>Paid back:</strong> {{refunded}}{{/if}}{{#if owing}}<br><strong>Still to pay:</strong> <span id="owing">{{owing}}</span>{{/if}}</p>{{/if}}
   {{else}}{{#unless free}}{{#unless balance}}<p>Nothing has been paid yet.{{#if owing}}<br><strong>Still to pay:</strong> <span id="owing">{{owing}}</span>{{/if}}</p>{{/unless}}{{/unless}}{{/if}}
   {{#if heldUntil}}<p id="held-until">Your places are held until {{heldUntil}}. If your payment has not reached us by then, they are released for others.</p>{{/if}}
   {{#if bank}}<div id="bank-instructions"><h3>Pay by bank transfer</h3>
