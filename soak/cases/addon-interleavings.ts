@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import { AppError } from '../../src/errors.js';
+import { addExtrasByRegistrant } from '../../src/family/add-extras.js';
+import { managePath } from '../../src/payments/manage-link.js';
 import { sweepExpiredCheckouts } from '../../src/jobs/sweep-checkouts.js';
 import { cancelRegistration } from '../../src/office/registrations/cancel.js';
 import { getEventBySlug } from '../../src/office/events.js';
@@ -18,7 +20,9 @@ import { startPaymentsHarness, type PaymentsHarness } from '../../test/support/p
  * After every step: the bus seats held (rows of PENDING and PAID registrations plus open card checkouts' holds)
  * never exceed the stock; every registration's add-on rows are exactly what it chose, once (a completion that
  * wrote them twice, or a cancelled registration still counted, would show); and a paid checkout that found the bus
- * full is UNFULFILLED with one alert of that reason.
+ * full is UNFULFILLED with one alert of that reason. Families also add a bus seat from the manage page after
+ * registering (family/add-extras.ts): it counts against the same stock, and a card-paid registration that adds one
+ * owes exactly its price (its earlier whole-total payment still counted) until it is cancelled.
  */
 
 const BUS_STOCK = 3;
@@ -34,6 +38,8 @@ interface Model {
   sessions: Session[];
   /** Registration id → bus seats it chose. */
   chose: Map<string, number>;
+  /** Registration id → the extras added from the manage page while it was PAID: what it owes while PENDING. */
+  owedExtras: Map<string, number>;
 }
 
 interface Real {
@@ -45,7 +51,8 @@ interface Real {
 type Cmd = fc.AsyncCommand<Model, Real, false>;
 
 const pick = <T>(items: T[], index: number): T => items[index % items.length] as T;
-const isRefusal = (error: unknown) => error instanceof AppError && ['sold_out', 'addon_sold_out', 'already_cancelled', 'not_payable'].includes(error.code);
+const isRefusal = (error: unknown) =>
+  error instanceof AppError && ['sold_out', 'addon_sold_out', 'already_cancelled', 'not_payable', 'extras_closed', 'card_payment_on_its_way', 'extras_by_office'].includes(error.code);
 
 const attendees = (n: number, seats: number): AttendeeChoice[] =>
   Array.from({ length: Math.max(1, seats) }, (_, i) => ({
@@ -72,6 +79,12 @@ async function settle(model: Model, real: Real): Promise<void> {
     if (row.shirts !== Number(row.attendees)) throw new Error(`registration ${row.id} has ${row.shirts} T-shirt rows for ${row.attendees} attendees: written twice or lost`);
     const chose = model.chose.get(row.id);
     if (chose !== undefined && chose !== row.bus) throw new Error(`registration ${row.id} chose ${chose} bus seats but has ${row.bus} rows`);
+  }
+  for (const [id, owed] of model.owedExtras) {
+    const money = await db('registration_money').where({ registration_id: id }).first<{ status: string; balance_minor: number }>('status', 'balance_minor');
+    if (money.status === 'PENDING' && Number(money.balance_minor) !== owed) {
+      throw new Error(`registration ${id} owes ${money.balance_minor} after extras of ${owed} were added to its paid total: its card payment was not counted`);
+    }
   }
   const unfulfilled = await db('checkout_sessions as c')
     .where({ 'c.event_id': real.event.id, 'c.status': 'UNFULFILLED' })
@@ -168,6 +181,29 @@ class OfficeCancel implements Cmd {
   toString = () => `officeCancel(#${this.registration})`;
 }
 
+/** A family adds a bus seat for its first attendee from the manage page (refused when it has one, the bus is full, or it is cancelled). */
+class AddBusExtra implements Cmd {
+  constructor(readonly registration: number) {}
+  check = (model: Model) => model.chose.size > 0;
+  async run(model: Model, real: Real) {
+    const id = pick([...model.chose.keys()], this.registration);
+    const { ctx, tdb } = real.harness;
+    const before = await tdb.db('registrations').where({ id }).first<{ status: string }>('status');
+    const token = managePath(ctx.config.authSecret, { registrationId: id, version: 1 }).split('/').pop() as string;
+    try {
+      const outcome = await addExtrasByRegistrant(ctx, token, { rows: new Map([[0, [{ addon: 'bus' }]]]), registration: [] }, 'model-family');
+      if (outcome.kind === 'added') {
+        model.chose.set(id, (model.chose.get(id) ?? 0) + 1);
+        if (before.status === 'PAID') model.owedExtras.set(id, outcome.addedMinor);
+      }
+    } catch (error) {
+      if (!isRefusal(error)) throw error;
+    }
+    await settle(model, real);
+  }
+  toString = () => `addBusExtra(#${this.registration})`;
+}
+
 const seats = fc.integer({ min: 0, max: 2 });
 export const addonCommands = [
   seats.map((n) => new RegisterByBank(n)),
@@ -178,6 +214,7 @@ export const addonCommands = [
   fc.constantFrom(5, 32, 60).map((minutes) => new Sweep(minutes)),
   fc.tuple(fc.constantFrom('refund' as const, 'dispute' as const), fc.nat()).map(([kind, s]) => new Reverse(kind, s)),
   fc.nat().map((r) => new OfficeCancel(r)),
+  fc.nat().map((r) => new AddBusExtra(r)),
 ];
 
 const TABLES = ['rate_limits', 'registration_history', 'registration_payments', 'processed_webhook_events', 'operations_alerts', 'pending_reversals', 'queued_mail', 'job_runs', 'checkout_sessions', 'registration_addons', 'registrations', 'events'];
@@ -206,7 +243,7 @@ async function freshReal(harness: PaymentsHarness, counters: Real['counters']): 
 export function addonProperty(harness: PaymentsHarness, counters: Real['counters'], maxCommands: number) {
   return fc.asyncProperty(fc.commands(addonCommands, { maxCommands, size: 'max' }), async (commands) => {
     const real = await freshReal(harness, counters);
-    await fc.asyncModelRun(() => ({ model: { sessions: [], chose: new Map() }, real }), commands);
+    await fc.asyncModelRun(() => ({ model: { sessions: [], chose: new Map(), owedExtras: new Map() }, real }), commands);
   });
 }
 
@@ -237,7 +274,7 @@ export async function run(options: { durationMs?: number; runs?: number } = {}) 
   return {
     case: 'addon-interleavings',
     load: `${counters.runs} generated runs (fast-check commands, up to 25 steps), ${counters.commands} steps on real PostgreSQL`,
-    faults: 'any order of bank and card registrations choosing the last bus seats, card payments on time or after expiry, sweeps, refunds, disputes and office cancellations',
+    faults: 'any order of bank and card registrations choosing the last bus seats, bus seats added from the manage page after registering, card payments on time or after expiry, sweeps, refunds, disputes and office cancellations',
     inputs: counters.commands,
     lost: 0,
     duplicates,

@@ -32,7 +32,7 @@ function hintOf(addon: EventAddon, pricing: Pick<EventPricing, 'tiers'>, money: 
   return [addon.price === 0 ? 'Free' : money(addon.price), tiers, required, soldOut ? 'sold out' : undefined].filter(Boolean).join(' · ');
 }
 
-function controlsOf(
+export function controlsOf(
   addons: readonly EventAddon[],
   pricing: Pick<EventPricing, 'tiers'>,
   prefix: { id: string; name: string },

@@ -3,6 +3,10 @@ import { z } from 'zod';
 import { askOfficeToCancel, CancelYourselfError, cancelByRegistrant, cancelOption } from '../family/cancel.js';
 import { changeAnswersByRegistrant } from '../family/change-answers.js';
 import { changeDetailsByRegistrant } from '../family/change-details.js';
+import { addExtrasByRegistrant } from '../family/add-extras.js';
+import { addonFieldsOfForm } from './addon-fields.js';
+import { typedAddonFields } from './addon-view.js';
+import { loadPublicRegistration, payNowPath, payNowRefusal } from './registration-view.js';
 import { changesOpen, findManagedRegistration, ManageRefusedError, MAX_MANAGE_TOKEN_LENGTH, type ManagedRegistration } from '../family/managed-registration.js';
 import { clientKey } from '../client-key.js';
 import { contactEmail, contactMobile } from '../contact-rules.js';
@@ -142,6 +146,39 @@ export function registerManageRoutes(app: FastifyInstance, ctx: AppContext, page
       }
       request.log.info({ questions: outcome.changed.length }, 'registrant corrected their answers');
       return back(reply, token, 'answers');
+    } catch (error) {
+      if (error instanceof ManageRefusedError) return refused(reply, token, error);
+      throw error;
+    }
+  });
+
+  // Extras added after registering: judged, stocked and priced under the event's lock (family/add-extras.ts). A card
+  // family is taken to pay what it now owes; any other sees it, with how to pay, on this page.
+  app.post(`${MANAGE_ROUTE}/extras`, { config: { rateLimit: PUBLIC_FORM_RATE_LIMIT } }, async (request, reply) => {
+    const token = tokenOf(request.params);
+    if (!token) return notFound(reply);
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const fields = addonFieldsOfForm(typeof body === 'object' && body !== null ? body : {});
+    const refuseExtras = async (status: number, errors: Array<{ field: string; message: string }>) => {
+      const link = await found(request.params);
+      if (!link) return notFound(reply);
+      reply.code(status);
+      return show(reply, link.managed, { extras: { typed: typedAddonFields(body), errors }, formError: 'Nothing was added: please check the extras below.' });
+    };
+    try {
+      const outcome = await addExtrasByRegistrant(ctx, token, { rows: fields.rows, registration: fields.registration }, client(request));
+      if (outcome.kind === 'not_found') return notFound(reply);
+      if (outcome.kind === 'invalid') return refuseExtras(400, outcome.problems);
+      if (outcome.kind === 'sold_out') return refuseExtras(409, [{ field: 'addons', message: outcome.message }]);
+      request.log.info({ addedMinor: outcome.addedMinor }, 'registrant added extras');
+      if (outcome.balanceMinor > 0 && outcome.paymentMethod === 'card') {
+        const registration = await loadPublicRegistration(ctx.db, outcome.registrationId, ctx.clock.now());
+        if (registration && !(await payNowRefusal(ctx, registration))) {
+          const pay = `${payNowPath(ctx.config.authSecret, registration.id, registration.linkVersion)}&amount=${outcome.balanceMinor}`;
+          return reply.code(303).header('location', pay).send();
+        }
+      }
+      return back(reply, token, outcome.addedMinor > 0 ? 'extras' : 'extras-free');
     } catch (error) {
       if (error instanceof ManageRefusedError) return refused(reply, token, error);
       throw error;

@@ -15,6 +15,9 @@ import { pageFormat } from './templates/format.js';
 import { decryptSensitiveAnswers, emptyAnswers, mergeAnswers, type RegistrationAnswers } from '../registrations/answers.js';
 import { answerFieldsOf, answersFormView, answersView, answerText, calendarDate } from './manage-answers-view.js';
 import { askedQuestions, type AnswerFields } from './question-view.js';
+import { registrationToken } from '../payments/links.js';
+import { balanceSection } from './balance-view.js';
+import { extrasFormView } from './add-extras-view.js';
 
 const METHOD_WORDS: Record<string, string> = { bank: 'Bank transfer', cash: 'Cash', other: 'Payment', card: 'Card payment' };
 
@@ -29,7 +32,15 @@ export const MANAGE_NOTICES: Record<string, string> = {
   asked: 'We have passed your request on to the church office. They will reply to you by email.',
   'already-asked': 'You have already asked the office to cancel this registration; they will reply to you by email.',
   cancelled: 'Your registration is cancelled and its places released. We have emailed you to confirm it.',
+  extras: 'Your extras are added. What they cost is added to what you owe, below.',
+  'extras-free': 'Your extras are added.',
 };
+
+/** The extras form given back after a refused post: what was chosen and what was wrong. */
+export interface ExtrasFormInput {
+  typed: Record<string, string[]>;
+  errors: Array<{ field: string; message: string }>;
+}
 
 /** The answers form given back after a refused correction: what was typed and what was wrong. */
 export interface AnswersFormInput {
@@ -56,7 +67,7 @@ const CONTACT_FIELDS = new Set(['name', 'email', 'mobile']);
 export async function managePageData(
   ctx: AppContext,
   managed: ManagedRegistration,
-  options: { notice?: string; formError?: string; details?: DetailsView; answers?: AnswersFormInput } = {},
+  options: { notice?: string; formError?: string; details?: DetailsView; answers?: AnswersFormInput; extras?: ExtrasFormInput } = {},
 ): Promise<ManagePageData & { title: string }> {
   const { registration, event } = managed;
   const now = ctx.clock.now();
@@ -68,9 +79,14 @@ export async function managePageData(
   const officePayments = await listOfficePayments(ctx.db, registration.id);
   const help = standingHelp(await listCredits(ctx.db, registration.id));
   const ledger = await registrationMoney(ctx.db, registration.id);
-  // Settled without a payment row of the office's and not by help alone: the card payment of the whole total.
+  // Settled without a payment row and not by help alone: the card payment of the whole total (older shape). Once card
+  // payments are rows (paying in parts, or extras added after paying), each row is listed instead.
+  const cardRows = officePayments.some((p) => (p.method as string) === 'card');
   const byCard =
-    registration.paid_at !== null && (registration.payment_method === 'card' || (officePayments.length === 0 && ledger.creditedMinor === 0)) && registration.total_minor > 0;
+    !cardRows &&
+    registration.paid_at !== null &&
+    (registration.payment_method === 'card' || (officePayments.length === 0 && ledger.creditedMinor === 0)) &&
+    registration.total_minor > 0;
   const payments = [
     ...(byCard ? [{ how: METHOD_WORDS[registration.payment_method] ?? 'Payment', amount: format.money(registration.total_minor), when: format.dateTime(registration.paid_at as Date) }] : []),
     ...officePayments.map((p) => ({ how: METHOD_WORDS[p.method] ?? 'Payment', amount: format.money(p.amountMinor), when: format.dateTime(p.recordedAt) })),
@@ -86,6 +102,25 @@ export async function managePageData(
   const payable = publicView && registration.status === 'PENDING' && !(await payNowRefusal(ctx, publicView));
   const releasedAt = registration.status === 'PENDING' ? await heldUntil(ctx.db, registration.id, ctx.config.regional.timeZone) : undefined;
   const option = open ? cancelOption(registration, paidMinor, publicView?.cardPayment === 'in_flight') : undefined;
+  // Paying in parts (a schedule, a payment already made, help, or extras added after paying): the registration page's
+  // balance section, its pay form posting to pay-now, which stands for the pay-now button.
+  const balance = live
+    ? await balanceSection(ctx.db, ctx.config.regional, {
+        registrationId: registration.id,
+        event,
+        pending: registration.status === 'PENDING',
+        ...(payable ? { payForm: { action: `/registrations/${registration.id}/pay`, token: registrationToken(ctx.config.authSecret, registration.id, registration.manage_link_version) } } : {}),
+      })
+    : undefined;
+  const extrasInput = options.extras ?? { typed: {}, errors: [] };
+  const extras = live
+    ? await extrasFormView(ctx, managed, {
+        action: `${token}/extras`,
+        typed: extrasInput.typed,
+        errors: extrasInput.errors,
+        money: format.money,
+      })
+    : undefined;
 
   const contact = {
     name: registration.contact_name,
@@ -125,7 +160,9 @@ export async function managePageData(
     owing: owingMinor > 0 ? format.money(owingMinor) : undefined,
     heldUntil: releasedAt ? format.dateTime(releasedAt) : undefined,
     bank: publicView && owingMinor > 0 ? await bankInstructions(ctx, publicView, owingMinor, format.money) : undefined,
-    payNowHref: payable ? payNowPath(ctx.config.authSecret, registration.id, registration.manage_link_version) : undefined,
+    payNowHref: payable && !balance ? payNowPath(ctx.config.authSecret, registration.id, registration.manage_link_version) : undefined,
+    balance,
+    extras,
     contact,
     details: open
       ? { action: `${token}/details`, closesAt: format.dateTime(changesCloseAt(event)), contactErrors, attendeeErrors, ...details }

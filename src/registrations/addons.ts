@@ -54,9 +54,16 @@ export function stockedAddons(pricing: Pick<EventPricing, 'addons'> | undefined)
 /**
  * The first problem with the add-ons one holder chose (an attendee, or the registration when `tier` is undefined):
  * unknown or not offered to it, an option missing or not offered, more than maxPerAttendee, two of one group, a
- * required one (or group) left out.
+ * required one (or group) left out (unless `requireRequired` is false: extras added to a registration made already).
  */
-function holderProblem(addons: readonly EventAddon[], picks: readonly AddonPick[], tier: string | undefined, who: string, field: string): AddonProblem | undefined {
+export function holderProblem(
+  addons: readonly EventAddon[],
+  picks: readonly AddonPick[],
+  tier: string | undefined,
+  who: string,
+  field: string,
+  requireRequired = true,
+): AddonProblem | undefined {
   const byId = new Map(addons.map((addon) => [addon.id, addon]));
   const say = (message: string): AddonProblem => ({ message: `${who}: ${message}`, field });
   const count = new Map<string, number>();
@@ -77,6 +84,7 @@ function holderProblem(addons: readonly EventAddon[], picks: readonly AddonPick[
       groups.set(addon.group, addon.id);
     }
   }
+  if (!requireRequired) return undefined;
   const reached = addons.filter((addon) => (tier === undefined ? addon.per === 'registration' : addonReachesTier(addon, tier)));
   for (const addon of reached.filter((a) => a.required)) {
     if (addon.group === undefined && !count.has(addon.id)) return say(`choose ${addon.label}`);
@@ -85,7 +93,7 @@ function holderProblem(addons: readonly EventAddon[], picks: readonly AddonPick[
   return undefined;
 }
 
-function groupLabels(addons: readonly EventAddon[], group: string): string {
+export function groupLabels(addons: readonly EventAddon[], group: string): string {
   return addons.filter((addon) => addon.group === group).map((addon) => addon.label).join(' or ');
 }
 

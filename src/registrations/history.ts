@@ -23,6 +23,8 @@ export type HistoryAction =
   | 'cancellation_requested'
   /** The registrant asked for a new contact email on the manage page; it changes once the new address confirms it. */
   | 'email_change_requested'
+  /** The registrant added extras (add-ons) on the manage page: the lines added, the total's change, a PAID registration owing again. */
+  | 'extras_added'
   | 'hold_reminder'
   | 'hold_released'
   | 'refunded'

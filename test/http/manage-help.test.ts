@@ -20,7 +20,7 @@ const items = (html: string, id: string) => [...(byId(html, id, false) ?? '').ma
 
 /** The text of an element by id, tags removed. */
 function byId(html: string, id: string, text = true): string | undefined {
-  const inner = new RegExp(`id="${id}"[^>]*>([\\s\\S]*?)</(?:ul|span)>`).exec(html)?.[1];
+  const inner = new RegExp(`id="${id}"[^>]*>([\\s\\S]*?)</(?:ul|span|dd)>`).exec(html)?.[1];
   return text ? inner?.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').trim() : inner;
 }
 
@@ -43,20 +43,23 @@ describe('the manage page shows help with the cost', () => {
     expect(items(helped.html, 'help')).toEqual(['Help from Camp scholarships: $50.00']);
     expect(byId(helped.html, 'payments')).toContain('$100.00');
     expect(byId(helped.html, 'payments')).not.toContain('Camp scholarships');
+    // Paying in parts: the balance section (as on the registration page) says what was paid, the help and the rest.
     expect(byId(helped.html, 'paid')).toBe('$100.00');
-    expect(byId(helped.html, 'owing')).toBe('$90.00');
+    expect(byId(helped.html, 'credited')).toBe('$50.00');
+    expect(byId(helped.html, 'balance-left')).toBe('$90.00');
 
     // The rest covered by help: paid, nothing to pay, and no card payment shown that never happened.
     await creditRegistration(ctx, { registration: id, amountMinor: 9000, fund: 'Youth fund', actor: 'office' }, money);
     const settled = await page(path);
     expect(items(settled.html, 'help')).toEqual(['Help from Camp scholarships: $50.00', 'Help from Youth fund: $90.00']);
-    expect(byId(settled.html, 'owing')).toBeUndefined();
+    expect(byId(settled.html, 'balance-left')).toBe('$0.00');
+    expect(settled.html).not.toContain('name="pay_amount"');
     expect(byId(settled.html, 'payments')).not.toMatch(/card/i);
 
     // A reversed credit is no longer shown as help, and its amount is owed again.
     await reverseCredit(ctx, { registration: id, creditId: credit.creditId, actor: 'office' });
     const reversed = await page(path);
     expect(items(reversed.html, 'help')).toEqual(['Help from Youth fund: $90.00']);
-    expect(byId(reversed.html, 'owing')).toBe('$50.00');
+    expect(byId(reversed.html, 'balance-left')).toBe('$50.00');
   });
 });

@@ -118,7 +118,9 @@ describe('the manage link in every email', () => {
     expect(paid.html).toContain('<span id="status">Paid</span>');
     expect(paid.html).toMatch(/<li>Cash: \$100\.00 <span class="muted">\(/);
     expect(paid.html).toMatch(/<li>Bank transfer: \$140\.00 <span class="muted">\(/);
-    expect(paid.html).toContain('<span id="paid">$240.00</span>');
+    // Paid in parts: the balance section says what was paid and that nothing is left.
+    expect(paid.html).toContain('<dd id="paid">$240.00</dd>');
+    expect(paid.html).toContain('<dd id="balance-left">$0.00</dd>');
     expect(paid.html).not.toContain('id="owing"');
     expect(paid.html).not.toContain('id="held-until"');
 

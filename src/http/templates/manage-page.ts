@@ -1,7 +1,10 @@
 import { definePage } from '../pages.js';
-import { BANK_DETAILS, BANK_STYLES, LINE_LABEL, type BankInstructionsView, type LineView } from './registration-page.js';
+import { BALANCE_SECTION, BANK_DETAILS, BANK_STYLES, LINE_LABEL, type BankInstructionsView, type LineView } from './registration-page.js';
 import { QUESTION_FIELD, QUESTION_STYLES } from './question-fields.js';
 import type { AnswersFormView, AnswersView } from '../manage-answers-view.js';
+import type { BalanceSectionView } from '../balance-view.js';
+import type { ExtrasFormView } from '../add-extras-view.js';
+import { ADDON_CONTROL } from '../addon-view.js';
 
 export interface ManagePageData {
   eventTitle: string;
@@ -29,6 +32,10 @@ export interface ManagePageData {
   /** While a bank transfer is owed: the bank details, the amount and the reference. */
   bank?: BankInstructionsView;
   payNowHref?: string;
+  /** Paying in parts: the registration page's balance section (balance-view.ts), its pay form standing for payNowHref. */
+  balance?: BalanceSectionView;
+  /** While extras may be added: the "Add extras" form (add-extras-view.ts). */
+  extras?: ExtrasFormView;
   /** The contact details as stored, shown to read. */
   contact: { name: string; email: string; mobile: string };
   /** Present while the registrant may change details (before changesCloseAt, not cancelled). */
@@ -95,6 +102,8 @@ const MANAGE_STYLES = `
   .question-group { border: 0; padding: 0; margin: 0; }
   .question-group legend { font-weight: 600; padding: 0; }
   .optional { font-weight: 400; color: #71717a; }
+  .choice.hinted-choice { min-height: 44px; align-items: center; }
+  .addon-hint { font-weight: 400; }
   .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
   ${QUESTION_STYLES}
 `;
@@ -122,14 +131,40 @@ export const managePage = definePage<ManagePageData>(`
   </ul>
   {{#if help.length}}<ul id="help" class="plain">{{#each help}}<li>Help from <bdi>{{fund}}</bdi>: {{amount}}</li>{{/each}}</ul>{{/if}}
   {{#if payments.length}}<ul id="payments" class="plain">{{#each payments}}<li>{{how}}: {{amount}} <span class="muted">({{when}})</span></li>{{/each}}</ul>
-  <p><strong>Paid:</strong> <span id="paid">{{paid}}</span>{{#if refunded}}<br><strong>Paid back:</strong> {{refunded}}{{/if}}{{#if owing}}<br><strong>Still to pay:</strong> <span id="owing">{{owing}}</span>{{/if}}</p>
-  {{else}}{{#unless free}}<p>Nothing has been paid yet.{{#if owing}}<br><strong>Still to pay:</strong> <span id="owing">{{owing}}</span>{{/if}}</p>{{/unless}}{{/if}}
+  {{#if balance}}{{#if refunded}}<p><strong>Paid back:</strong> {{refunded}}</p>{{/if}}{{else}}<p><strong>Paid:</strong> <span id="paid">{{paid}}</span>{{#if refunded}}<br><strong>Paid back:</strong> {{refunded}}{{/if}}{{#if owing}}<br><strong>Still to pay:</strong> <span id="owing">{{owing}}</span>{{/if}}</p>{{/if}}
+  {{else}}{{#unless free}}{{#unless balance}}<p>Nothing has been paid yet.{{#if owing}}<br><strong>Still to pay:</strong> <span id="owing">{{owing}}</span>{{/if}}</p>{{/unless}}{{/unless}}{{/if}}
   {{#if heldUntil}}<p id="held-until">Your places are held until {{heldUntil}}. If your payment has not reached us by then, they are released for others.</p>{{/if}}
   {{#if bank}}<div id="bank-instructions"><h3>Pay by bank transfer</h3>
   ${BANK_DETAILS}
   </div>{{/if}}
   {{#if payNowHref}}<a class="button" id="pay-now" href="{{payNowHref}}">Pay now by card</a>{{/if}}
 </section>
+${BALANCE_SECTION}
+{{#if extras}}
+<section class="card" id="extras-section" aria-labelledby="extras-heading">
+  <h2 id="extras-heading">Extras</h2>
+  <div class="shown">
+  {{#if extras.had.length}}<ul id="extras-had" class="plain">{{#each extras.had}}<li><bdi>{{this}}</bdi></li>{{/each}}</ul>{{else}}<p class="muted" id="extras-none">No extras chosen yet.</p>{{/if}}
+  </div>
+  <details class="change" id="add-extras"{{#if extras.open}} open{{/if}}><summary>Add<span class="visually-hidden"> extras</span></summary>
+  <form method="post" action="{{extras.action}}" id="extras">
+    {{#if extras.errors.length}}<ul class="error" id="extras-errors" role="alert">{{#each extras.errors}}<li>{{message}}</li>{{/each}}</ul>{{/if}}
+    {{#each extras.rows}}
+    <fieldset class="attendee-answers"><legend><bdi>{{name}}</bdi></legend>
+    {{#each controls}}${ADDON_CONTROL}{{/each}}
+    </fieldset>
+    {{/each}}
+    {{#if extras.registration.length}}
+    <fieldset class="attendee-answers"><legend>For the whole registration</legend>
+    {{#each extras.registration}}${ADDON_CONTROL}{{/each}}
+    </fieldset>
+    {{/if}}
+    <p class="muted">{{extras.payNote}}</p>
+    <button type="submit" id="add-extras-submit">Add extras</button>
+  </form>
+  </details>
+</section>
+{{/if}}
 <section class="card" id="attendees-section" aria-labelledby="attendees-heading">
   <h2 id="attendees-heading">Attendees</h2>
   <ul id="attendees" class="plain shown">{{#each attendees}}<li><bdi>{{name}}</bdi> <span class="muted">({{tier}})</span></li>{{/each}}</ul>

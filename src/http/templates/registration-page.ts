@@ -48,8 +48,8 @@ export interface RegistrationPageData {
   balance?: BalanceSectionView;
 }
 
-/** Paid, help with the cost, the balance and its schedule, with a form for any part of it by card. */
-const BALANCE_SECTION = `{{#if balance}}
+/** Paid, help with the cost, the balance and its schedule, with a form for any part of it by card (also on the manage page). */
+export const BALANCE_SECTION = `{{#if balance}}
 <div class="card" id="balance">
   <h2>Your balance</h2>
   {{#if balance.depositPaid}}<p id="deposit-paid"><strong>Deposit paid</strong></p>{{/if}}

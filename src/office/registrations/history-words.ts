@@ -77,6 +77,19 @@ function changesInWords(entry: HistoryEntry, money: Money, minute: Minute): stri
       const held = num('heldMinor');
       return sentence([amount !== undefined ? `${money(amount)} paid back${by}` : undefined, held !== undefined ? `${money(held)} still held` : undefined]);
     }
+    case 'extras_added': {
+      const added = num('addedMinor');
+      const total = c.totalMinor as { from?: unknown; to?: unknown } | undefined;
+      const recorded = num('cardPaymentRecordedMinor');
+      const balance = num('balanceMinor');
+      return sentence([
+        Array.isArray(c.extras) ? `${c.extras.map(String).join(', ')}${added !== undefined ? ` (${money(added)})` : ''}` : undefined,
+        typeof total?.from === 'number' && typeof total.to === 'number' ? `total ${money(total.from)} → ${money(total.to)}` : undefined,
+        statusChange,
+        recorded !== undefined ? `the card payment of ${money(recorded)} kept as a ledger row` : undefined,
+        balance !== undefined ? `balance ${money(balance)}` : undefined,
+      ]);
+    }
     case 'sensitive_exported':
     case 'sensitive_purged':
       return sensitiveAnswersInWords(entry);
