@@ -152,6 +152,11 @@ function alertSentences(kind: string, alertId: number, reference: string | undef
         happened: `One card payment of ${registration}, which pays in parts, was refunded or disputed at the card provider. That payment no longer counts as paid; the registration was not cancelled, and it owes that amount again.`,
         toDo: `Decide with the family: they pay the balance again (its page and reminders ask for it), or cancel with \`eventops registrations cancel${reference ? ` ${reference}` : ''}\`; any refund of the other payments is a person's decision under the no-refund policy. Then resolve the alert.`,
       };
+    case 'part_payment_restored':
+      return {
+        happened: `A dispute of one card payment of ${registration}, which pays in parts, was decided for the church: the money came back, so that payment counts as paid again (the registration is as it was before the dispute).`,
+        toDo: "Nothing to register: the payment already pays this registration. If the family paid that amount again meanwhile, decide with them about the excess (the reason above says so). Then resolve the alert.",
+      };
     case 'balance_overdue':
       return {
         happened: `The balance of ${registration} is still owed after its due date. The family was sent one reminder.`,
