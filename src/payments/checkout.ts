@@ -2,7 +2,7 @@ import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { getCardFeeRate } from '../settings.js';
-import { assertCardMinimum, cardAmountTooSmall, cardMinimumOf, isProviderAmountTooSmall } from './card-minimum.js';
+import { assertCardMinimum, cardAmountTooSmall, cardMinimumOf, isProviderAmountTooSmall, type CardMinimumPath } from './card-minimum.js';
 import { providerLineItems } from './line-items.js';
 import { cancelledCheckoutUrl, cardPaymentPossible, publicBaseUrl } from './links.js';
 import { priceRegistration, type AttendeeChoice, type PricedLine } from '../registrations/pricing.js';
@@ -223,6 +223,8 @@ export interface ProviderSessionRequest {
   expiresAt: Date;
   cancelUrl: string;
   idempotencyKey: string;
+  /** How a refusal for the provider's minimum names the amount; default: the registration (pay-now with an id). */
+  minimumPath?: CardMinimumPath;
 }
 
 export interface ProviderSessionRef {
@@ -274,7 +276,7 @@ export async function openProviderSession(ctx: AppContext, request: ProviderSess
         'the card provider refused an amount below its minimum that the minimum table allowed: src/config/card-minimums.ts may be out of date',
       );
       // Our table let this amount through, so its minimum is not the provider's: name none.
-      throw cardAmountTooSmall(ctx.config, request.registrationId ? 'pay-now' : 'registration', total, undefined);
+      throw cardAmountTooSmall(ctx.config, request.minimumPath ?? (request.registrationId ? 'pay-now' : 'registration'), total, undefined);
     }
     ctx.logger.error(
       { checkoutId: request.checkoutId, provider: providerErrorDetails(error) },
