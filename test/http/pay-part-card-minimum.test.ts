@@ -27,9 +27,9 @@ beforeAll(async () => {
     env: { APP_CURRENCY: 'MXN', APP_LOCALE: 'es-MX', CHURCH_NETWORKS: '127.0.0.1/32', CHURCH_NETWORK_FORM_POSTS_PER_MINUTE: '200' },
   });
   money = moneyFormatter(harness.ctx.config.regional);
-  for (const [key, value] of Object.entries({ 'bank.accountName': 'Iglesia Gracia', 'bank.bsb': '062-000', 'bank.accountNumber': '1234 5678' })) {
-    await setSetting(harness.tdb.db, key, value, referenceNow());
-  }
+  await setSetting(harness.tdb.db, 'bank.accountName', 'Iglesia Gracia', referenceNow());
+  await setSetting(harness.tdb.db, 'bank.bsb', '062-000', referenceNow());
+  await setSetting(harness.tdb.db, 'bank.accountNumber', '1234 5678', referenceNow());
   const balanceDueAt = fromReferenceNow({ days: 30 }).toISOString().slice(0, 10);
   const { slug } = await insertEvent(harness.tdb.db, {
     online_payment: true,
