@@ -225,3 +225,54 @@ describe('reconcile finds a later card payment of a registration paying in parts
     expect(await registrationMoney(db(), id)).toMatchObject({ paidMinor: 12000, outstandingMinor: 0 });
   });
 });
+
+describe('the webhook on one card payment of several', () => {
+  const outcome = async (type: string, sessionId: string, overrides?: Record<string, unknown>) =>
+    JSON.parse((await harness.provider.deliver(type, sessionId, overrides)).body).outcome as string;
+
+  it('the deposit (also the registration’s own payment) disputed, won, then disputed again: counted out, back in, and out again, the office told each time', async () => {
+    const paid = await paidInParts('deposit-disputed@example.org');
+    expect(await outcome('charge.dispute.created', paid.deposit)).toBe('alerted');
+    expect(await registration(paid.id)).toMatchObject({ status: 'PENDING', cancel_reason: null });
+    expect((await registrationMoney(db(), paid.id)).balanceMinor).toBe(5000);
+
+    expect(await outcome('charge.dispute.closed', paid.deposit, { status: 'won' })).toBe('alerted');
+    expect(await registration(paid.id)).toMatchObject({ status: 'PAID', cancel_reason: null });
+    expect((await ledger(paid.id)).map((row) => row.reversal)).toEqual([null, null, null]);
+
+    expect(await outcome('charge.dispute.created', paid.deposit)).toBe('alerted');
+    expect(await registration(paid.id)).toMatchObject({ status: 'PENDING' });
+    expect((await alertsOfPayment(paid.deposit)).map((alert) => alert.kind)).toEqual(['part_payment_reversed', 'part_payment_restored', 'part_payment_reversed']);
+    expect(harness.provider.refundCalls).toEqual([]);
+  });
+
+  it('a won dispute whose payment another payment replaced meanwhile: counted again, the registration PAID, and the office told of the excess', async () => {
+    const paid = await paidInParts('paid-again@example.org');
+    await outcome('charge.dispute.created', paid.second);
+    await payPart(paid.id, 3500);
+    expect(await registration(paid.id)).toMatchObject({ status: 'PAID' });
+
+    expect(await outcome('charge.dispute.closed', paid.second, { status: 'won' })).toBe('alerted');
+    expect(await registrationMoney(db(), paid.id)).toMatchObject({ paidMinor: 15500, outstandingMinor: -3500, balanceMinor: 0 });
+    const restored = (await alertsOfPayment(paid.second)).find((alert) => alert.kind === 'part_payment_restored');
+    expect(restored?.reason).toContain('more than its total has now been received');
+  });
+
+  it('the last payment still counting refunded after the others were: the registration it alone now pays is cancelled for the refund, not left waiting; its refund failing counts it again', async () => {
+    const { id, sessionId: deposit } = await depositByCard('last-part@example.org');
+    const first = await payPart(id, 3500);
+    expect(await outcome('charge.refunded', deposit)).toBe('alerted');
+    expect(await registration(id)).toMatchObject({ status: 'PENDING', cancel_reason: null });
+
+    expect(await outcome('charge.refunded', first)).toBe('cancelled');
+    expect(await registration(id)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund' });
+    expect(await db()('pending_reversals').where({ payment_intent_id: paymentIntentOf(first) })).toEqual([]);
+    expect((await registrationMoney(db(), id)).paidMinor).toBe(0);
+
+    expect(await outcome('refund.failed', first)).toBe('alerted');
+    expect(await registration(id)).toMatchObject({ status: 'CANCELLED', cancel_reason: 'refund_failed' });
+    expect((await registrationMoney(db(), id)).paidMinor).toBe(3500);
+    const failed = (await alertsOfPayment(first)).find((alert) => alert.kind === 'refund_failed');
+    expect(failed?.details).toMatchObject({ registrationId: id, registrationStatus: 'CANCELLED' });
+  });
+});
