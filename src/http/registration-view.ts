@@ -1,7 +1,7 @@
 import type { AppConfig } from '../config/types.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { assertCardMinimum, cardAmountTooSmall, cardMinimumOf } from '../payments/card-minimum.js';
+import { assertCardMinimum, cardAmountTooSmall, cardMinimumOf, leastCardNetMinor } from '../payments/card-minimum.js';
 import { cardPaymentStateOf, type CardPaymentState } from '../payments/card-payment-state.js';
 import { heldUntil } from '../payments/hold-release.js';
 import { cardPaymentPossible, registrationToken } from '../payments/links.js';
@@ -305,11 +305,14 @@ export async function registrationPageData(
     };
   }
   const payNowHref = (await payNowRefusal(ctx, registration)) ? undefined : payNowPath(ctx.config.authSecret, registration.id, registration.linkVersion);
+  const leastByCard = payNowHref ? leastCardNetMinor(ctx.config, registration.event.passCardFee ? await getCardFeeRate(ctx.db) : undefined) : undefined;
   const balance = await balanceSection(ctx.db, ctx.config.regional, {
     registrationId: registration.id,
     event: await eventRecordOf(ctx.db, registration.event.id),
     pending: registration.status === 'PENDING',
-    ...(payNowHref ? { payForm: { action: `/registrations/${registration.id}/pay`, token: registrationToken(ctx.config.authSecret, registration.id, registration.linkVersion) } } : {}),
+    ...(payNowHref
+      ? { payForm: { action: `/registrations/${registration.id}/pay`, token: registrationToken(ctx.config.authSecret, registration.id, registration.linkVersion), leastByCard } }
+      : {}),
   });
   // Paying in parts, by card or by bank, the bank details stay on the page for the balance.
   if (owing && balance && !bank) {

@@ -4,7 +4,7 @@ import { cardMinimumMinor } from '../config/card-minimums.js';
 import { AppError } from '../errors.js';
 import { moneyFormatter } from '../money-format.js';
 import { cardPaymentPossible } from './links.js';
-import { PricingError, priceRegistration, type CardFeeRate, type PricedRegistration } from '../registrations/pricing.js';
+import { PricingError, cardSurcharge, priceRegistration, type CardFeeRate, type PricedRegistration } from '../registrations/pricing.js';
 import { tierPrices, type EventPricing } from '../registrations/event-pricing.js';
 
 /**
@@ -61,6 +61,19 @@ export function cardAmountTooSmall(
       ? 'Please choose bank transfer instead.'
       : 'Please pay by bank transfer, using the details on your registration page.';
   return new CardAmountTooSmallError(amountMinor, minimumMinor, `${what}. ${instead}`);
+}
+
+/**
+ * The least amount (before its card fee) one card payment can be for: its total, with the fee when the event passes
+ * it on (`cardFee`), reaches the provider's minimum. undefined when the table has no minimum for the currency.
+ */
+export function leastCardNetMinor(config: RegionalConfig, cardFee: CardFeeRate | undefined): number | undefined {
+  const minimum = cardMinimumOf(config);
+  if (minimum === undefined || !cardFee) return minimum;
+  // net + fee(net) rises with net, and from here it is at most the minimum: the least is at most fee(minimum) steps on.
+  let net = Math.max(1, minimum - cardSurcharge(minimum, cardFee));
+  while (net + cardSurcharge(net, cardFee) < minimum) net += 1;
+  return net;
 }
 
 /** Refuses, before anything is staged or sent to the provider, a card total below the known minimum. */

@@ -7,7 +7,10 @@ import type { EventRecord } from '../../src/registrations/event-record.js';
 import { registrationMoney } from '../../src/registrations/ledger.js';
 import { cardSurcharge } from '../../src/registrations/pricing.js';
 import { getCardFeeRate, setSetting } from '../../src/settings.js';
+import { sendBalanceReminders } from '../../src/jobs/send-balance-reminders.js';
+import { registerForEvent } from '../../src/signup/register.js';
 import { registerByBank } from '../support/card-event-harness.js';
+import { queuedMessages } from '../support/webhook-events.js';
 import { insertEvent } from '../support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { fromReferenceNow, referenceNow } from '../support/test-now.js';
@@ -71,6 +74,14 @@ async function postPay(id: string, amount: number) {
 }
 
 const byCard = async (net: number) => net + cardSurcharge(net, await getCardFeeRate(db()));
+
+/** The least part whose card total, its fee included, reaches MX$10.00. */
+async function leastByCard(): Promise<number> {
+  const rate = await getCardFeeRate(db());
+  let net = 1;
+  while (net + cardSurcharge(net, rate) < 1000) net += 1;
+  return net;
+}
 const belowMinimum = (charged: number) =>
   `Card payment needs at least ${money(1000)}, and this payment comes to ${money(charged)} by card. Please pay by bank transfer, using the details on your registration page.`;
 
@@ -94,10 +105,12 @@ describe("a part of a balance is judged against the card provider's minimum on w
     expect(await db()('checkout_sessions').where({ registration_id: id })).toEqual([]);
     expect(harness.provider.sessionCreateCalls().length).toBe(creates);
 
-    // The registration page still offers card payment of a part that clears the minimum, and bank transfer.
+    // The registration page still offers card payment of a part that clears the minimum, and bank transfer; its form
+    // asks for no less than one card payment can be (not the event's MX$5.00 minimum part).
     const registration = unescape(await (await fetch(`${harness.server.url}/registrations/${id}?token=${token(id)}`)).text());
-    expect(registration).toContain('id="pay-amount"');
     expect(registration).toContain('id="bank-instructions"');
+    const least = await leastByCard();
+    expect(registration).toMatch(new RegExp(`id="pay-amount"[^>]*min="${(least / 100).toFixed(2)}"`));
   });
 
   it('a part at the minimum with its fee, on the same balance, opens a checkout that charges exactly the part and its fee', async () => {
@@ -147,5 +160,40 @@ describe("a part of a balance is judged against the card provider's minimum on w
     } finally {
       harness.provider.setMinimumCharge(50);
     }
+  });
+
+  it("a balance reminder for an amount below the minimum has no card link, and asks for a bank transfer; one above it links to pay exactly that by card", async () => {
+    const dueOn = fromReferenceNow({ days: 20 });
+    const { slug } = await insertEvent(db(), {
+      online_payment: true,
+      pass_card_fee: true,
+      starts_at: fromReferenceNow({ days: 40 }),
+      pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 5000 }] }),
+      balance_terms: JSON.stringify({ deposit: { perRegistration: 2000 }, balanceDueAt: dueOn.toISOString().slice(0, 10), overdue: 'alert' }),
+    });
+    const withDeposit = (await getEventBySlug(db(), slug)) as EventRecord;
+    const depositFamily = async (email: string, paidMinor: number) => {
+      const outcome = await registerForEvent(harness.ctx, withDeposit, { contact: { name: 'Ana Familia', email }, attendees: [{ name: 'Kid', tier: 'adult' }], family: false, payment: 'bank', choice: 'deposit' });
+      if (outcome.kind !== 'registered') throw new Error('expected a bank registration');
+      await markRegistrationPaid(harness.ctx, { registration: outcome.registrationId, amountMinor: paidMinor, method: 'bank', partial: true, actor: 'office' }, money);
+      return outcome.registrationId;
+    };
+    const small = await depositFamily('small-due@example.org', 4500);
+    const large = await depositFamily('large-due@example.org', 2000);
+
+    harness.ctx.clock.set(new Date(dueOn.getTime() + 2 * 24 * 60 * 60_000));
+    try {
+      expect(await sendBalanceReminders(harness.ctx)).toMatchObject({ sent: 2 });
+    } finally {
+      harness.ctx.clock.set(referenceNow());
+    }
+    const mails = await queuedMessages(harness.ctx, 'balance-reminder');
+    const to = (email: string) => mails.find((mail) => mail.to.includes(email))?.text ?? '';
+    expect(to('small-due@example.org')).toContain(`${money(500)} was due on`);
+    expect(to('small-due@example.org')).not.toContain('/pay?');
+    expect(to('small-due@example.org')).toContain(`Pay by bank transfer with the details on your registration page: `);
+    expect(to('small-due@example.org')).toContain(`/registrations/${small}?token=`);
+    expect(to('large-due@example.org')).toMatch(new RegExp(`/registrations/${large}/pay\\?token=[0-9a-f]+&amount=3000`));
+    expect(to('large-due@example.org')).toContain('Or pay by bank transfer');
   });
 });
