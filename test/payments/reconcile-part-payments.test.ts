@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reconcileCheckouts } from '../../src/jobs/reconcile.js';
+import { alertParties } from '../../src/payments/alert-parties.js';
+import { listOperationsAlerts, raiseOperationsAlert } from '../../src/payments/alerts.js';
+import { paymentReference } from '../../src/registrations/reference.js';
 import { markRegistrationPaid } from '../../src/office/registrations/mark-paid.js';
 import { moneyFormatter } from '../../src/office/registrations/money.js';
 import { registrationToken } from '../../src/payments/links.js';
@@ -274,5 +277,16 @@ describe('the webhook on one card payment of several', () => {
     expect((await registrationMoney(db(), id)).paidMinor).toBe(3500);
     const failed = (await alertsOfPayment(first)).find((alert) => alert.kind === 'refund_failed');
     expect(failed?.details).toMatchObject({ registrationId: id, registrationStatus: 'CANCELLED' });
+  });
+
+  it('an alert naming only a later card payment (its PaymentIntent) is shown with the registration that payment pays', async () => {
+    const { id } = await depositByCard('alert-parties@example.org');
+    const first = await payPart(id, 3500);
+    const raised = await db().transaction((trx) =>
+      raiseOperationsAlert(trx, harness.ctx, { kind: 'dispute_inquiry', reason: 'an inquiry about one card payment', paymentIntentId: paymentIntentOf(first) }),
+    );
+    const alert = (await listOperationsAlerts(db(), { all: true })).find((candidate) => candidate.id === raised.id);
+    const parties = await alertParties(harness.ctx, alert ? [alert] : []);
+    expect(parties.get(raised.id)).toEqual({ reference: paymentReference(id), payerName: 'Pat Parent' });
   });
 });
