@@ -108,7 +108,7 @@ function alertSentences(kind: string, alertId: number, reference: string | undef
     case 'refund_failed':
       return {
         happened: `A refund of a card payment${reference ? ` for ${registration}` : ''} failed at the card provider, so the money is still with the church and the payer has not got it back.`,
-        toDo: `Refund the payer another way (or again in the dashboard); money paid back by hand is recorded with \`eventops registrations record-refund${reference ? ` ${reference}` : ''}\`. Then resolve the alert.`,
+        toDo: `If the refund was meant, refund the payer another way (or again in the dashboard); money paid back by hand for a cancelled registration is recorded with \`eventops registrations record-refund${reference ? ` ${reference}` : ''}\` (a payment of one still standing, paying in parts, counts as paid again until it is refunded). Then resolve the alert.`,
       };
     case 'refunded_twice':
       return {
