@@ -249,6 +249,19 @@ describe('the webhook on one card payment of several', () => {
     expect(harness.provider.refundCalls).toEqual([]);
   });
 
+  it('a won dispute of an instalment of a registration still owing: that payment counts again and the registration stays PENDING, owing what it owed before', async () => {
+    const { id } = await depositByCard('won-while-owing@example.org');
+    const first = await payPart(id, 3500);
+    expect(await outcome('charge.dispute.created', first)).toBe('alerted');
+    expect((await registrationMoney(db(), id)).balanceMinor).toBe(7000);
+    expect(await outcome('charge.dispute.closed', first, { status: 'won' })).toBe('alerted');
+    expect(await registration(id)).toMatchObject({ status: 'PENDING', cancel_reason: null });
+    expect((await registrationMoney(db(), id)).balanceMinor).toBe(3500);
+    const restored = (await alertsOfPayment(first)).find((alert) => alert.kind === 'part_payment_restored');
+    expect(restored?.details).toMatchObject({ registrationId: id, registrationStatus: 'PENDING' });
+    expect(restored?.reason).toContain(`owing ${moneyFormatter(harness.ctx.config.regional)(3500)}`);
+  });
+
   it('a won dispute whose payment another payment replaced meanwhile: counted again, the registration PAID, and the office told of the excess', async () => {
     const paid = await paidInParts('paid-again@example.org');
     await outcome('charge.dispute.created', paid.second);
