@@ -12,7 +12,7 @@ import { tierPrices, type EventPricing } from '../registrations/event-pricing.js
  * for the currency. Not the provider's fault and not worth retrying: the member is told the
  * minimum and sent to bank transfer, which has none. A free registration (0) never gets here.
  */
-export type CardMinimumPath = 'registration' | 'pay-now' | 'pay-now-part';
+export type CardMinimumPath = 'registration' | 'registration-deposit' | 'pay-now' | 'pay-now-part';
 
 export class CardAmountTooSmallError extends AppError {
   constructor(
@@ -50,16 +50,18 @@ export function cardAmountTooSmall(
   minimumMinor: number | undefined,
 ): CardAmountTooSmallError {
   const money = moneyFormatter(config.regional);
-  // A part of a balance is judged on what its own checkout charges: the part and its card fee.
-  const subject = path === 'pay-now-part' ? 'this payment' : 'this registration';
+  // A part (a deposit, a part of a balance) is judged on what its own checkout charges: the part and its card fee.
+  const subject = path === 'pay-now-part' ? 'this payment' : path === 'registration-deposit' ? 'the deposit' : 'this registration';
   const what =
     minimumMinor === undefined
-      ? `${subject === 'this payment' ? 'This payment' : 'This registration'} comes to ${money(amountMinor)} by card, which is less than our card payment provider can charge in one payment`
+      ? `${subject.charAt(0).toUpperCase()}${subject.slice(1)} comes to ${money(amountMinor)} by card, which is less than our card payment provider can charge in one payment`
       : `Card payment needs at least ${money(minimumMinor)}, and ${subject} comes to ${money(amountMinor)} by card`;
   const instead =
     path === 'registration'
       ? 'Please choose bank transfer instead.'
-      : 'Please pay by bank transfer, using the details on your registration page.';
+      : path === 'registration-deposit'
+        ? 'Please pay the whole amount now, or choose bank transfer.'
+        : 'Please pay by bank transfer, using the details on your registration page.';
   return new CardAmountTooSmallError(amountMinor, minimumMinor, `${what}. ${instead}`);
 }
 

@@ -84,7 +84,7 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
   const first = firstCardPayment(event, input.choice, priced, { attendees: input.attendees.length, today: pricedOn, cardFee });
   // Below the provider's minimum (the card fee included) the provider would refuse the session: say so now,
   // before anything is staged or sent, and let the member choose bank transfer.
-  assertCardMinimum(ctx.config, 'registration', first ? first.netMinor + first.surchargeMinor : priced.total);
+  assertCardMinimum(ctx.config, first ? 'registration-deposit' : 'registration', first ? first.netMinor + first.surchargeMinor : priced.total);
 
   const payloadEnc = encryptStagedRegistration(ctx.cipher, {
     version: 1,
@@ -119,6 +119,7 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
       expiresAt,
       cancelUrl: cancelledCheckoutUrl(ctx.config, event.slug, checkoutId),
       idempotencyKey: `checkout:${checkoutId}`,
+      ...(first ? { minimumPath: 'registration-deposit' as const } : {}),
     });
   } catch (error) {
     // The payer never saw a provider page, so nothing can be paid against this row: close it and scrub the payload.

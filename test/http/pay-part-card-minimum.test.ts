@@ -11,6 +11,7 @@ import { sendBalanceReminders } from '../../src/jobs/send-balance-reminders.js';
 import { registerForEvent } from '../../src/signup/register.js';
 import { registerByBank } from '../support/card-event-harness.js';
 import { queuedMessages } from '../support/webhook-events.js';
+import { postRegistrationForm } from '../support/form-post.js';
 import { insertEvent } from '../support/factories.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { fromReferenceNow, referenceNow } from '../support/test-now.js';
@@ -195,5 +196,26 @@ describe("a part of a balance is judged against the card provider's minimum on w
     expect(to('small-due@example.org')).toContain(`/registrations/${small}?token=`);
     expect(to('large-due@example.org')).toMatch(new RegExp(`/registrations/${large}/pay\\?token=[0-9a-f]+&amount=3000`));
     expect(to('large-due@example.org')).toContain('Or pay by bank transfer');
+  });
+
+  it('a deposit below the minimum (the whole amount above it) is refused on the form in words for the deposit, offering the whole amount or bank transfer; the whole amount by card is taken', async () => {
+    const { slug } = await insertEvent(db(), {
+      online_payment: true,
+      pass_card_fee: true,
+      starts_at: fromReferenceNow({ days: 60 }),
+      pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 5000 }] }),
+      balance_terms: JSON.stringify({ deposit: { perAttendee: 500 }, balanceDueAt: fromReferenceNow({ days: 30 }).toISOString().slice(0, 10), overdue: 'alert' }),
+    });
+    const form = (pay_plan: string) =>
+      postRegistrationForm(harness.server.url, slug, { name: 'Ana Familia', email: `deposit-${pay_plan}@example.org`, attendee_name: 'Kid', attendee_tier: 'adult', payment: 'card', pay_plan });
+    const refused = await form('deposit');
+    expect(refused.status).toBe(409);
+    expect(unescape(await refused.text())).toContain(
+      `Card payment needs at least ${money(1000)}, and the deposit comes to ${money(await byCard(500))} by card. Please pay the whole amount now, or choose bank transfer.`,
+    );
+    const whole = await form('full');
+    expect(whole.status).toBe(303);
+    const checkout = await db()('checkout_sessions').where({ provider_url: whole.headers.get('location') }).first();
+    expect(checkout).toMatchObject({ net_minor: 5000 });
   });
 });
