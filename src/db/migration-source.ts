@@ -35,6 +35,7 @@ import * as registrationCredits from '../../migrations/20261208001100_registrati
 import * as registrationAddons from '../../migrations/20261209000100_registration_addons.js';
 import * as depositsAndBalances from '../../migrations/20261209100100_deposits_and_balances.js';
 import * as helpWithCost from '../../migrations/20261209300100_help_with_cost.js';
+import * as registrationPaymentsByPaymentIntent from '../../migrations/20261210200100_registration_payments_by_payment_intent.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -82,6 +83,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261209000100_registration_addons', registrationAddons],
   ['20261209100100_deposits_and_balances', depositsAndBalances],
   ['20261209300100_help_with_cost', helpWithCost],
+  ['20261210200100_registration_payments_by_payment_intent', registrationPaymentsByPaymentIntent],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

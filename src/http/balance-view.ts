@@ -27,7 +27,13 @@ export async function eventRecordOf(db: Db, eventId: string): Promise<EventRecor
 export async function balanceSection(
   db: Db,
   regional: Regional,
-  input: { registrationId: string; event: EventRecord; pending: boolean; payForm?: { action: string; token: string } },
+  input: {
+    registrationId: string;
+    event: EventRecord;
+    pending: boolean;
+    /** leastByCard: the least part a card payment can be for (the provider's minimum, the card fee included). */
+    payForm?: { action: string; token: string; leastByCard?: number };
+  },
 ): Promise<BalanceSectionView | undefined> {
   const state = await balanceStateOf(db, input.registrationId, input.event);
   if (!paysInParts(state)) return undefined;
@@ -49,16 +55,24 @@ export async function balanceSection(
       met: settled >= step.settledTargetMinor,
     })),
     ...(next && state.dueNowMinor !== undefined ? { nextDue: { on: day(next.dueOn), amount: money(Math.min(next.settledTargetMinor - settled, balance)) } } : {}),
-    ...(input.payForm && balance > 0 ? { payForm: { ...input.payForm, ...payFormAmounts(regional, state, balance) } } : {}),
+    ...(input.payForm && balance > 0
+      ? { payForm: { action: input.payForm.action, token: input.payForm.token, ...payFormAmounts(regional, state, balance, input.payForm.leastByCard) } }
+      : {}),
   };
 }
 
-/** The pay form's amount: the instalment due (or the balance), at least the minimum (or what is due), at most the balance. */
-function payFormAmounts(regional: Regional, state: BalanceState, balance: number): { value: string; min: string; max: string; step: string } {
+/**
+ * The pay form's amount: the instalment due (or the balance), at least the minimum (or what is due), at most the
+ * balance; never below what one card payment can be for (`leastByCard`), so the form does not offer a part the
+ * provider would refuse (an instalment due below it defaults to the balance).
+ */
+function payFormAmounts(regional: Regional, state: BalanceState, balance: number, leastByCard = 0): { value: string; min: string; max: string; step: string } {
   const digits = fractionDigits(regional);
   const major = (minor: number) => (minor / 10 ** digits).toFixed(digits);
-  const due = state.dueNowMinor && state.dueNowMinor > 0 ? state.dueNowMinor : balance;
-  return { value: major(due), min: major(state.minimumMinor ?? Math.min(due, balance)), max: major(balance), step: digits === 0 ? '1' : (1 / 10 ** digits).toFixed(digits) };
+  const dueNow = state.dueNowMinor && state.dueNowMinor > 0 ? state.dueNowMinor : balance;
+  const due = dueNow < leastByCard ? balance : dueNow;
+  const min = Math.min(balance, Math.max(state.minimumMinor ?? Math.min(due, balance), leastByCard));
+  return { value: major(due), min: major(min), max: major(balance), step: digits === 0 ? '1' : (1 / 10 ** digits).toFixed(digits) };
 }
 
 /** An amount typed in the currency's main unit ("35", "35.5", "35.50") as minor units; undefined when it is not one. */

@@ -13,6 +13,7 @@ import { CARD_FEE_KEYS, cardFeeRateFrom } from '../settings.js';
 import { CHURCH_IDENTITY_KEYS, churchIdentityFrom } from '../mail/identity.js';
 import { confirmEarlierCardAttempts, startExistingRegistrationCheckout } from '../payments/pay-now.js';
 import { BalancePaymentError } from '../payments/balance-checkout.js';
+import { CardAmountTooSmallError } from '../payments/card-minimum.js';
 import { minorFromTyped } from './balance-view.js';
 import { CANCELLED_RETURN_RATE_LIMIT, cancelledCheckoutNotice } from './cancelled-checkout.js';
 import { eventPageData, eventPath } from './event-view.js';
@@ -321,7 +322,7 @@ export function registerPublicPages(app: FastifyInstance, ctx: AppContext, page:
     const amount = amountField.safeParse(request.query);
     if (!amount.success) return notPayable(reply, found.registration, 'That amount could not be read; nothing was charged.');
     const data = await payNowPageData(ctx, found.registration, found.token, amount.data.amount).catch((error: unknown) => error);
-    if (data instanceof BalancePaymentError) return notPayable(reply, found.registration, data.message);
+    if (data instanceof BalancePaymentError || data instanceof CardAmountTooSmallError) return notPayable(reply, found.registration, data.message);
     if (data instanceof Error) throw data;
     return page(privatePage(reply), payNowPage, data as Awaited<ReturnType<typeof payNowPageData>>);
   });

@@ -1,7 +1,7 @@
 import type { AppConfig } from '../config/types.js';
 import type { AppContext } from '../context.js';
 import type { Db } from '../db/connect.js';
-import { cardAmountTooSmall, cardMinimumOf } from '../payments/card-minimum.js';
+import { assertCardMinimum, cardAmountTooSmall, cardMinimumOf, leastCardNetMinor } from '../payments/card-minimum.js';
 import { cardPaymentStateOf, type CardPaymentState } from '../payments/card-payment-state.js';
 import { heldUntil } from '../payments/hold-release.js';
 import { cardPaymentPossible, registrationToken } from '../payments/links.js';
@@ -19,7 +19,7 @@ import { managePath } from '../payments/manage-link.js';
 import { answerGroupsOf, type AnswerGroup } from '../payments/answer-lines.js';
 import { eventFromRow, type EventRow } from '../registrations/event-record.js';
 import type { RegistrationAnswers } from '../registrations/answers.js';
-import { balancePaymentDue } from '../payments/balance-checkout.js';
+import { balancePaymentDue, balanceStateOf, paysInParts } from '../payments/balance-checkout.js';
 import { PART_PAYMENT_LINE_LABEL, partPaymentLines } from '../payments/deposit-checkout.js';
 import { balanceSection, eventRecordOf } from './balance-view.js';
 
@@ -216,11 +216,16 @@ export async function payNowRefusal(
   const sessionOpen = registration.cardPayment === 'resumable' || registration.cardPayment === 'in_flight';
   if (!sessionOpen && (await unpaidHoldEnded(ctx, ctx.db, registration.id, ctx.clock.now()))) return NOT_PAYABLE_MESSAGES.hold_ended;
   const minimum = cardMinimumOf(ctx.config);
-  const net = registration.totalMinor - registration.surchargeMinor;
+  if (minimum === undefined) return undefined;
+  // Paying in parts, the most one card payment may charge is the balance left: below the minimum even that cannot
+  // be paid by card. A smaller part is judged when it is asked for (payNowPageData, pay-now), on what it charges.
+  const state = await balanceStateOf(ctx.db, registration.id, { balanceTerms: null });
+  const inParts = paysInParts(state);
+  const net = inParts ? state.money.balanceMinor : registration.totalMinor - registration.surchargeMinor;
   // The fee only adds to the amount: at or above the minimum without it, no need to read the rate.
-  if (minimum === undefined || net >= minimum) return undefined;
+  if (net <= 0 || net >= minimum) return undefined;
   const total = net + (registration.event.passCardFee ? cardSurcharge(net, await getCardFeeRate(ctx.db)) : 0);
-  return total < minimum ? cardAmountTooSmall(ctx.config, 'pay-now', total, minimum).message : undefined;
+  return total < minimum ? cardAmountTooSmall(ctx.config, inParts ? 'pay-now-part' : 'pay-now', total, minimum).message : undefined;
 }
 
 /** What the pages say while a card payment may still be confirmed: never "nothing was charged", never "pay now". */
@@ -300,11 +305,14 @@ export async function registrationPageData(
     };
   }
   const payNowHref = (await payNowRefusal(ctx, registration)) ? undefined : payNowPath(ctx.config.authSecret, registration.id, registration.linkVersion);
+  const leastByCard = payNowHref ? leastCardNetMinor(ctx.config, registration.event.passCardFee ? await getCardFeeRate(ctx.db) : undefined) : undefined;
   const balance = await balanceSection(ctx.db, ctx.config.regional, {
     registrationId: registration.id,
     event: await eventRecordOf(ctx.db, registration.event.id),
     pending: registration.status === 'PENDING',
-    ...(payNowHref ? { payForm: { action: `/registrations/${registration.id}/pay`, token: registrationToken(ctx.config.authSecret, registration.id, registration.linkVersion) } } : {}),
+    ...(payNowHref
+      ? { payForm: { action: `/registrations/${registration.id}/pay`, token: registrationToken(ctx.config.authSecret, registration.id, registration.linkVersion), leastByCard } }
+      : {}),
   });
   // Paying in parts, by card or by bank, the bank details stay on the page for the balance.
   if (owing && balance && !bank) {
@@ -374,6 +382,8 @@ export async function payNowPageData(
   const net = part?.netMinor ?? registration.totalMinor - registration.surchargeMinor;
   const surcharge = registration.event.passCardFee ? cardSurcharge(net, await getCardFeeRate(ctx.db)) : 0;
   if (part) {
+    // The part and its own card fee are what the checkout would charge: below the provider's minimum, bank transfer.
+    assertCardMinimum(ctx.config, 'pay-now-part', net + surcharge);
     return {
       title: 'Pay by card',
       eventTitle: registration.event.title,

@@ -5,7 +5,10 @@ import { loadEmailBranding } from '../mail/render.js';
 import { balanceReminderEmail } from './templates/balance-reminders.js';
 import { moneyFormatter } from '../money-format.js';
 import { raiseOperationsAlert } from '../payments/alerts.js';
-import { payNowUrl, registrationUrl } from '../payments/links.js';
+import { belowCardMinimum } from '../payments/card-minimum.js';
+import { cardPaymentPossible, payNowUrl, registrationUrl } from '../payments/links.js';
+import { cardSurcharge, type CardFeeRate } from '../registrations/pricing.js';
+import { getCardFeeRate } from '../settings.js';
 import { addDays, amountDueFor, daysBetween, nextUnmetStep, type BalanceTerms } from '../registrations/balance-terms.js';
 import { scheduleOf } from '../registrations/deposits.js';
 import { registrationMoney } from '../registrations/ledger.js';
@@ -31,6 +34,8 @@ interface Candidate {
   manage_link_version: number;
   title: string;
   balance_terms: BalanceTerms | null;
+  online_payment: boolean;
+  pass_card_fee: boolean;
 }
 
 /**
@@ -52,8 +57,9 @@ export async function sendBalanceReminders(ctx: AppContext, options: { dryRun?: 
     .whereNull('e.deleted_at')
     .where('e.starts_at', '>', now)
     .whereExists((q) => q.from('registration_schedules as s').whereRaw('s.registration_id = r.id'))
-    .select<Candidate[]>('r.id', 'r.event_id', 'r.contact_name', 'r.contact_email_enc', 'r.manage_link_version', 'e.title', 'e.balance_terms');
+    .select<Candidate[]>('r.id', 'r.event_id', 'r.contact_name', 'r.contact_email_enc', 'r.manage_link_version', 'e.title', 'e.balance_terms', 'e.online_payment', 'e.pass_card_fee');
   if (candidates.length === 0) return summary;
+  const cardFee = await getCardFeeRate(ctx.db);
   const branding = await loadEmailBranding(ctx.db, ctx.config);
   const money = moneyFormatter(ctx.config.regional);
   for (const registration of candidates) {
@@ -104,7 +110,7 @@ export async function sendBalanceReminders(ctx: AppContext, options: { dryRun?: 
         });
         summary.overdue += 1;
       }
-      const links = linksFor(ctx, registration, due);
+      const links = linksFor(ctx, registration, due, byCard(ctx, registration, due, cardFee));
       const rendered = balanceReminderEmail(
         { name: registration.contact_name, eventTitle: registration.title, overdue: kind === 'overdue', today: kind === 'on', dueMinor: due, balanceMinor: ledger.balanceMinor, dueOn: step.dueOn, ...links },
         branding,
@@ -120,11 +126,20 @@ export async function sendBalanceReminders(ctx: AppContext, options: { dryRun?: 
   return summary;
 }
 
-/** The pay-now link for exactly `due`, and the registration page; none without a public URL. */
-function linksFor(ctx: AppContext, registration: Candidate, due: number): { payNowUrl?: string; registrationUrl?: string } {
+/**
+ * Whether `due` can be paid by card in one payment: card payment is possible for the event, and what its checkout
+ * would charge (the amount and its own card fee) reaches the provider's minimum.
+ */
+function byCard(ctx: AppContext, registration: Candidate, due: number, cardFee: CardFeeRate): boolean {
+  if (!cardPaymentPossible(ctx.config, registration)) return false;
+  return !belowCardMinimum(ctx.config, due + (registration.pass_card_fee ? cardSurcharge(due, cardFee) : 0));
+}
+
+/** The pay-now link for exactly `due` (when a card can pay it), and the registration page; none without a public URL. */
+function linksFor(ctx: AppContext, registration: Candidate, due: number, payableByCard: boolean): { payNowUrl?: string; registrationUrl?: string } {
   try {
     return {
-      payNowUrl: `${payNowUrl(ctx.config, registration.id, registration.manage_link_version)}&amount=${due}`,
+      ...(payableByCard ? { payNowUrl: `${payNowUrl(ctx.config, registration.id, registration.manage_link_version)}&amount=${due}` } : {}),
       registrationUrl: registrationUrl(ctx.config, registration.id, registration.manage_link_version),
     };
   } catch {

@@ -108,7 +108,7 @@ function alertSentences(kind: string, alertId: number, reference: string | undef
     case 'refund_failed':
       return {
         happened: `A refund of a card payment${reference ? ` for ${registration}` : ''} failed at the card provider, so the money is still with the church and the payer has not got it back.`,
-        toDo: `Refund the payer another way (or again in the dashboard); money paid back by hand is recorded with \`eventops registrations record-refund${reference ? ` ${reference}` : ''}\`. Then resolve the alert.`,
+        toDo: `If the refund was meant, refund the payer another way (or again in the dashboard); money paid back by hand for a cancelled registration is recorded with \`eventops registrations record-refund${reference ? ` ${reference}` : ''}\` (a payment of one still standing, paying in parts, counts as paid again until it is refunded). Then resolve the alert.`,
       };
     case 'refunded_twice':
       return {
@@ -151,6 +151,11 @@ function alertSentences(kind: string, alertId: number, reference: string | undef
       return {
         happened: `One card payment of ${registration}, which pays in parts, was refunded or disputed at the card provider. That payment no longer counts as paid; the registration was not cancelled, and it owes that amount again.`,
         toDo: `Decide with the family: they pay the balance again (its page and reminders ask for it), or cancel with \`eventops registrations cancel${reference ? ` ${reference}` : ''}\`; any refund of the other payments is a person's decision under the no-refund policy. Then resolve the alert.`,
+      };
+    case 'part_payment_restored':
+      return {
+        happened: `A dispute of one card payment of ${registration}, which pays in parts, was decided for the church: the money came back, so that payment counts as paid again (the registration is as it was before the dispute).`,
+        toDo: "Nothing to register: the payment already pays this registration. If the family paid that amount again meanwhile, decide with them about the excess (the reason above says so). Then resolve the alert.",
       };
     case 'balance_overdue':
       return {

@@ -26,7 +26,14 @@ export async function alertParties(ctx: Pick<AppContext, 'db' | 'cipher'>, alert
   const paidBy = paymentIntentIds.length
     ? await ctx.db('registrations').whereIn('payment_intent_id', paymentIntentIds).select<Array<{ id: string; payment_intent_id: string }>>('id', 'payment_intent_id')
     : [];
-  const byPaymentIntent = new Map(paidBy.map((r) => [r.payment_intent_id, r.id]));
+  // A later card payment of a registration paying in parts is on its ledger row only.
+  const paidByPart = paymentIntentIds.length
+    ? await ctx.db('registration_payments')
+        .where({ method: 'card' })
+        .whereIn('payment_intent_id', paymentIntentIds)
+        .select<Array<{ id: string; payment_intent_id: string }>>('registration_id as id', 'payment_intent_id')
+    : [];
+  const byPaymentIntent = new Map([...paidByPart, ...paidBy].map((r) => [r.payment_intent_id, r.id]));
 
   const registrationOf = (alert: OperationsAlert): string | undefined =>
     alertRegistrationId(alert.details) ??

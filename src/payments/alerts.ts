@@ -62,6 +62,8 @@ export const ALERT_KINDS = [
   'balance_overdue',
   /** One of several card payments of a registration paying in parts was refunded or disputed: that payment no longer counts. */
   'part_payment_reversed',
+  /** One card payment of several, taken out by a dispute, came back (the dispute was won): it counts as paid again. */
+  'part_payment_restored',
   /** A registration cancelled for its overdue balance (the event's overdue cancel): what was paid is kept. */
   'balance_overdue_cancelled',
 
@@ -97,6 +99,7 @@ const KIND_LABELS: Record<AlertKind, string> = {
   balance_overpaid: 'Part payment more than the balance left',
   balance_overdue: 'Balance overdue',
   part_payment_reversed: 'One card payment of several refunded or disputed',
+  part_payment_restored: 'One card payment of several back after a dispute',
   balance_overdue_cancelled: 'Cancelled for an overdue balance',
 
   cancellation_requested: 'Registrant asks the office to cancel',

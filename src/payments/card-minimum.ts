@@ -4,7 +4,7 @@ import { cardMinimumMinor } from '../config/card-minimums.js';
 import { AppError } from '../errors.js';
 import { moneyFormatter } from '../money-format.js';
 import { cardPaymentPossible } from './links.js';
-import { PricingError, priceRegistration, type CardFeeRate, type PricedRegistration } from '../registrations/pricing.js';
+import { PricingError, cardSurcharge, priceRegistration, type CardFeeRate, type PricedRegistration } from '../registrations/pricing.js';
 import { tierPrices, type EventPricing } from '../registrations/event-pricing.js';
 
 /**
@@ -12,7 +12,7 @@ import { tierPrices, type EventPricing } from '../registrations/event-pricing.js
  * for the currency. Not the provider's fault and not worth retrying: the member is told the
  * minimum and sent to bank transfer, which has none. A free registration (0) never gets here.
  */
-export type CardMinimumPath = 'registration' | 'pay-now';
+export type CardMinimumPath = 'registration' | 'registration-deposit' | 'pay-now' | 'pay-now-part';
 
 export class CardAmountTooSmallError extends AppError {
   constructor(
@@ -50,15 +50,32 @@ export function cardAmountTooSmall(
   minimumMinor: number | undefined,
 ): CardAmountTooSmallError {
   const money = moneyFormatter(config.regional);
+  // A part (a deposit, a part of a balance) is judged on what its own checkout charges: the part and its card fee.
+  const subject = path === 'pay-now-part' ? 'this payment' : path === 'registration-deposit' ? 'the deposit' : 'this registration';
   const what =
     minimumMinor === undefined
-      ? `This registration comes to ${money(amountMinor)} by card, which is less than our card payment provider can charge in one payment`
-      : `Card payment needs at least ${money(minimumMinor)}, and this registration comes to ${money(amountMinor)} by card`;
+      ? `${subject.charAt(0).toUpperCase()}${subject.slice(1)} comes to ${money(amountMinor)} by card, which is less than our card payment provider can charge in one payment`
+      : `Card payment needs at least ${money(minimumMinor)}, and ${subject} comes to ${money(amountMinor)} by card`;
   const instead =
     path === 'registration'
       ? 'Please choose bank transfer instead.'
-      : 'Please pay by bank transfer, using the details on your registration page.';
+      : path === 'registration-deposit'
+        ? 'Please pay the whole amount now, or choose bank transfer.'
+        : 'Please pay by bank transfer, using the details on your registration page.';
   return new CardAmountTooSmallError(amountMinor, minimumMinor, `${what}. ${instead}`);
+}
+
+/**
+ * The least amount (before its card fee) one card payment can be for: its total, with the fee when the event passes
+ * it on (`cardFee`), reaches the provider's minimum. undefined when the table has no minimum for the currency.
+ */
+export function leastCardNetMinor(config: RegionalConfig, cardFee: CardFeeRate | undefined): number | undefined {
+  const minimum = cardMinimumOf(config);
+  if (minimum === undefined || !cardFee) return minimum;
+  // net + fee(net) rises with net, and from here it is at most the minimum: the least is at most fee(minimum) steps on.
+  let net = Math.max(1, minimum - cardSurcharge(minimum, cardFee));
+  while (net + cardSurcharge(net, cardFee) < minimum) net += 1;
+  return net;
 }
 
 /** Refuses, before anything is staged or sent to the provider, a card total below the known minimum. */

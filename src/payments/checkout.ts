@@ -2,7 +2,7 @@ import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import { AppError, NotFoundError } from '../errors.js';
 import { getCardFeeRate } from '../settings.js';
-import { assertCardMinimum, cardAmountTooSmall, cardMinimumOf, isProviderAmountTooSmall } from './card-minimum.js';
+import { assertCardMinimum, cardAmountTooSmall, cardMinimumOf, isProviderAmountTooSmall, type CardMinimumPath } from './card-minimum.js';
 import { providerLineItems } from './line-items.js';
 import { cancelledCheckoutUrl, cardPaymentPossible, publicBaseUrl } from './links.js';
 import { priceRegistration, type AttendeeChoice, type PricedLine } from '../registrations/pricing.js';
@@ -84,7 +84,7 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
   const first = firstCardPayment(event, input.choice, priced, { attendees: input.attendees.length, today: pricedOn, cardFee });
   // Below the provider's minimum (the card fee included) the provider would refuse the session: say so now,
   // before anything is staged or sent, and let the member choose bank transfer.
-  assertCardMinimum(ctx.config, 'registration', first ? first.netMinor + first.surchargeMinor : priced.total);
+  assertCardMinimum(ctx.config, first ? 'registration-deposit' : 'registration', first ? first.netMinor + first.surchargeMinor : priced.total);
 
   const payloadEnc = encryptStagedRegistration(ctx.cipher, {
     version: 1,
@@ -119,6 +119,7 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
       expiresAt,
       cancelUrl: cancelledCheckoutUrl(ctx.config, event.slug, checkoutId),
       idempotencyKey: `checkout:${checkoutId}`,
+      ...(first ? { minimumPath: 'registration-deposit' as const } : {}),
     });
   } catch (error) {
     // The payer never saw a provider page, so nothing can be paid against this row: close it and scrub the payload.
@@ -223,6 +224,8 @@ export interface ProviderSessionRequest {
   expiresAt: Date;
   cancelUrl: string;
   idempotencyKey: string;
+  /** How a refusal for the provider's minimum names the amount; default: the registration (pay-now with an id). */
+  minimumPath?: CardMinimumPath;
 }
 
 export interface ProviderSessionRef {
@@ -274,7 +277,7 @@ export async function openProviderSession(ctx: AppContext, request: ProviderSess
         'the card provider refused an amount below its minimum that the minimum table allowed: src/config/card-minimums.ts may be out of date',
       );
       // Our table let this amount through, so its minimum is not the provider's: name none.
-      throw cardAmountTooSmall(ctx.config, request.registrationId ? 'pay-now' : 'registration', total, undefined);
+      throw cardAmountTooSmall(ctx.config, request.minimumPath ?? (request.registrationId ? 'pay-now' : 'registration'), total, undefined);
     }
     ctx.logger.error(
       { checkoutId: request.checkoutId, provider: providerErrorDetails(error) },

@@ -16,7 +16,11 @@ import type { PricedLine } from '../registrations/pricing.js';
 
 export interface PartPayment {
   lines: PricedLine[];
-  /** What the receipt says was paid in all and is left, counting this payment (read from the ledger before it is recorded). */
+  /**
+   * What the receipt says was paid in all and is left, counting this payment: read under the registration's lock
+   * before its row is written, so the receipt can be rendered before the event's lock; recordPartPayment reads the
+   * ledger again after the write, and the completion renders it again should the two differ.
+   */
   receipt: { paidSoFarMinor: number; balanceLeftMinor: number };
 }
 
@@ -56,7 +60,7 @@ export async function recordPartPayment(
   trx: Knex.Transaction,
   ctx: WebhookContext,
   input: { registrationId: string; claimed: StagingRow; paymentIntentId: string | null; now: Date; schedule?: Schedule; part?: PartPayment },
-): Promise<void> {
+): Promise<PartPayment['receipt']> {
   const { registrationId, claimed, now } = input;
   if (input.schedule) await insertSchedule(trx, registrationId, input.schedule);
   const before = await registrationMoney(trx, registrationId);
@@ -69,7 +73,7 @@ export async function recordPartPayment(
     now,
   });
   const left = before.outstandingMinor - claimed.net_minor;
-  if (left > 0) return;
+  if (left > 0) return ledgerAfter(trx, registrationId);
   await trx('registrations').where({ id: registrationId, status: 'PENDING' }).update({ status: 'PAID', paid_at: now, updated_at: now });
   if (left < 0) {
     await raiseOperationsAlert(trx, ctx, {
@@ -82,4 +86,11 @@ export async function recordPartPayment(
       details: { registrationId, eventId: claimed.event_id },
     });
   }
+  return ledgerAfter(trx, registrationId);
+}
+
+/** What a receipt says was paid in all and is left, read from the ledger after the payment's row is written. */
+async function ledgerAfter(trx: Knex.Transaction, registrationId: string): Promise<PartPayment['receipt']> {
+  const after = await registrationMoney(trx, registrationId);
+  return { paidSoFarMinor: after.paidMinor, balanceLeftMinor: Math.max(0, after.outstandingMinor) };
 }

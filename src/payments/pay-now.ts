@@ -180,7 +180,7 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
       if (chargesWhatIsShown && (timeToPay || holdEnded)) return { kind: 'reuse', checkout: { checkoutId: live.id, redirectUrl: live.provider_url, reused: true } };
       if (holdEnded) throw new NotPayableError('hold_ended');
       // Not expired at the provider to make way for a session it would refuse.
-      assertCardMinimum(ctx.config, 'pay-now', net + surcharge);
+      assertCardMinimum(ctx.config, part ? 'pay-now-part' : 'pay-now', net + surcharge);
       return { kind: 'replace', live };
     }
     if (inFlight.length > 0) {
@@ -191,8 +191,9 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
       throw new NotPayableError('processing');
     }
     if (holdEnded) throw new NotPayableError('hold_ended');
-    // Below the provider's minimum no session is claimed or opened: the registrant is sent to bank transfer.
-    assertCardMinimum(ctx.config, 'pay-now', net + surcharge);
+    // Below the provider's minimum no session is claimed or opened: the registrant is sent to bank transfer. A part is
+    // judged on what this checkout charges (the part and its own card fee), never on the registration's total.
+    assertCardMinimum(ctx.config, part ? 'pay-now-part' : 'pay-now', net + surcharge);
 
     const expiresAt = new Date(now.getTime() + CHECKOUT_EXPIRY_MS);
     const [staged] = await trx('checkout_sessions')
@@ -220,6 +221,7 @@ async function decidePayNow(ctx: AppContext, registrationId: string, asked: Read
         expiresAt,
         cancelUrl: registrationUrl(ctx.config, registration.id, registration.manage_link_version),
         idempotencyKey: `paynow:${checkoutId}`,
+        ...(part ? { minimumPath: 'pay-now-part' as const } : {}),
       },
     };
   });

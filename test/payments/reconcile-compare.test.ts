@@ -135,4 +135,19 @@ describe('reconcile decisions', () => {
     const foreign = parseProviderSession(buildCheckoutSession({ status: 'complete', payment_status: 'paid', amount_total: 500 }));
     expect(decide(foreign, undefined, NOW).action).toBe('none');
   });
+
+  it('one card payment of several, refunded or disputed at the provider: reversed while its ledger row still counts and its registration stands, PAID or still owing; nothing once the row records it or the registration is cancelled', () => {
+    const refunded = paid({ amount_refunded: 12000, refunded: true });
+    const part = (registrationStatus: OurCheckoutView['registrationStatus'], cardPartReversal: OurCheckoutView['cardPartReversal']) =>
+      ours({ status: 'COMPLETED', registrationStatus, cardPartReversal });
+    expect(decide(refunded, part('PENDING', null), NOW)).toMatchObject({ action: 'reverse', reversal: 'refund' });
+    expect(decide(paid({ disputed: true }), part('PAID', null), NOW)).toMatchObject({ action: 'reverse', reversal: 'dispute' });
+    // Recorded already (a registration that paid the amount again is PAID once more): not reported on every run.
+    expect(decide(refunded, part('PAID', 'refund'), NOW).action).toBe('none');
+    expect(decide(paid({ disputed: true }), part('PENDING', 'dispute'), NOW).action).toBe('none');
+    // The registration it alone paid was cancelled for it.
+    expect(decide(refunded, part('CANCELLED', null), NOW).action).toBe('none');
+    // The whole-total payment kept on the registration: as before, only while PAID.
+    expect(decide(refunded, ours({ status: 'COMPLETED', registrationStatus: 'PENDING' }), NOW).action).toBe('none');
+  });
 });

@@ -25,7 +25,7 @@ export const balanceReminderEmail = defineEmailTemplate<BalanceReminderData>({
 <p>{{#if overdue}}<strong>{{money dueMinor}}</strong> was due on {{date dueOn}} for {{eventTitle}}, and we have not received it yet.{{else if today}}<strong>{{money dueMinor}}</strong> is due today for {{eventTitle}}.{{else}}<strong>{{money dueMinor}}</strong> is due on {{date dueOn}} for {{eventTitle}}.{{/if}}</p>
 <p>Balance left on your registration: {{money balanceMinor}}.</p>
 {{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 18px;background:#18181b;color:#ffffff;text-decoration:none;border-radius:4px;">Pay {{money dueMinor}} by card</a></p>{{/if}}
-{{#if registrationUrl}}<p>Or pay by bank transfer with the details on <a href="{{registrationUrl}}">your registration page</a>.</p>{{/if}}
+{{#if registrationUrl}}<p>{{#if payNowUrl}}Or pay{{else}}Pay{{/if}} by bank transfer with the details on <a href="{{registrationUrl}}">your registration page</a>.</p>{{/if}}
 <p>If you have paid in the last few days, thank you, and please ignore this reminder.</p>`,
   text: `Hi {{name}},
 
@@ -34,7 +34,7 @@ Balance left on your registration: {{money balanceMinor}}.
 {{#if payNowUrl}}
 Pay {{money dueMinor}} by card: {{payNowUrl}}
 {{/if}}{{#if registrationUrl}}
-Or pay by bank transfer with the details on your registration page: {{registrationUrl}}
+{{#if payNowUrl}}Or pay{{else}}Pay{{/if}} by bank transfer with the details on your registration page: {{registrationUrl}}
 {{/if}}
 If you have paid in the last few days, thank you, and please ignore this reminder.`,
 });

@@ -134,6 +134,11 @@ export interface OurCheckoutView {
   paymentRegistrationStatus?: 'PENDING' | 'PAID' | 'CANCELLED' | null;
   /** Reversals of this payment already told as reversal_unfulfilled. */
   reversalsAlerted?: ReadonlyArray<'refund' | 'dispute'>;
+  /**
+   * Present for a card payment of a registration paying in parts (its ledger row): the reversal recorded on that
+   * row, or null while it counts as paid.
+   */
+  cardPartReversal?: 'refund' | 'dispute' | null;
 }
 
 export interface ReconcileDecision {
@@ -200,6 +205,19 @@ function keptReversalUntold(ours: OurCheckoutView, reversal: 'refund' | 'dispute
   return !(ours.reversalsAlerted ?? []).includes(reversal);
 }
 
+/**
+ * A completed payment the provider shows reversed whose reversal our records do not show yet. A card payment of
+ * several is judged on its own ledger row: still counting as paid while its registration stands, PAID or PENDING
+ * (the webhook takes that one payment out, or cancels a registration it alone paid). The whole-total payment:
+ * its registration still PAID.
+ */
+function reversalUnrecorded(ours: OurCheckoutView): boolean {
+  if (ours.cardPartReversal !== undefined) {
+    return ours.cardPartReversal === null && (ours.registrationStatus === 'PAID' || ours.registrationStatus === 'PENDING');
+  }
+  return ours.registrationStatus === 'PAID';
+}
+
 /** What is known here of a session without a checkout row of ours. */
 export interface KnownHere {
   /** Its payment was already alerted as unknown_checkout (by the webhook or an earlier run). */
@@ -230,8 +248,9 @@ export function decide(session: ProviderSessionView | undefined, ours: OurChecko
       return { action: 'alert_mismatch', why: `charged ${String(session.amountTotal)} at the provider, ${ours.expectedMinor} here` };
     }
     const reversal = chargeReversal(session.charge);
-    if (reversal && ours.status === 'COMPLETED' && ours.registrationStatus === 'PAID') {
-      return { action: 'reverse', why: `${reversal === 'refund' ? 'refunded' : 'disputed'} at the provider, PAID here`, reversal };
+    if (reversal && ours.status === 'COMPLETED' && reversalUnrecorded(ours)) {
+      const here = ours.cardPartReversal === undefined ? 'PAID here' : 'counted as paid here (one payment of several)';
+      return { action: 'reverse', why: `${reversal === 'refund' ? 'refunded' : 'disputed'} at the provider, ${here}`, reversal };
     }
     if (reversal && ours.status === 'UNFULFILLED' && keptReversalUntold(ours, reversal)) {
       return { action: 'reverse', why: `${reversal === 'refund' ? 'refunded' : 'disputed'} at the provider, kept without a registration here`, reversal };

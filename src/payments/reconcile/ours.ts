@@ -22,13 +22,21 @@ export interface OurRow {
   payment_registration_status: 'PENDING' | 'PAID' | 'CANCELLED' | null;
   /** Reversals of this PaymentIntent already told as reversal_unfulfilled. */
   reversals_alerted: Array<'refund' | 'dispute'> | null;
+  /** This checkout's ledger row (a card payment of a registration paying in parts): its reversal, or 'none'; null without one. */
+  card_part_reversal: 'refund' | 'dispute' | 'none' | null;
 }
+
+/**
+ * The registration a checkout's PaymentIntent pays, as SQL on `c`: the one holding it as its first (or whole)
+ * card payment, else the one whose ledger row names it (a later card payment of a registration paying in parts).
+ */
+const PAID_BY_LEDGER_SQL = `(SELECT rp.registration_id FROM registration_payments rp WHERE rp.method = 'card' AND rp.payment_intent_id = c.payment_intent_id LIMIT 1)`;
 
 /** Reconcile's view of the checkout rows `query` (on `checkout_sessions as c`) finds. */
 export function selectOurRows(ctx: Pick<AppContext, 'db'>, query: ReturnType<AppContext['db']>) {
   return query
     .leftJoin('registrations as r', (join) => {
-      join.on('r.id', 'c.registration_id').orOn('r.payment_intent_id', 'c.payment_intent_id');
+      join.on('r.id', 'c.registration_id').orOn('r.payment_intent_id', 'c.payment_intent_id').orOn('r.id', ctx.db.raw(PAID_BY_LEDGER_SQL));
     })
     .select<OurRow[]>(
       'c.id',
@@ -42,7 +50,10 @@ export function selectOurRows(ctx: Pick<AppContext, 'db'>, query: ReturnType<App
       'c.provider_session_id',
       'c.payment_intent_id',
       'r.status as registration_status',
-      ctx.db.raw('(SELECT p.status FROM registrations p WHERE p.payment_intent_id = c.payment_intent_id LIMIT 1) AS payment_registration_status'),
+      ctx.db.raw(
+        `(SELECT p.status FROM registrations p WHERE p.payment_intent_id = c.payment_intent_id OR p.id = ${PAID_BY_LEDGER_SQL} LIMIT 1) AS payment_registration_status`,
+      ),
+      ctx.db.raw(`(SELECT COALESCE(rp.reversal, 'none') FROM registration_payments rp WHERE rp.checkout_session_id = c.id) AS card_part_reversal`),
       ctx.db.raw(
         `(SELECT array_agg(DISTINCT a.details->>'reversal') FROM operations_alerts a
            WHERE a.kind = 'reversal_unfulfilled' AND a.payment_intent_id = c.payment_intent_id) AS reversals_alerted`,
@@ -98,7 +109,10 @@ function keptUntilRefunded(query: Knex.QueryBuilder, lookbackStart: Date): void 
         .whereRaw(`a.details->>'reversal' = 'refund'`),
     )
     .whereNotExists((cancelled) =>
-      cancelled.from('registrations as p').whereRaw('p.payment_intent_id = c.payment_intent_id').where('p.status', 'CANCELLED'),
+      cancelled
+        .from('registrations as p')
+        .whereRaw(`(p.payment_intent_id = c.payment_intent_id OR p.id = ${PAID_BY_LEDGER_SQL})`)
+        .where('p.status', 'CANCELLED'),
     );
 }
 
@@ -114,6 +128,7 @@ export function ourView(row: OurRow): OurCheckoutView {
     registrationStatus: row.registration_status,
     paymentRegistrationStatus: row.payment_registration_status,
     reversalsAlerted: row.reversals_alerted ?? [],
+    ...(row.card_part_reversal === null ? {} : { cardPartReversal: row.card_part_reversal === 'none' ? null : row.card_part_reversal }),
   };
 }
 

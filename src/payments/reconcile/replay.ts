@@ -86,16 +86,18 @@ async function handledEventIds(ctx: AppContext, ids: string[]): Promise<Set<stri
 
 /**
  * The payments our records already show a dispute taking money from, however we heard of it (a delivery,
- * reconcile's own repair, a dispute older than the provider's list): their later events are news.
+ * reconcile's own repair, a dispute older than the provider's list): their later events are news. A card
+ * payment of several (registration_payments) shows it on its own ledger row, and in its part_payment_reversed alert.
  */
 async function paymentsDisputedHere(ctx: AppContext, paymentIntentIds: string[]): Promise<Set<string>> {
   if (paymentIntentIds.length === 0) return new Set();
   const { rows } = await ctx.db.raw<{ rows: Array<{ payment_intent_id: string }> }>(
-    `SELECT payment_intent_id FROM registrations WHERE payment_intent_id = ANY(?) AND cancel_reason = 'dispute'
-     UNION SELECT payment_intent_id FROM pending_reversals WHERE payment_intent_id = ANY(?) AND kind = 'dispute'
-     UNION SELECT payment_intent_id FROM operations_alerts WHERE payment_intent_id = ANY(?)
-       AND (kind = 'dispute_after_cancellation' OR (kind = 'reversal_unfulfilled' AND details->>'reversal' = 'dispute'))`,
-    [paymentIntentIds, paymentIntentIds, paymentIntentIds],
+    `SELECT payment_intent_id FROM registrations WHERE payment_intent_id = ANY(:ids) AND cancel_reason = 'dispute'
+     UNION SELECT payment_intent_id FROM registration_payments WHERE payment_intent_id = ANY(:ids) AND method = 'card' AND reversal = 'dispute'
+     UNION SELECT payment_intent_id FROM pending_reversals WHERE payment_intent_id = ANY(:ids) AND kind = 'dispute'
+     UNION SELECT payment_intent_id FROM operations_alerts WHERE payment_intent_id = ANY(:ids)
+       AND (kind = 'dispute_after_cancellation' OR (kind IN ('reversal_unfulfilled', 'part_payment_reversed') AND details->>'reversal' = 'dispute'))`,
+    { ids: paymentIntentIds },
   );
   return new Set(rows.map((row) => row.payment_intent_id));
 }

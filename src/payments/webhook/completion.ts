@@ -151,7 +151,7 @@ async function settleClaimedCheckout(
   const lines = part?.lines ?? (staged?.schedule ? depositLines(claimed) : staged ? staged.priced.lines : registration ? withCardFee(registration.line_items, claimed.surcharge_minor) : []);
   const answered = staged?.answers && hasAnyAnswer(staged.answers) ? staged.answers : undefined;
   const partReceipt = part?.receipt ?? (staged ? depositReceipt(staged, claimed) : undefined);
-  const renderFor = (event: { title: string; startsAt: Date } & Partial<Pick<EventRecord, 'questions' | 'pricing'>>) =>
+  const renderFor = (event: { title: string; startsAt: Date } & Partial<Pick<EventRecord, 'questions' | 'pricing'>>, receiptPart = partReceipt) =>
     payer && registrationId && charged !== null
       ? renderReceiptWith(branding, ctx, {
           registrationId,
@@ -163,20 +163,22 @@ async function settleClaimedCheckout(
               ? answerGroupsOf({ questions: event.questions, pricing: event.pricing }, answered, staged.attendees.map((a) => a.name), ctx.config.regional)
               : undefined,
           amountMinor: charged,
-          ...(partReceipt ? { part: partReceipt } : {}),
+          ...(receiptPart ? { part: receiptPart } : {}),
           paymentIntentId: reference,
           paidAt: now,
           // A new registration starts at the first version.
           manageLinkVersion: registration?.manage_link_version,
         })
       : undefined;
-  let receipt = seen ? renderFor({ title: seen.title, startsAt: seen.starts_at }) : undefined;
+  let renderedFor: Parameters<typeof renderFor>[0] | undefined = seen ? { title: seen.title, startsAt: seen.starts_at } : undefined;
+  let receipt = renderedFor ? renderFor(renderedFor) : undefined;
 
   const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.limited, action.paymentIntentId, now) : undefined;
   // An edit committed while this completion waited for the lock: the receipt names the event as it now is.
   // Answers are listed by the questions as the locked event asks them, so a receipt with answers is rendered here.
   if (seen && locked && (answered || locked.event.title !== seen.title || locked.event.startsAt.getTime() !== seen.starts_at.getTime())) {
-    receipt = renderFor(locked.event);
+    renderedFor = locked.event;
+    receipt = renderFor(renderedFor);
   }
   // A checkout from a waiting-list offer takes the places the offer holds, if it still holds them.
   const offer = locked && !locked.event.deletedAt && staged?.waitlistOffer ? await openOfferOf(trx, claimed.event_id, staged.waitlistOffer, now) : undefined;
@@ -241,8 +243,12 @@ async function settleClaimedCheckout(
     if (staged.schedule) await recordPartPayment(trx, ctx, { registrationId: paidId, claimed, schedule: staged.schedule, paymentIntentId: action.paymentIntentId, now });
     if (offer) await markOfferClaimed(trx, offer, { registrationId: paidId, attendees: staged.attendees.length, actor: 'card provider', now });
   } else if (part) {
-    await writeTogether(trx, [], receiptRow);
-    await recordPartPayment(trx, ctx, { registrationId: paidId, claimed, paymentIntentId: action.paymentIntentId, now, part });
+    // The receipt says what the ledger says once this payment's row is written, read in this transaction: rendered
+    // from the same figures (read under the registration's lock) unless they moved, which would take another writer.
+    const after = await recordPartPayment(trx, ctx, { registrationId: paidId, claimed, paymentIntentId: action.paymentIntentId, now, part });
+    const moved = after.paidSoFarMinor !== part.receipt.paidSoFarMinor || after.balanceLeftMinor !== part.receipt.balanceLeftMinor;
+    const rerendered = moved && receiptRow && renderedFor ? renderFor(renderedFor, after) : undefined;
+    await writeTogether(trx, [], rerendered ? queuedMailRow(ctx.cipher, rerendered, now) : receiptRow);
   } else {
     const paid = trx('registrations').where({ id: paidId }).update({
       status: 'PAID',

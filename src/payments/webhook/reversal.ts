@@ -5,6 +5,7 @@ import { moneyFormatter } from '../../money-format.js';
 import { raiseOperationsAlert } from '../alerts.js';
 import type { WebhookAction } from './map.js';
 import { lockPaymentIntent, type StagingRow, type WebhookContext } from './staging-rows.js';
+import { registrationPaidBy, restoreCardPart, restoreDisputedPart, restoredStanding, reverseCardPart } from './card-parts.js';
 
 /**
  * Reversals a person or the cardholder's bank started at the provider. We only
@@ -31,10 +32,7 @@ export async function reversePayment(
   // One card payment of a registration paying in parts (while it has others): that payment only.
   const partReversed = await reverseCardPart(trx, ctx, eventId, action);
   if (partReversed) return partReversed;
-  const registration = await trx('registrations')
-    .where({ payment_intent_id: action.paymentIntentId })
-    .forUpdate()
-    .first<{ id: string; status: string; cancel_reason: string | null } | undefined>();
+  const registration = await registrationPaidBy(trx, action.paymentIntentId, true);
   if (registration) {
     if (registration.status === 'CANCELLED') {
       if (action.reversal !== 'dispute') return recordRefundOfCancelled(trx, ctx, registration, action);
@@ -161,9 +159,7 @@ export async function alertPartialRefund(
   eventId: string,
   action: PartialRefundAction,
 ): Promise<ReversalOutcome> {
-  const registration = action.paymentIntentId
-    ? await trx('registrations').where({ payment_intent_id: action.paymentIntentId }).first<{ id: string; status: string } | undefined>()
-    : undefined;
+  const registration = action.paymentIntentId ? await registrationPaidBy(trx, action.paymentIntentId) : undefined;
   await raiseOperationsAlert(trx, ctx, {
     kind: 'partial_refund',
     reason: `${moneyFormatter(ctx.config.regional)(action.amountRefundedMinor)} of ${moneyFormatter(ctx.config.regional)(action.amountMinor)} was refunded at the provider; refunds are all-or-nothing, so the registration was left as it is`,
@@ -237,10 +233,10 @@ export async function alertDisputeNotice(
   action: DisputeNoticeAction,
 ): Promise<ReversalOutcome> {
   await lockPaymentIntent(trx, action.paymentIntentId);
-  const registration = await trx('registrations')
-    .where({ payment_intent_id: action.paymentIntentId })
-    .forUpdate()
-    .first<{ id: string; status: string; cancel_reason: string | null } | undefined>('id', 'status', 'cancel_reason');
+  // One card payment of several whose dispute took it out of the ledger: it counts again, and nobody is to register anyone.
+  const partRestored = action.notice === 'won' ? await restoreDisputedPart(trx, ctx, eventId, action) : undefined;
+  if (partRestored) return partRestored;
+  const registration = await registrationPaidBy(trx, action.paymentIntentId, true);
   const restored = action.notice === 'won' && registration ? await restoreReasonBeforeDispute(trx, ctx, registration, action) : undefined;
   await raiseOperationsAlert(trx, ctx, {
     kind: action.notice === 'inquiry' ? 'dispute_inquiry' : 'dispute_won',
@@ -324,10 +320,9 @@ export async function alertFailedRefund(
     .whereRaw(`details->>'refundId' = ?`, [action.refundId])
     .first('id');
   if (alerted) return 'already_alerted';
-  const registration = await trx('registrations')
-    .where({ payment_intent_id: action.paymentIntentId })
-    .forUpdate()
-    .first<{ id: string; status: string; cancel_reason: string | null } | undefined>('id', 'status', 'cancel_reason');
+  const partRestored = await restoreRefundedPart(trx, ctx, eventId, action);
+  if (partRestored) return partRestored;
+  const registration = await registrationPaidBy(trx, action.paymentIntentId, true);
   const staging = registration ? undefined : await stagingForPaymentIntent(trx, { paymentIntentId: action.paymentIntentId, ids: action.ids });
   // A refund that arrived before its payment completed waits to cancel the registration: it did not happen after all.
   const waitingRefundDropped = (await trx('pending_reversals').where({ payment_intent_id: action.paymentIntentId, kind: 'refund' }).delete()) > 0;
@@ -379,43 +374,32 @@ async function stagingForPaymentIntent(trx: Knex.Transaction, action: Pick<Rever
 }
 
 /**
- * A refund or dispute of one card payment (a ledger row of registration_payments) of a registration that has
- * other payments or help: that row stops counting as paid (reversal), the registration is not cancelled, a PAID
- * one owes again (PENDING), and the office is alerted once per payment and kind. Nothing is refunded here.
- * undefined: not such a payment (the registration's only payment follows the whole-registration policy).
+ * A failed refund of one card payment of several, which the refund had taken out of the ledger: the money is back
+ * with the church, so that payment counts as paid again (a registration it left owing is PAID again, as before the
+ * refund), as a failed refund makes a refunded registration count as paid again. The office is told once per refund.
  */
-async function reverseCardPart(trx: Knex.Transaction, ctx: WebhookContext, eventId: string, action: ReverseAction): Promise<ReversalOutcome | undefined> {
-  const row = await trx('registration_payments')
-    .where({ method: 'card', payment_intent_id: action.paymentIntentId })
-    .first<{ id: number; registration_id: string; amount_minor: number; reversal: string | null } | undefined>('id', 'registration_id', 'amount_minor', 'reversal');
-  if (!row) return undefined;
-  const registration = await trx('registrations').where({ id: row.registration_id }).forUpdate().first<{ id: string; status: string; event_id: string }>('id', 'status', 'event_id');
-  const others = await trx('registration_payments').where({ registration_id: row.registration_id }).whereNot({ id: row.id }).whereNull('reversal').first('id');
-  const credits = await trx('registration_credits').where({ registration_id: row.registration_id }).first('id');
-  if (!others && !credits && row.reversal === null) return undefined;
-  const now = ctx.clock.now();
-  if (row.reversal === null) {
-    await trx('registration_payments').where({ id: row.id }).update({ reversal: action.reversal, reversed_at: now });
-    if (registration.status === 'PAID') await trx('registrations').where({ id: registration.id }).update({ status: 'PENDING', paid_at: null, updated_at: now });
-    await recordHistory(trx, {
-      registrationId: registration.id,
-      action: action.reversal === 'refund' ? 'refunded' : 'disputed',
-      changes: { amountMinor: row.amount_minor, reversal: action.reversal, paymentIntentId: action.paymentIntentId, ...(registration.status === 'PAID' ? { status: { from: 'PAID', to: 'PENDING' } } : {}) },
-      actor: 'card provider',
-      now,
-    });
-  }
-  const alerted = await trx('operations_alerts')
-    .where({ kind: 'part_payment_reversed', payment_intent_id: action.paymentIntentId })
-    .whereRaw(`details->>'reversal' = ?`, [action.reversal])
-    .first('id');
-  if (alerted) return 'already_alerted';
+async function restoreRefundedPart(trx: Knex.Transaction, ctx: WebhookContext, eventId: string, action: FailedRefundAction): Promise<ReversalOutcome | undefined> {
+  const restored = await restoreCardPart(trx, ctx, action.paymentIntentId, 'refund', {
+    action: 'refund_failed',
+    changes: { refundId: action.refundId, failureReason: action.failureReason },
+  });
+  if (!restored) return undefined;
   await raiseOperationsAlert(trx, ctx, {
-    kind: 'part_payment_reversed',
-    reason: `a ${action.reversal} of one card payment (${moneyFormatter(ctx.config.regional)(row.amount_minor)}) of a registration paying in parts; that payment no longer counts as paid and the registration owes it again`,
+    kind: 'refund_failed',
+    reason:
+      `a refund of one card payment (${moneyFormatter(ctx.config.regional)(restored.amountMinor)}) of a registration paying in parts failed at the provider${action.failureReason ? ` (${action.failureReason})` : ''}, ` +
+      `so the money is still with the church: that payment counts as paid again and ${restoredStanding(ctx, restored)}; refund the payer another way if the refund was meant, then resolve this alert`,
     paymentIntentId: action.paymentIntentId,
+    checkoutId: action.ids.checkoutId,
     amountMinor: action.amountMinor,
-    details: { registrationId: registration.id, eventId: registration.event_id, reversal: action.reversal, providerObjectId: action.providerObjectId, providerEventId: eventId },
+    details: {
+      refundId: action.refundId,
+      failureReason: action.failureReason,
+      registrationId: restored.registrationId,
+      registrationStatus: restored.status,
+      restoredReversal: 'refund',
+      providerEventId: eventId,
+    },
   });
   return 'alerted';
 }

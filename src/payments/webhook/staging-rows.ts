@@ -65,8 +65,9 @@ export async function ourPaymentIntents(db: Knex, ids: readonly string[]): Promi
   const { rows } = await db.raw<{ rows: Array<{ payment_intent_id: string }> }>(
     `SELECT payment_intent_id FROM checkout_sessions WHERE payment_intent_id = ANY(?)
      UNION SELECT payment_intent_id FROM registrations WHERE payment_intent_id = ANY(?)
+     UNION SELECT payment_intent_id FROM registration_payments WHERE payment_intent_id = ANY(?) AND method = 'card'
      UNION SELECT payment_intent_id FROM operations_alerts WHERE payment_intent_id = ANY(?) AND kind <> ALL(?)`,
-    [list, list, list, NOTICE_ALERT_KINDS],
+    [list, list, list, list, NOTICE_ALERT_KINDS],
   );
   return new Set(rows.map((row) => row.payment_intent_id));
 }
