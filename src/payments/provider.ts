@@ -26,15 +26,22 @@ export async function createProviderClient(config: Pick<AppConfig, 'payments'>):
       suggestion: 'set PSP_SECRET_KEY and PSP_WEBHOOK_SECRET to take card payments',
     });
   }
+  // One client per configuration: building one sets up every resource of the API, a cost each checkout paid before.
+  const made = clientsByConfig.get(payments);
+  if (made) return made;
   const { default: StripeClient } = await import('stripe');
-  return new StripeClient(payments.secretKey, {
+  const client = new StripeClient(payments.secretKey, {
     apiVersion: PROVIDER_API_VERSION,
     maxNetworkRetries: MAX_NETWORK_RETRIES,
     timeout: REQUEST_TIMEOUT_MS,
     telemetry: false,
     ...apiAddress(payments.apiBase),
   });
+  clientsByConfig.set(payments, client);
+  return client;
 }
+
+const clientsByConfig = new WeakMap<NonNullable<AppConfig['payments']>, ProviderClient>();
 
 /** host/port/protocol for PSP_API_BASE (tests point it at the local provider); the package default otherwise. */
 export function apiAddress(apiBase: string | undefined): Pick<Stripe.StripeConfig, 'host' | 'port' | 'protocol'> {
