@@ -5,36 +5,22 @@ import { managePath } from '../../src/payments/manage-link.js';
 import { registrationMoney } from '../../src/registrations/ledger.js';
 import { cardSurcharge } from '../../src/registrations/pricing.js';
 import { getCardFeeRate } from '../../src/settings.js';
-import { insertEvent } from '../support/factories.js';
-import { postRegistrationForm } from '../support/form-post.js';
+import { insertDepositEvent, payDepositByCard } from '../support/deposit-event.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
-import { fromReferenceNow, referenceNow } from '../support/test-now.js';
+import { referenceNow } from '../support/test-now.js';
 
 let harness: PaymentsHarness;
 let slug: string;
 
 beforeAll(async () => {
   harness = await startPaymentsHarness({ now: referenceNow() });
-  const balanceDueAt = fromReferenceNow({ days: 30 }).toISOString().slice(0, 10);
-  ({ slug } = await insertEvent(harness.tdb.db, {
-    online_payment: true,
-    pass_card_fee: true,
-    starts_at: fromReferenceNow({ days: 60 }),
-    balance_terms: JSON.stringify({ deposit: { perAttendee: 5000 }, balanceDueAt, minimumPayment: 2000, instalments: null, overdue: 'alert' }),
-  }));
+  ({ slug } = await insertDepositEvent(harness.tdb.db, { instalments: null }));
 });
 afterAll(() => harness.close());
 
 const db = () => harness.tdb.db;
 
-/** Registers one adult (12000) by card choosing the deposit, and pays the deposit at the provider. */
-async function depositByCard(email: string): Promise<string> {
-  const posted = await postRegistrationForm(harness.server.url, slug, { name: 'Pat Parent', email, attendee_name: 'Kid', attendee_tier: 'adult', payment: 'card', pay_plan: 'deposit' });
-  expect(posted.status).toBe(303);
-  const checkout = await db()('checkout_sessions').where({ provider_url: posted.headers.get('location') }).first();
-  await harness.provider.deliver('checkout.session.completed', checkout.provider_session_id);
-  return (await db()('checkout_sessions').where({ id: checkout.id }).first()).registration_id as string;
-}
+const depositByCard = async (email: string) => (await payDepositByCard(harness, slug, email)).registrationId;
 
 async function managePage(id: string): Promise<string> {
   const response = await fetch(`${harness.server.url}${managePath(harness.ctx.config.authSecret, { registrationId: id, version: 1 })}`, { headers: { accept: 'text/html' } });

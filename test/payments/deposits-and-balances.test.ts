@@ -6,23 +6,16 @@ import { reconcileWithProvider } from '../../src/payments/reconcile/run.js';
 import { registrationMoney } from '../../src/registrations/ledger.js';
 import { cardSurcharge } from '../../src/registrations/pricing.js';
 import { getCardFeeRate } from '../../src/settings.js';
-import { insertEvent } from '../support/factories.js';
-import { postRegistrationForm } from '../support/form-post.js';
+import { insertDepositEvent, payDepositByCard } from '../support/deposit-event.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
-import { fromReferenceNow, referenceNow } from '../support/test-now.js';
+import { referenceNow } from '../support/test-now.js';
 
 let harness: PaymentsHarness;
 let slug: string;
 
 beforeAll(async () => {
   harness = await startPaymentsHarness({ now: referenceNow() });
-  const balanceDueAt = fromReferenceNow({ days: 30 }).toISOString().slice(0, 10);
-  ({ slug } = await insertEvent(harness.tdb.db, {
-    online_payment: true,
-    pass_card_fee: true,
-    starts_at: fromReferenceNow({ days: 60 }),
-    balance_terms: JSON.stringify({ deposit: { perAttendee: 5000 }, balanceDueAt, minimumPayment: 2000, instalments: { count: 2 }, overdue: 'alert' }),
-  }));
+  ({ slug } = await insertDepositEvent(harness.tdb.db));
 });
 afterAll(() => harness.close());
 
@@ -30,13 +23,9 @@ const db = () => harness.tdb.db;
 
 /** Registers one attendee (12000) by card choosing instalments, and pays the deposit's checkout at the provider. */
 async function depositByCard(email: string): Promise<string> {
-  const posted = await postRegistrationForm(harness.server.url, slug, { name: 'Pat Parent', email, attendee_name: 'Kid', attendee_tier: 'adult', payment: 'card', pay_plan: 'instalments' });
-  expect(posted.status).toBe(303);
-  const checkout = await db()('checkout_sessions').where({ provider_url: posted.headers.get('location') }).first();
+  const { registrationId, checkout } = await payDepositByCard(harness, slug, email, 'instalments');
   expect(checkout).toMatchObject({ net_minor: 5000, surcharge_minor: cardSurcharge(5000, await getCardFeeRate(db())) });
-  await harness.provider.deliver('checkout.session.completed', checkout.provider_session_id);
-  const done = await db()('checkout_sessions').where({ id: checkout.id }).first();
-  return done.registration_id as string;
+  return registrationId;
 }
 
 /** Pay-now for `amount` through the pay page's POST: the checkout it opened. */

@@ -2,11 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { moneyFormatter } from '../../src/money-format.js';
 import { registrationToken } from '../../src/payments/links.js';
 import { registrationMoney } from '../../src/registrations/ledger.js';
-import { insertEvent } from '../support/factories.js';
-import { postRegistrationForm } from '../support/form-post.js';
+import { insertDepositEvent, payDepositByCard } from '../support/deposit-event.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { closeGate } from '../support/race-gate.js';
-import { fromReferenceNow, referenceNow } from '../support/test-now.js';
+import { referenceNow } from '../support/test-now.js';
 import { queuedMessages } from '../support/webhook-events.js';
 
 // Two card payments of parts of one balance completing at the same moment: each receipt names what was paid
@@ -18,25 +17,13 @@ let slug: string;
 
 beforeAll(async () => {
   harness = await startPaymentsHarness({ now: referenceNow(), env: { CHURCH_NETWORKS: '127.0.0.1/32', CHURCH_NETWORK_FORM_POSTS_PER_MINUTE: '200' } });
-  const balanceDueAt = fromReferenceNow({ days: 30 }).toISOString().slice(0, 10);
-  ({ slug } = await insertEvent(harness.tdb.db, {
-    online_payment: true,
-    pass_card_fee: true,
-    starts_at: fromReferenceNow({ days: 60 }),
-    balance_terms: JSON.stringify({ deposit: { perAttendee: 5000 }, balanceDueAt, minimumPayment: 2000, overdue: 'alert' }),
-  }));
+  ({ slug } = await insertDepositEvent(harness.tdb.db, { instalments: null }));
 });
 afterAll(() => harness.close());
 
 const db = () => harness.tdb.db;
 
-async function depositByCard(email: string): Promise<string> {
-  const posted = await postRegistrationForm(harness.server.url, slug, { name: 'Pat Parent', email, attendee_name: 'Kid', attendee_tier: 'adult', payment: 'card', pay_plan: 'deposit' });
-  expect(posted.status).toBe(303);
-  const checkout = await db()('checkout_sessions').where({ provider_url: posted.headers.get('location') }).first();
-  await harness.provider.deliver('checkout.session.completed', checkout.provider_session_id);
-  return (await db()('checkout_sessions').where({ id: checkout.id }).first()).registration_id as string;
-}
+const depositByCard = async (email: string) => (await payDepositByCard(harness, slug, email)).registrationId;
 
 async function openPart(registrationId: string, amount: number): Promise<{ id: string; provider_session_id: string }> {
   const posted = await fetch(`${harness.server.url}/registrations/${registrationId}/pay`, {

@@ -7,10 +7,9 @@ import { markRegistrationPaid } from '../../src/office/registrations/mark-paid.j
 import { moneyFormatter } from '../../src/office/registrations/money.js';
 import { registrationToken } from '../../src/payments/links.js';
 import { registrationMoney } from '../../src/registrations/ledger.js';
-import { insertEvent } from '../support/factories.js';
-import { postRegistrationForm } from '../support/form-post.js';
+import { insertDepositEvent, payDepositByCard } from '../support/deposit-event.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
-import { fromReferenceNow, referenceNow } from '../support/test-now.js';
+import { referenceNow } from '../support/test-now.js';
 
 // A registration paying in parts has one card payment (one checkout, one PaymentIntent) per part; only the
 // first is on registrations.payment_intent_id. Reconcile, and the webhook code it replays, must find the
@@ -22,13 +21,7 @@ let slug: string;
 beforeAll(async () => {
   // Every post here comes from this machine: the church's own network, whose form-post limit fits a file of payments.
   harness = await startPaymentsHarness({ now: referenceNow(), env: { CHURCH_NETWORKS: '127.0.0.1/32', CHURCH_NETWORK_FORM_POSTS_PER_MINUTE: '200' } });
-  const balanceDueAt = fromReferenceNow({ days: 30 }).toISOString().slice(0, 10);
-  ({ slug } = await insertEvent(harness.tdb.db, {
-    online_payment: true,
-    pass_card_fee: true,
-    starts_at: fromReferenceNow({ days: 60 }),
-    balance_terms: JSON.stringify({ deposit: { perAttendee: 5000 }, balanceDueAt, minimumPayment: 2000, instalments: { count: 2 }, overdue: 'alert' }),
-  }));
+  ({ slug } = await insertDepositEvent(harness.tdb.db));
 });
 afterAll(() => harness.close());
 
@@ -43,12 +36,8 @@ const alertKindsOf = async (id: string) =>
 
 /** Registers one attendee (12000) by card choosing instalments, and pays the deposit (5000) at the provider. */
 async function depositByCard(email: string): Promise<{ id: string; sessionId: string }> {
-  const posted = await postRegistrationForm(harness.server.url, slug, { name: 'Pat Parent', email, attendee_name: 'Kid', attendee_tier: 'adult', payment: 'card', pay_plan: 'instalments' });
-  expect(posted.status).toBe(303);
-  const checkout = await db()('checkout_sessions').where({ provider_url: posted.headers.get('location') }).first();
-  await harness.provider.deliver('checkout.session.completed', checkout.provider_session_id);
-  const done = await db()('checkout_sessions').where({ id: checkout.id }).first();
-  return { id: done.registration_id as string, sessionId: checkout.provider_session_id as string };
+  const { registrationId, checkout } = await payDepositByCard(harness, slug, email, 'instalments');
+  return { id: registrationId, sessionId: checkout.provider_session_id };
 }
 
 /** Pay-now for `amount` through the pay page's POST: the checkout it opened. */
