@@ -6,7 +6,7 @@ import { reconcileWithProvider } from '../../src/payments/reconcile/run.js';
 import { registrationMoney } from '../../src/registrations/ledger.js';
 import { cardSurcharge } from '../../src/registrations/pricing.js';
 import { getCardFeeRate } from '../../src/settings.js';
-import { insertDepositEvent, payDepositByCard } from '../support/deposit-event.js';
+import { insertDepositEvent, openPartCheckout, payDepositByCard } from '../support/deposit-event.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { referenceNow } from '../support/test-now.js';
 
@@ -28,18 +28,7 @@ async function depositByCard(email: string): Promise<string> {
   return registrationId;
 }
 
-/** Pay-now for `amount` through the pay page's POST: the checkout it opened. */
-async function payPart(registrationId: string, amount: number): Promise<{ id: string; provider_session_id: string; net_minor: number; surcharge_minor: number }> {
-  const token = registrationToken(harness.ctx.config.authSecret, registrationId, 1);
-  const posted = await fetch(`${harness.server.url}/registrations/${registrationId}/pay`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: `token=${token}&amount=${amount}`,
-  });
-  expect(posted.status).toBe(303);
-  return db()('checkout_sessions').where({ provider_url: posted.headers.get('location') }).first();
-}
+const payPart = (registrationId: string, amount: number) => openPartCheckout(harness, registrationId, amount);
 
 const receipts = async () => Number((await db()('queued_mail').where({ kind: 'receipt' }).count<{ n: string }>({ n: '*' }).first())?.n ?? 0);
 

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { moneyFormatter } from '../../src/money-format.js';
-import { registrationToken } from '../../src/payments/links.js';
 import { registrationMoney } from '../../src/registrations/ledger.js';
-import { insertDepositEvent, payDepositByCard } from '../support/deposit-event.js';
+import { insertDepositEvent, openPartCheckout, payDepositByCard } from '../support/deposit-event.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { closeGate } from '../support/race-gate.js';
 import { referenceNow } from '../support/test-now.js';
@@ -25,16 +24,7 @@ const db = () => harness.tdb.db;
 
 const depositByCard = async (email: string) => (await payDepositByCard(harness, slug, email)).registrationId;
 
-async function openPart(registrationId: string, amount: number): Promise<{ id: string; provider_session_id: string }> {
-  const posted = await fetch(`${harness.server.url}/registrations/${registrationId}/pay`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: `token=${registrationToken(harness.ctx.config.authSecret, registrationId, 1)}&amount=${amount}`,
-  });
-  expect(posted.status).toBe(303);
-  return db()('checkout_sessions').where({ provider_url: posted.headers.get('location') }).first();
-}
+const openPart = (registrationId: string, amount: number) => openPartCheckout(harness, registrationId, amount);
 
 describe('part payments completing together', () => {
   it('two parts of one balance paid at the same moment: each receipt names the balance left once its own payment is recorded, in the order the ledger took them', async () => {

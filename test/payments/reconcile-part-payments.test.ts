@@ -5,9 +5,8 @@ import { listOperationsAlerts, raiseOperationsAlert } from '../../src/payments/a
 import { paymentReference } from '../../src/registrations/reference.js';
 import { markRegistrationPaid } from '../../src/office/registrations/mark-paid.js';
 import { moneyFormatter } from '../../src/office/registrations/money.js';
-import { registrationToken } from '../../src/payments/links.js';
 import { registrationMoney } from '../../src/registrations/ledger.js';
-import { insertDepositEvent, payDepositByCard } from '../support/deposit-event.js';
+import { insertDepositEvent, openPartCheckout, payDepositByCard } from '../support/deposit-event.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
 import { referenceNow } from '../support/test-now.js';
 
@@ -40,18 +39,7 @@ async function depositByCard(email: string): Promise<{ id: string; sessionId: st
   return { id: registrationId, sessionId: checkout.provider_session_id };
 }
 
-/** Pay-now for `amount` through the pay page's POST: the checkout it opened. */
-async function openPart(registrationId: string, amount: number): Promise<{ id: string; provider_session_id: string }> {
-  const token = registrationToken(harness.ctx.config.authSecret, registrationId, 1);
-  const posted = await fetch(`${harness.server.url}/registrations/${registrationId}/pay`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: `token=${token}&amount=${amount}`,
-  });
-  expect(posted.status).toBe(303);
-  return db()('checkout_sessions').where({ provider_url: posted.headers.get('location') }).first();
-}
+const openPart = (registrationId: string, amount: number) => openPartCheckout(harness, registrationId, amount);
 
 /** A part paid at the provider and delivered: its session id. */
 async function payPart(registrationId: string, amount: number): Promise<string> {

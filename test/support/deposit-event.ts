@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { Db } from '../../src/db/connect.js';
+import { registrationToken } from '../../src/payments/links.js';
 import { insertEvent } from './factories.js';
 import { postRegistrationForm } from './form-post.js';
 import type { PaymentsHarness } from './payments-harness.js';
@@ -34,4 +35,20 @@ export async function payDepositByCard(
   await harness.provider.deliver('checkout.session.completed', checkout.provider_session_id);
   const done = await db('checkout_sessions').where({ id: checkout.id }).first();
   return { registrationId: done.registration_id as string, checkout };
+}
+
+/** Pay-now for `amount` (minor units) through the pay page's POST, as a reminder's link does: the checkout it opened. */
+export async function openPartCheckout(
+  harness: PaymentsHarness,
+  registrationId: string,
+  amount: number,
+): Promise<{ id: string; provider_session_id: string; net_minor: number; surcharge_minor: number }> {
+  const posted = await fetch(`${harness.server.url}/registrations/${registrationId}/pay`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: `token=${registrationToken(harness.ctx.config.authSecret, registrationId, 1)}&amount=${amount}`,
+  });
+  expect(posted.status).toBe(303);
+  return harness.tdb.db('checkout_sessions').where({ provider_url: posted.headers.get('location') }).first();
 }
