@@ -1,3 +1,5 @@
+import type { EventPricing } from '../../registrations/event-pricing.js';
+import type { Question } from '../../registrations/answers.js';
 import type { Knex } from 'knex';
 import { CHURCH_IDENTITY_KEYS, type ChurchIdentitySettings } from '../../mail/identity.js';
 import { parseSettings } from '../../settings.js';
@@ -21,6 +23,9 @@ export interface SeenEvent {
   title: string;
   starts_at: Date;
   capacity: number | null;
+  /** What a receipt lists answers by: rendered before the lock, again under it only if these changed meanwhile. */
+  questions: Question[] | null;
+  pricing: EventPricing;
   /** It has a capacity, or a ticket type with a capacity of its own: its places are counted under its exclusive lock. */
   limited: boolean;
 }
@@ -80,6 +85,7 @@ export async function recordAndClaimCompletion(
      SELECT (SELECT count(*) FROM payment_locked)::int AS recorded_count,
             claimed.*,
             e.title AS seen_title, e.starts_at AS seen_starts_at, e.capacity AS seen_capacity, e.id IS NOT NULL AS seen_found,
+            e.questions AS seen_questions, e.pricing AS seen_pricing,
             ${SEEN_LIMITED_SQL} AS seen_limited,
             (SELECT json_object_agg(key, value) FROM app_settings WHERE key IN (${settingPlaceholders})) AS identity_settings
        FROM (SELECT 1) AS one
@@ -101,11 +107,13 @@ export async function recordAndClaimCompletion(
   );
   const row = result.rows[0];
   if (!row) throw new Error('the completion claim returned no row');
-  const { recorded_count, seen_title, seen_starts_at, seen_capacity, seen_found, seen_limited, identity_settings, ...claimed } = row;
+  const { recorded_count, seen_title, seen_starts_at, seen_capacity, seen_found, seen_limited, seen_questions, seen_pricing, identity_settings, ...claimed } = row;
   return {
     recorded: recorded_count === 1,
     claimed: claimed.id ? (claimed as StagingRow) : undefined,
-    seen: seen_found ? { title: seen_title as string, starts_at: seen_starts_at as Date, capacity: seen_capacity, limited: Boolean(seen_limited) } : undefined,
+    seen: seen_found
+      ? { title: seen_title as string, starts_at: seen_starts_at as Date, capacity: seen_capacity, questions: seen_questions, pricing: seen_pricing as EventPricing, limited: Boolean(seen_limited) }
+      : undefined,
     identitySettings: parseSettings(identity_settings ?? {}),
   };
 }
@@ -117,5 +125,7 @@ type ClaimRow = Partial<StagingRow> & {
   seen_capacity: number | null;
   seen_found: boolean;
   seen_limited: boolean | null;
+  seen_questions: Question[] | null;
+  seen_pricing: EventPricing | null;
   identity_settings: Record<string, unknown> | null;
 };

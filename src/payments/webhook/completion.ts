@@ -115,7 +115,7 @@ export async function completeCheckout(
 
   const seen = await trx('events as e')
     .where({ 'e.id': claimed.event_id })
-    .first<SeenEvent | undefined>('e.title', 'e.starts_at', 'e.capacity', trx.raw(`${SEEN_LIMITED_SQL} AS limited`));
+    .first<SeenEvent | undefined>('e.title', 'e.starts_at', 'e.capacity', 'e.questions', 'e.pricing', trx.raw(`${SEEN_LIMITED_SQL} AS limited`));
   const branding = await loadEmailBranding(trx, ctx.config);
   return settleClaimedCheckout(trx, ctx, eventId, action, { claimed, registration, seen, branding });
 }
@@ -170,13 +170,15 @@ async function settleClaimedCheckout(
           manageLinkVersion: registration?.manage_link_version,
         })
       : undefined;
-  let renderedFor: Parameters<typeof renderFor>[0] | undefined = seen ? { title: seen.title, startsAt: seen.starts_at } : undefined;
+  let renderedFor: Parameters<typeof renderFor>[0] | undefined = seen
+    ? { title: seen.title, startsAt: seen.starts_at, questions: seen.questions ?? [], pricing: seen.pricing }
+    : undefined;
   let receipt = renderedFor ? renderFor(renderedFor) : undefined;
 
   const locked = seen ? await lockEventForCompletion(trx, claimed.event_id, seen.limited, action.paymentIntentId, now) : undefined;
-  // An edit committed while this completion waited for the lock: the receipt names the event as it now is.
-  // Answers are listed by the questions as the locked event asks them, so a receipt with answers is rendered here.
-  if (seen && locked && (answered || locked.event.title !== seen.title || locked.event.startsAt.getTime() !== seen.starts_at.getTime())) {
+  // An edit committed while this completion waited for the lock: the receipt names the event as it now is, and lists
+  // answers by the questions as the locked event asks them (rendered again only then, not under every lock).
+  if (seen && locked && seenChanged(seen, locked.event, Boolean(answered))) {
     renderedFor = locked.event;
     receipt = renderFor(renderedFor);
   }
@@ -528,4 +530,10 @@ async function unknownCheckout(trx: Knex.Transaction, ctx: WebhookContext, actio
     amountMinor: action.amountTotal ?? undefined,
   });
   return 'unknown_checkout';
+}
+
+/** Whether the event moved between the read before the lock and the locked row, in what the receipt shows. */
+function seenChanged(seen: SeenEvent, locked: EventRecord, withAnswers: boolean): boolean {
+  if (locked.title !== seen.title || locked.startsAt.getTime() !== seen.starts_at.getTime()) return true;
+  return withAnswers && (JSON.stringify(locked.questions) !== JSON.stringify(seen.questions ?? []) || JSON.stringify(locked.pricing) !== JSON.stringify(seen.pricing));
 }
