@@ -39,7 +39,9 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
   const config = { rateLimit: { ...PUBLIC_FORM_RATE_LIMIT, hook: 'preHandler' as const }, resendOnError: resendableFields };
   app.post('/events/:slug/register', { config }, async (request, reply) => {
     const json = wantsJson(request);
-    const event = await loadPublicEvent(ctx.db, slugOf(request.params));
+    // As the event page reads (one statement), with the places it shows: a post for more than that skips work the lock would waste.
+    const read = await readEventPage(ctx, slugOf(request.params));
+    const event = read?.event;
     if (!event) {
       return json ? sendError(reply, 404, 'event_not_found', 'No open event has this address.') : sendPageNotFound(page, reply, 'event');
     }
@@ -121,7 +123,13 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
     try {
       if (offerToken && !waitlistOffer) throw new OfferNotOpenError();
       const client = publicClient(request.ip, ctx.config.limits.churchNetworks);
-      const outcome = await registerForEvent(ctx, event, { ...parsed.submission, client: client.key, fromChurchNetwork: client.churchNetwork, waitlistOffer });
+      const outcome = await registerForEvent(ctx, event, {
+        ...parsed.submission,
+        client: client.key,
+        fromChurchNetwork: client.churchNetwork,
+        waitlistOffer,
+        placesSeenLeft: read?.preloaded.count.seatsLeft,
+      });
       if (outcome.kind === 'checkout') {
         return reply.code(303).header('location', outcome.redirectUrl).send(json ? { checkoutId: outcome.checkoutId, redirectUrl: outcome.redirectUrl } : undefined);
       }

@@ -72,6 +72,11 @@ export interface RegistrationSubmission {
   addons?: AddonPick[];
   /** On an event with a deposit (balance terms): pay the whole amount, the deposit, or the deposit and instalments. */
   choice?: PaymentChoice;
+  /**
+   * The public places the form's page read with the event just before (null: no limit). Fewer than wanted: most
+   * likely refused under the lock, so the confirmation is not rendered beforehand (it is under the lock if it fits).
+   */
+  placesSeenLeft?: number | null;
 }
 
 export type RegistrationOutcome =
@@ -250,7 +255,8 @@ export async function registerWithoutCard(
   // The church's own network has no per-client cap of confirmations; the mailbox's still applies.
   const confirmationClient = submission.fromChurchNetwork ? undefined : submission.client;
   // Before the transaction: rendering reads, and holds no connection while others take places.
-  const early = office ? undefined : await confirmationBeforeLock(ctx.db, ctx, event, submission, { registrationId, pricedOn, client: confirmationClient }, now);
+  const seenFull = submission.placesSeenLeft != null && !submission.waitlistOffer && submission.placesSeenLeft < submission.attendees.length;
+  const early = office || seenFull ? undefined : await confirmationBeforeLock(ctx.db, ctx, event, submission, { registrationId, pricedOn, client: confirmationClient }, now);
   const mailbox = !office && submission.client !== undefined ? mailboxKey(ctx.cipher, submission.contact.email) : undefined;
   // The public form's unpaid places per connection and per mailbox: counted with the seats under the event's lock, so two
   // posts from one client racing for the last places under the cap get one answer each. The church's own network has no
@@ -330,10 +336,10 @@ export async function registerWithoutCard(
     // Rendered before the lock unless the event or the price moved meanwhile (rarely): then here, from the locked row.
     // Counted under the lock, after every refusal: kept only with the registration. (Before the lock, the counters'
     // row locks would queue a client's posts behind each other and hide a missing event lock from the races' tests.)
-    const confirmation = early
-      ? (early.renderedFor(locked.event, priced, helpRequested) ??
-        (await renderNewRegistrationConfirmation(trx, ctx, confirmationInput(registrationId, submission, locked.event, priced, confirmationClient, helpRequested, schedule), now)))
-      : undefined;
+    const confirmation = office
+      ? undefined
+      : (early?.renderedFor(locked.event, priced, helpRequested) ??
+        (await renderNewRegistrationConfirmation(trx, ctx, confirmationInput(registrationId, submission, locked.event, priced, confirmationClient, helpRequested, schedule), now)));
     // Counted against the hourly caps in the write itself, after every refusal: kept only with the registration.
     const queued = await writeRegistration(
       trx,
