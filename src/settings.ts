@@ -105,9 +105,15 @@ export interface BankDetails {
   accountNumber: string;
 }
 
+export const BANK_KEYS = ['bank.accountName', 'bank.bsb', 'bank.accountNumber'] as const satisfies SettingKey[];
+
 /** Bank-transfer details from Settings; undefined until all three are filled in. */
 export async function getBankDetails(db: Db): Promise<BankDetails | undefined> {
-  const s = await getSettings(db, ['bank.accountName', 'bank.bsb', 'bank.accountNumber']);
+  return bankDetailsFrom(await getSettings(db, [...BANK_KEYS]));
+}
+
+/** The bank-transfer details from settings already read (getBankDetails's rule). */
+export function bankDetailsFrom(s: Partial<{ [K in (typeof BANK_KEYS)[number]]: SettingValue<K> }>): BankDetails | undefined {
   const accountName = s['bank.accountName'];
   const bsb = s['bank.bsb'];
   const accountNumber = s['bank.accountNumber'];

@@ -189,6 +189,8 @@ interface SideRun {
   posts: number[];
   /** The same posts by what they were: a bank registration, a card checkout, one refused as sold out (409), a waiting-list join. */
   postsByKind: Record<PostKind, number[]>;
+  /** Every post's time, kind and seconds from the rush's start: the tail named by when it came. */
+  postLog: Array<{ ms: number; kind: PostKind; atS: number }>;
   confirmations: number[];
   missingConfirmations: number;
   registered: number;
@@ -208,7 +210,7 @@ const percentile = (values: number[], p: number): number => {
 
 /** Drives one side with the plan; card payments are completed by the provider fake at their delay. */
 async function drive(env: BenchEnv, port: number, side: string, load: Plan, provider: FakeProvider): Promise<SideRun> {
-  const run: SideRun = { pages: [], posts: [], postsByKind: { bank: [], card: [], refused: [], join: [], other: [] }, confirmations: [], missingConfirmations: 0, registered: 0, cardStarted: 0, waitlisted: 0, rateLimited: 0, errors: [] };
+  const run: SideRun = { pages: [], posts: [], postsByKind: { bank: [], card: [], refused: [], join: [], other: [] }, postLog: [], confirmations: [], missingConfirmations: 0, registered: 0, cardStarted: 0, waitlisted: 0, rateLimited: 0, errors: [] };
   const agents = new Map<string, http.Agent>();
   const agentFor = (family: Family) => {
     // One connection pool per family (a phone), bound to its address; the Wi-Fi families share the address, not the phone.
@@ -233,7 +235,9 @@ async function drive(env: BenchEnv, port: number, side: string, load: Plan, prov
     for (;;) {
       const answer = await request(port, agentFor(family), 'POST', target, body);
       run.posts.push(answer.ms);
-      run.postsByKind[postKind(target, family, answer.status)].push(answer.ms);
+      const kind = postKind(target, family, answer.status);
+      run.postsByKind[kind].push(answer.ms);
+      run.postLog.push({ ms: answer.ms, kind, atS: (answer.at - started) / 1000 });
       if (answer.status !== 429 || performance.now() > deadline) return answer;
       run.rateLimited++;
       await pause((answer.retryAfter ?? 5) * 1000);
@@ -418,6 +422,7 @@ export async function rush(env: BenchEnv): Promise<CaseReport> {
       `by kind p50/p99 ms ${Object.entries(run.postsByKind).filter(([, ms]) => ms.length > 0).map(([kind, ms]) => `${kind} ${round(percentile(ms, 50), 1)}/${round(percentile(ms, 99), 1)} (${ms.length})`).join(', ')}, ` +
       `bank registered ${run.registered}, card checkouts ${run.cardStarted}, joined the waiting list ${run.waitlisted}, ` +
       `confirmations p50 ${round(percentile(run.confirmations, 50), 1)} / p95 ${round(percentile(run.confirmations, 95), 1)} ms (${run.confirmations.length}, ${run.missingConfirmations} never sent), ` +
+      `slowest posts ${[...run.postLog].sort((a, b) => b.ms - a.ms).slice(0, 6).map((post) => `${post.kind} ${round(post.ms, 1)} ms at ${round(post.atS, 1)} s`).join(', ')}, ` +
       `errors ${run.errors.length}${run.errors.length > 0 ? ` (${[...new Set(run.errors)].slice(0, 5).join('; ')})` : ''}`;
     return {
       results: [

@@ -40,15 +40,10 @@ export async function heldUntil(db: Db | Knex.Transaction, registrationId: strin
 }
 
 /**
- * heldUntil for an unpaid bank-transfer registration of the event not yet written, to be made at `now` (no money
+ * heldUntil for an unpaid bank-transfer registration of the event not yet written, to be made at `:madeAt` (no money
  * received, no help asked, owing more than 0: the caller knows): so its confirmation is rendered before it exists.
+ * A scalar subquery (named bindings :eventId, :madeAt, :tz), read in the statement the confirmation reads anyway.
  */
-export async function heldUntilIfMadeAt(db: Db | Knex.Transaction, eventId: string, now: Date, timeZone: string): Promise<Date | undefined> {
-  const releaseAt = `GREATEST(${daysAfter('CAST(:now AS timestamptz)', 'e.unpaid_hold_days')}, ${daysAfter('e.unpaid_hold_since', '1')})`;
-  const result = await db.raw<{ rows: Array<{ release_at: Date }> }>(
-    `SELECT ${releaseAt} AS release_at FROM events e
-      WHERE e.id = :id AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL AND ${releaseAt} < e.starts_at`,
-    { id: eventId, now, tz: timeZone },
-  );
-  return result.rows[0]?.release_at;
-}
+const RELEASE_IF_MADE_AT = `GREATEST(${daysAfter('CAST(:madeAt AS timestamptz)', 'e.unpaid_hold_days')}, ${daysAfter('e.unpaid_hold_since', '1')})`;
+export const HELD_UNTIL_IF_MADE_AT_SQL = `(SELECT ${RELEASE_IF_MADE_AT} FROM events e
+  WHERE e.id = :eventId AND e.unpaid_hold_days IS NOT NULL AND e.deleted_at IS NULL AND ${RELEASE_IF_MADE_AT} < e.starts_at)`;

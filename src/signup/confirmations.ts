@@ -5,10 +5,11 @@ import type { EventRecord } from '../registrations/event-record.js';
 import type { AppContext } from '../context.js';
 import { overHourlyEmailCaps } from '../registrations/email-caps.js';
 import { enqueueMail, type QueuedMailInput } from '../mail/queue.js';
-import { loadEmailBranding } from '../mail/render.js';
-import { getBankDetails, getCardFeeRate } from '../settings.js';
+import { emailBrandingFrom } from '../mail/render.js';
+import { churchIdentityFrom, CHURCH_IDENTITY_KEYS } from '../mail/identity.js';
+import { BANK_KEYS, bankDetailsFrom, CARD_FEE_KEYS, cardFeeRateFrom, parseSettings, type SettingKey } from '../settings.js';
 import { belowCardMinimum, cardMinimumOf } from '../payments/card-minimum.js';
-import { heldUntil, heldUntilIfMadeAt } from '../payments/hold-release.js';
+import { heldUntil, HELD_UNTIL_IF_MADE_AT_SQL } from '../payments/hold-release.js';
 import { cardPaymentPossible, payNowUrl } from '../payments/links.js';
 import { currentLinkVersion, FIRST_MANAGE_LINK_VERSION, manageUrl as manageUrlOf } from '../payments/manage-link.js';
 import { paymentReference } from '../registrations/reference.js';
@@ -66,8 +67,11 @@ export async function queueRegistrationConfirmation(
 interface ConfirmationFacts {
   linkVersion: number;
   answerGroups: AnswerGroup[];
-  /** When its places are released unless paid (read only when something is owed and the event has a limit). */
-  heldUntil: (db: Knex) => Promise<Date | undefined>;
+  /**
+   * When its places are released unless paid (only when something is owed and the event has a limit): an existing
+   * registration's read from its row; a new one's, to be made at `madeAt`, read with the rest; none when help was asked.
+   */
+  heldUntil: ((db: Knex) => Promise<Date | undefined>) | { madeAt: Date } | 'never';
   /** Its deposit and due dates, when it pays in parts (read only when something is owed). */
   schedule: (db: Knex) => Promise<Schedule | undefined>;
 }
@@ -86,17 +90,25 @@ async function renderConfirmation(
   const { paidMinor, cardPaymentInFlight } = input.payments ?? { paidMinor: 0, cardPaymentInFlight: false };
   const creditedMinor = input.payments?.creditedMinor ?? 0;
   const owing = !input.priced.free && !cardPaymentInFlight;
-  // One query at a time: they share the transaction's connection.
-  const others = await otherLiveRegistrations(trx, input.event.id, emailHash, input.registrationId);
-  const [branding, bank] = await Promise.all([loadEmailBranding(trx, ctx.config), owing ? getBankDetails(trx) : undefined]);
-  const releasedAt = owing && input.event.unpaidHoldDays !== null ? await facts.heldUntil(trx) : undefined;
+  const holdAsked = owing && input.event.unpaidHoldDays !== null ? facts.heldUntil : 'never';
+  const read = await readForConfirmation(trx, {
+    eventId: input.event.id,
+    emailHash,
+    registrationId: input.registrationId,
+    madeAt: typeof holdAsked === 'object' ? holdAsked.madeAt : undefined,
+    timeZone: ctx.config.regional.timeZone,
+  });
+  const branding = emailBrandingFrom(churchIdentityFrom(read.settings, ctx.config), ctx.config);
+  const bank = owing ? bankDetailsFrom(read.settings) : undefined;
+  const releasedAt = typeof holdAsked === 'function' ? await holdAsked(trx) : read.releaseAt;
   const offerCard =
     owing &&
     paidMinor === 0 &&
     creditedMinor === 0 &&
     hasPublicUrl &&
     cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment }) &&
-    !(await cardTotalBelowMinimum(trx, ctx, input.event, input.priced));
+    !cardTotalBelowMinimum(ctx, input.event, input.priced, cardFeeRateFrom(read.settings));
+  const others = read.others;
   const { linkVersion, answerGroups } = facts;
   const manageUrl = hasPublicUrl ? manageUrlOf(ctx.config, { registrationId: input.registrationId, version: linkVersion }) : undefined;
   const schedule = owing ? await facts.schedule(trx) : undefined;
@@ -160,41 +172,65 @@ export async function renderNewRegistrationConfirmation(
   return renderConfirmation(trx, ctx, input, {
     linkVersion: FIRST_MANAGE_LINK_VERSION,
     answerGroups,
-    heldUntil: (db) =>
-      input.helpRequested || input.priced.total <= 0 ? Promise.resolve(undefined) : heldUntilIfMadeAt(db, input.event.id, now, ctx.config.regional.timeZone),
+    heldUntil: input.helpRequested || input.priced.total <= 0 ? 'never' : { madeAt: now },
     schedule: () => Promise.resolve(input.schedule),
   });
 }
 
+const CONFIRMATION_SETTING_KEYS: SettingKey[] = [...CHURCH_IDENTITY_KEYS, ...BANK_KEYS, ...CARD_FEE_KEYS];
+
+interface ConfirmationReads {
+  /**
+   * The event's other live registrations made with this contact address, oldest first. Told only to that
+   * address, in its own confirmation: the form cannot say it without telling anyone who typed the address.
+   */
+  others: Array<{ id: string; status: string }>;
+  /** The church's identity, its bank details and the card fee rate. */
+  settings: ReturnType<typeof parseSettings<(typeof CONFIRMATION_SETTING_KEYS)[number]>>;
+  /** When a registration made at `madeAt` would have its places released (asked only with `madeAt`). */
+  releaseAt: Date | undefined;
+}
+
 /**
- * The event's other live registrations made with this contact address, oldest first. Told only to that
- * address, in its own confirmation: the form cannot say it without telling anyone who typed the address.
+ * What a confirmation reads besides the registration, in one statement: a public registration renders its
+ * confirmation before the event's lock, and each round trip there is one more wait for a family on the form.
  */
-async function otherLiveRegistrations(
-  trx: Knex,
-  eventId: string,
-  emailHash: string,
-  registrationId: string,
-): Promise<Array<{ id: string; status: string }>> {
-  return trx('registrations')
-    .where({ event_id: eventId, contact_email_hash: emailHash })
-    .whereNot('id', registrationId)
-    .whereNot('status', 'CANCELLED')
-    .orderBy([{ column: 'created_at' }, { column: 'id' }])
-    .select<Array<{ id: string; status: string }>>('id', 'status');
+async function readForConfirmation(
+  db: Knex,
+  query: { eventId: string; emailHash: string; registrationId: string; madeAt: Date | undefined; timeZone: string },
+): Promise<ConfirmationReads> {
+  const { rows } = await db.raw<{ rows: Array<{ others: ConfirmationReads['others']; settings: Record<string, unknown> | null; release_at: Date | string | null }> }>(
+    `SELECT (SELECT COALESCE(json_agg(json_build_object('id', r.id, 'status', r.status) ORDER BY r.created_at, r.id), '[]'::json)
+               FROM registrations r
+              WHERE r.event_id = :eventId AND r.contact_email_hash = :emailHash AND r.id <> :registrationId AND r.status <> 'CANCELLED') AS others,
+            (SELECT json_object_agg(s.key, s.value) FROM app_settings s WHERE s.key IN (SELECT jsonb_array_elements_text(:keys::jsonb))) AS settings,
+            ${query.madeAt ? HELD_UNTIL_IF_MADE_AT_SQL : 'NULL::timestamptz'} AS release_at`,
+    {
+      eventId: query.eventId,
+      emailHash: query.emailHash,
+      registrationId: query.registrationId,
+      keys: JSON.stringify(CONFIRMATION_SETTING_KEYS),
+      ...(query.madeAt ? { madeAt: query.madeAt, tz: query.timeZone } : {}),
+    },
+  );
+  const row = rows[0];
+  return {
+    others: row?.others ?? [],
+    settings: parseSettings(row?.settings ?? {}),
+    releaseAt: row?.release_at == null ? undefined : new Date(row.release_at),
+  };
 }
 
 /** Whether pay-now's card total (today's fee included when the event passes it on) is below the provider's minimum. */
-async function cardTotalBelowMinimum(
-  trx: Knex,
+function cardTotalBelowMinimum(
   ctx: Pick<AppContext, 'config'>,
   event: Pick<EventRecord, 'passCardFee'>,
   priced: Pick<PricedRegistration, 'net'>,
-): Promise<boolean> {
+  feeRate: { percent: number; fixed: number },
+): boolean {
   const minimum = cardMinimumOf(ctx.config);
-  // The fee only adds to the amount: at or above the minimum without it, no need to read the rate.
   if (minimum === undefined || priced.net >= minimum) return false;
-  const surcharge = event.passCardFee ? cardSurcharge(priced.net, await getCardFeeRate(trx)) : 0;
+  const surcharge = event.passCardFee ? cardSurcharge(priced.net, feeRate) : 0;
   return belowCardMinimum(ctx.config, priced.net + surcharge);
 }
 
