@@ -69,10 +69,12 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
      */
     const refuse = async (error: AppError, values: SubmittedValues) => {
       if (json) return sendError(reply, error.httpStatus, error.code, error.message);
-      // Read as the event page reads (one statement): when a camp fills, most posts end here.
-      const read = await readEventPage(ctx, event.slug);
-      if (read) {
-        const { event: current, preloaded, identity } = read;
+      // When a camp fills, most posts end here. Sold out: the event and its places as the lock counted them, with the
+      // page's settings from the read before it; else read as the event page reads (one statement).
+      const standing = error instanceof SoldOutError && error.standing?.event.published && !error.standing.event.deletedAt ? error.standing : undefined;
+      const again = read && standing ? { event: standing.event, preloaded: { ...read.preloaded, count: standing.count }, identity: read.identity } : await readEventPage(ctx, event.slug);
+      if (again) {
+        const { event: current, preloaded, identity } = again;
         const offer = await offerFor(current);
         const answerFields = typedAnswerFields(request.body);
         // More people than places left: the waiting list (when the event has one) is offered, filled in from the form.

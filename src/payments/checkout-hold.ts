@@ -3,6 +3,7 @@ import { AppError } from '../errors.js';
 import type { EventRecord } from '../registrations/event-record.js';
 import {
   lockEventForSeats,
+  publicSeatCountOfLocked,
   publicSeatsLeft,
   publicTierPlacesLeft,
   tierPlacesFree,
@@ -75,7 +76,7 @@ export async function placesForNewCheckout(
   const tierPlaces = tierPlacesOf(locked.event.pricing, attendees);
   if (locked.event.capacity === null) return tierFull ?? { places: 0, tierPlaces };
   const left = publicSeatsLeft(locked) ?? wanted;
-  if (left < wanted) return new SoldOutError(left);
+  if (left < wanted) return new SoldOutError(left, { event: locked.event, count: publicSeatCountOfLocked(locked) });
   if (tierFull) return tierFull;
   if (client !== undefined) {
     const held = Number(locked.along?.card_held_by_client ?? 0);

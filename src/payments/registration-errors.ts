@@ -1,8 +1,16 @@
 import { AppError } from '../errors.js';
+import type { EventRecord } from '../registrations/event-record.js';
+import type { PublicSeatCount } from '../registrations/registrations.js';
 
-/** Why the public form (a registration or a new card checkout) cannot have the places it asks for. */
+/**
+ * Why the public form (a registration or a new card checkout) cannot have the places it asks for. `standing`: the
+ * event and its places as counted under the lock that refused it, so the form given back needs no second read.
+ */
 export class SoldOutError extends AppError {
-  constructor(readonly seatsLeft: number) {
+  constructor(
+    readonly seatsLeft: number,
+    readonly standing?: { event: EventRecord; count: PublicSeatCount },
+  ) {
     super(
       'sold_out',
       seatsLeft === 0

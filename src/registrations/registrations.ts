@@ -325,6 +325,19 @@ export async function publicSeatCountFromRow(db: Knex, event: SeatEvent, row: Se
   return publicSeatCountOf(event, seatCountsOf(row, tiers));
 }
 
+/** publicSeatCount from the counts read under the event's lock: what a refusal's page shows, without reading them again. */
+export function publicSeatCountOfLocked(locked: LockedEvent): PublicSeatCount {
+  return publicSeatCountOf(locked.event, {
+    registered: locked.seatsTaken - locked.seatsOffered - locked.seatsInCheckout,
+    offered: locked.seatsOffered,
+    inCheckout: locked.seatsInCheckout,
+    waiting: locked.waiting,
+    queue: locked.queue,
+    tierTaken: locked.tierTaken,
+    tierInCheckout: locked.tierInCheckout,
+  });
+}
+
 export interface PublicSeatCount {
   seatsLeft: number | null;
   waiting: number;

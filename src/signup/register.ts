@@ -14,6 +14,7 @@ import {
   lockEventForSeats,
   registrationRow,
   publicSeatsLeft,
+  publicSeatCountOfLocked,
   publicTierPlacesLeft,
   tierPlacesFree,
   tierShortOfPlaces,
@@ -275,7 +276,7 @@ export async function registerWithoutCard(
     const offer = submission.waitlistOffer ? await lockOpenOffer(trx, event.id, submission.waitlistOffer, now) : undefined;
     if (offer) assertWithinOffer(offer, wanted);
     const available = placesAvailable(locked, offer, Boolean(office));
-    if (available !== null && available < wanted && !office?.overCapacity) throw new SoldOutError(Math.max(0, available));
+    if (available !== null && available < wanted && !office?.overCapacity) throw new SoldOutError(Math.max(0, available), { event: locked.event, count: publicSeatCountOfLocked(locked) });
     // A ticket type with places of its own needs room in them too, counted the same way under the same lock.
     const tierFull = office?.overCapacity ? undefined : tierFullError(tierShortOfPlaces(submission.attendees, tierRoom(locked, offer, Boolean(office))), locked.event.pricing.tiers);
     if (tierFull) throw tierFull;
