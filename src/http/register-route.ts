@@ -131,6 +131,7 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
         fromChurchNetwork: client.churchNetwork,
         waitlistOffer,
         placesSeenLeft: read?.preloaded.count.seatsLeft,
+        cardFeeRate: read?.preloaded.cardFeeRate,
       });
       if (outcome.kind === 'checkout') {
         return reply.code(303).header('location', outcome.redirectUrl).send(json ? { checkoutId: outcome.checkoutId, redirectUrl: outcome.redirectUrl } : undefined);

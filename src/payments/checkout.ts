@@ -39,6 +39,8 @@ export interface EventCheckoutInput {
   addons?: AddonPick[];
   /** Deposit or instalments (the event's balance terms): the checkout charges the deposit; absent or 'full': the whole total. */
   choice?: PaymentChoice;
+  /** The card fee rate as the form's page read it with the event just before; else read here. */
+  cardFeeRate?: { percent: number; fixed: number };
 }
 
 export interface StartedCheckout {
@@ -64,7 +66,7 @@ export async function startEventCheckout(ctx: AppContext, input: EventCheckoutIn
   if (event.deletedAt) throw new NotFoundError('event');
   assertCardPaymentPossible(ctx, event);
 
-  const cardFee = event.passCardFee ? await getCardFeeRate(ctx.db) : undefined;
+  const cardFee = event.passCardFee ? (input.cardFeeRate ?? (await getCardFeeRate(ctx.db))) : undefined;
   // The price is fixed now, when the checkout is created, and staged with it: a payment after a price step still
   // pays what the payer was shown, and the webhook checks the charge against these amounts, never the event's.
   const pricedOn = localDay(ctx.clock.now(), ctx.config.regional.timeZone);

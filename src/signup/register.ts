@@ -78,6 +78,8 @@ export interface RegistrationSubmission {
    * likely refused under the lock, so the confirmation is not rendered beforehand (it is under the lock if it fits).
    */
   placesSeenLeft?: number | null;
+  /** The card fee rate the form's page read with the event just before (a card checkout prices with it). */
+  cardFeeRate?: { percent: number; fixed: number };
 }
 
 export type RegistrationOutcome =
@@ -170,6 +172,7 @@ async function registerWithCodeJudged(ctx: AppContext, event: EventRecord, submi
       code: submission.code,
       addons: submission.addons,
       choice: submission.choice,
+      cardFeeRate: submission.cardFeeRate,
     });
     return { kind: 'checkout', checkoutId: started.checkoutId, redirectUrl: started.redirectUrl };
   }
