@@ -192,6 +192,8 @@ interface SideRun {
   /** Every post's time, kind and seconds from the rush's start: the tail named by when it came. */
   postLog: Array<{ ms: number; kind: PostKind; atS: number }>;
   confirmations: number[];
+  /** The same by what was confirmed: a bank registration (from its post's answer), a card receipt (from the provider's post). */
+  confirmationsByKind: { bank: number[]; card: number[] };
   missingConfirmations: number;
   registered: number;
   cardStarted: number;
@@ -210,7 +212,7 @@ const percentile = (values: number[], p: number): number => {
 
 /** Drives one side with the plan; card payments are completed by the provider fake at their delay. */
 async function drive(env: BenchEnv, port: number, side: string, load: Plan, provider: FakeProvider): Promise<SideRun> {
-  const run: SideRun = { pages: [], posts: [], postsByKind: { bank: [], card: [], refused: [], join: [], other: [] }, postLog: [], confirmations: [], missingConfirmations: 0, registered: 0, cardStarted: 0, waitlisted: 0, rateLimited: 0, errors: [] };
+  const run: SideRun = { pages: [], posts: [], postsByKind: { bank: [], card: [], refused: [], join: [], other: [] }, postLog: [], confirmations: [], confirmationsByKind: { bank: [], card: [] }, missingConfirmations: 0, registered: 0, cardStarted: 0, waitlisted: 0, rateLimited: 0, errors: [] };
   const agents = new Map<string, http.Agent>();
   const agentFor = (family: Family) => {
     // One connection pool per family (a phone), bound to its address; the Wi-Fi families share the address, not the phone.
@@ -221,6 +223,7 @@ async function drive(env: BenchEnv, port: number, side: string, load: Plan, prov
   };
   const emailOf = (family: Family) => `family${family.index}.${side}@example.org`;
   const answeredAt = new Map<string, number>();
+  const cardPayers = new Set<string>();
   const completions: Array<Promise<void>> = [];
   const started = performance.now();
   const at = (ms: number) => pause(started + ms - performance.now());
@@ -260,8 +263,9 @@ async function drive(env: BenchEnv, port: number, side: string, load: Plan, prov
           const sent = performance.now();
           const delivered = await provider.deliver('checkout.session.completed', sessionId);
           if (delivered.status !== 200) run.errors.push(`webhook ${delivered.status}`);
-          // The card payer's confirmation is the receipt: timed from the provider's post being answered.
+          // The card payer's confirmation is the receipt: timed from the provider's post being sent (its handling is part of the wait).
           answeredAt.set(email, sent);
+          cardPayers.add(email);
         }),
       );
       return;
@@ -293,7 +297,10 @@ async function drive(env: BenchEnv, port: number, side: string, load: Plan, prov
   for (const [email, sent] of answeredAt) {
     const accepted = env.sink.acceptedAt(email);
     if (accepted === undefined || accepted < sent - 1_000) run.missingConfirmations++;
-    else run.confirmations.push(Math.max(0, accepted - sent));
+    else {
+      run.confirmations.push(Math.max(0, accepted - sent));
+      run.confirmationsByKind[cardPayers.has(email) ? 'card' : 'bank'].push(Math.max(0, accepted - sent));
+    }
   }
   for (const agent of agents.values()) agent.destroy();
   return run;
@@ -421,7 +428,8 @@ export async function rush(env: BenchEnv): Promise<CaseReport> {
       `posts p50 ${round(percentile(run.posts, 50), 1)} / p99 ${round(percentile(run.posts, 99), 1)} ms (${run.posts.length}, ${run.rateLimited} refused 429 and sent again), ` +
       `by kind p50/p99 ms ${Object.entries(run.postsByKind).filter(([, ms]) => ms.length > 0).map(([kind, ms]) => `${kind} ${round(percentile(ms, 50), 1)}/${round(percentile(ms, 99), 1)} (${ms.length})`).join(', ')}, ` +
       `bank registered ${run.registered}, card checkouts ${run.cardStarted}, joined the waiting list ${run.waitlisted}, ` +
-      `confirmations p50 ${round(percentile(run.confirmations, 50), 1)} / p95 ${round(percentile(run.confirmations, 95), 1)} ms (${run.confirmations.length}, ${run.missingConfirmations} never sent), ` +
+      `confirmations p50 ${round(percentile(run.confirmations, 50), 1)} / p95 ${round(percentile(run.confirmations, 95), 1)} ms (${run.confirmations.length}, ${run.missingConfirmations} never sent; ` +
+      `bank ${round(percentile(run.confirmationsByKind.bank, 50), 1)}/${round(percentile(run.confirmationsByKind.bank, 95), 1)}, card ${round(percentile(run.confirmationsByKind.card, 50), 1)}/${round(percentile(run.confirmationsByKind.card, 95), 1)}), ` +
       `slowest posts ${[...run.postLog].sort((a, b) => b.ms - a.ms).slice(0, 6).map((post) => `${post.kind} ${round(post.ms, 1)} ms at ${round(post.atS, 1)} s`).join(', ')}, ` +
       `errors ${run.errors.length}${run.errors.length > 0 ? ` (${[...new Set(run.errors)].slice(0, 5).join('; ')})` : ''}`;
     return {
