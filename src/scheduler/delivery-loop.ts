@@ -7,6 +7,11 @@ import { listenForOutbox, type OutboxListener } from './outbox-listener.js';
 export interface DeliveryLoop {
   /** Runs a pass now, or right after the one under way. */
   wake(): void;
+  /**
+   * The loop hears every committed outbox insert (its LISTEN is in place): a caller that may have queued something
+   * need not wake it. While it does not (no listener, or its connection lost), only wake() and the timer run passes.
+   */
+  listening(): boolean;
   /** One pass: queued mail (receipts, alerts) until none is due, then website notifications likewise. */
   runOnce(): Promise<void>;
   stop(): Promise<void>;
@@ -52,6 +57,8 @@ export function startDeliveryLoop(
 
   /** Batch after batch while a whole batch went out, so a backlog after a website outage drains in one pass. */
   const deliverWebsite = async () => {
+    // No website to notify: nothing to count on every pass (the status command counts what waits).
+    if (!ctx.config.websiteSync) return;
     for (;;) {
       const sync = await deliverWebsiteSync(ctx, { limit: WEBSITE_BATCH });
       if (sync.enabled && sync.delivered + sync.failed > 0) ctx.logger.info({ delivered: sync.delivered, failed: sync.failed }, 'website sync');
@@ -103,6 +110,7 @@ export function startDeliveryLoop(
 
   return {
     wake,
+    listening: () => listener?.listening() ?? false,
     async runOnce() {
       while (running) await running;
       await pass();

@@ -1,6 +1,8 @@
 import type { AppContext } from '../context.js';
 
 export interface OutboxListener {
+  /** Its LISTEN is in place on a live connection: every committed outbox insert reaches onNotify. */
+  listening(): boolean;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,8 @@ interface NotifyingConnection {
 export function listenForOutbox(ctx: Pick<AppContext, 'db' | 'logger'>, onNotify: () => void): OutboxListener {
   let closed = false;
   let connection: NotifyingConnection | undefined;
+  /** The connection whose LISTEN succeeded (cleared with it). */
+  let heard: NotifyingConnection | undefined;
   let retry: NodeJS.Timeout | undefined;
   const client = ctx.db.client as { acquireConnection(): Promise<NotifyingConnection>; releaseConnection(c: NotifyingConnection): Promise<unknown> };
 
@@ -58,6 +62,7 @@ export function listenForOutbox(ctx: Pick<AppContext, 'db' | 'logger'>, onNotify
       connection = acquired;
       await acquired.query(`LISTEN ${OUTBOX_CHANNEL}`);
       if (connection !== acquired) return;
+      heard = acquired;
       // Anything queued while we were not listening
       onNotify();
     } catch (error) {
@@ -74,6 +79,7 @@ export function listenForOutbox(ctx: Pick<AppContext, 'db' | 'logger'>, onNotify
   void connect();
 
   return {
+    listening: () => heard !== undefined && heard === connection,
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);

@@ -262,6 +262,23 @@ describe('the outbox listener gives every pooled connection back', () => {
     expect(pool.inUse).toBe(0);
   });
 
+  it('says it listens only while its LISTEN holds on a live connection, so the server wakes the loop itself in the gaps', async () => {
+    const pool = fakePool();
+    pool.listenFailures = 1;
+    const listener = listen(pool);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(listener.listening()).toBe(false);
+    await vi.advanceTimersByTimeAsync(RECONNECT_MS);
+    expect(listener.listening()).toBe(true);
+    pool.lent[1]?.emit('end');
+    expect(listener.listening()).toBe(false);
+    await vi.advanceTimersByTimeAsync(RECONNECT_MS);
+    expect(pool.lent).toHaveLength(3);
+    expect(listener.listening()).toBe(true);
+    await listener.close();
+    expect(listener.listening()).toBe(false);
+  });
+
   it('releases a connection lost while its LISTEN is in flight, once, and reconnects once', async () => {
     const pool = fakePool();
     pool.holdListen = true;

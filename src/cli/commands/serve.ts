@@ -97,9 +97,11 @@ export function registerServeCommand(program: Command): void {
             : undefined;
         const loop = startDeliveryLoop(ctx, { listenOn });
         delivery = loop;
-        // A webhook or form post may have queued a receipt or confirmation: deliver it now (other servers hear the NOTIFY).
+        // A webhook or form post may have queued a receipt or confirmation. Its commit's NOTIFY wakes the loop (every
+        // server's); while the loop is not listening (its connection lost), the post wakes it here instead. Waking it
+        // on every post besides would run a pass, with its statements, for each post that queued nothing.
         server.app.addHook('onResponse', async (request) => {
-          if (request.method === 'POST') loop.wake();
+          if (request.method === 'POST' && !loop.listening()) loop.wake();
         });
         server.app.addHook('onSend', async (_request, reply) => {
           if (closing) void reply.header('connection', 'close');
