@@ -120,14 +120,19 @@ export async function buildServer(
     });
   }
 
-  const countView = routeViewCounter(ctx.db);
+  const views = routeViewCounter(ctx.db);
   app.addHook('onResponse', async (request, reply) => {
     // HEAD is a monitor or a link checker, not a reader.
     if (!request.routeOptions.config.recordView || request.method !== 'GET' || reply.statusCode >= 400) return;
     const path = request.routeOptions.url ?? request.url.split('?')[0] ?? request.url;
-    await countView(path, ctx.clock.now()).catch((error: unknown) => {
+    // Not waited for: a busy page's view waits up to a second to be written with the others (routeViewCounter).
+    void views.count(path, ctx.clock.now()).catch((error: unknown) => {
       request.log.warn({ err: error }, 'could not record a page view');
     });
+  });
+  // The views still waiting for their write, before the database is closed.
+  app.addHook('onClose', async () => {
+    await views.flush().catch((error: unknown) => app.log.warn({ err: error }, 'could not record the last page views'));
   });
 
   app.setErrorHandler(createErrorHandler(ctx, errorPage));

@@ -24,21 +24,23 @@ describe('page views', () => {
     ]);
   });
 
-  it('a server counts views arriving while a write is on its way with one more write, each view counted once, per path and day', async () => {
+  it("a server writes a path's first view at once and the views that follow within the window in one write, each counted once, per path and day", async () => {
     await tdb.db('route_view_days').delete();
-    const count = routeViewCounter(tdb.db);
-    let writes = 0;
+    const windowMs = 300;
+    const views = routeViewCounter(tdb.db, windowMs);
+    const writes: number[] = [];
+    const started = performance.now();
     const onQuery = (query: { sql: string }) => {
-      if (query.sql.includes('route_view_days')) writes += 1;
+      if (query.sql.includes('route_view_days')) writes.push(performance.now() - started);
     };
     tdb.db.on('query', onQuery);
     try {
       await Promise.all([
-        ...Array.from({ length: 30 }, () => count('/events/:slug', new Date('2026-11-22T23:59:59Z'))),
-        count('/events/:slug', new Date('2026-11-23T00:00:01Z')),
-        count('/setup', new Date('2026-11-22T12:00:00Z')),
+        ...Array.from({ length: 30 }, () => views.count('/events/:slug', new Date('2026-11-22T23:59:59Z'))),
+        views.count('/events/:slug', new Date('2026-11-23T00:00:01Z')),
+        views.count('/setup', new Date('2026-11-22T12:00:00Z')),
       ]);
-      await count('/events/:slug', new Date('2026-11-22T23:59:59Z'));
+      await views.count('/events/:slug', new Date('2026-11-22T23:59:59Z'));
     } finally {
       tdb.db.off('query', onQuery);
     }
@@ -48,7 +50,23 @@ describe('page views', () => {
       { path: '/events/:slug', day: '2026-11-23', views: 1 },
       { path: '/setup', day: '2026-11-22', views: 1 },
     ]);
-    // The first of the 30 at once, the other 29 together, then each of the others: 5 writes, not 33.
-    expect(writes).toBe(5);
+    // The first of the 30, the other day's and /setup's at once; the other 29 together a window later; the last view
+    // a window after that: 5 writes, not 33.
+    expect(writes).toHaveLength(5);
+    expect(writes.slice(0, 3).every((at) => at < windowMs)).toBe(true);
+    expect(writes[3]).toBeGreaterThanOrEqual(windowMs - 5);
+    expect(writes[4]).toBeGreaterThanOrEqual(2 * windowMs - 10);
+  });
+
+  it('a server closing writes the views still waiting for their window at once', async () => {
+    await tdb.db('route_view_days').delete();
+    const views = routeViewCounter(tdb.db, 60_000);
+    const counted = [views.count('/events', new Date('2026-11-22T10:00:00Z')), views.count('/events', new Date('2026-11-22T10:00:01Z')), views.count('/events', new Date('2026-11-22T10:00:02Z'))];
+    await counted[0];
+    // The other two wait for a window of a minute, unless the server closes.
+    expect(await tdb.db('route_view_days').select('views')).toEqual([{ views: 1 }]);
+    await views.flush();
+    await Promise.all(counted);
+    expect(await tdb.db('route_view_days').select('views')).toEqual([{ views: 3 }]);
   });
 });
