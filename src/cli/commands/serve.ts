@@ -90,6 +90,9 @@ export function registerServeCommand(program: Command): void {
         const { startTelemetry } = await import('../../telemetry.js');
         telemetry = await startTelemetry(config.telemetryConnectionString, logger);
         server = await buildServer(ctx, { packageVersion: packageVersion(), telemetry });
+        // The card provider's package takes about a tenth of a second to load, every request waiting meanwhile: loaded
+        // before the server listens, not by the first card payer (or webhook) after a restart. Commands never load it.
+        if (config.payments) await (await import('../../payments/provider.js')).createProviderClient(config);
         // LISTEN needs a session of its own: behind a pooler in transaction mode DATABASE_URL cannot keep one, DIRECT_URL can.
         listenOn =
           config.directUrl && config.databaseUrl && config.directUrl !== config.databaseUrl
