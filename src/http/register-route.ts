@@ -130,7 +130,7 @@ export function registerRegistrationRoute(app: FastifyInstance, ctx: AppContext,
         client: client.key,
         fromChurchNetwork: client.churchNetwork,
         waitlistOffer,
-        placesSeenLeft: read?.preloaded.count.seatsLeft,
+        seen: read && { event: read.event, count: read.preloaded.count },
         cardFeeRate: read?.preloaded.cardFeeRate,
       });
       if (outcome.kind === 'checkout') {

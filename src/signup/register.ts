@@ -21,6 +21,7 @@ import {
   type LockedEvent,
   type NewRegistration,
   type PaymentMethod,
+  type PublicSeatCount,
   type RegistrationContact,
 } from '../registrations/registrations.js';
 import { assertWithinOffer, lockOpenOffer, markOfferClaimed, type OfferClaim } from '../registrations/waitlist/claim.js';
@@ -74,10 +75,10 @@ export interface RegistrationSubmission {
   /** On an event with a deposit (balance terms): pay the whole amount, the deposit, or the deposit and instalments. */
   choice?: PaymentChoice;
   /**
-   * The public places the form's page read with the event just before (null: no limit). Fewer than wanted: most
-   * likely refused under the lock, so the confirmation is not rendered beforehand (it is under the lock if it fits).
+   * The event and its public places as the form's page read them just before, in one statement. Fewer places than
+   * wanted (and no offer holding some): refused on that count, without the event's lock (see registerForEvent).
    */
-  placesSeenLeft?: number | null;
+  seen?: { event: EventRecord; count: PublicSeatCount };
   /** The card fee rate the form's page read with the event just before (a card checkout prices with it). */
   cardFeeRate?: { percent: number; fixed: number };
 }
@@ -135,6 +136,10 @@ export async function registerForEvent(
   const now = ctx.clock.now();
   if (!openForRegistration(event, now)) throw new RegistrationClosedError();
   assertWithinAttendeeCap(event, submission.attendees.length);
+  // Refused on the places the page read just before, one consistent count: a refusal takes nothing, so it needs no
+  // lock (and waits behind no registration holding it). One that fits takes its places under the lock, counted again.
+  const seenLeft = submission.waitlistOffer ? null : (submission.seen?.count.seatsLeft ?? null);
+  if (seenLeft !== null && seenLeft < submission.attendees.length) throw new SoldOutError(Math.max(0, seenLeft), submission.seen);
   // A client that has guessed too many codes is refused any code before it is looked at; each refused code counts.
   const guesser = submission.code !== undefined && !submission.fromChurchNetwork ? submission.client : undefined;
   if (guesser !== undefined) await assertCodeGuessesLeft(ctx.db, guesser, now);
@@ -259,8 +264,7 @@ export async function registerWithoutCard(
   // The church's own network has no per-client cap of confirmations; the mailbox's still applies.
   const confirmationClient = submission.fromChurchNetwork ? undefined : submission.client;
   // Before the transaction: rendering reads, and holds no connection while others take places.
-  const seenFull = submission.placesSeenLeft != null && !submission.waitlistOffer && submission.placesSeenLeft < submission.attendees.length;
-  const early = office || seenFull ? undefined : await confirmationBeforeLock(ctx.db, ctx, event, submission, { registrationId, pricedOn, client: confirmationClient }, now);
+  const early = office ? undefined : await confirmationBeforeLock(ctx.db, ctx, event, submission, { registrationId, pricedOn, client: confirmationClient }, now);
   const mailbox = !office && submission.client !== undefined ? mailboxKey(ctx.cipher, submission.contact.email) : undefined;
   // The public form's unpaid places per connection and per mailbox: counted with the seats under the event's lock, so two
   // posts from one client racing for the last places under the cap get one answer each. The church's own network has no
