@@ -99,42 +99,44 @@ async function buildDatabase(env: BenchEnv, capacity: number): Promise<void> {
   await env.database.create(DATABASE, MIGRATED);
   const db = env.database.connect(DATABASE, 1);
   try {
-    await db('events').insert({
-      id: seededUuid('warm-up-event'),
-      slug: WARM_UP_SLUG,
-      title: 'Leaders Day',
-      location: 'Church hall',
-      starts_at: new Date(Date.now() + 30 * 86_400_000),
-      capacity: WARM_UP_CAPACITY,
+    // Both events take bank and card (the fee passed on) and the waiting list, and ask the same questions.
+    const event = (fields: Record<string, unknown>) => ({
       published: true,
       online_payment: true,
       pass_card_fee: true,
       max_attendees_per_registration: 6,
       waitlist_enabled: true,
       questions: JSON.stringify(QUESTIONS),
-      pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 4000 }, { id: 'child', label: 'Child', price: 2000 }] }),
+      ...fields,
     });
-    await db('events').insert({
-      id: RUSH_EVENT_ID,
-      slug: SLUG,
-      title: 'Summer Camp',
-      location: 'Camp Wollemi, 12 Ridge Rd',
-      starts_at: new Date(Date.now() + 60 * 86_400_000),
-      capacity,
-      published: true,
-      online_payment: true,
-      pass_card_fee: true,
-      max_attendees_per_registration: 6,
-      waitlist_enabled: true,
-      questions: JSON.stringify(QUESTIONS),
-      pricing: JSON.stringify({
-        tiers: [
-          { id: 'adult', label: 'Adult', price: 18000 },
-          { id: 'child', label: 'Child', price: 9000 },
-        ],
-        familyWaiver: { maxChargedTickets: 3 },
+    await db('events').insert(
+      event({
+        id: seededUuid('warm-up-event'),
+        slug: WARM_UP_SLUG,
+        title: 'Leaders Day',
+        location: 'Church hall',
+        starts_at: new Date(Date.now() + 30 * 86_400_000),
+        capacity: WARM_UP_CAPACITY,
+        pricing: JSON.stringify({ tiers: [{ id: 'adult', label: 'Adult', price: 4000 }, { id: 'child', label: 'Child', price: 2000 }] }),
       }),
-    });
+    );
+    await db('events').insert(
+      event({
+        id: RUSH_EVENT_ID,
+        slug: SLUG,
+        title: 'Summer Camp',
+        location: 'Camp Wollemi, 12 Ridge Rd',
+        starts_at: new Date(Date.now() + 60 * 86_400_000),
+        capacity,
+        pricing: JSON.stringify({
+          tiers: [
+            { id: 'adult', label: 'Adult', price: 18000 },
+            { id: 'child', label: 'Child', price: 9000 },
+          ],
+          familyWaiver: { maxChargedTickets: 3 },
+        }),
+      }),
+    );
     for (const [key, value] of [
       ['church.name', 'Grace Community Church'],
       ['bank.accountName', 'Grace Community Church'],
