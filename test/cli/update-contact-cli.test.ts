@@ -39,7 +39,9 @@ describe('eventops registrations update-contact: the office corrects a mistyped 
     // The history names what changed and who changed it, never the addresses: it is not encrypted.
     const history = await office.db('registration_history').where({ registration_id: id }).first();
     expect(history).toMatchObject({ action: 'contact_updated', changes: { fields: ['email', 'mobile'] }, note: 'receipt bounced' });
-    expect(JSON.stringify(history)).not.toMatch(/example|exmaple|411/i);
+    // Its written parts, not its ids or time (a timestamp's milliseconds, or an id, can read "411").
+    const { id: _historyId, registration_id: _registrationId, created_at: _at, ...written } = history;
+    expect(JSON.stringify(written)).not.toMatch(/example|exmaple|411/i);
 
     // Searched as a volunteer types it: the lookup hash is of the normalised address.
     const found = await cli(['list', '--search', 'Sam@Example.org', '--json']);
