@@ -37,6 +37,10 @@ describe('money that came several ways is named by every method', () => {
     const { event, id, reference, email } = await pendingRegistration();
 
     expect((await cli(['registrations', 'mark-paid', reference, '--amount', '100', '--partial', '--method', 'bank'])).code).toBe(0);
+    // The part-payment's own receipt goes first, so the one read below can only be the balance's.
+    await deliverMail();
+    expect(mail.sink.messages.filter((m) => m.envelope.to.includes(email) && m.subject === 'Receipt: Family Camp')).toHaveLength(1);
+    mail.sink.clear();
     const balance = await cli(['registrations', 'mark-paid', reference, '--amount', '80', '--method', 'cash']);
     expect(balance.stderr).toBe('');
     expect(balance.code).toBe(0);
