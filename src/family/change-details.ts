@@ -14,6 +14,33 @@ export interface DetailsInput {
   mobile: string;
   /** One per attendee, in the registration's order: names only, never more or fewer. */
   attendeeNames: string[];
+  /** What the page showed in these fields when it was opened; absent from a post that did not carry it. */
+  shown?: ShownDetails;
+}
+
+export interface ShownDetails {
+  name: string;
+  email: string;
+  mobile: string;
+  attendeeNames: string[];
+}
+
+/**
+ * The details a post asks for: a field left as its page showed it keeps what is stored now, so a change made since
+ * the page was opened (the office's, another tab's) is not put back by a save of some other field. A field the
+ * family did edit is taken as typed. Without what was shown, every field is taken as posted.
+ */
+export function editedDetails(input: DetailsInput, stored: Omit<ShownDetails, 'attendeeNames'> & { attendeeNames: readonly string[] }): Omit<DetailsInput, 'shown'> {
+  const { shown } = input;
+  if (!shown) return input;
+  const pick = (posted: string, was: string, now: string) => (posted === was ? now : posted);
+  const sameAttendees = shown.attendeeNames.length === input.attendeeNames.length && stored.attendeeNames.length === input.attendeeNames.length;
+  return {
+    name: pick(input.name, shown.name, stored.name),
+    email: pick(input.email, shown.email, stored.email),
+    mobile: pick(input.mobile, shown.mobile, stored.mobile),
+    attendeeNames: sameAttendees ? input.attendeeNames.map((name, index) => pick(name, shown.attendeeNames[index] as string, stored.attendeeNames[index] as string)) : input.attendeeNames,
+  };
 }
 
 export type DetailsOutcome =
@@ -31,13 +58,20 @@ export const ATTENDEES_FIXED_MESSAGE =
  * the new address confirms it (requestEmailChange). All in one transaction under the registration's row lock, each
  * in the history as by the registrant from `client` (clientKey); a refused email change refuses the whole post.
  */
-export async function changeDetailsByRegistrant(ctx: OfficeContext, token: string, input: DetailsInput, client: string): Promise<DetailsOutcome> {
+export async function changeDetailsByRegistrant(ctx: OfficeContext, token: string, posted: DetailsInput, client: string): Promise<DetailsOutcome> {
   return ctx.db.transaction(async (trx) => {
     const managed = await lockManagedRegistration(trx, ctx.config.authSecret, token);
     if (!managed) return { kind: 'not_found' } as const;
     const now = ctx.clock.now();
     refuseUnlessChangeable(managed, now);
     const { registration, event } = managed;
+    const storedEmail = ctx.cipher.decrypt(registration.contact_email_enc);
+    const input = editedDetails(posted, {
+      name: registration.contact_name,
+      email: storedEmail,
+      mobile: registration.contact_mobile_enc ? ctx.cipher.decrypt(registration.contact_mobile_enc) : '',
+      attendeeNames: registration.attendees.map((attendee) => attendee.name),
+    });
     if (input.attendeeNames.length !== registration.attendees.length) throw new ManageRefusedError('attendees_fixed', ATTENDEES_FIXED_MESSAGE);
 
     const fields: string[] = [];
@@ -65,7 +99,7 @@ export async function changeDetailsByRegistrant(ctx: OfficeContext, token: strin
       changes: { client },
     });
     fields.push(...Object.keys(changed));
-    const emailPending = input.email !== ctx.cipher.decrypt(registration.contact_email_enc);
+    const emailPending = input.email !== storedEmail;
     if (emailPending) await requestEmailChange(trx, ctx, managed, { newEmail: input.email, client });
     if (fields.length === 0 && !emailPending) return { kind: 'unchanged' } as const;
     return { kind: 'changed', fields, emailPending } as const;

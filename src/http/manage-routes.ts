@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { askOfficeToCancel, CancelYourselfError, cancelByRegistrant, cancelOption } from '../family/cancel.js';
 import { changeAnswersByRegistrant } from '../family/change-answers.js';
-import { changeDetailsByRegistrant } from '../family/change-details.js';
+import { changeDetailsByRegistrant, type ShownDetails } from '../family/change-details.js';
 import { addExtrasByRegistrant } from '../family/add-extras.js';
 import { addonFieldsOfForm } from './addon-fields.js';
 import { typedAddonFields } from './addon-view.js';
@@ -42,6 +42,14 @@ const detailsSchema = z.object({
     .optional()
     .transform((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v])),
 });
+const repeated = z
+  .union([z.string().max(500), z.array(z.string().max(500)).max(MOST_ATTENDEES)])
+  .optional()
+  .transform((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]));
+/** What the page showed when it was opened (its hidden was_* fields): a field posted as shown is left as stored now. */
+const shownSchema = z
+  .object({ was_name: z.string().max(500), was_email: z.string().max(500), was_mobile: z.string().max(500).optional(), was_attendee_name: repeated })
+  .transform((v): ShownDetails => ({ name: v.was_name, email: v.was_email, mobile: v.was_mobile ?? '', attendeeNames: v.was_attendee_name }));
 const LABELS: Record<string, string> = { name: 'Your name', email: 'Email', mobile: 'Mobile', attendee_name: 'Attendee' };
 
 /**
@@ -100,8 +108,10 @@ export function registerManageRoutes(app: FastifyInstance, ctx: AppContext, page
         mobile: text(body.mobile),
         attendees: (current.details?.values.attendees ?? []).map((attendee, index) => ({ ...attendee, name: text(typedNames[index]) })),
       };
+      // The form comes back still knowing what its page first showed, so the next save keeps what it did not edit.
+      const shown = shownSchema.safeParse(body).data ?? current.details?.was;
       reply.code(400);
-      return show(reply, link.managed, { details: { values, errors }, formError: 'Please check the details below; nothing was changed.' });
+      return show(reply, link.managed, { details: { values, was: shown, errors }, formError: 'Please check the details below; nothing was changed.' });
     };
     if (!parsed.success) {
       return refuseDetails(
@@ -118,7 +128,8 @@ export function registerManageRoutes(app: FastifyInstance, ctx: AppContext, page
       attendeeNames.push(checked.data);
     }
     try {
-      const outcome = await changeDetailsByRegistrant(ctx, token, { ...parsed.data, attendeeNames }, client(request));
+      const shown = shownSchema.safeParse(request.body ?? {}).data;
+      const outcome = await changeDetailsByRegistrant(ctx, token, { ...parsed.data, attendeeNames, shown }, client(request));
       if (outcome.kind === 'not_found') return notFound(reply);
       if (outcome.kind === 'unchanged') return back(reply, token, 'unchanged');
       request.log.info({ fields: outcome.fields, emailPending: outcome.emailPending }, 'registrant changed their details');

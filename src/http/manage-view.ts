@@ -2,6 +2,7 @@ import type { AppContext } from '../context.js';
 import { changesCloseAt, changesOpen, type ManagedRegistration } from '../family/managed-registration.js';
 import { cancelOption } from '../family/cancel.js';
 import { EMAIL_CONFIRM_HOURS } from '../family/email-change.js';
+import type { ShownDetails } from '../family/change-details.js';
 import { managePath } from '../payments/manage-link.js';
 import { heldUntil } from '../payments/hold-release.js';
 import { listOfficePayments, registrationMoney } from '../registrations/ledger.js';
@@ -57,6 +58,8 @@ export function storedAnswers(ctx: Pick<AppContext, 'cipher'>, registration: Man
 
 export interface DetailsView {
   values: NonNullable<ManagePageData['details']>['values'];
+  /** What the page first showed, carried by both forms (was_*); absent: what is stored now. */
+  was?: ShownDetails;
   errors: Array<{ field: string; message: string }>;
 }
 
@@ -127,10 +130,12 @@ export async function managePageData(
     email: ctx.cipher.decrypt(registration.contact_email_enc),
     mobile: registration.contact_mobile_enc ? ctx.cipher.decrypt(registration.contact_mobile_enc) : '',
   };
-  const details = options.details ?? {
+  const storedDetails = {
     values: { ...contact, attendees: attendees.map((attendee, index) => ({ ...attendee, number: index + 1 })) },
+    was: { ...contact, attendeeNames: attendees.map((attendee) => attendee.name) },
     errors: [],
   };
+  const details = { ...storedDetails, ...options.details, was: options.details?.was ?? storedDetails.was };
   // A refused post opens the form it came from again, with what was typed and what was wrong.
   const contactErrors = details.errors.filter((error) => CONTACT_FIELDS.has(error.field));
   const attendeeErrors = details.errors.filter((error) => !CONTACT_FIELDS.has(error.field));

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseEventFile } from '../../src/office/event-file.js';
 import { createEvent } from '../../src/office/events.js';
 import { markRegistrationPaid } from '../../src/office/registrations/mark-paid.js';
+import { updateRegistrationContact } from '../../src/office/registrations/update-contact.js';
 import { moneyFormatter } from '../../src/office/registrations/money.js';
 import { sendEventReminders } from '../../src/jobs/send-reminders.js';
 import { deliverQueuedMail } from '../../src/mail/queue.js';
@@ -59,6 +60,17 @@ async function registration(eventId: string, overrides: Record<string, unknown> 
     ...overrides,
   });
   return { id, path: managePath(ctx.config.authSecret, { registrationId: id, version: 1 }) };
+}
+
+/** The named fields of one form of a page, as a browser would post them untouched. */
+function formFields(html: string, formId: string): Record<string, string[]> {
+  const form = new RegExp(`<form[^>]*id="${formId}"[^>]*>([\\s\\S]*?)</form>`).exec(html)?.[1] ?? '';
+  const fields: Record<string, string[]> = {};
+  for (const input of form.matchAll(/<input\b[^>]*>/g)) {
+    const name = /\bname="([^"]*)"/.exec(input[0])?.[1];
+    if (name) (fields[name] ??= []).push(/\bvalue="([^"]*)"/.exec(input[0])?.[1] ?? '');
+  }
+  return fields;
 }
 
 const details = (overrides: Fields = {}): Fields => ({ name: 'Sam Member', email: 'sam@example.org', mobile: '', attendee_name: ['Sam Member'], ...overrides });
@@ -333,6 +345,43 @@ describe('changing details on the manage page', () => {
     }
     expect(await web.tdb.db('registrations').where({ id }).first()).toEqual(before);
     expect(await historyOf(id)).toEqual([]);
+  });
+
+  it('a save changes only what the family edited: what the office or another tab changed since the page was opened stays', async () => {
+    const event = await insertEvent(web.tdb.db);
+    const { id, path } = await registration(event.id, { contact_mobile_enc: context().cipher.encrypt('0400 000 001') }, ['Sam Member', 'Kim Membr']);
+    const contactTab = formFields((await get(path)).html, 'details');
+    const namesTab = formFields((await get(path)).html, 'attendee-names');
+    expect(contactTab.was_mobile).toEqual(['0400 000 001']);
+
+    // While both tabs are open, the office corrects the email and the mobile.
+    await updateRegistrationContact(context(), { registration: paymentReference(id), email: 'sam.member@example.org', mobile: '0400 999 999', actor: 'office' });
+
+    // One tab fixes an attendee's name: the contact it posts back (as it was shown) is not put back.
+    expect((await post(`${path}/details`, { ...namesTab, attendee_name: ['Sam Member', 'Kim Member'] })).status).toBe(303);
+    // The other, opened before that, fixes the contact's name: the attendee's new name and the office's mobile stay.
+    expect((await post(`${path}/details`, { ...contactTab, name: 'Samuel Member' })).status).toBe(303);
+
+    const row = await web.tdb.db('registrations').where({ id }).first();
+    expect(row.contact_name).toBe('Samuel Member');
+    expect(context().cipher.decrypt(row.contact_email_enc)).toBe('sam.member@example.org');
+    expect(context().cipher.decrypt(row.contact_mobile_enc)).toBe('0400 999 999');
+    expect(row.attendees.map((a: { name: string }) => a.name)).toEqual(['Sam Member', 'Kim Member']);
+    expect((await historyOf(id)).filter((h) => h.actor === 'registrant')).toEqual([
+      { action: 'attendees_updated', actor: 'registrant', changes: { renamed: 1, client: '127.0.0.1' } },
+      { action: 'contact_updated', actor: 'registrant', changes: { fields: ['name'], client: '127.0.0.1' } },
+    ]);
+    // The email shown when the page was opened is not asked for again: no confirmation goes to the old address.
+    await deliver();
+    expect(mailTo('sam@example.org')).toEqual([]);
+
+    // A field the family does edit is still taken, even one the office changed too: the last edit wins.
+    const again = formFields((await get(path)).html, 'details');
+    expect(again.was_mobile).toEqual(['0400 999 999']);
+    expect((await post(`${path}/details`, { ...contactTab, mobile: '0400 123 456' })).status).toBe(303);
+    const after = await web.tdb.db('registrations').where({ id }).first();
+    expect(context().cipher.decrypt(after.contact_mobile_enc)).toBe('0400 123 456');
+    expect(after.contact_name).toBe('Samuel Member');
   });
 
   it('a refused correction opens again only the form it came from, with what was typed and what was wrong beside it', async () => {

@@ -46,6 +46,8 @@ export interface ManagePageData {
     contactErrors: Array<{ field: string; message: string }>;
     attendeeErrors: Array<{ field: string; message: string }>;
     values: { name: string; email: string; mobile: string; attendees: Array<{ name: string; tier: string; number: number }> };
+    /** What the page first showed: a field posted unchanged from it keeps what is stored when it is saved. */
+    was: { name: string; email: string; mobile: string; attendeeNames: string[] };
     errors: Array<{ field: string; message: string }>;
   };
   /** The family's answers to the event's questions, when it asks any. */
@@ -107,6 +109,9 @@ const MANAGE_STYLES = `
   .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
   ${QUESTION_STYLES}
 `;
+
+/** Both details forms carry what the page first showed, so a save changes only the fields the family edited. */
+const shownFields = `<input type="hidden" name="was_name" value="{{details.was.name}}"><input type="hidden" name="was_email" value="{{details.was.email}}"><input type="hidden" name="was_mobile" value="{{details.was.mobile}}">{{#each details.was.attendeeNames}}<input type="hidden" name="was_attendee_name" value="{{this}}">{{/each}}`;
 
 /** The "Change" control of a section: `what` names it for a screen reader ("Change your contact details"). */
 const change = (what: string) => `<summary>Change<span class="visually-hidden"> ${what}</span></summary>`;
@@ -175,6 +180,7 @@ ${BALANCE_SECTION}
     <input type="hidden" name="name" value="{{details.values.name}}">
     <input type="hidden" name="email" value="{{details.values.email}}">
     <input type="hidden" name="mobile" value="{{details.values.mobile}}">
+    ${shownFields}
     {{#each details.values.attendees}}
     <label for="attendee-{{@index}}">Attendee {{number}} <span class="muted">({{tier}})</span></label>
     <input id="attendee-{{@index}}" name="attendee_name" value="{{name}}" required>
@@ -203,6 +209,7 @@ ${BALANCE_SECTION}
     <label for="mobile">Mobile (optional)</label>
     <input id="mobile" name="mobile" type="tel" autocomplete="tel" value="{{details.values.mobile}}">
     {{#each details.values.attendees}}<input type="hidden" name="attendee_name" value="{{name}}">{{/each}}
+    ${shownFields}
     <p class="muted">If you change the email, we send a new link to the new address and this page's link stops working.</p>
     <button type="submit">Save changes</button>
   </form>
