@@ -336,13 +336,13 @@ function composeMessage(
   // again by moving reminderAt is a new message, which the mail API would otherwise answer with the first.
   const idempotencyKey = `reminder:${event.id}:${event.reminder_at.toISOString()}:${row.id}`;
   if (calendar === undefined) {
-    // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
-    const wholeByCard = materials.linksAvailable && cardPaymentPossible(ctx.config, event) && row.balance_minor === row.total_minor;
-    // What pay-now will charge: the total less any fee already in it, plus today's fee when the event passes it on.
-    const net = row.total_minor - row.surcharge_minor;
-    const feeIfByCard = wholeByCard && event.pass_card_fee ? cardSurcharge(net, materials.cardFee) : 0;
+    const byCard = materials.linksAvailable && cardPaymentPossible(ctx.config, event);
+    // What pay-now will charge: untouched, the total less any fee already in it; once something is paid or
+    // credited, the balance the ledger leaves (balancePaymentDue); plus today's fee when the event passes it on.
+    const net = row.balance_minor === row.total_minor ? row.total_minor - row.surcharge_minor : row.balance_minor;
+    const feeIfByCard = byCard && event.pass_card_fee ? cardSurcharge(net, materials.cardFee) : 0;
     // Below the provider's minimum charge the pay-now page could only refuse: the reminder asks for a bank transfer.
-    const payNow = wholeByCard && !belowCardMinimum(ctx.config, net + feeIfByCard);
+    const payNow = byCard && !belowCardMinimum(ctx.config, net + feeIfByCard);
     const cardFeeMinor = payNow ? feeIfByCard : 0;
     const rendered = paymentReminderEmail(
       {

@@ -101,13 +101,15 @@ async function renderConfirmation(
   const branding = emailBrandingFrom(churchIdentityFrom(read.settings, ctx.config), ctx.config);
   const bank = owing ? bankDetailsFrom(read.settings) : undefined;
   const releasedAt = typeof holdAsked === 'function' ? await holdAsked(trx) : read.releaseAt;
+  const balanceMinor = input.priced.total - paidMinor - creditedMinor;
+  // Once something is paid or credited, pay-now charges the balance left (balancePaymentDue), judged on that.
+  const partSettled = paidMinor > 0 || creditedMinor > 0;
   const offerCard =
     owing &&
-    paidMinor === 0 &&
-    creditedMinor === 0 &&
+    balanceMinor > 0 &&
     hasPublicUrl &&
     cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment }) &&
-    !cardTotalBelowMinimum(ctx, input.event, input.priced, cardFeeRateFrom(read.settings));
+    !cardTotalBelowMinimum(ctx, input.event, partSettled ? { net: balanceMinor } : input.priced, cardFeeRateFrom(read.settings));
   const others = read.others;
   const { linkVersion, answerGroups } = facts;
   const manageUrl = hasPublicUrl ? manageUrlOf(ctx.config, { registrationId: input.registrationId, version: linkVersion }) : undefined;
@@ -121,7 +123,7 @@ async function renderConfirmation(
       location: input.event.location,
       lines: input.priced.lines.map(({ label, amount }) => ({ label, amount })),
       totalMinor: input.priced.total,
-      balanceMinor: input.priced.total - paidMinor - creditedMinor,
+      balanceMinor,
       paidMinor,
       creditedMinor,
       showBalance: paidMinor > 0 || creditedMinor > 0,
@@ -132,10 +134,12 @@ async function renderConfirmation(
       reference: paymentReference(input.registrationId),
       bank,
       manageUrl,
-      // Pay-now charges the whole total, so a part-paid registration is asked for a bank transfer of the balance.
-      // (Nor is a card link offered for a total below the card provider's minimum: pay-now would refuse it.)
-      // Paying in parts, the card link pays the deposit (what the schedule asks first).
-      payNowUrl: offerCard ? `${payNowUrl(ctx.config, input.registrationId, linkVersion)}${schedule?.steps[0] ? `&amount=${schedule.steps[0].settledTargetMinor}` : ''}` : undefined,
+      // No card link for an amount below the card provider's minimum: pay-now would refuse it. Paying in parts with
+      // nothing settled yet, the card link pays the deposit (what the schedule asks first); once something is, the
+      // link names no amount and the pay page asks for the balance left.
+      payNowUrl: offerCard
+        ? `${payNowUrl(ctx.config, input.registrationId, linkVersion)}${!partSettled && schedule?.steps[0] ? `&amount=${schedule.steps[0].settledTargetMinor}` : ''}`
+        : undefined,
       otherRegistrations: others.map((other) => ({ reference: paymentReference(other.id), paid: other.status === 'PAID' })),
       answerGroups,
       ...(schedule ? { schedule: scheduleLines(schedule.steps) } : {}),

@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 describe('send-reminders after help with the cost', () => {
-  it('a registration whose balance help took to 0 gets no payment reminder; one partly helped is reminded of what is left, without the whole-total pay-now link', async () => {
+  it('a registration whose balance help took to 0 gets no payment reminder; one partly helped is reminded of what is left, with the pay-now link for it', async () => {
     const ctx = createTestContext({
       db: tdb.db,
       mailer: mail.mailer,
@@ -42,6 +42,7 @@ describe('send-reminders after help with the cost', () => {
     expect(to('covered@example.org')?.text).not.toContain('still owing');
     expect(to('helped@example.org')?.subject).toBe('Payment reminder: Family Camp');
     expect(to('helped@example.org')?.text).toContain('$180.00 still owing');
-    expect(to('helped@example.org')?.text).not.toContain('/pay?token');
+    expect(to('helped@example.org')?.text).toContain('/pay?token');
+    expect(to('helped@example.org')?.html).toContain(`Pay ${money(18000)} by card`);
   });
 });

@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 describe('send-reminders after the office recorded payments', () => {
-  it('a registration marked paid gets the plain reminder, not a payment reminder; a part-paid one is reminded of its balance, without the pay-now link', async () => {
+  it('a registration marked paid gets the plain reminder, not a payment reminder; a part-paid one is reminded of its balance, with the pay-now link for it', async () => {
     const ctx = createTestContext({
       db: tdb.db,
       mailer: mail.mailer,
@@ -47,9 +47,11 @@ describe('send-reminders after the office recorded payments', () => {
     expect(to('part@example.org')?.subject).toBe('Payment reminder: Family Camp');
     expect(to('part@example.org')?.text).toContain('$140.00 still owing');
     expect(to('owing@example.org')?.text).toContain('$240.00 still owing');
-    // Pay-now charges the whole total: only the untouched registration is offered it.
+    // Pay-now charges what is left: the untouched registration its total, the part-paid one its balance.
     expect(to('owing@example.org')?.text).toContain('/pay?token');
-    expect(to('part@example.org')?.text).not.toContain('/pay?token');
+    expect(to('owing@example.org')?.html).toContain(`Pay ${money(24000)} by card`);
+    expect(to('part@example.org')?.text).toContain('/pay?token');
+    expect(to('part@example.org')?.html).toContain(`Pay ${money(14000)} by card`);
 
     // `registrations show` lists the reminders too, though they go straight from the job rather than through the queue.
     const kindsSent = async (id: string) => (await showRegistration(ctx, id)).emails.filter((e) => e.status === 'SENT').map((e) => e.kind);

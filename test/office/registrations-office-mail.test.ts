@@ -29,7 +29,7 @@ const bankRegistration = (event: EventRecord, email: string) => registerByBank(h
 const confirmationsTo = async (email: string) => (await queuedMessages(harness.ctx, 'registration-confirmation')).filter((m) => m.to.includes(email));
 
 describe('the confirmations the office sends', () => {
-  it('a resent confirmation after a part-payment asks for the balance, says what was received, and has no pay-now link', async () => {
+  it('a resent confirmation after a part-payment asks for the balance, says what was received, and its pay-now link opens a checkout for the balance alone', async () => {
     const email = 'part-paid@example.org';
     const id = await bankRegistration(await liveEvent(), email);
     await markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 5000, method: 'cash', partial: true, ...office }, money);
@@ -40,8 +40,17 @@ describe('the confirmations the office sends', () => {
     expect(resent?.text).toContain('please pay $70.00 to confirm it');
     expect(resent?.text).toContain('Received so far: $50.00');
     expect(resent?.text).toContain('BSB: 062-000');
-    expect(resent?.text).not.toContain('Pay now by card');
-    expect(resent?.html).not.toContain('Pay now by card');
+    const link = new URL(/Pay now by card: (\S+)/.exec(resent?.text ?? '')?.[1] ?? 'http://none/');
+    expect(link.pathname).toBe(`/registrations/${id}/pay`);
+    const posted = await fetch(`${harness.server.url}${link.pathname}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: link.searchParams.get('token') ?? '' }).toString(),
+    });
+    expect(posted.status).toBe(303);
+    const checkout = await harness.tdb.db('checkout_sessions').where({ provider_url: posted.headers.get('location') }).first();
+    expect(checkout).toMatchObject({ registration_id: id, net_minor: 7000, balance_part: true });
   });
 
   it('a resent confirmation while a card payment may still arrive asks for nothing: no bank details, no pay-now link', async () => {
