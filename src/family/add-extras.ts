@@ -4,6 +4,7 @@ import { extrasLines, extrasProblem, type ExtrasHolder } from '../registrations/
 import { addonsOfRegistration, insertAddonRows, takeAddonStock, AddonSoldOutError, type AddonRow } from '../registrations/addon-stock.js';
 import type { AddonPick } from '../registrations/addons.js';
 import { recordHistory } from '../registrations/history.js';
+import { queueExtrasAddedEmail } from './extras-added-mail.js';
 import { cardPaymentMayArrive, registrationMoney } from '../registrations/ledger.js';
 import type { PricedLine } from '../registrations/pricing.js';
 import { lockEventForSeats } from '../registrations/registrations.js';
@@ -49,7 +50,7 @@ export const CARD_PAYMENT_ON_ITS_WAY =
 /** Said when the registration's earlier payment cannot be carried into the new balance here. */
 export const EXTRAS_BY_OFFICE = 'Extras for this registration are added by the church office: please contact them.';
 
-export async function addExtrasByRegistrant(ctx: Pick<AppContext, 'db' | 'config' | 'clock'>, token: string, chosen: ExtrasChosen, client: string): Promise<AddExtrasOutcome> {
+export async function addExtrasByRegistrant(ctx: Pick<AppContext, 'db' | 'config' | 'clock' | 'cipher'>, token: string, chosen: ExtrasChosen, client: string): Promise<AddExtrasOutcome> {
   return ctx.db.transaction(async (trx) => {
     const managed = await lockManagedRegistration(trx, ctx.config.authSecret, token);
     if (!managed) return { kind: 'not_found' } as const;
@@ -117,6 +118,7 @@ export async function addExtrasByRegistrant(ctx: Pick<AppContext, 'db' | 'config
       actor: REGISTRANT_ACTOR,
       now,
     });
+    await queueExtrasAddedEmail(trx, ctx, { registration, event, added: lines, totalMinor: registration.total_minor + addedMinor, money, now });
     return { kind: 'added', addedMinor, balanceMinor: money.balanceMinor, registrationId: registration.id, paymentMethod: registration.payment_method } as const;
   });
 }

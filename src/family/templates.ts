@@ -97,3 +97,64 @@ Nothing had been paid, so nothing is owed back. {{placesReleased}} released.
 
 eventops registrations show {{reference}}`,
 });
+
+export interface ExtrasAddedData {
+  name: string;
+  eventTitle: string;
+  eventStartsAt: Date;
+  reference: string;
+  /** Each extra added by this post, at the price it was added for. */
+  added: Array<{ label: string; amount: number }>;
+  totalMinor: number;
+  /** Paid and helped so far, as the ledger holds them once the extras are written. */
+  settledMinor: number;
+  balanceMinor: number;
+  /** While something is owed and Settings hold all three bank details. */
+  bank?: { accountName: string; bsb: string; accountNumber: string };
+  /** While something is owed and a card can pay it: the pay page asks for the balance left when it is opened. */
+  payNowUrl?: string;
+  manageUrl?: string;
+}
+
+/** To the registration's contact when the family adds extras on the manage page: what was added, the new total and how to pay what is owed. */
+export const extrasAddedEmail = defineEmailTemplate<ExtrasAddedData>({
+  subject: 'Extras added: {{eventTitle}}',
+  html: `<p>Hi {{name}},</p>
+<p>These extras were added to your registration for <strong>{{eventTitle}}</strong> ({{dateTime eventStartsAt}}), reference <strong>{{reference}}</strong>:</p>
+<table role="presentation" cellspacing="0" cellpadding="0" style="margin:0 0 16px;">
+{{#each added}}<tr><td style="padding:2px 12px 2px 0;">{{label}}</td><td style="text-align:right;">{{money amount}}</td></tr>
+{{/each}}</table>
+<p>The registration's total is now <strong>{{money totalMinor}}</strong>{{#if settledMinor}}, of which {{money settledMinor}} is paid{{/if}}.
+{{#if balanceMinor}}Still to pay: <strong>{{money balanceMinor}}</strong>.{{else}}Nothing more is owed.{{/if}}</p>
+{{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 16px;border-radius:6px;background:#0f172a;color:#ffffff;text-decoration:none;">Pay now by card</a></p>{{/if}}
+{{#if bank}}<p>{{#if payNowUrl}}Or pay{{else}}Please pay{{/if}} by bank transfer:</p>
+<table role="presentation" cellspacing="0" cellpadding="0" style="margin:0 0 16px;">
+<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Account name</td><td>{{bank.accountName}}</td></tr>
+<tr><td style="padding:2px 12px 2px 0;color:#71717a;">BSB</td><td>{{bank.bsb}}</td></tr>
+<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Account number</td><td>{{bank.accountNumber}}</td></tr>
+<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Reference</td><td>{{reference}}</td></tr>
+</table>{{/if}}
+${MANAGE_LINK_HTML}`,
+  text: `Hi {{name}},
+
+These extras were added to your registration for {{eventTitle}} ({{dateTime eventStartsAt}}), reference {{reference}}:
+{{#each added}}
+- {{label}}: {{money amount}}
+{{/each}}
+
+The registration's total is now {{money totalMinor}}{{#if settledMinor}}, of which {{money settledMinor}} is paid{{/if}}.
+{{#if balanceMinor}}Still to pay: {{money balanceMinor}}.{{else}}Nothing more is owed.{{/if}}
+{{#if payNowUrl}}
+
+Pay now by card: {{payNowUrl}}
+{{/if}}
+{{#if bank}}
+
+{{#if payNowUrl}}Or pay{{else}}Please pay{{/if}} by bank transfer:
+Account name: {{bank.accountName}}
+BSB: {{bank.bsb}}
+Account number: {{bank.accountNumber}}
+Reference: {{reference}}
+{{/if}}
+${MANAGE_LINK_TEXT}`,
+});

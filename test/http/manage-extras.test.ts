@@ -207,6 +207,17 @@ describe('extras added from the manage page after registering', () => {
     expect(page).toContain('id="bank-instructions"');
     expect(page).toContain('$135.00');
     expect(page).toContain('Kim Member: T-shirt (M)');
+
+    // The family is emailed what was added, the new total and how to pay what is owed.
+    await deliverQueuedMail(harness.ctx);
+    const email = harness.ctx.cipher.decrypt((await db()('registrations').where({ id }).first()).contact_email_enc);
+    const [told] = (await smtp.sink.waitFor(1)).filter((mail) => mail.envelope.to.includes(email));
+    expect(told?.subject).toBe('Extras added: Family Camp');
+    expect(told?.text).toContain('- T-shirt (M) — Kim Member: $15.00');
+    expect(told?.text).toContain("The registration's total is now $135.00.");
+    expect(told?.text).toContain('Still to pay: $135.00.');
+    expect(told?.text).toMatch(new RegExp(`Pay now by card: \\S+/registrations/${id}/pay\\?token=[0-9a-f]+\n`));
+    expect(told?.text).toContain('Manage your registration: ');
   });
 
   it('refuses a sold-out add-on with a clear message, and changes nothing', async () => {
@@ -327,9 +338,18 @@ describe('extras added from the manage page after registering', () => {
     expect(refused.status).toBe(409);
     expect(await refused.text()).toContain('Extras for this registration are added by the church office');
     expect(await snapshot(id)).toEqual(before);
+    expect(await db()('queued_mail').where({ registration_id: id }).count<{ n: string }>({ n: '*' }).first()).toEqual({ n: 0 });
     const lanyard = await postExtras(id, { 'addon.0.lanyard': 'yes' });
     expect(lanyard.headers.get('location')).toBe(`${manageOf(id)}?done=extras-free`);
     expect(await db()('registrations').where({ id }).first('status', 'total_minor')).toEqual({ status: 'PAID', total_minor: 0 });
+    await deliverQueuedMail(harness.ctx);
+    const email = harness.ctx.cipher.decrypt((await db()('registrations').where({ id }).first()).contact_email_enc);
+    const told = (await smtp.sink.waitFor(1)).find((mail) => mail.envelope.to.includes(email));
+    expect(told?.subject).toBe('Extras added: Family Camp');
+    expect(told?.text).toContain('- Name lanyard — Kim Member: $0.00');
+    expect(told?.text).toContain('Nothing more is owed.');
+    expect(told?.text).not.toContain('Pay now by card');
+    expect(told?.text).not.toContain('bank transfer');
   });
 
   it('refuses once the event has started', async () => {
