@@ -36,6 +36,7 @@ import * as registrationAddons from '../../migrations/20261209000100_registratio
 import * as depositsAndBalances from '../../migrations/20261209100100_deposits_and_balances.js';
 import * as helpWithCost from '../../migrations/20261209300100_help_with_cost.js';
 import * as registrationPaymentsByPaymentIntent from '../../migrations/20261210200100_registration_payments_by_payment_intent.js';
+import * as sentMailBodiesForgotten from '../../migrations/20261211100100_sent_mail_bodies_forgotten.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -84,6 +85,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, Migration]> = [
   ['20261209100100_deposits_and_balances', depositsAndBalances],
   ['20261209300100_help_with_cost', helpWithCost],
   ['20261210200100_registration_payments_by_payment_intent', registrationPaymentsByPaymentIntent],
+  ['20261211100100_sent_mail_bodies_forgotten', sentMailBodiesForgotten],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -6,6 +6,7 @@ import { SENSITIVE_PURGE_AT } from '../registrations/answers-retention.js';
 import { recordHistoryEntries } from '../registrations/history.js';
 import { paymentReference } from '../registrations/reference.js';
 import { countForgettableContacts, FORGET_AFTER_DAYS, forgetStaleContacts } from './forget-contacts.js';
+import { countForgettableMail, forgetSentMailBodies, SENT_MAIL_KEPT_DAYS } from './forget-sent-mail.js';
 import { runRecordedJob } from './run-recorded.js';
 import type { JobOptions, JobSummary } from './types.js';
 
@@ -19,6 +20,8 @@ export interface PurgeAnswersSummary extends JobSummary {
   lapsedJoinsForgotten: number;
   /** Closed contact-email changes, deleted FORGET_AFTER_DAYS after they closed (on a dry run: would be). */
   emailChangesForgotten: number;
+  /** Sent mail whose body was emptied SENT_MAIL_KEPT_DAYS after it went, its subject kept (on a dry run: would be). */
+  sentMailForgotten: number;
 }
 
 const PURGE_ACTOR = 'purge-answers';
@@ -64,6 +67,7 @@ export async function purgeSensitiveAnswers(ctx: AppContext, options: JobOptions
         bindings,
       );
       const forgettable = await countForgettableContacts(ctx.db, now);
+      const sentMail = await countForgettableMail(ctx.db, now);
       return {
         job: 'purge-answers',
         outcome: 'ok',
@@ -72,11 +76,13 @@ export async function purgeSensitiveAnswers(ctx: AppContext, options: JobOptions
         checkoutsPurged: checkouts.rows.length,
         lapsedJoinsForgotten: forgettable.lapsedJoins,
         emailChangesForgotten: forgettable.emailChanges,
+        sentMailForgotten: sentMail,
         wouldDo: [
           ...rows.map((row) => `purge the sensitive answers of ${paymentReference(row.id)} (${row.slug}, ${row.retention_days} days after the event ended)`),
           ...checkouts.rows.map((row) => `purge the sensitive answers staged with checkout ${row.id} (${row.slug}, ${row.retention_days} days after the event ended)`),
           ...(forgettable.lapsedJoins > 0 ? [`delete ${forgettable.lapsedJoins} waiting-list join(s) that lapsed unconfirmed over ${FORGET_AFTER_DAYS} days ago`] : []),
           ...(forgettable.emailChanges > 0 ? [`delete ${forgettable.emailChanges} contact-email change(s) closed over ${FORGET_AFTER_DAYS} days ago`] : []),
+          ...(sentMail > 0 ? [`empty the body of ${sentMail} email(s) sent over ${SENT_MAIL_KEPT_DAYS} days ago, keeping the subject`] : []),
         ],
       };
     }
@@ -97,6 +103,8 @@ export async function purgeSensitiveAnswers(ctx: AppContext, options: JobOptions
     if (purged > 0 || checkoutsPurged > 0) ctx.logger.info({ purged, checkoutsPurged }, 'sensitive answers purged');
     const forgotten = await forgetStaleContacts(ctx.db, now);
     if (forgotten.lapsedJoins > 0 || forgotten.emailChanges > 0) ctx.logger.info(forgotten, 'contact details no longer needed deleted');
+    const sentMailForgotten = await forgetSentMailBodies(ctx, now);
+    if (sentMailForgotten > 0) ctx.logger.info({ sentMailForgotten }, 'bodies of mail sent long ago emptied');
     return {
       job: 'purge-answers',
       outcome: 'ok',
@@ -105,6 +113,7 @@ export async function purgeSensitiveAnswers(ctx: AppContext, options: JobOptions
       checkoutsPurged,
       lapsedJoinsForgotten: forgotten.lapsedJoins,
       emailChangesForgotten: forgotten.emailChanges,
+      sentMailForgotten,
     };
   });
 }

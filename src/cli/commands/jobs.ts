@@ -81,13 +81,14 @@ const JOBS: JobCommandSpec[] = [
   },
   {
     name: 'purge-answers',
-    description: "empty the sensitive answers (medical, allergies, dates of birth) of events that ended more than their sensitiveRetentionDays ago (default 30), recorded in each registration's history, and take them out of the answers card checkouts staged, whatever their status; the other answers stay; delete waiting-list joins that lapsed unconfirmed and closed contact-email changes 30 days on (suggested: weekly)",
+    description: "empty the sensitive answers (medical, allergies, dates of birth) of events that ended more than their sensitiveRetentionDays ago (default 30), recorded in each registration's history, and take them out of the answers card checkouts staged, whatever their status; the other answers stay; delete waiting-list joins that lapsed unconfirmed and closed contact-email changes 30 days on, and empty the body of mail sent 30 days ago, keeping its subject (suggested: weekly)",
     example: 'eventops purge-answers --dry-run',
     // Checkout payloads and forgotten contacts are named only when there were some: most weeks there are none.
-    describe: ({ checkoutsPurged, lapsedJoinsForgotten, emailChangesForgotten, ...s }) =>
+    describe: ({ checkoutsPurged, lapsedJoinsForgotten, emailChangesForgotten, sentMailForgotten, ...s }) =>
       `${describeCounts(s)}${checkoutsPurged ? `, checkout payloads purged ${String(checkoutsPurged)}` : ''}` +
       `${lapsedJoinsForgotten ? `, lapsed waiting-list joins deleted ${String(lapsedJoinsForgotten)}` : ''}` +
-      `${emailChangesForgotten ? `, closed email changes deleted ${String(emailChangesForgotten)}` : ''}`,
+      `${emailChangesForgotten ? `, closed email changes deleted ${String(emailChangesForgotten)}` : ''}` +
+      `${sentMailForgotten ? `, sent mail bodies emptied ${String(sentMailForgotten)}` : ''}`,
   },
 ];
 
