@@ -35,6 +35,14 @@ describe('eventops registrations help: the office decides a request for help wit
     expect((await registrations(['balances', '--event', event.slug])).stdout).toContain('PENDING (help asked)');
     expect(JSON.parse((await registrations(['balances', '--event', event.slug, '--json'])).stdout).balances[0]).toMatchObject({ helpOpen: true });
 
+    // Without a reference, `help` is the group's help as in every other group; with a command's name, that command's.
+    const groupHelp = await registrations(['help']);
+    expect(groupHelp.code).toBe(0);
+    expect(groupHelp.stdout).toContain('Usage: eventops registrations [options] [command]');
+    const creditHelp = await registrations(['help', 'credit']);
+    expect(creditHelp.code).toBe(0);
+    expect(creditHelp.stdout).toContain('Usage: eventops registrations credit [options] <id-or-reference>');
+
     const bare = await registrations(['help', reference]);
     expect(bare.code).toBe(2);
     expect(bare.stderr).toContain('--decided');

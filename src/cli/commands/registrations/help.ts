@@ -15,7 +15,9 @@ export function registerHelpCommand(registrations: Command): void {
   registrations
     .command('help')
     .description('close a family\'s request to talk about help with the cost when no help or payment is recorded (--decided)')
-    .argument('<id-or-reference>', REGISTRATION_ARGUMENT)
+    // Optional, so that `registrations help` and `registrations help <command>` still mean what they mean in every
+    // other group: the help of the group, or of the command named.
+    .argument('[id-or-reference]', REGISTRATION_ARGUMENT)
     .option('--decided', 'the office has decided: the family pays as usual (help declined, or not needed)')
     .option('--note <text>', 'kept in the history, e.g. "spoke to the family; they will pay by 1 May"')
     .option('--json', 'print JSON')
@@ -25,6 +27,8 @@ export function registerHelpCommand(registrations: Command): void {
 Examples:
   $ eventops registrations help 3F2A9C1B --decided --note "family will pay in two transfers"
 
+Without a reference it prints the help of \`registrations\`; with a command's name, that command's help.
+
 A family that ticked "We would like to talk about help with the cost" is registered awaiting
 payment, and its places are held without the unpaid-hold release until the office decides.
 Recording help (\`registrations credit\`) or a payment (\`registrations mark-paid\`) decides it
@@ -33,7 +37,11 @@ The request's alert is resolved with it. \`registrations show\`, \`list\` and \`
 which requests are open.
 Exit 1 when there is no open request, 2 without --decided.`,
     )
-    .action(async (given: string, raw: Record<string, unknown>) => {
+    .action(async (given: string | undefined, raw: Record<string, unknown>, command: Command) => {
+      const group = command.parent ?? registrations;
+      if (given === undefined) return group.help();
+      const named = group.commands.find((sub) => sub.name() === given && sub !== command);
+      if (named) return named.help();
       const options = parseOrUsage(optionsSchema, raw, 'registrations help');
       if (!options.decided) throw new UsageError('say what was decided: --decided closes the request without help recorded', 'to record help, use `eventops registrations credit`');
       await withContext(async (ctx) => {
