@@ -1,4 +1,5 @@
 import { defineEmailTemplate } from '../mail/render.js';
+import { BANK_TRANSFER_HTML, BANK_TRANSFER_TEXT } from '../payments/templates/bank-transfer-lines.js';
 import { MANAGE_LINK_HTML, MANAGE_LINK_TEXT } from '../payments/templates/manage-link-lines.js';
 
 export interface EmailChangedData {
@@ -127,13 +128,7 @@ export const extrasAddedEmail = defineEmailTemplate<ExtrasAddedData>({
 <p>The registration's total is now <strong>{{money totalMinor}}</strong>{{#if settledMinor}}, of which {{money settledMinor}} is paid{{/if}}.
 {{#if balanceMinor}}Still to pay: <strong>{{money balanceMinor}}</strong>.{{else}}Nothing more is owed.{{/if}}</p>
 {{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 16px;border-radius:6px;background:#0f172a;color:#ffffff;text-decoration:none;">Pay now by card</a></p>{{/if}}
-{{#if bank}}<p>{{#if payNowUrl}}Or pay{{else}}Please pay{{/if}} by bank transfer:</p>
-<table role="presentation" cellspacing="0" cellpadding="0" style="margin:0 0 16px;">
-<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Account name</td><td>{{bank.accountName}}</td></tr>
-<tr><td style="padding:2px 12px 2px 0;color:#71717a;">BSB</td><td>{{bank.bsb}}</td></tr>
-<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Account number</td><td>{{bank.accountNumber}}</td></tr>
-<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Reference</td><td>{{reference}}</td></tr>
-</table>{{/if}}
+${BANK_TRANSFER_HTML}
 ${MANAGE_LINK_HTML}`,
   text: `Hi {{name}},
 
@@ -148,13 +143,6 @@ The registration's total is now {{money totalMinor}}{{#if settledMinor}}, of whi
 
 Pay now by card: {{payNowUrl}}
 {{/if}}
-{{#if bank}}
-
-{{#if payNowUrl}}Or pay{{else}}Please pay{{/if}} by bank transfer:
-Account name: {{bank.accountName}}
-BSB: {{bank.bsb}}
-Account number: {{bank.accountNumber}}
-Reference: {{reference}}
-{{/if}}
+${BANK_TRANSFER_TEXT}
 ${MANAGE_LINK_TEXT}`,
 });

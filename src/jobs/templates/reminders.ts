@@ -1,4 +1,5 @@
 import { defineEmailTemplate } from '../../mail/render.js';
+import { BANK_TRANSFER_HTML, BANK_TRANSFER_TEXT } from '../../payments/templates/bank-transfer-lines.js';
 import { MANAGE_LINK_HTML, MANAGE_LINK_TEXT } from '../../payments/templates/manage-link-lines.js';
 
 export interface ReminderEvent {
@@ -61,13 +62,7 @@ export const paymentReminderEmail = defineEmailTemplate<PaymentReminderData>({
 Our records show <strong>{{money amountMinor}}</strong> still owing for your registration.</p>
 {{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 18px;background:#18181b;color:#ffffff;text-decoration:none;border-radius:4px;">Pay {{money cardAmountMinor}} by card</a></p>
 {{#if cardFeeMinor}}<p style="color:#71717a;">By card the total is {{money cardAmountMinor}}, which includes a {{money cardFeeMinor}} card processing fee.</p>{{/if}}{{/if}}
-{{#if bank}}<p>{{#if payNowUrl}}Or pay{{else}}Please pay{{/if}} by bank transfer:</p>
-<table role="presentation" cellspacing="0" cellpadding="0" style="margin:0 0 16px;">
-<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Account name</td><td>{{bank.accountName}}</td></tr>
-<tr><td style="padding:2px 12px 2px 0;color:#71717a;">BSB</td><td>{{bank.bsb}}</td></tr>
-<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Account number</td><td>{{bank.accountNumber}}</td></tr>
-<tr><td style="padding:2px 12px 2px 0;color:#71717a;">Reference</td><td>{{reference}}</td></tr>
-</table>{{/if}}
+${BANK_TRANSFER_HTML}
 <p>If you have paid in the last few days, thank you, and please ignore this reminder.</p>
 ${MANAGE_LINK_HTML}`,
   text: `Hi {{name}},
@@ -78,13 +73,7 @@ Our records show {{money amountMinor}} still owing for your registration.
 Pay by card: {{payNowUrl}}
 {{#if cardFeeMinor}}By card the total is {{money cardAmountMinor}}, which includes a {{money cardFeeMinor}} card processing fee.
 {{/if}}{{/if}}
-{{#if bank}}
-{{#if payNowUrl}}Or pay{{else}}Please pay{{/if}} by bank transfer:
-Account name: {{bank.accountName}}
-BSB: {{bank.bsb}}
-Account number: {{bank.accountNumber}}
-Reference: {{reference}}
-{{/if}}
+${BANK_TRANSFER_TEXT}
 If you have paid in the last few days, thank you, and please ignore this reminder.
 ${MANAGE_LINK_TEXT}`,
 });
