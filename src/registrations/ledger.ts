@@ -32,15 +32,6 @@ export async function insertOfficePayment(
   return (row as { id: number }).id;
 }
 
-/** What the office has received for a registration so far, minor units. */
-export async function officePaidSum(db: Db | Knex.Transaction, registrationId: string): Promise<number> {
-  const row = await db('registration_payments')
-    .where({ registration_id: registrationId })
-    .sum<{ paid: string | number | null }>({ paid: 'amount_minor' })
-    .first();
-  return Number(row?.paid ?? 0);
-}
-
 /** How long the same payment (or refund) recorded again is taken for the same one recorded twice, unless --again. */
 export const SAME_PAYMENT_WINDOW_MS = 24 * 60 * 60 * 1000;
 

@@ -59,7 +59,7 @@ export async function queueRegistrationConfirmation(
   }
   const linkVersion = await currentLinkVersion(trx, input.registrationId);
   const answerGroups = await plainAnswerGroups(trx, input.registrationId, input.event, ctx.config.regional);
-  const mail = await renderConfirmation(trx, ctx, input, { linkVersion, answerGroups, heldUntil: (db) => heldUntil(db, input.registrationId, ctx.config.regional.timeZone), schedule: (db) => scheduleOf(db, input.registrationId) });
+  const mail = await renderConfirmation(trx, ctx, input, { linkVersion, answerGroups, heldUntil: (db) => heldUntil(db, input.registrationId, ctx.config.regional.timeZone), schedule: (db) => scheduleOf(db, input.registrationId), now });
   return enqueueMail(trx, ctx.cipher, mail, now);
 }
 
@@ -74,6 +74,7 @@ interface ConfirmationFacts {
   heldUntil: ((db: Knex) => Promise<Date | undefined>) | { madeAt: Date } | 'never';
   /** Its deposit and due dates, when it pays in parts (read only when something is owed). */
   schedule: (db: Knex) => Promise<Schedule | undefined>;
+  now: Date;
 }
 
 type ConfirmationInput = Parameters<typeof queueRegistrationConfirmation>[2];
@@ -102,11 +103,13 @@ async function renderConfirmation(
   const bank = owing ? bankDetailsFrom(read.settings) : undefined;
   const releasedAt = typeof holdAsked === 'function' ? await holdAsked(trx) : read.releaseAt;
   const balanceMinor = input.priced.total - paidMinor - creditedMinor;
-  // Once something is paid or credited, pay-now charges the balance left (balancePaymentDue), judged on that.
+  // Once something is paid or credited, pay-now charges the balance left (balancePaymentDue), judged on that, and
+  // only until the event starts (then at the door).
   const partSettled = paidMinor > 0 || creditedMinor > 0;
   const offerCard =
     owing &&
     balanceMinor > 0 &&
+    !(partSettled && facts.now.getTime() >= input.event.startsAt.getTime()) &&
     hasPublicUrl &&
     cardPaymentPossible(ctx.config, { online_payment: input.event.onlinePayment }) &&
     !cardTotalBelowMinimum(ctx, input.event, partSettled ? { net: balanceMinor } : input.priced, cardFeeRateFrom(read.settings));
@@ -178,6 +181,7 @@ export async function renderNewRegistrationConfirmation(
     answerGroups,
     heldUntil: input.helpRequested || input.priced.total <= 0 ? 'never' : { madeAt: now },
     schedule: () => Promise.resolve(input.schedule),
+    now,
   });
 }
 

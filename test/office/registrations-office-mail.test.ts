@@ -53,6 +53,24 @@ describe('the confirmations the office sends', () => {
     expect(checkout).toMatchObject({ registration_id: id, net_minor: 7000, balance_part: true });
   });
 
+  it('a resent confirmation of a part-paid registration once the event has started has no card link: the pay page would send the family to the door', async () => {
+    const email = 'part-paid-late@example.org';
+    const event = await liveEvent();
+    const id = await bankRegistration(event, email);
+    await markRegistrationPaid(harness.ctx, { registration: id, amountMinor: 5000, method: 'cash', partial: true, ...office }, money);
+    const before = harness.ctx.clock.now();
+    harness.ctx.clock.set(new Date(event.startsAt.getTime() + 60_000));
+    try {
+      await resendRegistrationMail(harness.ctx, { registration: id, ...office });
+    } finally {
+      harness.ctx.clock.set(before);
+    }
+    const resent = (await confirmationsTo(email)).at(-1);
+    expect(resent?.text).toContain('Received so far: $50.00');
+    expect(resent?.text).toContain('BSB: 062-000');
+    expect(resent?.text).not.toContain('Pay now by card');
+  });
+
   it('a resent confirmation while a card payment may still arrive asks for nothing: no bank details, no pay-now link', async () => {
     const email = 'paying-by-card@example.org';
     const id = await bankRegistration(await liveEvent(), email);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { markRegistrationPaid } from '../../src/office/registrations/mark-paid.js';
 import { moneyFormatter } from '../../src/office/registrations/money.js';
+import { resendRegistrationMail } from '../../src/office/registrations/resend.js';
 import { registrationToken } from '../../src/payments/links.js';
 import { reconcileWithProvider } from '../../src/payments/reconcile/run.js';
 import { registrationMoney } from '../../src/registrations/ledger.js';
@@ -8,6 +9,7 @@ import { cardSurcharge } from '../../src/registrations/pricing.js';
 import { getCardFeeRate } from '../../src/settings.js';
 import { insertDepositEvent, openPartCheckout, payDepositByCard } from '../support/deposit-event.js';
 import { startPaymentsHarness, type PaymentsHarness } from '../support/payments-harness.js';
+import { queuedMessages } from '../support/webhook-events.js';
 import { referenceNow } from '../support/test-now.js';
 
 let harness: PaymentsHarness;
@@ -97,5 +99,12 @@ describe('deposits and balances paid by card', () => {
     expect(JSON.parse(String((await harness.provider.deliver('charge.refunded', part.provider_session_id)).body))).toMatchObject({ outcome: 'already_alerted' });
     expect(await db()('operations_alerts').where({ kind: 'part_payment_reversed' }).whereRaw(`details->>'registrationId' = ?`, [id]).count<{ n: string }>({ n: '*' }).first()).toEqual({ n: 1 });
     expect(await registrationMoney(db(), id)).toMatchObject({ paidMinor: 5000, balanceMinor: 7000 });
+
+    // A confirmation the office resends counts as the ledger does: the refunded part is owed again, and the card link asks for it.
+    await resendRegistrationMail(harness.ctx, { registration: id, actor: 'office' });
+    const resent = (await queuedMessages(harness.ctx, 'registration-confirmation')).filter((m) => m.to.includes('refunded-part@example.org')).at(-1);
+    expect(resent?.text).toContain('Received so far: $50.00');
+    expect(resent?.text).toContain('Still to pay: $70.00');
+    expect(resent?.text).toContain('Pay now by card: ');
   });
 });

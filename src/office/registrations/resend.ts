@@ -9,7 +9,7 @@ import { recordHistory } from '../../registrations/history.js';
 import { bumpManageLinkVersion } from '../../payments/manage-link.js';
 import { lockRegistration, resolveRegistrationId } from './lookup.js';
 import type { OfficeContext } from './mark-paid.js';
-import { cardPaymentMayArrive, officePaidSum, registrationMoney } from '../../registrations/ledger.js';
+import { cardPaymentMayArrive, registrationMoney } from '../../registrations/ledger.js';
 import { officePaidByMethod } from '../../registrations/paid-by.js';
 
 export interface ResendResult {
@@ -66,9 +66,11 @@ export async function resendRegistrationMail(ctx: OfficeContext, input: { regist
         attendeeCount: registration.attendee_count,
         free: registration.total_minor === 0,
       };
+      // As the ledger counts them: a card part refunded or disputed at the provider is owed again, as pay-now charges it.
+      const money = await registrationMoney(trx, id);
       const payments = {
-        paidMinor: await officePaidSum(trx, id),
-        creditedMinor: (await registrationMoney(trx, id)).creditedMinor,
+        paidMinor: money.paidMinor,
+        creditedMinor: money.creditedMinor,
         cardPaymentInFlight: (await cardPaymentMayArrive(trx, id, now)) !== undefined,
       };
       await queueRegistrationConfirmation(
