@@ -107,8 +107,9 @@ export interface ExtrasAddedData {
   /** Each extra added by this post, at the price it was added for. */
   added: Array<{ label: string; amount: number }>;
   totalMinor: number;
-  /** Paid and helped so far, as the ledger holds them once the extras are written. */
-  settledMinor: number;
+  /** Paid so far, and help with the cost, as the ledger holds them once the extras are written. */
+  paidMinor: number;
+  creditedMinor: number;
   balanceMinor: number;
   /** While something is owed and Settings hold all three bank details. */
   bank?: { accountName: string; bsb: string; accountNumber: string };
@@ -125,7 +126,7 @@ export const extrasAddedEmail = defineEmailTemplate<ExtrasAddedData>({
 <table role="presentation" cellspacing="0" cellpadding="0" style="margin:0 0 16px;">
 {{#each added}}<tr><td style="padding:2px 12px 2px 0;">{{label}}</td><td style="text-align:right;">{{money amount}}</td></tr>
 {{/each}}</table>
-<p>The registration's total is now <strong>{{money totalMinor}}</strong>{{#if settledMinor}}, of which {{money settledMinor}} is paid{{/if}}.
+<p>The registration's total is now <strong>{{money totalMinor}}</strong>.{{#if paidMinor}} Paid so far: {{money paidMinor}}.{{/if}}{{#if creditedMinor}} Help with the cost: {{money creditedMinor}}.{{/if}}
 {{#if balanceMinor}}Still to pay: <strong>{{money balanceMinor}}</strong>.{{else}}Nothing more is owed.{{/if}}</p>
 {{#if payNowUrl}}<p><a href="{{payNowUrl}}" style="display:inline-block;padding:10px 16px;border-radius:6px;background:#0f172a;color:#ffffff;text-decoration:none;">Pay now by card</a></p>{{/if}}
 ${BANK_TRANSFER_HTML}
@@ -137,11 +138,14 @@ These extras were added to your registration for {{eventTitle}} ({{dateTime even
 - {{label}}: {{money amount}}
 {{/each}}
 
-The registration's total is now {{money totalMinor}}{{#if settledMinor}}, of which {{money settledMinor}} is paid{{/if}}.
+The registration's total is now {{money totalMinor}}.{{#if paidMinor}} Paid so far: {{money paidMinor}}.{{/if}}{{#if creditedMinor}} Help with the cost: {{money creditedMinor}}.{{/if}}
 {{#if balanceMinor}}Still to pay: {{money balanceMinor}}.{{else}}Nothing more is owed.{{/if}}
 {{#if payNowUrl}}
 
 Pay now by card: {{payNowUrl}}
+{{/if}}
+{{#if bank}}
+
 {{/if}}
 ${BANK_TRANSFER_TEXT}
 ${MANAGE_LINK_TEXT}`,
