@@ -42,6 +42,11 @@ describe('eventops registrations help: the office decides a request for help wit
     const creditHelp = await registrations(['help', 'credit']);
     expect(creditHelp.code).toBe(0);
     expect(creditHelp.stdout).toContain('Usage: eventops registrations credit [options] <id-or-reference>');
+    expect((await registrations(['help', 'help'])).stdout).toContain('Usage: eventops registrations help [options] [id-or-reference]');
+    // Options without a reference are a decision missing its registration, not a request for help.
+    const forgot = await registrations(['help', '--decided']);
+    expect(forgot.code).toBe(2);
+    expect(forgot.stderr).toContain('name the registration');
 
     const bare = await registrations(['help', reference]);
     expect(bare.code).toBe(2);

@@ -38,11 +38,17 @@ which requests are open.
 Exit 1 when there is no open request, 2 without --decided.`,
     )
     .action(async (given: string | undefined, raw: Record<string, unknown>, command: Command) => {
-      const group = command.parent ?? registrations;
-      if (given === undefined) return group.help();
-      const named = group.commands.find((sub) => sub.name() === given && sub !== command);
-      if (named) return named.help();
       const options = parseOrUsage(optionsSchema, raw, 'registrations help');
+      const group = command.parent ?? registrations;
+      if (given === undefined) {
+        // With options, a script meant to decide a request and forgot which: that must not pass for success.
+        if (Object.values(options).some((value) => value !== undefined)) {
+          throw new UsageError('name the registration whose request is decided', 'eventops registrations help <reference> --decided');
+        }
+        return group.help();
+      }
+      const named = group.commands.find((sub) => sub.name() === given);
+      if (named) return named.help();
       if (!options.decided) throw new UsageError('say what was decided: --decided closes the request without help recorded', 'to record help, use `eventops registrations credit`');
       await withContext(async (ctx) => {
         const { decideHelpRequest } = await import('../../../office/registrations/help.js');
