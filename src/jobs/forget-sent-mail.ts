@@ -25,38 +25,59 @@ export async function countForgettableMail(db: Knex, now: Date): Promise<number>
 /**
  * Empties the bodies of the messages due, a batch per transaction: each is locked (SKIP LOCKED, so a run beside
  * this one takes others), rewritten to its subject alone (still encrypted: `registrations show` lists it) and
- * marked. A message that cannot be read any more is rewritten without a subject. Returns how many were emptied.
+ * marked. A message this server cannot read (a key it lacks) is left whole for a run that can, rather than
+ * losing its subject; the count of those is returned beside the count emptied.
  */
-export async function forgetSentMailBodies(ctx: Pick<AppContext, 'db' | 'cipher'>, now: Date): Promise<number> {
-  let forgotten = 0;
+export async function forgetSentMailBodies(ctx: Pick<AppContext, 'db' | 'cipher'>, now: Date): Promise<{ emptied: number; unreadable: number }> {
+  const total = { emptied: 0, unreadable: 0 };
+  let after = '0';
   for (;;) {
-    const batch = await ctx.db.transaction((trx) => forgetBatch(trx, ctx.cipher, now));
-    forgotten += batch;
-    if (batch < SENT_MAIL_BATCH) return forgotten;
+    const batch = await ctx.db.transaction((trx) => forgetBatch(trx, ctx.cipher, now, after));
+    total.emptied += batch.emptied;
+    total.unreadable += batch.unreadable;
+    if (batch.last === undefined) return total;
+    after = batch.last;
   }
 }
 
-async function forgetBatch(trx: Knex.Transaction, cipher: AppContext['cipher'], now: Date): Promise<number> {
+async function forgetBatch(
+  trx: Knex.Transaction,
+  cipher: AppContext['cipher'],
+  now: Date,
+  after: string,
+): Promise<{ emptied: number; unreadable: number; last?: string }> {
   const { rows } = await trx.raw<{ rows: Array<{ id: string; message_enc: string }> }>(
-    `SELECT id, message_enc FROM queued_mail WHERE ${DUE} ORDER BY id LIMIT ${SENT_MAIL_BATCH} FOR UPDATE SKIP LOCKED`,
-    { before: cutoff(now) },
+    `SELECT id, message_enc FROM queued_mail WHERE ${DUE} AND id > :after ORDER BY id LIMIT ${SENT_MAIL_BATCH} FOR UPDATE SKIP LOCKED`,
+    { before: cutoff(now), after },
   );
-  if (rows.length === 0) return 0;
-  const rewritten = rows.map((row) => ({ id: row.id, message: cipher.encrypt(JSON.stringify(subjectOnly(cipher, row.message_enc))) }));
-  await trx.raw(
-    `UPDATE queued_mail q SET message_enc = v.message, body_forgotten_at = :now
-       FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS v(id bigint, message text)
-      WHERE q.id = v.id`,
-    { now, rows: JSON.stringify(rewritten) },
-  );
-  return rows.length;
+  const rewritten = rows.flatMap((row) => {
+    const subject = subjectOf(cipher, row.message_enc);
+    return subject === undefined ? [] : [{ id: row.id, message: cipher.encrypt(JSON.stringify(subject === null ? {} : { subject })) }];
+  });
+  if (rewritten.length > 0) {
+    await trx.raw(
+      `UPDATE queued_mail q SET message_enc = v.message, body_forgotten_at = :now
+         FROM jsonb_to_recordset(CAST(:rows AS jsonb)) AS v(id bigint, message text)
+        WHERE q.id = v.id`,
+      { now, rows: JSON.stringify(rewritten) },
+    );
+  }
+  const last = rows.length === SENT_MAIL_BATCH ? rows[rows.length - 1]?.id : undefined;
+  return { emptied: rewritten.length, unreadable: rows.length - rewritten.length, ...(last !== undefined ? { last: String(last) } : {}) };
 }
 
-function subjectOnly(cipher: AppContext['cipher'], messageEnc: string): { subject?: string } {
+/** The message's subject; null when it has none; undefined when it cannot be read here. */
+function subjectOf(cipher: AppContext['cipher'], messageEnc: string): string | null | undefined {
+  let plain: string;
   try {
-    const { subject } = JSON.parse(cipher.decrypt(messageEnc)) as { subject?: unknown };
-    return typeof subject === 'string' ? { subject } : {};
+    plain = cipher.decrypt(messageEnc);
   } catch {
-    return {};
+    return undefined;
+  }
+  try {
+    const { subject } = JSON.parse(plain) as { subject?: unknown };
+    return typeof subject === 'string' ? subject : null;
+  } catch {
+    return null;
   }
 }

@@ -103,8 +103,10 @@ export async function purgeSensitiveAnswers(ctx: AppContext, options: JobOptions
     if (purged > 0 || checkoutsPurged > 0) ctx.logger.info({ purged, checkoutsPurged }, 'sensitive answers purged');
     const forgotten = await forgetStaleContacts(ctx.db, now);
     if (forgotten.lapsedJoins > 0 || forgotten.emailChanges > 0) ctx.logger.info(forgotten, 'contact details no longer needed deleted');
-    const sentMailForgotten = await forgetSentMailBodies(ctx, now);
+    const sentMail = await forgetSentMailBodies(ctx, now);
+    const sentMailForgotten = sentMail.emptied;
     if (sentMailForgotten > 0) ctx.logger.info({ sentMailForgotten }, 'bodies of mail sent long ago emptied');
+    if (sentMail.unreadable > 0) ctx.logger.warn({ unreadable: sentMail.unreadable }, 'sent mail this server cannot read was left whole: run purge-answers where its older ENCRYPTION_KEY_Vn is set');
     return {
       job: 'purge-answers',
       outcome: 'ok',

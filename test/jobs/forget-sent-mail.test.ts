@@ -56,7 +56,14 @@ describe('sent mail keeps its body for a while, then only its subject', () => {
     expect(dry.wouldDo).toContain(`empty the body of 2 email(s) sent over ${SENT_MAIL_KEPT_DAYS} days ago, keeping the subject`);
     expect((await bodyOf(old)).text).toBe('Manage: old-private-link');
 
+    // One this server cannot read (under a key it lacks) is left whole for a run that can: its subject is not lost.
+    const [unreadable] = await tdb
+      .db('queued_mail')
+      .insert({ kind: 'receipt', registration_id: id, message_enc: 'v9:not-under-any-key-here', status: 'SENT', created_at: T0, sent_at: T0 })
+      .returning<Array<{ id: number }>>('id');
+
     expect(await purgeSensitiveAnswers(ctx, { trigger: 'cli' })).toMatchObject({ outcome: 'ok', sentMailForgotten: 2 });
+    expect(await tdb.db('queued_mail').where({ id: unreadable?.id }).first('message_enc', 'body_forgotten_at')).toEqual({ message_enc: 'v9:not-under-any-key-here', body_forgotten_at: null });
     expect(await bodyOf(old)).toEqual({ subject: 'Receipt: Family Camp' });
     expect(await bodyOf(givenUp)).toEqual({ subject: 'Registration confirmed: Family Camp' });
     expect(await tdb.db('queued_mail').where({ id: old }).first('status', 'body_forgotten_at')).toEqual({ status: 'SENT', body_forgotten_at: clock.now() });
@@ -65,7 +72,7 @@ describe('sent mail keeps its body for a while, then only its subject', () => {
 
     // The office still sees every email the registration was sent, by its subject.
     const shown = await showRegistration(ctx, id);
-    expect(shown.emails.map((e) => e.subject)).toEqual(['Receipt: Family Camp', 'Registration confirmed: Family Camp', 'Payment reminder: Family Camp', 'Receipt again: Family Camp']);
+    expect(shown.emails.map((e) => e.subject)).toEqual(['Receipt: Family Camp', 'Registration confirmed: Family Camp', 'Payment reminder: Family Camp', null, 'Receipt again: Family Camp']);
 
     expect(await purgeSensitiveAnswers(ctx, { trigger: 'cli' })).toMatchObject({ sentMailForgotten: 0 });
   });
